@@ -1,0 +1,401 @@
+/*
+ * tileconv.h - fast convolution for CPUs and GPUs.
+ *
+ * This header is the manual. Read the CONVENTIONS section first.
+ *
+ * CONVENTIONS
+ *
+ *   Work follows four steps, as in FFTW and cuDNN:
+ *     describe  fill a descriptor struct (tc_filter_desc, tc_conv_desc or
+ *               tc_gemm_desc) after initialising it with its _init function;
+ *     plan      tc_plan_filter / tc_plan_conv / tc_plan_gemm validate the
+ *               description, ask every registered solver whether it applies
+ *               and what it would cost, and keep the best one;
+ *     execute   tc_execute_filter / tc_execute_conv / tc_execute_gemm run the
+ *               plan on the caller's arrays, as often as wanted;
+ *     destroy   tc_plan_destroy.
+ *
+ *   Arrays are dense, C order (row-major, last axis fastest) unless a
+ *   descriptor gives explicit strides. All sizes, strides and indices are
+ *   int64_t and counted in elements, not bytes. Arrays of one call must not
+ *   overlap unless a function says otherwise.
+ *
+ *   Loop letters used throughout the code and docs: n (batch), c (input
+ *   channel), k (output channel), spatial input d h w, mask r s t, output
+ *   spatial p q o.
+ *
+ *   Errors: every function that can fail returns a tc_status. On failure
+ *   tc_last_error() returns a message for the calling thread that names the
+ *   object and the bad value, e.g. "conv: dilation[1]=0, must be >= 1".
+ *   The library never aborts, never exits and never prints.
+ *
+ *   Thread safety: the execute functions take a const plan and may be called
+ *   from several threads at once on the same plan, each with its own output
+ *   array and its own workspace (or a NULL workspace, in which case the call
+ *   allocates its own). Creating and destroying plans and contexts is
+ *   thread-safe as long as one object is not used while it is destroyed.
+ */
+#ifndef TILECONV_H
+#define TILECONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TC_VERSION_MAJOR 0
+#define TC_VERSION_MINOR 1
+#define TC_VERSION_PATCH 0
+
+#if defined(_WIN32) && defined(TC_BUILD_SHARED)
+#define TC_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define TC_API __attribute__((visibility("default")))
+#else
+#define TC_API
+#endif
+
+/* Returns the library version as "MAJOR.MINOR.PATCH". */
+TC_API const char *tc_version(void);
+
+/* ------------------------------------------------------------------------
+ * Status codes. One list makes both the enum and tc_status_string().
+ * ------------------------------------------------------------------------ */
+#define TC_STATUS_LIST(X)                                                   \
+    X(TC_OK, 0, "success")                                                  \
+    X(TC_ERR_INVALID_ARGUMENT, 1, "invalid argument")                       \
+    X(TC_ERR_UNSUPPORTED, 2, "unsupported problem or option")               \
+    X(TC_ERR_OUT_OF_MEMORY, 3, "out of memory")                             \
+    X(TC_ERR_OVERFLOW, 4, "size overflows 64-bit indexing")                 \
+    X(TC_ERR_NOT_FOUND, 5, "no such algorithm or backend")                  \
+    X(TC_ERR_NOT_APPLICABLE, 6, "algorithm does not apply to this problem") \
+    X(TC_ERR_WORKSPACE, 7, "workspace too small or over the limit")         \
+    X(TC_ERR_BACKEND, 8, "backend failure")                                 \
+    X(TC_ERR_NO_DEVICE, 9, "backend or device not available")               \
+    X(TC_ERR_IO, 10, "input/output error")                                  \
+    X(TC_ERR_INTERNAL, 11, "internal error")
+
+typedef enum tc_status {
+#define TC__STATUS_ENUM(name, value, text) name = value,
+    TC_STATUS_LIST(TC__STATUS_ENUM)
+#undef TC__STATUS_ENUM
+} tc_status;
+
+/* Returns a static, human-readable description of a status code. Unknown
+ * values return "unknown status". Never NULL. */
+TC_API const char *tc_status_string(tc_status status);
+
+/* Returns the message of the last failing call made by this thread, or ""
+ * when no call failed yet. The string stays valid until the next tileconv
+ * call on this thread. Never NULL. */
+TC_API const char *tc_last_error(void);
+
+/* ------------------------------------------------------------------------
+ * Element types, boundary modes, backends.
+ * ------------------------------------------------------------------------ */
+typedef enum tc_dtype {
+    TC_FLOAT32 = 0, /* float  */
+    TC_FLOAT64 = 1  /* double */
+} tc_dtype;
+
+/* Returns the size in bytes of one element, or 0 for an unknown dtype. */
+TC_API size_t tc_dtype_size(tc_dtype dtype);
+
+/* How values outside the input are defined. These are scipy.ndimage's modes,
+ * for input a b c d:
+ *   TC_MODE_CONSTANT  k k k k | a b c d | k k k k   (k = cval)
+ *   TC_MODE_NEAREST   a a a a | a b c d | d d d d
+ *   TC_MODE_REFLECT   d c b a | a b c d | d c b a   (edge repeated)
+ *   TC_MODE_MIRROR    d c b   | a b c d | c b a     (edge not repeated)
+ *   TC_MODE_WRAP      a b c d | a b c d | a b c d
+ * The extension continues periodically as far as needed, so masks larger
+ * than the input are allowed in every mode. PyTorch's padding modes are the
+ * same boundaries under other names: zeros = CONSTANT with cval 0,
+ * replicate = NEAREST, reflect = MIRROR, circular = WRAP. */
+typedef enum tc_mode {
+    TC_MODE_CONSTANT = 0,
+    TC_MODE_NEAREST = 1,
+    TC_MODE_REFLECT = 2,
+    TC_MODE_MIRROR = 3,
+    TC_MODE_WRAP = 4
+} tc_mode;
+
+/* Returns "constant", "nearest", ... or NULL for an unknown value. */
+TC_API const char *tc_mode_name(tc_mode mode);
+/* Parses a scipy mode name ("constant", "nearest", "reflect", "mirror",
+ * "wrap"; also scipy's aliases "grid-constant", "grid-mirror" (= reflect) and
+ * "grid-wrap"). Returns TC_ERR_INVALID_ARGUMENT for anything else. */
+TC_API tc_status tc_mode_parse(const char *name, tc_mode *mode);
+
+typedef enum tc_backend {
+    TC_BACKEND_AUTO = 0, /* the planner picks; CUDA when a GPU is usable */
+    TC_BACKEND_CPU = 1,
+    TC_BACKEND_CUDA = 2
+} tc_backend;
+
+/* Returns "auto", "cpu" or "cuda"; NULL for an unknown value. */
+TC_API const char *tc_backend_name(tc_backend backend);
+TC_API tc_status tc_backend_parse(const char *name, tc_backend *backend);
+
+/* ------------------------------------------------------------------------
+ * Context: shared settings for planning and execution.
+ * ------------------------------------------------------------------------ */
+typedef struct tc_context tc_context;
+
+/* Creates a context with defaults: all online CPU cores, backend AUTO.
+ * On success *ctx owns a new context; release it with tc_context_destroy.
+ * Every function that takes a context also accepts NULL, meaning a
+ * process-wide default context with those defaults. */
+TC_API tc_status tc_context_create(tc_context **ctx);
+/* Destroys a context. Plans made from it stay valid (they copy what they
+ * need). NULL is accepted and ignored. */
+TC_API void tc_context_destroy(tc_context *ctx);
+/* Sets the number of CPU threads used by plans made afterwards. 0 means all
+ * online cores. Negative values or values above 4096 are rejected. */
+TC_API tc_status tc_context_set_threads(tc_context *ctx, int threads);
+TC_API int tc_context_threads(const tc_context *ctx);
+/* Sets the backend preference for plans made afterwards. TC_BACKEND_CUDA
+ * fails at plan time (TC_ERR_NO_DEVICE) when no usable GPU exists;
+ * TC_BACKEND_AUTO falls back to the CPU. */
+TC_API tc_status tc_context_set_backend(tc_context *ctx, tc_backend backend);
+TC_API tc_backend tc_context_backend(const tc_context *ctx);
+
+/* ------------------------------------------------------------------------
+ * Filter operation: scipy.ndimage.convolve / correlate, and
+ * scipy.signal.convolve / correlate for full and valid output.
+ * ------------------------------------------------------------------------ */
+#define TC_MAX_DIMS 8    /* total array rank accepted by the filter op */
+#define TC_MAX_SPATIAL 3 /* filtered (spatial) axes: 1, 2 or 3 */
+
+typedef enum tc_filter_kind {
+    TC_FILTER_CONVOLVE = 0, /* mask flipped, as scipy's convolve */
+    TC_FILTER_CORRELATE = 1 /* mask as given, as scipy's correlate */
+} tc_filter_kind;
+
+typedef enum tc_output_kind {
+    /* Output has the input's shape; boundary mode, cval and origin apply
+     * (scipy.ndimage.convolve / correlate). */
+    TC_OUTPUT_SAME = 0,
+    /* Output is input + mask - 1 along each filtered axis, outside values
+     * are zero; mode, cval and origin must be left at their defaults
+     * (scipy.signal.convolve / correlate, mode="full"). */
+    TC_OUTPUT_FULL = 1,
+    /* Output is input - mask + 1 along each filtered axis (scipy.signal
+     * mode="valid"). When the mask is larger than the input along every
+     * filtered axis, scipy swaps the operands; so does tileconv. A mask
+     * larger on some axes and smaller on others is an error, as in scipy. */
+    TC_OUTPUT_VALID = 2
+} tc_output_kind;
+
+typedef struct tc_filter_desc {
+    /* Size of this struct; tc_filter_desc_init sets it. Fields are only
+     * ever added at the end. */
+    size_t struct_size;
+    tc_dtype dtype;     /* of input, mask and output */
+    int ndim;           /* rank of the input array, 1..TC_MAX_DIMS */
+    int nspatial;       /* trailing axes filtered, 1..3; the ndim - nspatial
+                           leading axes are filtered independently (batch,
+                           channels). 0 (the default) means min(ndim, 3)
+                           and requires ndim <= 3. */
+    int64_t shape[TC_MAX_DIMS]; /* input shape, every entry >= 1 */
+    /* Optional element strides of the input and the output, one per axis.
+     * All zero (the default) means C-contiguous. Input strides may be any
+     * value (broadcasting with 0 is allowed); output strides must not make
+     * two output elements alias. */
+    int64_t in_strides[TC_MAX_DIMS];
+    int64_t out_strides[TC_MAX_DIMS];
+    int64_t mask_shape[TC_MAX_SPATIAL]; /* one per filtered axis, >= 1 */
+    tc_filter_kind kind;                /* default TC_FILTER_CONVOLVE */
+    tc_output_kind output;              /* default TC_OUTPUT_SAME */
+    tc_mode mode;                       /* default TC_MODE_REFLECT (scipy) */
+    double cval;                        /* for TC_MODE_CONSTANT, default 0 */
+    /* Per filtered axis, scipy's origin: 0 centres the mask, positive
+     * shifts it to the left. Valid range -(m/2) .. (m-1)/2 for mask size
+     * m (integer division), as in scipy. */
+    int64_t origin[TC_MAX_SPATIAL];
+} tc_filter_desc;
+
+/* Sets every field to its default (see above) and struct_size. */
+TC_API void tc_filter_desc_init(tc_filter_desc *desc);
+
+/* ------------------------------------------------------------------------
+ * Conv operation: torch.nn.Conv1d/2d/3d forward (cross-correlation).
+ * Input  x: N x C x spatial            (C order)
+ * Weight w: K x (C/groups) x mask      (C order)
+ * Bias   b: K, optional
+ * Output y: N x K x out spatial, out = floor((in + 2*pad - dil*(m-1) - 1)
+ *           / stride) + 1, as in PyTorch.
+ * ------------------------------------------------------------------------ */
+typedef enum tc_padding_kind {
+    TC_PADDING_EXPLICIT = 0, /* use padding[] (symmetric, as in PyTorch) */
+    TC_PADDING_SAME = 1,     /* torch padding="same": stride must be 1;
+                                total dil*(m-1), extra one on the high side */
+    TC_PADDING_VALID = 2     /* no padding */
+} tc_padding_kind;
+
+typedef enum tc_padding_mode {
+    TC_PADDING_ZEROS = 0,
+    TC_PADDING_REFLECT = 1,   /* needs padding < input size, as torch */
+    TC_PADDING_REPLICATE = 2,
+    TC_PADDING_CIRCULAR = 3   /* needs padding <= input size, as torch */
+} tc_padding_mode;
+
+typedef struct tc_conv_desc {
+    size_t struct_size; /* set by tc_conv_desc_init */
+    tc_dtype dtype;
+    int nspatial;                          /* 1, 2 or 3 */
+    int64_t batch;                         /* N >= 1 */
+    int64_t in_channels;                   /* C >= 1 */
+    int64_t out_channels;                  /* K >= 1 */
+    int64_t groups;                        /* divides C and K; default 1 */
+    int64_t in_size[TC_MAX_SPATIAL];       /* spatial input, >= 1 */
+    int64_t kernel_size[TC_MAX_SPATIAL];   /* spatial mask, >= 1 */
+    int64_t stride[TC_MAX_SPATIAL];        /* >= 1, default 1 */
+    int64_t dilation[TC_MAX_SPATIAL];      /* >= 1, default 1 */
+    int64_t padding[TC_MAX_SPATIAL];       /* >= 0, for EXPLICIT */
+    tc_padding_kind padding_kind;          /* default EXPLICIT */
+    tc_padding_mode padding_mode;          /* default ZEROS */
+    int has_bias;                          /* 0 or 1, default 0 */
+} tc_conv_desc;
+
+TC_API void tc_conv_desc_init(tc_conv_desc *desc);
+
+/* ------------------------------------------------------------------------
+ * GEMM: C = alpha * op(A) * op(B) + beta * C, row-major, op(A) is M x K,
+ * op(B) is K x N, C is M x N. lda/ldb/ldc are row strides in elements
+ * (0 = tight). When beta is 0, C is not read (NaN in C does not propagate).
+ * ------------------------------------------------------------------------ */
+typedef struct tc_gemm_desc {
+    size_t struct_size; /* set by tc_gemm_desc_init */
+    tc_dtype dtype;
+    int trans_a, trans_b; /* 0 or 1 */
+    int64_t m, n, k;      /* >= 1 */
+    int64_t lda, ldb, ldc;
+    double alpha, beta;   /* defaults 1 and 0 */
+} tc_gemm_desc;
+
+TC_API void tc_gemm_desc_init(tc_gemm_desc *desc);
+
+/* ------------------------------------------------------------------------
+ * Plans.
+ * ------------------------------------------------------------------------ */
+typedef struct tc_plan tc_plan;
+
+/* Planning flags. */
+#define TC_PLAN_ESTIMATE 0u /* choose by the cost model; fast; default */
+#define TC_PLAN_MEASURE 1u  /* time every applicable algorithm on scratch
+                               arrays owned by the plan (never the caller's)
+                               and keep the fastest */
+#define TC_PLAN_WISDOM_ONLY 2u /* use saved wisdom or fail with
+                                  TC_ERR_NOT_FOUND */
+#define TC_PLAN_ALLOW_TF32 4u  /* GPU only: allow TF32 tensor cores */
+
+typedef struct tc_plan_options {
+    size_t struct_size; /* set by tc_plan_options_init */
+    unsigned flags;     /* TC_PLAN_* */
+    /* NULL: let the planner choose. Otherwise force this algorithm by name
+     * (see tc_algorithm_name); planning fails with TC_ERR_NOT_FOUND for an
+     * unknown name and TC_ERR_NOT_APPLICABLE when it does not apply. */
+    const char *algorithm;
+    /* Largest workspace, in bytes, the chosen algorithm may need. 0 means
+     * no limit. */
+    size_t workspace_limit;
+} tc_plan_options;
+
+TC_API void tc_plan_options_init(tc_plan_options *opt);
+
+/* Plans a filter. The mask (shape desc->mask_shape, dtype desc->dtype,
+ * C order) is copied into the plan. opt may be NULL for defaults.
+ * On success *plan owns a new plan. */
+TC_API tc_status tc_plan_filter(tc_plan **plan, tc_context *ctx,
+                                const tc_filter_desc *desc, const void *mask,
+                                const tc_plan_options *opt);
+TC_API tc_status tc_plan_conv(tc_plan **plan, tc_context *ctx,
+                              const tc_conv_desc *desc,
+                              const tc_plan_options *opt);
+TC_API tc_status tc_plan_gemm(tc_plan **plan, tc_context *ctx,
+                              const tc_gemm_desc *desc,
+                              const tc_plan_options *opt);
+/* NULL is accepted and ignored. */
+TC_API void tc_plan_destroy(tc_plan *plan);
+
+/* Name of the chosen algorithm, e.g. "cpu.direct.halo". Static string. */
+TC_API const char *tc_plan_algorithm(const tc_plan *plan);
+/* Backend of the chosen algorithm. */
+TC_API tc_backend tc_plan_backend(const tc_plan *plan);
+/* Workspace bytes execute needs when the caller passes one. */
+TC_API size_t tc_plan_workspace_size(const tc_plan *plan);
+/* Output shape: writes the output rank to *ndim and the sizes to shape
+ * (room for TC_MAX_DIMS entries). Filter: input rank; conv: 2 + nspatial;
+ * gemm: 2 (m, n). */
+TC_API tc_status tc_plan_output_shape(const tc_plan *plan, int *ndim,
+                                      int64_t shape[TC_MAX_DIMS]);
+/* Floating-point operations and minimum bytes moved by one execute (used
+ * by benchmarks to report GFLOP/s and GB/s; multiply-add counts as 2). */
+TC_API double tc_plan_flops(const tc_plan *plan);
+TC_API double tc_plan_bytes(const tc_plan *plan);
+
+/* Executes a filter plan: y = filter(x). workspace is NULL (the call
+ * allocates and frees its own) or a buffer of at least
+ * tc_plan_workspace_size bytes, aligned to 64 bytes, not shared with a
+ * concurrent call. x and y must not overlap. */
+TC_API tc_status tc_execute_filter(const tc_plan *plan, void *y,
+                                   const void *x, void *workspace);
+/* Executes a conv plan. bias must be non-NULL exactly when the description
+ * had has_bias set. */
+TC_API tc_status tc_execute_conv(const tc_plan *plan, void *y, const void *x,
+                                 const void *w, const void *bias,
+                                 void *workspace);
+/* Executes a gemm plan: c = alpha * op(a) * op(b) + beta * c. */
+TC_API tc_status tc_execute_gemm(const tc_plan *plan, void *c, const void *a,
+                                 const void *b, void *workspace);
+
+/* One-shot GEMM in the BLAS argument order (row-major). trans_* are 'N' or
+ * 'T'. Plans with ESTIMATE on the given context, executes, destroys. */
+TC_API tc_status tc_sgemm(tc_context *ctx, char trans_a, char trans_b,
+                          int64_t m, int64_t n, int64_t k, float alpha,
+                          const float *a, int64_t lda, const float *b,
+                          int64_t ldb, float beta, float *c, int64_t ldc);
+TC_API tc_status tc_dgemm(tc_context *ctx, char trans_a, char trans_b,
+                          int64_t m, int64_t n, int64_t k, double alpha,
+                          const double *a, int64_t lda, const double *b,
+                          int64_t ldb, double beta, double *c, int64_t ldc);
+
+/* ------------------------------------------------------------------------
+ * Algorithms compiled into this build.
+ * ------------------------------------------------------------------------ */
+#define TC_OP_FILTER 1u
+#define TC_OP_CONV 2u
+#define TC_OP_GEMM 4u
+
+typedef struct tc_algorithm_info {
+    const char *name;       /* e.g. "cpu.direct.halo" */
+    tc_backend backend;
+    unsigned ops;           /* TC_OP_* bit set */
+    int available;          /* 1 when usable on this machine now */
+    const char *summary;    /* one sentence */
+} tc_algorithm_info;
+
+/* Number of registered algorithms. */
+TC_API int tc_algorithm_count(void);
+/* Fills *info for algorithm i, 0 <= i < tc_algorithm_count(). */
+TC_API tc_status tc_algorithm_get(int i, tc_algorithm_info *info);
+
+/* ------------------------------------------------------------------------
+ * Machine information.
+ * ------------------------------------------------------------------------ */
+/* Writes a short comma-separated list of the CPU features tileconv uses
+ * and detected ("sse2,avx,avx2,fma,avx512f") into buf (always
+ * NUL-terminated). */
+TC_API void tc_cpu_features(char *buf, size_t size);
+/* Number of online CPU cores seen by the library. */
+TC_API int tc_cpu_count(void);
+/* Number of usable CUDA devices (0 when built without CUDA). */
+TC_API int tc_cuda_device_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TILECONV_H */

@@ -1,0 +1,194 @@
+/*
+ * internal.h - what every solver and the core share. Not installed.
+ *
+ * THE ONE PROBLEM. Filter and conv are both lowered, at plan time, to one
+ * generalised cross-correlation on dense C-order arrays:
+ *
+ *   y[n][k][p0][p1][p2] = bias[k] +
+ *       sum_{c < Cg} sum_{r0,r1,r2}
+ *           w[k][c][r0][r1][r2] *
+ *           X(n, g*Cg + c, p0*stride0 + r0*dil0 - pad_lo0, ...)
+ *
+ * with g = k / (K/G), Cg = C/G, and X the input extended beyond its edges
+ * by the boundary mode (cval for CONSTANT). Unused spatial axes have size 1.
+ * A scipy "convolve" is a correlate with the mask flipped: the core flips
+ * the plan's copy of the mask, so solvers never see convolve. scipy origins
+ * and output kinds become pad_lo/pad_hi. Solvers see contiguous arrays: the
+ * core packs strided caller arrays into the workspace before calling them.
+ *
+ * GEMM is its own problem kind (op == TC_OP_GEMM), row-major.
+ *
+ * A SOLVER is one file that defines one `const tc__solver` and appears once
+ * in src/core/registry.c. The planner asks `applicable`, then `estimate`,
+ * then calls `plan` on the winner; `execute` must be re-entrant (const
+ * state, scratch only from args->ws).
+ */
+#ifndef TC_INTERNAL_H
+#define TC_INTERNAL_H
+
+#include "tileconv.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TC__NSP 3 /* spatial axes stored; unused ones have size 1 */
+
+typedef struct tc__problem {
+    unsigned op;        /* TC_OP_FILTER, TC_OP_CONV or TC_OP_GEMM */
+    tc_dtype dtype;
+    size_t esize;       /* bytes per element */
+
+    /* --- correlation problems (FILTER, CONV) --- */
+    int nsp;            /* spatial rank given by the user, 1..3; axes
+                           nsp..2 are padded with size 1 at the FRONT:
+                           a 1D problem of length L is in = {1, 1, L} */
+    int64_t N, C, K, G; /* batch, in channels, out channels, groups */
+    int64_t in[TC__NSP], msk[TC__NSP], out[TC__NSP];
+    int64_t stride[TC__NSP], dil[TC__NSP];
+    int64_t pad_lo[TC__NSP], pad_hi[TC__NSP]; /* >= 0 or < 0 (crop) */
+    tc_mode mode;
+    double cval;
+    int has_bias;
+    /* Filter only: the plan-owned mask (already flipped for convolve),
+     * msk[0]*msk[1]*msk[2] elements of dtype. NULL for conv (weights come
+     * with each execute). Solvers may precompute from it at plan time. */
+    const void *mask;
+    /* Filter with the mask larger than the input (valid, swapped): the
+     * core handles it; solvers never see it. */
+
+    /* --- GEMM --- */
+    int trans_a, trans_b;
+    int64_t m, n, k, lda, ldb, ldc;
+    double alpha, beta;
+} tc__problem;
+
+/* Element counts of the dense arrays a solver sees. */
+static inline int64_t tc__x_count(const tc__problem *p) {
+    return p->N * p->C * p->in[0] * p->in[1] * p->in[2];
+}
+static inline int64_t tc__y_count(const tc__problem *p) {
+    return p->N * p->K * p->out[0] * p->out[1] * p->out[2];
+}
+static inline int64_t tc__w_count(const tc__problem *p) {
+    return p->K * (p->C / p->G) * p->msk[0] * p->msk[1] * p->msk[2];
+}
+
+/* What planning and execution may use of the machine. */
+typedef struct tc__env {
+    int threads;          /* >= 1 */
+    tc_backend backend;   /* preference from the context */
+    unsigned cpu;         /* TC__CPU_* bits */
+    unsigned flags;       /* TC_PLAN_* flags of this plan */
+} tc__env;
+
+#define TC__CPU_AVX2 1u     /* avx2 + fma */
+#define TC__CPU_AVX512 2u   /* avx512f + avx512bw + avx512vl + avx512dq */
+unsigned tc__cpu_detect(void); /* cached; thread-safe */
+
+/* Arguments of one execute call, all arrays dense and C-order. */
+typedef struct tc__args {
+    const tc__problem *p;
+    const void *state;    /* what the solver's plan() returned, or NULL */
+    void *y;
+    const void *x;
+    const void *w;        /* conv: caller's weights; filter: p->mask */
+    const void *bias;     /* NULL unless p->has_bias */
+    /* gemm: y = C, x = A, w = B */
+    void *ws;             /* solver scratch, >= workspace(p) bytes,
+                             64-byte aligned */
+    int threads;
+    void *stream;         /* backend stream (CUDA), NULL on the CPU */
+} tc__args;
+
+typedef struct tc__solver {
+    const char *name;     /* "cpu.direct.halo": backend.family.variant */
+    tc_backend backend;
+    unsigned ops;         /* TC_OP_* bit set */
+    const char *summary;  /* one sentence for `tileconv info` */
+    /* Is the solver compiled and usable on this machine (e.g. ISA, GPU)?
+     * NULL means always. */
+    int (*available)(void);
+    /* Does it handle this problem? On 0, may write a short reason (for
+     * forced algorithms) into why[0..why_size). */
+    int (*applicable)(const tc__problem *p, const tc__env *env, char *why,
+                      size_t why_size);
+    /* Estimated seconds for one execute (ESTIMATE mode). */
+    double (*estimate)(const tc__problem *p, const tc__env *env);
+    /* Scratch bytes needed by execute. NULL means 0. */
+    size_t (*workspace)(const tc__problem *p, const tc__env *env);
+    /* Optional: precompute state (packed masks, FFT plans). NULL = none. */
+    tc_status (*plan)(const tc__problem *p, const tc__env *env,
+                      void **state);
+    void (*destroy)(void *state);
+    tc_status (*execute)(const tc__args *a);
+} tc__solver;
+
+/* The registry (src/core/registry.c): NULL-terminated, reference last. */
+extern const tc__solver *const tc__solvers[];
+const tc__solver *tc__solver_find(const char *name);
+
+/* ---- errors (src/core/status.c) ---- */
+/* Records a printf-style message for tc_last_error and returns status. */
+tc_status tc__error(tc_status status, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void tc__error_clear(void);
+
+/* ---- checked arithmetic (returns 0 on overflow) ---- */
+static inline int tc__mul_ok(int64_t a, int64_t b, int64_t *r) {
+    return !__builtin_mul_overflow(a, b, r);
+}
+static inline int tc__add_ok(int64_t a, int64_t b, int64_t *r) {
+    return !__builtin_add_overflow(a, b, r);
+}
+
+/* ---- memory (src/core/memory.c): 64-byte aligned, NULL on failure ---- */
+void *tc__alloc(size_t bytes);
+void tc__free(void *p);
+
+/* ---- boundary: map an extended index to [0, n), or -1 for cval ---- */
+static inline int64_t tc__mod(int64_t a, int64_t m) {
+    int64_t r = a % m;
+    return r < 0 ? r + m : r;
+}
+static inline int64_t tc__boundary_index(int64_t i, int64_t n, tc_mode mode) {
+    if (i >= 0 && i < n) return i;
+    switch (mode) {
+    case TC_MODE_CONSTANT: return -1;
+    case TC_MODE_NEAREST: return i < 0 ? 0 : n - 1;
+    case TC_MODE_WRAP: return tc__mod(i, n);
+    case TC_MODE_REFLECT: {
+        int64_t m = tc__mod(i, 2 * n);
+        return m < n ? m : 2 * n - 1 - m;
+    }
+    case TC_MODE_MIRROR: {
+        if (n == 1) return 0;
+        int64_t m = tc__mod(i, 2 * n - 2);
+        return m < n ? m : 2 * n - 2 - m;
+    }
+    }
+    return -1;
+}
+
+/* ---- threads (src/core/threads.c) ----
+ * Runs fn(arg, begin, end, tid) over [0, n) split into at most `threads`
+ * contiguous chunks; returns when all are done. Chunking depends only on
+ * n and threads, so results are reproducible. Safe to call from several
+ * threads at once. */
+typedef void (*tc__range_fn)(void *arg, int64_t begin, int64_t end, int tid);
+void tc__parallel_for(int threads, int64_t n, tc__range_fn fn, void *arg);
+
+/* ---- timing (src/core/memory.c) ---- */
+double tc__now(void); /* monotonic seconds */
+
+/* ---- cost model helpers (src/core/planner.c) ---- */
+double tc__problem_flops(const tc__problem *p);
+double tc__problem_bytes(const tc__problem *p);
+/* Machine ceilings used by ESTIMATE: FLOP/s per thread for a well
+ * vectorised kernel, and memory bandwidth in bytes/s. */
+double tc__peak_flops(const tc__env *env);
+double tc__peak_bandwidth(const tc__env *env);
+
+#endif
