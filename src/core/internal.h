@@ -180,6 +180,14 @@ static inline int64_t tc__boundary_index(int64_t i, int64_t n, tc_mode mode) {
 typedef void (*tc__range_fn)(void *arg, int64_t begin, int64_t end, int tid);
 void tc__parallel_for(int threads, int64_t n, tc__range_fn fn, void *arg);
 
+/* ---- GEMM for other solvers (im2col, Winograd, ...): row-major,
+ * C = alpha op(A) op(B) + beta C; dispatches to the fastest CPU GEMM
+ * kernel compiled in (src/cpu/gemm_*.c). ---- */
+tc_status tc__gemm(int threads, tc_dtype dt, int ta, int tb, int64_t m,
+                   int64_t n, int64_t k, double alpha, const void *A,
+                   int64_t lda, const void *B, int64_t ldb, double beta,
+                   void *C, int64_t ldc);
+
 /* ---- timing (src/core/memory.c) ---- */
 double tc__now(void); /* monotonic seconds */
 

@@ -1,0 +1,19 @@
+/* plan.h - the plan object (private layout). */
+#ifndef TC_PLAN_H
+#define TC_PLAN_H
+#include "describe.h"
+
+struct tc_plan {
+    tc__problem p;
+    tc__filter_layout lay;     /* filter only */
+    const tc__solver *solver;
+    void *state;               /* solver->plan() result */
+    tc__env env;
+    void *mask;                /* filter: plan-owned (flipped) mask */
+    void *swap_input;          /* filter valid-swap: plan-owned input */
+    size_t solver_ws;          /* bytes of solver scratch */
+    size_t x_off, y_off;       /* packing regions in the workspace */
+    size_t ws_total;           /* what tc_plan_workspace_size reports */
+    int pack_x, pack_y;
+};
+#endif

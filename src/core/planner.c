@@ -1,0 +1,482 @@
+/* planner.c - choosing a solver (ESTIMATE / MEASURE / forced), executing
+ * plans, packing strided caller arrays to the dense layout solvers see. */
+#include "context.h"
+#include "plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------- cost model ---------------- */
+double tc__problem_flops(const tc__problem *p) {
+    if (p->op == TC_OP_GEMM) return 2.0 * p->m * p->n * p->k;
+    return 2.0 * (double)tc__y_count(p) * (double)(p->C / p->G) *
+           (double)(p->msk[0] * p->msk[1] * p->msk[2]);
+}
+
+double tc__problem_bytes(const tc__problem *p) {
+    if (p->op == TC_OP_GEMM)
+        return (double)p->esize *
+               ((double)p->m * p->k + (double)p->k * p->n +
+                (double)p->m * p->n * (p->beta != 0.0 ? 2.0 : 1.0));
+    return (double)p->esize * ((double)tc__x_count(p) + (double)tc__y_count(p) +
+                               (double)tc__w_count(p));
+}
+
+double tc__peak_flops(const tc__env *env) {
+    /* per core: 2 FMA ports x lanes x 2 FLOP x ~3 GHz */
+    double lanes = (env->cpu & TC__CPU_AVX512) ? 16 : (env->cpu & TC__CPU_AVX2) ? 8 : 1;
+    return env->threads * 2.0 * lanes * 2.0 * 3.0e9;
+}
+
+double tc__peak_bandwidth(const tc__env *env) {
+    return env->threads >= 2 ? 30e9 : 18e9;
+}
+
+/* ---------------- planning ---------------- */
+static int tc__backend_ok(const tc__solver *s, tc_backend want) {
+    return want == TC_BACKEND_AUTO || s->backend == want;
+}
+
+static tc_status tc__fill_random(void *buf, int64_t count, size_t esize,
+                                 uint64_t seed) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int64_t i = 0; i < count; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        double v = (double)(s >> 11) * (1.0 / 9007199254740992.0) - 0.5;
+        if (esize == 4) ((float *)buf)[i] = (float)v;
+        else ((double *)buf)[i] = v;
+    }
+    return TC_OK;
+}
+
+static size_t tc__round64(size_t v) { return (v + 63) & ~(size_t)63; }
+
+/* Sets plan->solver_ws, the packing offsets and ws_total for solver s. */
+static void tc__layout_workspace(tc_plan *pl, const tc__solver *s) {
+    const tc__problem *p = &pl->p;
+    pl->solver_ws = s->workspace ? s->workspace(p, &pl->env) : 0;
+    size_t at = tc__round64(pl->solver_ws);
+    pl->x_off = at;
+    if (pl->pack_x) {
+        /* swap mode packs the caller's input as the solver's mask */
+        int64_t cnt = pl->lay.swap ? tc__w_count(p) : tc__x_count(p);
+        at += tc__round64((size_t)cnt * p->esize);
+    }
+    pl->y_off = at;
+    if (pl->pack_y) at += tc__round64((size_t)tc__y_count(p) * p->esize);
+    pl->ws_total = at;
+}
+
+static tc_status tc__run_solver(const tc_plan *pl, const tc__solver *s,
+                                const void *state, void *y, const void *x,
+                                const void *w, const void *bias, void *ws) {
+    tc__args a;
+    memset(&a, 0, sizeof a);
+    a.p = &pl->p;
+    a.state = state;
+    a.y = y;
+    a.x = x;
+    a.w = w;
+    a.bias = bias;
+    a.ws = ws;
+    a.threads = pl->env.threads;
+    return s->execute(&a);
+}
+
+/* Times solver s on plan-owned scratch arrays; returns best seconds or a
+ * negative value when it fails. */
+static double tc__measure(tc_plan *pl, const tc__solver *s, void *state) {
+    const tc__problem *p = &pl->p;
+    int gemm = p->op == TC_OP_GEMM;
+    int64_t nx = gemm ? (p->trans_a ? p->k * p->lda : p->m * p->lda) : tc__x_count(p);
+    int64_t nw = gemm ? (p->trans_b ? p->n * p->ldb : p->k * p->ldb) : tc__w_count(p);
+    int64_t ny = gemm ? p->m * p->ldc : tc__y_count(p);
+    size_t ws_bytes = s->workspace ? s->workspace(p, &pl->env) : 0;
+    void *x = tc__alloc((size_t)nx * p->esize), *w = tc__alloc((size_t)nw * p->esize);
+    void *y = tc__alloc((size_t)ny * p->esize);
+    void *b = tc__alloc((size_t)(p->K > 0 ? p->K : 1) * p->esize);
+    void *ws = ws_bytes ? tc__alloc(ws_bytes) : NULL;
+    double best = -1.0;
+    if (!x || !w || !y || !b || (ws_bytes && !ws)) goto done;
+    tc__fill_random(x, nx, p->esize, 1);
+    tc__fill_random(w, nw, p->esize, 2);
+    tc__fill_random(y, ny, p->esize, 3);
+    tc__fill_random(b, p->K > 0 ? p->K : 1, p->esize, 4);
+    const void *wuse = (p->op == TC_OP_FILTER && p->mask) ? p->mask : w;
+    const void *buse = p->has_bias ? b : NULL;
+    if (tc__run_solver(pl, s, state, y, x, wuse, buse, ws) != TC_OK) goto done;
+    double total = 0;
+    for (int r = 0; r < 5 && (r < 2 || total < 0.2); r++) {
+        double t0 = tc__now();
+        if (tc__run_solver(pl, s, state, y, x, wuse, buse, ws) != TC_OK) {
+            best = -1.0;
+            goto done;
+        }
+        double t = tc__now() - t0;
+        total += t;
+        if (best < 0 || t < best) best = t;
+    }
+done:
+    tc__free(x); tc__free(w); tc__free(y); tc__free(b); tc__free(ws);
+    return best;
+}
+
+static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
+                                 const tc_plan_options *opt) {
+    tc_plan_options defaults;
+    tc_plan_options_init(&defaults);
+    if (!opt) opt = &defaults;
+    if (opt->struct_size != sizeof *opt)
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "plan: options struct_size=%zu, expected %zu (call "
+                         "tc_plan_options_init)", opt->struct_size, sizeof *opt);
+    if (opt->flags & ~(TC_PLAN_MEASURE | TC_PLAN_WISDOM_ONLY | TC_PLAN_ALLOW_TF32))
+        return tc__error(TC_ERR_INVALID_ARGUMENT, "plan: flags=0x%x has unknown bits",
+                         opt->flags);
+    if (opt->flags & TC_PLAN_WISDOM_ONLY)
+        return tc__error(TC_ERR_NOT_FOUND, "plan: no wisdom for this problem");
+    ctx = tc__context_or_default(ctx);
+    pl->env.threads = tc_context_threads(ctx);
+    pl->env.backend = ctx->backend;
+    pl->env.cpu = tc__cpu_detect();
+    pl->env.flags = opt->flags;
+    const tc__problem *p = &pl->p;
+
+    if (opt->algorithm) {
+        const tc__solver *s = tc__solver_find(opt->algorithm);
+        if (!s)
+            return tc__error(TC_ERR_NOT_FOUND,
+                             "plan: algorithm '%s' unknown (see `tileconv info`)",
+                             opt->algorithm);
+        if (!(s->ops & p->op))
+            return tc__error(TC_ERR_NOT_APPLICABLE,
+                             "plan: algorithm '%s' does not implement this "
+                             "operation", s->name);
+        if (!tc__backend_ok(s, pl->env.backend))
+            return tc__error(TC_ERR_NOT_APPLICABLE,
+                             "plan: algorithm '%s' is on backend %s, context "
+                             "asks for %s", s->name, tc_backend_name(s->backend),
+                             tc_backend_name(pl->env.backend));
+        if (s->available && !s->available())
+            return tc__error(s->backend == TC_BACKEND_CUDA ? TC_ERR_NO_DEVICE
+                                                           : TC_ERR_UNSUPPORTED,
+                             "plan: algorithm '%s' is not available on this "
+                             "machine", s->name);
+        char why[200] = "";
+        if (!s->applicable(p, &pl->env, why, sizeof why))
+            return tc__error(TC_ERR_NOT_APPLICABLE,
+                             "plan: algorithm '%s' does not apply: %s", s->name,
+                             why[0] ? why : "unsupported problem");
+        tc__layout_workspace(pl, s);
+        if (opt->workspace_limit && pl->solver_ws > opt->workspace_limit)
+            return tc__error(TC_ERR_WORKSPACE,
+                             "plan: algorithm '%s' needs %zu bytes of "
+                             "workspace, limit is %zu", s->name, pl->solver_ws,
+                             opt->workspace_limit);
+        pl->solver = s;
+    } else {
+        const tc__solver *best = NULL;
+        double best_cost = 0;
+        int any_cuda = 0;
+        for (int i = 0; tc__solvers[i]; i++) {
+            const tc__solver *s = tc__solvers[i];
+            if (!(s->ops & p->op) || !tc__backend_ok(s, pl->env.backend)) continue;
+            if (s->available && !s->available()) continue;
+            if (!s->applicable(p, &pl->env, NULL, 0)) continue;
+            size_t wsb = s->workspace ? s->workspace(p, &pl->env) : 0;
+            if (opt->workspace_limit && wsb > opt->workspace_limit) continue;
+            if (s->backend == TC_BACKEND_CUDA) any_cuda = 1;
+            double cost;
+            if (opt->flags & TC_PLAN_MEASURE) {
+                void *state = NULL;
+                if (s->plan && s->plan(p, &pl->env, &state) != TC_OK) continue;
+                cost = tc__measure(pl, s, state);
+                if (s->destroy) s->destroy(state);
+                if (cost < 0) continue;
+            } else {
+                cost = s->estimate ? s->estimate(p, &pl->env) : 1e30;
+            }
+            if (!best || cost < best_cost) {
+                best = s;
+                best_cost = cost;
+            }
+        }
+        (void)any_cuda;
+        if (!best) {
+            if (pl->env.backend == TC_BACKEND_CUDA)
+                return tc__error(TC_ERR_NO_DEVICE,
+                                 "plan: no usable CUDA algorithm for this "
+                                 "problem (no GPU, or built without CUDA)");
+            return tc__error(TC_ERR_NOT_APPLICABLE,
+                             "plan: no algorithm applies%s",
+                             opt->workspace_limit ? " within the workspace limit" : "");
+        }
+        pl->solver = best;
+        tc__layout_workspace(pl, best);
+    }
+    if (pl->solver->plan) {
+        tc_status st = pl->solver->plan(p, &pl->env, &pl->state);
+        if (st != TC_OK) return st;
+    }
+    tc__error_clear();
+    return TC_OK;
+}
+
+static tc_plan *tc__plan_new(void) { return calloc(1, sizeof(tc_plan)); }
+
+void tc_plan_destroy(tc_plan *pl) {
+    if (!pl) return;
+    if (pl->solver && pl->solver->destroy && pl->state) pl->solver->destroy(pl->state);
+    tc__free(pl->mask);
+    tc__free(pl->swap_input);
+    free(pl);
+}
+
+/* Copies a spatial array of dims d (problem order, 3 axes) reversing every
+ * axis when flip is set. */
+static void tc__copy_flip(void *dst, const void *src, const int64_t d[3],
+                          size_t esize, int flip) {
+    int64_t n = d[0] * d[1] * d[2];
+    if (!flip) {
+        memcpy(dst, src, (size_t)n * esize);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        memcpy((char *)dst + (size_t)i * esize,
+               (const char *)src + (size_t)(n - 1 - i) * esize, esize);
+}
+
+tc_status tc_plan_filter(tc_plan **plan, tc_context *ctx,
+                         const tc_filter_desc *desc, const void *mask,
+                         const tc_plan_options *opt) {
+    if (!plan) return tc__error(TC_ERR_INVALID_ARGUMENT, "filter: plan is NULL");
+    *plan = NULL;
+    if (!mask) return tc__error(TC_ERR_INVALID_ARGUMENT, "filter: mask is NULL");
+    tc_plan *pl = tc__plan_new();
+    if (!pl) return tc__error(TC_ERR_OUT_OF_MEMORY, "filter: out of memory");
+    tc_status st = tc__lower_filter(desc, &pl->lay, &pl->p);
+    if (st) goto fail;
+    tc__problem *p = &pl->p;
+    /* the user's mask: problem msk, or problem in when swapped */
+    const int64_t *md = pl->lay.swap ? p->in : p->msk;
+    int64_t mcount = md[0] * md[1] * md[2];
+    if (pl->lay.swap) {
+        /* solver input = user's mask (reversed for correlate), solver
+         * mask = user's input reversed, packed at every execute */
+        pl->swap_input = tc__alloc((size_t)mcount * p->esize);
+        if (!pl->swap_input) { st = tc__error(TC_ERR_OUT_OF_MEMORY, "filter: out of memory"); goto fail; }
+        tc__copy_flip(pl->swap_input, mask, p->in, p->esize, !pl->lay.flip);
+        p->mask = NULL;
+        pl->pack_x = 1;
+    } else {
+        pl->mask = tc__alloc((size_t)mcount * p->esize);
+        if (!pl->mask) { st = tc__error(TC_ERR_OUT_OF_MEMORY, "filter: out of memory"); goto fail; }
+        tc__copy_flip(pl->mask, mask, p->msk, p->esize, pl->lay.flip);
+        p->mask = pl->mask;
+        pl->pack_x = !pl->lay.in_dense;
+    }
+    pl->pack_y = !pl->lay.out_dense;
+    if ((st = tc__plan_choose(pl, ctx, opt))) goto fail;
+    *plan = pl;
+    return TC_OK;
+fail:
+    tc_plan_destroy(pl);
+    return st;
+}
+
+tc_status tc_plan_conv(tc_plan **plan, tc_context *ctx, const tc_conv_desc *desc,
+                       const tc_plan_options *opt) {
+    if (!plan) return tc__error(TC_ERR_INVALID_ARGUMENT, "conv: plan is NULL");
+    *plan = NULL;
+    tc_plan *pl = tc__plan_new();
+    if (!pl) return tc__error(TC_ERR_OUT_OF_MEMORY, "conv: out of memory");
+    tc_status st = tc__lower_conv(desc, &pl->p);
+    if (!st) st = tc__plan_choose(pl, ctx, opt);
+    if (st) { tc_plan_destroy(pl); return st; }
+    *plan = pl;
+    return TC_OK;
+}
+
+tc_status tc_plan_gemm(tc_plan **plan, tc_context *ctx, const tc_gemm_desc *desc,
+                       const tc_plan_options *opt) {
+    if (!plan) return tc__error(TC_ERR_INVALID_ARGUMENT, "gemm: plan is NULL");
+    *plan = NULL;
+    tc_plan *pl = tc__plan_new();
+    if (!pl) return tc__error(TC_ERR_OUT_OF_MEMORY, "gemm: out of memory");
+    tc_status st = tc__lower_gemm(desc, &pl->p);
+    if (!st) st = tc__plan_choose(pl, ctx, opt);
+    if (st) { tc_plan_destroy(pl); return st; }
+    *plan = pl;
+    return TC_OK;
+}
+
+/* ---------------- queries ---------------- */
+const char *tc_plan_algorithm(const tc_plan *pl) {
+    return pl && pl->solver ? pl->solver->name : "";
+}
+tc_backend tc_plan_backend(const tc_plan *pl) {
+    return pl && pl->solver ? pl->solver->backend : TC_BACKEND_AUTO;
+}
+size_t tc_plan_workspace_size(const tc_plan *pl) { return pl ? pl->ws_total : 0; }
+double tc_plan_flops(const tc_plan *pl) { return pl ? tc__problem_flops(&pl->p) : 0; }
+double tc_plan_bytes(const tc_plan *pl) { return pl ? tc__problem_bytes(&pl->p) : 0; }
+
+tc_status tc_plan_output_shape(const tc_plan *pl, int *ndim, int64_t shape[TC_MAX_DIMS]) {
+    if (!pl || !ndim || !shape)
+        return tc__error(TC_ERR_INVALID_ARGUMENT, "plan: NULL argument");
+    const tc__problem *p = &pl->p;
+    if (p->op == TC_OP_FILTER) {
+        *ndim = pl->lay.ndim;
+        for (int i = 0; i < pl->lay.ndim; i++) shape[i] = pl->lay.out_shape[i];
+    } else if (p->op == TC_OP_CONV) {
+        *ndim = 2 + p->nsp;
+        shape[0] = p->N;
+        shape[1] = p->K;
+        for (int i = 0; i < p->nsp; i++) shape[2 + i] = p->out[TC__NSP - p->nsp + i];
+    } else {
+        *ndim = 2;
+        shape[0] = p->m;
+        shape[1] = p->n;
+    }
+    return TC_OK;
+}
+
+/* ---------------- execution ---------------- */
+/* Strided <-> dense copy over nd axes. to_dense: dense[i] = strided[...];
+ * otherwise strided[...] = dense[i]. reverse_from: axes >= it are reversed
+ * on the strided side (swap mode), nd when none. */
+static void tc__strided_copy(void *dense, void *strided, int nd,
+                             const int64_t *shape, const int64_t *st,
+                             size_t esize, int to_dense, int reverse_from) {
+    int64_t idx[TC_MAX_DIMS] = {0};
+    int64_t total = 1;
+    for (int i = 0; i < nd; i++) total *= shape[i];
+    for (int64_t e = 0; e < total; e++) {
+        int64_t off = 0;
+        for (int i = 0; i < nd; i++) {
+            int64_t j = i >= reverse_from ? shape[i] - 1 - idx[i] : idx[i];
+            off += j * st[i];
+        }
+        char *s = (char *)strided + off * (int64_t)esize;
+        char *d = (char *)dense + e * (int64_t)esize;
+        if (to_dense) memcpy(d, s, esize);
+        else memcpy(s, d, esize);
+        for (int i = nd - 1; i >= 0; i--) {
+            if (++idx[i] < shape[i]) break;
+            idx[i] = 0;
+        }
+    }
+}
+
+static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void *x,
+                             const void *w, const void *bias, void *workspace) {
+    if (!pl) return tc__error(TC_ERR_INVALID_ARGUMENT, "execute: plan is NULL");
+    if (pl->p.op != op)
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "execute: plan is for another operation");
+    if (!y || !x)
+        return tc__error(TC_ERR_INVALID_ARGUMENT, "execute: %s is NULL",
+                         !y ? "output" : "input");
+    if (op != TC_OP_FILTER && !w)
+        return tc__error(TC_ERR_INVALID_ARGUMENT, "execute: %s is NULL",
+                         op == TC_OP_GEMM ? "b" : "weights");
+    if (op == TC_OP_CONV && (pl->p.has_bias != (bias != NULL)))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "execute: bias is %s but the plan has has_bias=%d",
+                         bias ? "given" : "NULL", pl->p.has_bias);
+    if (workspace && ((uintptr_t)workspace & 63))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "execute: workspace %p is not 64-byte aligned", workspace);
+    void *ws = workspace, *own = NULL;
+    if (!ws && pl->ws_total) {
+        ws = own = tc__alloc(pl->ws_total);
+        if (!ws)
+            return tc__error(TC_ERR_OUT_OF_MEMORY,
+                             "execute: cannot allocate %zu bytes of workspace",
+                             pl->ws_total);
+    }
+    const void *xs = x, *ws_w = w;
+    void *ys = y;
+    if (op == TC_OP_FILTER) {
+        const tc__filter_layout *L = &pl->lay;
+        int nsp = pl->p.nsp;
+        if (L->swap) {
+            void *dst = (char *)ws + pl->x_off;
+            tc__strided_copy(dst, (void *)x, L->ndim, L->in_shape, L->in_strides,
+                             pl->p.esize, 1, L->ndim - nsp);
+            ws_w = dst;
+            xs = pl->swap_input;
+        } else {
+            ws_w = pl->p.mask;
+            if (pl->pack_x) {
+                void *dst = (char *)ws + pl->x_off;
+                tc__strided_copy(dst, (void *)x, L->ndim, L->in_shape,
+                                 L->in_strides, pl->p.esize, 1, L->ndim);
+                xs = dst;
+            }
+        }
+        if (pl->pack_y) ys = (char *)ws + pl->y_off;
+    }
+    tc_status st = tc__run_solver(pl, pl->solver, pl->state, ys, xs, ws_w, bias,
+                                  ws);
+    if (st == TC_OK && op == TC_OP_FILTER && pl->pack_y)
+        tc__strided_copy(ys, y, pl->lay.ndim, pl->lay.out_shape,
+                         pl->lay.out_strides, pl->p.esize, 0, pl->lay.ndim);
+    tc__free(own);
+    return st;
+}
+
+tc_status tc_execute_filter(const tc_plan *pl, void *y, const void *x, void *ws) {
+    return tc__execute(pl, TC_OP_FILTER, y, x, NULL, NULL, ws);
+}
+tc_status tc_execute_conv(const tc_plan *pl, void *y, const void *x, const void *w,
+                          const void *bias, void *ws) {
+    return tc__execute(pl, TC_OP_CONV, y, x, w, bias, ws);
+}
+tc_status tc_execute_gemm(const tc_plan *pl, void *c, const void *a, const void *b,
+                          void *ws) {
+    return tc__execute(pl, TC_OP_GEMM, c, a, b, NULL, ws);
+}
+
+/* ---------------- one-shot GEMM ---------------- */
+static tc_status tc__gemm_once(tc_context *ctx, tc_dtype dt, char ta, char tb,
+                               int64_t m, int64_t n, int64_t k, double alpha,
+                               const void *a, int64_t lda, const void *b,
+                               int64_t ldb, double beta, void *c, int64_t ldc) {
+    tc_gemm_desc d;
+    tc_gemm_desc_init(&d);
+    if ((ta != 'N' && ta != 'n' && ta != 'T' && ta != 't') ||
+        (tb != 'N' && tb != 'n' && tb != 'T' && tb != 't'))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "gemm: trans_a='%c' trans_b='%c', each must be 'N' or 'T'",
+                         ta, tb);
+    d.dtype = dt;
+    d.trans_a = ta == 'T' || ta == 't';
+    d.trans_b = tb == 'T' || tb == 't';
+    d.m = m; d.n = n; d.k = k;
+    d.lda = lda; d.ldb = ldb; d.ldc = ldc;
+    d.alpha = alpha; d.beta = beta;
+    if (!a || !b || !c)
+        return tc__error(TC_ERR_INVALID_ARGUMENT, "gemm: NULL matrix pointer");
+    tc_plan *pl;
+    tc_status st = tc_plan_gemm(&pl, ctx, &d, NULL);
+    if (st) return st;
+    st = tc_execute_gemm(pl, c, a, b, NULL);
+    tc_plan_destroy(pl);
+    return st;
+}
+
+tc_status tc_sgemm(tc_context *ctx, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                   float alpha, const float *a, int64_t lda, const float *b,
+                   int64_t ldb, float beta, float *c, int64_t ldc) {
+    return tc__gemm_once(ctx, TC_FLOAT32, ta, tb, m, n, k, alpha, a, lda, b, ldb,
+                         beta, c, ldc);
+}
+tc_status tc_dgemm(tc_context *ctx, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                   double alpha, const double *a, int64_t lda, const double *b,
+                   int64_t ldb, double beta, double *c, int64_t ldc) {
+    return tc__gemm_once(ctx, TC_FLOAT64, ta, tb, m, n, k, alpha, a, lda, b, ldb,
+                         beta, c, ldc);
+}

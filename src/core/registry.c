@@ -1,0 +1,54 @@
+/* registry.c - the one list of solvers. Adding an algorithm = one file that
+ * defines a `const tc__solver` + one line here. Order is only a tie-break;
+ * the reference solvers come last and are never chosen by ESTIMATE when
+ * another solver applies (their estimate is huge). */
+#include "internal.h"
+
+#include <string.h>
+
+extern const tc__solver tc__solver_cpu_direct_halo;
+extern const tc__solver tc__solver_cpu_im2col_gemm;
+extern const tc__solver tc__solver_cpu_gemm_blocked;
+extern const tc__solver tc__solver_ref_conv;
+extern const tc__solver tc__solver_ref_gemm;
+
+const tc__solver *const tc__solvers[] = {
+    &tc__solver_cpu_direct_halo,
+    &tc__solver_cpu_im2col_gemm,
+    &tc__solver_cpu_gemm_blocked,
+    /* reference solvers: always last */
+    &tc__solver_ref_conv,
+    &tc__solver_ref_gemm,
+    NULL,
+};
+
+const tc__solver *tc__solver_find(const char *name) {
+    for (int i = 0; tc__solvers[i]; i++)
+        if (strcmp(tc__solvers[i]->name, name) == 0) return tc__solvers[i];
+    return NULL;
+}
+
+int tc_algorithm_count(void) {
+    int n = 0;
+    while (tc__solvers[n]) n++;
+    return n;
+}
+
+tc_status tc_algorithm_get(int i, tc_algorithm_info *info) {
+    if (!info) return tc__error(TC_ERR_INVALID_ARGUMENT, "algorithm: info is NULL");
+    if (i < 0 || i >= tc_algorithm_count())
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "algorithm: index %d out of range 0..%d", i,
+                         tc_algorithm_count() - 1);
+    const tc__solver *s = tc__solvers[i];
+    info->name = s->name;
+    info->backend = s->backend;
+    info->ops = s->ops;
+    info->available = s->available ? s->available() : 1;
+    info->summary = s->summary;
+    return TC_OK;
+}
+
+#if !TC_HAVE_CUDA
+int tc_cuda_device_count(void) { return 0; }
+#endif
