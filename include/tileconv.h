@@ -179,13 +179,15 @@ typedef enum tc_output_kind {
      * (scipy.ndimage.convolve / correlate). */
     TC_OUTPUT_SAME = 0,
     /* Output is input + mask - 1 along each filtered axis, outside values
-     * are zero; mode, cval and origin must be left at their defaults
-     * (scipy.signal.convolve / correlate, mode="full"). */
+     * are zero (scipy.signal.convolve / correlate, mode="full"). mode and
+     * cval are ignored; origin must be 0. */
     TC_OUTPUT_FULL = 1,
     /* Output is input - mask + 1 along each filtered axis (scipy.signal
      * mode="valid"). When the mask is larger than the input along every
      * filtered axis, scipy swaps the operands; so does tileconv. A mask
-     * larger on some axes and smaller on others is an error, as in scipy. */
+     * larger on some axes and smaller on others is an error, as in scipy;
+     * the swapped form needs batch size 1. mode and cval are ignored;
+     * origin must be 0. */
     TC_OUTPUT_VALID = 2
 } tc_output_kind;
 
