@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "tools.h"
 
 static void vreport(const char *cmd, const char *fmt, va_list ap,
@@ -90,6 +92,12 @@ int tool_args_next(tool_args *a, const char **pos) {
 
 int tool_args_is(const tool_args *a, const char *name) {
     return strcmp(a->opt, name) == 0;
+}
+
+int tool_args_in(const tool_args *a, const char *const *names) {
+    for (; *names; names++)
+        if (strcmp(a->opt, *names) == 0) return 1;
+    return 0;
 }
 
 int tool_args_value(tool_args *a, const char **val) {
@@ -183,6 +191,21 @@ int tool_parse_i64_list(const tool_args *a, const char *s, int64_t lo,
         p = end + 1;
     }
     *n = k;
+    return 0;
+}
+
+int tool_check_input(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return tool_error("cannot open '%s': %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) return tool_error("'%s' is a directory", path);
+    return 0;
+}
+
+int tool_check_output(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return tool_error("cannot write '%s': is a directory", path);
     return 0;
 }
 

@@ -30,6 +30,8 @@ void tool_args_init(tool_args *a, const char *cmd, int argc, char **argv);
 int tool_args_next(tool_args *a, const char **pos);
 /* True when the current option is `name` (e.g. "--mode"). */
 int tool_args_is(const tool_args *a, const char *name);
+/* True when the current option is one of the NULL-terminated names. */
+int tool_args_in(const tool_args *a, const char *const *names);
 /* The current option's value: 0, or 2 after printing a usage error. */
 int tool_args_value(tool_args *a, const char **val);
 /* Checks a flag option took no "=value": 0 or 2. */
@@ -55,6 +57,11 @@ int tool_usage_error(const char *cmd, const char *fmt, ...)
 int tool_lib_error(tc_status st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Checks that an input file exists and is not a directory: 0, or 1 with
+ * the error printed. */
+int tool_check_input(const char *path);
+/* Fails (1, printed) when an output path is an existing directory. */
+int tool_check_output(const char *path);
 /* Case-insensitive test that path ends with ext (".npy"). */
 int tool_has_ext(const char *path, const char *ext);
 /* 64-byte aligned allocation of at least bytes (bytes may be 0); free(). */

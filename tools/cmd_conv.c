@@ -71,6 +71,10 @@ static int parse_options(int argc, char **argv, conv_opts *o, tool_run *run) {
             if (rc) return rc;
             continue;
         }
+        static const char *const value_opts[] = {"--bias",   "--stride", "--dilation",
+                                                 "--padding", "--groups", "--padding-mode",
+                                                 NULL};
+        if (!tool_args_in(&a, value_opts)) return tool_args_unknown(&a);
         if (tool_args_value(&a, &v)) return TOOL_USAGE;
         if (tool_args_is(&a, "--bias")) {
             o->bias = v;
@@ -102,6 +106,9 @@ static int parse_options(int argc, char **argv, conv_opts *o, tool_run *run) {
         }
     }
     if (npos < 3) return tool_usage_error("conv", "needs X, W and OUT files");
+    if (tool_check_input(o->x) || tool_check_input(o->w) ||
+        (o->bias && tool_check_input(o->bias)) || tool_check_output(o->out))
+        return TOOL_FAIL;
     for (int i = 0; i < 3; i++)
         if (!tool_has_ext(i == 0 ? o->x : i == 1 ? o->w : o->out, ".npy"))
             return tool_usage_error("conv", "'%s' is not a .npy file",
@@ -173,8 +180,12 @@ int tool_cmd_conv(int argc, char **argv) {
         goto done;
     }
     if (o.bias && (b.ndim != 1 || b.shape[0] != w.shape[0])) {
-        tool_error("bias must have shape (%lld,), has %d dimensions%s", (long long)w.shape[0],
-                   b.ndim, b.ndim == 1 ? " of another size" : "");
+        if (b.ndim == 1)
+            tool_error("bias has %lld values, the weight has %lld output channels",
+                       (long long)b.shape[0], (long long)w.shape[0]);
+        else
+            tool_error("bias must be 1-D with %lld values, it has %d dimensions",
+                       (long long)w.shape[0], b.ndim);
         goto done;
     }
     if (npy_convert(&w, x.dtype, err, sizeof err) ||

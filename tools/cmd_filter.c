@@ -87,6 +87,9 @@ static int parse_options(int argc, char **argv, filter_opts *o, tool_run *run) {
             o->correlate = 1;
             continue;
         }
+        static const char *const value_opts[] = {"--kernel", "--mode",   "--cval",
+                                                 "--origin", "--output", NULL};
+        if (!tool_args_in(&a, value_opts)) return tool_args_unknown(&a);
         if (tool_args_value(&a, &v)) return TOOL_USAGE;
         if (tool_args_is(&a, "--kernel")) {
             o->kernel = v;
@@ -200,6 +203,7 @@ int tool_cmd_filter(int argc, char **argv) {
     tool_run_init(&run, "filter");
     if ((rc = parse_options(argc, argv, &o, &run))) return rc < 0 ? TOOL_OK : rc;
 
+    if (tool_check_input(o.in) || tool_check_output(o.out)) return TOOL_FAIL;
     tool_image_format ifmt = tool_image_format_of(o.in), ofmt = tool_image_format_of(o.out);
     int in_npy = tool_has_ext(o.in, ".npy"), out_npy = tool_has_ext(o.out, ".npy");
     if (!in_npy && ifmt == IMG_NONE)

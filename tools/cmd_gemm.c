@@ -84,6 +84,9 @@ int tool_cmd_gemm(int argc, char **argv) {
             *(tool_args_is(&a, "--transa") ? &d.trans_a : &d.trans_b) = 1;
             continue;
         }
+        static const char *const value_opts[] = {"--m", "--n", "--k", "--seed", "--dtype",
+                                                 NULL};
+        if (!tool_args_in(&a, value_opts)) return tool_args_unknown(&a);
         if (tool_args_value(&a, &v)) return TOOL_USAGE;
         if (tool_args_is(&a, "--m")) rc = tool_parse_i64(&a, v, 1, big, &d.m);
         else if (tool_args_is(&a, "--n")) rc = tool_parse_i64(&a, v, 1, big, &d.n);
