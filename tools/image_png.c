@@ -106,6 +106,13 @@ int tool_png_parse(const unsigned char *buf, size_t len, tool_image *img,
         snprintf(io.msg, sizeof io.msg, "image too large");
         png_longjmp(png, 1);
     }
+    /* Deflate cannot compress better than about 1032:1, so a file claiming
+     * more pixels than that is corrupt: refuse before allocating them. */
+    if ((double)rowbytes * h > 1100.0 * (double)len + 65536.0) {
+        snprintf(io.msg, sizeof io.msg, "%ux%u pixels cannot fit in a %zu-byte file",
+                 (unsigned)w, (unsigned)h, len);
+        png_longjmp(png, 1);
+    }
     if (tool_image_alloc(img, w, h, channels, outdepth == 16 ? 65535 : 255,
                          io.msg, sizeof io.msg))
         png_longjmp(png, 1);

@@ -16,7 +16,8 @@
     "  --algo NAME      force an algorithm (see 'tileconv info')\n"           \
     "  --threads N      CPU threads, 0 = all cores (default)\n"              \
     "  --measure        plan with TC_PLAN_MEASURE (time the candidates)\n"   \
-    "  --repeat N       time N executes after one warm-up (default 1)\n"     \
+    "  --repeat N       time N executes after one warm-up (default 1); with\n" \
+    "                   none of --repeat, --stats, --verbose: one untimed run\n" \
     "  --stats FILE     write timing statistics as JSON to FILE\n"            \
     "  --verbose        print the summary line even without --repeat/--stats\n"
 
