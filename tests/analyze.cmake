@@ -1,0 +1,17 @@
+# tests/analyze.cmake - `tileconv analyze --no-measure` checked against every
+# number of the seeds' tiled-convolution tables (tests/test_analyze.py).
+# Included from tests/CMakeLists.txt: include(${CMAKE_CURRENT_SOURCE_DIR}/analyze.cmake)
+# The script needs only the Python 3 standard library; /usr/bin/python3 is
+# preferred (the project's Python, see docs/HELPERS.md).
+if(EXISTS /usr/bin/python3)
+  set(TC_ANALYZE_PYTHON /usr/bin/python3)
+else()
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  set(TC_ANALYZE_PYTHON ${Python3_EXECUTABLE})
+endif()
+if(TC_ANALYZE_PYTHON)
+  add_test(NAME analyze COMMAND ${TC_ANALYZE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test_analyze.py $<TARGET_FILE:tileconv_cli>)
+  set_tests_properties(analyze PROPERTIES TIMEOUT 120 LABELS "tools")
+else()
+  message(STATUS "tileconv: test 'analyze' not registered: no Python 3 interpreter")
+endif()
