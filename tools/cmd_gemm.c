@@ -88,6 +88,7 @@ int tool_cmd_gemm(int argc, char **argv) {
                                                  NULL};
         if (!tool_args_in(&a, value_opts)) return tool_args_unknown(&a);
         if (tool_args_value(&a, &v)) return TOOL_USAGE;
+        rc = 0;
         if (tool_args_is(&a, "--m")) rc = tool_parse_i64(&a, v, 1, big, &d.m);
         else if (tool_args_is(&a, "--n")) rc = tool_parse_i64(&a, v, 1, big, &d.n);
         else if (tool_args_is(&a, "--k")) rc = tool_parse_i64(&a, v, 1, big, &d.k);
