@@ -1,0 +1,771 @@
+/*
+ * test_api.c - the public API's promises about errors: every invalid
+ * descriptor field is rejected with TC_ERR_INVALID_ARGUMENT (or OVERFLOW)
+ * and tc_last_error() names the field and its value; NULL pointers return
+ * errors instead of crashing; the enum/name helpers round-trip; forcing
+ * algorithms and backends fails with the documented codes.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <pthread.h>
+
+#include "harness.h"
+#include "tileconv.h"
+
+/* Checks status == want and that tc_last_error() contains every one of
+ * the NULL-terminated substrings. */
+#define EXPECT_ERR(call, want, ...) expect_err((call), (want), #call, __LINE__, __VA_ARGS__, (const char *)NULL)
+
+static int expect_err(tc_status st, tc_status want, const char *call, int line, ...) {
+    const char *msg = tc_last_error();
+    int ok = th_check(st == want, __FILE__, line, call,
+                      "status %d (%s), expected %d (%s); message '%s'", (int)st,
+                      tc_status_string(st), (int)want, tc_status_string(want), msg);
+    va_list ap;
+    va_start(ap, line);
+    for (const char *sub; (sub = va_arg(ap, const char *)) != NULL;)
+        ok &= th_check(strstr(msg, sub) != NULL, __FILE__, line, call,
+                       "message '%s' lacks '%s'", msg, sub);
+    va_end(ap);
+    return ok;
+}
+
+static const float g_mask[64] = {0.5f, -0.25f, 0.125f, 1.0f, 0.75f, -0.5f, 0.25f, 0.3f,
+                                 0.1f, 0.2f, 0.4f, 0.6f, 0.7f, 0.8f, 0.9f, -0.1f};
+
+/* Plans a filter and destroys the plan; returns the status. */
+static tc_status plan_filter(const tc_filter_desc *d) {
+    tc_plan *pl = (tc_plan *)(uintptr_t)1; /* must be reset to NULL on failure */
+    tc_status st = tc_plan_filter(&pl, NULL, d, g_mask, NULL);
+    if (st != TC_OK)
+        CHECK(pl == NULL, "failed tc_plan_filter left *plan=%p", (void *)pl);
+    tc_plan_destroy(st == TC_OK ? pl : NULL);
+    return st;
+}
+static tc_status plan_conv(const tc_conv_desc *d) {
+    tc_plan *pl = (tc_plan *)(uintptr_t)1;
+    tc_status st = tc_plan_conv(&pl, NULL, d, NULL);
+    if (st != TC_OK) CHECK(pl == NULL, "failed tc_plan_conv left *plan=%p", (void *)pl);
+    tc_plan_destroy(st == TC_OK ? pl : NULL);
+    return st;
+}
+static tc_status plan_gemm(const tc_gemm_desc *d) {
+    tc_plan *pl = (tc_plan *)(uintptr_t)1;
+    tc_status st = tc_plan_gemm(&pl, NULL, d, NULL);
+    if (st != TC_OK) CHECK(pl == NULL, "failed tc_plan_gemm left *plan=%p", (void *)pl);
+    tc_plan_destroy(st == TC_OK ? pl : NULL);
+    return st;
+}
+
+static tc_filter_desc fdesc(void) { /* a valid 2D filter: 6x7, mask 3x2 */
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    d.ndim = 2;
+    d.shape[0] = 6;
+    d.shape[1] = 7;
+    d.mask_shape[0] = 3;
+    d.mask_shape[1] = 2;
+    return d;
+}
+static tc_conv_desc cdesc(void) { /* a valid 2D conv */
+    tc_conv_desc d;
+    tc_conv_desc_init(&d);
+    d.batch = 2;
+    d.in_channels = 4;
+    d.out_channels = 6;
+    d.groups = 2;
+    d.in_size[0] = 8;
+    d.in_size[1] = 9;
+    d.kernel_size[0] = 3;
+    d.kernel_size[1] = 3;
+    return d;
+}
+static tc_gemm_desc gdesc(void) {
+    tc_gemm_desc d;
+    tc_gemm_desc_init(&d);
+    d.m = 5;
+    d.n = 6;
+    d.k = 7;
+    return d;
+}
+
+static void test_status_strings(void) {
+    TH_BEGIN("tc_status_string for every code");
+#define TC__T(name, value, text)                                                \
+    CHECK(strcmp(tc_status_string(name), text) == 0, "%s -> '%s'", #name,       \
+          tc_status_string(name));
+    TC_STATUS_LIST(TC__T)
+#undef TC__T
+    CHECK(strcmp(tc_status_string((tc_status)999), "unknown status") == 0, "999");
+    CHECK(strcmp(tc_status_string((tc_status)-1), "unknown status") == 0, "-1");
+    TH_END();
+}
+
+static void *other_thread(void *p) {
+    *(int *)p = tc_last_error()[0] == 0;
+    return NULL;
+}
+
+static void test_last_error_thread_local(void) {
+    TH_BEGIN("tc_last_error is per thread");
+    tc_filter_desc d = fdesc();
+    d.ndim = 0;
+    EXPECT_ERR(plan_filter(&d), TC_ERR_INVALID_ARGUMENT, "ndim=0");
+    int empty = 0;
+    pthread_t t;
+    if (CHECK(pthread_create(&t, NULL, other_thread, &empty) == 0, "pthread_create")) {
+        pthread_join(t, NULL);
+        CHECK(empty, "a new thread sees another thread's error message");
+    }
+    CHECK(strstr(tc_last_error(), "ndim=0") != NULL, "message lost: '%s'", tc_last_error());
+    TH_END();
+}
+
+static void test_filter_fields(void) {
+    tc_filter_desc d;
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+
+    TH_BEGIN("filter: a valid description plans");
+    d = fdesc();
+    EXPECT_ERR(plan_filter(&d), TC_OK, "");
+    TH_END();
+
+    TH_BEGIN("filter: struct_size mismatch");
+    d = fdesc();
+    d.struct_size = sizeof d - 8;
+    EXPECT_ERR(plan_filter(&d), INV, "struct_size=");
+    d.struct_size = sizeof d + 8;
+    EXPECT_ERR(plan_filter(&d), INV, "struct_size=");
+    d.struct_size = 0;
+    EXPECT_ERR(plan_filter(&d), INV, "struct_size=0");
+    TH_END();
+
+    TH_BEGIN("filter: dtype, ndim, nspatial");
+    d = fdesc(); d.dtype = (tc_dtype)7;
+    EXPECT_ERR(plan_filter(&d), INV, "dtype=7");
+    d = fdesc(); d.dtype = (tc_dtype)-1;
+    EXPECT_ERR(plan_filter(&d), INV, "dtype=-1");
+    d = fdesc(); d.ndim = 0;
+    EXPECT_ERR(plan_filter(&d), INV, "ndim=0");
+    d = fdesc(); d.ndim = -3;
+    EXPECT_ERR(plan_filter(&d), INV, "ndim=-3");
+    d = fdesc(); d.ndim = TC_MAX_DIMS + 1;
+    EXPECT_ERR(plan_filter(&d), INV, "ndim=9");
+    d = fdesc(); d.ndim = 4; d.shape[2] = d.shape[3] = 3;
+    EXPECT_ERR(plan_filter(&d), INV, "ndim=4", "nspatial");
+    d = fdesc(); d.nspatial = 4;
+    EXPECT_ERR(plan_filter(&d), INV, "nspatial=4");
+    d = fdesc(); d.nspatial = 3; /* > ndim = 2 */
+    EXPECT_ERR(plan_filter(&d), INV, "nspatial=3");
+    d = fdesc(); d.nspatial = -1;
+    EXPECT_ERR(plan_filter(&d), INV, "nspatial=-1");
+    TH_END();
+
+    TH_BEGIN("filter: shape and mask_shape");
+    d = fdesc(); d.shape[1] = 0;
+    EXPECT_ERR(plan_filter(&d), INV, "shape[1]=0");
+    d = fdesc(); d.shape[0] = -5;
+    EXPECT_ERR(plan_filter(&d), INV, "shape[0]=-5");
+    d = fdesc(); d.mask_shape[1] = 0;
+    EXPECT_ERR(plan_filter(&d), INV, "mask_shape[1]=0");
+    d = fdesc(); d.mask_shape[0] = -2;
+    EXPECT_ERR(plan_filter(&d), INV, "mask_shape[0]=-2");
+    TH_END();
+
+    TH_BEGIN("filter: kind, output, mode");
+    d = fdesc(); d.kind = (tc_filter_kind)5;
+    EXPECT_ERR(plan_filter(&d), INV, "kind=5");
+    d = fdesc(); d.output = (tc_output_kind)3;
+    EXPECT_ERR(plan_filter(&d), INV, "output=3");
+    d = fdesc(); d.output = (tc_output_kind)-1;
+    EXPECT_ERR(plan_filter(&d), INV, "output=-1");
+    d = fdesc(); d.mode = (tc_mode)9;
+    EXPECT_ERR(plan_filter(&d), INV, "mode=9");
+    d = fdesc(); d.mode = (tc_mode)-1;
+    EXPECT_ERR(plan_filter(&d), INV, "mode=-1");
+    TH_END();
+
+    TH_BEGIN("filter: origin range (scipy's rule) per kind and mask parity");
+    /* mask 3: -1..1; mask 2: -1..0 for both kinds */
+    for (int kind = 0; kind < 2; kind++) {
+        d = fdesc(); d.kind = (tc_filter_kind)kind;
+        d.origin[0] = -1; d.origin[1] = -1;
+        EXPECT_ERR(plan_filter(&d), TC_OK, "");
+        d.origin[0] = 1; d.origin[1] = 0;
+        EXPECT_ERR(plan_filter(&d), TC_OK, "");
+        d.origin[0] = 2; d.origin[1] = 0;
+        EXPECT_ERR(plan_filter(&d), INV, "origin[0]=2");
+        d.origin[0] = -2;
+        EXPECT_ERR(plan_filter(&d), INV, "origin[0]=-2");
+        d.origin[0] = 0; d.origin[1] = 1;
+        EXPECT_ERR(plan_filter(&d), INV, "origin[1]=1");
+        d.origin[1] = -2;
+        EXPECT_ERR(plan_filter(&d), INV, "origin[1]=-2");
+        d.origin[1] = INT64_MIN;
+        EXPECT_ERR(plan_filter(&d), INV, "origin[1]=");
+        d.origin[1] = INT64_MAX;
+        EXPECT_ERR(plan_filter(&d), INV, "origin[1]=");
+    }
+    d = fdesc(); d.output = TC_OUTPUT_FULL; d.origin[0] = 1;
+    EXPECT_ERR(plan_filter(&d), INV, "origin[0]=1");
+    d = fdesc(); d.output = TC_OUTPUT_VALID; d.origin[1] = -1;
+    EXPECT_ERR(plan_filter(&d), INV, "origin[1]=-1");
+    TH_END();
+
+    TH_BEGIN("filter: valid output shape rules");
+    d = fdesc(); d.output = TC_OUTPUT_VALID;
+    d.mask_shape[0] = 9; /* larger on axis 0, smaller on axis 1 */
+    EXPECT_ERR(plan_filter(&d), INV, "valid");
+    d.mask_shape[1] = 8; /* larger on both: swapped, fine */
+    EXPECT_ERR(plan_filter(&d), TC_OK, "");
+    d.ndim = 3; d.nspatial = 2; d.shape[0] = 2; d.shape[1] = 6; d.shape[2] = 7;
+    EXPECT_ERR(plan_filter(&d), TC_ERR_UNSUPPORTED, "batch");
+    TH_END();
+
+    TH_BEGIN("filter: overflowing shapes");
+    d = fdesc(); d.shape[0] = INT64_MAX / 2; d.shape[1] = 4;
+    EXPECT_ERR(plan_filter(&d), TC_ERR_OVERFLOW, "input");
+    d = fdesc(); d.ndim = 1; d.shape[0] = INT64_MAX / 2; d.dtype = TC_FLOAT64;
+    EXPECT_ERR(plan_filter(&d), TC_ERR_OVERFLOW, "");
+    d = fdesc(); d.mask_shape[0] = INT64_MAX / 2; d.mask_shape[1] = 3;
+    EXPECT_ERR(plan_filter(&d), TC_ERR_OVERFLOW, "mask");
+    /* input and mask fit, the full output's bytes do not */
+    d = fdesc(); d.ndim = 1; d.shape[0] = INT64_MAX / 6; d.mask_shape[0] = INT64_MAX / 6;
+    d.output = TC_OUTPUT_FULL;
+    EXPECT_ERR(plan_filter(&d), TC_ERR_OVERFLOW, "output");
+    d = fdesc(); d.ndim = 8; d.nspatial = 3; d.mask_shape[2] = 1;
+    for (int i = 0; i < 8; i++) d.shape[i] = 1 << 9; /* 2^72 elements */
+    EXPECT_ERR(plan_filter(&d), TC_ERR_OVERFLOW, "");
+    TH_END();
+
+    TH_BEGIN("filter: output strides that alias");
+    d = fdesc(); d.out_strides[0] = 1; d.out_strides[1] = 1;
+    EXPECT_ERR(plan_filter(&d), INV, "out_strides");
+    d = fdesc(); d.out_strides[0] = 7; d.out_strides[1] = -1;
+    EXPECT_ERR(plan_filter(&d), INV, "out_strides[1]=-1");
+    d = fdesc(); d.out_strides[0] = 0; d.out_strides[1] = 1;
+    EXPECT_ERR(plan_filter(&d), INV, "out_strides[0]=0");
+    d = fdesc(); d.out_strides[0] = 6; d.out_strides[1] = 1; /* rows overlap */
+    EXPECT_ERR(plan_filter(&d), INV, "out_strides");
+    d = fdesc(); d.out_strides[0] = 1; d.out_strides[1] = 6; /* transposed: fine */
+    EXPECT_ERR(plan_filter(&d), TC_OK, "");
+    d = fdesc(); d.in_strides[0] = 0; d.in_strides[1] = 1; /* broadcast input: fine */
+    EXPECT_ERR(plan_filter(&d), TC_OK, "");
+    TH_END();
+
+    TH_BEGIN("filter: NULL arguments");
+    d = fdesc();
+    tc_plan *pl = NULL;
+    EXPECT_ERR(tc_plan_filter(NULL, NULL, &d, g_mask, NULL), INV, "plan");
+    EXPECT_ERR(tc_plan_filter(&pl, NULL, NULL, g_mask, NULL), INV, "desc");
+    EXPECT_ERR(tc_plan_filter(&pl, NULL, &d, NULL, NULL), INV, "mask");
+    CHECK(pl == NULL, "plan set on failure");
+    TH_END();
+}
+
+static void test_conv_fields(void) {
+    tc_conv_desc d;
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+
+    TH_BEGIN("conv: a valid description plans");
+    d = cdesc();
+    EXPECT_ERR(plan_conv(&d), TC_OK, "");
+    TH_END();
+
+    TH_BEGIN("conv: struct_size, dtype, nspatial, counts");
+    d = cdesc(); d.struct_size = sizeof d - 4;
+    EXPECT_ERR(plan_conv(&d), INV, "struct_size=");
+    d = cdesc(); d.dtype = (tc_dtype)3;
+    EXPECT_ERR(plan_conv(&d), INV, "dtype=3");
+    d = cdesc(); d.nspatial = 0;
+    EXPECT_ERR(plan_conv(&d), INV, "nspatial=0");
+    d = cdesc(); d.nspatial = 4;
+    EXPECT_ERR(plan_conv(&d), INV, "nspatial=4");
+    d = cdesc(); d.batch = 0;
+    EXPECT_ERR(plan_conv(&d), INV, "batch=0");
+    d = cdesc(); d.batch = -1;
+    EXPECT_ERR(plan_conv(&d), INV, "batch=-1");
+    d = cdesc(); d.in_channels = 0;
+    EXPECT_ERR(plan_conv(&d), INV, "in_channels=0");
+    d = cdesc(); d.out_channels = -6;
+    EXPECT_ERR(plan_conv(&d), INV, "out_channels=-6");
+    d = cdesc(); d.groups = 0;
+    EXPECT_ERR(plan_conv(&d), INV, "groups=0");
+    TH_END();
+
+    TH_BEGIN("conv: groups must divide C and K");
+    d = cdesc(); d.groups = 3; d.out_channels = 6; /* 3 does not divide C=4 */
+    EXPECT_ERR(plan_conv(&d), INV, "groups=3", "in_channels=4");
+    d = cdesc(); d.groups = 4; d.out_channels = 6; /* divides C=4, not K=6 */
+    EXPECT_ERR(plan_conv(&d), INV, "groups=4", "out_channels=6");
+    d = cdesc(); d.groups = 4; d.out_channels = 4; /* depthwise: fine */
+    EXPECT_ERR(plan_conv(&d), TC_OK, "");
+    TH_END();
+
+    TH_BEGIN("conv: enums and has_bias");
+    d = cdesc(); d.padding_kind = (tc_padding_kind)7;
+    EXPECT_ERR(plan_conv(&d), INV, "padding_kind=7");
+    d = cdesc(); d.padding_mode = (tc_padding_mode)9;
+    EXPECT_ERR(plan_conv(&d), INV, "padding_mode=9");
+    d = cdesc(); d.has_bias = 2;
+    EXPECT_ERR(plan_conv(&d), INV, "has_bias=2");
+    TH_END();
+
+    TH_BEGIN("conv: per-axis fields name their axis");
+    d = cdesc(); d.in_size[1] = 0;
+    EXPECT_ERR(plan_conv(&d), INV, "in_size[1]=0");
+    d = cdesc(); d.kernel_size[0] = 0;
+    EXPECT_ERR(plan_conv(&d), INV, "kernel_size[0]=0");
+    d = cdesc(); d.stride[1] = 0;
+    EXPECT_ERR(plan_conv(&d), INV, "stride[1]=0");
+    d = cdesc(); d.stride[0] = -2;
+    EXPECT_ERR(plan_conv(&d), INV, "stride[0]=-2");
+    d = cdesc(); d.dilation[1] = 0;
+    EXPECT_ERR(plan_conv(&d), INV, "dilation[1]=0");
+    d = cdesc(); d.nspatial = 3; d.in_size[2] = 5; d.kernel_size[2] = 2; d.dilation[2] = -1;
+    EXPECT_ERR(plan_conv(&d), INV, "dilation[2]=-1");
+    d = cdesc(); d.padding[0] = -1;
+    EXPECT_ERR(plan_conv(&d), INV, "padding[0]=-1");
+    d = cdesc(); d.padding_kind = TC_PADDING_SAME; d.stride[0] = 2;
+    EXPECT_ERR(plan_conv(&d), INV, "stride[0]=2");
+    TH_END();
+
+    TH_BEGIN("conv: padding limits of reflect and circular");
+    d = cdesc(); d.padding_mode = TC_PADDING_REFLECT; d.padding[0] = 8; /* = in_size */
+    EXPECT_ERR(plan_conv(&d), INV, "padding[0]=8", "reflect");
+    d.padding[0] = 7;
+    EXPECT_ERR(plan_conv(&d), TC_OK, "");
+    d = cdesc(); d.padding_mode = TC_PADDING_CIRCULAR; d.padding[1] = 10; /* > 9 */
+    EXPECT_ERR(plan_conv(&d), INV, "padding[1]=10", "circular");
+    d.padding[1] = 9;
+    EXPECT_ERR(plan_conv(&d), TC_OK, "");
+    d = cdesc(); d.padding_mode = TC_PADDING_REFLECT; d.padding_kind = TC_PADDING_SAME;
+    d.in_size[0] = 2; d.kernel_size[0] = 5; /* same padding 2 >= 2 */
+    EXPECT_ERR(plan_conv(&d), INV, "reflect");
+    TH_END();
+
+    TH_BEGIN("conv: effective kernel larger than the padded input");
+    d = cdesc(); d.kernel_size[1] = 10; /* 10 > 9 */
+    EXPECT_ERR(plan_conv(&d), INV, "effective kernel");
+    d.padding[1] = 1; /* 9 + 2 >= 10: fine */
+    EXPECT_ERR(plan_conv(&d), TC_OK, "");
+    d = cdesc(); d.dilation[0] = 4; /* 4*2+1 = 9 > 8 */
+    EXPECT_ERR(plan_conv(&d), INV, "effective kernel");
+    d = cdesc(); d.padding_kind = TC_PADDING_VALID; d.kernel_size[0] = 9;
+    EXPECT_ERR(plan_conv(&d), INV, "effective kernel");
+    TH_END();
+
+    TH_BEGIN("conv: overflowing shapes");
+    d = cdesc(); d.in_size[0] = INT64_MAX / 2;
+    EXPECT_ERR(plan_conv(&d), TC_ERR_OVERFLOW, "");
+    d = cdesc(); d.batch = INT64_MAX / 2;
+    EXPECT_ERR(plan_conv(&d), TC_ERR_OVERFLOW, "");
+    d = cdesc(); d.dilation[0] = INT64_MAX / 2 + 1; /* x (3 - 1) overflows */
+    EXPECT_ERR(plan_conv(&d), TC_ERR_OVERFLOW, "dilation");
+    d = cdesc(); d.dilation[0] = INT64_MAX / 2; /* span INT64_MAX: fits, too big */
+    EXPECT_ERR(plan_conv(&d), TC_ERR_INVALID_ARGUMENT, "effective kernel");
+    d = cdesc(); d.padding[0] = INT64_MAX - 4;
+    {
+        tc_status st = plan_conv(&d);
+        CHECK(st == TC_ERR_OVERFLOW || st == TC_ERR_INVALID_ARGUMENT,
+              "padding INT64_MAX-4: status %s", tc_status_string(st));
+    }
+    d = cdesc(); d.in_channels = d.out_channels = d.groups = INT64_MAX / 4;
+    EXPECT_ERR(plan_conv(&d), TC_ERR_OVERFLOW, "");
+    TH_END();
+
+    TH_BEGIN("conv: NULL arguments");
+    d = cdesc();
+    tc_plan *pl = NULL;
+    EXPECT_ERR(tc_plan_conv(NULL, NULL, &d, NULL), INV, "plan");
+    EXPECT_ERR(tc_plan_conv(&pl, NULL, NULL, NULL), INV, "desc");
+    CHECK(pl == NULL, "plan set on failure");
+    TH_END();
+}
+
+static void test_gemm_fields(void) {
+    tc_gemm_desc d;
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+    TH_BEGIN("gemm: field validation");
+    d = gdesc();
+    EXPECT_ERR(plan_gemm(&d), TC_OK, "");
+    d = gdesc(); d.struct_size = 1;
+    EXPECT_ERR(plan_gemm(&d), INV, "struct_size=1");
+    d = gdesc(); d.dtype = (tc_dtype)2;
+    EXPECT_ERR(plan_gemm(&d), INV, "dtype=2");
+    d = gdesc(); d.m = 0;
+    EXPECT_ERR(plan_gemm(&d), INV, "m=0");
+    d = gdesc(); d.n = -1;
+    EXPECT_ERR(plan_gemm(&d), INV, "n=-1");
+    d = gdesc(); d.k = 0;
+    EXPECT_ERR(plan_gemm(&d), INV, "k=0");
+    d = gdesc(); d.trans_a = 2;
+    EXPECT_ERR(plan_gemm(&d), INV, "trans_a=2");
+    d = gdesc(); d.trans_b = -1;
+    EXPECT_ERR(plan_gemm(&d), INV, "trans_b=-1");
+    d = gdesc(); d.lda = 6; /* < k = 7 */
+    EXPECT_ERR(plan_gemm(&d), INV, "lda=6");
+    d = gdesc(); d.trans_a = 1; d.lda = 4; /* < m = 5 */
+    EXPECT_ERR(plan_gemm(&d), INV, "lda=4");
+    d = gdesc(); d.ldb = 5; /* < n = 6 */
+    EXPECT_ERR(plan_gemm(&d), INV, "ldb=5");
+    d = gdesc(); d.ldc = 5;
+    EXPECT_ERR(plan_gemm(&d), INV, "ldc=5");
+    d = gdesc(); d.lda = -8;
+    EXPECT_ERR(plan_gemm(&d), INV, "lda=-8");
+    TH_END();
+    TH_BEGIN("gemm: overflowing shapes");
+    d = gdesc(); d.m = INT64_MAX / 2; d.k = 4;
+    EXPECT_ERR(plan_gemm(&d), TC_ERR_OVERFLOW, "");
+    d = gdesc(); d.ldb = INT64_MAX / 2;
+    EXPECT_ERR(plan_gemm(&d), TC_ERR_OVERFLOW, "");
+    TH_END();
+    TH_BEGIN("gemm: NULL arguments and one-shot helpers");
+    d = gdesc();
+    EXPECT_ERR(tc_plan_gemm(NULL, NULL, &d, NULL), INV, "plan");
+    tc_plan *pl = NULL;
+    EXPECT_ERR(tc_plan_gemm(&pl, NULL, NULL, NULL), INV, "desc");
+    float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, c[4] = {NAN, NAN, NAN, NAN};
+    EXPECT_ERR(tc_sgemm(NULL, 'X', 'N', 2, 2, 2, 1.f, a, 2, b, 2, 0.f, c, 2), INV, "trans_a='X'");
+    EXPECT_ERR(tc_sgemm(NULL, 'N', 'q', 2, 2, 2, 1.f, a, 2, b, 2, 0.f, c, 2), INV, "trans_b='q'");
+    EXPECT_ERR(tc_sgemm(NULL, 'N', 'N', 2, 2, 2, 1.f, NULL, 2, b, 2, 0.f, c, 2), INV, "");
+    EXPECT_ERR(tc_sgemm(NULL, 'N', 'N', 2, 2, 2, 1.f, a, 2, b, 2, 0.f, NULL, 2), INV, "");
+    EXPECT_ERR(tc_sgemm(NULL, 'N', 'N', 0, 2, 2, 1.f, a, 2, b, 2, 0.f, c, 2), INV, "m=0");
+    /* a valid one: [1 2;3 4][5 6;7 8] = [19 22;43 50]; beta 0 ignores NaN */
+    if (EXPECT_ERR(tc_sgemm(NULL, 'N', 'N', 2, 2, 2, 1.f, a, 2, b, 2, 0.f, c, 2), TC_OK, ""))
+        CHECK(c[0] == 19 && c[1] == 22 && c[2] == 43 && c[3] == 50,
+              "sgemm gave %g %g %g %g", c[0], c[1], c[2], c[3]);
+    double ad[4] = {1, 2, 3, 4}, bd[4] = {5, 6, 7, 8}, cd[4] = {1, 1, 1, 1};
+    /* C = 2 A^T B^T + 1 C: A^T B^T = (BA)^T, BA = [23 34;31 46] */
+    if (EXPECT_ERR(tc_dgemm(NULL, 't', 'T', 2, 2, 2, 2.0, ad, 2, bd, 2, 1.0, cd, 2), TC_OK, ""))
+        CHECK(cd[0] == 47 && cd[1] == 63 && cd[2] == 69 && cd[3] == 93,
+              "dgemm gave %g %g %g %g", cd[0], cd[1], cd[2], cd[3]);
+    TH_END();
+}
+
+static void test_options_and_algorithms(void) {
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+    tc_filter_desc d = fdesc();
+    tc_plan *pl = NULL;
+    tc_plan_options o;
+
+    TH_BEGIN("plan options: struct_size, flags, wisdom");
+    tc_plan_options_init(&o); o.struct_size = sizeof o + 1;
+    EXPECT_ERR(tc_plan_filter(&pl, NULL, &d, g_mask, &o), INV, "struct_size=");
+    tc_plan_options_init(&o); o.flags = 0x80;
+    EXPECT_ERR(tc_plan_filter(&pl, NULL, &d, g_mask, &o), INV, "flags=0x80");
+    tc_plan_options_init(&o); o.flags = TC_PLAN_WISDOM_ONLY;
+    EXPECT_ERR(tc_plan_filter(&pl, NULL, &d, g_mask, &o), TC_ERR_NOT_FOUND, "wisdom");
+    CHECK(pl == NULL, "plan set on failure");
+    TH_END();
+
+    TH_BEGIN("forced algorithms: unknown, wrong operation, workspace limit");
+    tc_plan_options_init(&o); o.algorithm = "no.such.algorithm";
+    EXPECT_ERR(tc_plan_filter(&pl, NULL, &d, g_mask, &o), TC_ERR_NOT_FOUND, "no.such.algorithm");
+    tc_plan_options_init(&o); o.algorithm = "";
+    EXPECT_ERR(tc_plan_filter(&pl, NULL, &d, g_mask, &o), TC_ERR_NOT_FOUND, "");
+    tc_plan_options_init(&o); o.algorithm = "ref.gemm";
+    EXPECT_ERR(tc_plan_filter(&pl, NULL, &d, g_mask, &o), TC_ERR_NOT_APPLICABLE, "ref.gemm");
+    tc_gemm_desc g = gdesc();
+    tc_plan_options_init(&o); o.algorithm = "ref.conv";
+    EXPECT_ERR(tc_plan_gemm(&pl, NULL, &g, &o), TC_ERR_NOT_APPLICABLE, "ref.conv");
+    tc_plan_options_init(&o); o.algorithm = "cpu.im2col.gemm"; o.workspace_limit = 1;
+    EXPECT_ERR(tc_plan_filter(&pl, NULL, &d, g_mask, &o), TC_ERR_WORKSPACE, "cpu.im2col.gemm");
+    /* unforced with a tiny limit: some solver needing none applies (the
+     * reference) */
+    tc_plan_options_init(&o); o.workspace_limit = 1;
+    if (EXPECT_ERR(tc_plan_filter(&pl, NULL, &d, g_mask, &o), TC_OK, ""))
+        printf("  workspace_limit=1 chose %s\n", tc_plan_algorithm(pl));
+    tc_plan_destroy(pl);
+    pl = NULL;
+    TH_END();
+
+    TH_BEGIN("algorithm list");
+    int n = tc_algorithm_count();
+    CHECK(n >= 2, "tc_algorithm_count()=%d", n);
+    tc_algorithm_info info;
+    EXPECT_ERR(tc_algorithm_get(-1, &info), INV, "-1");
+    EXPECT_ERR(tc_algorithm_get(n, &info), INV, "");
+    EXPECT_ERR(tc_algorithm_get(0, NULL), INV, "");
+    int seen_ref = 0;
+    for (int i = 0; i < n; i++) {
+        if (!EXPECT_ERR(tc_algorithm_get(i, &info), TC_OK, "")) continue;
+        CHECK(info.name && info.name[0] && strchr(info.name, '.'), "name of %d", i);
+        CHECK(info.summary && info.summary[0], "%s: summary", info.name);
+        CHECK(info.ops && !(info.ops & ~(TC_OP_FILTER | TC_OP_CONV | TC_OP_GEMM)),
+              "%s: ops=0x%x", info.name, info.ops);
+        CHECK(tc_backend_name(info.backend) != NULL, "%s: backend %d", info.name,
+              (int)info.backend);
+        CHECK(info.available == 0 || info.available == 1, "%s: available=%d",
+              info.name, info.available);
+        int is_ref = strncmp(info.name, "ref.", 4) == 0;
+        CHECK(!seen_ref || is_ref, "%s is listed after a reference solver "
+              "(references must be last)", info.name);
+        seen_ref |= is_ref;
+        for (int j = 0; j < i; j++) {
+            tc_algorithm_info o2;
+            if (tc_algorithm_get(j, &o2) == TC_OK)
+                CHECK(strcmp(o2.name, info.name) != 0, "duplicate name %s", info.name);
+        }
+    }
+    CHECK(seen_ref, "no ref.* solver registered");
+    TH_END();
+}
+
+static void test_backends(void) {
+    TH_BEGIN("backend cuda without a GPU");
+    int ndev = tc_cuda_device_count();
+    CHECK(ndev >= 0, "tc_cuda_device_count()=%d", ndev);
+    tc_context *ctx = NULL;
+    if (!CHECK_STATUS(tc_context_create(&ctx), TC_OK)) { TH_END(); return; }
+    tc_filter_desc d = fdesc();
+    tc_plan *pl = NULL;
+    if (ndev == 0) {
+        CHECK_STATUS(tc_context_set_backend(ctx, TC_BACKEND_CUDA), TC_OK);
+        EXPECT_ERR(tc_plan_filter(&pl, ctx, &d, g_mask, NULL), TC_ERR_NO_DEVICE, "");
+        tc_conv_desc c = cdesc();
+        EXPECT_ERR(tc_plan_conv(&pl, ctx, &c, NULL), TC_ERR_NO_DEVICE, "");
+        tc_gemm_desc g = gdesc();
+        EXPECT_ERR(tc_plan_gemm(&pl, ctx, &g, NULL), TC_ERR_NO_DEVICE, "");
+        /* a registered CUDA solver forced by name on the default context */
+        for (int i = 0; i < tc_algorithm_count(); i++) {
+            tc_algorithm_info info;
+            if (tc_algorithm_get(i, &info) != TC_OK || info.backend != TC_BACKEND_CUDA)
+                continue;
+            CHECK(!info.available, "%s reports available without a device", info.name);
+            tc_plan_options o;
+            tc_plan_options_init(&o);
+            o.algorithm = info.name;
+            tc_status st = TC_OK;
+            if (info.ops & TC_OP_FILTER) st = tc_plan_filter(&pl, NULL, &d, g_mask, &o);
+            else if (info.ops & TC_OP_CONV) st = tc_plan_conv(&pl, NULL, &c, &o);
+            else st = tc_plan_gemm(&pl, NULL, &g, &o);
+            CHECK_STATUS(st, TC_ERR_NO_DEVICE);
+            tc_plan_destroy(st == TC_OK ? pl : NULL);
+            pl = NULL;
+        }
+        /* AUTO falls back to the CPU */
+        CHECK_STATUS(tc_context_set_backend(ctx, TC_BACKEND_AUTO), TC_OK);
+        if (EXPECT_ERR(tc_plan_filter(&pl, ctx, &d, g_mask, NULL), TC_OK, ""))
+            CHECK(tc_plan_backend(pl) == TC_BACKEND_CPU, "AUTO chose backend %d",
+                  (int)tc_plan_backend(pl));
+        tc_plan_destroy(pl);
+        pl = NULL;
+    } else {
+        TH_SKIP("%d CUDA device(s) present: the no-device path cannot be tested", ndev);
+    }
+    /* a CPU context refuses a forced algorithm of another backend */
+    CHECK_STATUS(tc_context_set_backend(ctx, TC_BACKEND_CPU), TC_OK);
+    for (int i = 0; i < tc_algorithm_count(); i++) {
+        tc_algorithm_info info;
+        if (tc_algorithm_get(i, &info) != TC_OK || info.backend == TC_BACKEND_CPU ||
+            !(info.ops & TC_OP_FILTER))
+            continue;
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = info.name;
+        EXPECT_ERR(tc_plan_filter(&pl, ctx, &d, g_mask, &o), TC_ERR_NOT_APPLICABLE, info.name);
+    }
+    tc_context_destroy(ctx);
+    TH_END();
+}
+
+static void test_context(void) {
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+    TH_BEGIN("context validation");
+    EXPECT_ERR(tc_context_create(NULL), INV, "");
+    tc_context *ctx = NULL;
+    if (!CHECK_STATUS(tc_context_create(&ctx), TC_OK)) { TH_END(); return; }
+    CHECK(tc_context_threads(ctx) >= 1, "default threads %d", tc_context_threads(ctx));
+    CHECK(tc_context_backend(ctx) == TC_BACKEND_AUTO, "default backend");
+    EXPECT_ERR(tc_context_set_threads(ctx, -1), INV, "threads=-1");
+    EXPECT_ERR(tc_context_set_threads(ctx, 4097), INV, "threads=4097");
+    EXPECT_ERR(tc_context_set_threads(NULL, 2), INV, "");
+    EXPECT_ERR(tc_context_set_threads(ctx, 3), TC_OK, "");
+    CHECK(tc_context_threads(ctx) == 3, "threads %d", tc_context_threads(ctx));
+    EXPECT_ERR(tc_context_set_threads(ctx, 0), TC_OK, "");
+    CHECK(tc_context_threads(ctx) == tc_cpu_count(), "threads 0 -> %d, cpus %d",
+          tc_context_threads(ctx), tc_cpu_count());
+    EXPECT_ERR(tc_context_set_backend(ctx, (tc_backend)7), INV, "backend=7");
+    EXPECT_ERR(tc_context_set_backend(NULL, TC_BACKEND_CPU), INV, "");
+    CHECK(tc_context_threads(NULL) >= 1, "NULL context threads");
+    CHECK(tc_context_backend(NULL) == TC_BACKEND_AUTO, "NULL context backend");
+    tc_context_destroy(ctx);
+    tc_context_destroy(NULL);
+    TH_END();
+}
+
+static void test_execute_args(void) {
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+    TH_BEGIN("execute: NULL and mismatched arguments");
+    tc_filter_desc fd = fdesc();
+    tc_conv_desc cd = cdesc();
+    tc_gemm_desc gd = gdesc();
+    tc_plan *fp = NULL, *cp = NULL, *cpb = NULL, *gp = NULL;
+    static float x[4096], y[4096], w[4096], b[64];
+    for (int i = 0; i < 4096; i++) x[i] = w[i] = 0.5f + (float)(i % 7);
+    for (int i = 0; i < 64; i++) b[i] = 1.0f;
+    int ok = CHECK_STATUS(tc_plan_filter(&fp, NULL, &fd, g_mask, NULL), TC_OK);
+    ok &= CHECK_STATUS(tc_plan_conv(&cp, NULL, &cd, NULL), TC_OK);
+    cd.has_bias = 1;
+    ok &= CHECK_STATUS(tc_plan_conv(&cpb, NULL, &cd, NULL), TC_OK);
+    ok &= CHECK_STATUS(tc_plan_gemm(&gp, NULL, &gd, NULL), TC_OK);
+    if (ok) {
+        EXPECT_ERR(tc_execute_filter(NULL, y, x, NULL), INV, "plan");
+        EXPECT_ERR(tc_execute_filter(fp, NULL, x, NULL), INV, "output");
+        EXPECT_ERR(tc_execute_filter(fp, y, NULL, NULL), INV, "input");
+        EXPECT_ERR(tc_execute_filter(cp, y, x, NULL), INV, "");
+        EXPECT_ERR(tc_execute_conv(fp, y, x, w, NULL, NULL), INV, "");
+        EXPECT_ERR(tc_execute_gemm(fp, y, x, w, NULL), INV, "");
+        EXPECT_ERR(tc_execute_conv(cp, y, x, NULL, NULL, NULL), INV, "weights");
+        EXPECT_ERR(tc_execute_conv(cp, y, x, w, b, NULL), INV, "bias");
+        EXPECT_ERR(tc_execute_conv(cpb, y, x, w, NULL, NULL), INV, "bias");
+        EXPECT_ERR(tc_execute_conv(cpb, y, x, w, b, NULL), TC_OK, "");
+        EXPECT_ERR(tc_execute_gemm(gp, y, x, NULL, NULL), INV, "");
+        EXPECT_ERR(tc_execute_gemm(gp, NULL, x, w, NULL), INV, "");
+        /* a misaligned workspace is refused when one is needed */
+        size_t ws = tc_plan_workspace_size(cp);
+        if (ws) {
+            char *buf = aligned_alloc(64, (ws + 64 + 63) / 64 * 64);
+            EXPECT_ERR(tc_execute_conv(cp, y, x, w, NULL, buf + 1), INV, "aligned");
+            EXPECT_ERR(tc_execute_conv(cp, y, x, w, NULL, buf), TC_OK, "");
+            free(buf);
+        }
+        EXPECT_ERR(tc_execute_filter(fp, y, x, NULL), TC_OK, "");
+    }
+    tc_plan_destroy(fp);
+    tc_plan_destroy(cp);
+    tc_plan_destroy(cpb);
+    tc_plan_destroy(gp);
+    TH_END();
+
+    TH_BEGIN("plan queries accept NULL");
+    tc_plan_destroy(NULL);
+    CHECK(tc_plan_algorithm(NULL) != NULL, "tc_plan_algorithm(NULL) is NULL");
+    CHECK(tc_plan_workspace_size(NULL) == 0, "workspace of NULL");
+    CHECK(tc_plan_flops(NULL) == 0 && tc_plan_bytes(NULL) == 0, "flops/bytes of NULL");
+    int nd;
+    int64_t shape[TC_MAX_DIMS];
+    EXPECT_ERR(tc_plan_output_shape(NULL, &nd, shape), INV, "");
+    if (CHECK_STATUS(tc_plan_filter(&fp, NULL, &fd, g_mask, NULL), TC_OK)) {
+        EXPECT_ERR(tc_plan_output_shape(fp, NULL, shape), INV, "");
+        EXPECT_ERR(tc_plan_output_shape(fp, &nd, NULL), INV, "");
+        tc_plan_destroy(fp);
+    }
+    /* initialisers and the CPU queries tolerate NULL / tiny buffers */
+    tc_filter_desc_init(NULL);
+    tc_conv_desc_init(NULL);
+    tc_gemm_desc_init(NULL);
+    tc_plan_options_init(NULL);
+    char feat[1] = {'x'};
+    tc_cpu_features(feat, sizeof feat);
+    CHECK(feat[0] == 0, "tc_cpu_features with size 1 must write an empty string");
+    char feat2[256];
+    tc_cpu_features(feat2, sizeof feat2);
+    CHECK(memchr(feat2, 0, sizeof feat2) != NULL, "features not NUL-terminated");
+    CHECK(tc_cpu_count() >= 1, "tc_cpu_count()=%d", tc_cpu_count());
+    TH_END();
+
+    TH_BEGIN("output shapes of filter full/valid, conv, gemm");
+    fd = fdesc(); fd.output = TC_OUTPUT_FULL;
+    if (CHECK_STATUS(tc_plan_filter(&fp, NULL, &fd, g_mask, NULL), TC_OK)) {
+        if (CHECK_STATUS(tc_plan_output_shape(fp, &nd, shape), TC_OK))
+            CHECK(nd == 2 && shape[0] == 8 && shape[1] == 8, "full: %d %lld %lld",
+                  nd, (long long)shape[0], (long long)shape[1]);
+        tc_plan_destroy(fp);
+    }
+    fd.output = TC_OUTPUT_VALID;
+    if (CHECK_STATUS(tc_plan_filter(&fp, NULL, &fd, g_mask, NULL), TC_OK)) {
+        if (CHECK_STATUS(tc_plan_output_shape(fp, &nd, shape), TC_OK))
+            CHECK(nd == 2 && shape[0] == 4 && shape[1] == 6, "valid: %d %lld %lld",
+                  nd, (long long)shape[0], (long long)shape[1]);
+        tc_plan_destroy(fp);
+    }
+    cd = cdesc(); cd.stride[0] = 2; cd.padding[1] = 1; cd.dilation[1] = 2;
+    if (CHECK_STATUS(tc_plan_conv(&cp, NULL, &cd, NULL), TC_OK)) {
+        /* (8-3)/2+1 = 3; (9+2-5)/1+1 = 7 */
+        if (CHECK_STATUS(tc_plan_output_shape(cp, &nd, shape), TC_OK))
+            CHECK(nd == 4 && shape[0] == 2 && shape[1] == 6 && shape[2] == 3 &&
+                  shape[3] == 7, "conv: %d %lld %lld %lld %lld", nd, (long long)shape[0],
+                  (long long)shape[1], (long long)shape[2], (long long)shape[3]);
+        tc_plan_destroy(cp);
+    }
+    gd = gdesc();
+    if (CHECK_STATUS(tc_plan_gemm(&gp, NULL, &gd, NULL), TC_OK)) {
+        if (CHECK_STATUS(tc_plan_output_shape(gp, &nd, shape), TC_OK))
+            CHECK(nd == 2 && shape[0] == 5 && shape[1] == 6, "gemm shape");
+        CHECK(tc_plan_flops(gp) == 2.0 * 5 * 6 * 7, "gemm flops %g", tc_plan_flops(gp));
+        tc_plan_destroy(gp);
+    }
+    TH_END();
+}
+
+static void test_names(void) {
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+    TH_BEGIN("tc_mode_parse / tc_mode_name");
+    static const struct { const char *s; tc_mode m; } modes[] = {
+        {"constant", TC_MODE_CONSTANT}, {"grid-constant", TC_MODE_CONSTANT},
+        {"nearest", TC_MODE_NEAREST}, {"reflect", TC_MODE_REFLECT},
+        {"grid-mirror", TC_MODE_REFLECT}, {"mirror", TC_MODE_MIRROR},
+        {"wrap", TC_MODE_WRAP}, {"grid-wrap", TC_MODE_WRAP}};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        tc_mode m = (tc_mode)-1;
+        if (EXPECT_ERR(tc_mode_parse(modes[i].s, &m), TC_OK, ""))
+            CHECK(m == modes[i].m, "'%s' -> %d", modes[i].s, (int)m);
+    }
+    for (int m = 0; m <= 4; m++) {
+        const char *n = tc_mode_name((tc_mode)m);
+        tc_mode back = (tc_mode)-1;
+        if (CHECK(n != NULL, "tc_mode_name(%d)", m))
+            CHECK(tc_mode_parse(n, &back) == TC_OK && back == (tc_mode)m,
+                  "round trip of %s", n);
+    }
+    CHECK(tc_mode_name((tc_mode)5) == NULL, "tc_mode_name(5)");
+    CHECK(tc_mode_name((tc_mode)-1) == NULL, "tc_mode_name(-1)");
+    tc_mode m;
+    EXPECT_ERR(tc_mode_parse("bogus", &m), INV, "bogus");
+    EXPECT_ERR(tc_mode_parse("", &m), INV, "");
+    EXPECT_ERR(tc_mode_parse("Reflect", &m), INV, "Reflect");
+    EXPECT_ERR(tc_mode_parse("reflect ", &m), INV, "");
+    EXPECT_ERR(tc_mode_parse(NULL, &m), INV, "");
+    EXPECT_ERR(tc_mode_parse("wrap", NULL), INV, "");
+    TH_END();
+
+    TH_BEGIN("tc_backend_parse / tc_backend_name, dtype sizes, version");
+    static const struct { const char *s; tc_backend b; } be[] = {
+        {"auto", TC_BACKEND_AUTO}, {"cpu", TC_BACKEND_CPU}, {"cuda", TC_BACKEND_CUDA}};
+    for (size_t i = 0; i < 3; i++) {
+        tc_backend b = (tc_backend)-1;
+        if (EXPECT_ERR(tc_backend_parse(be[i].s, &b), TC_OK, ""))
+            CHECK(b == be[i].b, "'%s' -> %d", be[i].s, (int)b);
+        CHECK(tc_backend_name(be[i].b) && strcmp(tc_backend_name(be[i].b), be[i].s) == 0,
+              "name of %d", (int)be[i].b);
+    }
+    tc_backend b;
+    EXPECT_ERR(tc_backend_parse("gpu", &b), INV, "gpu");
+    EXPECT_ERR(tc_backend_parse(NULL, &b), INV, "");
+    EXPECT_ERR(tc_backend_parse("cpu", NULL), INV, "");
+    CHECK(tc_backend_name((tc_backend)3) == NULL, "tc_backend_name(3)");
+    CHECK(tc_dtype_size(TC_FLOAT32) == 4 && tc_dtype_size(TC_FLOAT64) == 8, "sizes");
+    CHECK(tc_dtype_size((tc_dtype)2) == 0, "tc_dtype_size(2)");
+    char v[32];
+    snprintf(v, sizeof v, "%d.%d.%d", TC_VERSION_MAJOR, TC_VERSION_MINOR, TC_VERSION_PATCH);
+    CHECK(tc_version() && strcmp(tc_version(), v) == 0, "tc_version()='%s', header %s",
+          tc_version() ? tc_version() : "(null)", v);
+    TH_END();
+}
+
+int main(int argc, char **argv) {
+    th_init(argc, argv);
+    test_status_strings();
+    test_last_error_thread_local();
+    test_filter_fields();
+    test_conv_fields();
+    test_gemm_fields();
+    test_options_and_algorithms();
+    test_backends();
+    test_context();
+    test_execute_args();
+    test_names();
+    return th_finish();
+}

@@ -1,0 +1,1257 @@
+/*
+ * test_solvers.c - the shared solver test: every registered solver x a
+ * table of shapes x modes x dtypes, compared with the reference solvers
+ * (ref.conv, ref.gemm), which are themselves checked against independent
+ * models of scipy / torch / BLAS (models.h).
+ *
+ * For each problem instance:
+ *   - inputs are seeded random values, never zero; holes of strided input
+ *     buffers hold NaN, so reading a wrong element shows;
+ *   - the reference runs on dense copies; a second run on absolute values
+ *     gives each output element's magnitude sum |w||x| for the tolerance;
+ *   - every solver that implements the operation is forced by name. Not
+ *     available / not applicable counts as a skip with the reason printed,
+ *     never as a pass;
+ *   - each plan executes twice, with a NULL workspace and with a caller
+ *     workspace of exactly tc_plan_workspace_size bytes that ends at a
+ *     PROT_NONE page; outputs are pre-filled with NaN and guarded by
+ *     sentinels (also in the holes of strided outputs); the two results
+ *     must be bitwise equal and the inputs unchanged;
+ *   - flagged instances also plan with ESTIMATE and MEASURE, and execute
+ *     one plan from 4 threads at once.
+ *
+ * Environment: TC_TEST_SEED, TC_TEST_QUICK, TC_TEST_VERBOSE (harness.h).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+
+#include "harness.h"
+#include "models.h"
+#include "testbuf.h"
+
+/* ------------------------------------------------------------------ */
+/* Registered solvers                                                   */
+/* ------------------------------------------------------------------ */
+typedef struct solver {
+    tc_algorithm_info info;
+    long pass, fail, skip;
+    int skips_printed;
+    char skip_reason[320];
+} solver;
+
+static solver g_sol[128];
+static int g_nsol;
+static tc_context *g_ctx[4]; /* index = thread count 1..3 */
+
+static void solvers_load(void) {
+    int n = tc_algorithm_count();
+    printf("registered algorithms: %d\n", n);
+    for (int i = 0; i < n && g_nsol < 128; i++) {
+        solver *s = &g_sol[g_nsol];
+        memset(s, 0, sizeof *s);
+        if (tc_algorithm_get(i, &s->info) != TC_OK) {
+            printf("  tc_algorithm_get(%d) failed: %s\n", i, tc_last_error());
+            continue;
+        }
+        printf("  %-24s backend=%s ops=%s%s%s available=%d\n", s->info.name,
+               tc_backend_name(s->info.backend),
+               (s->info.ops & TC_OP_FILTER) ? "filter," : "",
+               (s->info.ops & TC_OP_CONV) ? "conv," : "",
+               (s->info.ops & TC_OP_GEMM) ? "gemm" : "", s->info.available);
+        g_nsol++;
+    }
+}
+
+/* Per-algorithm tolerance (see tb_compare): FFT, Winograd and Strassen
+ * transform the data and lose accuracy spread over the whole output. */
+static tb_tol tol_for(const char *name, tc_dtype dt) {
+    int loose = name && (strstr(name, "fft") || strstr(name, "winograd") ||
+                         strstr(name, "strassen"));
+    if (dt == TC_FLOAT32)
+        return loose ? (tb_tol){5e-4, 5e-5} : (tb_tol){2e-5, 0};
+    return loose ? (tb_tol){1e-9, 1e-10} : (tb_tol){1e-12, 0};
+}
+
+/* ------------------------------------------------------------------ */
+/* One problem instance, whatever the operation                         */
+/* ------------------------------------------------------------------ */
+typedef struct inst {
+    unsigned op;
+    tc_dtype dt;
+    char label[240];
+    int threads;
+    int extra; /* > 0: also MEASURE, and `extra` executes from 4 threads */
+    tc_filter_desc fd;
+    tc_conv_desc cd;
+    tc_gemm_desc gd;
+    const void *mask;           /* filter */
+    const void *x, *w, *bias;   /* filter / conv (x may be strided) */
+    const void *a, *b;          /* gemm */
+    const double *c_init;       /* gemm, m x n logical, when beta != 0 */
+    /* output: layout and expected values */
+    int out_nd;
+    int64_t out_shape[TC_MAX_DIMS];
+    tb_view out_view;
+    const double *ref, *mag;
+    /* inputs to check for modification: buffers and their saved copies */
+    const void *in_buf[4];
+    void *in_copy[4];
+    size_t in_bytes[4];
+    int n_in;
+} inst;
+
+static void inst_save_input(inst *I, const void *buf, size_t bytes) {
+    I->in_buf[I->n_in] = buf;
+    I->in_copy[I->n_in] = malloc(bytes ? bytes : 1);
+    memcpy(I->in_copy[I->n_in], buf, bytes);
+    I->in_bytes[I->n_in] = bytes;
+    I->n_in++;
+}
+static int inst_inputs_unchanged(const inst *I) {
+    for (int i = 0; i < I->n_in; i++)
+        if (memcmp(I->in_buf[i], I->in_copy[i], I->in_bytes[i]) != 0) return 0;
+    return 1;
+}
+static void inst_free_saved(inst *I) {
+    for (int i = 0; i < I->n_in; i++) free(I->in_copy[i]);
+    I->n_in = 0;
+}
+
+static tc_status inst_plan(const inst *I, tc_context *ctx, const char *algo,
+                           unsigned flags, tc_plan **pl) {
+    tc_plan_options opt;
+    tc_plan_options_init(&opt);
+    opt.algorithm = algo;
+    opt.flags = flags;
+    switch (I->op) {
+    case TC_OP_FILTER: return tc_plan_filter(pl, ctx, &I->fd, I->mask, &opt);
+    case TC_OP_CONV: return tc_plan_conv(pl, ctx, &I->cd, &opt);
+    default: return tc_plan_gemm(pl, ctx, &I->gd, &opt);
+    }
+}
+
+static tc_status inst_exec(const inst *I, const tc_plan *pl, void *y, void *ws) {
+    switch (I->op) {
+    case TC_OP_FILTER: return tc_execute_filter(pl, y, I->x, ws);
+    case TC_OP_CONV: return tc_execute_conv(pl, y, I->x, I->w, I->bias, ws);
+    default: return tc_execute_gemm(pl, y, I->a, I->b, ws);
+    }
+}
+
+static void inst_out_init(const inst *I, tb_out *o) {
+    memset(o, 0, sizeof *o);
+    o->v = I->out_view;
+    o->dt = I->dt;
+    o->base = tb_calloc(o->v.span + 2 * TB_GUARD, I->dt);
+    o->ptr = tb_elem(o->base, TB_GUARD + o->v.off0, I->dt);
+    o->is_out = calloc((size_t)o->v.span, 1);
+    for (int64_t e = 0; e < o->v.count; e++) o->is_out[tb_view_at(&o->v, e)] = 1;
+}
+/* NaN in every output element, sentinels elsewhere; GEMM with beta != 0
+ * then gets its C values. */
+static void inst_out_reset(const inst *I, tb_out *o) {
+    tb_out_reset(o);
+    if (I->c_init)
+        for (int64_t e = 0; e < o->v.count; e++)
+            tb_st(o->base, TB_GUARD + tb_view_at(&o->v, e), I->dt, I->c_init[e]);
+}
+
+/* Checks guards and values of one executed output; returns 1 when good. */
+static int check_output(const inst *I, const tb_out *o, double *got,
+                        tb_tol tol, const char *what) {
+    int64_t first;
+    int64_t bad = tb_out_guard_errors(o, &first);
+    int ok = CHECK(bad == 0, "%s: %lld guard/hole elements overwritten (first "
+                   "at buffer offset %lld)", what, (long long)bad, (long long)first);
+    tb_out_gather(o, got);
+    tb_cmp c = tb_compare(got, I->ref, I->mag, o->v.count, tol);
+    if (c.nbad) {
+        char idx[128];
+        tb_index_str(idx, sizeof idx, c.first, I->out_shape, I->out_nd);
+        CHECK(c.nbad == 0, "%s: %lld of %lld elements off; first [%s] got %.17g "
+              "want %.17g (mag %.3g); max normalised error %.3g (rtol %.1g)",
+              what, (long long)c.nbad, (long long)o->v.count, idx, got[c.first],
+              I->ref[c.first], I->mag[c.first], c.max_norm_err, tol.rtol);
+        ok = 0;
+    }
+    return ok;
+}
+
+/* ---- executing one plan from 4 threads at once ----
+ * Each thread executes the plan `reps` times into its own guarded output
+ * (half of them with their own workspace, half with NULL) and compares
+ * every result bitwise with the serial one. */
+typedef struct conc_arg {
+    const inst *I;
+    const tc_plan *pl;
+    const double *want;
+    int reps, use_ws;
+    tb_out out;
+    tb_ws ws;
+    tc_status st;
+    int mismatches, guard_errors, ws_errors;
+} conc_arg;
+
+static void *conc_main(void *p) {
+    conc_arg *c = p;
+    double *got = tb_dcalloc(c->I->out_view.count);
+    for (int r = 0; r < c->reps; r++) {
+        inst_out_reset(c->I, &c->out);
+        tc_status st = inst_exec(c->I, c->pl, c->out.ptr, c->use_ws ? c->ws.ptr : NULL);
+        if (st != TC_OK) { c->st = st; break; }
+        int64_t first;
+        c->guard_errors += tb_out_guard_errors(&c->out, &first) != 0;
+        tb_out_gather(&c->out, got);
+        c->mismatches += memcmp(got, c->want, sizeof(double) *
+                                (size_t)c->I->out_view.count) != 0;
+        if (c->use_ws) c->ws_errors += tb_ws_errors(&c->ws) != 0;
+    }
+    free(got);
+    return NULL;
+}
+
+static void check_concurrent(const inst *I, const tc_plan *pl, const double *want,
+                             int reps) {
+    enum { NT = 4 };
+    conc_arg args[NT];
+    pthread_t tid[NT];
+    size_t wsz = tc_plan_workspace_size(pl);
+    for (int t = 0; t < NT; t++) {
+        memset(&args[t], 0, sizeof args[t]);
+        args[t].I = I;
+        args[t].pl = pl;
+        args[t].want = want;
+        args[t].reps = reps;
+        args[t].use_ws = t % 2;
+        inst_out_init(I, &args[t].out);
+        if (args[t].use_ws && !tb_ws_alloc(&args[t].ws, wsz)) args[t].use_ws = 0;
+    }
+    int started[NT];
+    for (int t = 0; t < NT; t++)
+        started[t] = pthread_create(&tid[t], NULL, conc_main, &args[t]) == 0;
+    for (int t = 0; t < NT; t++) {
+        if (started[t]) pthread_join(tid[t], NULL);
+        else conc_main(&args[t]);
+    }
+    for (int t = 0; t < NT; t++) {
+        CHECK_STATUS(args[t].st, TC_OK);
+        CHECK(args[t].guard_errors == 0, "concurrent thread %d overwrote a guard "
+              "in %d of %d runs", t, args[t].guard_errors, reps);
+        CHECK(args[t].mismatches == 0, "concurrent thread %d: %d of %d results "
+              "differ from the serial one", t, args[t].mismatches, reps);
+        CHECK(args[t].ws_errors == 0, "thread %d wrote outside its workspace", t);
+        tb_out_free(&args[t].out);
+        tb_ws_free(&args[t].ws);
+    }
+}
+
+/* Skip accounting: print the first few reasons per solver, count all. */
+static void solver_skip(solver *s, const char *why) {
+    s->skip++;
+    if (s->skips_printed < 3 || th_g.verbose) {
+        s->skips_printed++;
+        TH_SKIP("%s", why);
+    } else {
+        th_skip_silent();
+    }
+    snprintf(s->skip_reason, sizeof s->skip_reason, "%s", why);
+}
+
+static const char *op_name(unsigned op) {
+    return op == TC_OP_FILTER ? "filter" : op == TC_OP_CONV ? "conv" : "gemm";
+}
+
+/* Plans and checks one algorithm (algo NULL = the planner's choice with
+ * the given flags). s is NULL for the planner's choice. */
+static void run_one(const inst *I, solver *s, const char *algo, unsigned flags) {
+    const char *shown = algo ? algo : (flags & TC_PLAN_MEASURE) ? "(measure)" : "(estimate)";
+    TH_BEGIN("%s %s [%s]", op_name(I->op), I->label, shown);
+    tc_plan *pl = NULL;
+    tb_out o1, o2;
+    memset(&o1, 0, sizeof o1);
+    memset(&o2, 0, sizeof o2);
+    tb_ws ws;
+    memset(&ws, 0, sizeof ws);
+    double *g1 = NULL, *g2 = NULL;
+    tc_status st = inst_plan(I, g_ctx[I->threads], algo, flags, &pl);
+    if (st == TC_ERR_NOT_APPLICABLE || st == TC_ERR_UNSUPPORTED ||
+        st == TC_ERR_NO_DEVICE) {
+        char why[300];
+        snprintf(why, sizeof why, "%s: %s", tc_status_string(st), tc_last_error());
+        if (s) solver_skip(s, why);
+        else CHECK_STATUS(st, TC_OK); /* the planner must find something */
+        goto done;
+    }
+    if (!CHECK_STATUS(st, TC_OK)) goto done;
+    if (!inst_inputs_unchanged(I)) CHECK(0, "planning modified a caller array");
+    const char *chosen = tc_plan_algorithm(pl);
+    if (algo) CHECK(strcmp(chosen, algo) == 0, "plan reports '%s'", chosen);
+    if (th_g.verbose && !algo) printf("  planner chose %s\n", chosen);
+    int nd = 0;
+    int64_t shape[TC_MAX_DIMS];
+    CHECK_STATUS(tc_plan_output_shape(pl, &nd, shape), TC_OK);
+    if (CHECK(nd == I->out_nd, "output rank %d, expected %d", nd, I->out_nd))
+        for (int i = 0; i < nd; i++)
+            CHECK(shape[i] == I->out_shape[i], "output shape[%d]=%lld, expected %lld",
+                  i, (long long)shape[i], (long long)I->out_shape[i]);
+    CHECK(tc_plan_flops(pl) > 0, "flops %g", tc_plan_flops(pl));
+    tb_tol tol = tol_for(chosen, I->dt);
+
+    /* run 1: caller workspace of exactly the reported size, ending at a
+     * PROT_NONE page (first, so an overrun faults at once, here) */
+    size_t wsz = tc_plan_workspace_size(pl);
+    if (!CHECK(tb_ws_alloc(&ws, wsz), "mmap of %zu bytes failed", wsz)) goto done;
+    inst_out_init(I, &o1);
+    inst_out_reset(I, &o1);
+    g1 = tb_dcalloc(I->out_view.count);
+    st = inst_exec(I, pl, o1.ptr, ws.ptr);
+    if (!CHECK_STATUS(st, TC_OK)) goto done;
+    CHECK(tb_ws_errors(&ws) == 0, "wrote outside the %zu-byte workspace", wsz);
+    int good = check_output(I, &o1, g1, tol, "exact workspace");
+
+    /* run 2: NULL workspace (the library allocates) */
+    inst_out_init(I, &o2);
+    inst_out_reset(I, &o2);
+    g2 = tb_dcalloc(I->out_view.count);
+    st = inst_exec(I, pl, o2.ptr, NULL);
+    if (!CHECK_STATUS(st, TC_OK)) goto done;
+    if (!check_output(I, &o2, g2, tol, "NULL workspace")) good = 0;
+    if (good)
+        CHECK(memcmp(g1, g2, sizeof(double) * (size_t)I->out_view.count) == 0,
+              "two executes of one plan differ (not deterministic)");
+    CHECK(inst_inputs_unchanged(I), "execute modified an input array");
+    if (good && I->extra) check_concurrent(I, pl, g1, I->extra);
+done:
+    tc_plan_destroy(pl);
+    tb_out_free(&o1);
+    tb_out_free(&o2);
+    tb_ws_free(&ws);
+    free(g1);
+    free(g2);
+    int was_skipped = th_g.case_skipped && !th_g.case_failed;
+    int ok = TH_END();
+    if (s && !was_skipped) {
+        if (ok) s->pass++;
+        else s->fail++;
+    }
+}
+
+static void run_all_solvers(const inst *I) {
+    for (int i = 0; i < g_nsol; i++)
+        if (g_sol[i].info.ops & I->op) run_one(I, &g_sol[i], g_sol[i].info.name, 0);
+    run_one(I, NULL, NULL, TC_PLAN_ESTIMATE);
+    if (I->extra) run_one(I, NULL, NULL, TC_PLAN_MEASURE);
+}
+
+/* Runs the reference (forced) on the dense description with the given
+ * arrays; writes the logical output as doubles. Returns 1 on success. */
+static int run_reference(const inst *R, double *out, const char *what) {
+    tc_plan *pl = NULL;
+    tc_status st = inst_plan(R, g_ctx[R->threads],
+                             R->op == TC_OP_GEMM ? "ref.gemm" : "ref.conv", 0, &pl);
+    if (!CHECK_STATUS(st, TC_OK)) return 0;
+    tb_out o;
+    inst_out_init(R, &o);
+    inst_out_reset(R, &o);
+    st = inst_exec(R, pl, o.ptr, NULL);
+    int ok = CHECK_STATUS(st, TC_OK);
+    int64_t first;
+    ok &= CHECK(tb_out_guard_errors(&o, &first) == 0, "%s: reference wrote a guard",
+                what);
+    tb_out_gather(&o, out);
+    int nd;
+    int64_t shape[TC_MAX_DIMS];
+    if (tc_plan_output_shape(pl, &nd, shape) == TC_OK) {
+        ok &= CHECK(nd == R->out_nd, "%s: reference output rank %d, model %d",
+                    what, nd, R->out_nd);
+        for (int i = 0; i < nd && i < R->out_nd; i++)
+            ok &= CHECK(shape[i] == R->out_shape[i], "%s: reference output "
+                        "shape[%d]=%lld, model %lld", what, i,
+                        (long long)shape[i], (long long)R->out_shape[i]);
+    }
+    tb_out_free(&o);
+    tc_plan_destroy(pl);
+    return ok;
+}
+
+/* Reference vs model (a case of its own), then every solver. abs_inst is
+ * the same problem on absolute values (dense), for the magnitudes. */
+static void check_instance(inst *I, inst *dense, inst *absI, const double *model) {
+    int64_t n = I->out_view.count;
+    double *ref = tb_dcalloc(n), *mag = tb_dcalloc(n);
+    TH_BEGIN("%s %s [reference vs model]", op_name(I->op), I->label);
+    int ok = run_reference(dense, ref, "values");
+    ok &= run_reference(absI, mag, "magnitudes");
+    if (ok) {
+        tb_cmp c = tb_compare(ref, model, mag, n, tol_for("ref", I->dt));
+        if (c.nbad) {
+            char idx[128];
+            tb_index_str(idx, sizeof idx, c.first, I->out_shape, I->out_nd);
+            CHECK(c.nbad == 0, "%lld of %lld elements differ from the model; "
+                  "first [%s] ref %.17g model %.17g", (long long)c.nbad,
+                  (long long)n, idx, ref[c.first], model[c.first]);
+            ok = 0;
+        }
+    }
+    TH_END();
+    if (ok) { /* solvers are judged against a reference that is right */
+        I->ref = ref;
+        I->mag = mag;
+        run_all_solvers(I);
+    }
+    free(ref);
+    free(mag);
+}
+
+/* Fills n typed values: random non-zero, as doubles too. */
+static void fill_random(th_rng *r, void *typed, double *d, int64_t n, tc_dtype dt) {
+    for (int64_t i = 0; i < n; i++) {
+        tb_st(typed, i, dt, th_value(r));
+        if (d) d[i] = tb_ld(typed, i, dt);
+    }
+}
+static void *abs_copy(const void *src, int64_t n, tc_dtype dt) {
+    void *p = tb_calloc(n, dt);
+    for (int64_t i = 0; i < n; i++) tb_st(p, i, dt, fabs(tb_ld(src, i, dt)));
+    return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Filter                                                               */
+/* ------------------------------------------------------------------ */
+typedef struct fspec {
+    int ndim, nsp; /* nsp 0: the default min(ndim, 3) */
+    int64_t shape[TC_MAX_DIMS], mask[3], origin[3];
+    tc_filter_kind kind;
+    tc_output_kind output;
+    tc_mode mode;
+    double cval;
+    tb_layout lin, lout;
+    int threads, extra;
+} fspec;
+
+static const char *const out_names[] = {"same", "full", "valid"};
+
+static void run_filter(const fspec *s, tc_dtype dt, uint64_t salt) {
+    th_rng r = th_rng_for(salt);
+    const int nd = s->ndim, nsp = s->nsp ? s->nsp : (nd < 3 ? nd : 3), lead = nd - nsp;
+    model_filter mf;
+    memset(&mf, 0, sizeof mf);
+    mf.nsp = nsp;
+    mf.batch = tb_prod(s->shape, lead);
+    for (int i = 0; i < nsp; i++) {
+        mf.n[i] = s->shape[lead + i];
+        mf.m[i] = s->mask[i];
+        mf.origin[i] = s->output == TC_OUTPUT_SAME ? s->origin[i] : 0;
+    }
+    mf.kind = s->kind;
+    mf.output = s->output;
+    mf.mode = s->mode;
+    mf.cval = s->output == TC_OUTPUT_SAME ? s->cval : 0.0;
+    int64_t o[3];
+    if (!model_filter_shape(&mf, o)) {
+        printf("test table error: invalid filter spec (salt %llu)\n",
+               (unsigned long long)salt);
+        return;
+    }
+
+    inst I;
+    memset(&I, 0, sizeof I);
+    I.op = TC_OP_FILTER;
+    I.dt = dt;
+    I.threads = s->threads;
+    I.extra = s->extra;
+    I.out_nd = nd;
+    for (int i = 0; i < lead; i++) I.out_shape[i] = s->shape[i];
+    for (int i = 0; i < nsp; i++) I.out_shape[lead + i] = o[i];
+
+    /* label */
+    char sh[80] = "", ms[40] = "", og[40] = "";
+    for (int i = 0, at = 0; i < nd; i++)
+        at += snprintf(sh + at, sizeof sh - at, i ? "x%lld" : "%lld", (long long)s->shape[i]);
+    for (int i = 0, at = 0; i < nsp; i++)
+        at += snprintf(ms + at, sizeof ms - at, i ? "x%lld" : "%lld", (long long)s->mask[i]);
+    for (int i = 0, at = 0; i < nsp; i++)
+        at += snprintf(og + at, sizeof og - at, i ? ",%lld" : "%lld", (long long)mf.origin[i]);
+    snprintf(I.label, sizeof I.label, "%s %dD in=%s(nsp=%d) mask=%s %s %s %s "
+             "cval=%g origin=%s x:%s y:%s t%d", dt == TC_FLOAT32 ? "f32" : "f64",
+             nsp, sh, s->nsp, ms, s->kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate",
+             out_names[s->output], tc_mode_name(s->mode), mf.cval, og,
+             tb_layout_names[s->lin], tb_layout_names[s->lout], s->threads);
+
+    /* input: strided buffer with NaN holes, and its dense logical copy */
+    tb_view vin;
+    tb_view_make(&vin, nd, s->shape, s->lin);
+    void *xbuf = tb_calloc(vin.span, dt);
+    for (int64_t i = 0; i < vin.span; i++) tb_st(xbuf, i, dt, NAN);
+    void *xd = tb_calloc(vin.count, dt);
+    double *xdd = tb_dcalloc(vin.count);
+    for (int64_t e = 0; e < vin.count; e++) {
+        int64_t at = tb_view_at(&vin, e);
+        if (isnan(tb_ld(xbuf, at, dt))) tb_st(xbuf, at, dt, th_value(&r));
+    }
+    for (int64_t e = 0; e < vin.count; e++) {
+        double v = tb_ld(xbuf, tb_view_at(&vin, e), dt);
+        tb_st(xd, e, dt, v);
+        xdd[e] = v;
+    }
+    int64_t mcount = tb_prod(s->mask, nsp);
+    void *mask = tb_calloc(mcount, dt);
+    double *maskd = tb_dcalloc(mcount);
+    fill_random(&r, mask, maskd, mcount, dt);
+
+    tc_filter_desc_init(&I.fd);
+    I.fd.dtype = dt;
+    I.fd.ndim = nd;
+    I.fd.nspatial = s->nsp;
+    for (int i = 0; i < nd; i++) I.fd.shape[i] = s->shape[i];
+    for (int i = 0; i < nsp; i++) {
+        I.fd.mask_shape[i] = s->mask[i];
+        I.fd.origin[i] = mf.origin[i];
+    }
+    I.fd.kind = s->kind;
+    I.fd.output = s->output;
+    I.fd.mode = s->mode;
+    I.fd.cval = mf.cval;
+    tb_view_make(&I.out_view, nd, I.out_shape, s->lout);
+    if (s->lin != TB_DENSE)
+        for (int i = 0; i < nd; i++) I.fd.in_strides[i] = vin.strides[i];
+    if (s->lout != TB_DENSE)
+        for (int i = 0; i < nd; i++) I.fd.out_strides[i] = I.out_view.strides[i];
+    I.x = tb_elem(xbuf, vin.off0, dt);
+    I.mask = mask;
+    inst_save_input(&I, xbuf, (size_t)vin.span * tb_esize(dt));
+    inst_save_input(&I, mask, (size_t)mcount * tb_esize(dt));
+
+    /* dense and absolute-value twins for the reference */
+    inst D = I, A = I;
+    D.n_in = A.n_in = 0;
+    memset(D.fd.in_strides, 0, sizeof D.fd.in_strides);
+    memset(D.fd.out_strides, 0, sizeof D.fd.out_strides);
+    tb_view_make(&D.out_view, nd, I.out_shape, TB_DENSE);
+    D.x = xd;
+    A.fd = D.fd;
+    A.out_view = D.out_view;
+    void *xa = abs_copy(xd, vin.count, dt), *ma = abs_copy(mask, mcount, dt);
+    A.x = xa;
+    A.mask = ma;
+    A.fd.cval = fabs(mf.cval);
+
+    double *model = tb_dcalloc(I.out_view.count);
+    model_filter_run(&mf, xdd, maskd, model);
+    check_instance(&I, &D, &A, model);
+
+    inst_free_saved(&I);
+    free(model);
+    free(xbuf); free(xd); free(xdd); free(mask); free(maskd); free(xa); free(ma);
+}
+
+static int64_t origin_pick(int64_t m, int which, th_rng *r) {
+    int64_t lo = -(m / 2), hi = (m - 1) / 2;
+    switch (which % 4) {
+    case 0: return lo;
+    case 1: return hi;
+    case 2: return 0;
+    default: return th_int(r, lo, hi);
+    }
+}
+
+static fspec fspec_base(int ndim, int nsp, const int64_t *shape, const int64_t *mask) {
+    fspec s;
+    memset(&s, 0, sizeof s);
+    s.ndim = ndim;
+    s.nsp = nsp;
+    int ns = nsp ? nsp : ndim;
+    for (int i = 0; i < ndim; i++) s.shape[i] = shape[i];
+    for (int i = 0; i < ns; i++) s.mask[i] = mask[i];
+    s.kind = TC_FILTER_CORRELATE;
+    s.output = TC_OUTPUT_SAME;
+    s.mode = TC_MODE_REFLECT;
+    s.threads = 2;
+    return s;
+}
+
+static long g_nfilter;
+static void filter_both(fspec s, uint64_t salt) {
+    run_filter(&s, TC_FLOAT32, salt * 2);
+    run_filter(&s, TC_FLOAT64, salt * 2 + 1);
+    g_nfilter += 2;
+}
+
+static void filter_cases(void) {
+    th_rng r = th_rng_for(1001);
+    uint64_t salt = 1;
+    const int quick = th_g.quick;
+    /* A. every mode x convolve/correlate x origin min/max/0 x odd/even mask,
+     *    1D, 2D, 3D; primes in the shapes */
+    static const int64_t shp[3][3] = {{31}, {13, 17}, {5, 6, 7}};
+    static const int64_t msk[3][2][3] = {{{5}, {4}}, {{3, 4}, {5, 3}}, {{3, 2, 3}, {3, 3, 3}}};
+    for (int d = 0; d < 3; d++)
+        for (int mode = 0; mode < 5; mode++)
+            for (int kind = 0; kind < 2; kind++)
+                for (int which = 0; which < 3; which++)
+                    for (int mv = 0; mv < 2; mv++) {
+                        if (quick && (which + mv + mode) % 3) continue;
+                        fspec s = fspec_base(d + 1, 0, shp[d], msk[d][mv]);
+                        s.mode = (tc_mode)mode;
+                        s.kind = (tc_filter_kind)kind;
+                        s.cval = mode == TC_MODE_CONSTANT ? th_uniform(&r, -2, 2) : 0;
+                        for (int i = 0; i <= d; i++)
+                            s.origin[i] = origin_pick(s.mask[i], which + i, &r);
+                        s.threads = 1 + (int)(salt % 3);
+                        filter_both(s, salt++);
+                    }
+    /* B. full and valid, incl. masks larger than the input (valid swaps) */
+    static const int64_t small_in[3][3] = {{4}, {3, 5}, {2, 3, 2}};
+    static const int64_t big_mask[3][3] = {{9}, {6, 7}, {4, 5, 3}};
+    for (int d = 0; d < 3; d++)
+        for (int kind = 0; kind < 2; kind++) {
+            for (int mv = 0; mv < 2; mv++)
+                for (int out = 1; out <= 2; out++) {
+                    fspec s = fspec_base(d + 1, 0, shp[d], msk[d][mv]);
+                    s.kind = (tc_filter_kind)kind;
+                    s.output = (tc_output_kind)out;
+                    s.threads = 1 + (int)(salt % 3);
+                    filter_both(s, salt++);
+                }
+            for (int out = 1; out <= 2; out++) {
+                fspec s = fspec_base(d + 1, 0, small_in[d], big_mask[d]);
+                s.kind = (tc_filter_kind)kind;
+                s.output = (tc_output_kind)out;
+                filter_both(s, salt++);
+            }
+        }
+    { /* valid: equal on one axis, larger on the other (swaps); equal sizes */
+        static const int64_t in[2] = {3, 5}, m1[2] = {3, 7}, m2[2] = {3, 5};
+        for (int kind = 0; kind < 2; kind++) {
+            fspec s = fspec_base(2, 0, in, m1);
+            s.kind = (tc_filter_kind)kind;
+            s.output = TC_OUTPUT_VALID;
+            filter_both(s, salt++);
+            s = fspec_base(2, 0, in, m2);
+            s.kind = (tc_filter_kind)kind;
+            s.output = TC_OUTPUT_VALID;
+            filter_both(s, salt++);
+        }
+    }
+    /* C. 1x1 masks in every output kind */
+    static const int64_t one[3] = {1, 1, 1};
+    static const int64_t in1x1[3][3] = {{9}, {7, 8}, {3, 4, 5}};
+    for (int d = 0; d < 3; d++)
+        for (int out = 0; out < 3; out++) {
+            fspec s = fspec_base(d + 1, 0, in1x1[d], one);
+            s.output = (tc_output_kind)out;
+            s.mode = (tc_mode)((d + out) % 5);
+            s.kind = (tc_filter_kind)(out & 1);
+            filter_both(s, salt++);
+        }
+    /* D. masks larger than the input, same mode, every boundary mode */
+    static const struct { int nd; int64_t in[3], m[3]; } big[] = {
+        {2, {3, 4}, {7, 9}}, {2, {2, 2}, {8, 6}}, {1, {2}, {11}},
+        {1, {1}, {5}}, {3, {2, 1, 3}, {5, 3, 7}}};
+    for (size_t b = 0; b < sizeof big / sizeof big[0]; b++)
+        for (int mode = 0; mode < 5; mode++)
+            for (int kind = 0; kind < 2; kind++) {
+                if (quick && (mode + kind) % 2) continue;
+                fspec s = fspec_base(big[b].nd, 0, big[b].in, big[b].m);
+                s.mode = (tc_mode)mode;
+                s.kind = (tc_filter_kind)kind;
+                s.cval = 1.5;
+                for (int i = 0; i < big[b].nd; i++)
+                    s.origin[i] = origin_pick(s.mask[i], 3, &r);
+                filter_both(s, salt++);
+            }
+    /* E. primes and 1-element axes */
+    static const struct { int nd; int64_t in[3], m[3]; } odd[] = {
+        {2, {13, 17}, {5, 3}}, {1, {31}, {7}}, {2, {1, 9}, {3, 3}},
+        {2, {7, 1}, {2, 3}}, {3, {1, 1, 5}, {1, 3, 2}}, {2, {1, 1}, {3, 3}},
+        {3, {7, 11, 13}, {3, 5, 2}}, {1, {1}, {1}}};
+    for (size_t b = 0; b < sizeof odd / sizeof odd[0]; b++)
+        for (int mode = 0; mode < 5; mode += (quick ? 2 : 1)) {
+            fspec s = fspec_base(odd[b].nd, 0, odd[b].in, odd[b].m);
+            s.mode = (tc_mode)mode;
+            s.kind = (tc_filter_kind)((b + mode) % 2);
+            s.cval = -0.5;
+            filter_both(s, salt++);
+        }
+    /* F. leading batch axes */
+    static const struct { int nd, nsp; int64_t in[8], m[3]; } bat[] = {
+        {4, 2, {2, 3, 9, 10}, {3, 3}}, {4, 3, {2, 4, 5, 6}, {3, 2, 3}},
+        {3, 1, {3, 4, 11}, {4}}, {5, 2, {2, 1, 3, 6, 7}, {2, 3}},
+        {2, 1, {5, 12}, {3}}, {8, 3, {1, 2, 1, 2, 1, 3, 4, 5}, {2, 2, 3}},
+        {3, 3, {4, 5, 6}, {2, 3, 3}}, {2, 0, {6, 7}, {3, 2}}};
+    for (size_t b = 0; b < sizeof bat / sizeof bat[0]; b++)
+        for (int v = 0; v < 3; v++) {
+            fspec s = fspec_base(bat[b].nd, bat[b].nsp, bat[b].in, bat[b].m);
+            s.mode = (tc_mode)((b + v) % 5);
+            s.kind = (tc_filter_kind)(v % 2);
+            s.output = v == 2 ? TC_OUTPUT_FULL : TC_OUTPUT_SAME;
+            s.cval = 0.25;
+            int ns = bat[b].nsp ? bat[b].nsp : bat[b].nd;
+            for (int i = 0; i < ns && s.output == TC_OUTPUT_SAME; i++)
+                s.origin[i] = origin_pick(s.mask[i], v + i, &r);
+            s.threads = 1 + (int)(b % 3);
+            s.extra = (v == 0 && b < 2) * 2;
+            filter_both(s, salt++);
+        }
+    /* G. strided inputs and outputs */
+    static const int64_t g2[2] = {11, 9}, gm2[2] = {3, 4};
+    static const int64_t g4[4] = {2, 3, 7, 8}, gm4[2] = {3, 3};
+    for (int lin = 0; lin < TB_NLAYOUTS; lin++)
+        for (int lout = 0; lout < TB_N_OUT_LAYOUTS; lout++) {
+            if (quick && (lin + lout) % 2) continue;
+            fspec s = fspec_base(2, 0, g2, gm2);
+            s.lin = (tb_layout)lin;
+            s.lout = (tb_layout)lout;
+            s.mode = (tc_mode)((lin + lout) % 5);
+            s.kind = (tc_filter_kind)(lin % 2);
+            s.origin[0] = origin_pick(3, lin, &r);
+            s.origin[1] = origin_pick(4, lout, &r);
+            s.extra = (lin == TB_TRANSPOSED && lout == TB_EVERY_OTHER) * 2;
+            filter_both(s, salt++);
+            fspec t = fspec_base(4, 2, g4, gm4);
+            t.lin = (tb_layout)lin;
+            t.lout = (tb_layout)lout;
+            t.mode = (tc_mode)((lin + 2 * lout) % 5);
+            t.output = (tc_output_kind)((lin + lout) % 3);
+            t.threads = 3;
+            filter_both(t, salt++);
+        }
+    for (int lin = 0; lin < TB_NLAYOUTS; lin++) { /* swapped valid, strided */
+        static const int64_t in[2] = {3, 4}, m[2] = {5, 6};
+        fspec s = fspec_base(2, 0, in, m);
+        s.lin = (tb_layout)lin;
+        s.lout = (tb_layout)(lin % TB_N_OUT_LAYOUTS);
+        s.output = TC_OUTPUT_VALID;
+        s.kind = (tc_filter_kind)(lin % 2);
+        filter_both(s, salt++);
+    }
+    /* H. random cases */
+    int nrand = quick ? 30 : 150;
+    for (int c = 0; c < nrand; c++) {
+        fspec s;
+        memset(&s, 0, sizeof s);
+        s.ndim = (int)th_int(&r, 1, 5);
+        int nsp = (int)th_int(&r, 1, s.ndim < 3 ? s.ndim : 3);
+        s.nsp = (s.ndim <= 3 && th_int(&r, 0, 1)) ? (nsp == s.ndim ? 0 : nsp) : nsp;
+        nsp = s.nsp ? s.nsp : s.ndim;
+        int lead = s.ndim - nsp;
+        for (int i = 0; i < lead; i++) s.shape[i] = th_int(&r, 1, 3);
+        int64_t maxn = nsp == 1 ? 40 : nsp == 2 ? 14 : 7;
+        for (int i = 0; i < nsp; i++) {
+            s.shape[lead + i] = th_int(&r, 1, maxn);
+            s.mask[i] = th_int(&r, 1, th_int(&r, 0, 4) ? 5 : 9);
+        }
+        s.kind = (tc_filter_kind)th_int(&r, 0, 1);
+        s.mode = (tc_mode)th_int(&r, 0, 4);
+        s.cval = th_uniform(&r, -3, 3);
+        int o = (int)th_int(&r, 0, 9);
+        s.output = o < 7 ? TC_OUTPUT_SAME : o < 8 ? TC_OUTPUT_FULL : TC_OUTPUT_VALID;
+        if (s.output == TC_OUTPUT_VALID) {
+            int larger = 0, smaller = 0;
+            for (int i = 0; i < nsp; i++) {
+                larger += s.mask[i] > s.shape[lead + i];
+                smaller += s.mask[i] < s.shape[lead + i];
+            }
+            if ((larger && smaller) || (larger && tb_prod(s.shape, lead) != 1))
+                s.output = TC_OUTPUT_FULL;
+        }
+        for (int i = 0; i < nsp; i++) s.origin[i] = origin_pick(s.mask[i], 3, &r);
+        s.lin = (tb_layout)(th_int(&r, 0, 2) ? 0 : th_int(&r, 1, TB_NLAYOUTS - 1));
+        s.lout = (tb_layout)(th_int(&r, 0, 2) ? 0 : th_int(&r, 1, TB_N_OUT_LAYOUTS - 1));
+        s.threads = (int)th_int(&r, 1, 3);
+        s.extra = (c % 25 == 0) * 2;
+        run_filter(&s, th_int(&r, 0, 1) ? TC_FLOAT64 : TC_FLOAT32, 100000 + c);
+        g_nfilter++;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Conv                                                                 */
+/* ------------------------------------------------------------------ */
+typedef struct cspec {
+    int nsp;
+    int64_t N, C, K, G, n[3], m[3], stride[3], dil[3], pad[3];
+    tc_padding_kind pkind;
+    tc_padding_mode pmode;
+    int bias, threads, extra;
+} cspec;
+
+static const char *const pk_names[] = {"explicit", "same", "valid"};
+static const char *const pm_names[] = {"zeros", "reflect", "replicate", "circular"};
+
+static long g_nconv;
+static void run_conv(const cspec *s, tc_dtype dt, uint64_t salt) {
+    th_rng r = th_rng_for(salt);
+    model_conv mc;
+    memset(&mc, 0, sizeof mc);
+    mc.nsp = s->nsp;
+    mc.N = s->N; mc.C = s->C; mc.K = s->K; mc.G = s->G;
+    for (int i = 0; i < s->nsp; i++) {
+        mc.n[i] = s->n[i]; mc.m[i] = s->m[i]; mc.stride[i] = s->stride[i];
+        mc.dil[i] = s->dil[i]; mc.pad[i] = s->pad[i];
+    }
+    mc.pkind = s->pkind;
+    mc.pmode = s->pmode;
+    mc.has_bias = s->bias;
+    int64_t lo[3], o[3];
+    if (!model_conv_shape(&mc, lo, o)) {
+        printf("test table error: invalid conv spec (salt %llu)\n", (unsigned long long)salt);
+        return;
+    }
+    g_nconv++;
+    inst I;
+    memset(&I, 0, sizeof I);
+    I.op = TC_OP_CONV;
+    I.dt = dt;
+    I.threads = s->threads;
+    I.extra = s->extra;
+    I.out_nd = 2 + s->nsp;
+    I.out_shape[0] = s->N;
+    I.out_shape[1] = s->K;
+    for (int i = 0; i < s->nsp; i++) I.out_shape[2 + i] = o[i];
+    tb_view_make(&I.out_view, I.out_nd, I.out_shape, TB_DENSE);
+
+    char sp[64] = "", ks[48] = "", st[48] = "", dl[48] = "", pd[48] = "";
+    for (int i = 0, a = 0, b = 0, c = 0, d = 0, e = 0; i < s->nsp; i++) {
+        a += snprintf(sp + a, sizeof sp - a, i ? "x%lld" : "%lld", (long long)s->n[i]);
+        b += snprintf(ks + b, sizeof ks - b, i ? "x%lld" : "%lld", (long long)s->m[i]);
+        c += snprintf(st + c, sizeof st - c, i ? ",%lld" : "%lld", (long long)s->stride[i]);
+        d += snprintf(dl + d, sizeof dl - d, i ? ",%lld" : "%lld", (long long)s->dil[i]);
+        e += snprintf(pd + e, sizeof pd - e, i ? ",%lld" : "%lld", (long long)s->pad[i]);
+    }
+    snprintf(I.label, sizeof I.label, "%s %dD N%lld C%lld K%lld G%lld in=%s k=%s "
+             "stride=%s dil=%s pad=%s(%s) %s bias=%d t%d", dt == TC_FLOAT32 ? "f32" : "f64",
+             s->nsp, (long long)s->N, (long long)s->C, (long long)s->K, (long long)s->G,
+             sp, ks, st, dl, pk_names[s->pkind], pd, pm_names[s->pmode], s->bias, s->threads);
+
+    int64_t nx = s->N * s->C * tb_prod(s->n, s->nsp);
+    int64_t nw = s->K * (s->C / s->G) * tb_prod(s->m, s->nsp);
+    void *x = tb_calloc(nx, dt), *w = tb_calloc(nw, dt), *b = tb_calloc(s->K, dt);
+    double *xd = tb_dcalloc(nx), *wd = tb_dcalloc(nw), *bd = tb_dcalloc(s->K);
+    fill_random(&r, x, xd, nx, dt);
+    fill_random(&r, w, wd, nw, dt);
+    fill_random(&r, b, bd, s->K, dt);
+
+    tc_conv_desc_init(&I.cd);
+    I.cd.dtype = dt;
+    I.cd.nspatial = s->nsp;
+    I.cd.batch = s->N;
+    I.cd.in_channels = s->C;
+    I.cd.out_channels = s->K;
+    I.cd.groups = s->G;
+    for (int i = 0; i < s->nsp; i++) {
+        I.cd.in_size[i] = s->n[i];
+        I.cd.kernel_size[i] = s->m[i];
+        I.cd.stride[i] = s->stride[i];
+        I.cd.dilation[i] = s->dil[i];
+        I.cd.padding[i] = s->pad[i];
+    }
+    I.cd.padding_kind = s->pkind;
+    I.cd.padding_mode = s->pmode;
+    I.cd.has_bias = s->bias;
+    I.x = x;
+    I.w = w;
+    I.bias = s->bias ? b : NULL;
+    inst_save_input(&I, x, (size_t)nx * tb_esize(dt));
+    inst_save_input(&I, w, (size_t)nw * tb_esize(dt));
+    inst_save_input(&I, b, (size_t)s->K * tb_esize(dt));
+
+    inst D = I, A = I;
+    D.n_in = A.n_in = 0;
+    void *xa = abs_copy(x, nx, dt), *wa = abs_copy(w, nw, dt), *ba = abs_copy(b, s->K, dt);
+    A.x = xa;
+    A.w = wa;
+    A.bias = s->bias ? ba : NULL;
+
+    double *model = tb_dcalloc(I.out_view.count);
+    model_conv_run(&mc, xd, wd, bd, model);
+    check_instance(&I, &D, &A, model);
+
+    inst_free_saved(&I);
+    free(model);
+    free(x); free(w); free(b); free(xd); free(wd); free(bd);
+    free(xa); free(wa); free(ba);
+}
+
+static cspec cspec_base(int nsp) {
+    cspec s;
+    memset(&s, 0, sizeof s);
+    s.nsp = nsp;
+    s.N = 2; s.C = 4; s.K = 6; s.G = 2;
+    static const int64_t n[3][3] = {{19}, {9, 11}, {5, 6, 7}};
+    static const int64_t m[3][3] = {{3}, {3, 2}, {3, 3, 2}};
+    for (int i = 0; i < 3; i++) {
+        s.n[i] = i < nsp ? n[nsp - 1][i] : 1;
+        s.m[i] = i < nsp ? m[nsp - 1][i] : 1;
+        s.stride[i] = s.dil[i] = 1;
+        s.pad[i] = 0;
+    }
+    s.threads = 2;
+    return s;
+}
+
+/* Is the spec acceptable to torch (and hence to tileconv)? */
+static int cspec_valid(const cspec *s) {
+    if (s->C % s->G || s->K % s->G) return 0;
+    for (int i = 0; i < s->nsp; i++) {
+        int64_t span = s->dil[i] * (s->m[i] - 1), lo, hi;
+        if (s->pkind == TC_PADDING_SAME) {
+            if (s->stride[i] != 1) return 0;
+            lo = span / 2;
+            hi = span - lo;
+        } else if (s->pkind == TC_PADDING_VALID) {
+            lo = hi = 0;
+        } else {
+            lo = hi = s->pad[i];
+        }
+        if (s->pmode == TC_PADDING_REFLECT && (lo >= s->n[i] || hi >= s->n[i])) return 0;
+        if (s->pmode == TC_PADDING_CIRCULAR && (lo > s->n[i] || hi > s->n[i])) return 0;
+        if (s->n[i] + lo + hi < span + 1) return 0;
+    }
+    return 1;
+}
+
+static void conv_both(cspec s, uint64_t salt) {
+    if (!cspec_valid(&s)) {
+        printf("test table error: invalid conv spec %llu\n", (unsigned long long)salt);
+        th_g.failed++;
+        return;
+    }
+    run_conv(&s, TC_FLOAT32, salt * 2);
+    run_conv(&s, TC_FLOAT64, salt * 2 + 1);
+}
+
+static void conv_cases(void) {
+    th_rng r = th_rng_for(2002);
+    uint64_t salt = 500000;
+    const int quick = th_g.quick;
+    /* A. padding modes x padding kinds x stride/dilation, 1D/2D/3D */
+    static const int64_t sd[3][2] = {{1, 1}, {2, 1}, {1, 2}};
+    for (int d = 1; d <= 3; d++)
+        for (int pm = 0; pm < 4; pm++)
+            for (int pk = 0; pk < 3; pk++)
+                for (int v = 0; v < 3; v++) {
+                    if (pk == TC_PADDING_SAME && sd[v][0] != 1) continue;
+                    if (quick && (pm + pk + v) % 2) continue;
+                    cspec s = cspec_base(d);
+                    s.pmode = (tc_padding_mode)pm;
+                    s.pkind = (tc_padding_kind)pk;
+                    for (int i = 0; i < d; i++) {
+                        s.stride[i] = sd[v][0];
+                        s.dil[i] = sd[v][1];
+                        s.pad[i] = 1 + (i + v) % 2;
+                    }
+                    s.bias = (pm + v) % 2;
+                    s.N = 1 + (v % 2);
+                    s.threads = 1 + (int)(salt % 3);
+                    s.extra = (d == 2 && pk == 0 && v == 0 && pm < 2) * 2;
+                    conv_both(s, salt++);
+                }
+    /* B. groups, 1x1 and even kernels, big stride/dilation, edge paddings */
+    struct { int64_t C, K, G; } grp[] = {{4, 4, 4}, {3, 5, 1}, {6, 9, 3}, {2, 6, 2}, {1, 1, 1}};
+    for (size_t g = 0; g < sizeof grp / sizeof grp[0]; g++)
+        for (int d = 1; d <= 3; d++) {
+            cspec s = cspec_base(d);
+            s.C = grp[g].C; s.K = grp[g].K; s.G = grp[g].G;
+            s.pmode = (tc_padding_mode)((g + d) % 4);
+            s.pkind = TC_PADDING_EXPLICIT;
+            for (int i = 0; i < d; i++) s.pad[i] = 1;
+            s.bias = (int)(g % 2);
+            s.N = 1 + (int64_t)(g % 3);
+            conv_both(s, salt++);
+        }
+    for (int d = 1; d <= 3; d++) {
+        cspec s = cspec_base(d); /* 1x1 kernel, stride 2 */
+        for (int i = 0; i < d; i++) { s.m[i] = 1; s.stride[i] = 2; }
+        s.bias = 1;
+        conv_both(s, salt++);
+        s = cspec_base(d); /* even kernel, same padding, dilation 2 */
+        for (int i = 0; i < d; i++) { s.m[i] = 2 + (i % 2) * 2; s.dil[i] = 2; }
+        s.pkind = TC_PADDING_SAME;
+        s.pmode = (tc_padding_mode)(d % 4);
+        conv_both(s, salt++);
+        s = cspec_base(d); /* stride 3, dilation 3 */
+        for (int i = 0; i < d; i++) { s.stride[i] = 3; s.dil[i] = 3 - (i % 2); s.m[i] = 2; }
+        s.pmode = TC_PADDING_REPLICATE;
+        for (int i = 0; i < d; i++) s.pad[i] = 2;
+        conv_both(s, salt++);
+        s = cspec_base(d); /* reflect with the largest padding allowed */
+        s.pmode = TC_PADDING_REFLECT;
+        for (int i = 0; i < d; i++) { s.pad[i] = s.n[i] - 1; s.m[i] = 3; }
+        conv_both(s, salt++);
+        s = cspec_base(d); /* circular with padding = input size */
+        s.pmode = TC_PADDING_CIRCULAR;
+        for (int i = 0; i < d; i++) { s.pad[i] = s.n[i]; s.m[i] = 2; s.stride[i] = 2; }
+        conv_both(s, salt++);
+        s = cspec_base(d); /* kernel as large as the padded input: 1 output */
+        s.pmode = TC_PADDING_ZEROS;
+        for (int i = 0; i < d; i++) { s.pad[i] = 1; s.m[i] = s.n[i] + 2; }
+        if (d == 3) s.C = s.K = s.G = 2;
+        conv_both(s, salt++);
+        s = cspec_base(d); /* batch 3, 1-element spatial axes */
+        s.N = 3;
+        for (int i = 0; i < d; i++) { s.n[i] = 1 + (i == d - 1) * 4; s.m[i] = 1 + (i == d - 1); }
+        s.pmode = TC_PADDING_ZEROS;
+        s.bias = 1;
+        conv_both(s, salt++);
+    }
+    /* C. random cases */
+    int nrand = quick ? 25 : 120;
+    for (int c = 0; c < nrand;) {
+        cspec s;
+        memset(&s, 0, sizeof s);
+        s.nsp = (int)th_int(&r, 1, 3);
+        s.G = th_int(&r, 1, 3);
+        s.C = s.G * th_int(&r, 1, 3);
+        s.K = s.G * th_int(&r, 1, 3);
+        s.N = th_int(&r, 1, 3);
+        int64_t maxn = s.nsp == 1 ? 30 : s.nsp == 2 ? 12 : 6;
+        for (int i = 0; i < 3; i++) {
+            s.n[i] = i < s.nsp ? th_int(&r, 1, maxn) : 1;
+            s.m[i] = i < s.nsp ? th_int(&r, 1, 4) : 1;
+            s.stride[i] = i < s.nsp ? th_int(&r, 1, 3) : 1;
+            s.dil[i] = i < s.nsp ? th_int(&r, 1, 3) : 1;
+            s.pad[i] = i < s.nsp ? th_int(&r, 0, 3) : 0;
+        }
+        s.pkind = (tc_padding_kind)th_int(&r, 0, 2);
+        if (s.pkind == TC_PADDING_SAME)
+            for (int i = 0; i < 3; i++) s.stride[i] = 1;
+        s.pmode = (tc_padding_mode)th_int(&r, 0, 3);
+        s.bias = (int)th_int(&r, 0, 1);
+        s.threads = (int)th_int(&r, 1, 3);
+        s.extra = (c % 30 == 0) * 2;
+        if (!cspec_valid(&s)) continue;
+        run_conv(&s, th_int(&r, 0, 1) ? TC_FLOAT64 : TC_FLOAT32, 600000 + c);
+        c++;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* GEMM                                                                 */
+/* ------------------------------------------------------------------ */
+static long g_ngemm;
+static void run_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, int ldx[3],
+                     double alpha, double beta, int threads, int extra,
+                     tc_dtype dt, uint64_t salt) {
+    th_rng r = th_rng_for(salt);
+    g_ngemm++;
+    inst I;
+    memset(&I, 0, sizeof I);
+    I.op = TC_OP_GEMM;
+    I.dt = dt;
+    I.threads = threads;
+    I.extra = extra;
+    int64_t arows = ta ? k : m, acols = ta ? m : k, brows = tb ? n : k, bcols = tb ? k : n;
+    /* ldx: -1 = 0 in the descriptor (tight), else tight + ldx */
+    int64_t lda = acols + (ldx[0] > 0 ? ldx[0] : 0);
+    int64_t ldb = bcols + (ldx[1] > 0 ? ldx[1] : 0);
+    int64_t ldc = n + (ldx[2] > 0 ? ldx[2] : 0);
+    tc_gemm_desc_init(&I.gd);
+    I.gd.dtype = dt;
+    I.gd.trans_a = ta;
+    I.gd.trans_b = tb;
+    I.gd.m = m; I.gd.n = n; I.gd.k = k;
+    I.gd.lda = ldx[0] < 0 ? 0 : lda;
+    I.gd.ldb = ldx[1] < 0 ? 0 : ldb;
+    I.gd.ldc = ldx[2] < 0 ? 0 : ldc;
+    I.gd.alpha = alpha;
+    I.gd.beta = beta;
+    snprintf(I.label, sizeof I.label, "%s %c%c m=%lld n=%lld k=%lld lda=%lld ldb=%lld "
+             "ldc=%lld alpha=%g beta=%g t%d", dt == TC_FLOAT32 ? "f32" : "f64",
+             ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k,
+             (long long)I.gd.lda, (long long)I.gd.ldb, (long long)I.gd.ldc, alpha,
+             beta, threads);
+
+    /* A and B with NaN in the padding columns: reading them shows */
+    int64_t na = (arows - 1) * lda + acols, nb = (brows - 1) * ldb + bcols;
+    void *a = tb_calloc(na, dt), *b = tb_calloc(nb, dt);
+    double *ad = tb_dcalloc(arows * lda), *bd = tb_dcalloc(brows * ldb);
+    for (int64_t i = 0; i < na; i++) tb_st(a, i, dt, (i % lda) < acols ? th_value(&r) : NAN);
+    for (int64_t i = 0; i < nb; i++) tb_st(b, i, dt, (i % ldb) < bcols ? th_value(&r) : NAN);
+    for (int64_t i = 0; i < na; i++) ad[i] = tb_ld(a, i, dt);
+    for (int64_t i = 0; i < nb; i++) bd[i] = tb_ld(b, i, dt);
+    double *c0 = NULL, *cabs = NULL;
+    double *model = tb_dcalloc(m * ldc);
+    if (beta != 0.0) {
+        c0 = tb_dcalloc(m * n);
+        cabs = tb_dcalloc(m * n);
+        for (int64_t i = 0; i < m * n; i++) {
+            c0[i] = th_value(&r);
+            if (dt == TC_FLOAT32) c0[i] = (float)c0[i];
+            cabs[i] = fabs(c0[i]);
+            model[(i / n) * ldc + i % n] = c0[i];
+        }
+    }
+    model_gemm(ta, tb, m, n, k, alpha, ad, lda, bd, ldb, beta, model, ldc);
+    double *modell = tb_dcalloc(m * n);
+    for (int64_t i = 0; i < m * n; i++) modell[i] = model[(i / n) * ldc + i % n];
+
+    I.a = a;
+    I.b = b;
+    I.c_init = c0;
+    I.out_nd = 2;
+    I.out_shape[0] = m;
+    I.out_shape[1] = n;
+    memset(&I.out_view, 0, sizeof I.out_view);
+    I.out_view.nd = 2;
+    I.out_view.shape[0] = m;
+    I.out_view.shape[1] = n;
+    I.out_view.strides[0] = ldc;
+    I.out_view.strides[1] = 1;
+    I.out_view.span = (m - 1) * ldc + n;
+    I.out_view.count = m * n;
+    I.out_view.layout = TB_PITCH;
+    inst_save_input(&I, a, (size_t)na * tb_esize(dt));
+    inst_save_input(&I, b, (size_t)nb * tb_esize(dt));
+
+    inst D = I, A = I;
+    D.n_in = A.n_in = 0;
+    void *aa = abs_copy(a, na, dt), *ba = abs_copy(b, nb, dt);
+    A.a = aa;
+    A.b = ba;
+    A.c_init = cabs;
+    A.gd.alpha = fabs(alpha);
+    A.gd.beta = fabs(beta);
+    check_instance(&I, &D, &A, modell);
+
+    inst_free_saved(&I);
+    free(a); free(b); free(ad); free(bd); free(c0); free(cabs); free(model);
+    free(modell); free(aa); free(ba);
+}
+
+static void gemm_cases(void) {
+    th_rng r = th_rng_for(3003);
+    static const int64_t sizes[] = {1, 7, 33, 129};
+    const int ns = th_g.quick ? 3 : 4;
+    static const double alphas[] = {1.0, -0.5, 2.25}, betas[] = {0.0, 1.0, -0.75};
+    uint64_t salt = 900000;
+    int c = 0;
+    for (int im = 0; im < ns; im++)
+        for (int in = 0; in < ns; in++)
+            for (int ik = 0; ik < ns; ik++)
+                for (int t = 0; t < 4; t++, c++) {
+                    int ldx[3];
+                    for (int i = 0; i < 3; i++) {
+                        int v = (int)th_int(&r, 0, 3);
+                        ldx[i] = v == 0 ? -1 : v == 1 ? 0 : (int)th_int(&r, 1, 5);
+                    }
+                    double alpha = alphas[c % 3], beta = betas[(c / 3) % 3];
+                    int threads = 1 + (int)th_int(&r, 0, 2);
+                    int extra = (c % 37 == 0) * 2;
+                    tc_dtype dt = (c + im) % 2 ? TC_FLOAT64 : TC_FLOAT32;
+                    run_gemm(t & 1, t >> 1, sizes[im], sizes[in], sizes[ik], ldx,
+                             alpha, beta, threads, extra, dt, salt++);
+                }
+}
+
+/* ------------------------------------------------------------------ */
+/* Planner checks                                                       */
+/* ------------------------------------------------------------------ */
+static void planner_cases(void) {
+    /* ESTIMATE must not pick a reference solver for ordinary problems */
+    TH_BEGIN("planner: ESTIMATE avoids the reference for a 2D filter");
+    {
+        tc_filter_desc d;
+        tc_filter_desc_init(&d);
+        d.ndim = 2;
+        d.shape[0] = d.shape[1] = 128;
+        d.mask_shape[0] = d.mask_shape[1] = 3;
+        float mask[9];
+        for (int i = 0; i < 9; i++) mask[i] = 0.1f * (float)(i + 1);
+        tc_plan *pl = NULL;
+        if (CHECK_STATUS(tc_plan_filter(&pl, NULL, &d, mask, NULL), TC_OK)) {
+            const char *a = tc_plan_algorithm(pl);
+            CHECK(strncmp(a, "ref.", 4) != 0, "ESTIMATE chose '%s'", a);
+            printf("  2D filter 128x128 3x3: ESTIMATE chose %s\n", a);
+        }
+        tc_plan_destroy(pl);
+        /* MEASURE: works, and the mask (the only caller array) is intact */
+        float keep[9];
+        memcpy(keep, mask, sizeof keep);
+        tc_plan_options opt;
+        tc_plan_options_init(&opt);
+        opt.flags = TC_PLAN_MEASURE;
+        if (CHECK_STATUS(tc_plan_filter(&pl, NULL, &d, mask, &opt), TC_OK))
+            printf("  2D filter 128x128 3x3: MEASURE chose %s\n", tc_plan_algorithm(pl));
+        CHECK(memcmp(keep, mask, sizeof keep) == 0, "MEASURE changed the mask");
+        tc_plan_destroy(pl);
+    }
+    TH_END();
+    TH_BEGIN("planner: ESTIMATE avoids the reference for conv and gemm");
+    {
+        tc_conv_desc c;
+        tc_conv_desc_init(&c);
+        c.in_channels = 8;
+        c.out_channels = 16;
+        c.in_size[0] = c.in_size[1] = 32;
+        c.kernel_size[0] = c.kernel_size[1] = 3;
+        tc_plan *pl = NULL;
+        if (CHECK_STATUS(tc_plan_conv(&pl, NULL, &c, NULL), TC_OK))
+            CHECK(strncmp(tc_plan_algorithm(pl), "ref.", 4) != 0, "conv: ESTIMATE "
+                  "chose '%s'", tc_plan_algorithm(pl));
+        tc_plan_destroy(pl);
+        tc_gemm_desc g;
+        tc_gemm_desc_init(&g);
+        g.m = g.n = g.k = 64;
+        if (CHECK_STATUS(tc_plan_gemm(&pl, NULL, &g, NULL), TC_OK))
+            CHECK(strncmp(tc_plan_algorithm(pl), "ref.", 4) != 0, "gemm: ESTIMATE "
+                  "chose '%s'", tc_plan_algorithm(pl));
+        tc_plan_destroy(pl);
+    }
+    TH_END();
+}
+
+/* Medium problems executed many times from 4 threads at once: a solver
+ * with hidden shared state shows as mismatching results. */
+static void concurrency_cases(void) {
+    const int reps = th_g.quick ? 8 : 12;
+    static const int64_t in[2] = {48, 40}, m[2] = {5, 5};
+    fspec f = fspec_base(2, 0, in, m);
+    f.threads = 2;
+    f.extra = reps;
+    run_filter(&f, TC_FLOAT32, 7000001);
+    f.mode = TC_MODE_CONSTANT;
+    f.cval = 0.5;
+    f.kind = TC_FILTER_CONVOLVE;
+    run_filter(&f, TC_FLOAT64, 7000002);
+    cspec c = cspec_base(2);
+    c.C = c.K = 8;
+    c.G = 1;
+    c.n[0] = c.n[1] = 16;
+    c.m[0] = c.m[1] = 3;
+    c.pad[0] = c.pad[1] = 1;
+    c.bias = 1;
+    c.extra = reps;
+    run_conv(&c, TC_FLOAT32, 7000003);
+    int ldx[3] = {-1, 3, 0};
+    run_gemm(0, 1, 96, 80, 72, ldx, 1.5, 0.0, 2, reps, TC_FLOAT32, 7000004);
+    run_gemm(1, 0, 64, 72, 80, ldx, -1.0, 0.5, 3, reps, TC_FLOAT64, 7000005);
+}
+
+int main(int argc, char **argv) {
+    th_init(argc, argv);
+    solvers_load();
+    for (int t = 1; t <= 3; t++) {
+        if (tc_context_create(&g_ctx[t]) != TC_OK ||
+            tc_context_set_threads(g_ctx[t], t) != TC_OK) {
+            printf("cannot create a context: %s\n", tc_last_error());
+            return 1;
+        }
+    }
+    planner_cases();
+    filter_cases();
+    conv_cases();
+    gemm_cases();
+    concurrency_cases();
+    printf("\nproblem instances: %ld filter, %ld conv, %ld gemm\n", g_nfilter,
+           g_nconv, g_ngemm);
+    printf("per algorithm:          passed   failed  skipped\n");
+    for (int i = 0; i < g_nsol; i++) {
+        solver *s = &g_sol[i];
+        printf("  %-22s %7ld  %7ld  %7ld%s%s\n", s->info.name, s->pass, s->fail,
+               s->skip, s->skip ? "  last skip: " : "", s->skip ? s->skip_reason : "");
+    }
+    for (int t = 1; t <= 3; t++) tc_context_destroy(g_ctx[t]);
+    return th_finish();
+}
