@@ -26,7 +26,7 @@ set -uo pipefail
 usage() { sed -n '2,24s/^# \{0,1\}//p' "$0"; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 
 quick=0 fuzz=1 fuzz_time=30 jobs=$(nproc 2>/dev/null || echo 2)
 while (($#)); do
@@ -191,7 +191,9 @@ EOF
                     total_pass=$((total_pass + 1))
                     record "$t" ok "${runs:-?} runs in ${fuzz_time} s" $(($(date +%s) - t0))
                 else
-                    tail -n 40 "$F/$t.log"
+                    # the report, without libFuzzer's progress lines
+                    grep -v -E '^#[0-9]+[[:space:]]|^[[:space:]]+NEW_FUNC' "$F/$t.log" | tail -n 40
+                    # shellcheck disable=SC2012 # artifact names are hex
                     art=$(ls -t "$F/artifacts/$t-"* 2>/dev/null | head -n 1)
                     echo "$t: FAILED; reproduce: $F/$t ${art:-<artifact>}"
                     total_fail=$((total_fail + 1))
