@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "tileconv.h"
 
@@ -730,29 +729,6 @@ static void an_print_json(FILE *f, const an_report *R) {
     fputc('\n', f);
 }
 
-/* Fraction of all CPUs' time spent busy over 0.2 s (from /proc/stat), or
- * -1 where that file is unavailable. */
-static double an_cpu_busy(void) {
-    unsigned long long v[2][10];
-    for (int k = 0; k < 2; k++) {
-        FILE *f = fopen("/proc/stat", "r");
-        memset(v[k], 0, sizeof v[k]);
-        if (!f) return -1;
-        int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[k][0], &v[k][1],
-                       &v[k][2], &v[k][3], &v[k][4], &v[k][5], &v[k][6], &v[k][7]);
-        fclose(f);
-        if (n < 8) return -1;
-        if (k == 0) {
-            struct timespec ts = {0, 200000000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    double total = 0, idle = 0;
-    for (int i = 0; i < 8; i++) total += (double)(v[1][i] - v[0][i]);
-    idle = (double)(v[1][3] - v[0][3]) + (double)(v[1][4] - v[0][4]); /* idle, iowait */
-    return total > 0 ? 1.0 - idle / total : -1;
-}
-
 static int an_usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -836,7 +812,7 @@ int tc_tool_analyze(int argc, char **argv) {
     R->nceil = 2;
     if (measure) {
         /* Other processes on these CPUs lower both ceilings: say so. */
-        R->busy_before = an_cpu_busy();
+        R->busy_before = tc_tool_cpu_busy(0.2);
         if (tc_tool_measure_ceilings_ex(threads, &R->machine) != 0) {
             fputs("tileconv: analyze: measuring this machine failed (out of memory or "
                   "threads)\n", stderr);

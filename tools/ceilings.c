@@ -18,6 +18,7 @@
 #include "ceilings.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -450,4 +451,26 @@ int tc_tool_measure_ceilings(int threads, double *flops, double *bytes_per_s) {
     if (flops) *flops = c.flops;
     if (bytes_per_s) *bytes_per_s = c.bytes_per_s;
     return rc;
+}
+
+double tc_tool_cpu_busy(double seconds) {
+    unsigned long long v[2][10];
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen("/proc/stat", "r");
+        memset(v[k], 0, sizeof v[k]);
+        if (!f) return -1;
+        int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[k][0], &v[k][1],
+                       &v[k][2], &v[k][3], &v[k][4], &v[k][5], &v[k][6], &v[k][7]);
+        fclose(f);
+        if (n < 8) return -1;
+        if (k == 0) {
+            struct timespec ts = {(time_t)seconds,
+                                  (long)((seconds - (double)(time_t)seconds) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+    }
+    double total = 0, idle = 0;
+    for (int i = 0; i < 8; i++) total += (double)(v[1][i] - v[0][i]);
+    idle = (double)(v[1][3] - v[0][3]) + (double)(v[1][4] - v[0][4]); /* idle, iowait */
+    return total > 0 ? 1.0 - idle / total : -1;
 }

@@ -46,4 +46,9 @@ int tc_tool_measure_ceilings_ex(int threads, tc_tool_ceilings *out);
 /* The FMA kernel the measurement would use on this CPU. */
 const char *tc_tool_ceilings_isa(void);
 
+/* Fraction of all CPUs' time spent busy (not idle or iowait) over the next
+ * `seconds`, from /proc/stat; -1 where that is unavailable. Measurements
+ * taken while it is high are low: print a warning. */
+double tc_tool_cpu_busy(double seconds);
+
 #endif /* TC_TOOLS_CEILINGS_H */
