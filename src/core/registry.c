@@ -9,6 +9,11 @@
 extern const tc__solver tc__solver_cpu_direct_halo;
 extern const tc__solver tc__solver_cpu_im2col_gemm;
 extern const tc__solver tc__solver_cpu_gemm_blocked;
+extern const tc__solver tc__solver_cpu_direct_avx512;
+extern const tc__solver tc__solver_cpu_direct_avx2;
+extern const tc__solver tc__solver_cpu_direct_scalar;
+extern const tc__solver tc__solver_cpu_seed3d_rowshift;
+extern const tc__solver tc__solver_cpu_seed3d_zsplit;
 extern const tc__solver tc__solver_ref_conv;
 extern const tc__solver tc__solver_ref_gemm;
 
@@ -16,6 +21,11 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cpu_direct_halo,
     &tc__solver_cpu_im2col_gemm,
     &tc__solver_cpu_gemm_blocked,
+    &tc__solver_cpu_direct_avx512,
+    &tc__solver_cpu_direct_avx2,
+    &tc__solver_cpu_direct_scalar,
+    &tc__solver_cpu_seed3d_rowshift,
+    &tc__solver_cpu_seed3d_zsplit,
     /* reference solvers: always last */
     &tc__solver_ref_conv,
     &tc__solver_ref_gemm,

@@ -1,0 +1,393 @@
+/* filter_direct.c - direct SIMD solvers for the single-channel filter
+ * problem (TC_OP_FILTER: N independent 1D/2D/3D images, stride 1), every
+ * boundary mode, float32 and float64:
+ *
+ *   cpu.direct.avx512   4 rows x 4 zmm register blocks (filter_direct_avx512.c)
+ *   cpu.direct.avx2     4 rows x 2 ymm register blocks (filter_direct_avx2.c)
+ *   cpu.direct.scalar   the same tiling with a plain C kernel (any x86/other)
+ *
+ * They share this driver and differ only in the row-block kernel
+ * (filter_direct.h), so they are three registry entries: each is tested and
+ * can be forced on machines that have more than its ISA.
+ *
+ * Tiling. Work items are blocks of 4 output rows of one output plane over
+ * one x tile, ordered (n, x tile, row band, plane, row block) and split
+ * into contiguous ranges per thread. The x tile and the row band are sized
+ * so that the m0 input planes of a band stay in L2 while the planes slide:
+ * the CPU analogue of the seeds' shared-memory tiles with halos. Inside a
+ * block the kernel keeps 4 x V accumulators in registers and streams input
+ * rows from L1.
+ *
+ * Boundaries cost (almost) nothing extra in any mode:
+ *  - rows and planes outside the input are row pointers: the row that
+ *    tc__boundary_index maps to, or a plan-owned row of cval;
+ *  - along x, outputs whose taps stay inside the row read the caller's
+ *    input directly; the few outputs near each end (a vector or so, and a
+ *    whole row when the mask is as wide as the input) read a small padded
+ *    copy of that end of every input row ("edge table"), built once per
+ *    execute in a parallel pre-pass with the same maps.
+ * Masks larger than the input are therefore handled in every mode.
+ *
+ * TILECONV_L2_BYTES=n overrides the L2 size used for tiling (tests use it
+ * to force many tiles and bands on small problems).
+ *
+ * Results are identical for any thread count: the blocking depends only on
+ * the problem, and each output sums its taps in a fixed order.
+ */
+#include "cpu/filter_direct.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct fd_isa {
+    const char *name;
+    unsigned need;          /* TC__CPU_* bits, 0 = none */
+    tc__fd_kernel kern[2];  /* float32, float64 */
+    int vl[2];              /* lanes per vector */
+    double lanes32;         /* float32 lanes, for the estimate */
+} fd_isa;
+
+/* ---------------- scalar kernel ---------------- */
+#define FD_SCALAR(T, NAME)                                                    \
+    static void NAME(const tc__fd_block *b) {                                 \
+        enum { CH = 256 };                                                    \
+        T acc[CH];                                                            \
+        const T *w = b->w;                                                    \
+        const T *const *x = (const T *const *)b->x;                           \
+        for (int j = 0; j < b->rows; j++)                                     \
+            for (int64_t k0 = 0; k0 < b->nx; k0 += CH) {                      \
+                int64_t n = b->nx - k0 < CH ? b->nx - k0 : CH;                \
+                for (int64_t k = 0; k < n; k++) acc[k] = 0;                   \
+                for (int64_t r0 = 0; r0 < b->m0; r0++)                        \
+                    for (int64_t r1 = 0; r1 < b->m1; r1++) {                  \
+                        const T *p = x[r0 * b->xs + j + r1] + k0;             \
+                        const T *wr = w + (r0 * b->m1 + r1) * b->m2;          \
+                        for (int64_t r2 = 0; r2 < b->m2; r2++) {              \
+                            const T wv = wr[r2];                              \
+                            for (int64_t k = 0; k < n; k++)                   \
+                                acc[k] += wv * p[k + r2];                     \
+                        }                                                     \
+                    }                                                         \
+                memcpy((T *)b->y[j] + k0, acc, (size_t)n * sizeof(T));        \
+            }                                                                 \
+    }
+FD_SCALAR(float, fd_f32_scalar)
+FD_SCALAR(double, fd_f64_scalar)
+
+static const fd_isa fd_isa_avx512 = {"avx512", TC__CPU_AVX512,
+                                     {tc__fd_f32_avx512, tc__fd_f64_avx512},
+                                     {16, 8}, 16};
+static const fd_isa fd_isa_avx2 = {"avx2", TC__CPU_AVX2,
+                                   {tc__fd_f32_avx2, tc__fd_f64_avx2},
+                                   {8, 4}, 8};
+static const fd_isa fd_isa_scalar = {"scalar", 0,
+                                     {fd_f32_scalar, fd_f64_scalar},
+                                     {8, 8}, 4};
+
+/* ---------------- plan ---------------- */
+typedef struct fd_state {
+    tc__fd_kernel kern;
+    int64_t D, H, W, Do, Ho, Wo, m0, m1, m2, pl0, pl1, pl2;
+    int64_t R, xs;          /* rows per block, pointers per mask plane */
+    int64_t Tx, ntx;        /* x tile width, count */
+    int64_t Hb, nbands;     /* rows per band (multiple of R), count */
+    int64_t items;
+    int64_t xl1, xr0;       /* x: left [0,xl1), inside [xl1,xr0), right [xr0,Wo) */
+    int64_t EL, ER;         /* edge table widths per input row */
+    int64_t idL0, idL1, idR0, idR1; /* identity runs of the edge maps */
+    int64_t *dmap, *hmap, *xmapL, *xmapR;
+    void *cvrow;            /* cval, long enough for any piece */
+    int nt;                 /* stream the output past the caches */
+} fd_state;
+
+static int64_t fd_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t fd_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t fd_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int64_t fd_l2_bytes(void) {
+    static int64_t cached;
+    int64_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v) return v;
+    long l2 = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    const char *env = getenv("TILECONV_L2_BYTES"); /* tests: force small tiles */
+    if (env && atol(env) > 0) l2 = atol(env);
+    v = l2 >= (16 << 10) ? (int64_t)l2 : (int64_t)(1 << 20);
+    if (v > (8 << 20)) v = 8 << 20;
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    return v;
+}
+
+/* Fills the geometry (everything but the tables) for ISA isa. */
+static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
+    const int64_t es = (int64_t)p->esize, vl = isa->vl[p->dtype == TC_FLOAT64];
+    s->D = p->in[0]; s->H = p->in[1]; s->W = p->in[2];
+    s->Do = p->out[0]; s->Ho = p->out[1]; s->Wo = p->out[2];
+    s->m0 = p->msk[0]; s->m1 = p->msk[1]; s->m2 = p->msk[2];
+    s->pl0 = p->pad_lo[0]; s->pl1 = p->pad_lo[1]; s->pl2 = p->pad_lo[2];
+    s->R = TC__FD_RMAX;
+    s->xs = s->R + s->m1 - 1;
+    /* x: exact inside range, then round the left edge up and the inside
+     * width down to whole vectors so tails land in the edge pieces */
+    int64_t ie0 = fd_max(0, s->pl2), ie1 = fd_min(s->Wo, s->W - s->m2 + 1 + s->pl2);
+    if (ie1 - ie0 < vl) {
+        s->xl1 = s->xr0 = s->Wo; /* one padded piece per row */
+    } else {
+        s->xl1 = ie0 == 0 ? 0 : fd_min(fd_cdiv(ie0, vl) * vl, ie1);
+        s->xr0 = ie1 == s->Wo ? s->Wo : s->xl1 + (ie1 - s->xl1) / vl * vl;
+    }
+    s->EL = s->xl1 > 0 ? s->xl1 + s->m2 - 1 : 0;
+    s->ER = s->Wo > s->xr0 ? s->Wo - s->xr0 + s->m2 - 1 : 0;
+    s->idL0 = fd_min(s->EL, fd_max(0, s->pl2));
+    s->idL1 = fd_max(s->idL0, fd_min(s->EL, s->W + s->pl2));
+    s->idR0 = fd_min(s->ER, fd_max(0, s->pl2 - s->xr0));
+    s->idR1 = fd_max(s->idR0, fd_min(s->ER, s->W - s->xr0 + s->pl2));
+    /* tiles: a block's input rows (m0 x xs rows of Tx) well inside L2, and
+     * a band's planes (m0 x (Hb + m1 - 1) rows) in half of it */
+    const int64_t budget = fd_l2_bytes() / 2;
+    int64_t tx = budget / (4 * s->m0 * s->xs * es);
+    tx = fd_max(256, tx / 64 * 64);
+    s->Tx = fd_min(s->Wo, tx);
+    s->ntx = fd_cdiv(s->Wo, s->Tx);
+    int64_t hb = budget / (s->m0 * s->Tx * es) - (s->m1 - 1);
+    hb = fd_max(s->R, hb / s->R * s->R);
+    s->nbands = fd_cdiv(s->Ho, fd_min(hb, fd_cdiv(s->Ho, s->R) * s->R));
+    s->Hb = fd_cdiv(fd_cdiv(s->Ho, s->nbands), s->R) * s->R;
+    s->items = p->N * s->ntx * s->nbands * s->Do * (s->Hb / s->R);
+    /* an output far larger than L2 is not read back soon: non-temporal
+     * stores save the read-for-ownership (a third of the traffic) */
+    s->nt = isa->need != 0 && (double)tc__y_count(p) * es > 8.0 * fd_l2_bytes();
+}
+
+static void fd_destroy(void *st) {
+    fd_state *s = st;
+    if (!s) return;
+    tc__free(s->dmap);
+    tc__free(s->cvrow);
+    tc__free(s);
+}
+
+static tc_status fd_plan(const tc__problem *p, const fd_isa *isa, void **out) {
+    fd_state *s = tc__alloc(sizeof *s);
+    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cpu.direct: out of memory");
+    memset(s, 0, sizeof *s);
+    fd_geometry(p, isa, s);
+    s->kern = isa->kern[p->dtype == TC_FLOAT64];
+    int64_t nd = s->Do + s->m0 - 1, nh = s->Ho + s->m1 - 1;
+    int64_t cvlen = s->Tx + s->EL + s->ER + s->m2 + 64;
+    s->dmap = tc__alloc((size_t)(nd + nh + s->EL + s->ER) * sizeof(int64_t));
+    s->cvrow = tc__alloc((size_t)cvlen * p->esize);
+    if (!s->dmap || !s->cvrow) {
+        fd_destroy(s);
+        return tc__error(TC_ERR_OUT_OF_MEMORY, "cpu.direct: out of memory");
+    }
+    s->hmap = s->dmap + nd;
+    s->xmapL = s->hmap + nh;
+    s->xmapR = s->xmapL + s->EL;
+    for (int64_t i = 0; i < nd; i++) s->dmap[i] = tc__boundary_index(i - s->pl0, s->D, p->mode);
+    for (int64_t i = 0; i < nh; i++) s->hmap[i] = tc__boundary_index(i - s->pl1, s->H, p->mode);
+    for (int64_t k = 0; k < s->EL; k++)
+        s->xmapL[k] = tc__boundary_index(k - s->pl2, s->W, p->mode);
+    for (int64_t k = 0; k < s->ER; k++)
+        s->xmapR[k] = tc__boundary_index(s->xr0 - s->pl2 + k, s->W, p->mode);
+    for (int64_t k = 0; k < cvlen; k++) {
+        if (p->dtype == TC_FLOAT32) ((float *)s->cvrow)[k] = (float)p->cval;
+        else ((double *)s->cvrow)[k] = p->cval;
+    }
+    *out = s;
+    return TC_OK;
+}
+
+/* ---------------- execute ---------------- */
+typedef struct fd_job {
+    const tc__args *a;
+    const fd_state *s;
+    char *edge;             /* N*D*H rows x (EL + ER) elements */
+    const void **ptrs;      /* threads x m0*xs row pointers */
+} fd_job;
+
+/* One padded edge: dst[k] = extended row at map[k], identity run copied. */
+static void fd_edge(char *dst, const char *src, const int64_t *map, int64_t n,
+                    int64_t id0, int64_t id1, int64_t shift, size_t es,
+                    const char *cv) {
+    for (int64_t k = 0; k < n; k++) {
+        if (k == id0 && id1 > id0) {
+            memcpy(dst + k * es, src + (k + shift) * (int64_t)es, (size_t)(id1 - id0) * es);
+            k = id1 - 1;
+            continue;
+        }
+        memcpy(dst + k * es, map[k] < 0 ? cv : src + map[k] * (int64_t)es, es);
+    }
+}
+
+static void fd_edges(void *arg, int64_t begin, int64_t end, int tid) {
+    const fd_job *j = arg;
+    const fd_state *s = j->s;
+    const size_t es = j->a->p->esize;
+    const int64_t ew = s->EL + s->ER;
+    for (int64_t r = begin; r < end; r++) {
+        const char *src = (const char *)j->a->x + (size_t)(r * s->W) * es;
+        char *dst = j->edge + (size_t)(r * ew) * es;
+        fd_edge(dst, src, s->xmapL, s->EL, s->idL0, s->idL1, -s->pl2, es,
+                s->cvrow);
+        fd_edge(dst + s->EL * (int64_t)es, src, s->xmapR, s->ER, s->idR0,
+                s->idR1, s->xr0 - s->pl2, es, s->cvrow);
+    }
+}
+
+static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
+    const fd_job *j = arg;
+    const fd_state *s = j->s;
+    const tc__problem *p = j->a->p;
+    const int64_t es = (int64_t)p->esize, ew = s->EL + s->ER;
+    const int64_t rbpb = s->Hb / s->R;
+    const void **ptrs = j->ptrs + (int64_t)tid * s->m0 * s->xs;
+    tc__fd_block b;
+    b.x = ptrs;
+    b.xs = s->xs;
+    b.w = j->a->w;
+    b.m0 = s->m0;
+    b.m1 = s->m1;
+    b.m2 = s->m2;
+    b.nt = s->nt;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t t = it;
+        const int64_t rb = t % rbpb; t /= rbpb;
+        const int64_t o0 = t % s->Do; t /= s->Do;
+        const int64_t band = t % s->nbands; t /= s->nbands;
+        const int64_t xt = t % s->ntx, n = t / s->ntx;
+        const int64_t o1 = band * s->Hb + rb * s->R;
+        if (o1 >= s->Ho) continue; /* last band is shorter */
+        b.rows = (int)fd_min(s->R, s->Ho - o1);
+        const int64_t t0 = xt * s->Tx, t1 = fd_min(s->Wo, t0 + s->Tx);
+        const char *xn = (const char *)j->a->x + (size_t)(n * s->D * s->H * s->W) * es;
+        const char *en = j->edge + (size_t)(n * s->D * s->H * ew) * es;
+        char *yrow = (char *)j->a->y + (size_t)(((n * s->Do + o0) * s->Ho + o1) * s->Wo) * es;
+        for (int seg = 0; seg < 3; seg++) {
+            int64_t a0 = seg == 0 ? 0 : seg == 1 ? s->xl1 : s->xr0;
+            int64_t a1 = seg == 0 ? s->xl1 : seg == 1 ? s->xr0 : s->Wo;
+            a0 = fd_max(a0, t0);
+            a1 = fd_min(a1, t1);
+            if (a0 >= a1) continue;
+            for (int64_t r0 = 0; r0 < s->m0; r0++) {
+                const int64_t pd = s->dmap[o0 + r0];
+                for (int64_t i = 0; i < b.rows + s->m1 - 1; i++) {
+                    const int64_t h = s->hmap[o1 + i];
+                    const void *q;
+                    if (pd < 0 || h < 0) {
+                        q = s->cvrow;
+                    } else {
+                        int64_t row = pd * s->H + h;
+                        if (seg == 1) q = xn + (row * s->W + a0 - s->pl2) * es;
+                        else if (seg == 0) q = en + (row * ew + a0) * es;
+                        else q = en + (row * ew + s->EL + a0 - s->xr0) * es;
+                    }
+                    ptrs[r0 * s->xs + i] = q;
+                }
+            }
+            b.nx = a1 - a0;
+            for (int r = 0; r < b.rows; r++) b.y[r] = yrow + (r * s->Wo + a0) * es;
+            s->kern(&b);
+        }
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    if (s->nt) __builtin_ia32_sfence(); /* order streamed stores before the join */
+#endif
+}
+
+static size_t fd_edge_bytes(const tc__problem *p, const fd_state *s) {
+    return (size_t)(p->N * s->D * s->H * (s->EL + s->ER)) * p->esize;
+}
+
+static size_t fd_ws(const tc__problem *p, const tc__env *e, const fd_isa *isa) {
+    fd_state s;
+    fd_geometry(p, isa, &s);
+    size_t edge = (fd_edge_bytes(p, &s) + 63) & ~(size_t)63;
+    return edge + (size_t)e->threads * (size_t)(s.m0 * s.xs) * sizeof(void *);
+}
+
+static tc_status fd_execute(const tc__args *a) {
+    const fd_state *s = a->state;
+    const tc__problem *p = a->p;
+    fd_job j;
+    j.a = a;
+    j.s = s;
+    j.edge = a->ws;
+    size_t edge = (fd_edge_bytes(p, s) + 63) & ~(size_t)63;
+    j.ptrs = (const void **)((char *)a->ws + edge);
+    if (s->EL + s->ER > 0)
+        tc__parallel_for(a->threads, p->N * s->D * s->H, fd_edges, &j);
+    tc__parallel_for(a->threads, s->items, fd_blocks, &j);
+    return TC_OK;
+}
+
+/* ---------------- solver glue ---------------- */
+static int fd_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
+    const char *r = NULL;
+    if (p->op != TC_OP_FILTER) r = "only the filter operation (one channel, no bias)";
+    else if (p->dtype != TC_FLOAT32 && p->dtype != TC_FLOAT64) r = "dtype must be float32 or float64";
+    else if (p->C != 1 || p->K != 1 || p->G != 1) r = "needs one channel";
+    else if (p->stride[0] != 1 || p->stride[1] != 1 || p->stride[2] != 1 ||
+             p->dil[0] != 1 || p->dil[1] != 1 || p->dil[2] != 1)
+        r = "needs stride 1 and dilation 1";
+    if (r && why && n) {
+        strncpy(why, r, n - 1);
+        why[n - 1] = '\0';
+    }
+    return r == NULL;
+}
+
+static double fd_estimate(const tc__problem *p, const tc__env *e, const fd_isa *isa,
+                          double eff) {
+    double env_lanes = (e->cpu & TC__CPU_AVX512) ? 16 : (e->cpu & TC__CPU_AVX2) ? 8 : 1;
+    double lanes = isa->lanes32 < env_lanes ? isa->lanes32 : env_lanes;
+    double flops_rate = tc__peak_flops(e) * eff * lanes / env_lanes;
+    fd_state s;
+    fd_geometry(p, isa, &s);
+    double bytes = tc__problem_bytes(p) + 2.0 * (double)fd_edge_bytes(p, &s);
+    double t_fl = tc__problem_flops(p) / flops_rate;
+    double t_mem = bytes / tc__peak_bandwidth(e);
+    return (t_fl > t_mem ? t_fl : t_mem) + 3e-6;
+}
+
+#define FD_SOLVER(ISA, EFF, NAME, SUMMARY)                                    \
+    static int fd_available_##ISA(void) {                                     \
+        unsigned need = fd_isa_##ISA.need;                                    \
+        return (tc__cpu_detect() & need) == need;                             \
+    }                                                                         \
+    static double fd_estimate_##ISA(const tc__problem *p, const tc__env *e) { \
+        return fd_estimate(p, e, &fd_isa_##ISA, EFF);                         \
+    }                                                                         \
+    static size_t fd_ws_##ISA(const tc__problem *p, const tc__env *e) {       \
+        return fd_ws(p, e, &fd_isa_##ISA);                                    \
+    }                                                                         \
+    static tc_status fd_plan_##ISA(const tc__problem *p, const tc__env *e,    \
+                                   void **st) {                               \
+        return fd_plan(p, &fd_isa_##ISA, st);                                 \
+    }                                                                         \
+    const tc__solver tc__solver_cpu_direct_##ISA = {                          \
+        .name = NAME,                                                         \
+        .backend = TC_BACKEND_CPU,                                            \
+        .ops = TC_OP_FILTER,                                                  \
+        .summary = SUMMARY,                                                   \
+        .available = fd_available_##ISA,                                      \
+        .applicable = fd_applicable,                                          \
+        .estimate = fd_estimate_##ISA,                                        \
+        .workspace = fd_ws_##ISA,                                             \
+        .plan = fd_plan_##ISA,                                                \
+        .destroy = fd_destroy,                                                \
+        .execute = fd_execute,                                                \
+    };
+
+FD_SOLVER(avx512, 0.6, "cpu.direct.avx512",
+          "Direct filter, AVX-512 4-row x 64-lane register blocks, L2 tiles, "
+          "boundary by row pointers and edge copies.")
+FD_SOLVER(avx2, 0.55, "cpu.direct.avx2",
+          "Direct filter, AVX2 4-row x 16-lane register blocks, L2 tiles, "
+          "boundary by row pointers and edge copies.")
+FD_SOLVER(scalar, 0.5, "cpu.direct.scalar",
+          "Direct filter, plain C row blocks (any CPU), L2 tiles, boundary by "
+          "row pointers and edge copies.")

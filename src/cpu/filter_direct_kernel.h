@@ -1,0 +1,108 @@
+/* filter_direct_kernel.h - the row-block kernel of filter_direct.h written
+ * once, instantiated per ISA and dtype by the including file, which defines:
+ *   FK_T scalar type, FK_V vector type, FK_L lanes, FK_M tail-mask type,
+ *   FK_VMAX vectors per row held in registers (rows x FK_VMAX accumulators),
+ *   FK_LOADU(p) FK_MLOADU(m, p) FK_STOREU(p, v) FK_MSTOREU(p, m, v)
+ *   FK_SET1(s) FK_FMA(a, b, c) = a*b+c FK_ZERO() FK_MASK(n) (first n lanes)
+ *   FK_STREAM(p, v) non-temporal store, FK_ALIGN its alignment in bytes
+ *   FK_FN(name) to make names unique, FK_ENTRY the exported function.
+ * Included several times; everything it defines is static or FK_ENTRY.
+ *
+ * Register blocking: 4 output rows x V vectors of accumulators. For input
+ * row i of mask plane r0, the V vectors loaded at tap column r2 are used by
+ * every output row j with 0 <= i - j < m1, each with its own broadcast tap
+ * w[r0][i-j][r2]: (V + rows) loads per rows*V FMAs instead of 1 load per
+ * FMA. The active row range [jlo, jhi] depends only on i, so a switch picks
+ * one of ten fully unrolled bodies and no FMA is wasted.
+ */
+
+#define FK_INL static inline __attribute__((always_inline))
+
+FK_INL void FK_FN(taps)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
+                        const FK_T *t0, int64_t m2, const int jlo, const int jhi,
+                        const int V, const int masked, FK_M ml) {
+    /* t0 = tap row of output row jlo; row j uses t0 - (j - jlo)*m2 */
+    for (int64_t r2 = 0; r2 < m2; r2++) {
+        FK_V in[FK_VMAX];
+#pragma GCC unroll 4
+        for (int v = 0; v < V; v++)
+            in[v] = (masked && v == V - 1) ? FK_MLOADU(ml, p + r2 + FK_L * v)
+                                           : FK_LOADU(p + r2 + FK_L * v);
+#pragma GCC unroll 4
+        for (int j = jlo; j <= jhi; j++) {
+            FK_V b = FK_SET1(t0[r2 - (j - jlo) * m2]);
+#pragma GCC unroll 4
+            for (int v = 0; v < V; v++) acc[j][v] = FK_FMA(in[v], b, acc[j][v]);
+        }
+    }
+}
+
+#define FK_CASE(a, b)                                                         \
+    case (a) * TC__FD_RMAX + (b):                                             \
+        FK_FN(taps)(acc, p, t0, m2, a, b, V, masked, ml);                     \
+        break;
+
+FK_INL void FK_FN(strip)(const tc__fd_block *bk, int64_t x0, const int V,
+                         const int masked, FK_M ml) {
+    FK_V acc[TC__FD_RMAX][FK_VMAX];
+#pragma GCC unroll 4
+    for (int j = 0; j < TC__FD_RMAX; j++)
+#pragma GCC unroll 4
+        for (int v = 0; v < V; v++) acc[j][v] = FK_ZERO();
+    const int rows = bk->rows;
+    const int64_t m1 = bk->m1, m2 = bk->m2, ni = rows + m1 - 1;
+    const FK_T *const *xr = (const FK_T *const *)bk->x;
+    const FK_T *wp = (const FK_T *)bk->w;
+    for (int64_t r0 = 0; r0 < bk->m0; r0++, xr += bk->xs, wp += m1 * m2) {
+        for (int64_t i = 0; i < ni; i++) {
+            const FK_T *p = xr[i] + x0;
+            int64_t jlo = i - m1 + 1 > 0 ? i - m1 + 1 : 0;
+            int64_t jhi = i < rows - 1 ? i : rows - 1;
+            const FK_T *t0 = wp + (i - jlo) * m2;
+            switch (jlo * TC__FD_RMAX + jhi) {
+                FK_CASE(0, 0) FK_CASE(0, 1) FK_CASE(0, 2) FK_CASE(0, 3)
+                FK_CASE(1, 1) FK_CASE(1, 2) FK_CASE(1, 3)
+                FK_CASE(2, 2) FK_CASE(2, 3)
+                FK_CASE(3, 3)
+            default: break;
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < TC__FD_RMAX; j++) {
+        if (j >= rows) break;
+        FK_T *y = (FK_T *)bk->y[j] + x0;
+#pragma GCC unroll 4
+        for (int v = 0; v < V; v++) {
+            if (masked && v == V - 1) FK_MSTOREU(y + FK_L * v, ml, acc[j][v]);
+            else if (bk->nt && !((uintptr_t)(y + FK_L * v) & (FK_ALIGN - 1)))
+                FK_STREAM(y + FK_L * v, acc[j][v]);
+            else FK_STOREU(y + FK_L * v, acc[j][v]);
+        }
+    }
+}
+#undef FK_CASE
+
+void FK_ENTRY(const tc__fd_block *bk) {
+    const int64_t nx = bk->nx, full = FK_L * FK_VMAX;
+    int64_t x = 0;
+    for (; x + full <= nx; x += full) FK_FN(strip)(bk, x, FK_VMAX, 0, FK_MASK(FK_L));
+    int64_t rem = nx - x;
+    if (rem <= 0) return;
+    int V = (int)((rem + FK_L - 1) / FK_L);
+    FK_M ml = FK_MASK(rem - (int64_t)(V - 1) * FK_L);
+    switch (V) {
+    case 1: FK_FN(strip)(bk, x, 1, 1, ml); break;
+#if FK_VMAX >= 2
+    case 2: FK_FN(strip)(bk, x, 2, 1, ml); break;
+#endif
+#if FK_VMAX >= 3
+    case 3: FK_FN(strip)(bk, x, 3, 1, ml); break;
+#endif
+#if FK_VMAX >= 4
+    case 4: FK_FN(strip)(bk, x, 4, 1, ml); break;
+#endif
+    default: break;
+    }
+}
+#undef FK_INL
