@@ -1,7 +1,7 @@
 /* gemm_blocked.c - a plain cache-blocked GEMM (row-major, transposes,
- * alpha/beta), threaded over row blocks of C. Also the internal tc__gemm()
- * entry that im2col uses; faster kernels replace its dispatch later. */
-#include "core/internal.h"
+ * alpha/beta), threaded over row blocks of C. The internal tc__gemm() entry
+ * lives in gemm_packed.c and falls back to tc__gemm_blocked(). */
+#include "gemm_packed.h"
 
 #include <string.h>
 
@@ -64,21 +64,10 @@ static void gemm_run(const tc__problem *p, int threads, void *C, const void *A,
     tc__parallel_for(threads, (p->m + MB - 1) / MB, gemm_blocks, &job);
 }
 
-tc_status tc__gemm(int threads, tc_dtype dt, int ta, int tb, int64_t m,
-                   int64_t n, int64_t k, double alpha, const void *A,
-                   int64_t lda, const void *B, int64_t ldb, double beta,
-                   void *C, int64_t ldc) {
-    tc__problem p;
-    memset(&p, 0, sizeof p);
-    p.op = TC_OP_GEMM;
-    p.dtype = dt;
-    p.esize = tc_dtype_size(dt);
-    p.trans_a = ta; p.trans_b = tb;
-    p.m = m; p.n = n; p.k = k;
-    p.lda = lda; p.ldb = ldb; p.ldc = ldc;
-    p.alpha = alpha; p.beta = beta;
-    gemm_run(&p, threads, C, A, B);
-    return TC_OK;
+/* Fallback of tc__gemm (gemm_packed.c) when pack buffers are unavailable. */
+void tc__gemm_blocked(int threads, const tc__problem *p, void *C,
+                      const void *A, const void *B) {
+    gemm_run(p, threads, C, A, B);
 }
 
 static int gb_applicable(const tc__problem *p, const tc__env *e, char *why,

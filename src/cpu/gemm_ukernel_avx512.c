@@ -1,0 +1,91 @@
+/*
+ * gemm_ukernel_avx512.c - AVX-512 GEMM micro-kernels (contract in
+ * gemm_packed.h). Compiled with -mavx512f...; called only after cpuid.
+ *
+ * Shape: MR = 14 rows x 2 zmm columns (f32 14x32, f64 14x16). Each k step
+ * loads two B vectors and broadcasts 14 A values straight into the FMAs
+ * ({1to16} memory operands): 28 independent accumulators keep both FMA
+ * ports busy through the 4-cycle FMA latency (>= 8 needed) and the loads
+ * (16 per 28 FMA) stay below the two load ports' rate. 28 accumulators + 2
+ * B vectors + 1 spare = 31 of 32 zmm registers.
+ */
+#include "gemm_packed.h"
+
+#include <immintrin.h>
+
+/* Edge masks for nr < NR: lanes [v*W, v*W + W) of a row. */
+static inline __mmask16 tc__lane_mask16(int nr, int v) {
+    int left = nr - v * 16;
+    return left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+static inline __mmask8 tc__lane_mask8(int nr, int v) {
+    int left = nr - v * 8;
+    return left >= 8 ? (__mmask8)0xFF : left <= 0 ? 0 : (__mmask8)((1u << left) - 1);
+}
+
+/* One template for both types. VT vector type, W lanes, S suffix (ps/pd),
+ * MT mask type, MASKF mask function. */
+#define TC__UKERNEL_AVX512(NAME, T, VT, W, S, MT, MASKF, MR)                   \
+    void NAME(int64_t kc, const T *restrict a, const T *restrict b,           \
+              T *restrict c, int64_t ldc, T alpha, T beta, int mr, int nr) {  \
+        VT acc[MR][2];                                                         \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {               \
+            acc[i][0] = _mm512_setzero_##S();                                  \
+            acc[i][1] = _mm512_setzero_##S();                                  \
+        }                                                                      \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {               \
+            if (i < mr) {                                                      \
+                _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);        \
+                _mm_prefetch((const char *)(c + i * ldc + W), _MM_HINT_T0);    \
+            }                                                                  \
+        }                                                                      \
+        _Pragma("GCC unroll 4") for (int64_t l = 0; l < kc; l++) {            \
+            const VT b0 = _mm512_load_##S(b);                                  \
+            const VT b1 = _mm512_load_##S(b + W);                              \
+            _mm_prefetch((const char *)(b + 16 * 2 * W), _MM_HINT_T0);         \
+            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {           \
+                const VT ai = _mm512_set1_##S(a[i]);                           \
+                acc[i][0] = _mm512_fmadd_##S(ai, b0, acc[i][0]);               \
+                acc[i][1] = _mm512_fmadd_##S(ai, b1, acc[i][1]);               \
+            }                                                                  \
+            a += MR;                                                           \
+            b += 2 * W;                                                        \
+        }                                                                      \
+        const VT va = _mm512_set1_##S(alpha);                                  \
+        const MT m0 = MASKF(nr, 0), m1 = MASKF(nr, 1);                         \
+        if (beta == (T)0) {                                                    \
+            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {           \
+                if (i < mr) {                                                  \
+                    T *ci = c + i * ldc;                                       \
+                    _mm512_mask_storeu_##S(ci, m0, _mm512_mul_##S(va, acc[i][0])); \
+                    _mm512_mask_storeu_##S(ci + W, m1, _mm512_mul_##S(va, acc[i][1])); \
+                }                                                              \
+            }                                                                  \
+        } else if (beta == (T)1) {                                             \
+            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {           \
+                if (i < mr) {                                                  \
+                    T *ci = c + i * ldc;                                       \
+                    VT c0 = _mm512_maskz_loadu_##S(m0, ci);                    \
+                    VT c1 = _mm512_maskz_loadu_##S(m1, ci + W);                \
+                    _mm512_mask_storeu_##S(ci, m0, _mm512_fmadd_##S(va, acc[i][0], c0)); \
+                    _mm512_mask_storeu_##S(ci + W, m1, _mm512_fmadd_##S(va, acc[i][1], c1)); \
+                }                                                              \
+            }                                                                  \
+        } else {                                                               \
+            const VT vb = _mm512_set1_##S(beta);                               \
+            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {           \
+                if (i < mr) {                                                  \
+                    T *ci = c + i * ldc;                                       \
+                    VT c0 = _mm512_mul_##S(vb, _mm512_maskz_loadu_##S(m0, ci)); \
+                    VT c1 = _mm512_mul_##S(vb, _mm512_maskz_loadu_##S(m1, ci + W)); \
+                    _mm512_mask_storeu_##S(ci, m0, _mm512_fmadd_##S(va, acc[i][0], c0)); \
+                    _mm512_mask_storeu_##S(ci + W, m1, _mm512_fmadd_##S(va, acc[i][1], c1)); \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+
+TC__UKERNEL_AVX512(tc__f32_gemm_ukernel_14x32__avx512, float, __m512, 16, ps,
+                   __mmask16, tc__lane_mask16, 14)
+TC__UKERNEL_AVX512(tc__f64_gemm_ukernel_14x16__avx512, double, __m512d, 8, pd,
+                   __mmask8, tc__lane_mask8, 14)
