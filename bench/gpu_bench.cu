@@ -1,0 +1,288 @@
+/*
+ * gpu_bench.cu - device-resident timings of the CUDA backend through the
+ * public API (tc_execute_* on cudaMalloc'd arrays), CUDA events around each
+ * execute, median of the repeats after warm-up, random inputs (never
+ * zeros). Prints a table and writes JSON (argv[1], default gpu_bench.json)
+ * that bench/gpu_peers.py merges with cuDNN / cuBLAS / CuPy timings.
+ * Never asserts: a case that fails to plan or run prints its error.
+ *
+ * Build (scripts/gpu-check.sh does this):
+ *   nvcc -O2 -arch=sm_90 -Iinclude bench/gpu_bench.cu build/libtileconv.a \
+ *        -lcufft -o gpu_bench
+ * Environment: TC_BENCH_QUICK=1 runs a few cases only.
+ */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "tileconv.h"
+
+#define CK(x)                                                                    \
+    do {                                                                         \
+        cudaError_t e_ = (x);                                                    \
+        if (e_ != cudaSuccess) {                                                 \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));             \
+            exit(2);                                                             \
+        }                                                                        \
+    } while (0)
+
+__global__ void fill_kernel(float *a, size_t n, unsigned seed) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        unsigned h = (unsigned)i * 2654435761u ^ seed;
+        h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+        float v = 0.1f + 0.9f * (float)(h & 0xffffff) / 16777216.0f;
+        a[i] = (h & 0x1000000u) ? v : -v;
+    }
+}
+
+static float *dev_random(size_t n, unsigned seed) {
+    float *p;
+    CK(cudaMalloc(&p, n * sizeof(float)));
+    fill_kernel<<<1024, 256>>>(p, n, seed);
+    CK(cudaGetLastError());
+    return p;
+}
+
+struct result {
+    char name[96], algo[48], group[24];
+    double ms, gbs, gflops, ref_s;
+    int ok;
+};
+static std::vector<result> results;
+static double copy_gbs = 0, peak_gflops = 0;
+static int quick = 0;
+
+static double median(std::vector<float> &v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Times fn() (one execute) reps times after warm-up; returns median ms. */
+template <typename F> static double time_it(F fn, int reps, int warm, int *ok) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    *ok = 1;
+    for (int i = 0; i < warm; i++)
+        if (fn() != TC_OK) { *ok = 0; break; }
+    std::vector<float> t;
+    for (int i = 0; *ok && i < reps; i++) {
+        CK(cudaEventRecord(a, 0));
+        if (fn() != TC_OK) { *ok = 0; break; }
+        CK(cudaEventRecord(b, 0));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms);
+    }
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) { fprintf(stderr, "kernel error: %s\n", cudaGetErrorString(e)); *ok = 0; }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return t.empty() ? -1 : median(t);
+}
+
+static void add(const char *group, const char *name, const char *algo, double ms, double bytes,
+                double flops, double ref_s, int ok) {
+    result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.group, sizeof r.group, "%s", group);
+    snprintf(r.name, sizeof r.name, "%s", name);
+    snprintf(r.algo, sizeof r.algo, "%s", algo);
+    r.ms = ms;
+    r.ok = ok;
+    r.gbs = ok && ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0;
+    r.gflops = ok && ms > 0 ? flops / (ms * 1e-3) / 1e9 : 0;
+    r.ref_s = ref_s;
+    results.push_back(r);
+    printf("%-8s %-34s %-24s %10.4f ms %8.1f GB/s (%5.1f%% copy) %9.1f GFLOP/s (%5.1f%% peak)%s\n",
+           group, name, algo, ms, r.gbs, 100 * r.gbs / copy_gbs, r.gflops,
+           100 * r.gflops / peak_gflops, ok ? "" : "  FAILED");
+    if (ref_s > 0 && ok)
+        printf("         3D report GPU time %.6f s -> %.1fx\n", ref_s, ref_s / (ms * 1e-3));
+    fflush(stdout);
+}
+
+/* Filter case: dims (1..3 spatial), cubic/square mask k (or kz,ky,kx). */
+static void bench_filter(const char *group, const char *name, int nsp, const long long *shape,
+                         const long long *mask, tc_mode mode, const char *algo, int reps,
+                         double ref_s = 0) {
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    d.dtype = TC_FLOAT32;
+    d.ndim = nsp;
+    d.kind = TC_FILTER_CORRELATE;
+    d.mode = mode;
+    size_t nx = 1, nm = 1;
+    for (int i = 0; i < nsp; i++) {
+        d.shape[i] = shape[i];
+        d.mask_shape[i] = mask[i];
+        nx *= shape[i];
+        nm *= mask[i];
+    }
+    std::vector<float> hm(nm);
+    for (size_t i = 0; i < nm; i++) hm[i] = (float)(((i * 7919) % 13) + 1) / 13.0f * ((i & 1) ? 1 : -1);
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = algo; /* NULL: the planner's choice (ESTIMATE) */
+    tc_plan *pl = NULL;
+    tc_status st = tc_plan_filter(&pl, NULL, &d, hm.data(), &o);
+    if (st != TC_OK) {
+        printf("%-8s %-34s %-24s plan failed: %s\n", group, name, algo ? algo : "auto", tc_last_error());
+        return;
+    }
+    float *x = dev_random(nx, 17), *y;
+    CK(cudaMalloc(&y, nx * sizeof(float)));
+    int ok;
+    double ms = time_it([&] { return tc_execute_filter(pl, y, x, NULL); }, reps, 2, &ok);
+    if (!ok) printf("  error: %s\n", tc_last_error());
+    add(group, name, tc_plan_algorithm(pl), ms, tc_plan_bytes(pl), tc_plan_flops(pl), ref_s, ok);
+    tc_plan_destroy(pl);
+    cudaFree(x);
+    cudaFree(y);
+}
+
+static void bench_gemm(const char *name, long long n, const char *algo, int reps) {
+    tc_gemm_desc d;
+    tc_gemm_desc_init(&d);
+    d.dtype = TC_FLOAT32;
+    d.m = d.n = d.k = n;
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = algo;
+    tc_plan *pl;
+    if (tc_plan_gemm(&pl, NULL, &d, &o) != TC_OK) {
+        printf("gemm     %-34s %-24s plan failed: %s\n", name, algo, tc_last_error());
+        return;
+    }
+    float *A = dev_random(n * n, 1), *B = dev_random(n * n, 2), *C;
+    CK(cudaMalloc(&C, n * n * sizeof(float)));
+    int ok;
+    double ms = time_it([&] { return tc_execute_gemm(pl, C, A, B, NULL); }, reps, 1, &ok);
+    if (!ok) printf("  error: %s\n", tc_last_error());
+    add("gemm", name, algo, ms, tc_plan_bytes(pl), tc_plan_flops(pl), 0, ok);
+    tc_plan_destroy(pl);
+    cudaFree(A); cudaFree(B); cudaFree(C);
+}
+
+static void bench_copy(void) {
+    size_t n = (size_t)1 << 28; /* 1 GiB */
+    float *a = dev_random(n, 3), *b;
+    CK(cudaMalloc(&b, n * 4));
+    int ok;
+    double ms = time_it([&] { return cudaMemcpy(b, a, n * 4, cudaMemcpyDeviceToDevice) == cudaSuccess ? TC_OK : TC_ERR_BACKEND; }, 10, 2, &ok);
+    copy_gbs = 2.0 * n * 4 / (ms * 1e-3) / 1e9;
+    cudaFree(a);
+    cudaFree(b);
+}
+
+int main(int argc, char **argv) {
+    const char *json = argc > 1 ? argv[1] : "gpu_bench.json";
+    quick = getenv("TC_BENCH_QUICK") && atoi(getenv("TC_BENCH_QUICK"));
+    if (tc_cuda_device_count() == 0) {
+        printf("no CUDA device: nothing to time\n");
+        return 0;
+    }
+    cudaDeviceProp pr;
+    CK(cudaGetDeviceProperties(&pr, 0));
+    int clk = 0;
+    cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0);
+    peak_gflops = pr.multiProcessorCount * 128.0 * 2 * clk * 1e3 / 1e9;
+    {
+        static char rep[1 << 16];
+        tc_status st = tc_cuda_kernel_report(rep, sizeof rep);
+        printf("---- tc_cuda_kernel_report (%s) ----\n%s----\n", tc_status_string(st),
+               st == TC_OK ? rep : tc_last_error());
+    }
+    bench_copy();
+    printf("device %s, %d SMs, %.0f MHz: FP32 peak %.1f TFLOP/s (nominal), D2D copy %.1f GB/s "
+           "(read+write, measured)\n", pr.name, pr.multiProcessorCount, clk / 1e3,
+           peak_gflops / 1e3, copy_gbs);
+    add("copy", "cudaMemcpy D2D 1 GiB", "cudaMemcpy", 2.0 * ((size_t)1 << 30) / copy_gbs / 1e6,
+        2.0 * ((size_t)1 << 30), 0, 0, 1);
+
+    const tc_mode C0 = TC_MODE_CONSTANT;
+    char nm[96];
+    /* 2D 8192^2 */
+    for (int k = 3; k <= 15; k += 2) {
+        if (quick && k != 5 && k != 11) continue;
+        long long s[2] = {8192, 8192}, m[2] = {k, k};
+        snprintf(nm, sizeof nm, "2D 8192^2 k%d", k);
+        bench_filter("2d", nm, 2, s, m, C0, "cuda.direct", 20);
+    }
+    {
+        long long s[2] = {8192, 8192}, m[2] = {5, 5};
+        for (int md = 1; md <= 4 && !quick; md++) {
+            snprintf(nm, sizeof nm, "2D 8192^2 k5 %s", tc_mode_name((tc_mode)md));
+            bench_filter("2dmode", nm, 2, s, m, (tc_mode)md, "cuda.direct", 20);
+        }
+        const char *seeds[] = {"cuda.seed.const2d", "cuda.seed.tiled2d-pitch", "cuda.seed.texture2d",
+                               "cuda.separable"};
+        for (int i = 0; i < 4 && !quick; i++)
+            bench_filter("2dseed", "2D 8192^2 k5", 2, s, m, C0, seeds[i], 5);
+        long long m63[2] = {63, 63};
+        bench_filter("2dfft", "2D 8192^2 k63", 2, s, m63, C0, "cuda.fft", 5);
+        if (!quick) bench_filter("2dfft", "2D 8192^2 k63 (auto)", 2, s, m63, C0, NULL, 5);
+    }
+    /* 3D 512^3 */
+    for (int k = 3; k <= 7; k += 2) {
+        if (quick && k != 5) continue;
+        long long s[3] = {512, 512, 512}, m[3] = {k, k, k};
+        snprintf(nm, sizeof nm, "3D 512^3 k%d", k);
+        bench_filter("3d", nm, 3, s, m, C0, "cuda.direct", 10);
+    }
+    /* 1D 2^26 */
+    int ks1[] = {3, 7, 15, 31, 63};
+    for (int i = 0; i < 5; i++) {
+        if (quick && ks1[i] != 31) continue;
+        long long s[1] = {1LL << 26}, m[1] = {ks1[i]};
+        snprintf(nm, sizeof nm, "1D 2^26 k%d", ks1[i]);
+        bench_filter("1d", nm, 1, s, m, C0, "cuda.direct", 20);
+    }
+    if (!quick) {
+        long long s[1] = {1LL << 26}, m[1] = {7};
+        const char *seeds[] = {"cuda.seed.basic1d", "cuda.seed.const1d", "cuda.seed.tiled1d-in",
+                               "cuda.seed.tiled1d-out"};
+        for (int i = 0; i < 4; i++) bench_filter("1dseed", "1D 2^26 k7", 1, s, m, C0, seeds[i], 5);
+    }
+    /* the 3D report's five tests (same size, zero padding) */
+    struct { long long s[3]; int k; double ref; } rep[5] = {
+        {{64, 64, 64}, 3, 0.001355}, {{64, 64, 64}, 3, 0.001354}, {{128, 128, 128}, 5, 0.024552},
+        {{32, 64, 64}, 5, 0.001594}, {{32, 64, 64}, 3, 0.000374}};
+    for (int i = 0; i < 5; i++) {
+        long long m[3] = {rep[i].k, rep[i].k, rep[i].k};
+        snprintf(nm, sizeof nm, "report test %d %lldx%lldx%lld k%d", i + 1, rep[i].s[0], rep[i].s[1],
+                 rep[i].s[2], rep[i].k);
+        bench_filter("report", nm, 3, rep[i].s, m, C0, "cuda.direct", 50, rep[i].ref);
+        if (!quick) bench_filter("reportseed", nm, 3, rep[i].s, m, C0, "cuda.seed.tiled3d", 20, rep[i].ref);
+    }
+    /* SGEMM */
+    bench_gemm("SGEMM 4096^3", 4096, "cuda.gemm", 10);
+    if (!quick) {
+        bench_gemm("SGEMM 8192^3", 8192, "cuda.gemm", 5);
+        bench_gemm("SGEMM 4096^3", 4096, "cuda.seed.gemm-tiled", 3);
+        bench_gemm("SGEMM 4096^3", 4096, "cuda.seed.gemm-naive", 2);
+    }
+
+    FILE *f = fopen(json, "w");
+    if (f) {
+        fprintf(f, "{\"device\": \"%s\", \"copy_gbs\": %.1f, \"peak_gflops\": %.1f, \"results\": [\n",
+                pr.name, copy_gbs, peak_gflops);
+        for (size_t i = 0; i < results.size(); i++) {
+            const result &r = results[i];
+            fprintf(f, "  {\"group\": \"%s\", \"name\": \"%s\", \"algo\": \"%s\", \"ms\": %.6f, "
+                       "\"gbs\": %.2f, \"gflops\": %.2f, \"report_s\": %.6f, \"ok\": %d}%s\n",
+                    r.group, r.name, r.algo, r.ms, r.gbs, r.gflops, r.ref_s, r.ok,
+                    i + 1 < results.size() ? "," : "");
+        }
+        fprintf(f, "]}\n");
+        fclose(f);
+    }
+    return 0;
+}

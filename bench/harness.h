@@ -1,0 +1,69 @@
+/*
+ * harness.h - the driver's state, shared by bench.c (options, timing,
+ * table) and cases.c (the suites: problems, runners, targets).
+ */
+#ifndef TC_BENCH_HARNESS_H
+#define TC_BENCH_HARNESS_H
+
+#include "bench.h"
+
+#define BENCH_SUITE_FILTERS 1u
+#define BENCH_SUITE_SEED3D 2u
+#define BENCH_SUITE_GEMM 4u
+
+/* Forced algorithms (and MEASURE's candidates) whose workspace exceeds
+ * this are reported n/a. */
+#define BENCH_WS_LIMIT ((size_t)2 << 30)
+/* Cases above this many FLOP probe each forced algorithm on a smaller
+ * problem of about BENCH_PROBE_FLOPS first, and skip it when one run is
+ * predicted to take more than max_run_s. */
+#define BENCH_PROBE_ABOVE 10e9
+#define BENCH_PROBE_FLOPS 0.5e9
+
+typedef struct bench_ctx {
+    /* options */
+    unsigned suites;
+    int threads;
+    int repeat;          /* most timed rounds per case */
+    double budget_s;     /* stop a case's rounds after this, once >= 3 */
+    const char *json_path, *plot_path, *case_filter;
+    int quick, peers, measure;
+    double max_run_s;    /* skip a forced algorithm predicted slower */
+    double measure_budget_s; /* skip MEASURE planning predicted slower */
+    double ref_gflops[2];    /* ref.conv, ref.gemm speed (MEASURE times them) */
+    tc_backend backend;
+    /* machine */
+    int ncpu;
+    bench_ceilings ceil;
+    tc_context *ctx;     /* threads, backend */
+    tc_context *ctx1;    /* 1 thread, backend */
+    int tty;
+    /* cases */
+    bench_case **cases;
+    int ncases;
+    int current;         /* for the progress line */
+    /* scipy (separate process, run once before the cases) */
+    bench_scipy_job *scipy;
+    int nscipy;
+    char scipy_why[256];
+    char scipy_version[64];
+} bench_ctx;
+
+/* cases.c */
+/* Creates the cases of the selected suites (descriptions only). 0 or -1. */
+int bench_make_cases(bench_ctx *b);
+/* Allocates the case's data and sets up its runners (plans, peers). */
+int bench_setup_case(bench_ctx *b, bench_case *c);
+/* Plans with TC_PLAN_MEASURE when its predicted cost fits the budget. */
+void bench_plan_measure(bench_ctx *b, bench_case *c);
+/* Measures the reference solvers' speed (for MEASURE's predicted cost). */
+void bench_measure_ref_speed(bench_ctx *b);
+/* Frees the runners' state and the case's data; results stay. */
+void bench_teardown_case(bench_case *c);
+
+/* bench.c */
+void bench_progress(bench_ctx *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+bench_runner *bench_new_runner(bench_case *c);
+
+#endif /* TC_BENCH_HARNESS_H */
