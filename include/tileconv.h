@@ -396,6 +396,21 @@ TC_API void tc_cpu_features(char *buf, size_t size);
 TC_API int tc_cpu_count(void);
 /* Number of usable CUDA devices (0 when built without CUDA). */
 TC_API int tc_cuda_device_count(void);
+/* Writes one line per CUDA kernel of this build into buf (always
+ * NUL-terminated): threads per block, registers per thread, static and
+ * dynamic shared memory, local (spill) bytes, the block-size limit, the
+ * resident blocks per multiprocessor and the occupancy they give (from
+ * cudaFuncGetAttributes and cudaOccupancyMaxActiveBlocksPerMultiprocessor),
+ * after a line naming the device. Returns TC_ERR_NO_DEVICE without a usable
+ * GPU or without CUDA, TC_ERR_INVALID_ARGUMENT when buf is NULL, size is 0
+ * or the text did not fit (16 KiB is enough).
+ *
+ * CUDA execution: the execute functions accept device pointers (used in
+ * place; the call only enqueues the work on the calling thread's default
+ * stream and returns, as cuBLAS does: synchronise before reading the
+ * result) and host pointers (staged through pinned buffers; the call
+ * returns when the result is in host memory). */
+TC_API tc_status tc_cuda_kernel_report(char *buf, size_t size);
 
 #ifdef __cplusplus
 }

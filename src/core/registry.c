@@ -16,6 +16,22 @@ extern const tc__solver tc__solver_cpu_direct_avx2;
 extern const tc__solver tc__solver_cpu_direct_scalar;
 extern const tc__solver tc__solver_cpu_seed3d_rowshift;
 extern const tc__solver tc__solver_cpu_seed3d_zsplit;
+#if TC_HAVE_CUDA
+extern const tc__solver tc__solver_cuda_direct;
+extern const tc__solver tc__solver_cuda_separable;
+extern const tc__solver tc__solver_cuda_fft;
+extern const tc__solver tc__solver_cuda_gemm;
+extern const tc__solver tc__solver_cuda_seed_basic1d;
+extern const tc__solver tc__solver_cuda_seed_const1d;
+extern const tc__solver tc__solver_cuda_seed_tiled1d_in;
+extern const tc__solver tc__solver_cuda_seed_tiled1d_out;
+extern const tc__solver tc__solver_cuda_seed_const2d;
+extern const tc__solver tc__solver_cuda_seed_tiled2d_pitch;
+extern const tc__solver tc__solver_cuda_seed_texture2d;
+extern const tc__solver tc__solver_cuda_seed_tiled3d;
+extern const tc__solver tc__solver_cuda_seed_gemm_naive;
+extern const tc__solver tc__solver_cuda_seed_gemm_tiled;
+#endif
 extern const tc__solver tc__solver_ref_conv;
 extern const tc__solver tc__solver_ref_gemm;
 
@@ -30,6 +46,22 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cpu_direct_scalar,
     &tc__solver_cpu_seed3d_rowshift,
     &tc__solver_cpu_seed3d_zsplit,
+#if TC_HAVE_CUDA
+    &tc__solver_cuda_direct,
+    &tc__solver_cuda_separable,
+    &tc__solver_cuda_fft,
+    &tc__solver_cuda_gemm,
+    &tc__solver_cuda_seed_basic1d,
+    &tc__solver_cuda_seed_const1d,
+    &tc__solver_cuda_seed_tiled1d_in,
+    &tc__solver_cuda_seed_tiled1d_out,
+    &tc__solver_cuda_seed_const2d,
+    &tc__solver_cuda_seed_tiled2d_pitch,
+    &tc__solver_cuda_seed_texture2d,
+    &tc__solver_cuda_seed_tiled3d,
+    &tc__solver_cuda_seed_gemm_naive,
+    &tc__solver_cuda_seed_gemm_tiled,
+#endif
     /* reference solvers: always last */
     &tc__solver_ref_conv,
     &tc__solver_ref_gemm,
@@ -65,4 +97,8 @@ tc_status tc_algorithm_get(int i, tc_algorithm_info *info) {
 
 #if !TC_HAVE_CUDA
 int tc_cuda_device_count(void) { return 0; }
+tc_status tc_cuda_kernel_report(char *buf, size_t size) {
+    if (buf && size) buf[0] = 0;
+    return tc__error(TC_ERR_NO_DEVICE, "kernel report: built without CUDA");
+}
 #endif

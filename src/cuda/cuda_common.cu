@@ -1,0 +1,390 @@
+/* cuda_common.cu - CUDA error mapping, device discovery, the scratch pool,
+ * pinned staging of host arrays and the execution frame (see the header). */
+#include "cuda/cuda_common.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---------------- errors ---------------- */
+tc_status tc__cu_fail(cudaError_t e, const char *what, const char *file,
+                      int line) {
+    (void)cudaGetLastError(); /* clear a non-sticky error for the next call */
+    tc_status st = TC_ERR_BACKEND;
+    if (e == cudaErrorMemoryAllocation) st = TC_ERR_OUT_OF_MEMORY;
+    else if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+             e == cudaErrorNoKernelImageForDevice)
+        st = TC_ERR_NO_DEVICE;
+    const char *base = strrchr(file, '/');
+    return tc__error(st, "cuda: %s failed: %s (%s) at %s:%d", what,
+                     cudaGetErrorString(e), cudaGetErrorName(e),
+                     base ? base + 1 : file, line);
+}
+
+/* ---------------- device discovery ---------------- */
+__global__ void tc__cu_probe_kernel(int *p) {
+    if (p) *p = 1;
+}
+
+static pthread_once_t tc__cu_once = PTHREAD_ONCE_INIT;
+static int tc__cu_count = 0;   /* devices seen by the runtime */
+static int tc__cu_usable = 0;  /* current device runs our images */
+static tc__cu_device tc__cu_props;
+
+static void tc__cu_init(void) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return; /* no driver, no device: count stays 0, never abort */
+    }
+    tc__cu_count = n;
+    if (n <= 0) return;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) { (void)cudaGetLastError(); return; }
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, tc__cu_probe_kernel) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return; /* e.g. a GPU older than the sm_90 images of this build */
+    }
+    cudaDeviceProp pr;
+    if (cudaGetDeviceProperties(&pr, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    tc__cu_device *d = &tc__cu_props;
+    d->sms = pr.multiProcessorCount;
+    d->cc_major = pr.major;
+    d->cc_minor = pr.minor;
+    d->smem_optin = pr.sharedMemPerBlockOptin;
+    d->smem_per_sm = pr.sharedMemPerMultiprocessor;
+    d->regs_per_sm = pr.regsPerMultiprocessor;
+    d->max_threads_sm = pr.maxThreadsPerMultiProcessor;
+    d->global_mem = pr.totalGlobalMem;
+    snprintf(d->name, sizeof d->name, "%s", pr.name);
+    int clk = 0, mclk = 0, bus = 0, tw = 0, th = 0;
+    cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, dev);       /* kHz */
+    cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, dev); /* kHz */
+    cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, dev);
+    cudaDeviceGetAttribute(&tw, cudaDevAttrMaxTexture2DLinearWidth, dev);
+    cudaDeviceGetAttribute(&th, cudaDevAttrMaxTexture2DLinearHeight, dev);
+    (void)cudaGetLastError();
+    if (clk <= 0) clk = 1755000;
+    /* Hopper/Ampere: 128 FP32 lanes per SM, FMA = 2 FLOP */
+    d->peak_flops32 = (double)d->sms * 128.0 * 2.0 * clk * 1e3;
+    d->bandwidth = (mclk > 0 && bus > 0) ? 2.0 * mclk * 1e3 * bus / 8.0 : 3.0e12;
+    d->tex2d_linear_w = tw > 0 ? tw : 65536;
+    d->tex2d_linear_h = th > 0 ? th : 65536;
+    tc__cu_usable = 1;
+}
+
+extern "C" int tc_cuda_device_count(void) {
+    pthread_once(&tc__cu_once, tc__cu_init);
+    return tc__cu_count;
+}
+
+int tc__cu_available(void) {
+    pthread_once(&tc__cu_once, tc__cu_init);
+    return tc__cu_usable;
+}
+
+const tc__cu_device *tc__cu_dev(void) {
+    return tc__cu_available() ? &tc__cu_props : NULL;
+}
+
+double tc__cu_estimate(double bytes, double flops, double eff) {
+    const tc__cu_device *d = tc__cu_dev();
+    if (!d) return 1e30;
+    double tm = bytes / (0.9 * d->bandwidth);
+    double tf = flops / (d->peak_flops32 * eff);
+    return (tm > tf ? tm : tf) + 5e-6;
+}
+
+/* ---------------- device scratch pool ---------------- */
+#define TC__CU_MAX_DEV 64
+static cudaMemPool_t tc__cu_pools[TC__CU_MAX_DEV];
+static pthread_mutex_t tc__cu_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static tc_status tc__cu_pool(cudaMemPool_t *out) {
+    int dev = 0;
+    TC_CU(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= TC__CU_MAX_DEV)
+        return tc__error(TC_ERR_BACKEND, "cuda: device %d out of range", dev);
+    pthread_mutex_lock(&tc__cu_pool_mu);
+    tc_status st = TC_OK;
+    if (!tc__cu_pools[dev]) {
+        cudaMemPoolProps pp;
+        memset(&pp, 0, sizeof pp);
+        pp.allocType = cudaMemAllocationTypePinned;
+        pp.location.type = cudaMemLocationTypeDevice;
+        pp.location.id = dev;
+        cudaMemPool_t pool;
+        cudaError_t e = cudaMemPoolCreate(&pool, &pp);
+        if (e == cudaSuccess) {
+            /* keep freed memory for the next execute */
+            uint64_t keep = UINT64_MAX;
+            e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+            if (e == cudaSuccess) tc__cu_pools[dev] = pool;
+        }
+        if (e != cudaSuccess)
+            st = tc__cu_fail(e, "cudaMemPoolCreate", __FILE__, __LINE__);
+    }
+    *out = tc__cu_pools[dev];
+    pthread_mutex_unlock(&tc__cu_pool_mu);
+    return st;
+}
+
+tc_status tc__cu_alloc(void **p, size_t bytes, cudaStream_t s) {
+    *p = NULL;
+    if (!bytes) bytes = 16;
+    cudaMemPool_t pool;
+    tc_status st = tc__cu_pool(&pool);
+    if (st) return st;
+    cudaError_t e = cudaMallocFromPoolAsync(p, bytes, pool, s);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        st = tc__cu_fail(e, "cudaMallocFromPoolAsync", __FILE__, __LINE__);
+        if (st == TC_ERR_OUT_OF_MEMORY)
+            tc__error(st, "cuda: out of device memory allocating %zu bytes", bytes);
+        return st;
+    }
+    return TC_OK;
+}
+
+void tc__cu_free(void *p, cudaStream_t s) {
+    if (p) cudaFreeAsync(p, s);
+}
+
+/* ---------------- pointer classes ---------------- */
+enum { TC__PTR_PAGEABLE = 0, TC__PTR_PINNED = 1, TC__PTR_DEVICE = 2 };
+
+static int tc__cu_ptr_class(const void *ptr) {
+    cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, ptr) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return TC__PTR_PAGEABLE;
+    }
+    if (at.type == cudaMemoryTypeDevice || at.type == cudaMemoryTypeManaged)
+        return TC__PTR_DEVICE;
+    if (at.type == cudaMemoryTypeHost) return TC__PTR_PINNED;
+    return TC__PTR_PAGEABLE;
+}
+
+int tc__cu_is_device(const void *ptr) {
+    return tc__cu_ptr_class(ptr) == TC__PTR_DEVICE;
+}
+
+/* ---------------- pinned staging ---------------- */
+#define TC__CU_CHUNK ((size_t)8 << 20)
+
+typedef struct tc__cu_stage {
+    void *buf[2];
+    cudaEvent_t ev[2];
+    struct tc__cu_stage *next;
+} tc__cu_stage;
+
+static tc__cu_stage *tc__cu_stage_free = NULL;
+static pthread_mutex_t tc__cu_stage_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static tc_status tc__cu_stage_get(tc__cu_stage **out) {
+    pthread_mutex_lock(&tc__cu_stage_mu);
+    tc__cu_stage *st = tc__cu_stage_free;
+    if (st) tc__cu_stage_free = st->next;
+    pthread_mutex_unlock(&tc__cu_stage_mu);
+    if (!st) {
+        st = (tc__cu_stage *)calloc(1, sizeof *st);
+        if (!st) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda: out of host memory");
+        for (int b = 0; b < 2; b++) {
+            cudaError_t e = cudaHostAlloc(&st->buf[b], TC__CU_CHUNK, cudaHostAllocDefault);
+            if (e == cudaSuccess)
+                e = cudaEventCreateWithFlags(&st->ev[b], cudaEventDisableTiming);
+            if (e != cudaSuccess) {
+                for (int c = 0; c <= b; c++) {
+                    if (st->buf[c]) cudaFreeHost(st->buf[c]);
+                    if (st->ev[c]) cudaEventDestroy(st->ev[c]);
+                }
+                free(st);
+                return tc__cu_fail(e, "cudaHostAlloc (staging)", __FILE__, __LINE__);
+            }
+        }
+    }
+    *out = st;
+    return TC_OK;
+}
+
+static void tc__cu_stage_put(tc__cu_stage *st) {
+    cudaEventSynchronize(st->ev[0]);
+    cudaEventSynchronize(st->ev[1]);
+    pthread_mutex_lock(&tc__cu_stage_mu);
+    st->next = tc__cu_stage_free;
+    tc__cu_stage_free = st;
+    pthread_mutex_unlock(&tc__cu_stage_mu);
+}
+
+tc_status tc__cu_h2d(void *dst, const void *src, size_t bytes, cudaStream_t s) {
+    if (!bytes) return TC_OK;
+    if (tc__cu_ptr_class(src) != TC__PTR_PAGEABLE) {
+        TC_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
+        return TC_OK;
+    }
+    tc__cu_stage *st;
+    tc_status rc = tc__cu_stage_get(&st);
+    if (rc) return rc;
+    /* CPU copy of chunk i+1 into one pinned buffer overlaps the DMA of
+     * chunk i from the other */
+    size_t off = 0;
+    int b = 0;
+    cudaError_t e = cudaSuccess;
+    while (off < bytes && e == cudaSuccess) {
+        size_t n = bytes - off < TC__CU_CHUNK ? bytes - off : TC__CU_CHUNK;
+        e = cudaEventSynchronize(st->ev[b]);
+        if (e != cudaSuccess) break;
+        memcpy(st->buf[b], (const char *)src + off, n);
+        e = cudaMemcpyAsync((char *)dst + off, st->buf[b], n, cudaMemcpyHostToDevice, s);
+        if (e == cudaSuccess) e = cudaEventRecord(st->ev[b], s);
+        off += n;
+        b ^= 1;
+    }
+    tc__cu_stage_put(st);
+    if (e != cudaSuccess) return tc__cu_fail(e, "host-to-device copy", __FILE__, __LINE__);
+    return TC_OK;
+}
+
+tc_status tc__cu_d2h(void *dst, const void *src, size_t bytes, cudaStream_t s) {
+    if (!bytes) return TC_OK;
+    if (tc__cu_ptr_class(dst) != TC__PTR_PAGEABLE) {
+        TC_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
+        TC_CU(cudaStreamSynchronize(s));
+        return TC_OK;
+    }
+    tc__cu_stage *st;
+    tc_status rc = tc__cu_stage_get(&st);
+    if (rc) return rc;
+    size_t nch = (bytes + TC__CU_CHUNK - 1) / TC__CU_CHUNK;
+    cudaError_t e = cudaSuccess;
+    /* DMA of chunk i+1 runs while the CPU copies chunk i out */
+    for (size_t i = 0; i <= nch && e == cudaSuccess; i++) {
+        if (i < nch) {
+            size_t off = i * TC__CU_CHUNK;
+            size_t n = bytes - off < TC__CU_CHUNK ? bytes - off : TC__CU_CHUNK;
+            e = cudaMemcpyAsync(st->buf[i & 1], (const char *)src + off, n,
+                                cudaMemcpyDeviceToHost, s);
+            if (e == cudaSuccess) e = cudaEventRecord(st->ev[i & 1], s);
+            if (e != cudaSuccess) break;
+        }
+        if (i > 0) {
+            size_t j = i - 1, off = j * TC__CU_CHUNK;
+            size_t n = bytes - off < TC__CU_CHUNK ? bytes - off : TC__CU_CHUNK;
+            e = cudaEventSynchronize(st->ev[j & 1]);
+            if (e == cudaSuccess) memcpy((char *)dst + off, st->buf[j & 1], n);
+        }
+    }
+    tc__cu_stage_put(st);
+    if (e != cudaSuccess) return tc__cu_fail(e, "device-to-host copy", __FILE__, __LINE__);
+    return TC_OK;
+}
+
+/* ---------------- masks ---------------- */
+tc_status tc__cu_mask_upload(const tc__problem *p, void **dmask) {
+    *dmask = NULL;
+    if (!p->mask) return TC_OK;
+    size_t bytes = (size_t)(p->msk[0] * p->msk[1] * p->msk[2]) * p->esize;
+    TC_CU(cudaMalloc(dmask, bytes));
+    cudaError_t e = cudaMemcpy(*dmask, p->mask, bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+        cudaFree(*dmask);
+        *dmask = NULL;
+        return tc__cu_fail(e, "cudaMemcpy (mask)", __FILE__, __LINE__);
+    }
+    return TC_OK;
+}
+
+void tc__cu_mask_free(void *dmask) {
+    if (dmask) cudaFree(dmask);
+}
+
+/* ---------------- execution frame ---------------- */
+static int64_t tc__cu_span(int64_t rows, int64_t cols, int64_t ld) {
+    return (rows - 1) * ld + cols; /* elements touched by a row-major view */
+}
+
+tc_status tc__cu_run(const tc__args *a, const void *dmask,
+                     tc__cu_launch_fn launch) {
+    const tc__problem *p = a->p;
+    if (!tc__cu_available())
+        return tc__error(TC_ERR_NO_DEVICE, "cuda: no usable CUDA device");
+    cudaStream_t s = a->stream ? (cudaStream_t)a->stream : cudaStreamPerThread;
+    size_t xb, yb, wb;
+    int y_in; /* output must be read too (gemm with beta != 0) */
+    if (p->op == TC_OP_GEMM) {
+        int64_t ar = p->trans_a ? p->k : p->m, ac = p->trans_a ? p->m : p->k;
+        int64_t br = p->trans_b ? p->n : p->k, bc = p->trans_b ? p->k : p->n;
+        xb = (size_t)tc__cu_span(ar, ac, p->lda) * p->esize;
+        wb = (size_t)tc__cu_span(br, bc, p->ldb) * p->esize;
+        yb = (size_t)tc__cu_span(p->m, p->n, p->ldc) * p->esize;
+        y_in = p->beta != 0.0;
+    } else {
+        xb = (size_t)tc__x_count(p) * p->esize;
+        yb = (size_t)tc__y_count(p) * p->esize;
+        wb = (size_t)tc__w_count(p) * p->esize;
+        y_in = 0;
+    }
+    tc__cu_bufs b;
+    memset(&b, 0, sizeof b);
+    b.s = s;
+    void *tx = NULL, *ty = NULL, *tw = NULL, *hw_own = NULL;
+    int x_host = !tc__cu_is_device(a->x), y_host = !tc__cu_is_device(a->y);
+    int w_host = a->w ? !tc__cu_is_device(a->w) : 0;
+    int staged = x_host || y_host;
+    tc_status st = TC_OK;
+
+    if (x_host) {
+        if ((st = tc__cu_alloc(&tx, xb, s))) goto out;
+        if ((st = tc__cu_h2d(tx, a->x, xb, s))) goto out;
+        b.x = tx;
+    } else {
+        b.x = a->x;
+    }
+    if (y_host) {
+        if ((st = tc__cu_alloc(&ty, yb, s))) goto out;
+        if (y_in && (st = tc__cu_h2d(ty, a->y, yb, s))) goto out;
+        b.y = ty;
+    } else {
+        b.y = a->y;
+    }
+    if (p->op == TC_OP_FILTER) {
+        /* the plan's mask (host) is the usual case; in swap mode the core
+         * passes the caller's input, packed in its host workspace */
+        if (w_host) {
+            b.hw = a->w;
+        } else {
+            hw_own = malloc(wb);
+            if (!hw_own) { st = tc__error(TC_ERR_OUT_OF_MEMORY, "cuda: out of host memory"); goto out; }
+            cudaError_t e = cudaMemcpy(hw_own, a->w, wb, cudaMemcpyDeviceToHost);
+            if (e != cudaSuccess) { st = tc__cu_fail(e, "cudaMemcpy (mask)", __FILE__, __LINE__); goto out; }
+            b.hw = hw_own;
+        }
+        if (dmask && a->w == p->mask) b.w = dmask;
+        else if (!w_host) b.w = a->w;
+    } else if (a->w) {
+        b.w = a->w;
+    }
+    if (!b.w && a->w) {
+        if ((st = tc__cu_alloc(&tw, wb, s))) goto out;
+        if ((st = tc__cu_h2d(tw, a->w, wb, s))) goto out;
+        b.w = tw;
+        staged = 1;
+    }
+    if ((st = launch(a, &b))) goto out;
+    if (y_host) st = tc__cu_d2h(a->y, ty, yb, s);
+out:
+    tc__cu_free(tx, s);
+    tc__cu_free(ty, s);
+    tc__cu_free(tw, s);
+    if (staged) {
+        cudaError_t e = cudaStreamSynchronize(s);
+        if (e != cudaSuccess && st == TC_OK)
+            st = tc__cu_fail(e, "kernel execution", __FILE__, __LINE__);
+    }
+    free(hw_own);
+    return st;
+}

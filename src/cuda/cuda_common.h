@@ -1,0 +1,164 @@
+/*
+ * cuda_common.h - what the CUDA solvers share (C++/CUDA only, not installed).
+ *
+ * Every CUDA call goes through TC_CU(...), which turns a cudaError_t into a
+ * tc_status with a message naming the call (tc__error); allocation failures
+ * become TC_ERR_OUT_OF_MEMORY. The library never aborts on a CUDA error.
+ *
+ * Pointers. Execute accepts device pointers (cudaMalloc'd, managed, or
+ * mapped) and plain host pointers. tc__cu_run() classifies each array with
+ * cudaPointerGetAttributes: device arrays are used in place, with no copy,
+ * and the work is only enqueued on the stream (as cuBLAS does: the call
+ * returns before the kernels finish); host arrays are staged through pinned
+ * buffers in chunks, and the call returns when the result is back on the
+ * host. The stream is args->stream, or the per-thread default stream.
+ *
+ * Indexing is 64-bit wherever an offset can pass 2^31; launches whose
+ * gridDim.y or gridDim.z would pass 65535 are split (tc__cu_grid_chunks).
+ */
+#ifndef TC_CUDA_COMMON_H
+#define TC_CUDA_COMMON_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+extern "C" {
+#include "core/internal.h"
+}
+
+/* ---- errors ---- */
+tc_status tc__cu_fail(cudaError_t e, const char *what, const char *file,
+                      int line);
+#define TC_CU(call)                                                       \
+    do {                                                                  \
+        cudaError_t tc__e = (call);                                       \
+        if (tc__e != cudaSuccess)                                         \
+            return tc__cu_fail(tc__e, #call, __FILE__, __LINE__);         \
+    } while (0)
+/* After a launch: checks the launch error (not the kernel's completion). */
+#define TC_CU_LAUNCH(name)                                                \
+    do {                                                                  \
+        cudaError_t tc__e = cudaGetLastError();                           \
+        if (tc__e != cudaSuccess)                                         \
+            return tc__cu_fail(tc__e, "launch " name, __FILE__, __LINE__); \
+    } while (0)
+
+/* ---- device ---- */
+/* 1 when a device is present and can run this build's kernels (sm_90
+ * images); cached after the first call. Used as every solver's available. */
+int tc__cu_available(void);
+typedef struct tc__cu_device {
+    int sms;              /* multiprocessors */
+    int cc_major, cc_minor;
+    size_t smem_optin;    /* max dynamic shared memory per block */
+    size_t smem_per_sm;
+    int regs_per_sm;
+    int max_threads_sm;
+    size_t global_mem;
+    double peak_flops32;  /* nominal FP32 FLOP/s */
+    double bandwidth;     /* nominal DRAM bytes/s (read + write) */
+    int tex2d_linear_w, tex2d_linear_h; /* pitched texture limits */
+    char name[256];
+} tc__cu_device;
+/* Properties of the current device, NULL when none. */
+const tc__cu_device *tc__cu_dev(void);
+
+/* ---- memory ---- */
+/* Stream-ordered device scratch from a pool that keeps its memory (no
+ * cudaMalloc per execute). */
+tc_status tc__cu_alloc(void **p, size_t bytes, cudaStream_t s);
+void tc__cu_free(void *p, cudaStream_t s);
+/* 1 when the kernel can dereference ptr (device, managed or mapped host). */
+int tc__cu_is_device(const void *ptr);
+/* Host <-> device copies of any size through chunked, double-buffered
+ * pinned staging (or directly when the host side is pinned). Synchronous
+ * with respect to the host for the host buffer. */
+tc_status tc__cu_h2d(void *dst, const void *src, size_t bytes, cudaStream_t s);
+tc_status tc__cu_d2h(void *dst, const void *src, size_t bytes, cudaStream_t s);
+
+/* ---- execution frame ---- */
+typedef struct tc__cu_bufs {
+    const void *x;   /* device input (A for gemm) */
+    void *y;         /* device output (C for gemm) */
+    const void *w;   /* device weights / mask (B for gemm) */
+    const void *hw;  /* filter: host copy of the mask (NULL for gemm) */
+    cudaStream_t s;
+} tc__cu_bufs;
+typedef tc_status (*tc__cu_launch_fn)(const tc__args *a, const tc__cu_bufs *b);
+
+/* Runs `launch` on device views of a's arrays. dmask: the plan's device copy
+ * of p->mask (filter) or NULL; used when a->w == p->mask, else the mask is
+ * staged per call. Host arrays are staged in and the output staged back. */
+tc_status tc__cu_run(const tc__args *a, const void *dmask,
+                     tc__cu_launch_fn launch);
+/* Copies a host mask of the problem to a new device buffer (plan time). */
+tc_status tc__cu_mask_upload(const tc__problem *p, void **dmask);
+void tc__cu_mask_free(void *dmask);
+
+/* ---- launches ---- */
+/* Runs the statements once per grid slice (gy0, gny, gz0, gnz) with
+ * gny, gnz <= 65535; the kernel adds gy0/gz0 to blockIdx.y/z. */
+#define TC__CU_GRID_MAX 65535
+#define TC__CU_FOR_GRID(NY, NZ, ...)                                      \
+    for (int64_t gy0 = 0; gy0 < (NY); gy0 += TC__CU_GRID_MAX)              \
+        for (int64_t gz0 = 0; gz0 < (NZ); gz0 += TC__CU_GRID_MAX) {        \
+            unsigned gny = (unsigned)((NY)-gy0 < TC__CU_GRID_MAX ? (NY)-gy0 \
+                                                       : TC__CU_GRID_MAX); \
+            [[maybe_unused]] unsigned gnz = (unsigned)((NZ)-gz0 < TC__CU_GRID_MAX ? (NZ)-gz0 \
+                                                       : TC__CU_GRID_MAX); \
+            __VA_ARGS__                                                    \
+        }
+static inline int64_t tc__cu_div_up(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+
+/* ---- boundary on the device: tc__boundary_index ---- */
+__device__ __forceinline__ int64_t tc__cu_mod(int64_t a, int64_t m) {
+    int64_t r = a % m;
+    return r < 0 ? r + m : r;
+}
+__device__ __forceinline__ int64_t tc__cu_bidx(int64_t i, int64_t n, int mode) {
+    if ((uint64_t)i < (uint64_t)n) return i;
+    switch (mode) {
+    case TC_MODE_CONSTANT: return -1;
+    case TC_MODE_NEAREST: return i < 0 ? 0 : n - 1;
+    case TC_MODE_WRAP: return tc__cu_mod(i, n);
+    case TC_MODE_REFLECT: {
+        int64_t m = tc__cu_mod(i, 2 * n);
+        return m < n ? m : 2 * n - 1 - m;
+    }
+    case TC_MODE_MIRROR: {
+        if (n == 1) return 0;
+        int64_t m = tc__cu_mod(i, 2 * n - 2);
+        return m < n ? m : 2 * n - 2 - m;
+    }
+    }
+    return -1;
+}
+
+/* ---- cost model ---- */
+/* Seconds for `bytes` of DRAM traffic and `flops` at `eff` of FP32 peak,
+ * plus a launch overhead; huge without a device. */
+double tc__cu_estimate(double bytes, double flops, double eff);
+
+/* ---- resource report (tc_cuda_kernel_report) ---- */
+typedef struct tc__cu_report tc__cu_report;
+void tc__cu_report_kernel(tc__cu_report *r, const char *name,
+                          const void *func, int threads, size_t dyn_smem);
+/* One per solver file; cuda_report.cu calls them all. */
+void tc__cu_report_seed1d(tc__cu_report *r);
+void tc__cu_report_seed2d(tc__cu_report *r);
+void tc__cu_report_seed3d(tc__cu_report *r);
+void tc__cu_report_seedgemm(tc__cu_report *r);
+void tc__cu_report_direct(tc__cu_report *r);
+void tc__cu_report_separable(tc__cu_report *r);
+void tc__cu_report_fft(tc__cu_report *r);
+void tc__cu_report_gemm(tc__cu_report *r);
+
+/* Declares a solver with C linkage (C++ const objects are internal). */
+#define TC__CU_SOLVER(sym) extern "C" const tc__solver sym; const tc__solver sym
+
+#endif

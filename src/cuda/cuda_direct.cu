@@ -1,0 +1,390 @@
+/*
+ * cuda_direct.cu - cuda.direct: single-channel filters (1D/2D/3D) on the GPU.
+ *
+ * Fast path (float32, masks up to 63 taps in 1D, 15x15 in 2D, 7x7x7 in 3D):
+ * the mask is zero-padded to a bucket size (R,S,T known at compile time)
+ * and passed as a __grid_constant__ kernel parameter, which lives in the
+ * constant bank: every FFMA takes its weight straight from c[0x0][...], no
+ * register and no __constant__ symbol shared between concurrent plans.
+ * Each block owns an output tile of TH x TW (TW = 128*BX, TH = BY*RY) and
+ * walks a chunk of output planes along z (2.5D streaming): a ring of R
+ * input planes (tile + halo) sits in shared memory, one new plane is loaded
+ * per output plane. Each thread computes RY rows x 4 columns; for every
+ * input row of its window it reads 4+T-1 values with 16-byte shared loads
+ * and feeds RY*4*T FFMAs, so shared traffic per FFMA stays ~0.1-0.3 floats.
+ * Interior blocks load their halo with plain coalesced loads; only blocks
+ * touching an edge map each index through the boundary mode (tc__cu_bidx),
+ * so every mode costs about what constant costs.
+ *
+ * Generic path (float64, and masks beyond the buckets): one output per
+ * thread, runtime tap loops, mask in global memory (read-only cache).
+ *
+ * Note: zero-padded taps multiply existing neighbours by 0, so an Inf or
+ * NaN just outside a mask's true footprint (but inside its bucket) turns
+ * into NaN in the output. Finite inputs are unaffected.
+ */
+#include "cuda/cuda_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+struct dgeom {
+    int64_t D, H, W;      /* input */
+    int64_t P, Q, O;      /* output */
+    int64_t pad0, pad1, pad2;
+    int64_t zc, nzc;      /* output planes per block, chunks per batch item */
+    float cval;
+    int mode;
+    int vec_out;          /* O % 4 == 0 and y 16-byte aligned */
+};
+
+template <int N> struct maskp { float w[N]; };
+
+/* Loads input plane iz (any integer; mapped by the mode) of the block's
+ * window into a shared slot of ROWS x SP floats (WIN used). */
+template <int ROWS, int WIN, int SP, int NT>
+__device__ __forceinline__ void load_plane(float *slot, const float *__restrict__ xn,
+                                           const dgeom &g, int64_t iz,
+                                           int64_t iy0, int64_t ix0, int tid) {
+    int64_t zi = tc__cu_bidx(iz, g.D, g.mode);
+    if (zi < 0) {
+        for (int idx = tid; idx < ROWS * WIN; idx += NT)
+            slot[(idx / WIN) * SP + idx % WIN] = g.cval;
+        return;
+    }
+    const float *xp = xn + zi * g.H * g.W;
+    if (iy0 >= 0 && iy0 + ROWS <= g.H && ix0 >= 0 && ix0 + WIN <= g.W) {
+        const float *base = xp + iy0 * g.W + ix0;
+#pragma unroll 8
+        for (int idx = tid; idx < ROWS * WIN; idx += NT) {
+            int r = idx / WIN, c = idx - r * WIN;
+            slot[r * SP + c] = __ldg(base + (int64_t)r * g.W + c);
+        }
+        return;
+    }
+    for (int idx = tid; idx < ROWS * WIN; idx += NT) {
+        int r = idx / WIN, c = idx - r * WIN;
+        int64_t ri = tc__cu_bidx(iy0 + r, g.H, g.mode);
+        int64_t ci = tc__cu_bidx(ix0 + c, g.W, g.mode);
+        slot[r * SP + c] = (ri < 0 || ci < 0) ? g.cval : __ldg(xp + ri * g.W + ci);
+    }
+}
+
+template <int R, int S, int T, int RY, int BX, int BY>
+__global__ void __launch_bounds__(32 * BX * BY)
+direct_f32(const float *__restrict__ x, float *__restrict__ y,
+           const __grid_constant__ maskp<R * S * T> m, const dgeom g,
+           int64_t gy0, int64_t gz0) {
+    constexpr int NT = 32 * BX * BY;
+    constexpr int TW = 128 * BX, TH = BY * RY;
+    constexpr int ROWS = TH + S - 1, WIN = TW + T - 1;
+    constexpr int SP = (WIN + 3) / 4 * 4 + 4;
+    constexpr int SLOT = ROWS * SP;
+    constexpr int NV = (4 + T - 1 + 3) / 4; /* float4 per window row */
+    extern __shared__ float4 smem4[];
+    float *smem = reinterpret_cast<float *>(smem4);
+
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    const int64_t x0 = (int64_t)blockIdx.x * TW;
+    const int64_t y0 = ((int64_t)blockIdx.y + gy0) * TH;
+    const int64_t bz = (int64_t)blockIdx.z + gz0;
+    const int64_t n = bz / g.nzc;
+    const int64_t zs = (bz % g.nzc) * g.zc;
+    const int64_t ze = zs + g.zc < g.P ? zs + g.zc : g.P;
+    const float *xn = x + n * g.D * g.H * g.W;
+    const int64_t iy0 = y0 - g.pad1, ix0 = x0 - g.pad2;
+
+    for (int li = 0; li < R - 1; li++)
+        load_plane<ROWS, WIN, SP, NT>(smem + li * SLOT, xn, g, zs - g.pad0 + li,
+                                      iy0, ix0, tid);
+    const int ty = threadIdx.y, tx = threadIdx.x;
+    for (int64_t z = zs; z < ze; z++) {
+        const int64_t lnew = (z - zs) + R - 1;
+        load_plane<ROWS, WIN, SP, NT>(smem + (lnew % R) * SLOT, xn, g,
+                                      z - g.pad0 + R - 1, iy0, ix0, tid);
+        __syncthreads();
+        float acc[RY][4];
+#pragma unroll
+        for (int j = 0; j < RY; j++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const float *sl = smem + ((z - zs + r) % R) * SLOT + (ty * RY) * SP + 4 * tx;
+#pragma unroll
+            for (int iy = 0; iy < RY + S - 1; iy++) {
+                float v[NV * 4];
+#pragma unroll
+                for (int k = 0; k < NV; k++) {
+                    float4 q = *reinterpret_cast<const float4 *>(sl + iy * SP + 4 * k);
+                    v[4 * k] = q.x; v[4 * k + 1] = q.y; v[4 * k + 2] = q.z; v[4 * k + 3] = q.w;
+                }
+#pragma unroll
+                for (int j = 0; j < RY; j++) {
+                    const int s = iy - j;
+                    if (s >= 0 && s < S) {
+#pragma unroll
+                        for (int t = 0; t < T; t++) {
+                            const float wv = m.w[(r * S + s) * T + t];
+#pragma unroll
+                            for (int i = 0; i < 4; i++) acc[j][i] = fmaf(wv, v[i + t], acc[j][i]);
+                        }
+                    }
+                }
+            }
+        }
+        float *yp = y + ((n * g.P + z) * g.Q) * g.O;
+#pragma unroll
+        for (int j = 0; j < RY; j++) {
+            const int64_t py = y0 + ty * RY + j, px = x0 + 4 * tx;
+            if (py >= g.Q) continue;
+            float *row = yp + py * g.O;
+            if (g.vec_out && px + 3 < g.O) {
+                *reinterpret_cast<float4 *>(row + px) =
+                    make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    if (px + i < g.O) row[px + i] = acc[j][i];
+            }
+        }
+        __syncthreads(); /* the next load overwrites the oldest slot */
+    }
+}
+
+/* Generic: one output per thread, any mask, float or double. */
+template <typename E>
+__global__ void __launch_bounds__(256)
+direct_generic(const E *__restrict__ x, E *__restrict__ y, const E *__restrict__ w,
+               const dgeom g, int64_t R, int64_t S, int64_t T, E cval,
+               int64_t gy0, int64_t gz0) {
+    const int64_t px = (int64_t)blockIdx.x * 32 + threadIdx.x;
+    const int64_t py = ((int64_t)blockIdx.y + gy0) * 8 + threadIdx.y;
+    const int64_t bz = (int64_t)blockIdx.z + gz0;
+    const int64_t n = bz / g.P, pz = bz % g.P;
+    const int64_t bx0 = (int64_t)blockIdx.x * 32 - g.pad2;
+    const int64_t by0 = ((int64_t)blockIdx.y + gy0) * 8 - g.pad1;
+    const int64_t bz0 = pz - g.pad0;
+    /* interior block: every tap of every thread lands inside the input */
+    const bool inner = bz0 >= 0 && bz0 + R <= g.D && by0 >= 0 && by0 + 8 + S - 1 <= g.H &&
+                       bx0 >= 0 && bx0 + 32 + T - 1 <= g.W;
+    if (px >= g.O || py >= g.Q) return;
+    const E *xn = x + n * g.D * g.H * g.W;
+    E acc = 0;
+    for (int64_t r = 0; r < R; r++) {
+        int64_t iz = inner ? bz0 + r : tc__cu_bidx(bz0 + r, g.D, g.mode);
+        for (int64_t s = 0; s < S; s++) {
+            int64_t iy = inner ? py - g.pad1 + s : tc__cu_bidx(py - g.pad1 + s, g.H, g.mode);
+            const E *wr = w + (r * S + s) * T;
+            if (inner) {
+                const E *xr = xn + (iz * g.H + iy) * g.W + px - g.pad2;
+                for (int64_t t = 0; t < T; t++) acc += wr[t] * __ldg(xr + t);
+            } else {
+                for (int64_t t = 0; t < T; t++) {
+                    int64_t ix = tc__cu_bidx(px - g.pad2 + t, g.W, g.mode);
+                    E v = (iz < 0 || iy < 0 || ix < 0) ? cval : __ldg(xn + (iz * g.H + iy) * g.W + ix);
+                    acc += wr[t] * v;
+                }
+            }
+        }
+    }
+    y[((n * g.P + pz) * g.Q + py) * g.O + px] = acc;
+}
+
+/* ---------------- dispatch ---------------- */
+typedef tc_status (*launch_t)(const tc__args *a, const tc__cu_bufs *b);
+
+struct variant {
+    int R, S, T, RY, BX, BY;
+    launch_t launch;
+    const void *kernel;
+    size_t smem;
+};
+
+static dgeom make_geom(const tc__problem *p) {
+    dgeom g;
+    g.D = p->in[0]; g.H = p->in[1]; g.W = p->in[2];
+    g.P = p->out[0]; g.Q = p->out[1]; g.O = p->out[2];
+    g.pad0 = p->pad_lo[0]; g.pad1 = p->pad_lo[1]; g.pad2 = p->pad_lo[2];
+    g.cval = (float)p->cval;
+    g.mode = (int)p->mode;
+    g.zc = 1; g.nzc = g.P;
+    g.vec_out = 0;
+    return g;
+}
+
+template <int R, int S, int T, int RY, int BX, int BY>
+static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
+    const tc__problem *p = a->p;
+    constexpr int TW = 128 * BX, TH = BY * RY;
+    constexpr int ROWS = TH + S - 1, WIN = TW + T - 1;
+    constexpr int SP = (WIN + 3) / 4 * 4 + 4;
+    const size_t smem = (size_t)R * ROWS * SP * sizeof(float);
+    maskp<R * S * T> m;
+    memset(&m, 0, sizeof m);
+    const float *hw = (const float *)b->hw;
+    for (int64_t r = 0; r < p->msk[0]; r++)
+        for (int64_t s = 0; s < p->msk[1]; s++)
+            for (int64_t t = 0; t < p->msk[2]; t++)
+                m.w[(r * S + s) * T + t] = hw[(r * p->msk[1] + s) * p->msk[2] + t];
+    dgeom g = make_geom(p);
+    g.vec_out = (p->out[2] % 4 == 0) && ((uintptr_t)b->y % 16 == 0);
+    const int64_t gx = tc__cu_div_up(g.O, TW), gyn = tc__cu_div_up(g.Q, TH);
+    if (R > 1) {
+        /* enough blocks to fill the machine ~8 times; each walks zc planes */
+        const tc__cu_device *d = tc__cu_dev();
+        int64_t want = 8LL * (d ? d->sms : 132), xy = gx * gyn * p->N;
+        g.nzc = tc__cu_div_up(want, xy);
+        if (g.nzc > g.P) g.nzc = g.P;
+        if (g.nzc < 1) g.nzc = 1;
+        g.zc = tc__cu_div_up(g.P, g.nzc);
+        g.nzc = tc__cu_div_up(g.P, g.zc);
+    }
+    const int64_t gzn = p->N * g.nzc;
+    auto k = direct_f32<R, S, T, RY, BX, BY>;
+    if (smem > 48 * 1024)
+        TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    TC__CU_FOR_GRID(gyn, gzn, {
+        k<<<dim3((unsigned)gx, gny, gnz), dim3(32 * BX, BY), smem, b->s>>>(
+            (const float *)b->x, (float *)b->y, m, g, gy0, gz0);
+        TC_CU_LAUNCH("cuda.direct");
+    })
+    return TC_OK;
+}
+
+template <typename E>
+static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
+    const tc__problem *p = a->p;
+    dgeom g = make_geom(p);
+    const int64_t gx = tc__cu_div_up(g.O, 32), gyn = tc__cu_div_up(g.Q, 8);
+    const int64_t gzn = p->N * g.P;
+    TC__CU_FOR_GRID(gyn, gzn, {
+        direct_generic<E><<<dim3((unsigned)gx, gny, gnz), dim3(32, 8), 0, b->s>>>(
+            (const E *)b->x, (E *)b->y, (const E *)b->w, g, p->msk[0], p->msk[1],
+            p->msk[2], (E)p->cval, gy0, gz0);
+        TC_CU_LAUNCH("cuda.direct generic");
+    })
+    return TC_OK;
+}
+
+#define V1(T) {1, 1, T, 1, 8, 1, launch_fast<1, 1, T, 1, 8, 1>, (const void *)direct_f32<1, 1, T, 1, 8, 1>, 0}
+#define V2(K, RY) {1, K, K, RY, 1, 8, launch_fast<1, K, K, RY, 1, 8>, (const void *)direct_f32<1, K, K, RY, 1, 8>, 0}
+#define V3(K, RY) {K, K, K, RY, 1, 8, launch_fast<K, K, K, RY, 1, 8>, (const void *)direct_f32<K, K, K, RY, 1, 8>, 0}
+
+static const variant variants[] = {
+    V1(3), V1(5), V1(7), V1(9), V1(11), V1(13), V1(15), V1(17), V1(21),
+    V1(25), V1(31), V1(33), V1(41), V1(49), V1(63),
+    V2(3, 8), V2(5, 8), V2(7, 8), V2(9, 4), V2(11, 4), V2(13, 4), V2(15, 4),
+    V3(3, 4), V3(5, 4), V3(7, 2),
+};
+#define NVARIANTS (int)(sizeof variants / sizeof variants[0])
+
+static size_t variant_smem(const variant *v) {
+    int TW = 128 * v->BX, TH = v->BY * v->RY;
+    int ROWS = TH + v->S - 1, WIN = TW + v->T - 1;
+    int SP = (WIN + 3) / 4 * 4 + 4;
+    return (size_t)v->R * ROWS * SP * sizeof(float);
+}
+
+/* The bucket for a mask, or NULL for the generic path. */
+static const variant *pick(const tc__problem *p) {
+    if (p->dtype != TC_FLOAT32) return NULL;
+    int64_t R = p->msk[0], S = p->msk[1], T = p->msk[2];
+    for (int i = 0; i < NVARIANTS; i++) {
+        const variant *v = &variants[i];
+        if (R == 1 && S == 1) {
+            if (v->R == 1 && v->S == 1 && v->T >= T) return v;
+        } else if (R == 1) {
+            if (v->R == 1 && v->S > 1 && v->S >= S && v->T >= T) return v;
+        } else {
+            if (v->R > 1 && v->R >= R && v->S >= S && v->T >= T) return v;
+        }
+    }
+    return NULL;
+}
+
+/* ---------------- solver ---------------- */
+struct dstate {
+    const variant *v;
+    void *dmask; /* generic path */
+};
+
+static int d_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
+    if (p->op != TC_OP_FILTER) {
+        if (why) snprintf(why, n, "filters only");
+        return 0;
+    }
+    if (p->C != 1 || p->K != 1 || p->G != 1 || p->stride[0] * p->stride[1] * p->stride[2] != 1 ||
+        p->dil[0] * p->dil[1] * p->dil[2] != 1) {
+        if (why) snprintf(why, n, "single channel, stride 1, dilation 1 only");
+        return 0;
+    }
+    return 1;
+}
+
+static double d_estimate(const tc__problem *p, const tc__env *e) {
+    const variant *v = pick(p);
+    double bytes = tc__problem_bytes(p);
+    if (!v) {
+        double eff = p->dtype == TC_FLOAT32 ? 0.12 : 0.06;
+        return tc__cu_estimate(bytes, tc__problem_flops(p), eff);
+    }
+    double taps = (double)v->R * v->S * v->T;
+    double fl = 2.0 * (double)tc__y_count(p) * taps;
+    return tc__cu_estimate(bytes * 1.05, fl, 0.7);
+}
+
+static tc_status d_plan(const tc__problem *p, const tc__env *e, void **state) {
+    dstate *s = (dstate *)calloc(1, sizeof *s);
+    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.direct: out of memory");
+    s->v = pick(p);
+    tc_status st = TC_OK;
+    if (!s->v) st = tc__cu_mask_upload(p, &s->dmask);
+    if (st) { free(s); return st; }
+    *state = s;
+    return TC_OK;
+}
+
+static void d_destroy(void *state) {
+    dstate *s = (dstate *)state;
+    if (!s) return;
+    tc__cu_mask_free(s->dmask);
+    free(s);
+}
+
+static tc_status d_launch(const tc__args *a, const tc__cu_bufs *b) {
+    const dstate *s = (const dstate *)a->state;
+    const variant *v = s ? s->v : pick(a->p);
+    if (v) return v->launch(a, b);
+    return a->p->dtype == TC_FLOAT32 ? launch_generic<float>(a, b)
+                                     : launch_generic<double>(a, b);
+}
+
+static tc_status d_execute(const tc__args *a) {
+    const dstate *s = (const dstate *)a->state;
+    return tc__cu_run(a, s ? s->dmask : NULL, d_launch);
+}
+
+} // namespace
+
+TC__CU_SOLVER(tc__solver_cuda_direct) = {
+    "cuda.direct", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "GPU direct filter: register-tiled, mask in the constant bank, halo in shared memory, 2.5D z-streaming.",
+    tc__cu_available, d_applicable, d_estimate, NULL, d_plan, d_destroy, d_execute,
+};
+
+void tc__cu_report_direct(tc__cu_report *r) {
+    for (int i = 0; i < NVARIANTS; i++) {
+        const variant *v = &variants[i];
+        char name[96];
+        snprintf(name, sizeof name, "cuda.direct f32 R%dS%dT%d RY%d", v->R, v->S, v->T, v->RY);
+        size_t sm = variant_smem(v);
+        if (sm > 48 * 1024)
+            cudaFuncSetAttribute(v->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
+        tc__cu_report_kernel(r, name, v->kernel, 32 * v->BX * v->BY, sm);
+    }
+    tc__cu_report_kernel(r, "cuda.direct generic f32", (const void *)direct_generic<float>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.direct generic f64", (const void *)direct_generic<double>, 256, 0);
+}

@@ -1,0 +1,478 @@
+/*
+ * test_cuda.c - every CUDA solver x shapes x boundary modes x output kinds
+ * against the CPU reference ("ref.conv" / "ref.gemm"), through the public
+ * API, with host pointers and with device pointers.
+ *
+ * Without a usable GPU (or in a build without CUDA) the GPU cases are
+ * skipped with the reason printed, and the fallback rules are checked
+ * instead: forcing a CUDA algorithm fails with TC_ERR_NO_DEVICE, a context
+ * that asks for CUDA fails at plan time, AUTO falls back to the CPU.
+ *
+ * Outputs are poisoned with NaN before each run, inputs are seeded random
+ * values in +-[0.1, 1) (never zero). The error measure is
+ * max|out - ref| / max|ref| per case.
+ *
+ * Environment: TC_TEST_SEED, TC_TEST_QUICK (small table, for the
+ * sanitizers), TC_TEST_VERBOSE (see harness.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tileconv.h"
+
+#if TC_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
+static const char *const filter_solvers[] = {
+    "cuda.direct", "cuda.separable", "cuda.fft", "cuda.seed.basic1d",
+    "cuda.seed.const1d", "cuda.seed.tiled1d-in", "cuda.seed.tiled1d-out",
+    "cuda.seed.const2d", "cuda.seed.tiled2d-pitch", "cuda.seed.texture2d",
+    "cuda.seed.tiled3d",
+};
+#define NFS (int)(sizeof filter_solvers / sizeof filter_solvers[0])
+static const char *const gemm_solvers[] = {"cuda.gemm", "cuda.seed.gemm-naive",
+                                           "cuda.seed.gemm-tiled"};
+#define NGS 3
+
+static long n_na; /* solver x case pairs the solver does not apply to */
+
+/* ---------------- filter cases ---------------- */
+typedef struct fcase {
+    int nsp;            /* spatial rank */
+    int64_t batch;      /* leading axis (1 = none) */
+    int64_t shape[3];   /* spatial */
+    int64_t mask[3];
+    int rank1;          /* separable mask */
+    tc_output_kind out;
+    int64_t origin0;    /* origin on the last axis (SAME only) */
+} fcase;
+
+static const fcase fcases[] = {
+    /* 1D */
+    {1, 1, {1000}, {3}, 0, TC_OUTPUT_SAME, 0},
+    {1, 1, {1}, {5}, 0, TC_OUTPUT_SAME, 0},
+    {1, 1, {7}, {4}, 0, TC_OUTPUT_SAME, 1},
+    {1, 3, {4099}, {31}, 0, TC_OUTPUT_SAME, -7},
+    {1, 1, {3000}, {63}, 0, TC_OUTPUT_SAME, 0},
+    {1, 1, {2500}, {101}, 0, TC_OUTPUT_SAME, 0},
+    {1, 1, {700}, {9}, 0, TC_OUTPUT_FULL, 0},
+    {1, 1, {700}, {10}, 0, TC_OUTPUT_VALID, 0},
+    {1, 1, {40}, {3000}, 0, TC_OUTPUT_SAME, 0}, /* mask larger than input */
+    {1, 1, {30}, {50}, 0, TC_OUTPUT_VALID, 0},  /* valid, operands swapped */
+    /* 2D */
+    {2, 1, {67, 131}, {3, 3}, 0, TC_OUTPUT_SAME, 0},
+    {2, 1, {1, 1}, {3, 3}, 0, TC_OUTPUT_SAME, 0},
+    {2, 2, {130, 257}, {5, 5}, 1, TC_OUTPUT_SAME, 0},
+    {2, 1, {70, 140}, {7, 7}, 0, TC_OUTPUT_SAME, 2},
+    {2, 1, {33, 45}, {2, 4}, 0, TC_OUTPUT_SAME, 0},
+    {2, 1, {66, 129}, {1, 5}, 0, TC_OUTPUT_SAME, 0},
+    {2, 1, {66, 129}, {9, 3}, 1, TC_OUTPUT_SAME, 0},
+    {2, 1, {100, 150}, {15, 15}, 0, TC_OUTPUT_SAME, 0},
+    {2, 1, {80, 90}, {17, 17}, 1, TC_OUTPUT_SAME, 0},
+    {2, 1, {64, 70}, {11, 11}, 0, TC_OUTPUT_FULL, 0},
+    {2, 1, {64, 70}, {13, 13}, 0, TC_OUTPUT_VALID, 0},
+    {2, 1, {5, 7}, {9, 9}, 0, TC_OUTPUT_SAME, 0},
+    /* 3D */
+    {3, 1, {17, 33, 130}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0},
+    {3, 1, {9, 40, 20}, {5, 5, 5}, 1, TC_OUTPUT_SAME, 0},
+    {3, 1, {12, 20, 140}, {7, 7, 7}, 0, TC_OUTPUT_SAME, 0},
+    {3, 2, {6, 7, 8}, {2, 3, 4}, 0, TC_OUTPUT_SAME, 0},
+    {3, 1, {10, 20, 30}, {1, 3, 3}, 0, TC_OUTPUT_SAME, 0},
+    {3, 1, {10, 20, 30}, {3, 1, 1}, 0, TC_OUTPUT_SAME, 0},
+    {3, 1, {16, 16, 16}, {5, 5, 5}, 0, TC_OUTPUT_FULL, 0},
+};
+#define NFC (int)(sizeof fcases / sizeof fcases[0])
+
+static const tc_mode modes[] = {TC_MODE_CONSTANT, TC_MODE_NEAREST, TC_MODE_REFLECT,
+                                TC_MODE_MIRROR, TC_MODE_WRAP};
+
+static void fill(float *a, int64_t n, th_rng *r) {
+    for (int64_t i = 0; i < n; i++) a[i] = (float)th_value(r);
+}
+
+static void make_mask(const fcase *c, float *m, th_rng *r) {
+    int64_t ms[3] = {1, 1, 1};
+    for (int i = 0; i < c->nsp; i++) ms[3 - c->nsp + i] = c->mask[i];
+    int64_t n = ms[0] * ms[1] * ms[2];
+    if (!c->rank1) {
+        fill(m, n, r);
+        return;
+    }
+    float f[3][64];
+    for (int a = 0; a < 3; a++) fill(f[a], ms[a], r);
+    for (int64_t i = 0; i < ms[0]; i++)
+        for (int64_t j = 0; j < ms[1]; j++)
+            for (int64_t k = 0; k < ms[2]; k++)
+                m[(i * ms[1] + j) * ms[2] + k] = f[0][i] * f[1][j] * f[2][k];
+}
+
+static double rel_err(const float *out, const float *ref, int64_t n, int64_t *bad) {
+    double dmax = 0, rmax = 0;
+    *bad = -1;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)out[i] - (double)ref[i]);
+        if (!(d == d) || !isfinite(out[i])) { *bad = i; return INFINITY; }
+        if (d > dmax) dmax = d;
+        if (fabs(ref[i]) > rmax) rmax = fabs(ref[i]);
+    }
+    return rmax > 0 ? dmax / rmax : dmax;
+}
+
+#if TC_TEST_CUDA
+/* Runs the plan on device copies; returns a tc_status or -1 on CUDA error. */
+static int exec_device(const tc_plan *pl, float *y, const float *x, int64_t nx, int64_t ny) {
+    float *dx = NULL, *dy = NULL;
+    int rc = -1;
+    if (cudaMalloc((void **)&dx, (size_t)nx * 4) != cudaSuccess) goto out;
+    if (cudaMalloc((void **)&dy, (size_t)ny * 4) != cudaSuccess) goto out;
+    if (cudaMemcpy(dx, x, (size_t)nx * 4, cudaMemcpyHostToDevice) != cudaSuccess) goto out;
+    if (cudaMemset(dy, 0xff, (size_t)ny * 4) != cudaSuccess) goto out; /* NaN */
+    rc = tc_execute_filter(pl, dy, dx, NULL);
+    if (rc == TC_OK) {
+        if (cudaDeviceSynchronize() != cudaSuccess ||
+            cudaMemcpy(y, dy, (size_t)ny * 4, cudaMemcpyDeviceToHost) != cudaSuccess)
+            rc = -1;
+    }
+out:
+    cudaFree(dx);
+    cudaFree(dy);
+    return rc;
+}
+#endif
+
+static void run_filter_case(int ci, int mi, int device_ptrs) {
+    const fcase *c = &fcases[ci];
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    d.dtype = TC_FLOAT32;
+    int lead = c->batch > 1;
+    d.ndim = c->nsp + lead;
+    d.nspatial = c->nsp;
+    if (lead) d.shape[0] = c->batch;
+    for (int i = 0; i < c->nsp; i++) {
+        d.shape[lead + i] = c->shape[i];
+        d.mask_shape[i] = c->mask[i];
+    }
+    d.output = c->out;
+    d.kind = (ci + mi) % 2 ? TC_FILTER_CONVOLVE : TC_FILTER_CORRELATE;
+    if (c->out == TC_OUTPUT_SAME) {
+        d.mode = modes[mi];
+        d.cval = 0.375;
+        d.origin[c->nsp - 1] = c->origin0;
+    } else if (mi != 0) {
+        return; /* full/valid: mode does not apply; run once */
+    }
+    th_rng r = th_rng_for((uint64_t)(ci * 131 + mi * 7 + device_ptrs));
+    int64_t nx = 1, nm = 1;
+    for (int i = 0; i < d.ndim; i++) nx *= d.shape[i];
+    for (int i = 0; i < c->nsp; i++) nm *= c->mask[i];
+    float *x = malloc((size_t)nx * 4), *m = malloc((size_t)nm * 4);
+    fill(x, nx, &r);
+    make_mask(c, m, &r);
+
+    tc_plan_options ro;
+    tc_plan_options_init(&ro);
+    ro.algorithm = "ref.conv";
+    tc_plan *rp = NULL;
+    tc_status st = tc_plan_filter(&rp, NULL, &d, m, &ro);
+    if (st != TC_OK) {
+        printf("reference plan failed for case %d: %s\n", ci, tc_last_error());
+        th_g.failed++;
+        free(x); free(m);
+        return;
+    }
+    int ond;
+    int64_t osh[TC_MAX_DIMS];
+    tc_plan_output_shape(rp, &ond, osh);
+    int64_t ny = 1;
+    for (int i = 0; i < ond; i++) ny *= osh[i];
+    float *ref = malloc((size_t)ny * 4), *y = malloc((size_t)ny * 4);
+    tc_execute_filter(rp, ref, x, NULL);
+    tc_plan_destroy(rp);
+
+    for (int s = 0; s < NFS; s++) {
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = filter_solvers[s];
+        tc_plan *pl = NULL;
+        st = tc_plan_filter(&pl, NULL, &d, m, &o);
+        if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
+        TH_BEGIN("%s %dD case %d (%lld..x%lld, mask %lld..x%lld) %s %s %s", filter_solvers[s],
+                 c->nsp, ci, (long long)c->shape[0], (long long)c->shape[c->nsp - 1],
+                 (long long)c->mask[0], (long long)c->mask[c->nsp - 1],
+                 c->out == TC_OUTPUT_SAME ? tc_mode_name(d.mode)
+                                          : c->out == TC_OUTPUT_FULL ? "full" : "valid",
+                 d.kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate",
+                 device_ptrs ? "device-ptr" : "host-ptr");
+        if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
+        for (int64_t i = 0; i < ny; i++) y[i] = NAN;
+        int rc;
+#if TC_TEST_CUDA
+        if (device_ptrs) rc = exec_device(pl, y, x, nx, ny);
+        else
+#endif
+            rc = tc_execute_filter(pl, y, x, NULL);
+        CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
+        if (rc == TC_OK) {
+            int64_t bad;
+            double e = rel_err(y, ref, ny, &bad);
+            double tol = strcmp(filter_solvers[s], "cuda.fft") == 0 ? 2e-5 : 4e-6;
+            CHECK(e <= tol, "rel err %.3g > %.1g%s%lld", e, tol,
+                  bad >= 0 ? ", unwritten/NaN at " : "", (long long)bad);
+        }
+        tc_plan_destroy(pl);
+        TH_END();
+    }
+    free(x); free(m); free(ref); free(y);
+}
+
+/* ---------------- gemm cases ---------------- */
+typedef struct gcase {
+    int64_t m, n, k;
+    int ta, tb, pad; /* pad: extra columns in lda/ldb/ldc */
+    double alpha, beta;
+} gcase;
+
+static const gcase gcases[] = {
+    {1, 1, 1, 0, 0, 0, 1, 0},
+    {17, 33, 9, 0, 0, 0, 1, 0},     /* m != n != k: the seed's index bug */
+    {33, 9, 17, 0, 0, 0, 1, 0},
+    {128, 128, 128, 0, 0, 0, 1, 0},
+    {200, 304, 520, 0, 0, 0, 1, 0}, /* fast path, m edge */
+    {130, 260, 67, 0, 0, 0, 0.5, 0},
+    {257, 129, 300, 0, 0, 4, 1, 0.5},
+    {64, 96, 40, 1, 0, 0, 1, 0},
+    {64, 96, 40, 0, 1, 0, 1, 0},
+    {65, 97, 41, 1, 1, 3, -1.5, 2},
+    {300, 8, 1000, 0, 0, 0, 1, 0},
+};
+#define NGC (int)(sizeof gcases / sizeof gcases[0])
+
+static void run_gemm_case(int gi, int device_ptrs) {
+    const gcase *c = &gcases[gi];
+    tc_gemm_desc d;
+    tc_gemm_desc_init(&d);
+    d.dtype = TC_FLOAT32;
+    d.m = c->m; d.n = c->n; d.k = c->k;
+    d.trans_a = c->ta; d.trans_b = c->tb;
+    int64_t ar = c->ta ? c->k : c->m, ac = c->ta ? c->m : c->k;
+    int64_t br = c->tb ? c->n : c->k, bc = c->tb ? c->k : c->n;
+    d.lda = ac + c->pad; d.ldb = bc + c->pad; d.ldc = c->n + c->pad;
+    d.alpha = c->alpha; d.beta = c->beta;
+    int64_t na = ar * d.lda, nb = br * d.ldb, nc = c->m * d.ldc;
+    th_rng r = th_rng_for(1000 + gi);
+    float *A = malloc(na * 4), *B = malloc(nb * 4), *C0 = malloc(nc * 4), *ref = malloc(nc * 4),
+          *C = malloc(nc * 4);
+    fill(A, na, &r); fill(B, nb, &r); fill(C0, nc, &r);
+    if (c->beta == 0) for (int64_t i = 0; i < nc; i++) C0[i] = NAN; /* must not be read */
+    tc_plan_options ro;
+    tc_plan_options_init(&ro);
+    ro.algorithm = "ref.gemm";
+    tc_plan *rp;
+    if (tc_plan_gemm(&rp, NULL, &d, &ro) != TC_OK) {
+        printf("ref.gemm plan failed: %s\n", tc_last_error());
+        th_g.failed++;
+        return;
+    }
+    memcpy(ref, C0, nc * 4);
+    tc_execute_gemm(rp, ref, A, B, NULL);
+    tc_plan_destroy(rp);
+    for (int s = 0; s < NGS; s++) {
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = gemm_solvers[s];
+        tc_plan *pl;
+        tc_status st = tc_plan_gemm(&pl, NULL, &d, &o);
+        if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
+        TH_BEGIN("%s m=%lld n=%lld k=%lld ta=%d tb=%d pad=%d beta=%g %s", gemm_solvers[s],
+                 (long long)c->m, (long long)c->n, (long long)c->k, c->ta, c->tb, c->pad,
+                 c->beta, device_ptrs ? "device-ptr" : "host-ptr");
+        if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
+        memcpy(C, C0, nc * 4);
+        int rc = -1;
+#if TC_TEST_CUDA
+        if (device_ptrs) {
+            float *dA = NULL, *dB = NULL, *dC = NULL;
+            if (cudaMalloc((void **)&dA, na * 4) == cudaSuccess &&
+                cudaMalloc((void **)&dB, nb * 4) == cudaSuccess &&
+                cudaMalloc((void **)&dC, nc * 4) == cudaSuccess &&
+                cudaMemcpy(dA, A, na * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
+                cudaMemcpy(dB, B, nb * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
+                cudaMemcpy(dC, C, nc * 4, cudaMemcpyHostToDevice) == cudaSuccess) {
+                rc = tc_execute_gemm(pl, dC, dA, dB, NULL);
+                if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
+                                    cudaMemcpy(C, dC, nc * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
+                    rc = -1;
+            }
+            cudaFree(dA); cudaFree(dB); cudaFree(dC);
+        } else
+#endif
+            rc = tc_execute_gemm(pl, C, A, B, NULL);
+        CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
+        if (rc == TC_OK) {
+            /* compare the m x n block; the padding columns must be untouched */
+            double dmax = 0, rmax = 0;
+            int64_t bad = -1;
+            for (int64_t i = 0; i < c->m; i++)
+                for (int64_t j = 0; j < d.ldc; j++) {
+                    int64_t e = i * d.ldc + j;
+                    if (j >= c->n) {
+                        if (!(memcmp(&C[e], &C0[e], 4) == 0) && bad < 0) bad = e;
+                        continue;
+                    }
+                    double df = fabs((double)C[e] - ref[e]);
+                    if (!isfinite(C[e]) && bad < 0) bad = e;
+                    if (df > dmax) dmax = df;
+                    if (fabs(ref[e]) > rmax) rmax = fabs(ref[e]);
+                }
+            double err = rmax > 0 ? dmax / rmax : dmax;
+            CHECK(bad < 0, "element %lld wrong or NaN (padding written or C read with beta=0)",
+                  (long long)bad);
+            CHECK(err <= 2e-5, "rel err %.3g", err);
+        }
+        tc_plan_destroy(pl);
+        TH_END();
+    }
+    free(A); free(B); free(C0); free(ref); free(C);
+}
+
+/* ---------------- no-GPU rules ---------------- */
+static void run_fallback_checks(void) {
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    d.ndim = 2;
+    d.shape[0] = 16; d.shape[1] = 16;
+    d.mask_shape[0] = 3; d.mask_shape[1] = 3;
+    float m[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    TH_BEGIN("no GPU: forced cuda.direct fails with TC_ERR_NO_DEVICE or NOT_FOUND");
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = "cuda.direct";
+    tc_plan *pl = NULL;
+    tc_status st = tc_plan_filter(&pl, NULL, &d, m, &o);
+    /* NOT_FOUND in a build without CUDA (the solver is not compiled) */
+    CHECK(st == TC_ERR_NO_DEVICE || st == TC_ERR_NOT_FOUND, "status %s: %s",
+          tc_status_string(st), tc_last_error());
+    tc_plan_destroy(pl);
+    TH_END();
+
+    TH_BEGIN("no GPU: context backend cuda fails with TC_ERR_NO_DEVICE");
+    tc_context *ctx = NULL;
+    CHECK_STATUS(tc_context_create(&ctx), TC_OK);
+    CHECK_STATUS(tc_context_set_backend(ctx, TC_BACKEND_CUDA), TC_OK);
+    pl = NULL;
+    st = tc_plan_filter(&pl, ctx, &d, m, NULL);
+    CHECK_STATUS(st, TC_ERR_NO_DEVICE);
+    tc_plan_destroy(pl);
+    tc_context_destroy(ctx);
+    TH_END();
+
+    TH_BEGIN("no GPU: auto falls back to the CPU");
+    pl = NULL;
+    st = tc_plan_filter(&pl, NULL, &d, m, NULL);
+    if (CHECK_STATUS(st, TC_OK))
+        CHECK(tc_plan_backend(pl) == TC_BACKEND_CPU, "chose %s", tc_plan_algorithm(pl));
+    tc_plan_destroy(pl);
+    TH_END();
+
+    TH_BEGIN("no GPU: kernel report returns TC_ERR_NO_DEVICE");
+    char buf[64];
+    CHECK_STATUS(tc_cuda_kernel_report(buf, sizeof buf), TC_ERR_NO_DEVICE);
+    TH_END();
+}
+
+static void run_gpu_api_checks(void) {
+    TH_BEGIN("kernel report");
+    char *buf = malloc(1 << 16);
+    tc_status st = tc_cuda_kernel_report(buf, 1 << 16);
+    if (CHECK_STATUS(st, TC_OK)) {
+        CHECK(strstr(buf, "cuda.direct") != NULL, "report lacks cuda.direct");
+        if (th_g.verbose) fputs(buf, stdout);
+    }
+    CHECK_STATUS(tc_cuda_kernel_report(buf, 10), TC_ERR_INVALID_ARGUMENT);
+    free(buf);
+    TH_END();
+
+    TH_BEGIN("auto picks a CUDA algorithm for a large 2D filter");
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    d.ndim = 2;
+    d.shape[0] = 2048; d.shape[1] = 2048;
+    d.mask_shape[0] = 5; d.mask_shape[1] = 5;
+    float m[25];
+    th_rng r = th_rng_for(99);
+    fill(m, 25, &r);
+    tc_plan *pl = NULL;
+    st = tc_plan_filter(&pl, NULL, &d, m, NULL);
+    if (CHECK_STATUS(st, TC_OK))
+        CHECK(tc_plan_backend(pl) == TC_BACKEND_CUDA, "chose %s", tc_plan_algorithm(pl));
+    tc_plan_destroy(pl);
+    TH_END();
+
+    TH_BEGIN("const seed rejects an oversized mask with a reason");
+    tc_filter_desc_init(&d);
+    d.ndim = 1;
+    d.shape[0] = 10000;
+    d.mask_shape[0] = 5000;
+    float *big = malloc(5000 * 4);
+    fill(big, 5000, &r);
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = "cuda.seed.const1d";
+    pl = NULL;
+    st = tc_plan_filter(&pl, NULL, &d, big, &o);
+    CHECK_STATUS(st, TC_ERR_NOT_APPLICABLE);
+    CHECK(strstr(tc_last_error(), "__constant__") != NULL, "message '%s'", tc_last_error());
+    tc_plan_destroy(pl);
+    free(big);
+    TH_END();
+}
+
+int main(int argc, char **argv) {
+    th_init(argc, argv);
+    int ndev = tc_cuda_device_count();
+    int ngpu_solvers = 0;
+    for (int i = 0; i < tc_algorithm_count(); i++) {
+        tc_algorithm_info ai;
+        if (tc_algorithm_get(i, &ai) == TC_OK && ai.backend == TC_BACKEND_CUDA && ai.available)
+            ngpu_solvers++;
+    }
+    if (ndev == 0 || ngpu_solvers == 0) {
+        printf("SKIP all GPU cases: %s\n",
+               ndev == 0 ? "tc_cuda_device_count() == 0 (no CUDA driver or GPU, or built "
+                           "without CUDA)"
+                         : "no CUDA algorithm is usable on this device (built for sm_90)");
+        th_g.skipped += 1;
+        run_fallback_checks();
+        return th_finish();
+    }
+    printf("%d CUDA device(s), %d CUDA algorithms available\n", ndev, ngpu_solvers);
+    run_gpu_api_checks();
+    int quick = th_g.quick;
+    for (int ci = 0; ci < NFC; ci++)
+        for (int mi = 0; mi < 5; mi++) {
+            if (quick && (ci % 3 || mi % 2)) continue;
+            run_filter_case(ci, mi, 0);
+#if TC_TEST_CUDA
+            /* device pointers: not for the swapped valid case, where the
+             * core packs the caller's input on the host */
+            int swap = fcases[ci].out == TC_OUTPUT_VALID &&
+                       fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
+            if (!swap && (mi == (ci % 5) || fcases[ci].out != TC_OUTPUT_SAME))
+                run_filter_case(ci, mi, 1);
+#endif
+        }
+    for (int gi = 0; gi < NGC; gi++) {
+        if (quick && gi % 2) continue;
+        run_gemm_case(gi, 0);
+#if TC_TEST_CUDA
+        run_gemm_case(gi, 1);
+#endif
+    }
+    printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
+    return th_finish();
+}
