@@ -11,6 +11,8 @@ extern const tc__solver tc__solver_cpu_im2col_gemm;
 extern const tc__solver tc__solver_cpu_gemm_blocked;
 extern const tc__solver tc__solver_cpu_gemm_packed;
 extern const tc__solver tc__solver_cpu_fft_fftw;
+extern const tc__solver tc__solver_cpu_separable;
+extern const tc__solver tc__solver_cpu_lowrank;
 extern const tc__solver tc__solver_cpu_direct_avx512;
 extern const tc__solver tc__solver_cpu_direct_avx2;
 extern const tc__solver tc__solver_cpu_direct_scalar;
@@ -41,6 +43,8 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cpu_gemm_blocked,
     &tc__solver_cpu_gemm_packed,
     &tc__solver_cpu_fft_fftw,
+    &tc__solver_cpu_separable,
+    &tc__solver_cpu_lowrank,
     &tc__solver_cpu_direct_avx512,
     &tc__solver_cpu_direct_avx2,
     &tc__solver_cpu_direct_scalar,

@@ -1,0 +1,86 @@
+/* separable_avx512.c - the separable solvers' inner loops for AVX-512F
+ * (CMake compiles *_avx512.c with -mavx512f...; separable.c calls them
+ * only when cpuid has them). See separable.h for what row and comb do.
+ *
+ * Blocks of 4 vectors of outputs stay in registers while the taps run
+ * (one unaligned load + one FMA per tap and vector); the remainder uses
+ * masked vectors with the same FMA sequence, so every output is rounded
+ * the same way wherever a row is split. */
+#include "cpu/separable.h"
+
+#include <immintrin.h>
+
+#define SEP512(T, TS, V, W, MASK, SET1, ZERO, LOADU, MLOADU, STOREU, MSTOREU,  \
+               FMA)                                                             \
+    static void sep_row_##TS(void *out_, const void *h_, const void *c_,        \
+                             int64_t m, int64_t len) {                          \
+        T *out = out_;                                                          \
+        const T *h = h_, *c = c_;                                               \
+        int64_t o = 0;                                                          \
+        for (; o + 4 * W <= len; o += 4 * W) {                                  \
+            V a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();               \
+            const T *hp = h + o;                                                \
+            for (int64_t r = 0; r < m; r++) {                                   \
+                V cr = SET1(c[r]);                                              \
+                a0 = FMA(cr, LOADU(hp + r), a0);                                \
+                a1 = FMA(cr, LOADU(hp + r + W), a1);                            \
+                a2 = FMA(cr, LOADU(hp + r + 2 * W), a2);                        \
+                a3 = FMA(cr, LOADU(hp + r + 3 * W), a3);                        \
+            }                                                                   \
+            STOREU(out + o, a0);                                                \
+            STOREU(out + o + W, a1);                                            \
+            STOREU(out + o + 2 * W, a2);                                        \
+            STOREU(out + o + 3 * W, a3);                                        \
+        }                                                                       \
+        for (; o < len; o += W) {                                               \
+            MASK k = len - o >= W ? (MASK)~0u : (MASK)((1u << (len - o)) - 1);  \
+            V a = ZERO();                                                       \
+            for (int64_t r = 0; r < m; r++)                                     \
+                a = FMA(SET1(c[r]), MLOADU(k, h + o + r), a);                   \
+            MSTOREU(out + o, k, a);                                             \
+        }                                                                       \
+    }                                                                           \
+                                                                                \
+    static void sep_comb_##TS(void *out_, const void *const *src,               \
+                              const void *c_, int64_t nt, double bias,          \
+                              int64_t len) {                                    \
+        T *out = out_;                                                          \
+        const T *c = c_;                                                        \
+        const V b = SET1((T)bias);                                              \
+        int64_t o = 0;                                                          \
+        for (; o + 4 * W <= len; o += 4 * W) {                                  \
+            V a0 = b, a1 = b, a2 = b, a3 = b;                                   \
+            for (int64_t t = 0; t < nt; t++) {                                  \
+                V ct = SET1(c[t]);                                              \
+                const T *s = (const T *)src[t] + o;                             \
+                a0 = FMA(ct, LOADU(s), a0);                                     \
+                a1 = FMA(ct, LOADU(s + W), a1);                                 \
+                a2 = FMA(ct, LOADU(s + 2 * W), a2);                             \
+                a3 = FMA(ct, LOADU(s + 3 * W), a3);                             \
+            }                                                                   \
+            STOREU(out + o, a0);                                                \
+            STOREU(out + o + W, a1);                                            \
+            STOREU(out + o + 2 * W, a2);                                        \
+            STOREU(out + o + 3 * W, a3);                                        \
+        }                                                                       \
+        for (; o < len; o += W) {                                               \
+            MASK k = len - o >= W ? (MASK)~0u : (MASK)((1u << (len - o)) - 1);  \
+            V a = b;                                                            \
+            for (int64_t t = 0; t < nt; t++)                                    \
+                a = FMA(SET1(c[t]), MLOADU(k, (const T *)src[t] + o), a);       \
+            MSTOREU(out + o, k, a);                                             \
+        }                                                                       \
+    }
+
+SEP512(float, f32, __m512, 16, __mmask16, _mm512_set1_ps, _mm512_setzero_ps,
+       _mm512_loadu_ps, _mm512_maskz_loadu_ps, _mm512_storeu_ps,
+       _mm512_mask_storeu_ps, _mm512_fmadd_ps)
+SEP512(double, f64, __m512d, 8, __mmask8, _mm512_set1_pd, _mm512_setzero_pd,
+       _mm512_loadu_pd, _mm512_maskz_loadu_pd, _mm512_storeu_pd,
+       _mm512_mask_storeu_pd, _mm512_fmadd_pd)
+
+const tc__sep_kernels tc__sep_kernels_avx512 = {
+    .isa = "avx512",
+    .row = {sep_row_f32, sep_row_f64},
+    .comb = {sep_comb_f32, sep_comb_f64},
+};
