@@ -202,15 +202,17 @@ tc_status tc__lower_filter(const tc_filter_desc *d, tc__filter_layout *lay,
         if (d->output == TC_OUTPUT_SAME) {
             int64_t o = d->origin[i];
             /* scipy: convolve = correlate with flipped mask and origin
-             * -o, one less again for even mask sizes */
-            int64_t eff = d->kind == TC_FILTER_CONVOLVE ? -o - (m % 2 == 0)
-                                                        : o;
-            if (eff < -(m / 2) || eff > (m - 1) / 2)
+             * -o, one less again for even mask sizes. Both kinds accept
+             * the same range of o; check o itself first so that -o cannot
+             * overflow (o = INT64_MIN). */
+            if (o < -(m / 2) || o > (m - 1) / 2)
                 return tc__error(TC_ERR_INVALID_ARGUMENT,
                                  "filter: origin[%d]=%lld out of range "
                                  "%lld..%lld for mask size %lld", i,
                                  (long long)o, (long long)-(m / 2),
                                  (long long)((m - 1) / 2), (long long)m);
+            int64_t eff = d->kind == TC_FILTER_CONVOLVE ? -o - (m % 2 == 0)
+                                                        : o;
             p->pad_lo[a] = m / 2 + eff;
             p->pad_hi[a] = m - 1 - p->pad_lo[a];
             p->out[a] = n;
