@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tileconv.h"
+
 typedef struct th_state {
     long passed, failed, skipped;
     int in_case;            /* between TH_BEGIN and TH_END */
@@ -196,10 +198,16 @@ static inline int th_check(int ok, const char *file, int line, const char *expr,
 #define CHECK_EQ_INT(a, b) \
     CHECK((long long)(a) == (long long)(b), "%s=%lld, expected %lld", #a, \
           (long long)(a), (long long)(b))
-#define CHECK_STATUS(st, want)                                              \
-    CHECK((st) == (want), "status %d (%s), expected %d (%s); last error '%s'", \
-          (int)(st), tc_status_string(st), (int)(want),                     \
-          tc_status_string(want), tc_last_error())
+/* CHECK_STATUS(call, want): evaluates call once; fails with both status
+ * names and tc_last_error() when it is not want. */
+#define CHECK_STATUS(st, want) th_check_status((st), (want), __FILE__, __LINE__, #st)
+static inline int th_check_status(tc_status st, tc_status want, const char *file,
+                                  int line, const char *expr) {
+    return th_check(st == want, file, line, expr,
+                    "status %d (%s), expected %d (%s); last error '%s'", (int)st,
+                    tc_status_string(st), (int)want, tc_status_string(want),
+                    tc_last_error());
+}
 
 /* Prints the summary line (always the last line) and returns the exit
  * status: 0 when nothing failed. */

@@ -428,7 +428,35 @@ typedef struct fspec {
     double cval;
     tb_layout lin, lout;
     int threads, extra;
+    int mask_rank; /* 0: random; 1: separable (outer product); 2: sum of
+                      two outer products (2D) - for the factoring solvers */
 } fspec;
+
+/* A mask of the given rank: sum over `rank` terms of outer products of
+ * random non-zero vectors, one per filtered axis. */
+static void fill_mask_rank(th_rng *r, void *typed, double *d, const int64_t *m,
+                           int nsp, int rank, tc_dtype dt) {
+    int64_t n = tb_prod(m, nsp);
+    for (int64_t i = 0; i < n; i++) d[i] = 0;
+    for (int t = 0; t < rank; t++) {
+        double f[3][64];
+        for (int a = 0; a < nsp; a++)
+            for (int64_t j = 0; j < m[a] && j < 64; j++) f[a][j] = th_value(r);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t e = i;
+            double v = 1;
+            for (int a = nsp - 1; a >= 0; a--) {
+                v *= f[a][e % m[a]];
+                e /= m[a];
+            }
+            d[i] += v;
+        }
+    }
+    for (int64_t i = 0; i < n; i++) {
+        tb_st(typed, i, dt, d[i]);
+        d[i] = tb_ld(typed, i, dt);
+    }
+}
 
 static const char *const out_names[] = {"same", "full", "valid"};
 
@@ -473,9 +501,10 @@ static void run_filter(const fspec *s, tc_dtype dt, uint64_t salt) {
         at += snprintf(ms + at, sizeof ms - at, i ? "x%lld" : "%lld", (long long)s->mask[i]);
     for (int i = 0, at = 0; i < nsp; i++)
         at += snprintf(og + at, sizeof og - at, i ? ",%lld" : "%lld", (long long)mf.origin[i]);
-    snprintf(I.label, sizeof I.label, "%s %dD in=%s(nsp=%d) mask=%s %s %s %s "
+    snprintf(I.label, sizeof I.label, "%s %dD in=%s(nsp=%d) mask=%s%s %s %s %s "
              "cval=%g origin=%s x:%s y:%s t%d", dt == TC_FLOAT32 ? "f32" : "f64",
-             nsp, sh, s->nsp, ms, s->kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate",
+             nsp, sh, s->nsp, ms, s->mask_rank == 1 ? "(rank1)" : s->mask_rank == 2 ? "(rank2)" : "",
+             s->kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate",
              out_names[s->output], tc_mode_name(s->mode), mf.cval, og,
              tb_layout_names[s->lin], tb_layout_names[s->lout], s->threads);
 
@@ -498,7 +527,8 @@ static void run_filter(const fspec *s, tc_dtype dt, uint64_t salt) {
     int64_t mcount = tb_prod(s->mask, nsp);
     void *mask = tb_calloc(mcount, dt);
     double *maskd = tb_dcalloc(mcount);
-    fill_random(&r, mask, maskd, mcount, dt);
+    if (s->mask_rank) fill_mask_rank(&r, mask, maskd, s->mask, nsp, s->mask_rank, dt);
+    else fill_random(&r, mask, maskd, mcount, dt);
 
     tc_filter_desc_init(&I.fd);
     I.fd.dtype = dt;
@@ -726,6 +756,50 @@ static void filter_cases(void) {
         s.kind = (tc_filter_kind)(lin % 2);
         filter_both(s, salt++);
     }
+    /* I. structured masks, for the solvers that factor them (separable,
+     *    low rank): rank 1 in 1D/2D/3D, rank 2 in 2D, every mode */
+    static const struct { int nd; int64_t in[3], m[3]; int rank; } st[] = {
+        {2, {13, 17}, {5, 5}, 1}, {2, {11, 9}, {5, 5}, 2}, {2, {16, 12}, {3, 7}, 1},
+        {2, {9, 20}, {7, 6}, 2}, {2, {6, 5}, {3, 3}, 1}, {3, {6, 7, 8}, {3, 3, 3}, 1},
+        {3, {5, 9, 4}, {5, 3, 5}, 1}, {1, {29}, {7}, 1}, {2, {3, 4}, {9, 7}, 2},
+        {2, {24, 30}, {9, 9}, 2}};
+    for (size_t b = 0; b < sizeof st / sizeof st[0]; b++)
+        for (int mode = 0; mode < 5; mode++) {
+            if (quick && (mode + (int)b) % 2) continue;
+            fspec s = fspec_base(st[b].nd, 0, st[b].in, st[b].m);
+            s.mask_rank = st[b].rank;
+            s.mode = (tc_mode)mode;
+            s.kind = (tc_filter_kind)((mode + b) % 2);
+            s.cval = 0.75;
+            for (int i = 0; i < st[b].nd; i++) s.origin[i] = origin_pick(s.mask[i], 3, &r);
+            s.lin = (tb_layout)((b + mode) % 3 == 0 ? TB_TRANSPOSED : TB_DENSE);
+            s.threads = 1 + (int)((b + mode) % 3);
+            filter_both(s, salt++);
+            if (mode == 0) { /* full and valid outputs too */
+                s.output = TC_OUTPUT_FULL;
+                memset(s.origin, 0, sizeof s.origin);
+                filter_both(s, salt++);
+                s.output = TC_OUTPUT_VALID;
+                filter_both(s, salt++);
+            }
+        }
+    /* J. the seed-003 3D scope: float32, cubic odd masks, same, origin 0,
+     *    zero border; batches, thin axes, strided views */
+    static const struct { int nd; int64_t in[4], k; } s3[] = {
+        {3, {9, 10, 11}, 3}, {3, {4, 5, 6}, 5}, {3, {1, 7, 3}, 3}, {3, {8, 8, 17}, 3},
+        {4, {2, 5, 6, 7}, 3}, {3, {3, 3, 3}, 5}, {3, {6, 9, 20}, 5}, {3, {2, 2, 2}, 1}};
+    for (size_t b = 0; b < sizeof s3 / sizeof s3[0]; b++) {
+        int64_t m[3] = {s3[b].k, s3[b].k, s3[b].k};
+        fspec s = fspec_base(s3[b].nd, 3, s3[b].in, m);
+        s.mode = TC_MODE_CONSTANT;
+        s.kind = (tc_filter_kind)(b % 2);
+        s.lin = (tb_layout)(b % 3 == 1 ? TB_EVERY_OTHER : TB_DENSE);
+        s.lout = (tb_layout)(b % 3 == 2 ? TB_PITCH : TB_DENSE);
+        s.threads = 1 + (int)(b % 3);
+        s.extra = (b == 0) * 4;
+        s.mask_rank = b == 6 ? 1 : 0;
+        filter_both(s, salt++);
+    }
     /* H. random cases */
     int nrand = quick ? 30 : 150;
     for (int c = 0; c < nrand; c++) {
@@ -761,6 +835,7 @@ static void filter_cases(void) {
         s.lout = (tb_layout)(th_int(&r, 0, 2) ? 0 : th_int(&r, 1, TB_N_OUT_LAYOUTS - 1));
         s.threads = (int)th_int(&r, 1, 3);
         s.extra = (c % 25 == 0) * 2;
+        if (nsp >= 2 && th_int(&r, 0, 3) == 0) s.mask_rank = (int)th_int(&r, 1, nsp == 2 ? 2 : 1);
         run_filter(&s, th_int(&r, 0, 1) ? TC_FLOAT64 : TC_FLOAT32, 100000 + c);
         g_nfilter++;
     }
@@ -1143,6 +1218,13 @@ static void gemm_cases(void) {
                     run_gemm(t & 1, t >> 1, sizes[im], sizes[in], sizes[ik], ldx,
                              alpha, beta, threads, extra, dt, salt++);
                 }
+    /* large enough for the Strassen-type solvers (one level needs >= 512) */
+    int ld0[3] = {-1, 0, -1}, ld1[3] = {3, 1, 5};
+    run_gemm(0, 0, 513, 514, 515, ld0, 1.0, 0.0, 2, 0, TC_FLOAT32, salt++);
+    if (!th_g.quick) {
+        run_gemm(0, 1, 515, 520, 517, ld1, -0.5, 0.5, 2, 0, TC_FLOAT32, salt++);
+        run_gemm(1, 0, 512, 512, 600, ld1, 2.0, 0.0, 2, 0, TC_FLOAT64, salt++);
+    }
 }
 
 /* ------------------------------------------------------------------ */
