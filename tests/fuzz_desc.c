@@ -126,6 +126,36 @@ static int64_t sat_mul(int64_t a, int64_t b) {
     return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
 }
 
+/* FUZZ_DESC_VERBOSE=1 prints each description and the planning outcome
+ * (for reproducing an artifact: ./fuzz_desc ARTIFACT). */
+static int verbose(void) {
+    static int v = -1;
+    if (v < 0) v = getenv("FUZZ_DESC_VERBOSE") != NULL;
+    return v;
+}
+
+static void print_i64s(const char *name, const int64_t *v, int n) {
+    fprintf(stderr, " %s=", name);
+    for (int i = 0; i < n; i++) fprintf(stderr, "%s%lld", i ? "," : "", (long long)v[i]);
+}
+
+static void report(tc_status st, const tc_plan *plan, const tc_plan_options *opt) {
+    if (!verbose()) return;
+    fprintf(stderr, "  opt: flags=0x%x algorithm=%s workspace_limit=%zu\n", opt->flags,
+            opt->algorithm ? opt->algorithm : "(auto)", opt->workspace_limit);
+    if (st != TC_OK) {
+        fprintf(stderr, "  -> %s: %s\n", tc_status_string(st), tc_last_error());
+        return;
+    }
+    int nd;
+    int64_t sh[TC_MAX_DIMS];
+    tc_plan_output_shape(plan, &nd, sh);
+    fprintf(stderr, "  -> %s, %.3g FLOP, workspace %zu,", tc_plan_algorithm(plan),
+            tc_plan_flops(plan), tc_plan_workspace_size(plan));
+    print_i64s("out", sh, nd);
+    fputc('\n', stderr);
+}
+
 static void fail(const char *what) {
     fprintf(stderr, "fuzz_desc: %s (last error: \"%s\")\n", what, tc_last_error());
     abort();
@@ -230,8 +260,19 @@ static void run_filter(fz *f, tc_context *ctx) {
     tc_plan_options opt;
     fuzz_options(f, &opt, small);
 
+    if (verbose()) {
+        fprintf(stderr, "filter: dtype=%d ndim=%d nspatial=%d kind=%d output=%d mode=%d cval=%g",
+                (int)d.dtype, d.ndim, d.nspatial, (int)d.kind, (int)d.output, (int)d.mode, d.cval);
+        print_i64s("shape", d.shape, TC_MAX_DIMS);
+        print_i64s("mask", d.mask_shape, 3);
+        print_i64s("origin", d.origin, 3);
+        print_i64s("in_strides", d.in_strides, TC_MAX_DIMS);
+        print_i64s("out_strides", d.out_strides, TC_MAX_DIMS);
+        fputc('\n', stderr);
+    }
     tc_plan *plan = (tc_plan *)0x1;
     tc_status st = tc_plan_filter(&plan, ctx, &d, mask, &opt);
+    report(st, plan, &opt);
     if (st != TC_OK) {
         check_failure(st, plan);
         free(mask);
@@ -334,8 +375,21 @@ static void run_conv(fz *f, tc_context *ctx) {
     fuzz_options(f, &opt, small);
     if (fz_u8(f) < 16) tc_context_set_backend(ctx, (tc_backend)fz_enum(f, 3));
 
+    if (verbose()) {
+        fprintf(stderr, "conv: dtype=%d nspatial=%d N=%lld C=%lld K=%lld G=%lld padding_kind=%d "
+                "padding_mode=%d has_bias=%d", (int)d.dtype, d.nspatial, (long long)d.batch,
+                (long long)d.in_channels, (long long)d.out_channels, (long long)d.groups,
+                (int)d.padding_kind, (int)d.padding_mode, d.has_bias);
+        print_i64s("in", d.in_size, 3);
+        print_i64s("kernel", d.kernel_size, 3);
+        print_i64s("stride", d.stride, 3);
+        print_i64s("dilation", d.dilation, 3);
+        print_i64s("padding", d.padding, 3);
+        fputc('\n', stderr);
+    }
     tc_plan *plan = (tc_plan *)0x1;
     tc_status st = tc_plan_conv(&plan, ctx, &d, &opt);
+    report(st, plan, &opt);
     if (st != TC_OK) {
         check_failure(st, plan);
         return;
@@ -404,8 +458,14 @@ static void run_gemm(fz *f, tc_context *ctx) {
     tc_plan_options opt;
     fuzz_options(f, &opt, small);
 
+    if (verbose())
+        fprintf(stderr, "gemm: dtype=%d trans_a=%d trans_b=%d m=%lld n=%lld k=%lld lda=%lld "
+                "ldb=%lld ldc=%lld alpha=%g beta=%g\n", (int)d.dtype, d.trans_a, d.trans_b,
+                (long long)d.m, (long long)d.n, (long long)d.k, (long long)d.lda,
+                (long long)d.ldb, (long long)d.ldc, d.alpha, d.beta);
     tc_plan *plan = (tc_plan *)0x1;
     tc_status st = tc_plan_gemm(&plan, ctx, &d, &opt);
+    report(st, plan, &opt);
     if (st != TC_OK) {
         check_failure(st, plan);
         return;
