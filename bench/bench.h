@@ -162,6 +162,9 @@ int peer_opencv_sepfilter2d(bench_runner *r, const float *x, int64_t rows,
                             int64_t cols, const float *kx, const float *ky,
                             int k, int threads);
 const char *peer_opencv_version(void);
+/* Sets OpenCV's thread count and starts its pool (TBB sizes it from the
+ * affinity mask of the first call: call before pinning the main thread). */
+void peer_opencv_init(int threads);
 int peer_dnnl_conv3d(bench_runner *r, const float *x, const int64_t in[3],
                      const float *w, const int64_t k[3], int any_layout);
 const char *peer_dnnl_version(void);

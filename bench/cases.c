@@ -79,7 +79,7 @@ static double probe_gflops(const bench_case *c, const char *algo, tc_context *ct
     float *y = NULL;
     double flops, rate = -1;
     if (c->op == OP_GEMM) {
-        double s = cbrt(BENCH_PROBE_FLOPS / c->flops);
+        double s = cbrt(fmin(BENCH_PROBE_FLOPS, c->flops / 16) / c->flops);
         tc_gemm_desc d;
         tc_gemm_desc_init(&d);
         d.m = (int64_t)fmax(64, c->m * s);
@@ -95,7 +95,7 @@ static double probe_gflops(const bench_case *c, const char *algo, tc_context *ct
             rate = flops / ((bench_now_ms() - t0) * 1e6);
         }
     } else {
-        double s = pow(BENCH_PROBE_FLOPS / c->flops, 1.0 / c->nsp);
+        double s = pow(fmin(BENCH_PROBE_FLOPS, c->flops / 16) / c->flops, 1.0 / c->nsp);
         bench_case pc;
         memset(&pc, 0, sizeof pc);
         pc.nsp = c->nsp;

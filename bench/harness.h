@@ -14,10 +14,14 @@
 /* Forced algorithms (and MEASURE's candidates) whose workspace exceeds
  * this are reported n/a. */
 #define BENCH_WS_LIMIT ((size_t)2 << 30)
-/* Cases above this many FLOP probe each forced algorithm on a smaller
- * problem of about BENCH_PROBE_FLOPS first, and skip it when one run is
- * predicted to take more than max_run_s. */
-#define BENCH_PROBE_ABOVE 10e9
+/* Cases above BENCH_PROBE_ABOVE FLOP probe each forced algorithm first on
+ * a smaller problem (1/16 of the FLOP, at most BENCH_PROBE_FLOPS): one
+ * predicted to take more than max_run_s per run is skipped, one predicted
+ * slower than the case's budget (and found so by its warm-up) is not timed
+ * in the rounds. */
+/* Pause after each peer run so that its idle workers stop spinning. */
+#define BENCH_PEER_GAP_US 10000
+#define BENCH_PROBE_ABOVE 0.2e9
 #define BENCH_PROBE_FLOPS 0.5e9
 
 typedef struct bench_ctx {
