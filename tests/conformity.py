@@ -165,16 +165,31 @@ class Suite:
 # ---------------------------------------------------------------------------
 # scipy.ndimage convolve / correlate
 # ---------------------------------------------------------------------------
-def ndimage_case(s, nd, dtype, mode, kind, big=False, algo=None, name_prefix="ndimage"):
+def ndimage_case(s, nd, dtype, mode, kind, big=False, algo=None, name_prefix="ndimage",
+                 rank=0):
+    """rank 1 / 2: the mask is a sum of that many outer products (for the
+    algorithms that factor masks); 0: plain random."""
     rng = s.rng
     maxn = {1: 40, 2: 14, 3: 7}[nd]
     shape = tuple(int(rng.integers(1, maxn + 1)) for _ in range(nd))
     if big:  # mask larger than the input on every axis
         mshape = tuple(n + int(rng.integers(1, 6)) for n in shape)
+    elif rank:
+        mshape = tuple(int(rng.integers(3, 8)) for _ in range(nd))
     else:
         mshape = tuple(int(rng.integers(1, 6 if nd == 3 else 8)) for _ in range(nd))
     x = s.data(shape, dtype)
-    w = s.data(mshape, dtype)
+    if rank:
+        w = np.zeros(mshape)
+        for _ in range(rank):
+            t = s.data(mshape[0], np.float64)
+            for m in mshape[1:]:
+                t = np.multiply.outer(t, s.data(m, np.float64))
+            w += t
+        w = w.astype(dtype)
+        name_prefix += f" rank-{rank} mask"
+    else:
+        w = s.data(mshape, dtype)
     origin = tuple(int(rng.integers(-(m // 2), (m - 1) // 2 + 1)) for m in mshape)
     cval = float(np.round(rng.uniform(-2, 2), 3)) if mode == "constant" else 0.0
     fn = ndi.correlate if kind == "correlate" else ndi.convolve
@@ -609,6 +624,11 @@ def main():
                 for mode in MODES:
                     for kind in ("convolve", "correlate"):
                         ndimage_case(s, nd, dts[int(rng.integers(0, 2))], mode, kind)
+        # separable and rank-2 masks, every mode
+        for nd, rank in ((2, 1), (3, 1), (2, 2)):
+            for mode in MODES:
+                ndimage_case(s, nd, dts[int(rng.integers(0, 2))], mode,
+                             ["convolve", "correlate"][int(rng.integers(0, 2))], rank=rank)
         # masks larger than the input, every mode
         for nd in (1, 2, 3):
             for mode in MODES:
@@ -655,6 +675,10 @@ def main():
                                 ["full", "valid"][int(rng.integers(0, 2))], "correlate",
                                 algo=name)
             ndimage_case(s, 2, np.float32, "mirror", "convolve", big=True, algo=name)
+            for nd, rank in ((2, 1), (3, 1), (2, 2)):  # masks the factoring solvers take
+                ndimage_case(s, nd, dts[int(rng.integers(0, 2))], MODES[int(rng.integers(0, 5))],
+                             ["convolve", "correlate"][int(rng.integers(0, 2))], algo=name,
+                             rank=rank)
             signal_case(s, 2, np.float64, "valid", "convolve", swap=True, algo=name)
         for name in algos["conv"]:
             for _ in range(2 if quick else 4):

@@ -79,6 +79,7 @@ static inline th_rng th_rng_for(uint64_t salt) {
 }
 
 /* ---- setup / summary ---- */
+#if !defined(__SANITIZE_ADDRESS__) /* the sanitizer reports crashes itself */
 /* On a crash, name the case that was running, then die as before. */
 static void th_crash_handler(int sig) {
     static const char msg[] = "\nCRASH (signal) in case: ";
@@ -88,6 +89,7 @@ static void th_crash_handler(int sig) {
     signal(sig, SIG_DFL);
     raise(sig);
 }
+#endif
 
 static inline int th_env_flag(const char *name) {
     const char *v = getenv(name);

@@ -20,7 +20,9 @@
  *   - flagged instances also plan with ESTIMATE and MEASURE, and execute
  *     one plan from 4 threads at once.
  *
- * Environment: TC_TEST_SEED, TC_TEST_QUICK, TC_TEST_VERBOSE (harness.h).
+ * Environment: TC_TEST_SEED, TC_TEST_QUICK, TC_TEST_VERBOSE (harness.h);
+ * TC_TEST_ALGO=substr[,substr] and TC_TEST_OPS=filter,conv,gemm narrow the
+ * run down (see selected()).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -336,9 +338,25 @@ done:
     }
 }
 
+/* TC_TEST_ALGO=a,b: only algorithms whose name contains one of these
+ * substrings (and no planner runs); TC_TEST_OPS=filter,conv,gemm: only
+ * these operations. For narrowing down a failure; unset = everything. */
+static int selected(const char *var, const char *name) {
+    const char *v = getenv(var);
+    if (!v || !v[0]) return 1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (strstr(name, t)) return 1;
+    return 0;
+}
+
 static void run_all_solvers(const inst *I) {
     for (int i = 0; i < g_nsol; i++)
-        if (g_sol[i].info.ops & I->op) run_one(I, &g_sol[i], g_sol[i].info.name, 0);
+        if ((g_sol[i].info.ops & I->op) && selected("TC_TEST_ALGO", g_sol[i].info.name))
+            run_one(I, &g_sol[i], g_sol[i].info.name, 0);
+    const char *only = getenv("TC_TEST_ALGO");
+    if (only && only[0]) return;
     run_one(I, NULL, NULL, TC_PLAN_ESTIMATE);
     if (I->extra) run_one(I, NULL, NULL, TC_PLAN_MEASURE);
 }
@@ -1292,11 +1310,13 @@ static void concurrency_cases(void) {
     fspec f = fspec_base(2, 0, in, m);
     f.threads = 2;
     f.extra = reps;
-    run_filter(&f, TC_FLOAT32, 7000001);
-    f.mode = TC_MODE_CONSTANT;
-    f.cval = 0.5;
-    f.kind = TC_FILTER_CONVOLVE;
-    run_filter(&f, TC_FLOAT64, 7000002);
+    if (selected("TC_TEST_OPS", "filter")) {
+        run_filter(&f, TC_FLOAT32, 7000001);
+        f.mode = TC_MODE_CONSTANT;
+        f.cval = 0.5;
+        f.kind = TC_FILTER_CONVOLVE;
+        run_filter(&f, TC_FLOAT64, 7000002);
+    }
     cspec c = cspec_base(2);
     c.C = c.K = 8;
     c.G = 1;
@@ -1305,10 +1325,12 @@ static void concurrency_cases(void) {
     c.pad[0] = c.pad[1] = 1;
     c.bias = 1;
     c.extra = reps;
-    run_conv(&c, TC_FLOAT32, 7000003);
+    if (selected("TC_TEST_OPS", "conv")) run_conv(&c, TC_FLOAT32, 7000003);
     int ldx[3] = {-1, 3, 0};
-    run_gemm(0, 1, 96, 80, 72, ldx, 1.5, 0.0, 2, reps, TC_FLOAT32, 7000004);
-    run_gemm(1, 0, 64, 72, 80, ldx, -1.0, 0.5, 3, reps, TC_FLOAT64, 7000005);
+    if (selected("TC_TEST_OPS", "gemm")) {
+        run_gemm(0, 1, 96, 80, 72, ldx, 1.5, 0.0, 2, reps, TC_FLOAT32, 7000004);
+        run_gemm(1, 0, 64, 72, 80, ldx, -1.0, 0.5, 3, reps, TC_FLOAT64, 7000005);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -1321,10 +1343,10 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    planner_cases();
-    filter_cases();
-    conv_cases();
-    gemm_cases();
+    if (selected("TC_TEST_OPS", "filter,conv,gemm")) planner_cases();
+    if (selected("TC_TEST_OPS", "filter")) filter_cases();
+    if (selected("TC_TEST_OPS", "conv")) conv_cases();
+    if (selected("TC_TEST_OPS", "gemm")) gemm_cases();
     concurrency_cases();
     printf("\nproblem instances: %ld filter, %ld conv, %ld gemm\n", g_nfilter,
            g_nconv, g_ngemm);
