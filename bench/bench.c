@@ -332,7 +332,7 @@ static void print_case(const bench_ctx *b, const bench_case *c) {
     const double roof = fmin(b->ceil.flops, ai * b->ceil.bytes_per_s) / 1e9;
     printf("\n== %s [%s]: %.3g GFLOP, %.3g MB, AI %.3g FLOP/B, roofline %.0f GFLOP/s, %d rounds\n",
            c->label, c->id, c->flops / 1e9, c->bytes / 1e6, ai, roof, c->rounds);
-    printf("  %-28s %4s %10s %8s %7s %6s %6s %7s  %-9s %s\n", "runner", "thr", "median ms",
+    printf("  %-34s %4s %10s %8s %7s %6s %6s %7s  %-9s %s\n", "runner", "thr", "median ms",
            "GFLOP/s", "GB/s", "%FMA", "%BW", c->modes ? "t/const" : "t/auto", "check", "note");
     double base = c->modes ? (runner_ok(&c->r[0]) ? c->r[0].median_ms : 0) : c->auto_ms;
     for (int i = 0; i < c->nr; i++) {
@@ -341,7 +341,7 @@ static void print_case(const bench_ctx *b, const bench_case *c) {
         if (r->threads > 0) snprintf(thr, sizeof thr, "%d", r->threads);
         else snprintf(thr, sizeof thr, "-");
         if (r->na[0]) {
-            printf("  %-28s %4s   n/a: %s\n", r->name, thr, r->na);
+            printf("  %-34s %4s   n/a: %s\n", r->name, thr, r->na);
             continue;
         }
         if (!runner_ok(r)) continue;
@@ -358,7 +358,7 @@ static void print_case(const bench_ctx *b, const bench_case *c) {
             fmt_sci(e, sizeof e, r->check);
             snprintf(chk, sizeof chk, "%s %s", r->check <= 1e-3 ? "ok" : "BAD", e);
         }
-        printf("  %-28s %4s %10.3f %8.1f %7.1f %6s %6s %7s  %-9s %s%s%s\n", r->name, thr,
+        printf("  %-34s %4s %10.3f %8.1f %7.1f %6s %6s %7s  %-9s %s%s%s\n", r->name, thr,
                r->median_ms, gf, gb, pf, pb, ratio, chk, r->info,
                r->n > 0 && r->n < 3 && r->kind != BK_EXTERNAL ? (r->info[0] ? "; " : "") : "",
                r->warm_only ? "1 run (the warm-up: slower than the budget)"
@@ -573,6 +573,13 @@ int tc_tool_bench(int argc, char **argv) {
         goto done;
     }
 
+    bench_make_cases(&b);
+    if (b.ncases == 0) {
+        tool_error("bench: no case matches --case '%s'", b.case_filter ? b.case_filter : "");
+        rc = TOOL_USAGE;
+        goto done;
+    }
+
     /* header: machine, ceilings, what is compiled in */
     char model[256], algos[2048], peers[512];
     bench_cpu_model(model, sizeof model);
@@ -629,12 +636,6 @@ int tc_tool_bench(int argc, char **argv) {
     if (b.peers) bench_pin_self(0);
     if (b.measure && b.backend != TC_BACKEND_CUDA) bench_measure_ref_speed(&b);
 
-    bench_make_cases(&b);
-    if (b.ncases == 0) {
-        tool_error("bench: no case matches --case '%s'", b.case_filter ? b.case_filter : "");
-        rc = TOOL_USAGE;
-        goto done;
-    }
     if (b.nscipy > 0) {
         b.current = 0;
         if (b.tty) {

@@ -369,7 +369,7 @@ __attribute__((unused)) static void add_peer_na(bench_case *c, const char *name,
     snprintf(r->na, sizeof r->na, "%s", why);
 }
 
-static bench_runner *peer_runner(bench_ctx *b, bench_case *c) {
+__attribute__((unused)) static bench_runner *peer_runner(bench_ctx *b, bench_case *c) {
     bench_runner *r = bench_new_runner(c);
     if (r) {
         r->kind = BK_PEER;
@@ -381,6 +381,8 @@ static bench_runner *peer_runner(bench_ctx *b, bench_case *c) {
 static void add_peers(bench_ctx *b, bench_case *c) {
     const float *x = c->data[0], *w = c->data[1];
     bench_runner *r;
+    (void)x;
+    (void)w;
     if (c->peers & BP_CV_FILTER2D) {
 #if TC_BENCH_HAVE_OPENCV
         bench_progress(b, "setting up opencv.filter2D");

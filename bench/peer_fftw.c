@@ -21,6 +21,12 @@
 
 #include "bench.h"
 
+#ifdef _OPENMP
+#define FW_PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
+#else
+#define FW_PARALLEL_FOR
+#endif
+
 typedef struct fftw_state {
     const float *x;
     float *y;
@@ -47,7 +53,7 @@ static int fw_run(void *p, char *err, size_t errn) {
     (void)errn;
     const int64_t rows = s->rows, cols = s->cols, ld = s->ld, P0 = s->P0;
     const int64_t nc = s->P1 / 2 + 1;
-#pragma omp parallel for schedule(static)
+FW_PARALLEL_FOR
     for (int64_t i = 0; i < P0; i++) {
         float *row = s->buf + i * ld;
         int64_t xi = i - s->off0;
@@ -61,7 +67,7 @@ static int fw_run(void *p, char *err, size_t errn) {
     }
     fftwf_execute_dft_r2c(s->fwd, s->buf, (fftwf_complex *)s->buf);
     fftwf_complex *B = (fftwf_complex *)s->buf;
-#pragma omp parallel for schedule(static)
+FW_PARALLEL_FOR
     for (int64_t i = 0; i < P0; i++) {
         fftwf_complex *b = B + i * nc;
         const fftwf_complex *w = s->W + i * nc;
@@ -72,7 +78,7 @@ static int fw_run(void *p, char *err, size_t errn) {
         }
     }
     fftwf_execute_dft_c2r(s->inv, (fftwf_complex *)s->buf, s->buf);
-#pragma omp parallel for schedule(static)
+FW_PARALLEL_FOR
     for (int64_t i = 0; i < rows; i++)
         memcpy(s->y + i * cols, s->buf + i * ld, (size_t)cols * sizeof(float));
     return 0;
