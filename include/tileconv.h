@@ -412,6 +412,53 @@ TC_API int tc_cuda_device_count(void);
  * returns when the result is in host memory). */
 TC_API tc_status tc_cuda_kernel_report(char *buf, size_t size);
 
+/* ------------------------------------------------------------------------
+ * Wisdom: remembered MEASURE results, as in FFTW.
+ *
+ * A plan made with TC_PLAN_MEASURE first looks its problem up in the
+ * process's wisdom. On a hit it takes the remembered algorithm without
+ * measuring; otherwise it measures every applicable algorithm and records
+ * the winner. A plan made with TC_PLAN_WISDOM_ONLY takes the remembered
+ * algorithm or fails with TC_ERR_NOT_FOUND, and never measures. Forcing an
+ * algorithm by name (tc_plan_options.algorithm) bypasses wisdom.
+ *
+ * An entry is keyed by the operation, the dtype, every problem field that
+ * can change the choice (sizes, mask, strides, dilation, padding, boundary
+ * mode, groups, bias, transposes, leading dimensions, whether beta is 0),
+ * the thread count, the backend preference, the CPU features, the
+ * workspace limit and the TF32 flag. Values that cannot change the choice
+ * (alpha, beta, cval, the mask's values) are not part of it. An entry
+ * naming an algorithm that is unknown to this build, unavailable, not
+ * applicable or over the workspace limit is ignored.
+ *
+ * The default wisdom file is $TILECONV_WISDOM when that is set and not
+ * empty, otherwise $HOME/.cache/tileconv/wisdom.txt. The first plan made
+ * with TC_PLAN_MEASURE or TC_PLAN_WISDOM_ONLY loads the default file, once
+ * per process, when it exists; a default file that cannot be parsed is
+ * then ignored. Setting TILECONV_WISDOM to an empty string turns the
+ * automatic load off, and so does calling tc_wisdom_load or
+ * tc_wisdom_forget before that first plan. Wisdom is never saved
+ * automatically: call tc_wisdom_save.
+ *
+ * The file is text: the line "tileconv-wisdom 1", then one
+ * "<key> <algorithm>" line per entry; blank lines and lines starting with
+ * '#' are ignored. All three functions are thread-safe.
+ * ------------------------------------------------------------------------ */
+/* Merges the wisdom file at path (NULL: the default file) into the
+ * process's wisdom; an entry of the file replaces an entry with the same
+ * key. The whole file is checked before anything is merged: a file that
+ * cannot be read or is not valid wisdom returns TC_ERR_IO with a message
+ * naming the file and the line, and leaves the process's wisdom unchanged. */
+TC_API tc_status tc_wisdom_load(const char *path);
+/* Writes all of the process's wisdom to path (NULL: the default file,
+ * whose directory is created when missing). The text goes to a temporary
+ * file in the same directory, which is then renamed over path, so a reader
+ * never sees a partial file. Returns TC_ERR_IO when the file cannot be
+ * written. */
+TC_API tc_status tc_wisdom_save(const char *path);
+/* Forgets all wisdom held by the process; files are not touched. */
+TC_API void tc_wisdom_forget(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
  * plans, packing strided caller arrays to the dense layout solvers see. */
 #include "context.h"
 #include "plan.h"
+#include "wisdom.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -135,8 +136,6 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
     if (opt->flags & ~(TC_PLAN_MEASURE | TC_PLAN_WISDOM_ONLY | TC_PLAN_ALLOW_TF32))
         return tc__error(TC_ERR_INVALID_ARGUMENT, "plan: flags=0x%x has unknown bits",
                          opt->flags);
-    if (opt->flags & TC_PLAN_WISDOM_ONLY)
-        return tc__error(TC_ERR_NOT_FOUND, "plan: no wisdom for this problem");
     ctx = tc__context_or_default(ctx);
     pl->env.threads = tc_context_threads(ctx);
     pl->env.backend = ctx->backend;
@@ -176,6 +175,13 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
                              "workspace, limit is %zu", s->name, pl->solver_ws,
                              opt->workspace_limit);
         pl->solver = s;
+    } else if ((opt->flags & (TC_PLAN_MEASURE | TC_PLAN_WISDOM_ONLY)) &&
+               (pl->solver = tc__wisdom_lookup(p, &pl->env, opt->workspace_limit))) {
+        tc__layout_workspace(pl, pl->solver);
+    } else if (opt->flags & TC_PLAN_WISDOM_ONLY) {
+        return tc__error(TC_ERR_NOT_FOUND,
+                         "plan: no usable wisdom for this problem (plan it once "
+                         "with TC_PLAN_MEASURE, or load a wisdom file)");
     } else {
         const tc__solver *best = NULL;
         double best_cost = 0;
@@ -215,6 +221,8 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
         }
         pl->solver = best;
         tc__layout_workspace(pl, best);
+        if (opt->flags & TC_PLAN_MEASURE)
+            tc__wisdom_record(p, &pl->env, opt->workspace_limit, best->name);
     }
     if (pl->solver->plan) {
         tc_status st = pl->solver->plan(p, &pl->env, &pl->state);
