@@ -365,8 +365,8 @@ tc_status tc__cu_run(const tc__args *a, const void *dmask,
         }
         if (dmask && a->w == p->mask) b.w = dmask;
         else if (!w_host) b.w = a->w;
-    } else if (a->w) {
-        b.w = a->w;
+    } else if (a->w && !w_host) {
+        b.w = a->w; /* gemm B on the device: in place */
     }
     if (!b.w && a->w) {
         if ((st = tc__cu_alloc(&tw, wb, s))) goto out;

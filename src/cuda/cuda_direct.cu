@@ -31,6 +31,7 @@
 namespace {
 
 struct dgeom {
+    int64_t N;            /* batch */
     int64_t D, H, W;      /* input */
     int64_t P, Q, O;      /* output */
     int64_t pad0, pad1, pad2;
@@ -42,12 +43,24 @@ struct dgeom {
 
 template <int N> struct maskp { float w[N]; };
 
-/* Loads input plane iz (any integer; mapped by the mode) of the block's
- * window into a shared slot of ROWS x SP floats (WIN used). */
+__device__ __forceinline__ void cp4(float *dst, const float *src) {
+    unsigned sa = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(sa), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* Starts the asynchronous load of input plane iz (any integer; mapped by
+ * the mode) of a window of ROWS x WIN starting at (iy0, ix0) into a shared
+ * slot of row pitch SP. cp.async: no register holds the data and nothing
+ * waits here, so every load of the window is in flight at once. Values
+ * outside the input in constant mode are stored directly. */
 template <int ROWS, int WIN, int SP, int NT>
-__device__ __forceinline__ void load_plane(float *slot, const float *__restrict__ xn,
-                                           const dgeom &g, int64_t iz,
-                                           int64_t iy0, int64_t ix0, int tid) {
+__device__ __forceinline__ void issue_plane(float *slot, const float *__restrict__ xn,
+                                            const dgeom &g, int64_t iz, int64_t iy0,
+                                            int64_t ix0, int tid) {
     int64_t zi = tc__cu_bidx(iz, g.D, g.mode);
     if (zi < 0) {
         for (int idx = tid; idx < ROWS * WIN; idx += NT)
@@ -57,10 +70,10 @@ __device__ __forceinline__ void load_plane(float *slot, const float *__restrict_
     const float *xp = xn + zi * g.H * g.W;
     if (iy0 >= 0 && iy0 + ROWS <= g.H && ix0 >= 0 && ix0 + WIN <= g.W) {
         const float *base = xp + iy0 * g.W + ix0;
-#pragma unroll 8
+#pragma unroll 4
         for (int idx = tid; idx < ROWS * WIN; idx += NT) {
             int r = idx / WIN, c = idx - r * WIN;
-            slot[r * SP + c] = __ldg(base + (int64_t)r * g.W + c);
+            cp4(slot + r * SP + c, base + (int64_t)r * g.W + c);
         }
         return;
     }
@@ -68,90 +81,163 @@ __device__ __forceinline__ void load_plane(float *slot, const float *__restrict_
         int r = idx / WIN, c = idx - r * WIN;
         int64_t ri = tc__cu_bidx(iy0 + r, g.H, g.mode);
         int64_t ci = tc__cu_bidx(ix0 + c, g.W, g.mode);
-        slot[r * SP + c] = (ri < 0 || ci < 0) ? g.cval : __ldg(xp + ri * g.W + ci);
+        if (ri < 0 || ci < 0) slot[r * SP + c] = g.cval;
+        else cp4(slot + r * SP + c, xp + ri * g.W + ci);
     }
 }
 
-template <int R, int S, int T, int RY, int BX, int BY>
-__global__ void __launch_bounds__(32 * BX * BY)
-direct_f32(const float *__restrict__ x, float *__restrict__ y,
-           const __grid_constant__ maskp<R * S * T> m, const dgeom g,
-           int64_t gy0, int64_t gz0) {
-    constexpr int NT = 32 * BX * BY;
-    constexpr int TW = 128 * BX, TH = BY * RY;
-    constexpr int ROWS = TH + S - 1, WIN = TW + T - 1;
-    constexpr int SP = (WIN + 3) / 4 * 4 + 4;
-    constexpr int SLOT = ROWS * SP;
+/* Accumulates one output tile row block from R shared slots and stores it. */
+template <int R, int S, int T, int RY, int SP>
+__device__ __forceinline__ void compute_store(const float *smem, const int *slot_of, int SLOT,
+                                              const maskp<R * S * T> &m, float *yp,
+                                              const dgeom &g, int64_t y0, int64_t x0) {
     constexpr int NV = (4 + T - 1 + 3) / 4; /* float4 per window row */
+    const int ty = threadIdx.y, tx = threadIdx.x;
+    float acc[RY][4];
+#pragma unroll
+    for (int j = 0; j < RY; j++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const float *sl = smem + slot_of[r] * SLOT + (ty * RY) * SP + 4 * tx;
+#pragma unroll
+        for (int iy = 0; iy < RY + S - 1; iy++) {
+            float v[NV * 4];
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                float4 q = *reinterpret_cast<const float4 *>(sl + iy * SP + 4 * k);
+                v[4 * k] = q.x; v[4 * k + 1] = q.y; v[4 * k + 2] = q.z; v[4 * k + 3] = q.w;
+            }
+#pragma unroll
+            for (int j = 0; j < RY; j++) {
+                const int s = iy - j;
+                if (s >= 0 && s < S) {
+#pragma unroll
+                    for (int t = 0; t < T; t++) {
+                        const float wv = m.w[(r * S + s) * T + t];
+#pragma unroll
+                        for (int i = 0; i < 4; i++) acc[j][i] = fmaf(wv, v[i + t], acc[j][i]);
+                    }
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < RY; j++) {
+        const int64_t py = y0 + ty * RY + j, px = x0 + 4 * tx;
+        if (py >= g.Q) continue;
+        float *row = yp + py * g.O;
+        if (g.vec_out && px + 3 < g.O) {
+            *reinterpret_cast<float4 *>(row + px) =
+                make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                if (px + i < g.O) row[px + i] = acc[j][i];
+        }
+    }
+}
+
+/* Shared-memory geometry of a variant. */
+template <int S, int T, int RY, int BX, int BY> struct tileg {
+    static constexpr int TW = 128 * BX, TH = BY * RY;
+    static constexpr int ROWS = TH + S - 1, WIN = TW + T - 1;
+    static constexpr int SP = (WIN + 3) / 4 * 4 + 4;
+    static constexpr int SLOT = ROWS * SP;
+};
+
+/* R == 1 (1D and 2D masks): persistent blocks walk the tiles (x, y, plane)
+ * with a stride of gridDim.x; NST shared slots, NST-1 tiles in flight
+ * while one is computed. */
+template <int S, int T, int RY, int BX, int BY, int NST>
+__global__ void __launch_bounds__(32 * BX * BY)
+direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
+                 const __grid_constant__ maskp<S * T> m, const dgeom g) {
+    typedef tileg<S, T, RY, BX, BY> G;
+    constexpr int NT = 32 * BX * BY;
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
-
     const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-    const int64_t x0 = (int64_t)blockIdx.x * TW;
-    const int64_t y0 = ((int64_t)blockIdx.y + gy0) * TH;
+    const int64_t tx_n = (g.O + G::TW - 1) / G::TW, ty_n = (g.Q + G::TH - 1) / G::TH;
+    const int64_t ntiles = tx_n * ty_n * g.N * g.P;
+    const int64_t step = gridDim.x;
+    for (int p = 0; p < NST - 1; p++) {
+        int64_t t = blockIdx.x + p * step;
+        if (t < ntiles) {
+            int64_t bxi = t % tx_n, rest = t / tx_n, byi = rest % ty_n, pl = rest / ty_n;
+            int64_t n = pl / g.P, z = pl % g.P;
+            issue_plane<G::ROWS, G::WIN, G::SP, NT>(smem + p * G::SLOT, x + n * g.D * g.H * g.W, g,
+                                                    z - g.pad0, byi * G::TH - g.pad1,
+                                                    bxi * G::TW - g.pad2, tid);
+        }
+        cp_commit();
+    }
+    for (int64_t i = 0;; i++) {
+        const int64_t t = blockIdx.x + i * step;
+        if (t >= ntiles) break;
+        const int64_t tn = t + (NST - 1) * step;
+        if (tn < ntiles) {
+            int64_t bxi = tn % tx_n, rest = tn / tx_n, byi = rest % ty_n, pl = rest / ty_n;
+            int64_t n = pl / g.P, z = pl % g.P;
+            issue_plane<G::ROWS, G::WIN, G::SP, NT>(smem + ((i + NST - 1) % NST) * G::SLOT,
+                                                    x + n * g.D * g.H * g.W, g, z - g.pad0,
+                                                    byi * G::TH - g.pad1, bxi * G::TW - g.pad2, tid);
+        }
+        cp_commit();
+        cp_wait<NST - 1>();
+        __syncthreads();
+        const int64_t bxi = t % tx_n, rest = t / tx_n, byi = rest % ty_n, pl = rest / ty_n;
+        const int slot_of[1] = {(int)(i % NST)};
+        compute_store<1, S, T, RY, G::SP>(smem, slot_of, G::SLOT, m, y + pl * g.Q * g.O, g,
+                                          byi * G::TH, bxi * G::TW);
+        __syncthreads(); /* the slot is refilled NST-1 steps later */
+    }
+    cp_wait<0>();
+}
+
+/* R > 1 (3D masks): a block owns an xy tile and a chunk of zc output
+ * planes; a ring of R+1 plane slots, the next input plane in flight while
+ * the current output plane is computed (2.5D streaming). */
+template <int R, int S, int T, int RY, int BX, int BY>
+__global__ void __launch_bounds__(32 * BX * BY)
+direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
+                const __grid_constant__ maskp<R * S * T> m, const dgeom g, int64_t gy0,
+                int64_t gz0) {
+    typedef tileg<S, T, RY, BX, BY> G;
+    constexpr int NT = 32 * BX * BY, NSLOT = R + 1;
+    extern __shared__ float4 smem4[];
+    float *smem = reinterpret_cast<float *>(smem4);
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    const int64_t x0 = (int64_t)blockIdx.x * G::TW;
+    const int64_t y0 = ((int64_t)blockIdx.y + gy0) * G::TH;
     const int64_t bz = (int64_t)blockIdx.z + gz0;
     const int64_t n = bz / g.nzc;
     const int64_t zs = (bz % g.nzc) * g.zc;
     const int64_t ze = zs + g.zc < g.P ? zs + g.zc : g.P;
     const float *xn = x + n * g.D * g.H * g.W;
     const int64_t iy0 = y0 - g.pad1, ix0 = x0 - g.pad2;
+    const int steps = (int)(ze - zs);
 
-    for (int li = 0; li < R - 1; li++)
-        load_plane<ROWS, WIN, SP, NT>(smem + li * SLOT, xn, g, zs - g.pad0 + li,
-                                      iy0, ix0, tid);
-    const int ty = threadIdx.y, tx = threadIdx.x;
-    for (int64_t z = zs; z < ze; z++) {
-        const int64_t lnew = (z - zs) + R - 1;
-        load_plane<ROWS, WIN, SP, NT>(smem + (lnew % R) * SLOT, xn, g,
-                                      z - g.pad0 + R - 1, iy0, ix0, tid);
+    for (int li = 0; li < R; li++)
+        issue_plane<G::ROWS, G::WIN, G::SP, NT>(smem + li * G::SLOT, xn, g, zs - g.pad0 + li,
+                                                iy0, ix0, tid);
+    cp_commit();
+    for (int s = 0; s < steps; s++) {
+        if (s + 1 < steps)
+            issue_plane<G::ROWS, G::WIN, G::SP, NT>(smem + ((s + R) % NSLOT) * G::SLOT, xn, g,
+                                                    zs - g.pad0 + s + R, iy0, ix0, tid);
+        cp_commit();
+        cp_wait<1>();
         __syncthreads();
-        float acc[RY][4];
+        int slot_of[R];
 #pragma unroll
-        for (int j = 0; j < RY; j++)
-#pragma unroll
-            for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            const float *sl = smem + ((z - zs + r) % R) * SLOT + (ty * RY) * SP + 4 * tx;
-#pragma unroll
-            for (int iy = 0; iy < RY + S - 1; iy++) {
-                float v[NV * 4];
-#pragma unroll
-                for (int k = 0; k < NV; k++) {
-                    float4 q = *reinterpret_cast<const float4 *>(sl + iy * SP + 4 * k);
-                    v[4 * k] = q.x; v[4 * k + 1] = q.y; v[4 * k + 2] = q.z; v[4 * k + 3] = q.w;
-                }
-#pragma unroll
-                for (int j = 0; j < RY; j++) {
-                    const int s = iy - j;
-                    if (s >= 0 && s < S) {
-#pragma unroll
-                        for (int t = 0; t < T; t++) {
-                            const float wv = m.w[(r * S + s) * T + t];
-#pragma unroll
-                            for (int i = 0; i < 4; i++) acc[j][i] = fmaf(wv, v[i + t], acc[j][i]);
-                        }
-                    }
-                }
-            }
-        }
-        float *yp = y + ((n * g.P + z) * g.Q) * g.O;
-#pragma unroll
-        for (int j = 0; j < RY; j++) {
-            const int64_t py = y0 + ty * RY + j, px = x0 + 4 * tx;
-            if (py >= g.Q) continue;
-            float *row = yp + py * g.O;
-            if (g.vec_out && px + 3 < g.O) {
-                *reinterpret_cast<float4 *>(row + px) =
-                    make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
-            } else {
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-                    if (px + i < g.O) row[px + i] = acc[j][i];
-            }
-        }
-        __syncthreads(); /* the next load overwrites the oldest slot */
+        for (int r = 0; r < R; r++) slot_of[r] = (s + r) % NSLOT;
+        compute_store<R, S, T, RY, G::SP>(smem, slot_of, G::SLOT, m,
+                                          y + ((n * g.P + zs + s) * g.Q) * g.O, g, y0, x0);
+        __syncthreads();
     }
+    cp_wait<0>();
 }
 
 /* Generic: one output per thread, any mask, float or double. */
@@ -197,14 +283,14 @@ direct_generic(const E *__restrict__ x, E *__restrict__ y, const E *__restrict__
 typedef tc_status (*launch_t)(const tc__args *a, const tc__cu_bufs *b);
 
 struct variant {
-    int R, S, T, RY, BX, BY;
+    int R, S, T, RY, BX, BY, NST; /* NST: slots (R == 1) */
     launch_t launch;
     const void *kernel;
-    size_t smem;
 };
 
 static dgeom make_geom(const tc__problem *p) {
     dgeom g;
+    g.N = p->N;
     g.D = p->in[0]; g.H = p->in[1]; g.W = p->in[2];
     g.P = p->out[0]; g.Q = p->out[1]; g.O = p->out[2];
     g.pad0 = p->pad_lo[0]; g.pad1 = p->pad_lo[1]; g.pad2 = p->pad_lo[2];
@@ -215,13 +301,30 @@ static dgeom make_geom(const tc__problem *p) {
     return g;
 }
 
-template <int R, int S, int T, int RY, int BX, int BY>
+template <int R, int S, int T, int RY, int BX, int BY, int NST>
+static size_t smem_of() {
+    typedef tileg<S, T, RY, BX, BY> G;
+    return (size_t)(R == 1 ? NST : R + 1) * G::SLOT * sizeof(float);
+}
+
+/* Blocks per SM of a kernel, cached (host-side cost on small problems). */
+static int occupancy(const void *k, int threads, size_t smem, int *cache) {
+    int v = __atomic_load_n(cache, __ATOMIC_RELAXED);
+    if (v > 0) return v;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, k, threads, smem) != cudaSuccess || v < 1) {
+        (void)cudaGetLastError();
+        v = 1;
+    }
+    __atomic_store_n(cache, v, __ATOMIC_RELAXED);
+    return v;
+}
+
+template <int R, int S, int T, int RY, int BX, int BY, int NST>
 static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
-    constexpr int TW = 128 * BX, TH = BY * RY;
-    constexpr int ROWS = TH + S - 1, WIN = TW + T - 1;
-    constexpr int SP = (WIN + 3) / 4 * 4 + 4;
-    const size_t smem = (size_t)R * ROWS * SP * sizeof(float);
+    typedef tileg<S, T, RY, BX, BY> G;
+    const size_t smem = smem_of<R, S, T, RY, BX, BY, NST>();
+    static int attr_set = 0, occ_cache = 0;
     maskp<R * S * T> m;
     memset(&m, 0, sizeof m);
     const float *hw = (const float *)b->hw;
@@ -231,27 +334,44 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
                 m.w[(r * S + s) * T + t] = hw[(r * p->msk[1] + s) * p->msk[2] + t];
     dgeom g = make_geom(p);
     g.vec_out = (p->out[2] % 4 == 0) && ((uintptr_t)b->y % 16 == 0);
-    const int64_t gx = tc__cu_div_up(g.O, TW), gyn = tc__cu_div_up(g.Q, TH);
-    if (R > 1) {
-        /* enough blocks to fill the machine ~8 times; each walks zc planes */
-        const tc__cu_device *d = tc__cu_dev();
-        int64_t want = 8LL * (d ? d->sms : 132), xy = gx * gyn * p->N;
-        g.nzc = tc__cu_div_up(want, xy);
-        if (g.nzc > g.P) g.nzc = g.P;
-        if (g.nzc < 1) g.nzc = 1;
-        g.zc = tc__cu_div_up(g.P, g.nzc);
-        g.nzc = tc__cu_div_up(g.P, g.zc);
-    }
-    const int64_t gzn = p->N * g.nzc;
-    auto k = direct_f32<R, S, T, RY, BX, BY>;
-    if (smem > 48 * 1024)
+    const tc__cu_device *d = tc__cu_dev();
+    const int sms = d ? d->sms : 132;
+    const int64_t gx = tc__cu_div_up(g.O, G::TW), gyn = tc__cu_div_up(g.Q, G::TH);
+    if constexpr (R == 1) {
+        auto k = direct_f32_tiles<S, T, RY, BX, BY, NST>;
+        if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
+            TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+            __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
+        }
+        const int64_t ntiles = gx * gyn * p->N * g.P;
+        int64_t blocks = (int64_t)occupancy((const void *)k, 32 * BX * BY, smem, &occ_cache) * sms;
+        if (blocks > ntiles) blocks = ntiles;
+        k<<<(unsigned)blocks, dim3(32 * BX, BY), smem, b->s>>>(
+            (const float *)b->x, (float *)b->y, m, g);
+        TC_CU_LAUNCH("cuda.direct");
+        return TC_OK;
+    } else {
+    auto k = direct_f32_ring<R, S, T, RY, BX, BY>;
+    if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
         TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
+    }
+    /* about two waves of blocks; each streams zc planes along z */
+    int64_t want = 2LL * occupancy((const void *)k, 32 * BX * BY, smem, &occ_cache) * sms;
+    int64_t xy = gx * gyn * p->N;
+    g.nzc = tc__cu_div_up(want, xy);
+    if (g.nzc > g.P) g.nzc = g.P;
+    if (g.nzc < 1) g.nzc = 1;
+    g.zc = tc__cu_div_up(g.P, g.nzc);
+    g.nzc = tc__cu_div_up(g.P, g.zc);
+    const int64_t gzn = p->N * g.nzc;
     TC__CU_FOR_GRID(gyn, gzn, {
         k<<<dim3((unsigned)gx, gny, gnz), dim3(32 * BX, BY), smem, b->s>>>(
             (const float *)b->x, (float *)b->y, m, g, gy0, gz0);
         TC_CU_LAUNCH("cuda.direct");
     })
     return TC_OK;
+    }
 }
 
 template <typename E>
@@ -269,15 +389,15 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
     return TC_OK;
 }
 
-#define V1(T) {1, 1, T, 1, 8, 1, launch_fast<1, 1, T, 1, 8, 1>, (const void *)direct_f32<1, 1, T, 1, 8, 1>, 0}
-#define V2(K, RY) {1, K, K, RY, 1, 8, launch_fast<1, K, K, RY, 1, 8>, (const void *)direct_f32<1, K, K, RY, 1, 8>, 0}
-#define V3(K, RY) {K, K, K, RY, 1, 8, launch_fast<K, K, K, RY, 1, 8>, (const void *)direct_f32<K, K, K, RY, 1, 8>, 0}
+#define V1(T) {1, 1, T, 1, 8, 1, 4, launch_fast<1, 1, T, 1, 8, 1, 4>, (const void *)direct_f32_tiles<1, T, 1, 8, 1, 4>}
+#define V2(K, RY) {1, K, K, RY, 1, 8, 2, launch_fast<1, K, K, RY, 1, 8, 2>, (const void *)direct_f32_tiles<K, K, RY, 1, 8, 2>}
+#define V3(K, RY) {K, K, K, RY, 1, 8, 0, launch_fast<K, K, K, RY, 1, 8, 0>, (const void *)direct_f32_ring<K, K, K, RY, 1, 8>}
 
 static const variant variants[] = {
     V1(3), V1(5), V1(7), V1(9), V1(11), V1(13), V1(15), V1(17), V1(21),
     V1(25), V1(31), V1(33), V1(41), V1(49), V1(63),
-    V2(3, 8), V2(5, 8), V2(7, 8), V2(9, 4), V2(11, 4), V2(13, 4), V2(15, 4),
-    V3(3, 4), V3(5, 4), V3(7, 2),
+    V2(3, 4), V2(5, 4), V2(7, 4), V2(9, 4), V2(11, 4), V2(13, 4), V2(15, 4),
+    V3(3, 4), V3(5, 2), V3(7, 2),
 };
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
@@ -285,7 +405,7 @@ static size_t variant_smem(const variant *v) {
     int TW = 128 * v->BX, TH = v->BY * v->RY;
     int ROWS = TH + v->S - 1, WIN = TW + v->T - 1;
     int SP = (WIN + 3) / 4 * 4 + 4;
-    return (size_t)v->R * ROWS * SP * sizeof(float);
+    return (size_t)(v->R == 1 ? v->NST : v->R + 1) * ROWS * SP * sizeof(float);
 }
 
 /* The bucket for a mask, or NULL for the generic path. */

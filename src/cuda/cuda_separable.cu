@@ -103,6 +103,15 @@ static int factor(const tc__problem *p, const E *m, sstate *s) {
     for (int64_t r = 0; r < R; r++) s->f[0][r] = (double)m[(r * S + ps) * T + pt];
     for (int64_t q = 0; q < S; q++) s->f[1][q] = (double)m[(pr * S + q) * T + pt] / pv;
     for (int64_t t = 0; t < T; t++) s->f[2][t] = (double)m[(pr * S + ps) * T + t] / pv;
+    /* axes of length 1 get no pass: fold their factor (the pivot value
+     * for the first of them) into the first axis that has one */
+    double fold = 1;
+    int first = -1;
+    for (int a = 0; a < 3; a++) {
+        if (p->msk[a] == 1) { fold *= s->f[a][0]; s->f[a][0] = 1; }
+        else if (first < 0) first = a;
+    }
+    for (int64_t i = 0; first >= 0 && i < p->msk[first]; i++) s->f[first][i] *= fold;
     double tol = (sizeof(E) == 4 ? 2e-6 : 1e-12) * amax;
     for (int64_t r = 0; r < R; r++)
         for (int64_t q = 0; q < S; q++)
