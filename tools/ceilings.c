@@ -102,11 +102,15 @@ static float ceil_fma_scalar(int64_t iters, float s) {
     return CEIL_SUM(CEIL_SCALAR_ADD);
 }
 
-/* ---- stream kernels over n floats (n a multiple of 64, 64-byte aligned).
+/* ---- stream kernels over n floats (n a multiple of 4096, 64-byte aligned).
  * Written out rather than memcpy so the store kind does not depend on the
  * C library's size heuristics: regular stores (what a kernel writing its
  * output sees; the write-allocate read is not counted) and non-temporal
- * stores. ---- */
+ * stores. The non-temporal copy walks four 4 KiB pages at once, 256 bytes
+ * of each per step, prefetching ahead, as glibc's large memcpy does: on
+ * this project's test box that gave 42.6 GB/s where one sequential stream
+ * gave 34.9. ---- */
+#define CEIL_PAGE 1024 /* floats */
 #if defined(__GNUC__) && !defined(__clang__)
 #define CEIL_NO_MEMCPY __attribute__((optimize("no-tree-loop-distribute-patterns")))
 #else
@@ -116,14 +120,20 @@ static float ceil_fma_scalar(int64_t iters, float s) {
 __attribute__((target("avx512f"))) CEIL_NO_MEMCPY static void
 ceil_copy_avx512(float *d, const float *s, size_t n, int nt) {
     if (nt) {
-        for (size_t i = 0; i < n; i += 64) {
-            __m512 x0 = _mm512_load_ps(s + i), x1 = _mm512_load_ps(s + i + 16);
-            __m512 x2 = _mm512_load_ps(s + i + 32), x3 = _mm512_load_ps(s + i + 48);
-            _mm512_stream_ps(d + i, x0);
-            _mm512_stream_ps(d + i + 16, x1);
-            _mm512_stream_ps(d + i + 32, x2);
-            _mm512_stream_ps(d + i + 48, x3);
-        }
+        for (size_t i = 0; i < n; i += 4 * CEIL_PAGE)
+            for (size_t l = 0; l < CEIL_PAGE; l += 64)
+                for (size_t p = 0; p < 4; p++) {
+                    const float *sp = s + i + p * CEIL_PAGE + l;
+                    float *dp = d + i + p * CEIL_PAGE + l;
+                    for (int k = 0; k < 4; k++)
+                        _mm_prefetch((const char *)(sp + 128 + 16 * k), _MM_HINT_T0);
+                    __m512 x0 = _mm512_load_ps(sp), x1 = _mm512_load_ps(sp + 16);
+                    __m512 x2 = _mm512_load_ps(sp + 32), x3 = _mm512_load_ps(sp + 48);
+                    _mm512_stream_ps(dp, x0);
+                    _mm512_stream_ps(dp + 16, x1);
+                    _mm512_stream_ps(dp + 32, x2);
+                    _mm512_stream_ps(dp + 48, x3);
+                }
         _mm_sfence();
         return;
     }
@@ -153,22 +163,32 @@ ceil_read_avx512(const float *s, size_t n) {
 
 __attribute__((target("avx2"))) CEIL_NO_MEMCPY static void
 ceil_copy_avx2(float *d, const float *s, size_t n, int nt) {
+    if (nt) {
+        for (size_t i = 0; i < n; i += 4 * CEIL_PAGE)
+            for (size_t l = 0; l < CEIL_PAGE; l += 32)
+                for (size_t p = 0; p < 4; p++) {
+                    const float *sp = s + i + p * CEIL_PAGE + l;
+                    float *dp = d + i + p * CEIL_PAGE + l;
+                    _mm_prefetch((const char *)(sp + 128), _MM_HINT_T0);
+                    _mm_prefetch((const char *)(sp + 144), _MM_HINT_T0);
+                    __m256 x0 = _mm256_load_ps(sp), x1 = _mm256_load_ps(sp + 8);
+                    __m256 x2 = _mm256_load_ps(sp + 16), x3 = _mm256_load_ps(sp + 24);
+                    _mm256_stream_ps(dp, x0);
+                    _mm256_stream_ps(dp + 8, x1);
+                    _mm256_stream_ps(dp + 16, x2);
+                    _mm256_stream_ps(dp + 24, x3);
+                }
+        _mm_sfence();
+        return;
+    }
     for (size_t i = 0; i < n; i += 32) {
         __m256 x0 = _mm256_load_ps(s + i), x1 = _mm256_load_ps(s + i + 8);
         __m256 x2 = _mm256_load_ps(s + i + 16), x3 = _mm256_load_ps(s + i + 24);
-        if (nt) {
-            _mm256_stream_ps(d + i, x0);
-            _mm256_stream_ps(d + i + 8, x1);
-            _mm256_stream_ps(d + i + 16, x2);
-            _mm256_stream_ps(d + i + 24, x3);
-        } else {
-            _mm256_store_ps(d + i, x0);
-            _mm256_store_ps(d + i + 8, x1);
-            _mm256_store_ps(d + i + 16, x2);
-            _mm256_store_ps(d + i + 24, x3);
-        }
+        _mm256_store_ps(d + i, x0);
+        _mm256_store_ps(d + i + 8, x1);
+        _mm256_store_ps(d + i + 16, x2);
+        _mm256_store_ps(d + i + 24, x3);
     }
-    if (nt) _mm_sfence();
 }
 
 __attribute__((target("avx2"))) static float
@@ -397,8 +417,9 @@ int tc_tool_measure_ceilings_ex(int threads, tc_tool_ceilings *out) {
         out->flops_runs[r] = spans[r] > 0 ? per_run / spans[r] : 0;
     out->flops = ceil_best(out->flops_runs);
 
-    /* Streams: per-thread chunks, multiples of 64 floats (one page). */
-    sh.chunk = (CEIL_STREAM_BYTES / sizeof(float) / (size_t)threads) & ~(size_t)1023;
+    /* Streams: per-thread chunks, multiples of four pages. */
+    sh.chunk = (CEIL_STREAM_BYTES / sizeof(float) / (size_t)threads) &
+               ~(size_t)(4 * CEIL_PAGE - 1);
     if (sh.chunk == 0) goto fail;
     size_t total = sh.chunk * (size_t)threads * sizeof(float);
     if (posix_memalign((void **)&src, 4096, total) != 0) src = NULL;
