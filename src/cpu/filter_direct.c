@@ -61,7 +61,7 @@ typedef struct fd_isa {
                 for (int64_t k = 0; k < n; k++) acc[k] = 0;                   \
                 for (int64_t r0 = 0; r0 < b->m0; r0++)                        \
                     for (int64_t r1 = 0; r1 < b->m1; r1++) {                  \
-                        const T *p = x[r0 * b->xs + j + r1] + k0;             \
+                        const T *p = x[r0 * b->xs + j + r1] + b->xoff + k0;   \
                         const T *wr = w + (r0 * b->m1 + r1) * b->m2;          \
                         for (int64_t r2 = 0; r2 < b->m2; r2++) {              \
                             const T wv = wr[r2];                              \
@@ -86,26 +86,13 @@ static const fd_isa fd_isa_scalar = {"scalar", 0,
                                      {8, 8}, 4};
 
 /* ---------------- plan ---------------- */
-typedef struct fd_state {
-    tc__fd_kernel kern;
-    int64_t D, H, W, Do, Ho, Wo, m0, m1, m2, pl0, pl1, pl2;
-    int64_t R, xs;          /* rows per block, pointers per mask plane */
-    int64_t Tx, ntx;        /* x tile width, count */
-    int64_t Hb, nbands;     /* rows per band (multiple of R), count */
-    int64_t items;
-    int64_t xl1, xr0;       /* x: left [0,xl1), inside [xl1,xr0), right [xr0,Wo) */
-    int64_t EL, ER;         /* edge table widths per input row */
-    int64_t idL0, idL1, idR0, idR1; /* identity runs of the edge maps */
-    int64_t *dmap, *hmap, *xmapL, *xmapR;
-    void *cvrow;            /* cval, long enough for any piece */
-    int nt;                 /* stream the output past the caches */
-} fd_state;
+typedef tc__fd_state fd_state;
 
 static int64_t fd_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t fd_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t fd_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-static int64_t fd_l2_bytes(void) {
+int64_t tc__fd_l2_bytes(void) {
     static int64_t cached;
     int64_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v) return v;
@@ -124,12 +111,21 @@ static int64_t fd_l2_bytes(void) {
 /* Fills the geometry (everything but the tables) for ISA isa. */
 static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
     const int64_t es = (int64_t)p->esize, vl = isa->vl[p->dtype == TC_FLOAT64];
+    memset(s, 0, sizeof *s);
     s->D = p->in[0]; s->H = p->in[1]; s->W = p->in[2];
     s->Do = p->out[0]; s->Ho = p->out[1]; s->Wo = p->out[2];
     s->m0 = p->msk[0]; s->m1 = p->msk[1]; s->m2 = p->msk[2];
     s->pl0 = p->pad_lo[0]; s->pl1 = p->pad_lo[1]; s->pl2 = p->pad_lo[2];
     s->R = TC__FD_RMAX;
     s->xs = s->R + s->m1 - 1;
+    /* an output far larger than L2 is not read back soon: non-temporal
+     * stores save the read-for-ownership (a third of the traffic) */
+    s->nt = isa->need != 0 && (double)tc__y_count(p) * es > 8.0 * tc__fd_l2_bytes();
+    if (isa->need == TC__CPU_AVX512 && tc__fdl_wanted(p)) {
+        s->lanes = 1;
+        tc__fdl_geometry(p, s);
+        return;
+    }
     /* x: exact inside range, then round the left edge up and the inside
      * width down to whole vectors so tails land in the edge pieces */
     int64_t ie0 = fd_max(0, s->pl2), ie1 = fd_min(s->Wo, s->W - s->m2 + 1 + s->pl2);
@@ -141,25 +137,18 @@ static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
     }
     s->EL = s->xl1 > 0 ? s->xl1 + s->m2 - 1 : 0;
     s->ER = s->Wo > s->xr0 ? s->Wo - s->xr0 + s->m2 - 1 : 0;
-    s->idL0 = fd_min(s->EL, fd_max(0, s->pl2));
-    s->idL1 = fd_max(s->idL0, fd_min(s->EL, s->W + s->pl2));
-    s->idR0 = fd_min(s->ER, fd_max(0, s->pl2 - s->xr0));
-    s->idR1 = fd_max(s->idR0, fd_min(s->ER, s->W - s->xr0 + s->pl2));
     /* tiles: a block's input rows (m0 x xs rows of Tx) well inside L2, and
      * a band's planes (m0 x (Hb + m1 - 1) rows) in half of it */
-    const int64_t budget = fd_l2_bytes() / 2;
+    const int64_t budget = tc__fd_l2_bytes() / 2;
     int64_t tx = budget / (4 * s->m0 * s->xs * es);
     tx = fd_max(256, tx / 64 * 64);
-    s->Tx = fd_min(s->Wo, tx);
-    s->ntx = fd_cdiv(s->Wo, s->Tx);
+    s->ntx = fd_cdiv(s->Wo, fd_min(s->Wo, tx));
+    s->Tx = fd_min(s->Wo, fd_cdiv(fd_cdiv(s->Wo, s->ntx), 64) * 64); /* equal tiles */
     int64_t hb = budget / (s->m0 * s->Tx * es) - (s->m1 - 1);
     hb = fd_max(s->R, hb / s->R * s->R);
     s->nbands = fd_cdiv(s->Ho, fd_min(hb, fd_cdiv(s->Ho, s->R) * s->R));
     s->Hb = fd_cdiv(fd_cdiv(s->Ho, s->nbands), s->R) * s->R;
     s->items = p->N * s->ntx * s->nbands * s->Do * (s->Hb / s->R);
-    /* an output far larger than L2 is not read back soon: non-temporal
-     * stores save the read-for-ownership (a third of the traffic) */
-    s->nt = isa->need != 0 && (double)tc__y_count(p) * es > 8.0 * fd_l2_bytes();
 }
 
 static void fd_destroy(void *st) {
@@ -167,14 +156,23 @@ static void fd_destroy(void *st) {
     if (!s) return;
     tc__free(s->dmap);
     tc__free(s->cvrow);
+    tc__free(s->cvT);
     tc__free(s);
 }
 
 static tc_status fd_plan(const tc__problem *p, const fd_isa *isa, void **out) {
     fd_state *s = tc__alloc(sizeof *s);
     if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cpu.direct: out of memory");
-    memset(s, 0, sizeof *s);
     fd_geometry(p, isa, s);
+    if (s->lanes) {
+        tc_status st = tc__fdl_plan(p, s);
+        if (st != TC_OK) {
+            fd_destroy(s);
+            return st;
+        }
+        *out = s;
+        return TC_OK;
+    }
     s->kern = isa->kern[p->dtype == TC_FLOAT64];
     int64_t nd = s->Do + s->m0 - 1, nh = s->Ho + s->m1 - 1;
     int64_t cvlen = s->Tx + s->EL + s->ER + s->m2 + 64;
@@ -209,32 +207,35 @@ typedef struct fd_job {
     const void **ptrs;      /* threads x m0*xs row pointers */
 } fd_job;
 
-/* One padded edge: dst[k] = extended row at map[k], identity run copied. */
-static void fd_edge(char *dst, const char *src, const int64_t *map, int64_t n,
-                    int64_t id0, int64_t id1, int64_t shift, size_t es,
-                    const char *cv) {
-    for (int64_t k = 0; k < n; k++) {
-        if (k == id0 && id1 > id0) {
-            memcpy(dst + k * es, src + (k + shift) * (int64_t)es, (size_t)(id1 - id0) * es);
-            k = id1 - 1;
-            continue;
-        }
-        memcpy(dst + k * es, map[k] < 0 ? cv : src + map[k] * (int64_t)es, es);
+/* One padded edge: dst[k] = extended row at map[k] (cval where < 0). A
+ * typed loop: the edges are short and this runs once per input row. */
+#define FD_EDGE(T, NAME)                                                      \
+    static void NAME(T *dst, const T *src, const int64_t *map, int64_t n,     \
+                     T cv) {                                                  \
+        for (int64_t k = 0; k < n; k++) {                                     \
+            int64_t i = map[k];                                               \
+            dst[k] = i >= 0 ? src[i] : cv;                                    \
+        }                                                                     \
     }
-}
+FD_EDGE(float, fd_edge_f32)
+FD_EDGE(double, fd_edge_f64)
 
 static void fd_edges(void *arg, int64_t begin, int64_t end, int tid) {
     const fd_job *j = arg;
     const fd_state *s = j->s;
-    const size_t es = j->a->p->esize;
     const int64_t ew = s->EL + s->ER;
     for (int64_t r = begin; r < end; r++) {
-        const char *src = (const char *)j->a->x + (size_t)(r * s->W) * es;
-        char *dst = j->edge + (size_t)(r * ew) * es;
-        fd_edge(dst, src, s->xmapL, s->EL, s->idL0, s->idL1, -s->pl2, es,
-                s->cvrow);
-        fd_edge(dst + s->EL * (int64_t)es, src, s->xmapR, s->ER, s->idR0,
-                s->idR1, s->xr0 - s->pl2, es, s->cvrow);
+        if (j->a->p->dtype == TC_FLOAT32) {
+            const float *src = (const float *)j->a->x + r * s->W;
+            float *dst = (float *)j->edge + r * ew, cv = *(const float *)s->cvrow;
+            fd_edge_f32(dst, src, s->xmapL, s->EL, cv);
+            fd_edge_f32(dst + s->EL, src, s->xmapR, s->ER, cv);
+        } else {
+            const double *src = (const double *)j->a->x + r * s->W;
+            double *dst = (double *)j->edge + r * ew, cv = *(const double *)s->cvrow;
+            fd_edge_f64(dst, src, s->xmapL, s->EL, cv);
+            fd_edge_f64(dst + s->EL, src, s->xmapR, s->ER, cv);
+        }
     }
 }
 
@@ -246,6 +247,7 @@ static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     const int64_t rbpb = s->Hb / s->R;
     const void **ptrs = j->ptrs + (int64_t)tid * s->m0 * s->xs;
     tc__fd_block b;
+    memset(&b, 0, sizeof b);
     b.x = ptrs;
     b.xs = s->xs;
     b.w = j->a->w;
@@ -305,6 +307,7 @@ static size_t fd_edge_bytes(const tc__problem *p, const fd_state *s) {
 static size_t fd_ws(const tc__problem *p, const tc__env *e, const fd_isa *isa) {
     fd_state s;
     fd_geometry(p, isa, &s);
+    if (s.lanes) return (size_t)e->threads * s.ws_thread;
     size_t edge = (fd_edge_bytes(p, &s) + 63) & ~(size_t)63;
     return edge + (size_t)e->threads * (size_t)(s.m0 * s.xs) * sizeof(void *);
 }
@@ -312,6 +315,10 @@ static size_t fd_ws(const tc__problem *p, const tc__env *e, const fd_isa *isa) {
 static tc_status fd_execute(const tc__args *a) {
     const fd_state *s = a->state;
     const tc__problem *p = a->p;
+    if (s->lanes) {
+        tc__fdl_execute(a);
+        return TC_OK;
+    }
     fd_job j;
     j.a = a;
     j.s = s;

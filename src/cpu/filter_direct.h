@@ -36,6 +36,7 @@ typedef struct tc__fd_block {
     int64_t m0, m1, m2;
     int nt;                    /* 1: store aligned full vectors non-temporally
                                   (the caller fences before finishing) */
+    int64_t xoff;              /* elements added to every x[] pointer */
 } tc__fd_block;
 
 typedef void (*tc__fd_kernel)(const tc__fd_block *b);
@@ -44,5 +45,50 @@ void tc__fd_f32_avx512(const tc__fd_block *b);
 void tc__fd_f64_avx512(const tc__fd_block *b);
 void tc__fd_f32_avx2(const tc__fd_block *b);
 void tc__fd_f64_avx2(const tc__fd_block *b);
+
+/* Lane-interleaved rows (filter_direct_lanes.c): the same kernel on rows
+ * whose element k is the aligned vector (row[k], row[k+S], ..., row[k+(L-1)S])
+ * of L lanes, so every load is aligned and no tails exist. */
+void tc__fd_f32_avx512_lanes(const tc__fd_block *b);
+void tc__fd_f64_avx512_lanes(const tc__fd_block *b);
+/* tr[k][l] = lane[l][k] for k < round_up(nk, L) */
+void tc__fd_f32_avx512_lanes_in(float *tr, const float *const *lane, int64_t nk);
+void tc__fd_f64_avx512_lanes_in(double *tr, const double *const *lane, int64_t nk);
+/* y[l*S + kb + i] = to[i][l] for i < nk and l*S + kb + i < wt */
+void tc__fd_f32_avx512_lanes_out(float *y, const float *to, int64_t S, int64_t kb,
+                                 int64_t nk, int64_t wt, int nt);
+void tc__fd_f64_avx512_lanes_out(double *y, const double *to, int64_t S, int64_t kb,
+                                 int64_t nk, int64_t wt, int nt);
+
+/* Plan-time state of the cpu.direct.* solvers (filter_direct.c). */
+typedef struct tc__fd_state {
+    int lanes;              /* 1: lane-interleaved path (filter_direct_lanes.c) */
+    tc__fd_kernel kern;     /* row-block kernel of the chosen path */
+    int64_t D, H, W, Do, Ho, Wo, m0, m1, m2, pl0, pl1, pl2;
+    int64_t R, xs;          /* rows per block, row pointers per mask plane */
+    int64_t Tx, ntx;        /* x tile width, count */
+    int64_t Hb, nbands;     /* rows per band (multiple of R), count */
+    int64_t items;          /* N * ntx * nbands * Do * Hb/R work items */
+    int nt;                 /* stream the output past the caches */
+    int64_t *dmap, *hmap;   /* extended plane/row -> input plane/row, -1 = cval */
+    /* plain path: x pieces left [0,xl1), inside [xl1,xr0), right [xr0,Wo) */
+    int64_t xl1, xr0;
+    int64_t EL, ER;         /* edge table widths per input row */
+    int64_t *xmapL, *xmapR;
+    void *cvrow;            /* cval, long enough for any piece */
+    /* lane path */
+    int64_t L, S, NK, NKp, Hbe, stlen, CK;
+    size_t ws_thread;       /* bytes of workspace per thread */
+    void *cvT;              /* NKp vectors of cval */
+    int64_t *smapL, *smapR; /* staging: x = -1-i -> smapL[i], x = W+i -> smapR[i] */
+    int64_t nsL, nsR;
+} tc__fd_state;
+
+int64_t tc__fd_l2_bytes(void);
+/* lane path (filter_direct_lanes.c) */
+int tc__fdl_wanted(const tc__problem *p);
+void tc__fdl_geometry(const tc__problem *p, tc__fd_state *s);
+tc_status tc__fdl_plan(const tc__problem *p, tc__fd_state *s);
+void tc__fdl_execute(const tc__args *a);
 
 #endif

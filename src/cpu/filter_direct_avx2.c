@@ -20,6 +20,7 @@ static inline __m256i fk_mask4(int64_t n) {
 #define FK_L 8
 #define FK_M __m256i
 #define FK_ALIGN 32
+#define FK_ES 1
 #define FK_VMAX 2
 #define FK_LOADU(p) _mm256_loadu_ps(p)
 #define FK_MLOADU(m, p) _mm256_maskload_ps(p, m)

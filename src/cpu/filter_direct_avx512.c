@@ -1,5 +1,8 @@
 /* filter_direct_avx512.c - AVX-512 instances of the row-block kernel
- * (filter_direct_kernel.h): 4 rows x 4 zmm accumulators, masked tails. */
+ * (filter_direct_kernel.h), plain rows (4 rows x 4 zmm, masked tails) and
+ * lane-interleaved rows (aligned loads only), and the in-register
+ * transposes that move rows in and out of the lane-interleaved layout
+ * (filter_direct_lanes.c). */
 #include "cpu/filter_direct.h"
 
 #include <immintrin.h>
@@ -11,7 +14,6 @@
 #define FK_M __mmask16
 #define FK_ALIGN 64
 #define FK_VMAX 4
-#define FK_LOADU(p) _mm512_loadu_ps(p)
 #define FK_MLOADU(m, p) _mm512_maskz_loadu_ps(m, p)
 #define FK_STOREU(p, v) _mm512_storeu_ps(p, v)
 #define FK_MSTOREU(p, m, v) _mm512_mask_storeu_ps(p, m, v)
@@ -20,31 +22,45 @@
 #define FK_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define FK_ZERO() _mm512_setzero_ps()
 #define FK_MASK(n) ((__mmask16)((1u << (n)) - 1u))
-#define FK_FN(name) fd512s_##name
+
+#define FK_ES 1
+#define FK_LOADU(p) _mm512_loadu_ps(p)
+#define FK_FN(name) fk512s_##name
 #define FK_ENTRY tc__fd_f32_avx512
 #include "cpu/filter_direct_kernel.h"
+#undef FK_ES
+#undef FK_LOADU
+#undef FK_FN
+#undef FK_ENTRY
+
+#define FK_ES FK_L
+#define FK_LOADU(p) _mm512_load_ps(p)
+#define FK_FN(name) fk512sl_##name
+#define FK_ENTRY tc__fd_f32_avx512_lanes
+#include "cpu/filter_direct_kernel.h"
+#undef FK_ES
+#undef FK_LOADU
+#undef FK_FN
+#undef FK_ENTRY
+
 #undef FK_T
 #undef FK_V
 #undef FK_L
 #undef FK_M
-#undef FK_LOADU
 #undef FK_MLOADU
 #undef FK_STOREU
-#undef FK_STREAM
 #undef FK_MSTOREU
+#undef FK_STREAM
 #undef FK_SET1
 #undef FK_FMA
 #undef FK_ZERO
 #undef FK_MASK
-#undef FK_FN
-#undef FK_ENTRY
 
 /* ---- float64: 8 lanes ---- */
 #define FK_T double
 #define FK_V __m512d
 #define FK_L 8
 #define FK_M __mmask8
-#define FK_LOADU(p) _mm512_loadu_pd(p)
 #define FK_MLOADU(m, p) _mm512_maskz_loadu_pd(m, p)
 #define FK_STOREU(p, v) _mm512_storeu_pd(p, v)
 #define FK_MSTOREU(p, m, v) _mm512_mask_storeu_pd(p, m, v)
@@ -53,6 +69,140 @@
 #define FK_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
 #define FK_ZERO() _mm512_setzero_pd()
 #define FK_MASK(n) ((__mmask8)((1u << (n)) - 1u))
-#define FK_FN(name) fd512d_##name
+
+#define FK_ES 1
+#define FK_LOADU(p) _mm512_loadu_pd(p)
+#define FK_FN(name) fk512d_##name
 #define FK_ENTRY tc__fd_f64_avx512
 #include "cpu/filter_direct_kernel.h"
+#undef FK_ES
+#undef FK_LOADU
+#undef FK_FN
+#undef FK_ENTRY
+
+#define FK_ES FK_L
+#define FK_LOADU(p) _mm512_load_pd(p)
+#define FK_FN(name) fk512dl_##name
+#define FK_ENTRY tc__fd_f64_avx512_lanes
+#include "cpu/filter_direct_kernel.h"
+
+/* ---- transposes ---- */
+
+/* 16x16 float transpose in registers (64 shuffles). */
+static inline void tr16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+        __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+    }
+    /* r[4i + c], 128-bit lane q = rows 4i..4i+3 at column 4q + c */
+    for (int c = 0; c < 4; c++) {
+        __m512 u0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44);
+        __m512 u1 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xEE);
+        __m512 u2 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44);
+        __m512 u3 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xEE);
+        t[c] = _mm512_shuffle_f32x4(u0, u2, 0x88);
+        t[4 + c] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+        t[8 + c] = _mm512_shuffle_f32x4(u1, u3, 0x88);
+        t[12 + c] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+    }
+    for (int i = 0; i < 16; i++) r[i] = t[i];
+}
+
+/* 8x8 double transpose in registers (24 shuffles). */
+static inline void tr8(__m512d r[8]) {
+    __m512d t[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);
+    }
+    /* t[2i + c], 128-bit lane q = rows 2i, 2i+1 at column 2q + c */
+    for (int c = 0; c < 2; c++) {
+        __m512d u0 = _mm512_shuffle_f64x2(t[c], t[2 + c], 0x44);
+        __m512d u1 = _mm512_shuffle_f64x2(t[c], t[2 + c], 0xEE);
+        __m512d u2 = _mm512_shuffle_f64x2(t[4 + c], t[6 + c], 0x44);
+        __m512d u3 = _mm512_shuffle_f64x2(t[4 + c], t[6 + c], 0xEE);
+        r[c] = _mm512_shuffle_f64x2(u0, u2, 0x88);
+        r[2 + c] = _mm512_shuffle_f64x2(u0, u2, 0xDD);
+        r[4 + c] = _mm512_shuffle_f64x2(u1, u3, 0x88);
+        r[6 + c] = _mm512_shuffle_f64x2(u1, u3, 0xDD);
+    }
+}
+
+void tc__fd_f32_avx512_lanes_in(float *tr, const float *const *lane, int64_t nk) {
+    for (int64_t kb = 0; kb < nk; kb += 16) {
+        __m512 r[16];
+        for (int l = 0; l < 16; l++) r[l] = _mm512_loadu_ps(lane[l] + kb);
+        tr16(r);
+        for (int i = 0; i < 16; i++) _mm512_store_ps(tr + (kb + i) * 16, r[i]);
+    }
+}
+
+void tc__fd_f64_avx512_lanes_in(double *tr, const double *const *lane, int64_t nk) {
+    for (int64_t kb = 0; kb < nk; kb += 8) {
+        __m512d r[8];
+        for (int l = 0; l < 8; l++) r[l] = _mm512_loadu_pd(lane[l] + kb);
+        tr8(r);
+        for (int i = 0; i < 8; i++) _mm512_store_pd(tr + (kb + i) * 8, r[i]);
+    }
+}
+
+/* Lane l of the L vectors at `to` holds outputs l*S + kb + i (i < L);
+ * writes those below wt (and i < nk) to y. */
+void tc__fd_f32_avx512_lanes_out(float *y, const float *to, int64_t S, int64_t kb,
+                                 int64_t nk, int64_t wt, int nt) {
+    __m512 r[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_load_ps(to + i * 16);
+    tr16(r);
+    if (nk == 16 && 15 * S + kb + 16 <= wt) { /* all lanes full */
+        if (nt && !(((uintptr_t)(y + kb) | (uintptr_t)(S * 4)) & 63))
+            for (int l = 0; l < 16; l++) _mm512_stream_ps(y + l * S + kb, r[l]);
+        else
+            for (int l = 0; l < 16; l++) _mm512_storeu_ps(y + l * S + kb, r[l]);
+        return;
+    }
+    for (int l = 0; l < 16; l++) {
+        int64_t at = l * S + kb, n = wt - at < nk ? wt - at : nk;
+        if (n <= 0) break;
+        float *d = y + at;
+        if (n >= 16) {
+            if (nt && !((uintptr_t)d & 63)) _mm512_stream_ps(d, r[l]);
+            else _mm512_storeu_ps(d, r[l]);
+        } else {
+            _mm512_mask_storeu_ps(d, (__mmask16)((1u << n) - 1u), r[l]);
+        }
+    }
+}
+
+void tc__fd_f64_avx512_lanes_out(double *y, const double *to, int64_t S, int64_t kb,
+                                 int64_t nk, int64_t wt, int nt) {
+    __m512d r[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm512_load_pd(to + i * 8);
+    tr8(r);
+    if (nk == 8 && 7 * S + kb + 8 <= wt) { /* all lanes full */
+        if (nt && !(((uintptr_t)(y + kb) | (uintptr_t)(S * 8)) & 63))
+            for (int l = 0; l < 8; l++) _mm512_stream_pd(y + l * S + kb, r[l]);
+        else
+            for (int l = 0; l < 8; l++) _mm512_storeu_pd(y + l * S + kb, r[l]);
+        return;
+    }
+    for (int l = 0; l < 8; l++) {
+        int64_t at = l * S + kb, n = wt - at < nk ? wt - at : nk;
+        if (n <= 0) break;
+        double *d = y + at;
+        if (n >= 8) {
+            if (nt && !((uintptr_t)d & 63)) _mm512_stream_pd(d, r[l]);
+            else _mm512_storeu_pd(d, r[l]);
+        } else {
+            _mm512_mask_storeu_pd(d, (__mmask8)((1u << n) - 1u), r[l]);
+        }
+    }
+}

@@ -5,7 +5,10 @@
  *   FK_LOADU(p) FK_MLOADU(m, p) FK_STOREU(p, v) FK_MSTOREU(p, m, v)
  *   FK_SET1(s) FK_FMA(a, b, c) = a*b+c FK_ZERO() FK_MASK(n) (first n lanes)
  *   FK_STREAM(p, v) non-temporal store, FK_ALIGN its alignment in bytes
- *   FK_FN(name) to make names unique, FK_ENTRY the exported function.
+ *   FK_FN(name) to make names unique, FK_ENTRY the exported function,
+ *   FK_ES element stride: 1 for plain rows (element e at p + e), FK_L for
+ *   lane-interleaved rows (element e is the vector at p + FK_L*e, see
+ *   filter_direct_lanes.c); then vectors are full and aligned, no tails.
  * Included several times; everything it defines is static or FK_ENTRY.
  *
  * Register blocking: 4 output rows x V vectors of accumulators. For input
@@ -17,6 +20,7 @@
  */
 
 #define FK_INL static inline __attribute__((always_inline))
+#define FK_VS (FK_ES == 1 ? FK_L : 1) /* elements per vector step */
 
 FK_INL void FK_FN(taps)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
                         const FK_T *t0, int64_t m2, const int jlo, const int jhi,
@@ -26,8 +30,9 @@ FK_INL void FK_FN(taps)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
         FK_V in[FK_VMAX];
 #pragma GCC unroll 4
         for (int v = 0; v < V; v++)
-            in[v] = (masked && v == V - 1) ? FK_MLOADU(ml, p + r2 + FK_L * v)
-                                           : FK_LOADU(p + r2 + FK_L * v);
+            in[v] = (masked && v == V - 1)
+                        ? FK_MLOADU(ml, p + FK_ES * (r2 + FK_VS * v))
+                        : FK_LOADU(p + FK_ES * (r2 + FK_VS * v));
 #pragma GCC unroll 4
         for (int j = jlo; j <= jhi; j++) {
             FK_V b = FK_SET1(t0[r2 - (j - jlo) * m2]);
@@ -55,7 +60,7 @@ FK_INL void FK_FN(strip)(const tc__fd_block *bk, int64_t x0, const int V,
     const FK_T *wp = (const FK_T *)bk->w;
     for (int64_t r0 = 0; r0 < bk->m0; r0++, xr += bk->xs, wp += m1 * m2) {
         for (int64_t i = 0; i < ni; i++) {
-            const FK_T *p = xr[i] + x0;
+            const FK_T *p = xr[i] + FK_ES * (x0 + bk->xoff);
             int64_t jlo = i - m1 + 1 > 0 ? i - m1 + 1 : 0;
             int64_t jhi = i < rows - 1 ? i : rows - 1;
             const FK_T *t0 = wp + (i - jlo) * m2;
@@ -71,38 +76,90 @@ FK_INL void FK_FN(strip)(const tc__fd_block *bk, int64_t x0, const int V,
 #pragma GCC unroll 4
     for (int j = 0; j < TC__FD_RMAX; j++) {
         if (j >= rows) break;
-        FK_T *y = (FK_T *)bk->y[j] + x0;
+        FK_T *y = (FK_T *)bk->y[j] + FK_ES * x0;
 #pragma GCC unroll 4
         for (int v = 0; v < V; v++) {
-            if (masked && v == V - 1) FK_MSTOREU(y + FK_L * v, ml, acc[j][v]);
-            else if (bk->nt && !((uintptr_t)(y + FK_L * v) & (FK_ALIGN - 1)))
-                FK_STREAM(y + FK_L * v, acc[j][v]);
-            else FK_STOREU(y + FK_L * v, acc[j][v]);
+            FK_T *yv = y + FK_ES * FK_VS * v;
+            if (masked && v == V - 1) FK_MSTOREU(yv, ml, acc[j][v]);
+            else if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[j][v]);
+            else FK_STOREU(yv, acc[j][v]);
         }
     }
 }
 #undef FK_CASE
 
+/* One output row (1D, or the last row of a plane): no loads to share
+ * between rows, so 8 accumulators along x hide the FMA latency instead. */
+#define FK_V1 8
+FK_INL void FK_FN(strip1)(const tc__fd_block *bk, int64_t x0, const int V,
+                          const int masked, FK_M ml) {
+    FK_V acc[FK_V1];
+#pragma GCC unroll 8
+    for (int v = 0; v < V; v++) acc[v] = FK_ZERO();
+    const int64_t m1 = bk->m1, m2 = bk->m2;
+    const FK_T *const *xr = (const FK_T *const *)bk->x;
+    const FK_T *wp = (const FK_T *)bk->w;
+    for (int64_t r0 = 0; r0 < bk->m0; r0++, xr += bk->xs)
+        for (int64_t r1 = 0; r1 < m1; r1++, wp += m2) {
+            const FK_T *p = xr[r1] + FK_ES * (x0 + bk->xoff);
+            for (int64_t r2 = 0; r2 < m2; r2++) {
+                const FK_V b = FK_SET1(wp[r2]);
+#pragma GCC unroll 8
+                for (int v = 0; v < V; v++) {
+                    const FK_T *q = p + FK_ES * (r2 + FK_VS * v);
+                    FK_V in = (masked && v == V - 1) ? FK_MLOADU(ml, q) : FK_LOADU(q);
+                    acc[v] = FK_FMA(in, b, acc[v]);
+                }
+            }
+        }
+    FK_T *y = (FK_T *)bk->y[0] + FK_ES * x0;
+#pragma GCC unroll 8
+    for (int v = 0; v < V; v++) {
+        FK_T *yv = y + FK_ES * FK_VS * v;
+        if (masked && v == V - 1) FK_MSTOREU(yv, ml, acc[v]);
+        else if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[v]);
+        else FK_STOREU(yv, acc[v]);
+    }
+}
+
+FK_INL void FK_FN(entry1)(const tc__fd_block *bk) {
+    const int64_t nx = bk->nx, full = FK_VS * FK_V1;
+    int64_t x = 0;
+    for (; x + full <= nx; x += full) FK_FN(strip1)(bk, x, FK_V1, 0, FK_MASK(FK_L));
+    for (; x < nx; x += FK_VS) { /* tail one vector at a time */
+        int64_t rem = nx - x;
+        if (FK_ES == 1 && rem < FK_L) FK_FN(strip1)(bk, x, 1, 1, FK_MASK(rem));
+        else FK_FN(strip1)(bk, x, 1, 0, FK_MASK(FK_L));
+    }
+}
+#undef FK_V1
+
 void FK_ENTRY(const tc__fd_block *bk) {
-    const int64_t nx = bk->nx, full = FK_L * FK_VMAX;
+    if (bk->rows == 1) {
+        FK_FN(entry1)(bk);
+        return;
+    }
+    const int64_t nx = bk->nx, full = FK_VS * FK_VMAX;
     int64_t x = 0;
     for (; x + full <= nx; x += full) FK_FN(strip)(bk, x, FK_VMAX, 0, FK_MASK(FK_L));
     int64_t rem = nx - x;
     if (rem <= 0) return;
-    int V = (int)((rem + FK_L - 1) / FK_L);
-    FK_M ml = FK_MASK(rem - (int64_t)(V - 1) * FK_L);
+    int V = (int)((rem + FK_VS - 1) / FK_VS);
+    const int masked = FK_ES == 1;
+    FK_M ml = FK_MASK(FK_ES == 1 ? rem - (int64_t)(V - 1) * FK_L : FK_L);
     switch (V) {
-    case 1: FK_FN(strip)(bk, x, 1, 1, ml); break;
+    case 1: FK_FN(strip)(bk, x, 1, masked, ml); break;
 #if FK_VMAX >= 2
-    case 2: FK_FN(strip)(bk, x, 2, 1, ml); break;
+    case 2: FK_FN(strip)(bk, x, 2, masked, ml); break;
 #endif
 #if FK_VMAX >= 3
-    case 3: FK_FN(strip)(bk, x, 3, 1, ml); break;
+    case 3: FK_FN(strip)(bk, x, 3, masked, ml); break;
 #endif
 #if FK_VMAX >= 4
-    case 4: FK_FN(strip)(bk, x, 4, 1, ml); break;
+    case 4: FK_FN(strip)(bk, x, 4, masked, ml); break;
 #endif
     default: break;
     }
 }
+#undef FK_VS
 #undef FK_INL
