@@ -10,6 +10,7 @@ extern const tc__solver tc__solver_cpu_direct_halo;
 extern const tc__solver tc__solver_cpu_im2col_gemm;
 extern const tc__solver tc__solver_cpu_gemm_blocked;
 extern const tc__solver tc__solver_cpu_gemm_packed;
+extern const tc__solver tc__solver_cpu_gemm_strassen;
 extern const tc__solver tc__solver_cpu_fft_fftw;
 extern const tc__solver tc__solver_cpu_separable;
 extern const tc__solver tc__solver_cpu_lowrank;
@@ -42,6 +43,7 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cpu_im2col_gemm,
     &tc__solver_cpu_gemm_blocked,
     &tc__solver_cpu_gemm_packed,
+    &tc__solver_cpu_gemm_strassen,
     &tc__solver_cpu_fft_fftw,
     &tc__solver_cpu_separable,
     &tc__solver_cpu_lowrank,
