@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,30 @@ static double rel_err(const float *y, const float *ref, int64_t n) {
 }
 
 /* ---------------------------------------------------------------------- */
+/* a solver that crashes takes the process down: say which one it was      */
+
+static const char *volatile g_case_id = "";
+static const char *volatile g_runner = "setup";
+
+static void put_err(const char *s) {
+    ssize_t rc = write(2, s, strlen(s));
+    (void)rc;
+}
+
+static void crash_handler(int sig) {
+    put_err("\ntileconv: bench: crashed (");
+    put_err(sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
+                                                                                 : "SIGILL");
+    put_err(") in case ");
+    put_err(g_case_id);
+    put_err(", runner ");
+    put_err(g_runner);
+    put_err("\n");
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* ---------------------------------------------------------------------- */
 /* timing                                                                   */
 
 static void time_case(bench_ctx *b, bench_case *c) {
@@ -123,6 +148,7 @@ static void time_case(bench_ctx *b, bench_case *c) {
         bench_runner *r = &c->r[i];
         if (r->na[0] || !r->run) continue;
         bench_progress(b, "warm-up %s", r->name);
+        g_runner = r->name;
         err[0] = 0;
         double t0 = bench_now_ms();
         int rc = r->run(r->st, err, sizeof err);
@@ -170,6 +196,7 @@ static void time_case(bench_ctx *b, bench_case *c) {
             bench_runner *r = &c->r[i];
             if (r->na[0] || !r->run || r->warm_only) continue;
             bench_progress(b, "round %d/%d %s", rounds + 1, b->repeat, r->name);
+            g_runner = r->name;
             double t0 = bench_now_ms();
             int rc = r->run(r->st, err, sizeof err);
             double dt = bench_now_ms() - t0;
@@ -564,6 +591,10 @@ int tc_tool_bench(int argc, char **argv) {
         return TOOL_OK;
     }
     b.tty = isatty(2);
+    signal(SIGSEGV, crash_handler);
+    signal(SIGBUS, crash_handler);
+    signal(SIGFPE, crash_handler);
+    signal(SIGILL, crash_handler);
     rc = TOOL_FAIL;
     if (tc_context_create(&b.ctx) != TC_OK || tc_context_set_threads(b.ctx, b.threads) != TC_OK ||
         tc_context_set_backend(b.ctx, b.backend) != TC_OK ||
@@ -650,6 +681,8 @@ int tc_tool_bench(int argc, char **argv) {
     for (b.current = 0; b.current < b.ncases; b.current++) {
         bench_case *c = b.cases[b.current];
         bench_progress(&b, "setting up");
+        g_case_id = c->id;
+        g_runner = "setup (planning, probes, peers)";
         if (bench_setup_case(&b, c)) {
             progress_clear(&b);
             printf("\n== %s [%s]: not run: out of memory for its data\n", c->label, c->id);
@@ -657,6 +690,7 @@ int tc_tool_bench(int argc, char **argv) {
             continue;
         }
         time_case(&b, c);
+        g_runner = "TC_PLAN_MEASURE planning";
         if (b.backend != TC_BACKEND_CUDA) bench_plan_measure(&b, c);
         bench_teardown_case(c);
         summarise_case(&b, c);

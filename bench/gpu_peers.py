@@ -219,7 +219,8 @@ def main():
             dn = peers.get(f"cudnn report test {i + 1}")
             row(r["name"] + (" (seed)" if grp == "reportseed" else ""), r, None, 0, "cudnn", dn,
                 2.0 if grp == "report" else None,
-                f"report GPU {r['report_s'] * 1e3:.3f} ms ({r['report_s'] * 1e3 / r['ms']:.0f}x)" if r["ok"] else "")
+                (f"report GPU {r['report_s'] * 1e3:.3f} ms ({r['report_s'] * 1e3 / r['ms']:.0f}x); "
+                 f"back-to-back {r.get('ms_batch', 0):.4f} ms") if r["ok"] else "")
     for n in (4096, 8192):
         cb = peers.get(f"cublas SGEMM {n}^3")
         for r in ours["results"]:
