@@ -220,7 +220,9 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
         if (rc == TC_OK) {
             int64_t bad;
             double e = rel_err(y, ref, ny, &bad);
-            double tol = strcmp(filter_solvers[s], "cuda.fft") == 0 ? 2e-5 : 4e-6;
+            /* float sums: the error grows ~ sqrt(taps) */
+            double taps = (double)nm, tol = 4e-6 * (taps > 64 ? sqrt(taps / 64) : 1);
+            if (strcmp(filter_solvers[s], "cuda.fft") == 0) tol *= 5;
             CHECK(e <= tol, "rel err %.3g > %.1g%s%lld", e, tol,
                   bad >= 0 ? ", unwritten/NaN at " : "", (long long)bad);
         }

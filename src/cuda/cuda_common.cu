@@ -321,7 +321,9 @@ tc_status tc__cu_run(const tc__args *a, const void *dmask,
         xb = (size_t)tc__cu_span(ar, ac, p->lda) * p->esize;
         wb = (size_t)tc__cu_span(br, bc, p->ldb) * p->esize;
         yb = (size_t)tc__cu_span(p->m, p->n, p->ldc) * p->esize;
-        y_in = p->beta != 0.0;
+        /* beta != 0 reads C; a padded C (ldc > n) is copied in too, so
+         * that copying the span back leaves the caller's padding as it was */
+        y_in = p->beta != 0.0 || (p->ldc > p->n && p->m > 1);
     } else {
         xb = (size_t)tc__x_count(p) * p->esize;
         yb = (size_t)tc__y_count(p) * p->esize;

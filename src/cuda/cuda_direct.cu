@@ -39,6 +39,9 @@ struct dgeom {
     float cval;
     int mode;
     int vec_out;          /* O % 4 == 0 and y 16-byte aligned */
+    int vec_in;           /* W % 4 == 0 and x 16-byte aligned: 16-byte loads */
+    int64_t A;            /* pad2 rounded up to 4: shared column 0 = x0 - A */
+    int off;              /* A - pad2, 0..3 */
 };
 
 template <int N> struct maskp { float w[N]; };
@@ -52,46 +55,66 @@ template <int N> __device__ __forceinline__ void cp_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+__device__ __forceinline__ void cp16(float *dst, const float *src) {
+    unsigned sa = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(src) : "memory");
+}
+
 /* Starts the asynchronous load of input plane iz (any integer; mapped by
- * the mode) of a window of ROWS x WIN starting at (iy0, ix0) into a shared
- * slot of row pitch SP. cp.async: no register holds the data and nothing
- * waits here, so every load of the window is in flight at once. Values
- * outside the input in constant mode are stored directly. */
-template <int ROWS, int WIN, int SP, int NT>
+ * the mode) of a window of ROWS rows from row iy0 and WINA columns from
+ * column xa (a multiple of 4, so that shared and global addresses agree
+ * modulo 16 bytes) into a shared slot of row pitch SP. cp.async: nothing
+ * waits here and no register holds the data, so the whole window is in
+ * flight at once. Interior blocks of arrays whose rows are 16-byte aligned
+ * use 16-byte copies; other interior blocks 4-byte copies; only blocks
+ * that touch an edge map each index through the boundary mode. */
+template <int ROWS, int WINA, int SP, int NT>
 __device__ __forceinline__ void issue_plane(float *slot, const float *__restrict__ xn,
                                             const dgeom &g, int64_t iz, int64_t iy0,
-                                            int64_t ix0, int tid) {
+                                            int64_t xa, int tid) {
+    constexpr int NQ = (WINA + 3) / 4;
     int64_t zi = tc__cu_bidx(iz, g.D, g.mode);
     if (zi < 0) {
-        for (int idx = tid; idx < ROWS * WIN; idx += NT)
-            slot[(idx / WIN) * SP + idx % WIN] = g.cval;
+        for (int idx = tid; idx < ROWS * WINA; idx += NT)
+            slot[(idx / WINA) * SP + idx % WINA] = g.cval;
         return;
     }
     const float *xp = xn + zi * g.H * g.W;
-    if (iy0 >= 0 && iy0 + ROWS <= g.H && ix0 >= 0 && ix0 + WIN <= g.W) {
-        const float *base = xp + iy0 * g.W + ix0;
+    const bool rows_in = iy0 >= 0 && iy0 + ROWS <= g.H;
+    if (rows_in && g.vec_in && xa >= 0 && xa + 4 * NQ <= g.W) {
+        const float *base = xp + iy0 * g.W + xa;
 #pragma unroll 4
-        for (int idx = tid; idx < ROWS * WIN; idx += NT) {
-            int r = idx / WIN, c = idx - r * WIN;
+        for (int idx = tid; idx < ROWS * NQ; idx += NT) {
+            int r = idx / NQ, q = idx - r * NQ;
+            cp16(slot + r * SP + 4 * q, base + (int64_t)r * g.W + 4 * q);
+        }
+        return;
+    }
+    if (rows_in && xa >= 0 && xa + WINA <= g.W) {
+        const float *base = xp + iy0 * g.W + xa;
+#pragma unroll 4
+        for (int idx = tid; idx < ROWS * WINA; idx += NT) {
+            int r = idx / WINA, c = idx - r * WINA;
             cp4(slot + r * SP + c, base + (int64_t)r * g.W + c);
         }
         return;
     }
-    for (int idx = tid; idx < ROWS * WIN; idx += NT) {
-        int r = idx / WIN, c = idx - r * WIN;
+    for (int idx = tid; idx < ROWS * WINA; idx += NT) {
+        int r = idx / WINA, c = idx - r * WINA;
         int64_t ri = tc__cu_bidx(iy0 + r, g.H, g.mode);
-        int64_t ci = tc__cu_bidx(ix0 + c, g.W, g.mode);
+        int64_t ci = tc__cu_bidx(xa + c, g.W, g.mode);
         if (ri < 0 || ci < 0) slot[r * SP + c] = g.cval;
         else cp4(slot + r * SP + c, xp + ri * g.W + ci);
     }
 }
 
-/* Accumulates one output tile row block from R shared slots and stores it. */
-template <int R, int S, int T, int RY, int SP>
-__device__ __forceinline__ void compute_store(const float *smem, const int *slot_of, int SLOT,
-                                              const maskp<R * S * T> &m, float *yp,
-                                              const dgeom &g, int64_t y0, int64_t x0) {
-    constexpr int NV = (4 + T - 1 + 3) / 4; /* float4 per window row */
+/* Accumulates one output tile from R shared slots and stores it. The
+ * window of output column x starts at shared column x - x0 + OFF. */
+template <int R, int S, int T, int RY, int SP, int OFF>
+__device__ __forceinline__ void compute_store_off(const float *smem, const int *slot_of, int SLOT,
+                                                  const maskp<R * S * T> &m, float *yp,
+                                                  const dgeom &g, int64_t y0, int64_t x0) {
+    constexpr int NV = (OFF + 4 + T - 1 + 3) / 4; /* float4 per window row */
     const int ty = threadIdx.y, tx = threadIdx.x;
     float acc[RY][4];
 #pragma unroll
@@ -117,7 +140,7 @@ __device__ __forceinline__ void compute_store(const float *smem, const int *slot
                     for (int t = 0; t < T; t++) {
                         const float wv = m.w[(r * S + s) * T + t];
 #pragma unroll
-                        for (int i = 0; i < 4; i++) acc[j][i] = fmaf(wv, v[i + t], acc[j][i]);
+                        for (int i = 0; i < 4; i++) acc[j][i] = fmaf(wv, v[OFF + i + t], acc[j][i]);
                     }
                 }
             }
@@ -139,11 +162,24 @@ __device__ __forceinline__ void compute_store(const float *smem, const int *slot
     }
 }
 
+template <int R, int S, int T, int RY, int SP>
+__device__ __forceinline__ void compute_store(const float *smem, const int *slot_of, int SLOT,
+                                              const maskp<R * S * T> &m, float *yp,
+                                              const dgeom &g, int64_t y0, int64_t x0) {
+    switch (g.off) { /* uniform: one case per launch */
+    case 0: compute_store_off<R, S, T, RY, SP, 0>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
+    case 1: compute_store_off<R, S, T, RY, SP, 1>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
+    case 2: compute_store_off<R, S, T, RY, SP, 2>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
+    default: compute_store_off<R, S, T, RY, SP, 3>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
+    }
+}
+
 /* Shared-memory geometry of a variant. */
 template <int S, int T, int RY, int BX, int BY> struct tileg {
     static constexpr int TW = 128 * BX, TH = BY * RY;
-    static constexpr int ROWS = TH + S - 1, WIN = TW + T - 1;
-    static constexpr int SP = (WIN + 3) / 4 * 4 + 4;
+    /* WINA: the window (TW + T - 1) plus up to 3 columns of alignment */
+    static constexpr int ROWS = TH + S - 1, WINA = TW + T + 2;
+    static constexpr int SP = (WINA + 3) / 4 * 4 + 4;
     static constexpr int SLOT = ROWS * SP;
 };
 
@@ -167,9 +203,9 @@ direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
         if (t < ntiles) {
             int64_t bxi = t % tx_n, rest = t / tx_n, byi = rest % ty_n, pl = rest / ty_n;
             int64_t n = pl / g.P, z = pl % g.P;
-            issue_plane<G::ROWS, G::WIN, G::SP, NT>(smem + p * G::SLOT, x + n * g.D * g.H * g.W, g,
-                                                    z - g.pad0, byi * G::TH - g.pad1,
-                                                    bxi * G::TW - g.pad2, tid);
+            issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + p * G::SLOT, x + n * g.D * g.H * g.W, g,
+                                                     z - g.pad0, byi * G::TH - g.pad1,
+                                                     bxi * G::TW - g.A, tid);
         }
         cp_commit();
     }
@@ -180,9 +216,9 @@ direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
         if (tn < ntiles) {
             int64_t bxi = tn % tx_n, rest = tn / tx_n, byi = rest % ty_n, pl = rest / ty_n;
             int64_t n = pl / g.P, z = pl % g.P;
-            issue_plane<G::ROWS, G::WIN, G::SP, NT>(smem + ((i + NST - 1) % NST) * G::SLOT,
-                                                    x + n * g.D * g.H * g.W, g, z - g.pad0,
-                                                    byi * G::TH - g.pad1, bxi * G::TW - g.pad2, tid);
+            issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + ((i + NST - 1) % NST) * G::SLOT,
+                                                     x + n * g.D * g.H * g.W, g, z - g.pad0,
+                                                     byi * G::TH - g.pad1, bxi * G::TW - g.A, tid);
         }
         cp_commit();
         cp_wait<NST - 1>();
@@ -216,17 +252,17 @@ direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
     const int64_t zs = (bz % g.nzc) * g.zc;
     const int64_t ze = zs + g.zc < g.P ? zs + g.zc : g.P;
     const float *xn = x + n * g.D * g.H * g.W;
-    const int64_t iy0 = y0 - g.pad1, ix0 = x0 - g.pad2;
+    const int64_t iy0 = y0 - g.pad1, xa = x0 - g.A;
     const int steps = (int)(ze - zs);
 
     for (int li = 0; li < R; li++)
-        issue_plane<G::ROWS, G::WIN, G::SP, NT>(smem + li * G::SLOT, xn, g, zs - g.pad0 + li,
-                                                iy0, ix0, tid);
+        issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + li * G::SLOT, xn, g, zs - g.pad0 + li,
+                                                 iy0, xa, tid);
     cp_commit();
     for (int s = 0; s < steps; s++) {
         if (s + 1 < steps)
-            issue_plane<G::ROWS, G::WIN, G::SP, NT>(smem + ((s + R) % NSLOT) * G::SLOT, xn, g,
-                                                    zs - g.pad0 + s + R, iy0, ix0, tid);
+            issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + ((s + R) % NSLOT) * G::SLOT, xn, g,
+                                                     zs - g.pad0 + s + R, iy0, xa, tid);
         cp_commit();
         cp_wait<1>();
         __syncthreads();
@@ -298,6 +334,10 @@ static dgeom make_geom(const tc__problem *p) {
     g.mode = (int)p->mode;
     g.zc = 1; g.nzc = g.P;
     g.vec_out = 0;
+    g.vec_in = 0;
+    g.A = (g.pad2 + 3) / 4 * 4;
+    if (g.A < 0) g.A = 0; /* pad2 < 0 (crop) cannot happen for filters */
+    g.off = (int)(g.A - g.pad2);
     return g;
 }
 
@@ -334,6 +374,7 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
                 m.w[(r * S + s) * T + t] = hw[(r * p->msk[1] + s) * p->msk[2] + t];
     dgeom g = make_geom(p);
     g.vec_out = (p->out[2] % 4 == 0) && ((uintptr_t)b->y % 16 == 0);
+    g.vec_in = (p->in[2] % 4 == 0) && ((uintptr_t)b->x % 16 == 0);
     const tc__cu_device *d = tc__cu_dev();
     const int sms = d ? d->sms : 132;
     const int64_t gx = tc__cu_div_up(g.O, G::TW), gyn = tc__cu_div_up(g.Q, G::TH);
@@ -403,8 +444,8 @@ static const variant variants[] = {
 
 static size_t variant_smem(const variant *v) {
     int TW = 128 * v->BX, TH = v->BY * v->RY;
-    int ROWS = TH + v->S - 1, WIN = TW + v->T - 1;
-    int SP = (WIN + 3) / 4 * 4 + 4;
+    int ROWS = TH + v->S - 1, WINA = TW + v->T + 2;
+    int SP = (WINA + 3) / 4 * 4 + 4;
     return (size_t)(v->R == 1 ? v->NST : v->R + 1) * ROWS * SP * sizeof(float);
 }
 
