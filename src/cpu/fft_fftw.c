@@ -14,10 +14,12 @@
  *
  * Block size rule: per axis L is a 2,3,5,7-smooth FFT length, L >= m, at
  * most the smooth length covering the whole axis; the block buffer (reals,
- * last axis padded to 2*(L/2+1)) is capped at FFT_CAP_BYTES (2 MiB: the L2
- * of one core here), raised only when the mask alone needs more. Among
- * those, the model below (seconds per block x ceil(blocks / threads)) picks
- * the cheapest; for 2D it lands at L ~ 4-8 x m (k31 -> 256, k63 -> 512).
+ * last axis padded to 2*(L/2+1)) is capped at FFT_CAP_BYTES (1 MiB: half
+ * the L2 of one core here; a 512^2 float block, just over, ran 25% slower
+ * per element than 384^2), raised only when the mask alone needs more.
+ * Among those, the model below (seconds per block x number of blocks, radix
+ * penalty included) picks the cheapest; for 2D float32 it lands at
+ * L ~ 6-12 x m (k15 -> 192, k31 -> 384, k63 -> 384).
  *
  * Threads take whole blocks (per-thread buffer in the workspace), so the
  * result is bit-identical for every thread count. The mask spectrum is
@@ -44,7 +46,7 @@
 #include <fftw3.h>
 #include <pthread.h>
 
-#define FFT_CAP_BYTES ((int64_t)2 << 20)
+#define FFT_CAP_BYTES ((int64_t)1 << 20)
 
 typedef struct fft_geom {
     int64_t L[3], B[3], T[3]; /* FFT length, outputs per block, blocks */
@@ -77,17 +79,34 @@ static int64_t fft_next_smooth(int64_t n, int even) {
     return n;
 }
 
+/* FFTW (ESTIMATE plans) is slower per N log N on lengths with odd
+ * factors; measured 2D r2c+c2r pairs on one Xeon core, relative to 2^a
+ * and 2^a * 3: 3^2 ~1.2x, 5 ~1.2-1.4x, 7 ~1.5-3x. */
+static double fft_radix_penalty(int64_t l) {
+    double pen = 1.0;
+    int threes = 0;
+    while (l % 3 == 0) { l /= 3; if (++threes > 1) pen *= 1.15; }
+    while (l % 5 == 0) { l /= 5; pen *= 1.2; }
+    while (l % 7 == 0) { l /= 7; pen *= 1.5; }
+    return pen;
+}
+
 /* Model seconds of one block of prod(L) reals on one thread: two real
- * transforms (~2.5 N log2 N flops each at a calibrated fraction of the
- * per-thread peak) plus a linear term (gather, multiply, scatter). */
+ * transforms (~2.5 N log2 N flops each at FFT_RATE of the per-thread peak,
+ * i.e. ~18 GFLOP/s float32 on a 3 GHz AVX-512 core, measured: 0.28 ns per
+ * N log2 N for the pair) times the radix penalty, plus a linear term for
+ * gather, complex multiply and scatter (measured ~1.2 ns per element). */
+#define FFT_RATE 0.093
 static double fft_block_seconds(const int64_t L[3], const tc__problem *p,
                                 const tc__env *env) {
     double n = (double)(L[0] * L[1] * L[2]);
     double lg = n > 2 ? log2(n) : 1.0;
     double thr = tc__peak_flops(env) / env->threads;
-    double rate = thr * (p->dtype == TC_FLOAT32 ? 0.09 : 0.09);
-    double lin = n * (p->dtype == TC_FLOAT32 ? 1.0e-9 : 1.6e-9);
-    return 2.0 * 2.5 * n * lg / rate + lin;
+    double rate = thr * FFT_RATE * (p->dtype == TC_FLOAT32 ? 1.0 : 0.55);
+    double pen = fft_radix_penalty(L[0]) * fft_radix_penalty(L[1]) *
+                 fft_radix_penalty(L[2]);
+    double lin = n * (p->dtype == TC_FLOAT32 ? 1.2e-9 : 2.0e-9);
+    return 2.0 * 2.5 * n * lg * pen / rate + lin;
 }
 
 /* threads = 1 while choosing L: the block size (hence every rounding) must

@@ -37,7 +37,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h> /* _mm_prefetch, _mm_sfence: baseline SSE */
+#define SEP_PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
+#define SEP_SFENCE() _mm_sfence()
+#else
+#define SEP_PREFETCH(p) __builtin_prefetch(p)
+#define SEP_SFENCE() ((void)0)
+#endif
 
+#define SEP_STREAM_BYTES ((double)(16 << 20)) /* outputs this big bypass the caches */
 #define SEP_CHUNK 4096      /* stage B elements per unit */
 #define SEP_SLOT_BYTES 32768 /* rolling rows of one strip: ~ L1 */
 
@@ -53,7 +62,7 @@
     }                                                                           \
     static void sep_comb_base_##TS(void *out_, const void *const *src,          \
                                    const void *c_, int64_t nt, double bias,     \
-                                   int64_t len) {                               \
+                                   int64_t len, int stream) {                   \
         T *out = out_;                                                          \
         const T *c = c_;                                                        \
         for (int64_t o = 0; o < len; o++) out[o] = (T)bias;                     \
@@ -193,6 +202,7 @@ typedef struct sep_state {
     double s12;           /* S1 * S2 of term 0: an outside plane (stage B) */
     double cval;
     char cv[8];           /* cval in the dtype */
+    int stream;           /* non-temporal stores for y */
 } sep_state;
 
 static void sep_destroy(void *state) {
@@ -248,6 +258,7 @@ static tc_status sep_plan_any(const tc__problem *p, const tc__env *env,
     }
     s->cval = p->cval;
     sep_st(s->cv, 0, p->dtype, p->cval);
+    s->stream = (double)tc__y_count(p) * (double)p->esize >= SEP_STREAM_BYTES;
     tc__sep_free(&fa);
     *out = s;
     return TC_OK;
@@ -291,6 +302,22 @@ static void sep_halo(char *h, const char *xrow, int64_t c0, int64_t len,
     }
 }
 
+/* Prefetches the part of input row e1 (extended index) that the halo of
+ * strip c0 will copy: the hardware prefetchers lose the stream at every
+ * page when strips walk down the rows. */
+#define SEP_AHEAD 2
+static void sep_prefetch_row(const char *xp, int64_t e1, int64_t c0, int64_t len,
+                             const tc__problem *p) {
+    int64_t i1 = tc__boundary_index(e1 - p->pad_lo[1], p->in[1], p->mode);
+    if (i1 < 0) return;
+    int64_t a = c0 - p->pad_lo[2], b = a + len;
+    if (a < 0) a = 0;
+    if (b > p->in[2]) b = p->in[2];
+    const char *row = xp + (size_t)(i1 * p->in[2]) * p->esize;
+    for (int64_t off = a * (int64_t)p->esize; off < b * (int64_t)p->esize; off += 64)
+        SEP_PREFETCH(row + off);
+}
+
 static void sep_stage_a(void *arg, int64_t begin, int64_t end, int tid) {
     const sep_job *j = arg;
     const tc__problem *p = j->a->p;
@@ -315,6 +342,7 @@ static void sep_stage_a(void *arg, int64_t begin, int64_t end, int tid) {
             const int64_t wl = out2 - c0 < W ? out2 - c0 : W;
             if (g->direct) { /* m1 == 1: row pass straight into the output */
                 for (int64_t o1 = oa; o1 < ob; o1++) {
+                    if (o1 + SEP_AHEAD < ob) sep_prefetch_row(xp, o1 + SEP_AHEAD, c0, wl + m2 - 1, p);
                     sep_halo(halo, xp + (size_t)(o1 * p->in[2]) * es, c0, wl + m2 - 1, p, s->cv);
                     s->k->row[di](yp + (size_t)(o1 * out2 + c0) * es, halo, s->f2, m2, wl);
                 }
@@ -325,6 +353,8 @@ static void sep_stage_a(void *arg, int64_t begin, int64_t end, int tid) {
                 int64_t sl = e1 % m1;
                 int64_t i1 = tc__boundary_index(e1 - p->pad_lo[1], p->in[1], p->mode);
                 outside[sl] = i1 < 0;
+                if (e1 + SEP_AHEAD < ob + m1 - 1) /* the row after next, into L1 */
+                    sep_prefetch_row(xp, e1 + SEP_AHEAD, c0, wl + m2 - 1, p);
                 if (i1 >= 0) {
                     sep_halo(halo, xp + (size_t)(i1 * p->in[2]) * es, c0, wl + m2 - 1, p, s->cv);
                     for (int64_t i = 0; i < rank; i++)
@@ -348,10 +378,12 @@ static void sep_stage_a(void *arg, int64_t begin, int64_t end, int tid) {
                             nt++;
                         }
                     }
-                s->k->comb[di](yp + (size_t)(o1 * out2 + c0) * es, src, coef, nt, bias, wl);
+                s->k->comb[di](yp + (size_t)(o1 * out2 + c0) * es, src, coef, nt, bias, wl,
+                               s->stream && !j->t1);
             }
         }
     }
+    if (s->stream && !j->t1) SEP_SFENCE(); /* order the streamed stores before the join */
 }
 
 static void sep_stage_b(void *arg, int64_t begin, int64_t end, int tid) {
@@ -383,8 +415,9 @@ static void sep_stage_b(void *arg, int64_t begin, int64_t end, int tid) {
             }
         }
         s->k->comb[di]((char *)j->a->y + (size_t)((n * out0 + o0) * plane + off) * es, src,
-                       coef, nt, bias, len);
+                       coef, nt, bias, len, s->stream);
     }
+    if (s->stream) SEP_SFENCE(); /* order the streamed stores before the join */
 }
 
 static tc_status sep_execute(const tc__args *a) {

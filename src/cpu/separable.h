@@ -42,13 +42,15 @@ void tc__sep_free(tc__sep_factors *fa);
  * row:  out[o] = sum_{r < m} c[r] * h[o + r],              o < len
  * comb: out[o] = bias + sum_{t < nt} c[t] * src[t][o],     o < len
  * Each output is summed in the same order whatever len, so results do not
- * depend on how the caller splits rows. */
+ * depend on how the caller splits rows. stream != 0 asks comb for
+ * non-temporal stores where out is aligned (final output much larger than
+ * the caches: no read-for-ownership); the caller issues the fence. */
 typedef struct tc__sep_kernels {
     const char *isa;
     void (*row[2])(void *out, const void *h, const void *c, int64_t m,
                    int64_t len);
     void (*comb[2])(void *out, const void *const *src, const void *c,
-                    int64_t nt, double bias, int64_t len);
+                    int64_t nt, double bias, int64_t len, int stream);
 } tc__sep_kernels;
 
 extern const tc__sep_kernels tc__sep_kernels_base;
