@@ -10,6 +10,11 @@
  * (filter_direct.h), so they are three registry entries: each is tested and
  * can be forced on machines that have more than its ISA.
  *
+ * Two paths share the tiling below: plain rows (this file; the kernel reads
+ * the caller's rows at every tap offset) and, for cpu.direct.avx512 with
+ * large masks, lane-interleaved rows (filter_direct_lanes.c: aligned loads
+ * only, at the price of in-register transposes).
+ *
  * Tiling. Work items are blocks of 4 output rows of one output plane over
  * one x tile, ordered (n, x tile, row band, plane, row block) and split
  * into contiguous ranges per thread. The x tile and the row band are sized
