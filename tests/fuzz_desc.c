@@ -14,6 +14,11 @@
  *     < 2e7 FLOP) the plan is executed on allocated, seeded inputs, with
  *     strided arrays placed exactly as the descriptor says, outputs
  *     pre-filled with NaN, and every output element must come out finite.
+ * A fourth kind of input is a wisdom file: it is loaded (success, or
+ * TC_ERR_IO with a message), a loaded file must survive save + load, and
+ * then one description is planned with TC_PLAN_WISDOM_ONLY against it.
+ * Each input starts from empty wisdom (tc_wisdom_forget, which also keeps
+ * the machine's default wisdom file out of it).
  * Anything else aborts; ASan/UBSan/LSan catch the rest. Only the public
  * header is used.
  */
@@ -24,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FUZZ_MAX_OUT 100000      /* output elements executed */
 #define FUZZ_MAX_IN 1000000      /* input / weight elements executed */
@@ -177,9 +183,12 @@ static void *xalloc(int64_t elems, size_t esize) {
     return p;
 }
 
-/* Options shared by the three operations; *alg_buf keeps a forced name. */
+static unsigned g_force_flags; /* OR-ed into every plan's flags */
+
+/* Options shared by the three operations. */
 static void fuzz_options(fz *f, tc_plan_options *opt, int small) {
     tc_plan_options_init(opt);
+    opt->flags |= g_force_flags;
     unsigned sel = fz_u8(f);
     if (small && (sel & 3) == 1) opt->flags |= TC_PLAN_MEASURE;
     if ((sel & 0x1c) == 0x04) opt->flags |= TC_PLAN_WISDOM_ONLY;
@@ -509,9 +518,53 @@ static void run_gemm(fz *f, tc_context *ctx) {
     tc_plan_destroy(plan);
 }
 
+/* Per-process scratch file names for the wisdom input. */
+static char g_wisdom_in[64], g_wisdom_out[64];
+static void remove_scratch(void) {
+    unlink(g_wisdom_in);
+    unlink(g_wisdom_out);
+}
+
+static void run_wisdom(fz *f, tc_context *ctx) {
+    if (!g_wisdom_in[0]) {
+        snprintf(g_wisdom_in, sizeof g_wisdom_in, "/tmp/fuzz_desc.%d.in", (int)getpid());
+        snprintf(g_wisdom_out, sizeof g_wisdom_out, "/tmp/fuzz_desc.%d.out", (int)getpid());
+        atexit(remove_scratch);
+    }
+    size_t len = (size_t)fz_u8(f) * 4 + fz_u8(f) % 4;
+    unsigned hdr = fz_u8(f);
+    if (len > f->n) len = f->n;
+    FILE *fp = fopen(g_wisdom_in, "wb");
+    if (!fp) return;
+    if (hdr & 1) fputs("tileconv-wisdom 1\n", fp);
+    if (fwrite(f->p, 1, len, fp) != len) len = 0;
+    f->p += len;
+    f->n -= len;
+    if (fclose(fp) != 0) return;
+    tc_status st = tc_wisdom_load(g_wisdom_in);
+    if (verbose())
+        fprintf(stderr, "wisdom: %zu bytes -> %s %s\n", len, tc_status_string(st),
+                st ? tc_last_error() : "");
+    if (st != TC_OK) {
+        if (st != TC_ERR_IO) fail("wisdom: a bad file gave a status other than TC_ERR_IO");
+        if (!tc_last_error()[0]) fail("wisdom: a failed load left no message");
+    } else {
+        if (tc_wisdom_save(g_wisdom_out) != TC_OK) fail("wisdom: save after a good load failed");
+        if (tc_wisdom_load(g_wisdom_out) != TC_OK) fail("wisdom: a saved file does not load");
+    }
+    g_force_flags = TC_PLAN_WISDOM_ONLY;
+    switch (fz_u8(f) % 3) {
+    case 0: run_filter(f, ctx); break;
+    case 1: run_conv(f, ctx); break;
+    default: run_gemm(f, ctx); break;
+    }
+    g_force_flags = 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz f = {data, size};
     unsigned head = fz_u8(&f);
+    tc_wisdom_forget(); /* every input starts from nothing */
     tc_context *ctx = NULL;
     if (head & 4) { /* else the process-wide default context */
         if (tc_context_create(&ctx) != TC_OK || !ctx) fail("context create");
@@ -522,10 +575,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             fail("context: set_threads accepted a bad count or refused a good one");
         if (tc_context_threads(ctx) < 1) fail("context: threads < 1");
     }
-    switch (head % 3) {
+    switch (head % 4) {
     case 0: run_filter(&f, ctx); break;
     case 1: run_conv(&f, ctx); break;
-    default: run_gemm(&f, ctx); break;
+    case 2: run_gemm(&f, ctx); break;
+    default: run_wisdom(&f, ctx); break;
     }
     tc_context_destroy(ctx);
     return 0;
