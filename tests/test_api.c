@@ -757,6 +757,9 @@ static void test_names(void) {
 
 int main(int argc, char **argv) {
     th_init(argc, argv);
+    /* hermetic: no wisdom file of the user's changes what MEASURE or
+     * WISDOM_ONLY planning does here */
+    setenv("TILECONV_WISDOM", "", 1);
     for (int i = 0; i < 1024; i++) g_mask[i] = 0.125f * (float)(i % 13) - 0.7f;
     test_status_strings();
     test_last_error_thread_local();

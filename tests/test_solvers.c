@@ -1335,6 +1335,9 @@ static void concurrency_cases(void) {
 
 int main(int argc, char **argv) {
     th_init(argc, argv);
+    /* hermetic: no wisdom file of the user's changes what MEASURE or
+     * WISDOM_ONLY planning does here */
+    setenv("TILECONV_WISDOM", "", 1);
     solvers_load();
     for (int t = 1; t <= 3; t++) {
         if (tc_context_create(&g_ctx[t]) != TC_OK ||
