@@ -54,6 +54,7 @@ typedef struct bench_runner {
     double warm_ms;    /* the warm-up run */
     int warm_only;     /* slower than the case budget: the warm-up is its
                           one sample, it sits out the rounds */
+    int inner;         /* back-to-back runs per sample */
     double predicted_ms; /* from a probe on a smaller problem, 0 if none */
 } bench_runner;
 
@@ -75,6 +76,7 @@ typedef struct bench_target {
     int evaluated;     /* 0: could not (runner missing / n/a) */
     double got;
     int met;
+    char goal[64];     /* ">= 2x opencv.filter2D" */
     char text[256];    /* "2.31x faster than opencv.filter2D (target >= 2x)" */
 } bench_target;
 
@@ -119,7 +121,9 @@ typedef struct bench_case {
     char best_name[64];
     double best_forced_ms;
     char best_forced[64];
-    int planner_ok;      /* -1 n/a, 0 auto > 1.2 x best forced, 1 within */
+    int planner_ok;      /* -1 n/a, 0 auto > 1.2 x best forced (by the
+                            median and by the best run), 1 within */
+    double planner_min_ratio; /* auto / best forced, best runs */
     bench_target t[BENCH_MAX_TARGETS];
     int nt;
 } bench_case;

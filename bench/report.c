@@ -159,6 +159,7 @@ int bench_write_json(const char *path, const bench_report *rep) {
             fprintf(f, ", \"check\": ");
             if (r->check_ref) fputs("\"ref\"", f);
             else json_num(f, r->check >= 0 ? r->check : NAN);
+            fprintf(f, ", \"runs_per_sample\": %d", r->inner > 0 ? r->inner : 1);
             fprintf(f, ", \"samples_ms\": [");
             for (int s = 0; s < r->n; s++) {
                 if (s) fputs(", ", f);
@@ -169,7 +170,9 @@ int bench_write_json(const char *path, const bench_report *rep) {
         fprintf(f, "],\n     \"targets\": [");
         for (int k = 0; k < c->nt; k++) {
             const bench_target *t = &c->t[k];
-            fprintf(f, "%s{\"text\": ", k ? ", " : "");
+            fprintf(f, "%s{\"goal\": ", k ? ", " : "");
+            json_str(f, t->goal);
+            fprintf(f, ", \"text\": ");
             json_str(f, t->text);
             fprintf(f, ", \"evaluated\": %s, \"met\": %s, \"value\": ",
                     t->evaluated ? "true" : "false", t->evaluated && t->met ? "true" : "false");
