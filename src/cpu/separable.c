@@ -151,10 +151,10 @@ static int lowrank_applicable(const tc__problem *p, const tc__env *e, char *why,
     return sep_applicable_any(p, 1, why, n);
 }
 
-/* Model: the kernels stream from L1 at about one vector FMA per cycle
- * (calibrated: SEP_RATE of the planner's peak), overlapped with moving x,
- * y (and T1 twice for 3D) through memory. */
-#define SEP_RATE 0.25
+/* Model: FMA work at SEP_RATE of the planner's peak (calibrated: gaussian
+ * k15 on 4096^2 float32, 2 Xeon cores, 16.7 ms measured), overlapped with
+ * moving x, y (and T1 twice for 3D) through memory. */
+#define SEP_RATE 0.2
 static double sep_estimate_any(const tc__problem *p, const tc__env *e, int lowrank) {
     tc__sep_factors fa;
     if (!sep_factor(p, lowrank, &fa, NULL, 0)) return 1e30;
@@ -170,7 +170,7 @@ static double sep_estimate_any(const tc__problem *p, const tc__env *e, int lowra
     double bytes = tc__problem_bytes(p) + 2.0 * (double)g.t1_bytes;
     double t_fl = fl / (tc__peak_flops(e) * SEP_RATE * (p->dtype == TC_FLOAT32 ? 1.0 : 0.5));
     double t_mem = bytes / tc__peak_bandwidth(e);
-    return (t_fl > t_mem ? t_fl : t_mem) + 0.25 * (t_fl < t_mem ? t_fl : t_mem) + 5e-6;
+    return (t_fl > t_mem ? t_fl : t_mem) + 0.15 * (t_fl < t_mem ? t_fl : t_mem) + 5e-6;
 }
 static double sep_estimate(const tc__problem *p, const tc__env *e) {
     return sep_estimate_any(p, e, 0);
@@ -363,22 +363,28 @@ static void sep_stage_a(void *arg, int64_t begin, int64_t end, int tid) {
                 }
                 int64_t o1 = e1 - (m1 - 1);
                 if (o1 < oa) continue;
+                /* taps of output row o1: slot of extended row o1 + r1 */
                 double bias = 0;
-                int64_t nt = 0;
+                int64_t nt = 0, e0 = o1 % m1;
+                int any_out = 0;
+                for (int64_t r1 = 0; r1 < m1; r1++) any_out |= outside[r1];
+                const void *cuse = s->f1; /* nothing outside: the factors as stored */
                 for (int64_t i = 0; i < rank; i++)
-                    for (int64_t r1 = 0; r1 < m1; r1++) {
-                        int64_t e = (o1 + r1) % m1;
-                        const char *cf = (const char *)s->f1 + (size_t)(i * m1 + r1) * es;
-                        if (outside[e]) {
-                            double c = di ? *(const double *)cf : *(const float *)cf;
+                    for (int64_t r1 = 0, e = e0; r1 < m1; r1++, e = e + 1 == m1 ? 0 : e + 1) {
+                        if (any_out && outside[e]) {
+                            double c = di ? ((const double *)s->f1)[i * m1 + r1]
+                                          : ((const float *)s->f1)[i * m1 + r1];
                             bias += c * s->cval * s->s2[i];
-                        } else {
-                            src[nt] = slots + (size_t)((i * m1 + e) * W) * es;
-                            memcpy(coef + (size_t)nt * es, cf, es);
-                            nt++;
+                            continue;
                         }
+                        if (any_out) {
+                            if (di) ((double *)coef)[nt] = ((const double *)s->f1)[i * m1 + r1];
+                            else ((float *)coef)[nt] = ((const float *)s->f1)[i * m1 + r1];
+                            cuse = coef;
+                        }
+                        src[nt++] = slots + (size_t)((i * m1 + e) * W) * es;
                     }
-                s->k->comb[di](yp + (size_t)(o1 * out2 + c0) * es, src, coef, nt, bias, wl,
+                s->k->comb[di](yp + (size_t)(o1 * out2 + c0) * es, src, cuse, nt, bias, wl,
                                s->stream && !j->t1);
             }
         }
@@ -410,7 +416,8 @@ static void sep_stage_b(void *arg, int64_t begin, int64_t end, int tid) {
                 bias += c * s->cval * s->s12;
             } else {
                 src[nt] = j->t1 + (size_t)((n * p->in[0] + i0) * plane + off) * es;
-                memcpy(coef + (size_t)nt * es, cf, es);
+                if (di) ((double *)coef)[nt] = *(const double *)cf;
+                else ((float *)coef)[nt] = *(const float *)cf;
                 nt++;
             }
         }
