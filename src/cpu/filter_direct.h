@@ -16,8 +16,10 @@
  * (masked tails), so the caller decides what is behind each pointer: the
  * caller's input, a padded edge copy, or a row of cval.
  *
- * Summation order per output is fixed (r0, r1, r2 ascending, one fused
- * multiply-add each), independent of blocking and threads.
+ * Summation order per output depends only on the problem and the row's
+ * place in its block (r0, r1, r2 ascending; a block's single last row takes
+ * r2 in pairs one vector apart), never on threads: one fused multiply-add
+ * per tap.
  */
 #ifndef TC_FILTER_DIRECT_H
 #define TC_FILTER_DIRECT_H

@@ -21,6 +21,7 @@ static inline __m256i fk_mask4(int64_t n) {
 #define FK_M __m256i
 #define FK_ALIGN 32
 #define FK_ES 1
+#define FK_V1 6 /* 6 accumulators + 7 loads + 2 taps fit in 16 ymm */
 #define FK_VMAX 2
 #define FK_LOADU(p) _mm256_loadu_ps(p)
 #define FK_MLOADU(m, p) _mm256_maskload_ps(p, m)
@@ -52,6 +53,7 @@ static inline __m256i fk_mask4(int64_t n) {
 
 /* ---- float64: 4 lanes ---- */
 #define FK_T double
+#define FK_V1 6
 #define FK_V __m256d
 #define FK_L 4
 #define FK_M __m256i

@@ -169,16 +169,11 @@ void tc__fd_f32_avx512_lanes_out(float *y, const float *to, int64_t S, int64_t k
             for (int l = 0; l < 16; l++) _mm512_storeu_ps(y + l * S + kb, r[l]);
         return;
     }
-    for (int l = 0; l < 16; l++) {
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; l++) { /* unrolled: r[] stays in registers */
         int64_t at = l * S + kb, n = wt - at < nk ? wt - at : nk;
-        if (n <= 0) break;
-        float *d = y + at;
-        if (n >= 16) {
-            if (nt && !((uintptr_t)d & 63)) _mm512_stream_ps(d, r[l]);
-            else _mm512_storeu_ps(d, r[l]);
-        } else {
-            _mm512_mask_storeu_ps(d, (__mmask16)((1u << n) - 1u), r[l]);
-        }
+        n = n < 0 ? 0 : n;
+        _mm512_mask_storeu_ps(y + at, (__mmask16)((1u << n) - 1u), r[l]);
     }
 }
 
@@ -194,15 +189,10 @@ void tc__fd_f64_avx512_lanes_out(double *y, const double *to, int64_t S, int64_t
             for (int l = 0; l < 8; l++) _mm512_storeu_pd(y + l * S + kb, r[l]);
         return;
     }
+#pragma GCC unroll 8
     for (int l = 0; l < 8; l++) {
         int64_t at = l * S + kb, n = wt - at < nk ? wt - at : nk;
-        if (n <= 0) break;
-        double *d = y + at;
-        if (n >= 8) {
-            if (nt && !((uintptr_t)d & 63)) _mm512_stream_pd(d, r[l]);
-            else _mm512_storeu_pd(d, r[l]);
-        } else {
-            _mm512_mask_storeu_pd(d, (__mmask8)((1u << n) - 1u), r[l]);
-        }
+        n = n < 0 ? 0 : n;
+        _mm512_mask_storeu_pd(y + at, (__mmask8)((1u << n) - 1u), r[l]);
     }
 }

@@ -89,8 +89,13 @@ FK_INL void FK_FN(strip)(const tc__fd_block *bk, int64_t x0, const int V,
 #undef FK_CASE
 
 /* One output row (1D, or the last row of a plane): no loads to share
- * between rows, so 8 accumulators along x hide the FMA latency instead. */
+ * between rows. FK_V1 accumulators along x hide the FMA latency, and taps
+ * are taken in pairs t, t + FK_VS (one vector apart), so the V + 1 vectors
+ * loaded for a pair feed 2V FMAs: input vector u is tap t of output vector
+ * u and tap t + FK_VS of output vector u - 1. */
+#ifndef FK_V1
 #define FK_V1 8
+#endif
 FK_INL void FK_FN(strip1)(const tc__fd_block *bk, int64_t x0, const int V,
                           const int masked, FK_M ml) {
     FK_V acc[FK_V1];
@@ -102,15 +107,25 @@ FK_INL void FK_FN(strip1)(const tc__fd_block *bk, int64_t x0, const int V,
     for (int64_t r0 = 0; r0 < bk->m0; r0++, xr += bk->xs)
         for (int64_t r1 = 0; r1 < m1; r1++, wp += m2) {
             const FK_T *p = xr[r1] + FK_ES * (x0 + bk->xoff);
-            for (int64_t r2 = 0; r2 < m2; r2++) {
-                const FK_V b = FK_SET1(wp[r2]);
+            for (int64_t base = 0; base < m2; base += 2 * FK_VS)
+                for (int64_t sh = 0; sh < FK_VS && base + sh < m2; sh++) {
+                    const int64_t t0 = base + sh, t1 = t0 + FK_VS;
+                    const int pair = t1 < m2;
+                    FK_V in[FK_V1 + 1];
+#pragma GCC unroll 9
+                    for (int u = 0; u < V + pair; u++) {
+                        const FK_T *q = p + FK_ES * (t0 + FK_VS * u);
+                        in[u] = (masked && u >= V - 1) ? FK_MLOADU(ml, q) : FK_LOADU(q);
+                    }
+                    const FK_V b0 = FK_SET1(wp[t0]);
 #pragma GCC unroll 8
-                for (int v = 0; v < V; v++) {
-                    const FK_T *q = p + FK_ES * (r2 + FK_VS * v);
-                    FK_V in = (masked && v == V - 1) ? FK_MLOADU(ml, q) : FK_LOADU(q);
-                    acc[v] = FK_FMA(in, b, acc[v]);
+                    for (int v = 0; v < V; v++) acc[v] = FK_FMA(in[v], b0, acc[v]);
+                    if (pair) {
+                        const FK_V b1 = FK_SET1(wp[t1]);
+#pragma GCC unroll 8
+                        for (int v = 0; v < V; v++) acc[v] = FK_FMA(in[v + 1], b1, acc[v]);
+                    }
                 }
-            }
         }
     FK_T *y = (FK_T *)bk->y[0] + FK_ES * x0;
 #pragma GCC unroll 8
