@@ -69,5 +69,10 @@ int tool_cmd_info(int argc, char **argv) {
             printf("  [%s] %s", ops, ai.summary ? ai.summary : "");
         putchar('\n');
     }
+    if (kernels && ngpu > 0) { /* CUDA kernels' registers, shared memory, occupancy */
+        static char rep[1 << 16];
+        if (tc_cuda_kernel_report(rep, sizeof rep) == TC_OK) fputs(rep, stdout);
+        else printf("cuda kernels: %s\n", tc_last_error());
+    }
     return fflush(stdout) == 0 ? TOOL_OK : tool_error("info: write error");
 }
