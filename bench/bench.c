@@ -397,8 +397,9 @@ static void fmt_sci(char *buf, size_t n, double v) {
 static void print_case(const bench_ctx *b, const bench_case *c) {
     const double ai = c->flops / c->bytes;
     const double roof = fmin(b->ceil.flops, ai * b->ceil.bytes_per_s) / 1e9;
-    printf("\n== %s [%s]: %.3g GFLOP, %.3g MB, AI %.3g FLOP/B, roofline %.0f GFLOP/s, %d rounds\n",
-           c->label, c->id, c->flops / 1e9, c->bytes / 1e6, ai, roof, c->rounds);
+    printf("\n== %s [%s]: %.3g GFLOP, %.3g MB, AI %.3g FLOP/B, roofline %.0f GFLOP/s, %d rounds, "
+           "%.1f s\n",
+           c->label, c->id, c->flops / 1e9, c->bytes / 1e6, ai, roof, c->rounds, c->wall_s);
     printf("  %-34s %4s %10s %9s %8s %7s %6s %6s %7s  %-9s %s\n", "runner", "thr", "median ms",
            "min ms", "GFLOP/s", "GB/s", "%FMA", "%BW", c->modes ? "t/const" : "t/auto", "check", "note");
     double base = c->modes ? (runner_ok(&c->r[0]) ? c->r[0].median_ms : 0) : c->auto_ms;
@@ -615,7 +616,7 @@ int tc_tool_bench(int argc, char **argv) {
     if (b.plot_path && tool_check_output(b.plot_path)) return TOOL_FAIL;
     if (b.quick && !have_repeat) b.repeat = 5;
     if (b.budget_s < 0) b.budget_s = b.quick ? 0.3 : 1.0;
-    b.max_run_s = b.quick ? 1.5 : 4.0;
+    b.max_run_s = b.quick ? 0.5 : 4.0;
     b.measure_budget_s = b.quick ? 3.0 : 20.0;
     if (b.peers) reexec_with_env(argc, argv, b.threads);
 
@@ -723,6 +724,7 @@ int tc_tool_bench(int argc, char **argv) {
     for (b.current = 0; b.current < b.ncases; b.current++) {
         bench_case *c = b.cases[b.current];
         bench_progress(&b, "setting up");
+        double t_case = bench_now_ms();
         g_case_id = c->id;
         g_runner = "setup (planning, probes, peers)";
         if (bench_setup_case(&b, c)) {
@@ -735,6 +737,7 @@ int tc_tool_bench(int argc, char **argv) {
         g_runner = "TC_PLAN_MEASURE planning";
         if (b.backend != TC_BACKEND_CUDA) bench_plan_measure(&b, c);
         bench_teardown_case(c);
+        c->wall_s = (bench_now_ms() - t_case) / 1e3;
         summarise_case(&b, c);
         eval_targets(&b, c);
         progress_clear(&b);

@@ -112,6 +112,7 @@ typedef struct bench_case {
     bench_runner r[BENCH_MAX_RUNNERS];
     int nr;
     int rounds;
+    double wall_s;       /* setup + timing + MEASURE planning */
     char estimate[64];   /* planner's ESTIMATE choice */
     char measure[64];    /* planner's MEASURE choice, or "" */
     char measure_note[160];

@@ -106,7 +106,9 @@ int bench_write_json(const char *path, const bench_report *rep) {
         json_num(f, c->bytes);
         fprintf(f, ", \"intensity\": ");
         json_num(f, c->flops / c->bytes);
-        fprintf(f, ", \"rounds\": %d,\n     \"estimate\": ", c->rounds);
+        fprintf(f, ", \"rounds\": %d, \"wall_s\": ", c->rounds);
+        json_num(f, c->wall_s);
+        fprintf(f, ",\n     \"estimate\": ");
         json_str(f, c->estimate);
         fprintf(f, ", \"measure\": ");
         json_str(f, c->measure);
