@@ -7,19 +7,18 @@
  *   - an A micro-panel (MR x KC) stays in L1 while
  *   - the B micro-panels (KC x NR) of one B block (KC x NB, in L2) stream
  *     past it, and
- *   - the packed A block (MB x K, all of K at once) is shared by the
- *     threads through L3 / memory.
+ *   - the packed A block (MB rows x KS, several KC slices) is shared by
+ *     the threads through L3 / memory.
  *
- * Loops, for each block of MB rows of C:
- *   1. pack A[rows, 0:K] into MR-row panels     (parallel over panels)
- *   2. parallel over a tm x tn grid of C: each thread, for each chunk of
- *      NB columns of its range, for each KC slice of K: pack its B block
- *      (own buffer), then for each A panel, for each B panel: micro-kernel.
- * Packing all of K in step 1 costs a larger workspace (<= 32 MiB or one
- * MR panel) but needs only two parallel regions per row block, so no
- * barrier between packing and use inside a region.
+ * One parallel region per A block (usually all of M x up to 32 MiB of K):
+ * a tm x tn grid of threads over C; each thread, for each chunk of <= NB
+ * columns of its range, for each KC slice: packs its B block (own buffer),
+ * then for each A panel (packed on first use by whichever thread needs it
+ * first, see gp_a_ready), for each B panel: micro-kernel. A and B are each
+ * packed exactly once unless M x KC alone exceeds the A budget; there is
+ * no barrier between packing and use.
  *
- * Determinism: KC, MB and the kernel depend only on the problem and the CPU,
+ * Determinism: KC, KS, MB and the kernel depend only on the problem and the CPU,
  * never on the thread count, and every C tile sums its KC slices in order;
  * threads only decide who computes a tile. Results are bit-identical for any
  * thread count.
@@ -94,7 +93,7 @@ static void gp_caches(int64_t *l1, int64_t *l2, int64_t *l3) {
     *l3 = __atomic_load_n(&gp_cache[2], __ATOMIC_ACQUIRE);
 }
 
-#define GP_A_BUDGET ((int64_t)32 << 20) /* bytes of packed A per row block */
+#define GP_A_BUDGET ((int64_t)32 << 20) /* bytes of packed A per region */
 #define GP_AGROUP 6 /* A panels packed together (see gp_a_ready) */
 
 typedef struct gp_blocking {
@@ -104,6 +103,7 @@ typedef struct gp_blocking {
     int64_t kc;     /* K slice (last may be shorter) */
     int64_t nb;     /* columns per B block, multiple of NR */
     int64_t mb;     /* rows per A block, multiple of MR */
+    int64_t ks;     /* K per parallel region, multiple of kc (or all K) */
 } gp_blocking;
 
 static int64_t gp_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -125,21 +125,20 @@ static void gp_block(const tc__problem *p, gp_blocking *bk) {
     /* the B block takes about half of L2 */
     int64_t nb = l2 / 2 / (bk->kc * es) / nr * nr;
     bk->nb = nb < nr ? nr : nb;
-    int64_t mb = GP_A_BUDGET / (p->k * es) / mr * mr;
+    /* packed A per region: mb rows (all of M unless one K slice of it
+     * overflows the budget) x ks (as many K slices as fit) */
+    int64_t mb = GP_A_BUDGET / (bk->kc * es) / mr * mr;
     if (mb < mr) mb = mr;
     int64_t mfull = gp_rup(p->m, mr);
     bk->mb = mb < mfull ? mb : mfull;
-#ifdef GP_PROFILE /* tuning builds only: block sizes from the environment */
-    { char *e;
-      if ((e = getenv("TC_GP_KC"))) { bk->kc = atol(e); bk->kc = gp_cdiv(p->k, gp_cdiv(p->k, bk->kc)); }
-      if ((e = getenv("TC_GP_NB"))) bk->nb = atol(e);
-      if ((e = getenv("TC_GP_MB"))) { int64_t v = atol(e) / mr * mr; bk->mb = v < mfull ? v : mfull; } }
-#endif
+    int64_t slices = GP_A_BUDGET / (bk->mb * bk->kc * es);
+    if (slices < 1) slices = 1;
+    bk->ks = slices * bk->kc >= p->k ? p->k : slices * bk->kc;
 }
 
 static size_t gp_rup64(size_t v) { return (v + 63) & ~(size_t)63; }
 static size_t gp_a_bytes(const gp_blocking *b, const tc__problem *p) {
-    return gp_rup64((size_t)(b->mb * p->k * b->es));
+    return gp_rup64((size_t)(b->mb * b->ks * b->es));
 }
 static size_t gp_b_bytes(const gp_blocking *b) {
     return gp_rup64((size_t)(b->kc * b->nb * b->es));
@@ -148,7 +147,7 @@ static size_t gp_b_bytes(const gp_blocking *b) {
 /* one int per (K slice, group of GP_AGROUP A panels) of a row block */
 static size_t gp_flag_bytes(const gp_blocking *b, const tc__problem *p) {
     int64_t groups = gp_cdiv(b->mb / b->kern->mr, GP_AGROUP);
-    return gp_rup64((size_t)(gp_cdiv(p->k, b->kc) * groups) * sizeof(int));
+    return gp_rup64((size_t)(gp_cdiv(b->ks, b->kc) * groups) * sizeof(int));
 }
 
 size_t tc__gemm_packed_workspace(const tc__problem *p, int threads) {
@@ -245,6 +244,7 @@ typedef struct gp_job {
     char *apack, *bpack; /* bpack: one gp_b_bytes buffer per thread */
     int *aflag;          /* per (K slice, A group): 0 free, 1 packing, 2 ready */
     int64_t i0, rows;    /* current row block of C */
+    int64_t lbeg, lend;  /* current K range (whole slices) */
     int64_t ngroups;     /* A groups in the row block */
     int tm, tn;          /* thread grid */
 } gp_job;
@@ -255,9 +255,9 @@ static void gp_split(int64_t n, int parts, int idx, int64_t *b, int64_t *e) {
     *e = *b + per + (idx < extra ? 1 : 0);
 }
 
-/* Packed A layout for a row block: K slice s (at l0) holds the block's
- * panels, panel q at apack + (l0 * mbp + q * MR * kc) elements, where mbp
- * = rows rounded up to MR. */
+/* Packed A layout for a row block and K range: K slice s (at l0) holds
+ * the block's panels, panel q at apack + ((l0 - lbeg) * mbp + q * MR * kc)
+ * elements, where mbp = rows rounded up to MR. */
 static void gp_a_ready(const gp_job *j, int64_t s, int64_t l0, int64_t kc,
                        int64_t g) {
     int *flag = j->aflag + s * j->ngroups + g;
@@ -273,7 +273,7 @@ static void gp_a_ready(const gp_job *j, int64_t s, int64_t l0, int64_t kc,
         const int64_t q1 = q0 + GP_AGROUP < mp ? q0 + GP_AGROUP : mp;
         /* the block's rows start at i0: shift A there */
         const char *A = j->A + (size_t)(p->trans_a ? j->i0 : j->i0 * p->lda) * bk->es;
-        char *d = j->apack + (size_t)(l0 * mbp + q0 * mr * kc) * bk->es;
+        char *d = j->apack + (size_t)((l0 - j->lbeg) * mbp + q0 * mr * kc) * bk->es;
         gp_pack(bk, d, mr, A, p->lda, p->trans_a, q0, q1, j->rows, l0, kc);
         __atomic_store_n(flag, 2, __ATOMIC_RELEASE);
         return;
@@ -319,7 +319,7 @@ static void gp_compute(void *arg, int64_t t0, int64_t t1, int tid) {
             cb0 += qb0;
             cb1 += qb0;
             int64_t s = 0;
-            for (int64_t l0 = 0; l0 < p->k; l0 += bk->kc, s++) {
+            for (int64_t l0 = j->lbeg; l0 < j->lend; l0 += bk->kc, s++) {
                 int64_t kc = p->k - l0 < bk->kc ? p->k - l0 : bk->kc;
                 double beta = l0 == 0 ? p->beta : 1.0;
                 GP_PROF(uint64_t tp0 = __rdtsc());
@@ -334,7 +334,7 @@ static void gp_compute(void *arg, int64_t t0, int64_t t1, int tid) {
                     for (int64_t qa = g * GP_AGROUP; qa < qa1; qa++) {
                         int64_t i = qa * mr;
                         int rows = (int)(j->rows - i < mr ? j->rows - i : mr);
-                        size_t aoff = (size_t)(l0 * mbp + qa * mr * kc);
+                        size_t aoff = (size_t)((l0 - j->lbeg) * mbp + qa * mr * kc);
                         for (int64_t qb = cb0; qb < cb1; qb++) {
                             int64_t jj = qb * nr;
                             int cols = (int)(p->n - jj < nr ? p->n - jj : nr);
@@ -399,12 +399,13 @@ void tc__gemm_packed_run(const tc__problem *p, int threads, void *C,
     j.apack = ws;
     j.aflag = (int *)((char *)ws + gp_a_bytes(&bk, p));
     j.bpack = (char *)j.aflag + gp_flag_bytes(&bk, p);
-    const int64_t nk = gp_cdiv(p->k, bk.kc);
-    for (j.i0 = 0; j.i0 < p->m; j.i0 += bk.mb) {
+    for (j.i0 = 0; j.i0 < p->m; j.i0 += bk.mb)
+    for (j.lbeg = 0; j.lbeg < p->k; j.lbeg += bk.ks) {
+        j.lend = p->k - j.lbeg < bk.ks ? p->k : j.lbeg + bk.ks;
         j.rows = p->m - j.i0 < bk.mb ? p->m - j.i0 : bk.mb;
         int64_t mp = gp_cdiv(j.rows, mr), np = gp_cdiv(p->n, nr);
         j.ngroups = gp_cdiv(mp, GP_AGROUP);
-        memset(j.aflag, 0, (size_t)(nk * j.ngroups) * sizeof(int));
+        memset(j.aflag, 0, (size_t)(gp_cdiv(j.lend - j.lbeg, bk.kc) * j.ngroups) * sizeof(int));
         /* thread grid: prefer splitting columns (each thread packs only its
          * own B, A is shared); split rows when column panels are few. */
         int best_tm = T, best_tn = 1;
