@@ -258,7 +258,10 @@ static tc_status sep_plan_any(const tc__problem *p, const tc__env *env,
     }
     s->cval = p->cval;
     sep_st(s->cv, 0, p->dtype, p->cval);
-    s->stream = (double)tc__y_count(p) * (double)p->esize >= SEP_STREAM_BYTES;
+    /* streamed rows must start on a line: every row when out2 * esize is a
+     * multiple of 64 (and y is aligned, which the kernel checks) */
+    s->stream = (double)tc__y_count(p) * (double)p->esize >= SEP_STREAM_BYTES &&
+                ((size_t)p->out[2] * p->esize) % 64 == 0;
     tc__sep_free(&fa);
     *out = s;
     return TC_OK;
@@ -332,6 +335,8 @@ static void sep_stage_a(void *arg, int64_t begin, int64_t end, int tid) {
     const void **src = (const void **)(base + sep_r64((size_t)(g->halo + g->slots + g->taps) * es));
     unsigned char *outside = (unsigned char *)src + sep_r64((size_t)g->taps * sizeof(void *));
     const int64_t rows_per = (out1 + j->cpp - 1) / j->cpp;
+    /* stream only into y, and only where every row starts on a line */
+    const int stream = s->stream && !j->t1 && ((uintptr_t)j->a->y & 63) == 0;
     for (int64_t u = begin; u < end; u++) {
         int64_t plane = u / j->cpp, oa = (u % j->cpp) * rows_per;
         int64_t ob = oa + rows_per < out1 ? oa + rows_per : out1;
@@ -385,11 +390,11 @@ static void sep_stage_a(void *arg, int64_t begin, int64_t end, int tid) {
                         src[nt++] = slots + (size_t)((i * m1 + e) * W) * es;
                     }
                 s->k->comb[di](yp + (size_t)(o1 * out2 + c0) * es, src, cuse, nt, bias, wl,
-                               s->stream && !j->t1);
+                               stream);
             }
         }
     }
-    if (s->stream && !j->t1) SEP_SFENCE(); /* order the streamed stores before the join */
+    if (stream) SEP_SFENCE(); /* order the streamed stores before the join */
 }
 
 static void sep_stage_b(void *arg, int64_t begin, int64_t end, int tid) {

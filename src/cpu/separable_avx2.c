@@ -64,16 +64,7 @@ static __m256i sep_mask64(int64_t n) {
         const T *c = c_;                                                        \
         const V b = SET1((T)bias);                                              \
         int64_t o = 0;                                                          \
-        stream = stream && ((uintptr_t)out % sizeof(T)) == 0;                   \
-        if (stream && ((uintptr_t)out & ALIGN)) { /* masked head to a line */   \
-            o = (int64_t)((ALIGN + 1 - ((uintptr_t)out & ALIGN)) / sizeof(T));   \
-            if (o > len) o = len;                                               \
-            __m256i k = MK(o);                                                  \
-            V a = b;                                                            \
-            for (int64_t t = 0; t < nt; t++)                                    \
-                a = FMA(SET1(c[t]), MLOADU((const T *)src[t], k), a);           \
-            MSTOREU(out, k, a);                                                 \
-        }                                                                       \
+        stream = stream && ((uintptr_t)out & ALIGN) == 0;                       \
         for (; o + 8 * W <= len; o += 8 * W) {                                  \
             V a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b;   \
             for (int64_t t = 0; t < nt; t++) {                                  \
