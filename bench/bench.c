@@ -618,6 +618,9 @@ int tc_tool_bench(int argc, char **argv) {
     if (b.budget_s < 0) b.budget_s = b.quick ? 0.3 : 1.0;
     b.max_run_s = b.quick ? 0.5 : 4.0;
     b.measure_budget_s = b.quick ? 3.0 : 20.0;
+#if TC_BENCH_HAVE_FFTW
+    peer_fftw_timelimit = b.quick ? 1.0 : 5.0;
+#endif
     if (b.peers) reexec_with_env(argc, argv, b.threads);
 
     if (b.backend == TC_BACKEND_CUDA && tc_cuda_device_count() <= 0) {

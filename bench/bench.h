@@ -56,6 +56,7 @@ typedef struct bench_runner {
                           one sample, it sits out the rounds */
     int inner;         /* back-to-back runs per sample */
     double predicted_ms; /* from a probe on a smaller problem, 0 if none */
+    char probe[96];      /* what the probe measured */
 } bench_runner;
 
 enum bench_target_kind {
@@ -180,6 +181,7 @@ int peer_fftw_conv2d(bench_runner *r, const float *x, int64_t rows,
                      int64_t cols, const float *mask, int kr, int kc,
                      int threads);
 const char *peer_fftw_version(void);
+extern double peer_fftw_timelimit; /* FFTW_MEASURE seconds per plan */
 
 /* ---- peer_scipy.c: scipy.ndimage.convolve in a separate process ---- */
 typedef struct bench_scipy_job {

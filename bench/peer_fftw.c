@@ -9,7 +9,8 @@
  * (W: r2c of the zero-padded mask, computed once at setup as tileconv does
  * at plan time), transformed back (c2r), and the rows of y copied out.
  * Timed: zero + copy in, r2c, multiply, c2r, copy out. FFTW's plans use
- * FFTW_MEASURE and `threads` threads (fftw3f_threads); the copies and the
+ * FFTW_MEASURE (planning time capped by peer_fftw_timelimit) and `threads`
+ * threads (fftw3f_threads); the copies and the
  * multiply use OpenMP when the bench is built with it.
  */
 #include <math.h>
@@ -26,6 +27,8 @@
 #else
 #define FW_PARALLEL_FOR
 #endif
+
+double peer_fftw_timelimit = 5.0; /* seconds of FFTW_MEASURE per plan */
 
 typedef struct fftw_state {
     const float *x;
@@ -133,10 +136,13 @@ int peer_fftw_conv2d(bench_runner *r, const float *x, int64_t rows, int64_t cols
         s->W[i][0] *= scale;
         s->W[i][1] *= -scale; /* conj: correlation */
     }
+    /* FFTW_MEASURE of a 4200^2 transform can take half a minute: cap it */
+    fftwf_set_timelimit(peer_fftw_timelimit);
     s->fwd = fftwf_plan_dft_r2c_2d((int)s->P0, (int)s->P1, s->buf, (fftwf_complex *)s->buf,
                                    FFTW_MEASURE);
     s->inv = fftwf_plan_dft_c2r_2d((int)s->P0, (int)s->P1, (fftwf_complex *)s->buf, s->buf,
                                    FFTW_MEASURE);
+    fftwf_set_timelimit(FFTW_NO_TIMELIMIT);
 #if TC_BENCH_HAVE_FFTW_THREADS
     /* Plans made later (tileconv's FFT solver) must stay single-threaded. */
     if (threads_ready) fftwf_plan_with_nthreads(1);
