@@ -263,7 +263,8 @@ int bench_write_svg(const char *path, const bench_report *rep) {
         if (pts[i].gf > 0 && pts[i].gf < ymin) ymin = pts[i].gf;
         if (pts[i].gf > ymax) ymax = pts[i].gf;
     }
-    double lx0 = floor(log10(xmin)), lx1 = ceil(log10(xmax));
+    /* room on the right for the labels of the rightmost points */
+    double lx0 = floor(log10(xmin)), lx1 = ceil(log10(xmax * 3));
     double ly0 = floor(log10(ymin)), ly1 = ceil(log10(ymax * 1.05));
     if (lx1 <= lx0) lx1 = lx0 + 1;
     if (ly1 <= ly0) ly1 = ly0 + 1;
@@ -332,9 +333,8 @@ int bench_write_svg(const char *path, const bench_report *rep) {
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n</g>\n", XP(ridge),
             YP(peak), XP(xb), YP(peak));
     fprintf(f, "<g font-size=\"12\">\n");
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">FMA peak %.0f GFLOP/s "
-               "(measured)</text>\n",
-            PR - 4, YP(peak) - 6, peak);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">FMA peak %.0f GFLOP/s (measured)</text>\n",
+            XP(ridge) + 4, YP(peak) - 6, peak);
     double xl = fmax(xa * 1.5, pow(10, lx0 + 0.15)), yl = bw * xl;
     if (yl > pow(10, ly0) && xl < ridge)
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(%.1f %.1f %.1f)\">copy "
@@ -343,22 +343,59 @@ int bench_write_svg(const char *path, const bench_report *rep) {
                 -atan2((PB - PT) / (ly1 - ly0), (PR - PL) / (lx1 - lx0)) * 180 / M_PI, XP(xl),
                 YP(yl) - 6, bw);
     fprintf(f, "</g>\n");
-    /* points: ours as circles, peers as squares, labels to the right */
+    /* points: ours as circles, peers as squares, labels to the right,
+     * nudged down until they clear the labels already placed */
+    double *lx = calloc((size_t)np + 1, sizeof *lx), *ly = calloc((size_t)np + 1, sizeof *ly);
+    int *ord = calloc((size_t)np + 1, sizeof *ord);
+    if (!lx || !ly || !ord) {
+        free(lx);
+        free(ly);
+        free(ord);
+        fclose(f);
+        remove(tmp);
+        free(pts);
+        return tool_error("bench: out of memory for the plot");
+    }
+    for (int i = 0; i < np; i++) ord[i] = i;
+    for (int i = 1; i < np; i++) /* by screen y, top first */
+        for (int j = i; j > 0 && YP(pts[ord[j]].gf) < YP(pts[ord[j - 1]].gf); j--) {
+            int t = ord[j];
+            ord[j] = ord[j - 1];
+            ord[j - 1] = t;
+        }
+    int placed = 0;
     fprintf(f, "<g font-size=\"9\">\n");
-    for (int i = 0; i < np; i++) {
-        const plot_pt *p = &pts[i];
+    for (int oi = 0; oi < np; oi++) {
+        const plot_pt *p = &pts[ord[oi]];
         if (p->gf <= 0) continue;
-        double x = XP(p->ai), y = YP(p->gf);
+        double x = XP(p->ai), y = YP(p->gf), ty = y + 3;
+        for (int again = 1; again;) {
+            again = 0;
+            for (int k = 0; k < placed; k++)
+                if (fabs(lx[k] - (x + 6)) < 140 && fabs(ly[k] - ty) < 10) {
+                    ty = ly[k] + 10;
+                    again = 1;
+                }
+        }
+        lx[placed] = x + 6;
+        ly[placed++] = ty;
+        if (ty - (y + 3) > 4)
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                       "stroke-width=\"0.5\"/>\n",
+                    x + 3, y + 1, x + 6, ty - 3, p->color);
         if (p->ours)
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\"/>\n", x, y, p->color);
         else
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\"/>\n",
                     x - 3.5, y - 3.5, p->color);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", x + 6, y + 3, p->color);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", x + 6, ty, p->color);
         xml_text(f, p->label);
         fprintf(f, "</text>\n");
     }
     fprintf(f, "</g>\n");
+    free(lx);
+    free(ly);
+    free(ord);
     /* legend */
     static const struct {
         const char *name, *color;
@@ -381,6 +418,10 @@ int bench_write_svg(const char *path, const bench_report *rep) {
     }
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">ceilings: %d pinned threads</text>\n", PR + 21,
             PT + 140, ce->threads);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">GFLOP/s counts 2 FLOP per tap per "
+               "output:</text>\n", PR + 21, PT + 160);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">FFT and separable points may "
+               "exceed the peak</text>\n", PR + 21, PT + 173);
     fprintf(f, "</g>\n</svg>\n");
     free(pts);
     return close_rename(f, tmp, path);
