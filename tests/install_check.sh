@@ -49,14 +49,14 @@ step "pkg-config: $(pkg-config --modversion tileconv), cflags '$(pkg-config --cf
 
 step "1. example, shared, via pkg-config"
 # shellcheck disable=SC2046
-$cc -std=c11 -Wall -Wextra -Werror "$tmp/example.c" -o "$tmp/example_shared" \
+$cc -std=c11 -O2 -Wall -Wextra -Werror "$tmp/example.c" -o "$tmp/example_shared" \
     $(pkg-config --cflags --libs tileconv) -lm
 LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/example_shared"
 
 step "2. example, static, via pkg-config --static"
 static_libs=$(pkg-config --static --libs tileconv | sed -E 's/(^| )-ltileconv( |$)/ /')
 # shellcheck disable=SC2046,SC2086
-$cc -std=c11 -Wall -Wextra -Werror "$tmp/example.c" -o "$tmp/example_static" \
+$cc -std=c11 -O2 -Wall -Wextra -Werror "$tmp/example.c" -o "$tmp/example_static" \
     $(pkg-config --cflags tileconv) "$libdir/libtileconv.a" $static_libs
 if ldd "$tmp/example_static" | grep -q libtileconv; then
     echo "install_check: the static example links libtileconv.so" >&2
@@ -76,6 +76,9 @@ add_executable(example_shared example.c)
 target_link_libraries(example_shared PRIVATE tileconv::tileconv)
 add_executable(example_static example.c)
 target_link_libraries(example_static PRIVATE tileconv::tileconv_static)
+foreach(t example_shared example_static)
+  target_compile_options(${t} PRIVATE -Wall -Wextra -Werror)
+endforeach()
 EOF
 cmake -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_BUILD_TYPE=Release >"$tmp/proj.log" 2>&1 ||
