@@ -51,6 +51,12 @@ void tc__f32_pack_t_avx512(float *dst, int P, const float *src, int64_t ld,
 void tc__f64_pack_t_avx512(double *dst, int P, const double *src, int64_t ld,
                            int rows, int64_t kc);
 
+/* Test hook (gemm_packed.c): ISA bits ANDed with cpuid when the packed GEMM
+ * picks its kernel; tests set TC__CPU_AVX2 or 0 to run the AVX2 or scalar
+ * kernels on an AVX-512 machine. Default ~0u. Not thread-safe to change
+ * while GEMMs run. */
+extern unsigned tc__gemm_isa_mask;
+
 /* The plain blocked GEMM (gemm_blocked.c), used by tc__gemm when the packed
  * GEMM cannot get its pack buffers. Needs no memory. */
 void tc__gemm_blocked(int threads, const tc__problem *p, void *C,

@@ -19,8 +19,8 @@
  * GEMM (a 1 x n, m x 1 or rank-1 product).
  *
  * Workspace: SA (m/2 x k/2) + SB (k/2 x n/2) + M (m/2 x n/2) elements plus
- * the packed GEMM's own workspace for the largest sub-product, i.e. about
- * 3/4 of the size of A, B and C together.
+ * the packed GEMM's own workspace for the largest sub-product: a quarter
+ * of A, B and C together, plus up to ~34 MiB.
  *
  * Arithmetic: 7/8 of the multiplications of the classical product, plus
  * 18 block additions (O(n^2)). Accuracy is worse than the classical GEMM
