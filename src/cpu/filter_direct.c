@@ -113,6 +113,40 @@ int64_t tc__fd_l2_bytes(void) {
     return v;
 }
 
+static size_t fd_r64(size_t v) { return (v + 63) & ~(size_t)63; }
+
+/* Plane ring (3D): a thread keeps the m0 input planes of its current band
+ * as padded rows (boundary applied along x, row starts chosen so that tap
+ * column pl2 is 64-byte aligned) in an L2-resident ring, slot = extended
+ * plane mod m0. Sliding to the next output plane brings in one new plane,
+ * so each input row is read from memory once per band; the kernel sees one
+ * piece per row (no edge table, no short edge strips). The new plane is
+ * copied a row block at a time, just before the block that first needs
+ * those rows: the reads interleave with the arithmetic (a whole-plane copy
+ * up front was a burst of memory stalls with nothing to overlap). */
+
+static void fd_ring_geometry(const tc__problem *p, fd_state *s) {
+    const int64_t es = (int64_t)p->esize, al = 64 / es;
+    const int64_t budget = tc__fd_l2_bytes() / 2;
+    s->ring = 1;
+    int64_t tx = budget / (4 * s->m0 * s->xs * es);
+    tx = fd_max(256, tx / 64 * 64);
+    s->ntx = fd_cdiv(s->Wo, fd_min(s->Wo, tx));
+    s->Tx = fd_min(s->Wo, fd_cdiv(fd_cdiv(s->Wo, s->ntx), 64) * 64); /* equal tiles */
+    s->roff = (al - tc__mod(s->pl2, al)) % al;
+    s->RW = fd_cdiv(s->roff + s->Tx + s->m2 - 1, al) * al;
+    int64_t hb = budget / (s->m0 * s->RW * es) - (s->m1 - 1);
+    hb = fd_max(s->R, hb / s->R * s->R);
+    s->nbands = fd_cdiv(s->Ho, fd_min(hb, fd_cdiv(s->Ho, s->R) * s->R));
+    s->Hb = fd_cdiv(fd_cdiv(s->Ho, s->nbands), s->R) * s->R;
+    s->Hbe = s->Hb + s->m1 - 1;
+    s->items = p->N * s->ntx * s->nbands * s->Do * (s->Hb / s->R);
+    s->ws_thread = fd_r64((size_t)(s->m0 * s->Hbe * s->RW * es)) +
+                   fd_r64((size_t)(s->m0 * s->Hbe) * sizeof(void *)) +
+                   fd_r64((size_t)(s->m0 * s->xs) * sizeof(void *)) +
+                   fd_r64((size_t)(2 * s->m0) * sizeof(int64_t));
+}
+
 /* Fills the geometry (everything but the tables) for ISA isa. */
 static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
     const int64_t es = (int64_t)p->esize, vl = isa->vl[p->dtype == TC_FLOAT64];
@@ -129,6 +163,11 @@ static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
     if (isa->need == TC__CPU_AVX512 && tc__fdl_wanted(p)) {
         s->lanes = 1;
         tc__fdl_geometry(p, s);
+        return;
+    }
+    const char *ring_env = getenv("TILECONV_FD_RING"); /* tests: 0 = pieces */
+    if (s->m0 > 1 && !(ring_env && ring_env[0] == '0')) {
+        fd_ring_geometry(p, s);
         return;
     }
     /* x: exact inside range, then round the left edge up and the inside
@@ -305,6 +344,120 @@ static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
 #endif
 }
 
+/* dst[u] = extended input row at x = x0 + u, u < n (boundary along x). */
+#define FD_PAD(T, NAME)                                                       \
+    static void NAME(T *dst, const T *src, int64_t x0, int64_t n, int64_t W,  \
+                     tc_mode mode, T cv) {                                    \
+        int64_t a = fd_min(n, fd_max(0, -x0)), b = fd_max(a, fd_min(n, W - x0)); \
+        for (int64_t u = 0; u < a; u++) {                                     \
+            int64_t i = tc__boundary_index(x0 + u, W, mode);                  \
+            dst[u] = i >= 0 ? src[i] : cv;                                    \
+        }                                                                     \
+        if (b > a) memcpy(dst + a, src + x0 + a, (size_t)(b - a) * sizeof(T)); \
+        for (int64_t u = b; u < n; u++) {                                     \
+            int64_t i = tc__boundary_index(x0 + u, W, mode);                  \
+            dst[u] = i >= 0 ? src[i] : cv;                                    \
+        }                                                                     \
+    }
+FD_PAD(float, fd_pad_f32)
+FD_PAD(double, fd_pad_f64)
+
+/* Copies the band rows of extended plane e of image n, tile X0 (width tw),
+ * into ring slot e mod m0 and points rowp at them (or at the cval row). */
+static void fd_ring_fill(const fd_job *j, char *ring, const void **rowp, int64_t n,
+                         int64_t e, int64_t hb0, int64_t X0, int64_t tw, int64_t hr0,
+                         int64_t hr1) {
+    const fd_state *s = j->s;
+    const tc__problem *p = j->a->p;
+    const int64_t es = (int64_t)p->esize, slot = e % s->m0, pd = s->dmap[e];
+    const int64_t len = tw + s->m2 - 1;
+    for (int64_t hr = hr0; hr < hr1; hr++) {
+        const int64_t hext = hb0 + hr;
+        const int64_t h = s->hmap[hext];
+        const void **rp = &rowp[slot * s->Hbe + hr];
+        if (pd < 0 || h < 0) {
+            *rp = s->cvrow;
+            continue;
+        }
+        const char *src = (const char *)j->a->x + ((n * s->D + pd) * s->H + h) * s->W * es;
+        char *dst = ring + ((slot * s->Hbe + hr) * s->RW + s->roff) * es;
+        if (p->dtype == TC_FLOAT32)
+            fd_pad_f32((float *)dst, (const float *)src, X0 - s->pl2, len, s->W, p->mode,
+                       *(const float *)s->cvrow);
+        else
+            fd_pad_f64((double *)dst, (const double *)src, X0 - s->pl2, len, s->W, p->mode,
+                       *(const double *)s->cvrow);
+        *rp = dst;
+    }
+}
+
+static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
+    const fd_job *j = arg;
+    const fd_state *s = j->s;
+    const tc__problem *p = j->a->p;
+    const int64_t es = (int64_t)p->esize, rbpb = s->Hb / s->R;
+    char *w = (char *)j->a->ws + (size_t)tid * s->ws_thread;
+    char *ring = w;
+    w += fd_r64((size_t)(s->m0 * s->Hbe * s->RW * es));
+    const void **rowp = (const void **)w;
+    w += fd_r64((size_t)(s->m0 * s->Hbe) * sizeof(void *));
+    const void **kp = (const void **)w;
+    w += fd_r64((size_t)(s->m0 * s->xs) * sizeof(void *));
+    int64_t *sk = (int64_t *)w, *filled = sk + s->m0; /* per slot: plane key, rows in */
+    for (int64_t i = 0; i < s->m0; i++) sk[i] = -1;
+    tc__fd_block b;
+    memset(&b, 0, sizeof b);
+    b.x = kp;
+    b.xs = s->xs;
+    b.w = j->a->w;
+    b.m0 = s->m0;
+    b.m1 = s->m1;
+    b.m2 = s->m2;
+    b.nt = s->nt;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t q = it;
+        const int64_t rb = q % rbpb; q /= rbpb;
+        const int64_t o0 = q % s->Do; q /= s->Do;
+        const int64_t band = q % s->nbands; q /= s->nbands;
+        const int64_t xt = q % s->ntx, n = q / s->ntx;
+        const int64_t hb0 = band * s->Hb, o1 = hb0 + rb * s->R;
+        if (o1 >= s->Ho) continue; /* last band is shorter */
+        const int64_t key = q * s->nbands + band, X0 = xt * s->Tx;
+        const int64_t tw = fd_min(s->Tx, s->Wo - X0);
+        b.rows = (int)fd_min(s->R, s->Ho - o1);
+        const int64_t need = o1 - hb0 + b.rows + s->m1 - 1; /* band rows this block reads */
+        for (int64_t e = o0; e < o0 + s->m0; e++) {
+            const int64_t sl = e % s->m0, ek = key * (s->Do + s->m0) + e;
+            if (sk[sl] != ek) {
+                sk[sl] = ek;
+                filled[sl] = 0; /* later blocks of the band may start lower */
+            }
+            if (filled[sl] < need) {
+                fd_ring_fill(j, ring, rowp, n, e, hb0, X0, tw, filled[sl], need);
+                filled[sl] = need;
+            }
+        }
+        for (int64_t r0 = 0; r0 < s->m0; r0++) {
+            const void *const *rp = rowp + ((o0 + r0) % s->m0) * s->Hbe + (o1 - hb0);
+            for (int64_t i = 0; i < b.rows + s->m1 - 1; i++) {
+                /* one pointer at a time: rp[] was just stored 8 bytes at a
+                 * time, and the 16-byte loads of a vectorised copy failed
+                 * store forwarding (measured: ~7% of 3D k3 time) */
+                const void *q = rp[i];
+                __asm__("" : "+r"(q));
+                kp[r0 * s->xs + i] = q;
+            }
+        }
+        char *yrow = (char *)j->a->y + (((n * s->Do + o0) * s->Ho + o1) * s->Wo + X0) * es;
+        for (int r = 0; r < b.rows; r++) b.y[r] = yrow + r * s->Wo * es;
+        b.nx = tw;
+        s->kern(&b);
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    if (s->nt) __builtin_ia32_sfence(); /* order streamed stores before the join */
+#endif
+}
+
 static size_t fd_edge_bytes(const tc__problem *p, const fd_state *s) {
     return (size_t)(p->N * s->D * s->H * (s->EL + s->ER)) * p->esize;
 }
@@ -312,7 +465,7 @@ static size_t fd_edge_bytes(const tc__problem *p, const fd_state *s) {
 static size_t fd_ws(const tc__problem *p, const tc__env *e, const fd_isa *isa) {
     fd_state s;
     fd_geometry(p, isa, &s);
-    if (s.lanes) return (size_t)e->threads * s.ws_thread;
+    if (s.lanes || s.ring) return (size_t)e->threads * s.ws_thread;
     size_t edge = (fd_edge_bytes(p, &s) + 63) & ~(size_t)63;
     return edge + (size_t)e->threads * (size_t)(s.m0 * s.xs) * sizeof(void *);
 }
@@ -327,6 +480,10 @@ static tc_status fd_execute(const tc__args *a) {
     fd_job j;
     j.a = a;
     j.s = s;
+    if (s->ring) {
+        tc__parallel_for(a->threads, s->items, fd_ring_blocks, &j);
+        return TC_OK;
+    }
     j.edge = a->ws;
     size_t edge = (fd_edge_bytes(p, s) + 63) & ~(size_t)63;
     j.ptrs = (const void **)((char *)a->ws + edge);

@@ -65,6 +65,8 @@ void tc__fd_f64_avx512_lanes_out(double *y, const double *to, int64_t S, int64_t
 /* Plan-time state of the cpu.direct.* solvers (filter_direct.c). */
 typedef struct tc__fd_state {
     int lanes;              /* 1: lane-interleaved path (filter_direct_lanes.c) */
+    int ring;               /* 1: padded plane ring (3D, filter_direct.c) */
+    int64_t RW, roff;       /* ring: padded row stride, offset of element 0 */
     tc__fd_kernel kern;     /* row-block kernel of the chosen path */
     int64_t D, H, W, Do, Ho, Wo, m0, m1, m2, pl0, pl1, pl2;
     int64_t R, xs;          /* rows per block, row pointers per mask plane */

@@ -20,6 +20,10 @@
  */
 
 #define FK_INL static inline __attribute__((always_inline))
+/* Keeps a loaded vector in a register: without it GCC folds the load into
+ * every FMA that uses it (a memory operand per FMA), which turns the
+ * shared loads below back into one load, mostly line-splitting, per FMA. */
+#define FK_PIN(v) __asm__("" : "+v"(v))
 #define FK_VS (FK_ES == 1 ? FK_L : 1) /* elements per vector step */
 
 FK_INL void FK_FN(taps)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
@@ -33,6 +37,8 @@ FK_INL void FK_FN(taps)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
             in[v] = (masked && v == V - 1)
                         ? FK_MLOADU(ml, p + FK_ES * (r2 + FK_VS * v))
                         : FK_LOADU(p + FK_ES * (r2 + FK_VS * v));
+#pragma GCC unroll 4
+        for (int v = 0; v < V; v++) FK_PIN(in[v]);
 #pragma GCC unroll 4
         for (int j = jlo; j <= jhi; j++) {
             FK_V b = FK_SET1(t0[r2 - (j - jlo) * m2]);
@@ -48,14 +54,16 @@ FK_INL void FK_FN(taps)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
         break;
 
 FK_INL void FK_FN(strip)(const tc__fd_block *bk, int64_t x0, const int V,
-                         const int masked, FK_M ml) {
+                         const int masked, FK_M ml, const int64_t m2c) {
     FK_V acc[TC__FD_RMAX][FK_VMAX];
 #pragma GCC unroll 4
     for (int j = 0; j < TC__FD_RMAX; j++)
 #pragma GCC unroll 4
         for (int v = 0; v < V; v++) acc[j][v] = FK_ZERO();
     const int rows = bk->rows;
-    const int64_t m1 = bk->m1, m2 = bk->m2, ni = rows + m1 - 1;
+    /* m2c > 0: the mask width as a compile-time constant (small masks:
+     * the tap loop unrolls, no loop overhead per input row) */
+    const int64_t m1 = bk->m1, m2 = m2c > 0 ? m2c : bk->m2, ni = rows + m1 - 1;
     const FK_T *const *xr = (const FK_T *const *)bk->x;
     const FK_T *wp = (const FK_T *)bk->w;
     for (int64_t r0 = 0; r0 < bk->m0; r0++, xr += bk->xs, wp += m1 * m2) {
@@ -116,6 +124,7 @@ FK_INL void FK_FN(strip1)(const tc__fd_block *bk, int64_t x0, const int V,
                     for (int u = 0; u < V + pair; u++) {
                         const FK_T *q = p + FK_ES * (t0 + FK_VS * u);
                         in[u] = (masked && u >= V - 1) ? FK_MLOADU(ml, q) : FK_LOADU(q);
+                        FK_PIN(in[u]);
                     }
                     const FK_V b0 = FK_SET1(wp[t0]);
 #pragma GCC unroll 8
@@ -149,32 +158,41 @@ FK_INL void FK_FN(entry1)(const tc__fd_block *bk) {
 }
 #undef FK_V1
 
-void FK_ENTRY(const tc__fd_block *bk) {
-    if (bk->rows == 1) {
-        FK_FN(entry1)(bk);
-        return;
-    }
+FK_INL void FK_FN(entry)(const tc__fd_block *bk, const int64_t m2c) {
     const int64_t nx = bk->nx, full = FK_VS * FK_VMAX;
     int64_t x = 0;
-    for (; x + full <= nx; x += full) FK_FN(strip)(bk, x, FK_VMAX, 0, FK_MASK(FK_L));
+    for (; x + full <= nx; x += full) FK_FN(strip)(bk, x, FK_VMAX, 0, FK_MASK(FK_L), m2c);
     int64_t rem = nx - x;
     if (rem <= 0) return;
     int V = (int)((rem + FK_VS - 1) / FK_VS);
     const int masked = FK_ES == 1;
     FK_M ml = FK_MASK(FK_ES == 1 ? rem - (int64_t)(V - 1) * FK_L : FK_L);
     switch (V) {
-    case 1: FK_FN(strip)(bk, x, 1, masked, ml); break;
+    case 1: FK_FN(strip)(bk, x, 1, masked, ml, m2c); break;
 #if FK_VMAX >= 2
-    case 2: FK_FN(strip)(bk, x, 2, masked, ml); break;
+    case 2: FK_FN(strip)(bk, x, 2, masked, ml, m2c); break;
 #endif
 #if FK_VMAX >= 3
-    case 3: FK_FN(strip)(bk, x, 3, masked, ml); break;
+    case 3: FK_FN(strip)(bk, x, 3, masked, ml, m2c); break;
 #endif
 #if FK_VMAX >= 4
-    case 4: FK_FN(strip)(bk, x, 4, masked, ml); break;
+    case 4: FK_FN(strip)(bk, x, 4, masked, ml, m2c); break;
 #endif
     default: break;
     }
 }
+
+void FK_ENTRY(const tc__fd_block *bk) {
+    if (bk->rows == 1) {
+        FK_FN(entry1)(bk);
+        return;
+    }
+    switch (bk->m2) { /* the common small masks get unrolled tap loops */
+    case 3: FK_FN(entry)(bk, 3); break;
+    case 5: FK_FN(entry)(bk, 5); break;
+    default: FK_FN(entry)(bk, 0); break;
+    }
+}
 #undef FK_VS
+#undef FK_PIN
 #undef FK_INL

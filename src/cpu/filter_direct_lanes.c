@@ -42,9 +42,10 @@ int tc__fdl_wanted(const tc__problem *p) {
     const int64_t taps = p->msk[0] * p->msk[1] * p->msk[2];
     if (p->out[2] < 4 * L) return 0; /* lanes would be mostly empty */
     /* measured crossover (docs/perf-notes.md): 2D k7 is still faster on
-     * plain rows, k9 and up on lanes; 3D from k3 (plain rows pay an edge
-     * pre-pass and three pieces per short row there); 1D k31 is a tie */
-    if (p->msk[0] > 1) return taps >= 16;
+     * plain rows, k9 and up on lanes; 3D k3 on the plane ring of
+     * filter_direct.c (short rows waste half of each transpose), k5 on
+     * lanes (a tie within the noise); 1D k31 is a tie */
+    if (p->msk[0] > 1) return taps >= 64;
     if (p->msk[1] > 1) return taps >= 64;
     return taps >= 48;
 }
@@ -239,7 +240,11 @@ static void fl_blocks(void *arg, int64_t begin, int64_t end, int tid) {
         char *yrow = (char *)j->a->y + (((n * s->Do + o0) * s->Ho + o1) * s->Wo + X0) * es;
         for (int64_t r0 = 0; r0 < s->m0; r0++) {
             const void *const *rp = t.rowp + ((o0 + r0) % s->m0) * s->Hbe + (o1 - hb0);
-            for (int64_t i = 0; i < b.rows + s->m1 - 1; i++) t.kp[r0 * s->xs + i] = rp[i];
+            for (int64_t i = 0; i < b.rows + s->m1 - 1; i++) {
+                const void *q = rp[i]; /* 8-byte copies: see fd_ring_blocks */
+                __asm__("" : "+r"(q));
+                t.kp[r0 * s->xs + i] = q;
+            }
         }
         for (int r = 0; r < b.rows; r++) b.y[r] = t.to + r * s->CK * L * es;
         for (int64_t kc = 0; kc < s->S; kc += s->CK) {
