@@ -188,6 +188,7 @@ void FK_ENTRY(const tc__fd_block *bk) {
         return;
     }
     switch (bk->m2) { /* the common small masks get unrolled tap loops */
+    case 1: FK_FN(entry)(bk, 1); break; /* column passes (separable.c) */
     case 3: FK_FN(entry)(bk, 3); break;
     case 5: FK_FN(entry)(bk, 5); break;
     default: FK_FN(entry)(bk, 0); break;
