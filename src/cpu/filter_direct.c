@@ -29,8 +29,8 @@
  *  - along x, outputs whose taps stay inside the row read the caller's
  *    input directly; the few outputs near each end (a vector or so, and a
  *    whole row when the mask is as wide as the input) read a small padded
- *    copy of that end of every input row ("edge table"), built once per
- *    execute in a parallel pre-pass with the same maps.
+ *    copy of that end of the input row, built per block just before the
+ *    kernel reads it (2D and 1D; 3D uses the plane ring below).
  * Masks larger than the input are therefore handled in every mode.
  *
  * TILECONV_L2_BYTES=n overrides the L2 size used for tiling (tests use it
@@ -247,12 +247,11 @@ static tc_status fd_plan(const tc__problem *p, const fd_isa *isa, void **out) {
 typedef struct fd_job {
     const tc__args *a;
     const fd_state *s;
-    char *edge;             /* N*D*H rows x (EL + ER) elements */
-    const void **ptrs;      /* threads x m0*xs row pointers */
+    char *ws;               /* threads x fd_thread_bytes: row pointers, edges */
 } fd_job;
 
 /* One padded edge: dst[k] = extended row at map[k] (cval where < 0). A
- * typed loop: the edges are short and this runs once per input row. */
+ * typed loop: the edges are short. */
 #define FD_EDGE(T, NAME)                                                      \
     static void NAME(T *dst, const T *src, const int64_t *map, int64_t n,     \
                      T cv) {                                                  \
@@ -264,32 +263,25 @@ typedef struct fd_job {
 FD_EDGE(float, fd_edge_f32)
 FD_EDGE(double, fd_edge_f64)
 
-static void fd_edges(void *arg, int64_t begin, int64_t end, int tid) {
-    const fd_job *j = arg;
-    const fd_state *s = j->s;
-    const int64_t ew = s->EL + s->ER;
-    for (int64_t r = begin; r < end; r++) {
-        if (j->a->p->dtype == TC_FLOAT32) {
-            const float *src = (const float *)j->a->x + r * s->W;
-            float *dst = (float *)j->edge + r * ew, cv = *(const float *)s->cvrow;
-            fd_edge_f32(dst, src, s->xmapL, s->EL, cv);
-            fd_edge_f32(dst + s->EL, src, s->xmapR, s->ER, cv);
-        } else {
-            const double *src = (const double *)j->a->x + r * s->W;
-            double *dst = (double *)j->edge + r * ew, cv = *(const double *)s->cvrow;
-            fd_edge_f64(dst, src, s->xmapL, s->EL, cv);
-            fd_edge_f64(dst + s->EL, src, s->xmapR, s->ER, cv);
-        }
-    }
+/* Per-thread scratch of the plain path: m0*xs row pointers, then m0*xs
+ * padded edge rows of max(EL, ER) elements, built for each block right
+ * before the kernel reads them. (A separate pre-pass over all rows cost
+ * ~10% of 2D k3: two cold lines per row, with nothing to overlap them.) */
+static size_t fd_thread_bytes(const tc__problem *p, const fd_state *s) {
+    const int64_t ew = fd_max(s->EL, s->ER);
+    return fd_r64((size_t)(s->m0 * s->xs) * sizeof(void *)) +
+           fd_r64((size_t)(s->m0 * s->xs * ew) * p->esize);
 }
 
 static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     const fd_job *j = arg;
     const fd_state *s = j->s;
     const tc__problem *p = j->a->p;
-    const int64_t es = (int64_t)p->esize, ew = s->EL + s->ER;
+    const int64_t es = (int64_t)p->esize, ew = fd_max(s->EL, s->ER);
     const int64_t rbpb = s->Hb / s->R;
-    const void **ptrs = j->ptrs + (int64_t)tid * s->m0 * s->xs;
+    char *tw = j->ws + (size_t)tid * fd_thread_bytes(p, s);
+    const void **ptrs = (const void **)tw;
+    char *eb = tw + fd_r64((size_t)(s->m0 * s->xs) * sizeof(void *));
     tc__fd_block b;
     memset(&b, 0, sizeof b);
     b.x = ptrs;
@@ -310,7 +302,6 @@ static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
         b.rows = (int)fd_min(s->R, s->Ho - o1);
         const int64_t t0 = xt * s->Tx, t1 = fd_min(s->Wo, t0 + s->Tx);
         const char *xn = (const char *)j->a->x + (size_t)(n * s->D * s->H * s->W) * es;
-        const char *en = j->edge + (size_t)(n * s->D * s->H * ew) * es;
         char *yrow = (char *)j->a->y + (size_t)(((n * s->Do + o0) * s->Ho + o1) * s->Wo) * es;
         for (int seg = 0; seg < 3; seg++) {
             int64_t a0 = seg == 0 ? 0 : seg == 1 ? s->xl1 : s->xr0;
@@ -326,10 +317,21 @@ static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
                     if (pd < 0 || h < 0) {
                         q = s->cvrow;
                     } else {
-                        int64_t row = pd * s->H + h;
-                        if (seg == 1) q = xn + (row * s->W + a0 - s->pl2) * es;
-                        else if (seg == 0) q = en + (row * ew + a0) * es;
-                        else q = en + (row * ew + s->EL + a0 - s->xr0) * es;
+                        const char *src = xn + ((pd * s->H + h) * s->W) * es;
+                        char *e = eb + (r0 * s->xs + i) * ew * es;
+                        if (seg == 1) {
+                            q = src + (a0 - s->pl2) * es;
+                        } else if (p->dtype == TC_FLOAT32) {
+                            fd_edge_f32((float *)e, (const float *)src,
+                                        seg == 0 ? s->xmapL : s->xmapR,
+                                        seg == 0 ? s->EL : s->ER, *(const float *)s->cvrow);
+                            q = e + (seg == 0 ? a0 : a0 - s->xr0) * es;
+                        } else {
+                            fd_edge_f64((double *)e, (const double *)src,
+                                        seg == 0 ? s->xmapL : s->xmapR,
+                                        seg == 0 ? s->EL : s->ER, *(const double *)s->cvrow);
+                            q = e + (seg == 0 ? a0 : a0 - s->xr0) * es;
+                        }
                     }
                     ptrs[r0 * s->xs + i] = q;
                 }
@@ -458,21 +460,16 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
 #endif
 }
 
-static size_t fd_edge_bytes(const tc__problem *p, const fd_state *s) {
-    return (size_t)(p->N * s->D * s->H * (s->EL + s->ER)) * p->esize;
-}
 
 static size_t fd_ws(const tc__problem *p, const tc__env *e, const fd_isa *isa) {
     fd_state s;
     fd_geometry(p, isa, &s);
     if (s.lanes || s.ring) return (size_t)e->threads * s.ws_thread;
-    size_t edge = (fd_edge_bytes(p, &s) + 63) & ~(size_t)63;
-    return edge + (size_t)e->threads * (size_t)(s.m0 * s.xs) * sizeof(void *);
+    return (size_t)e->threads * fd_thread_bytes(p, &s);
 }
 
 static tc_status fd_execute(const tc__args *a) {
     const fd_state *s = a->state;
-    const tc__problem *p = a->p;
     if (s->lanes) {
         tc__fdl_execute(a);
         return TC_OK;
@@ -484,11 +481,7 @@ static tc_status fd_execute(const tc__args *a) {
         tc__parallel_for(a->threads, s->items, fd_ring_blocks, &j);
         return TC_OK;
     }
-    j.edge = a->ws;
-    size_t edge = (fd_edge_bytes(p, s) + 63) & ~(size_t)63;
-    j.ptrs = (const void **)((char *)a->ws + edge);
-    if (s->EL + s->ER > 0)
-        tc__parallel_for(a->threads, p->N * s->D * s->H, fd_edges, &j);
+    j.ws = a->ws;
     tc__parallel_for(a->threads, s->items, fd_blocks, &j);
     return TC_OK;
 }
@@ -516,7 +509,7 @@ static double fd_estimate(const tc__problem *p, const tc__env *e, const fd_isa *
     double flops_rate = tc__peak_flops(e) * eff * lanes / env_lanes;
     fd_state s;
     fd_geometry(p, isa, &s);
-    double bytes = tc__problem_bytes(p) + 2.0 * (double)fd_edge_bytes(p, &s);
+    double bytes = tc__problem_bytes(p);
     double t_fl = tc__problem_flops(p) / flops_rate;
     double t_mem = bytes / tc__peak_bandwidth(e);
     return (t_fl > t_mem ? t_fl : t_mem) + 3e-6;
