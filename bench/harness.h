@@ -34,6 +34,8 @@ typedef struct bench_ctx {
     int quick, peers, measure;
     double max_run_s;    /* skip a forced algorithm predicted slower */
     double measure_budget_s; /* skip MEASURE planning predicted slower */
+    double measure_total_s;  /* and once the run spent this much on it */
+    double measure_spent_ms;
     double ref_gflops[2];    /* ref.conv, ref.gemm speed (MEASURE times them) */
     tc_backend backend;
     /* machine */
