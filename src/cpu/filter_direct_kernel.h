@@ -96,6 +96,61 @@ FK_INL void FK_FN(strip)(const tc__fd_block *bk, int64_t x0, const int V,
 }
 #undef FK_CASE
 
+#if FK_VMAX == 4
+/* 3 x 3 taps per plane (2D k3, 3D k3), 4 full rows x 4 vectors: the nine
+ * taps of a plane are broadcast once into registers (16 accumulators + 9
+ * taps + 4 inputs = 29 zmm) instead of once per input row and tap as in
+ * strip(), which leaves the loads of the input vectors alone on the load
+ * ports. Same FMA order per output as strip(): r0, r1, r2 ascending. */
+FK_INL void FK_FN(strip33)(const tc__fd_block *bk, int64_t x0) {
+    FK_V acc[4][4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++) acc[j][v] = FK_ZERO();
+    const FK_T *const *xr = (const FK_T *const *)bk->x;
+    const FK_T *wp = (const FK_T *)bk->w;
+    for (int64_t r0 = 0; r0 < bk->m0; r0++, xr += bk->xs, wp += 9) {
+        FK_V wv[9];
+#pragma GCC unroll 9
+        for (int t = 0; t < 9; t++) {
+            wv[t] = FK_SET1(wp[t]);
+            FK_PIN(wv[t]);
+        }
+#pragma GCC unroll 6
+        for (int i = 0; i < 6; i++) {
+            const FK_T *p = xr[i] + FK_ES * (x0 + bk->xoff);
+#pragma GCC unroll 3
+            for (int r2 = 0; r2 < 3; r2++) {
+                FK_V in[4];
+#pragma GCC unroll 4
+                for (int v = 0; v < 4; v++) {
+                    in[v] = FK_LOADU(p + FK_ES * (r2 + FK_VS * v));
+                    FK_PIN(in[v]);
+                }
+#pragma GCC unroll 4
+                for (int j = 0; j < 4; j++) {
+                    if (i - j < 0 || i - j > 2) continue;
+#pragma GCC unroll 4
+                    for (int v = 0; v < 4; v++)
+                        acc[j][v] = FK_FMA(in[v], wv[(i - j) * 3 + r2], acc[j][v]);
+                }
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+        FK_T *y = (FK_T *)bk->y[j] + FK_ES * x0;
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++) {
+            FK_T *yv = y + FK_ES * FK_VS * v;
+            if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[j][v]);
+            else FK_STOREU(yv, acc[j][v]);
+        }
+    }
+}
+#endif
+
 /* One output row (1D, or the last row of a plane): no loads to share
  * between rows. FK_V1 accumulators along x hide the FMA latency, and taps
  * are taken in pairs t, t + FK_VS (one vector apart), so the V + 1 vectors
@@ -161,6 +216,10 @@ FK_INL void FK_FN(entry1)(const tc__fd_block *bk) {
 FK_INL void FK_FN(entry)(const tc__fd_block *bk, const int64_t m2c) {
     const int64_t nx = bk->nx, full = FK_VS * FK_VMAX;
     int64_t x = 0;
+#if FK_VMAX == 4
+    if (m2c == 3 && bk->m1 == 3 && bk->rows == 4)
+        for (; x + full <= nx; x += full) FK_FN(strip33)(bk, x);
+#endif
     for (; x + full <= nx; x += full) FK_FN(strip)(bk, x, FK_VMAX, 0, FK_MASK(FK_L), m2c);
     int64_t rem = nx - x;
     if (rem <= 0) return;
