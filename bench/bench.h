@@ -125,7 +125,8 @@ typedef struct bench_case {
     char best_forced[64];
     int planner_ok;      /* -1 n/a, 0 auto > 1.2 x best forced (by the
                             median and by the best run), 1 within */
-    double planner_min_ratio; /* auto / best forced, best runs */
+    double planner_min_ratio; /* choice / best forced, best runs */
+    double choice_ms;    /* median of the ESTIMATE choice forced (or auto) */
     bench_target t[BENCH_MAX_TARGETS];
     int nt;
 } bench_case;

@@ -61,7 +61,7 @@ def main(paths):
                 peers.append("%s %.1fx" % (r["name"].replace("seed003 ", "seed "), r["median_ms"] / ms))
         planner = c.get("estimate") or "-"
         if c.get("planner_within_1_2x") is False:
-            planner += " (**%.2fx best**)" % (c["auto_ms"] / c["best_forced_ms"])
+            planner += " (**%.2fx best**)" % (c.get("choice_ms", c["auto_ms"]) / c["best_forced_ms"])
         planner += " / " + (c.get("measure") or ("skipped" if "skipped" in c.get("measure_note", "") else "-"))
         if c["id"].endswith("-modes"):
             worst = max((r["median_ms"] for r in c["runners"][1:] if r["status"] == "ok"), default=None)

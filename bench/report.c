@@ -126,6 +126,8 @@ int bench_write_json(const char *path, const bench_report *rep) {
         json_num(f, c->best_forced_ms);
         fprintf(f, ", \"best_forced\": ");
         json_str(f, c->best_forced);
+        fprintf(f, ", \"choice_ms\": ");
+        json_num(f, c->choice_ms);
         fprintf(f, ", \"planner_within_1_2x\": %s,\n     \"runners\": [",
                 c->planner_ok < 0 ? "null" : c->planner_ok ? "true" : "false");
         for (int j = 0; j < c->nr; j++) {
