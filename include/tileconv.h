@@ -287,9 +287,14 @@ typedef struct tc_plan tc_plan;
 
 /* Planning flags. */
 #define TC_PLAN_ESTIMATE 0u /* choose by the cost model; fast; default */
-#define TC_PLAN_MEASURE 1u  /* time every applicable algorithm on scratch
-                               arrays owned by the plan (never the caller's)
-                               and keep the fastest */
+#define TC_PLAN_MEASURE 1u  /* time the applicable algorithms whose
+                               estimated cost is within 4x of the best
+                               estimate (reference solvers and, without a
+                               workspace_limit, candidates needing over
+                               1 GiB of workspace are left out) on scratch
+                               arrays owned by the plan (never the
+                               caller's), keep the fastest and record it
+                               as wisdom */
 #define TC_PLAN_WISDOM_ONLY 2u /* use saved wisdom or fail with
                                   TC_ERR_NOT_FOUND */
 #define TC_PLAN_ALLOW_TF32 4u  /* GPU only: allow TF32 tensor cores */

@@ -126,6 +126,9 @@ typedef struct tc__solver {
 /* The registry (src/core/registry.c): NULL-terminated, reference last. */
 extern const tc__solver *const tc__solvers[];
 const tc__solver *tc__solver_find(const char *name);
+/* Reference solvers are named "ref.*": never measured by MEASURE when
+ * another solver applies. */
+int tc__solver_is_reference(const tc__solver *s);
 
 /* ---- errors (src/core/status.c) ---- */
 /* Records a printf-style message for tc_last_error and returns status. */

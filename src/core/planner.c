@@ -36,6 +36,11 @@ double tc__peak_bandwidth(const tc__env *env) {
 }
 
 /* ---------------- planning ---------------- */
+/* Reference solvers (the test oracles) are named "ref.*". */
+int tc__solver_is_reference(const tc__solver *s) {
+    return strncmp(s->name, "ref.", 4) == 0;
+}
+
 static int tc__backend_ok(const tc__solver *s, tc_backend want) {
     return want == TC_BACKEND_AUTO || s->backend == want;
 }
@@ -183,33 +188,62 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
                          "plan: no usable wisdom for this problem (plan it once "
                          "with TC_PLAN_MEASURE, or load a wisdom file)");
     } else {
-        const tc__solver *best = NULL;
-        double best_cost = 0;
-        int any_cuda = 0;
-        for (int i = 0; tc__solvers[i]; i++) {
+        /* Pass 1: every applicable candidate with its estimate. Pass 2
+         * (MEASURE only): time the candidates whose estimate is within
+         * TC__MEASURE_WINDOW of the best estimate, leaving out reference
+         * solvers (the test oracles: slow by design) whenever anything else
+         * applies, and candidates whose workspace would exceed
+         * TC__MEASURE_WS_CAP without an explicit limit from the caller. */
+        enum { TC__MAXCAND = 64 };
+        const double TC__MEASURE_WINDOW = 4.0;
+        const size_t TC__MEASURE_WS_CAP = (size_t)1 << 30;
+        const tc__solver *cand[TC__MAXCAND];
+        double est[TC__MAXCAND];
+        size_t wsz[TC__MAXCAND];
+        int nc = 0, nonref = 0;
+        for (int i = 0; tc__solvers[i] && nc < TC__MAXCAND; i++) {
             const tc__solver *s = tc__solvers[i];
             if (!(s->ops & p->op) || !tc__backend_ok(s, pl->env.backend)) continue;
             if (s->available && !s->available()) continue;
             if (!s->applicable(p, &pl->env, NULL, 0)) continue;
             size_t wsb = s->workspace ? s->workspace(p, &pl->env) : 0;
             if (opt->workspace_limit && wsb > opt->workspace_limit) continue;
-            if (s->backend == TC_BACKEND_CUDA) any_cuda = 1;
-            double cost;
-            if (opt->flags & TC_PLAN_MEASURE) {
+            cand[nc] = s;
+            est[nc] = s->estimate ? s->estimate(p, &pl->env) : 1e30;
+            wsz[nc] = wsb;
+            if (!tc__solver_is_reference(s)) nonref++;
+            nc++;
+        }
+        const tc__solver *best = NULL;
+        double best_cost = 0;
+        for (int i = 0; i < nc; i++)
+            if (!best || est[i] < best_cost) {
+                best = cand[i];
+                best_cost = est[i];
+            }
+        if (best && (opt->flags & TC_PLAN_MEASURE)) {
+            const double window = best_cost * TC__MEASURE_WINDOW;
+            const tc__solver *fastest = NULL;
+            double fastest_t = 0;
+            for (int i = 0; i < nc; i++) {
+                const tc__solver *s = cand[i];
+                if (nonref && tc__solver_is_reference(s)) continue;
+                if (cand[i] != best && est[i] > window) continue;
+                if (cand[i] != best && !opt->workspace_limit &&
+                    wsz[i] > TC__MEASURE_WS_CAP)
+                    continue;
                 void *state = NULL;
                 if (s->plan && s->plan(p, &pl->env, &state) != TC_OK) continue;
-                cost = tc__measure(pl, s, state);
+                double t = tc__measure(pl, s, state);
                 if (s->destroy) s->destroy(state);
-                if (cost < 0) continue;
-            } else {
-                cost = s->estimate ? s->estimate(p, &pl->env) : 1e30;
+                if (t < 0) continue;
+                if (!fastest || t < fastest_t) {
+                    fastest = s;
+                    fastest_t = t;
+                }
             }
-            if (!best || cost < best_cost) {
-                best = s;
-                best_cost = cost;
-            }
+            if (fastest) best = fastest; /* else keep the estimate's pick */
         }
-        (void)any_cuda;
         if (!best) {
             if (pl->env.backend == TC_BACKEND_CUDA)
                 return tc__error(TC_ERR_NO_DEVICE,
