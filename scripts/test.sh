@@ -13,7 +13,8 @@
 #                again with TC_TEST_QUICK=1
 #   4. fuzz      clang + libFuzzer build (-DTC_FUZZ=ON) in build-fuzz/;
 #                fuzz_npy (.npy parser) and fuzz_desc (descriptor validation
-#                and planning) for S seconds each (default 30)
+#                and planning) for S seconds each (default 30), after the
+#                regression inputs in tests/fuzz_corpus/<npy|desc>/
 # --quick skips 3 and 4; --no-fuzz skips 4. The last line reads
 # "TOTAL: N passed, N failed" (ctest tests of both builds, plus one per
 # install check and fuzzer).
@@ -23,7 +24,7 @@
 # passed on to the tests; CMAKE_ARGS adds configure arguments to every build.
 set -uo pipefail
 
-usage() { sed -n '2,24s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 1
@@ -185,11 +186,14 @@ EOF
             for t in fuzz_npy fuzz_desc; do
                 t0=$(date +%s)
                 corpus=$F/corpus/${t#fuzz_}
+                # regression inputs (past crashes, timeouts) run first, read-only
+                seeds=tests/fuzz_corpus/${t#fuzz_}
+                [ -d "$seeds" ] || seeds=
                 hdr "fuzz: $t for ${fuzz_time} s (corpus $corpus)"
                 if ASAN_OPTIONS="${ASAN_OPTIONS:-allocator_may_return_null=1}" \
                     "$F/$t" -max_total_time="$fuzz_time" -timeout=30 -rss_limit_mb=4096 \
                     -print_final_stats=1 -artifact_prefix="$F/artifacts/$t-" \
-                    "$corpus" >"$F/$t.log" 2>&1; then
+                    "$corpus" ${seeds:+"$seeds"} >"$F/$t.log" 2>&1; then
                     runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$F/$t.log")
                     echo "$t: ${runs:-?} runs, no crash"
                     total_pass=$((total_pass + 1))
