@@ -8,6 +8,7 @@
  * over c, r0, r1, r2 with a unit-stride inner loop over p2. */
 #include "core/internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void halo_dims(const tc__problem *p, int64_t P[3]) {
@@ -15,17 +16,34 @@ static void halo_dims(const tc__problem *p, int64_t P[3]) {
         P[a] = (p->out[a] - 1) * p->stride[a] + (p->msk[a] - 1) * p->dil[a] + 1;
 }
 
+static int64_t halo_bytes(const tc__problem *p, int threads);
+
 static int halo_applicable(const tc__problem *p, const tc__env *e, char *why,
                            size_t n) {
-    return p->op == TC_OP_FILTER || p->op == TC_OP_CONV;
+    if (p->op != TC_OP_FILTER && p->op != TC_OP_CONV) return 0;
+    if (halo_bytes(p, e->threads) == 0) {
+        if (why) snprintf(why, n, "padded copy of the input overflows 64 bits");
+        return 0;
+    }
+    return 1;
+}
+
+/* Bytes of the padded copy plus one double accumulator row per thread,
+ * or 0 when that overflows 64 bits. */
+static int64_t halo_bytes(const tc__problem *p, int threads) {
+    int64_t P[3], v = p->N, acc;
+    halo_dims(p, P);
+    if (!tc__mul_ok(v, p->C, &v) || !tc__mul_ok(v, P[0], &v) ||
+        !tc__mul_ok(v, P[1], &v) || !tc__mul_ok(v, P[2], &v) ||
+        !tc__mul_ok(v, (int64_t)p->esize, &v) ||
+        !tc__add_ok(p->out[2], 8, &acc) || !tc__mul_ok(acc, 8 * (int64_t)threads, &acc) ||
+        !tc__add_ok(v, acc, &v) || !tc__add_ok(v, 64, &v))
+        return 0;
+    return v;
 }
 
 static size_t halo_workspace(const tc__problem *p, const tc__env *e) {
-    int64_t P[3];
-    halo_dims(p, P);
-    /* padded input + one double accumulator row per thread */
-    return (size_t)(p->N * p->C * P[0] * P[1] * P[2]) * p->esize +
-           (size_t)e->threads * (size_t)(p->out[2] + 8) * sizeof(double) + 64;
+    return (size_t)halo_bytes(p, e->threads);
 }
 
 static double halo_estimate(const tc__problem *p, const tc__env *e) {

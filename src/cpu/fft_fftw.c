@@ -40,6 +40,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #if TC_HAVE_FFTW
@@ -66,17 +67,25 @@ typedef struct fft_state {
 
 static pthread_mutex_t fft_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int fft_smooth(int64_t n) {
-    static const int f[4] = {2, 3, 5, 7};
-    for (int i = 0; i < 4; i++)
-        while (n % f[i] == 0) n /= f[i];
-    return n == 1;
-}
-
+/* Smallest 2,3,5,7-smooth length >= n (even when asked and n > 1), found
+ * by enumerating 2^a 3^b 5^c 7^d directly: stepping n++ takes minutes near
+ * 2^41, where smooth numbers are ~1e8 apart. */
 static int64_t fft_next_smooth(int64_t n, int even) {
-    if (n < 1) n = 1;
-    while (!fft_smooth(n) || (even && n % 2 && n > 1)) n++;
-    return n;
+    if (n <= 1) return 1;
+    const int64_t lim = INT64_MAX / 8;
+    int64_t best = INT64_MAX;
+    for (int64_t p7 = 1; p7 < lim; p7 *= 7)
+        for (int64_t p5 = p7; p5 < lim; p5 *= 5)
+            for (int64_t p3 = p5; p3 < lim; p3 *= 3) {
+                int64_t v = p3;
+                while (v < n || (even && v % 2)) {
+                    if (v > lim / 2) { v = INT64_MAX; break; }
+                    v *= 2;
+                }
+                if (v < best) best = v;
+                if (p3 > n) break;
+            }
+    return best;
 }
 
 /* FFTW (ESTIMATE plans) is slower per N log N on lengths with odd
