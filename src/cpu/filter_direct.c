@@ -495,6 +495,11 @@ static int fd_applicable(const tc__problem *p, const tc__env *e, char *why, size
     else if (p->stride[0] != 1 || p->stride[1] != 1 || p->stride[2] != 1 ||
              p->dil[0] != 1 || p->dil[1] != 1 || p->dil[2] != 1)
         r = "needs stride 1 and dilation 1";
+    /* the plan keeps an 8-byte index per extended plane and row: refuse
+     * shapes where that map alone passes 256 MiB (e.g. 2^31 rows of 1) */
+    else if ((double)(p->out[0] + p->msk[0] + p->out[1] + p->msk[1]) * 8.0 >
+             268435456.0)
+        r = "row index maps over 256 MiB (too many planes/rows)";
     if (r && why && n) {
         strncpy(why, r, n - 1);
         why[n - 1] = '\0';
