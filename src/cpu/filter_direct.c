@@ -278,7 +278,6 @@ static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     const fd_state *s = j->s;
     const tc__problem *p = j->a->p;
     const int64_t es = (int64_t)p->esize, ew = fd_max(s->EL, s->ER);
-    const int64_t rbpb = s->Hb / s->R;
     char *tw = j->ws + (size_t)tid * fd_thread_bytes(p, s);
     const void **ptrs = (const void **)tw;
     char *eb = tw + fd_r64((size_t)(s->m0 * s->xs) * sizeof(void *));
@@ -292,13 +291,9 @@ static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     b.m2 = s->m2;
     b.nt = s->nt;
     for (int64_t it = begin; it < end; it++) {
-        int64_t t = it;
-        const int64_t rb = t % rbpb; t /= rbpb;
-        const int64_t o0 = t % s->Do; t /= s->Do;
-        const int64_t band = t % s->nbands; t /= s->nbands;
-        const int64_t xt = t % s->ntx, n = t / s->ntx;
-        const int64_t o1 = band * s->Hb + rb * s->R;
-        if (o1 >= s->Ho) continue; /* last band is shorter */
+        tc__fd_item w;
+        if (!tc__fd_item_decode(s, it, &w)) continue;
+        const int64_t o0 = w.o0, xt = w.xt, n = w.n, o1 = w.o1;
         b.rows = (int)fd_min(s->R, s->Ho - o1);
         const int64_t t0 = xt * s->Tx, t1 = fd_min(s->Wo, t0 + s->Tx);
         const char *xn = (const char *)j->a->x + (size_t)(n * s->D * s->H * s->W) * es;
@@ -397,7 +392,7 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     const fd_job *j = arg;
     const fd_state *s = j->s;
     const tc__problem *p = j->a->p;
-    const int64_t es = (int64_t)p->esize, rbpb = s->Hb / s->R;
+    const int64_t es = (int64_t)p->esize;
     char *w = (char *)j->a->ws + (size_t)tid * s->ws_thread;
     char *ring = w;
     w += fd_r64((size_t)(s->m0 * s->Hbe * s->RW * es));
@@ -417,13 +412,10 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     b.m2 = s->m2;
     b.nt = s->nt;
     for (int64_t it = begin; it < end; it++) {
-        int64_t q = it;
-        const int64_t rb = q % rbpb; q /= rbpb;
-        const int64_t o0 = q % s->Do; q /= s->Do;
-        const int64_t band = q % s->nbands; q /= s->nbands;
-        const int64_t xt = q % s->ntx, n = q / s->ntx;
-        const int64_t hb0 = band * s->Hb, o1 = hb0 + rb * s->R;
-        if (o1 >= s->Ho) continue; /* last band is shorter */
+        tc__fd_item w;
+        if (!tc__fd_item_decode(s, it, &w)) continue;
+        const int64_t o0 = w.o0, xt = w.xt, n = w.n, o1 = w.o1, band = w.band;
+        const int64_t hb0 = band * s->Hb, q = w.q;
         const int64_t key = q * s->nbands + band, X0 = xt * s->Tx;
         const int64_t tw = fd_min(s->Tx, s->Wo - X0);
         b.rows = (int)fd_min(s->R, s->Ho - o1);

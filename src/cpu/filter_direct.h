@@ -88,6 +88,30 @@ typedef struct tc__fd_state {
     int64_t nsL, nsR;
 } tc__fd_state;
 
+/* One work item of the cpu.direct.* loops, items ordered (n, x tile,
+ * band, output plane, row block) with the row block fastest. */
+typedef struct tc__fd_item {
+    int64_t n, xt, band, o0, rb;
+    int64_t q;  /* n * ntx + xt (with band: the band-cache key) */
+    int64_t o1; /* first output row of the block */
+} tc__fd_item;
+
+/* Decodes item `it`; returns 0 when the row block starts past the last
+ * output row (the last band is shorter) and the item has no work. */
+static inline int tc__fd_item_decode(const tc__fd_state *s, int64_t it,
+                                     tc__fd_item *w) {
+    const int64_t rbpb = s->Hb / s->R;
+    int64_t q = it;
+    w->rb = q % rbpb; q /= rbpb;
+    w->o0 = q % s->Do; q /= s->Do;
+    w->band = q % s->nbands; q /= s->nbands;
+    w->q = q;
+    w->xt = q % s->ntx;
+    w->n = q / s->ntx;
+    w->o1 = w->band * s->Hb + w->rb * s->R;
+    return w->o1 < s->Ho;
+}
+
 int64_t tc__fd_l2_bytes(void);
 /* lane path (filter_direct_lanes.c) */
 int tc__fdl_wanted(const tc__problem *p);

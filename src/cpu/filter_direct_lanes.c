@@ -193,7 +193,7 @@ static void fl_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     const fl_job *j = arg;
     const tc__fd_state *s = j->s;
     const tc__problem *p = j->a->p;
-    const int64_t es = (int64_t)p->esize, L = s->L, rbpb = s->Hb / s->R;
+    const int64_t es = (int64_t)p->esize, L = s->L;
     fl_thread t;
     char *w = (char *)j->a->ws + (size_t)tid * s->ws_thread;
     t.ring = w;
@@ -218,13 +218,10 @@ static void fl_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     b.m1 = s->m1;
     b.m2 = s->m2;
     for (int64_t it = begin; it < end; it++) {
-        int64_t q = it;
-        const int64_t rb = q % rbpb; q /= rbpb;
-        const int64_t o0 = q % s->Do; q /= s->Do;
-        const int64_t band = q % s->nbands; q /= s->nbands;
-        const int64_t xt = q % s->ntx, n = q / s->ntx;
-        const int64_t hb0 = band * s->Hb, o1 = hb0 + rb * s->R;
-        if (o1 >= s->Ho) continue; /* last band is shorter */
+        tc__fd_item w;
+        if (!tc__fd_item_decode(s, it, &w)) continue;
+        const int64_t o0 = w.o0, xt = w.xt, n = w.n, o1 = w.o1, band = w.band;
+        const int64_t hb0 = band * s->Hb, q = w.q;
         const int64_t key = q * s->nbands + band, X0 = xt * s->Tx;
         fl_cache *c = t.cache;
         if (key != c->key || o0 < c->have_lo || o0 >= c->have_hi) {
