@@ -307,7 +307,7 @@ static int64_t tc__cu_span(int64_t rows, int64_t cols, int64_t ld) {
     return (rows - 1) * ld + cols; /* elements touched by a row-major view */
 }
 
-tc_status tc__cu_run(const tc__args *a, const void *dmask,
+tc_status tc__cu_run(const tc__args *a, const void *dmask, int need_dw,
                      tc__cu_launch_fn launch) {
     const tc__problem *p = a->p;
     if (!tc__cu_available())
@@ -335,7 +335,8 @@ tc_status tc__cu_run(const tc__args *a, const void *dmask,
     b.s = s;
     void *tx = NULL, *ty = NULL, *tw = NULL, *hw_own = NULL;
     int x_host = !tc__cu_is_device(a->x), y_host = !tc__cu_is_device(a->y);
-    int w_host = a->w ? !tc__cu_is_device(a->w) : 0;
+    /* the plan's mask (p->mask) is host memory: no query */
+    int w_host = a->w ? (a->w == p->mask || !tc__cu_is_device(a->w)) : 0;
     int staged = x_host || y_host;
     tc_status st = TC_OK;
 
@@ -370,7 +371,7 @@ tc_status tc__cu_run(const tc__args *a, const void *dmask,
     } else if (a->w && !w_host) {
         b.w = a->w; /* gemm B on the device: in place */
     }
-    if (!b.w && a->w) {
+    if (!b.w && a->w && (need_dw || p->op != TC_OP_FILTER)) {
         if ((st = tc__cu_alloc(&tw, wb, s))) goto out;
         if ((st = tc__cu_h2d(tw, a->w, wb, s))) goto out;
         b.w = tw;

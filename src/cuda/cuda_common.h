@@ -91,8 +91,11 @@ typedef tc_status (*tc__cu_launch_fn)(const tc__args *a, const tc__cu_bufs *b);
 
 /* Runs `launch` on device views of a's arrays. dmask: the plan's device copy
  * of p->mask (filter) or NULL; used when a->w == p->mask, else the mask is
- * staged per call. Host arrays are staged in and the output staged back. */
-tc_status tc__cu_run(const tc__args *a, const void *dmask,
+ * staged per call. need_dw = 0: the launch never reads b->w (it takes the
+ * weights from b->hw or from its plan), so a host mask is not staged and a
+ * call on device arrays enqueues its kernels and returns without waiting.
+ * Host arrays are staged in and the output staged back. */
+tc_status tc__cu_run(const tc__args *a, const void *dmask, int need_dw,
                      tc__cu_launch_fn launch);
 /* Copies a host mask of the problem to a new device buffer (plan time). */
 tc_status tc__cu_mask_upload(const tc__problem *p, void **dmask);

@@ -2,8 +2,8 @@
  * cuda_direct.cu - cuda.direct: single-channel filters (1D/2D/3D) on the GPU.
  *
  * Fast path (float32, masks up to 63 taps in 1D, 15x15 in 2D, 7x7x7 in 3D):
- * the mask is zero-padded to a bucket size (R,S,T known at compile time)
- * and passed as a __grid_constant__ kernel parameter, which lives in the
+ * the tap counts (R,S,T) are compile-time, and the mask is passed as a
+ * __grid_constant__ kernel parameter, which lives in the
  * constant bank: every FFMA takes its weight straight from c[0x0][...], no
  * register and no __constant__ symbol shared between concurrent plans.
  * Each block owns an output tile of TH x TW (TW = 128*BX, TH = BY*RY) and
@@ -19,9 +19,11 @@
  * Generic path (float64, and masks beyond the buckets): one output per
  * thread, runtime tap loops, mask in global memory (read-only cache).
  *
- * Note: zero-padded taps multiply existing neighbours by 0, so an Inf or
- * NaN just outside a mask's true footprint (but inside its bucket) turns
- * into NaN in the output. Finite inputs are unaffected.
+ * Masks whose sizes match a variant exactly run it unguarded; any other
+ * mask runs the smallest "guarded" variant that covers it, where each tap
+ * beyond the mask's true extent (r >= mr, s >= ms, t >= mt; uniform over
+ * the launch) is skipped, not multiplied by zero: an Inf or NaN just
+ * outside the true footprint must not reach the output (0 * Inf = NaN).
  */
 #include "cuda/cuda_common.h"
 
@@ -42,6 +44,7 @@ struct dgeom {
     int vec_in;           /* W % 4 == 0 and x 16-byte aligned: 16-byte loads */
     int64_t A;            /* pad2 rounded up to 4: shared column 0 = x0 - A */
     int off;              /* A - pad2, 0..3 */
+    int mr, ms, mt;       /* the mask's true extent (guarded variants) */
 };
 
 template <int N> struct maskp { float w[N]; };
@@ -110,7 +113,7 @@ __device__ __forceinline__ void issue_plane(float *slot, const float *__restrict
 
 /* Accumulates one output tile from R shared slots and stores it. The
  * window of output column x starts at shared column x - x0 + OFF. */
-template <int R, int S, int T, int RY, int SP, int OFF>
+template <int R, int S, int T, int RY, int SP, int OFF, bool EX>
 __device__ __forceinline__ void compute_store_off(const float *smem, const int *slot_of, int SLOT,
                                                   const maskp<R * S * T> &m, float *yp,
                                                   const dgeom &g, int64_t y0, int64_t x0) {
@@ -123,6 +126,7 @@ __device__ __forceinline__ void compute_store_off(const float *smem, const int *
         for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
 #pragma unroll
     for (int r = 0; r < R; r++) {
+        if (!EX && r >= g.mr) break;
         const float *sl = smem + slot_of[r] * SLOT + (ty * RY) * SP + 4 * tx;
 #pragma unroll
         for (int iy = 0; iy < RY + S - 1; iy++) {
@@ -135,9 +139,10 @@ __device__ __forceinline__ void compute_store_off(const float *smem, const int *
 #pragma unroll
             for (int j = 0; j < RY; j++) {
                 const int s = iy - j;
-                if (s >= 0 && s < S) {
+                if (s >= 0 && s < S && (EX || s < g.ms)) {
 #pragma unroll
                     for (int t = 0; t < T; t++) {
+                        if (!EX && t >= g.mt) break;
                         const float wv = m.w[(r * S + s) * T + t];
 #pragma unroll
                         for (int i = 0; i < 4; i++) acc[j][i] = fmaf(wv, v[OFF + i + t], acc[j][i]);
@@ -162,15 +167,15 @@ __device__ __forceinline__ void compute_store_off(const float *smem, const int *
     }
 }
 
-template <int R, int S, int T, int RY, int SP>
+template <int R, int S, int T, int RY, int SP, bool EX>
 __device__ __forceinline__ void compute_store(const float *smem, const int *slot_of, int SLOT,
                                               const maskp<R * S * T> &m, float *yp,
                                               const dgeom &g, int64_t y0, int64_t x0) {
     switch (g.off) { /* uniform: one case per launch */
-    case 0: compute_store_off<R, S, T, RY, SP, 0>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
-    case 1: compute_store_off<R, S, T, RY, SP, 1>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
-    case 2: compute_store_off<R, S, T, RY, SP, 2>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
-    default: compute_store_off<R, S, T, RY, SP, 3>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
+    case 0: compute_store_off<R, S, T, RY, SP, 0, EX>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
+    case 1: compute_store_off<R, S, T, RY, SP, 1, EX>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
+    case 2: compute_store_off<R, S, T, RY, SP, 2, EX>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
+    default: compute_store_off<R, S, T, RY, SP, 3, EX>(smem, slot_of, SLOT, m, yp, g, y0, x0); break;
     }
 }
 
@@ -186,7 +191,7 @@ template <int S, int T, int RY, int BX, int BY> struct tileg {
 /* R == 1 (1D and 2D masks): persistent blocks walk the tiles (x, y, plane)
  * with a stride of gridDim.x; NST shared slots, NST-1 tiles in flight
  * while one is computed. */
-template <int S, int T, int RY, int BX, int BY, int NST>
+template <int S, int T, int RY, int BX, int BY, int NST, bool EX>
 __global__ void __launch_bounds__(32 * BX * BY)
 direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
                  const __grid_constant__ maskp<S * T> m, const dgeom g) {
@@ -225,7 +230,7 @@ direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
         __syncthreads();
         const int64_t bxi = t % tx_n, rest = t / tx_n, byi = rest % ty_n, pl = rest / ty_n;
         const int slot_of[1] = {(int)(i % NST)};
-        compute_store<1, S, T, RY, G::SP>(smem, slot_of, G::SLOT, m, y + pl * g.Q * g.O, g,
+        compute_store<1, S, T, RY, G::SP, EX>(smem, slot_of, G::SLOT, m, y + pl * g.Q * g.O, g,
                                           byi * G::TH, bxi * G::TW);
         __syncthreads(); /* the slot is refilled NST-1 steps later */
     }
@@ -235,7 +240,7 @@ direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
 /* R > 1 (3D masks): a block owns an xy tile and a chunk of zc output
  * planes; a ring of R+1 plane slots, the next input plane in flight while
  * the current output plane is computed (2.5D streaming). */
-template <int R, int S, int T, int RY, int BX, int BY>
+template <int R, int S, int T, int RY, int BX, int BY, bool EX>
 __global__ void __launch_bounds__(32 * BX * BY)
 direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
                 const __grid_constant__ maskp<R * S * T> m, const dgeom g, int64_t gy0,
@@ -269,7 +274,7 @@ direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
         int slot_of[R];
 #pragma unroll
         for (int r = 0; r < R; r++) slot_of[r] = (s + r) % NSLOT;
-        compute_store<R, S, T, RY, G::SP>(smem, slot_of, G::SLOT, m,
+        compute_store<R, S, T, RY, G::SP, EX>(smem, slot_of, G::SLOT, m,
                                           y + ((n * g.P + zs + s) * g.Q) * g.O, g, y0, x0);
         __syncthreads();
     }
@@ -320,6 +325,7 @@ typedef tc_status (*launch_t)(const tc__args *a, const tc__cu_bufs *b);
 
 struct variant {
     int R, S, T, RY, BX, BY, NST; /* NST: slots (R == 1) */
+    int ex;                       /* 1: exact sizes only; 0: guarded taps */
     launch_t launch;
     const void *kernel;
 };
@@ -338,6 +344,7 @@ static dgeom make_geom(const tc__problem *p) {
     g.A = (g.pad2 + 3) / 4 * 4;
     if (g.A < 0) g.A = 0; /* pad2 < 0 (crop) cannot happen for filters */
     g.off = (int)(g.A - g.pad2);
+    g.mr = (int)p->msk[0]; g.ms = (int)p->msk[1]; g.mt = (int)p->msk[2];
     return g;
 }
 
@@ -359,7 +366,7 @@ static int occupancy(const void *k, int threads, size_t smem, int *cache) {
     return v;
 }
 
-template <int R, int S, int T, int RY, int BX, int BY, int NST>
+template <int R, int S, int T, int RY, int BX, int BY, int NST, bool EX>
 static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     typedef tileg<S, T, RY, BX, BY> G;
@@ -379,7 +386,7 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     const int sms = d ? d->sms : 132;
     const int64_t gx = tc__cu_div_up(g.O, G::TW), gyn = tc__cu_div_up(g.Q, G::TH);
     if constexpr (R == 1) {
-        auto k = direct_f32_tiles<S, T, RY, BX, BY, NST>;
+        auto k = direct_f32_tiles<S, T, RY, BX, BY, NST, EX>;
         if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
             TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
@@ -392,7 +399,7 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
         TC_CU_LAUNCH("cuda.direct");
         return TC_OK;
     } else {
-    auto k = direct_f32_ring<R, S, T, RY, BX, BY>;
+    auto k = direct_f32_ring<R, S, T, RY, BX, BY, EX>;
     if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
         TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
@@ -430,15 +437,20 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
     return TC_OK;
 }
 
-#define V1(T) {1, 1, T, 1, 8, 1, 4, launch_fast<1, 1, T, 1, 8, 1, 4>, (const void *)direct_f32_tiles<1, T, 1, 8, 1, 4>}
-#define V2(K, RY) {1, K, K, RY, 1, 8, 2, launch_fast<1, K, K, RY, 1, 8, 2>, (const void *)direct_f32_tiles<K, K, RY, 1, 8, 2>}
-#define V3(K, RY) {K, K, K, RY, 1, 8, 0, launch_fast<K, K, K, RY, 1, 8, 0>, (const void *)direct_f32_ring<K, K, K, RY, 1, 8>}
+#define V1(T, EX) {1, 1, T, 1, 8, 1, 4, EX, launch_fast<1, 1, T, 1, 8, 1, 4, EX>, (const void *)direct_f32_tiles<1, T, 1, 8, 1, 4, EX>}
+#define V2(K, RY, EX) {1, K, K, RY, 1, 8, 2, EX, launch_fast<1, K, K, RY, 1, 8, 2, EX>, (const void *)direct_f32_tiles<K, K, RY, 1, 8, 2, EX>}
+#define V3(K, RY, EX) {K, K, K, RY, 1, 8, 0, EX, launch_fast<K, K, K, RY, 1, 8, 0, EX>, (const void *)direct_f32_ring<K, K, K, RY, 1, 8, EX>}
 
+/* Exact variants first (the common odd sizes), then the guarded buckets
+ * that take every other mask up to the limits. */
 static const variant variants[] = {
-    V1(3), V1(5), V1(7), V1(9), V1(11), V1(13), V1(15), V1(17), V1(21),
-    V1(25), V1(31), V1(33), V1(41), V1(49), V1(63),
-    V2(3, 4), V2(5, 4), V2(7, 4), V2(9, 4), V2(11, 4), V2(13, 4), V2(15, 4),
-    V3(3, 4), V3(5, 2), V3(7, 2),
+    V1(3, 1), V1(5, 1), V1(7, 1), V1(9, 1), V1(11, 1), V1(13, 1), V1(15, 1), V1(17, 1),
+    V1(21, 1), V1(25, 1), V1(31, 1), V1(33, 1), V1(41, 1), V1(49, 1), V1(63, 1),
+    V2(3, 4, 1), V2(5, 4, 1), V2(7, 4, 1), V2(9, 4, 1), V2(11, 4, 1), V2(13, 4, 1), V2(15, 4, 1),
+    V3(3, 4, 1), V3(5, 2, 1), V3(7, 2, 1),
+    V1(8, 0), V1(16, 0), V1(32, 0), V1(63, 0),
+    V2(5, 4, 0), V2(9, 4, 0), V2(15, 4, 0),
+    V3(3, 4, 0), V3(5, 2, 0), V3(7, 2, 0),
 };
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
@@ -453,8 +465,20 @@ static size_t variant_smem(const variant *v) {
 static const variant *pick(const tc__problem *p) {
     if (p->dtype != TC_FLOAT32) return NULL;
     int64_t R = p->msk[0], S = p->msk[1], T = p->msk[2];
-    for (int i = 0; i < NVARIANTS; i++) {
+    for (int i = 0; i < NVARIANTS; i++) { /* an exact match */
         const variant *v = &variants[i];
+        if (!v->ex) continue;
+        if (R == 1 && S == 1) {
+            if (v->R == 1 && v->S == 1 && v->T == T) return v;
+        } else if (R == 1) {
+            if (v->R == 1 && v->S == S && v->T == T) return v;
+        } else if (v->R == R && v->S == S && v->T == T) {
+            return v;
+        }
+    }
+    for (int i = 0; i < NVARIANTS; i++) { /* the smallest guarded bucket */
+        const variant *v = &variants[i];
+        if (v->ex) continue;
         if (R == 1 && S == 1) {
             if (v->R == 1 && v->S == 1 && v->T >= T) return v;
         } else if (R == 1) {
@@ -525,7 +549,9 @@ static tc_status d_launch(const tc__args *a, const tc__cu_bufs *b) {
 
 static tc_status d_execute(const tc__args *a) {
     const dstate *s = (const dstate *)a->state;
-    return tc__cu_run(a, s ? s->dmask : NULL, d_launch);
+    /* the fast path takes the weights from the host copy (b->hw) */
+    const variant *v = s ? s->v : pick(a->p);
+    return tc__cu_run(a, s ? s->dmask : NULL, v == NULL, d_launch);
 }
 
 } // namespace
@@ -540,7 +566,8 @@ void tc__cu_report_direct(tc__cu_report *r) {
     for (int i = 0; i < NVARIANTS; i++) {
         const variant *v = &variants[i];
         char name[96];
-        snprintf(name, sizeof name, "cuda.direct f32 R%dS%dT%d RY%d", v->R, v->S, v->T, v->RY);
+        snprintf(name, sizeof name, "cuda.direct f32 R%dS%dT%d RY%d%s", v->R, v->S, v->T, v->RY,
+                 v->ex ? "" : " guarded");
         size_t sm = variant_smem(v);
         if (sm > 48 * 1024)
             cudaFuncSetAttribute(v->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);

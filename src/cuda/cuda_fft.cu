@@ -251,7 +251,7 @@ static tc_status f_launch(const tc__args *a, const tc__cu_bufs *b) {
 
 static tc_status f_execute(const tc__args *a) {
     if (!a->state) return tc__error(TC_ERR_INTERNAL, "cuda.fft: executed without a plan");
-    return tc__cu_run(a, NULL, f_launch);
+    return tc__cu_run(a, NULL, 0, f_launch); /* spectrum cached in the plan */
 }
 
 } // namespace

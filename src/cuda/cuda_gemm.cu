@@ -255,7 +255,7 @@ static double g_estimate(const tc__problem *p, const tc__env *e) {
     return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p),
                            fast_shape(p) ? 0.7 : 0.25);
 }
-static tc_status g_execute(const tc__args *a) { return tc__cu_run(a, NULL, launch_gemm); }
+static tc_status g_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_gemm); }
 
 } // namespace
 

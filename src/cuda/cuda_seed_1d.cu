@@ -222,7 +222,7 @@ static void destroy1(void *state) {
 }
 template <int KIND> static tc_status exec1(const tc__args *a) {
     const s1 *s = (const s1 *)a->state;
-    return tc__cu_run(a, s ? s->dmask : NULL, launch1d<KIND>);
+    return tc__cu_run(a, s ? s->dmask : NULL, 1, launch1d<KIND>);
 }
 
 } // namespace

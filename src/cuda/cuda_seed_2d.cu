@@ -283,7 +283,7 @@ static void destroy2(void *state) {
 }
 template <int KIND> static tc_status exec2(const tc__args *a) {
     const s2 *s = (const s2 *)a->state;
-    return tc__cu_run(a, s ? s->dmask : NULL,
+    return tc__cu_run(a, s ? s->dmask : NULL, 1,
                       KIND == K_CONST ? launch_const : KIND == K_PITCH ? launch_pitch : launch_tex);
 }
 

@@ -104,7 +104,7 @@ static void destroy3(void *state) {
 }
 static tc_status exec3(const tc__args *a) {
     const s3 *s = (const s3 *)a->state;
-    return tc__cu_run(a, s ? s->dmask : NULL, launch3);
+    return tc__cu_run(a, s ? s->dmask : NULL, 1, launch3);
 }
 
 } // namespace

@@ -100,7 +100,7 @@ static double est_tiled(const tc__problem *p, const tc__env *e) {
     return tc__cu_estimate(0, tc__problem_flops(p), 0.05);
 }
 template <int TILED> static tc_status execg(const tc__args *a) {
-    return tc__cu_run(a, NULL, launchg<TILED>);
+    return tc__cu_run(a, NULL, 1, launchg<TILED>);
 }
 
 } // namespace

@@ -229,7 +229,7 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
 static tc_status s_launch(const tc__args *a, const tc__cu_bufs *b) {
     return a->p->dtype == TC_FLOAT32 ? run_passes<float>(a, b) : run_passes<double>(a, b);
 }
-static tc_status s_execute(const tc__args *a) { return tc__cu_run(a, NULL, s_launch); }
+static tc_status s_execute(const tc__args *a) { return tc__cu_run(a, NULL, 0, s_launch); }
 
 } // namespace
 
