@@ -9,11 +9,15 @@
  * Build (scripts/gpu-check.sh does this):
  *   nvcc -O2 -arch=sm_90 -Iinclude bench/gpu_bench.cu build/libtileconv.a \
  *        -lcufft -o gpu_bench
- * Environment: TC_BENCH_QUICK=1 runs a few cases only.
+ * Environment: TC_BENCH_QUICK=1 runs a few cases only; TC_BENCH_ONLY=text
+ * runs the cases whose name contains text; TC_BENCH_SWEEP=1 also times
+ * every cuda.direct kernel variant that takes each main case (forced
+ * through TC_CUDA_DIRECT_VARIANT; group "sweep", algo "cuda.direct#i").
  */
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +59,8 @@ struct result {
 };
 static std::vector<result> results;
 static double copy_gbs = 0, peak_gflops = 0;
-static int quick = 0;
+static int quick = 0, sweep = 0;
+static const char *only = NULL;
 
 static double median(std::vector<float> &v) {
     std::sort(v.begin(), v.end());
@@ -95,8 +100,11 @@ template <typename F> static double time_batch(F fn, int n) {
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
     CK(cudaEventRecord(a, 0));
+    auto h0 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; i++)
         if (fn() != TC_OK) break;
+    double host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() / n;
+    printf("         host time per execute call (no wait): %.2f us\n", host_us);
     CK(cudaEventRecord(b, 0));
     CK(cudaEventSynchronize(b));
     float ms;
@@ -131,6 +139,7 @@ static void add(const char *group, const char *name, const char *algo, double ms
 static void bench_filter(const char *group, const char *name, int nsp, const long long *shape,
                          const long long *mask, tc_mode mode, const char *algo, int reps,
                          double ref_s = 0) {
+    if (only && !strstr(name, only)) return;
     tc_filter_desc d;
     tc_filter_desc_init(&d);
     d.dtype = TC_FLOAT32;
@@ -171,7 +180,40 @@ static void bench_filter(const char *group, const char *name, int nsp, const lon
     cudaFree(y);
 }
 
+/* Every cuda.direct variant that plans for this case (TC_BENCH_SWEEP). */
+static void sweep_filter(const char *name, int nsp, const long long *shape, const long long *mask,
+                         int reps) {
+    if (!sweep || (only && !strstr(name, only))) return;
+    for (int v = 0; v < 64; v++) {
+        char ev[16], an[32];
+        snprintf(ev, sizeof ev, "%d", v);
+        setenv("TC_CUDA_DIRECT_VARIANT", ev, 1);
+        tc_filter_desc d;
+        tc_filter_desc_init(&d);
+        d.ndim = nsp;
+        for (int i = 0; i < nsp; i++) { d.shape[i] = shape[i]; d.mask_shape[i] = mask[i]; }
+        std::vector<float> hm(1000, 0.5f);
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = "cuda.direct";
+        tc_plan *pl = NULL;
+        int ok = tc_plan_filter(&pl, NULL, &d, hm.data(), &o) == TC_OK;
+        tc_plan_destroy(pl);
+        if (ok) {
+            snprintf(an, sizeof an, "cuda.direct#%d", v);
+            /* bench_filter plans again under the same variable */
+            const char *save = only;
+            only = NULL;
+            size_t before = results.size();
+            bench_filter("sweep", name, nsp, shape, mask, TC_MODE_CONSTANT, "cuda.direct", reps);
+            only = save;
+            if (results.size() > before) snprintf(results.back().algo, sizeof results.back().algo, "%s", an);
+        }
+    }
+    unsetenv("TC_CUDA_DIRECT_VARIANT");
+}
 static void bench_gemm(const char *name, long long n, const char *algo, int reps) {
+    if (only && !strstr(name, only)) return;
     tc_gemm_desc d;
     tc_gemm_desc_init(&d);
     d.dtype = TC_FLOAT32;
@@ -208,6 +250,8 @@ static void bench_copy(void) {
 int main(int argc, char **argv) {
     const char *json = argc > 1 ? argv[1] : "gpu_bench.json";
     quick = getenv("TC_BENCH_QUICK") && atoi(getenv("TC_BENCH_QUICK"));
+    sweep = getenv("TC_BENCH_SWEEP") && atoi(getenv("TC_BENCH_SWEEP"));
+    only = getenv("TC_BENCH_ONLY") && *getenv("TC_BENCH_ONLY") ? getenv("TC_BENCH_ONLY") : NULL;
     if (tc_cuda_device_count() == 0) {
         printf("no CUDA device: nothing to time\n");
         return 0;
@@ -238,6 +282,7 @@ int main(int argc, char **argv) {
         long long s[2] = {8192, 8192}, m[2] = {k, k};
         snprintf(nm, sizeof nm, "2D 8192^2 k%d", k);
         bench_filter("2d", nm, 2, s, m, C0, "cuda.direct", 20);
+        sweep_filter(nm, 2, s, m, 10);
     }
     {
         long long s[2] = {8192, 8192}, m[2] = {5, 5};
@@ -259,6 +304,7 @@ int main(int argc, char **argv) {
         long long s[3] = {512, 512, 512}, m[3] = {k, k, k};
         snprintf(nm, sizeof nm, "3D 512^3 k%d", k);
         bench_filter("3d", nm, 3, s, m, C0, "cuda.direct", 10);
+        sweep_filter(nm, 3, s, m, 5);
     }
     /* 1D 2^26 */
     int ks1[] = {3, 7, 15, 31, 63};
@@ -267,6 +313,7 @@ int main(int argc, char **argv) {
         long long s[1] = {1LL << 26}, m[1] = {ks1[i]};
         snprintf(nm, sizeof nm, "1D 2^26 k%d", ks1[i]);
         bench_filter("1d", nm, 1, s, m, C0, "cuda.direct", 20);
+        sweep_filter(nm, 1, s, m, 10);
     }
     if (!quick) {
         long long s[1] = {1LL << 26}, m[1] = {7};
@@ -283,6 +330,7 @@ int main(int argc, char **argv) {
         snprintf(nm, sizeof nm, "report test %d %lldx%lldx%lld k%d", i + 1, rep[i].s[0], rep[i].s[1],
                  rep[i].s[2], rep[i].k);
         bench_filter("report", nm, 3, rep[i].s, m, C0, "cuda.direct", 50, rep[i].ref);
+        sweep_filter(nm, 3, rep[i].s, m, 20);
         if (!quick) bench_filter("reportseed", nm, 3, rep[i].s, m, C0, "cuda.seed.tiled3d", 20, rep[i].ref);
     }
     /* SGEMM */

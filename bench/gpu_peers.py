@@ -239,6 +239,13 @@ def main():
         tm = "-" if r["target_met"] is None else ("met" if r["target_met"] else "MISS")
         lines.append(f"{r['case']:42s} {r['algo']:22s} {ms:>9s} {r['metric']:>18s} {pm:>9s} "
                      f"{r['ratio']:>24s} {tm:>6s}  {r['extra']}")
+    sw = [r for r in ours["results"] if r["group"] == "sweep" and r["ok"]]
+    if sw:
+        lines.append("cuda.direct variant sweep (TC_BENCH_SWEEP=1; #i = tc_cuda_kernel_report's variant i):")
+        for r in sw:
+            base = get("2d", r["name"]) or get("3d", r["name"]) or get("1d", r["name"]) or get("report", r["name"])
+            rel = f"{r['ms'] / base['ms']:.3f}x default" if base and base["ok"] else ""
+            lines.append(f"  {r['name']:40s} {r['algo']:18s} {r['ms']:9.4f} ms  {rel}")
     text = "\n".join(lines)
     print(text)
     os.makedirs(out_dir, exist_ok=True)

@@ -9,6 +9,9 @@
 #             logs in $OUT/bench.log
 #   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
+#   profile   (only when named) ncu on one launch of the main cuda.direct
+#             kernels -> $OUT/ncu.txt; TC_BENCH_SWEEP=1 in the environment
+#             makes the bench step time every kernel variant too
 # in that order, each under what is left of GPU_CHECK_DEADLINE seconds
 # (default 560), so a lease-limited run still returns the important parts.
 # Environment: OUT (default ./gpu-check-out), GPU_CHECK_STEPS (default all),
@@ -76,6 +79,27 @@ if has bench; then
       >>"$OUT/bench.log" 2>&1
   echo "gpu_peers rc=$?"
   cat "$OUT/gpu_table.txt" 2>/dev/null || grep -v "^ " "$OUT/bench.log" | tail -60
+fi
+
+if has profile; then
+  # Nsight Compute on one launch of the main kernels (not in the default
+  # steps): speed of light, stall reasons, memory, occupancy.
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  : >"$OUT/ncu.txt"
+  for c in "${GPU_CHECK_PROFILE_CASES[@]:-2D 8192^2 k3|2D 8192^2 k15|3D 512^3 k5|1D 2^26 k63|report test 1 }"; do
+    IFS='|' read -ra CASES <<<"$c"
+    for k in "${CASES[@]}"; do
+      stamp "ncu: $k"
+      echo "######## $k" >>"$OUT/ncu.txt"
+      TC_BENCH_ONLY="$k" timeout "$(left 60)" "$NCU" --clock-control none -k regex:direct_f32 \
+          --launch-skip 2 --launch-count 1 --section SpeedOfLight --section WarpStateStats \
+          --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+          --section SchedulerStats --section InstructionStats \
+          "$BUILD/gpu_bench" /tmp/ncu_bench.json >>"$OUT/ncu.txt" 2>&1
+      echo "ncu rc=$?"
+    done
+  done
+  grep -E "^  [a-zA-Z_]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|No Eligible|Registers Per|Stall" "$OUT/ncu.txt" | head -80
 fi
 
 if has sanitize; then

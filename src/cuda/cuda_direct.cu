@@ -157,12 +157,12 @@ __device__ __forceinline__ void compute_store_off(const float *smem, const int *
         if (py >= g.Q) continue;
         float *row = yp + py * g.O;
         if (g.vec_out && px + 3 < g.O) {
-            *reinterpret_cast<float4 *>(row + px) =
-                make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+            __stcs(reinterpret_cast<float4 *>(row + px),
+                   make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]));
         } else {
 #pragma unroll
             for (int i = 0; i < 4; i++)
-                if (px + i < g.O) row[px + i] = acc[j][i];
+                if (px + i < g.O) __stcs(row + px + i, acc[j][i]);
         }
     }
 }
@@ -203,10 +203,29 @@ direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
     const int64_t tx_n = (g.O + G::TW - 1) / G::TW, ty_n = (g.Q + G::TH - 1) / G::TH;
     const int64_t ntiles = tx_n * ty_n * g.N * g.P;
     const int64_t step = gridDim.x;
+    /* tile index -> (x tile, y tile, plane); 32-bit division when every
+     * index fits (64-bit division is a long software sequence) */
+    const bool small = ntiles + (NST + 1) * step < (1LL << 31);
+    auto decode = [&](int64_t t, int64_t &bxi, int64_t &byi, int64_t &pl) {
+        if (small) {
+            unsigned u = (unsigned)t, tx = (unsigned)tx_n, ty = (unsigned)ty_n;
+            unsigned r = u / tx;
+            bxi = u - r * tx;
+            unsigned q = r / ty;
+            byi = r - q * ty;
+            pl = q;
+        } else {
+            bxi = t % tx_n;
+            int64_t rest = t / tx_n;
+            byi = rest % ty_n;
+            pl = rest / ty_n;
+        }
+    };
     for (int p = 0; p < NST - 1; p++) {
         int64_t t = blockIdx.x + p * step;
         if (t < ntiles) {
-            int64_t bxi = t % tx_n, rest = t / tx_n, byi = rest % ty_n, pl = rest / ty_n;
+            int64_t bxi, byi, pl;
+            decode(t, bxi, byi, pl);
             int64_t n = pl / g.P, z = pl % g.P;
             issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + p * G::SLOT, x + n * g.D * g.H * g.W, g,
                                                      z - g.pad0, byi * G::TH - g.pad1,
@@ -219,7 +238,8 @@ direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
         if (t >= ntiles) break;
         const int64_t tn = t + (NST - 1) * step;
         if (tn < ntiles) {
-            int64_t bxi = tn % tx_n, rest = tn / tx_n, byi = rest % ty_n, pl = rest / ty_n;
+            int64_t bxi, byi, pl;
+            decode(tn, bxi, byi, pl);
             int64_t n = pl / g.P, z = pl % g.P;
             issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + ((i + NST - 1) % NST) * G::SLOT,
                                                      x + n * g.D * g.H * g.W, g, z - g.pad0,
@@ -228,7 +248,8 @@ direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
         cp_commit();
         cp_wait<NST - 1>();
         __syncthreads();
-        const int64_t bxi = t % tx_n, rest = t / tx_n, byi = rest % ty_n, pl = rest / ty_n;
+        int64_t bxi, byi, pl;
+        decode(t, bxi, byi, pl);
         const int slot_of[1] = {(int)(i % NST)};
         compute_store<1, S, T, RY, G::SP, EX>(smem, slot_of, G::SLOT, m, y + pl * g.Q * g.O, g,
                                           byi * G::TH, bxi * G::TW);
@@ -326,6 +347,8 @@ typedef tc_status (*launch_t)(const tc__args *a, const tc__cu_bufs *b);
 struct variant {
     int R, S, T, RY, BX, BY, NST; /* NST: slots (R == 1) */
     int ex;                       /* 1: exact sizes only; 0: guarded taps */
+    int alt;                      /* 1: a tuning alternative, used only when
+                                     TC_CUDA_DIRECT_VARIANT names it */
     launch_t launch;
     const void *kernel;
 };
@@ -437,9 +460,12 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
     return TC_OK;
 }
 
-#define V1(T, EX) {1, 1, T, 1, 8, 1, 4, EX, launch_fast<1, 1, T, 1, 8, 1, 4, EX>, (const void *)direct_f32_tiles<1, T, 1, 8, 1, 4, EX>}
-#define V2(K, RY, EX) {1, K, K, RY, 1, 8, 2, EX, launch_fast<1, K, K, RY, 1, 8, 2, EX>, (const void *)direct_f32_tiles<K, K, RY, 1, 8, 2, EX>}
-#define V3(K, RY, EX) {K, K, K, RY, 1, 8, 0, EX, launch_fast<K, K, K, RY, 1, 8, 0, EX>, (const void *)direct_f32_ring<K, K, K, RY, 1, 8, EX>}
+#define V1(T, EX) {1, 1, T, 1, 8, 1, 4, EX, 0, launch_fast<1, 1, T, 1, 8, 1, 4, EX>, (const void *)direct_f32_tiles<1, T, 1, 8, 1, 4, EX>}
+#define V2(K, RY, EX) {1, K, K, RY, 1, 8, 2, EX, 0, launch_fast<1, K, K, RY, 1, 8, 2, EX>, (const void *)direct_f32_tiles<K, K, RY, 1, 8, 2, EX>}
+#define V3(K, RY, EX) {K, K, K, RY, 1, 8, 0, EX, 0, launch_fast<K, K, K, RY, 1, 8, 0, EX>, (const void *)direct_f32_ring<K, K, K, RY, 1, 8, EX>}
+/* tuning alternatives (exact sizes): NST slots, RY rows per thread */
+#define A2(K, RY, NST) {1, K, K, RY, 1, 8, NST, 1, 1, launch_fast<1, K, K, RY, 1, 8, NST, true>, (const void *)direct_f32_tiles<K, K, RY, 1, 8, NST, true>}
+#define A3(K, RY) {K, K, K, RY, 1, 8, 0, 1, 1, launch_fast<K, K, K, RY, 1, 8, 0, true>, (const void *)direct_f32_ring<K, K, K, RY, 1, 8, true>}
 
 /* Exact variants first (the common odd sizes), then the guarded buckets
  * that take every other mask up to the limits. */
@@ -451,6 +477,8 @@ static const variant variants[] = {
     V1(8, 0), V1(16, 0), V1(32, 0), V1(63, 0),
     V2(5, 4, 0), V2(9, 4, 0), V2(15, 4, 0),
     V3(3, 4, 0), V3(5, 2, 0), V3(7, 2, 0),
+    A2(3, 4, 3), A2(3, 8, 2), A2(5, 4, 3), A2(7, 4, 3), A2(11, 2, 2), A2(15, 2, 2),
+    A3(3, 8), A3(5, 4), A3(7, 1),
 };
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
@@ -461,32 +489,41 @@ static size_t variant_smem(const variant *v) {
     return (size_t)(v->R == 1 ? v->NST : v->R + 1) * ROWS * SP * sizeof(float);
 }
 
+/* Whether variant v computes mask R x S x T: an exact variant only its own
+ * sizes, a guarded one any mask it covers. */
+static int covers(const variant *v, int64_t R, int64_t S, int64_t T) {
+    if (R == 1 && S == 1) {
+        if (v->R != 1 || v->S != 1) return 0;
+    } else if (R == 1) {
+        if (v->R != 1 || v->S == 1) return 0;
+    } else if (v->R == 1) {
+        return 0;
+    }
+    if (v->ex) return (v->R == R || (R == 1 && v->R == 1)) && v->S == S && v->T == T;
+    return v->R >= R && v->S >= S && v->T >= T;
+}
+
+/* TC_CUDA_DIRECT_VARIANT=i (tuning and benchmarks): variant i of the
+ * table (the order of tc_cuda_kernel_report's cuda.direct lines), -1
+ * when unset. */
+static int forced_variant(void) {
+    const char *e = getenv("TC_CUDA_DIRECT_VARIANT");
+    if (!e || !*e) return -1;
+    char *end;
+    long i = strtol(e, &end, 10);
+    return (*end || i < 0 || i >= NVARIANTS) ? -2 : (int)i;
+}
+
 /* The bucket for a mask, or NULL for the generic path. */
 static const variant *pick(const tc__problem *p) {
     if (p->dtype != TC_FLOAT32) return NULL;
     int64_t R = p->msk[0], S = p->msk[1], T = p->msk[2];
-    for (int i = 0; i < NVARIANTS; i++) { /* an exact match */
-        const variant *v = &variants[i];
-        if (!v->ex) continue;
-        if (R == 1 && S == 1) {
-            if (v->R == 1 && v->S == 1 && v->T == T) return v;
-        } else if (R == 1) {
-            if (v->R == 1 && v->S == S && v->T == T) return v;
-        } else if (v->R == R && v->S == S && v->T == T) {
-            return v;
-        }
-    }
-    for (int i = 0; i < NVARIANTS; i++) { /* the smallest guarded bucket */
-        const variant *v = &variants[i];
-        if (v->ex) continue;
-        if (R == 1 && S == 1) {
-            if (v->R == 1 && v->S == 1 && v->T >= T) return v;
-        } else if (R == 1) {
-            if (v->R == 1 && v->S > 1 && v->S >= S && v->T >= T) return v;
-        } else {
-            if (v->R > 1 && v->R >= R && v->S >= S && v->T >= T) return v;
-        }
-    }
+    int fv = forced_variant();
+    if (fv != -1) return fv >= 0 && covers(&variants[fv], R, S, T) ? &variants[fv] : NULL;
+    for (int i = 0; i < NVARIANTS; i++) /* an exact match */
+        if (variants[i].ex && !variants[i].alt && covers(&variants[i], R, S, T)) return &variants[i];
+    for (int i = 0; i < NVARIANTS; i++) /* else the smallest guarded bucket */
+        if (!variants[i].ex && covers(&variants[i], R, S, T)) return &variants[i];
     return NULL;
 }
 
@@ -499,6 +536,13 @@ struct dstate {
 static int d_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
     if (p->op != TC_OP_FILTER) {
         if (why) snprintf(why, n, "filters only");
+        return 0;
+    }
+    int fv = forced_variant();
+    if (fv != -1 && (fv < 0 || !covers(&variants[fv], p->msk[0], p->msk[1], p->msk[2]) ||
+                     p->dtype != TC_FLOAT32)) {
+        if (why) snprintf(why, n, "TC_CUDA_DIRECT_VARIANT=%s does not take this mask",
+                          getenv("TC_CUDA_DIRECT_VARIANT"));
         return 0;
     }
     if (p->C != 1 || p->K != 1 || p->G != 1 || p->stride[0] * p->stride[1] * p->stride[2] != 1 ||
@@ -566,8 +610,10 @@ void tc__cu_report_direct(tc__cu_report *r) {
     for (int i = 0; i < NVARIANTS; i++) {
         const variant *v = &variants[i];
         char name[96];
-        snprintf(name, sizeof name, "cuda.direct f32 R%dS%dT%d RY%d%s", v->R, v->S, v->T, v->RY,
-                 v->ex ? "" : " guarded");
+        snprintf(name, sizeof name, "cuda.direct #%d f32 R%dS%dT%d RY%d%s%s", i, v->R, v->S, v->T,
+                 v->RY, v->ex ? "" : " guarded", v->alt ? " alt" : "");
+        if (v->alt && v->R == 1)
+            snprintf(name + strlen(name), sizeof name - strlen(name), " NST%d", v->NST);
         size_t sm = variant_smem(v);
         if (sm > 48 * 1024)
             cudaFuncSetAttribute(v->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
