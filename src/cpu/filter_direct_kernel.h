@@ -48,9 +48,75 @@ FK_INL void FK_FN(taps)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
     }
 }
 
+#ifdef FK_PERM2
+/* Plain rows, full vectors, m2 >= 2 (FK_PERM2(lo, idx, hi) permutes the
+ * concatenation hi:lo, FK_IDX(s) the index vector of a shift by s): the
+ * tap vectors at p + r2 + FK_L*v are built in registers instead of loaded
+ * one by one. Per chunk of FK_L taps the V + 1 vectors at p + c + FK_L*u
+ * are loaded once (the last one masked to the ns - 1 elements that the
+ * chunk reads of it); vector v of tap c + s is then a permutation of
+ * B[v] and B[v + 1] (one port-5 uop instead of a load that splits a cache
+ * line 15 times out of 16). Reads exactly the elements the plain loads
+ * read; the FMAs and their order are unchanged. (Loading the first two
+ * vectors of each tap unaligned instead, to balance the load ports against
+ * port 5, measured no better.) */
+/* FK_SHIFT(lo, hi, s): elements s .. s + L - 1 of hi:lo. With s known at
+ * compile time (unrolled tap loops) one valignd/valignq, which leaves both
+ * sources intact; otherwise a two-source permutation by an index vector. */
+#if defined(__OPTIMIZE__) && defined(FK_ALIGNR)
+#define FK_SHIFT(lo, hi, s)                                                   \
+    (__builtin_constant_p(s) ? FK_ALIGNR(hi, lo, s) : FK_PERM2(lo, FK_IDX(s), hi))
+#else
+#define FK_SHIFT(lo, hi, s) FK_PERM2(lo, FK_IDX(s), hi)
+#endif
+FK_INL void FK_FN(fmas)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_V *in,
+                        const FK_T *t0, int64_t m2, int64_t r2, const int jlo,
+                        const int jhi, const int V) {
+#pragma GCC unroll 4
+    for (int j = jlo; j <= jhi; j++) {
+        FK_V b = FK_SET1(t0[r2 - (j - jlo) * m2]);
+#pragma GCC unroll 4
+        for (int v = 0; v < V; v++) acc[j][v] = FK_FMA(in[v], b, acc[j][v]);
+    }
+}
+FK_INL void FK_FN(tapsp)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
+                         const FK_T *t0, int64_t m2, const int jlo, const int jhi,
+                         const int V) {
+#pragma GCC unroll 2
+    for (int64_t c = 0; c < m2; c += FK_L) {
+        const FK_T *q = p + c;
+        const int64_t ns = m2 - c < FK_L ? m2 - c : FK_L;
+        FK_V B[FK_VMAX + 1];
+#pragma GCC unroll 4
+        for (int v = 0; v < V; v++) {
+            B[v] = FK_LOADU(q + FK_L * v);
+            FK_PIN(B[v]);
+        }
+        B[V] = FK_MLOADU(FK_MASK(ns - 1), q + FK_L * V);
+        FK_PIN(B[V]);
+        FK_FN(fmas)(acc, B, t0, m2, c, jlo, jhi, V); /* s = 0: B itself */
+#pragma GCC unroll 16
+        for (int64_t s = 1; s < ns; s++) {
+            FK_V in[FK_VMAX];
+#pragma GCC unroll 4
+            for (int v = 0; v < V; v++) {
+                in[v] = FK_SHIFT(B[v], B[v + 1], s);
+                FK_PIN(in[v]);
+            }
+            FK_FN(fmas)(acc, in, t0, m2, c + s, jlo, jhi, V);
+        }
+    }
+}
+#define FK_TAPS(a, b)                                                         \
+    if (!masked && m2 > 1) FK_FN(tapsp)(acc, p, t0, m2, a, b, V);            \
+    else FK_FN(taps)(acc, p, t0, m2, a, b, V, masked, ml);
+#else
+#define FK_TAPS(a, b) FK_FN(taps)(acc, p, t0, m2, a, b, V, masked, ml);
+#endif
+
 #define FK_CASE(a, b)                                                         \
     case (a) * TC__FD_RMAX + (b):                                             \
-        FK_FN(taps)(acc, p, t0, m2, a, b, V, masked, ml);                     \
+        FK_TAPS(a, b)                                                         \
         break;
 
 FK_INL void FK_FN(strip)(const tc__fd_block *bk, int64_t x0, const int V,
@@ -95,6 +161,7 @@ FK_INL void FK_FN(strip)(const tc__fd_block *bk, int64_t x0, const int V,
     }
 }
 #undef FK_CASE
+#undef FK_TAPS
 
 #if FK_VMAX == 4
 /* 3 x 3 taps per plane (2D k3, 3D k3), 4 full rows x 4 vectors: the nine
@@ -120,14 +187,32 @@ FK_INL void FK_FN(strip33)(const tc__fd_block *bk, int64_t x0) {
 #pragma GCC unroll 6
         for (int i = 0; i < 6; i++) {
             const FK_T *p = xr[i] + FK_ES * (x0 + bk->xoff);
+#ifdef FK_PERM2 /* as in tapsp(): one chunk, ns = 3 */
+            FK_V B[5];
+#pragma GCC unroll 4
+            for (int v = 0; v < 4; v++) {
+                B[v] = FK_LOADU(p + FK_L * v);
+                FK_PIN(B[v]);
+            }
+            B[4] = FK_MLOADU(FK_MASK(2), p + FK_L * 4);
+            FK_PIN(B[4]);
+#endif
 #pragma GCC unroll 3
             for (int r2 = 0; r2 < 3; r2++) {
                 FK_V in[4];
+#ifdef FK_PERM2
+#pragma GCC unroll 4
+                for (int v = 0; v < 4; v++) {
+                    in[v] = r2 == 0 ? B[v] : FK_SHIFT(B[v], B[v + 1], r2);
+                    FK_PIN(in[v]);
+                }
+#else
 #pragma GCC unroll 4
                 for (int v = 0; v < 4; v++) {
                     in[v] = FK_LOADU(p + FK_ES * (r2 + FK_VS * v));
                     FK_PIN(in[v]);
                 }
+#endif
 #pragma GCC unroll 4
                 for (int j = 0; j < 4; j++) {
                     if (i - j < 0 || i - j > 2) continue;
@@ -213,7 +298,7 @@ FK_INL void FK_FN(entry1)(const tc__fd_block *bk) {
 }
 #undef FK_V1
 
-FK_INL void FK_FN(entry)(const tc__fd_block *bk, const int64_t m2c) {
+FK_INL void FK_FN(entry)(const tc__fd_block *bk, int64_t m2c) {
     const int64_t nx = bk->nx, full = FK_VS * FK_VMAX;
     int64_t x = 0;
 #if FK_VMAX == 4
@@ -222,6 +307,7 @@ FK_INL void FK_FN(entry)(const tc__fd_block *bk, const int64_t m2c) {
 #endif
     for (; x + full <= nx; x += full) FK_FN(strip)(bk, x, FK_VMAX, 0, FK_MASK(FK_L), m2c);
     int64_t rem = nx - x;
+    if (m2c > 5) m2c = 0; /* tails: the general tap loop */
     if (rem <= 0) return;
     int V = (int)((rem + FK_VS - 1) / FK_VS);
     const int masked = FK_ES == 1;
@@ -250,9 +336,14 @@ void FK_ENTRY(const tc__fd_block *bk) {
     case 1: FK_FN(entry)(bk, 1); break; /* column passes (separable.c) */
     case 3: FK_FN(entry)(bk, 3); break;
     case 5: FK_FN(entry)(bk, 5); break;
+#ifdef FK_PERM2 /* unrolled: the shifts become valign immediates */
+    case 7: FK_FN(entry)(bk, 7); break;
+    case 9: FK_FN(entry)(bk, 9); break;
+#endif
     default: FK_FN(entry)(bk, 0); break;
     }
 }
 #undef FK_VS
+#undef FK_SHIFT
 #undef FK_PIN
 #undef FK_INL

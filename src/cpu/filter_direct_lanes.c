@@ -41,12 +41,14 @@ int tc__fdl_wanted(const tc__problem *p) {
     const int64_t L = p->dtype == TC_FLOAT64 ? 8 : 16;
     const int64_t taps = p->msk[0] * p->msk[1] * p->msk[2];
     if (p->out[2] < 4 * L) return 0; /* lanes would be mostly empty */
-    /* measured crossover (docs/perf-notes.md): 2D k7 is still faster on
-     * plain rows, k9 and up on lanes; 3D k3 on the plane ring of
-     * filter_direct.c (short rows waste half of each transpose), k5 on
-     * lanes (a tie within the noise); 1D k31 is a tie */
+    /* measured crossover (docs/perf-notes.md): 2D rows are faster on the
+     * plain rows since their tap vectors are built by in-register shifts
+     * (k9 1.37x, k15 1.07x over lanes, 1024^2, one core), so lanes only
+     * past the FFT crossover; 3D k3 on the plane ring of filter_direct.c
+     * (short rows waste half of each transpose), k5 on lanes (a tie within
+     * the noise); 1D k31 is a tie */
     if (p->msk[0] > 1) return taps >= 64;
-    if (p->msk[1] > 1) return taps >= 64;
+    if (p->msk[1] > 1) return taps >= 512;
     return taps >= 48;
 }
 
