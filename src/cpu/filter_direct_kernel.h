@@ -247,7 +247,7 @@ FK_INL void FK_FN(strip33)(const tc__fd_block *bk, int64_t x0) {
 FK_INL void FK_FN(strip1)(const tc__fd_block *bk, int64_t x0, const int V,
                           const int masked, FK_M ml) {
     FK_V acc[FK_V1];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int v = 0; v < V; v++) acc[v] = FK_ZERO();
     const int64_t m1 = bk->m1, m2 = bk->m2;
     const FK_T *const *xr = (const FK_T *const *)bk->x;
@@ -260,24 +260,24 @@ FK_INL void FK_FN(strip1)(const tc__fd_block *bk, int64_t x0, const int V,
                     const int64_t t0 = base + sh, t1 = t0 + FK_VS;
                     const int pair = t1 < m2;
                     FK_V in[FK_V1 + 1];
-#pragma GCC unroll 9
+#pragma GCC unroll 17
                     for (int u = 0; u < V + pair; u++) {
                         const FK_T *q = p + FK_ES * (t0 + FK_VS * u);
                         in[u] = (masked && u >= V - 1) ? FK_MLOADU(ml, q) : FK_LOADU(q);
                         FK_PIN(in[u]);
                     }
                     const FK_V b0 = FK_SET1(wp[t0]);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
                     for (int v = 0; v < V; v++) acc[v] = FK_FMA(in[v], b0, acc[v]);
                     if (pair) {
                         const FK_V b1 = FK_SET1(wp[t1]);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
                         for (int v = 0; v < V; v++) acc[v] = FK_FMA(in[v + 1], b1, acc[v]);
                     }
                 }
         }
     FK_T *y = (FK_T *)bk->y[0] + FK_ES * x0;
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int v = 0; v < V; v++) {
         FK_T *yv = y + FK_ES * FK_VS * v;
         if (masked && v == V - 1) FK_MSTOREU(yv, ml, acc[v]);
@@ -286,9 +286,82 @@ FK_INL void FK_FN(strip1)(const tc__fd_block *bk, int64_t x0, const int V,
     }
 }
 
+#ifdef FK_PERM2
+/* strip1() for full vectors with the tap vectors built by in-register
+ * shifts as in tapsp(): per 2 FK_L taps of a row, the V + 2 vectors at
+ * p + base + FK_L*k are loaded once (the last two masked to what the row
+ * has), and X_u = elements s.. of B[u]:B[u+1] is tap base + s of output
+ * vector u and tap base + s + FK_L of output vector u - 1. Same FMAs in
+ * the same order per output as strip1(). (Loading every other X_u
+ * unaligned instead measured 5% slower in L1; 12 accumulators 10% slower.) */
+FK_INL void FK_FN(s1step)(FK_V *acc, const FK_V *B, const int64_t s, const FK_T *wp,
+                          const int64_t t0, const int pair, const int ident, const int V) {
+    const FK_V b0 = FK_SET1(wp[t0]);
+    if (pair) {
+        const FK_V b1 = FK_SET1(wp[t0 + FK_L]);
+#pragma GCC unroll 17
+        for (int u = 0; u <= V; u++) {
+            FK_V X = ident ? B[u] : FK_SHIFT(B[u], B[u + 1], s);
+            if (u < V) acc[u] = FK_FMA(X, b0, acc[u]);
+            if (u > 0) acc[u - 1] = FK_FMA(X, b1, acc[u - 1]);
+        }
+    } else {
+#pragma GCC unroll 16
+        for (int u = 0; u < V; u++) {
+            FK_V X = ident ? B[u] : FK_SHIFT(B[u], B[u + 1], s);
+            acc[u] = FK_FMA(X, b0, acc[u]);
+        }
+    }
+}
+FK_INL void FK_FN(strip1p)(const tc__fd_block *bk, int64_t x0, const int V) {
+    FK_V acc[FK_V1];
+#pragma GCC unroll 16
+    for (int v = 0; v < V; v++) acc[v] = FK_ZERO();
+    const int64_t m1 = bk->m1, m2 = bk->m2;
+    const FK_T *const *xr = (const FK_T *const *)bk->x;
+    const FK_T *wp = (const FK_T *)bk->w;
+    for (int64_t r0 = 0; r0 < bk->m0; r0++, xr += bk->xs)
+        for (int64_t r1 = 0; r1 < m1; r1++, wp += m2) {
+            const FK_T *p = xr[r1] + (x0 + bk->xoff);
+            for (int64_t base = 0; base < m2; base += 2 * FK_L) {
+                const FK_T *q = p + base;
+                const int64_t R = FK_L * V + m2 - 1 - base; /* readable at q */
+                FK_V B[FK_V1 + 2];
+#pragma GCC unroll 16
+                for (int k = 0; k < V; k++) {
+                    B[k] = FK_LOADU(q + FK_L * k);
+                    FK_PIN(B[k]);
+                }
+#pragma GCC unroll 2
+                for (int k = V; k < V + 2; k++) {
+                    int64_t n = R - FK_L * k;
+                    n = n < 0 ? 0 : n > FK_L ? FK_L : n;
+                    B[k] = FK_MLOADU(FK_MASK(n), q + FK_L * k);
+                    FK_PIN(B[k]);
+                }
+                const int64_t ns = m2 - base < FK_L ? m2 - base : FK_L;
+                FK_FN(s1step)(acc, B, 0, wp, base, base + FK_L < m2, 1, V);
+                for (int64_t s = 1; s < ns; s++)
+                    FK_FN(s1step)(acc, B, s, wp, base + s, base + s + FK_L < m2, 0, V);
+            }
+        }
+    FK_T *y = (FK_T *)bk->y[0] + x0;
+#pragma GCC unroll 16
+    for (int v = 0; v < V; v++) {
+        FK_T *yv = y + FK_L * v;
+        if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[v]);
+        else FK_STOREU(yv, acc[v]);
+    }
+}
+#endif
+
 FK_INL void FK_FN(entry1)(const tc__fd_block *bk) {
     const int64_t nx = bk->nx, full = FK_VS * FK_V1;
     int64_t x = 0;
+#ifdef FK_PERM2
+    if (bk->m2 > 1)
+        for (; x + full <= nx; x += full) FK_FN(strip1p)(bk, x, FK_V1);
+#endif
     for (; x + full <= nx; x += full) FK_FN(strip1)(bk, x, FK_V1, 0, FK_MASK(FK_L));
     for (; x < nx; x += FK_VS) { /* tail one vector at a time */
         int64_t rem = nx - x;
