@@ -74,8 +74,14 @@ template <typename F> static double time_it(F fn, int reps, int warm, int *ok) {
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
     *ok = 1;
-    for (int i = 0; i < warm; i++)
+    /* warm-up: at least `warm` runs and 50 ms of them (clocks ramp up) */
+    auto w0 = std::chrono::steady_clock::now();
+    for (int i = 0; *ok && (i < warm || std::chrono::steady_clock::now() - w0 <
+                                            std::chrono::milliseconds(50)); i++) {
         if (fn() != TC_OK) { *ok = 0; break; }
+        if (i >= warm) CK(cudaDeviceSynchronize());
+    }
+    CK(cudaDeviceSynchronize());
     std::vector<float> t;
     for (int i = 0; *ok && i < reps; i++) {
         CK(cudaEventRecord(a, 0));

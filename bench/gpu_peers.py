@@ -18,9 +18,12 @@ import time
 
 
 def med_time(fn, reps, warm=2, sync=None, events=None):
-    for _ in range(warm):
+    # warm-up: at least `warm` runs and 50 ms of them (as bench/gpu_bench.cu)
+    t0, i = time.perf_counter(), 0
+    while i < warm or time.perf_counter() - t0 < 0.05:
         fn()
-    sync()
+        sync()
+        i += 1
     ts = []
     for _ in range(reps):
         a, b = events()
@@ -88,9 +91,11 @@ def main():
         import cupyx.scipy.signal as csig
 
         def ct(fn, reps):
-            for _ in range(2):
+            t0, i = time.perf_counter(), 0
+            while i < 2 or time.perf_counter() - t0 < 0.05:  # warm-up, as med_time
                 fn()
-            cp.cuda.Device().synchronize()
+                cp.cuda.Device().synchronize()
+                i += 1
             ts = []
             for _ in range(reps):
                 a, b = cp.cuda.Event(), cp.cuda.Event()

@@ -84,6 +84,10 @@ static const fcase fcases[] = {
     {3, 1, {10, 20, 30}, {1, 3, 3}, 0, TC_OUTPUT_SAME, 0},
     {3, 1, {10, 20, 30}, {3, 1, 1}, 0, TC_OUTPUT_SAME, 0},
     {3, 1, {16, 16, 16}, {5, 5, 5}, 0, TC_OUTPUT_FULL, 0},
+    {3, 2, {20, 30, 50}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0}, /* narrow tiles (width <= 64) */
+    {3, 1, {12, 20, 61}, {7, 7, 7}, 0, TC_OUTPUT_SAME, 3},
+    {2, 1, {50, 301}, {9, 9}, 0, TC_OUTPUT_SAME, -2},      /* rolled compute, odd width */
+    {2, 1, {37, 64}, {8, 8}, 0, TC_OUTPUT_SAME, 0},        /* guarded rolled bucket */
 };
 #define NFC (int)(sizeof fcases / sizeof fcases[0])
 

@@ -6,7 +6,7 @@
  * __grid_constant__ kernel parameter, which lives in the
  * constant bank: every FFMA takes its weight straight from c[0x0][...], no
  * register and no __constant__ symbol shared between concurrent plans.
- * Each block owns an output tile of TH x TW (TW = 128*BX, TH = BY*RY) and
+ * Each block owns an output tile of TH x TW (TW = 4*TX, TH = BY*RY; TX x BY threads) and
  * walks a chunk of output planes along z (2.5D streaming): a ring of R
  * input planes (tile + halo) sits in shared memory, one new plane is loaded
  * per output plane. Each thread computes RY rows x 4 columns; for every
@@ -45,7 +45,27 @@ struct dgeom {
     int64_t A;            /* pad2 rounded up to 4: shared column 0 = x0 - A */
     int off;              /* A - pad2, 0..3 */
     int mr, ms, mt;       /* the mask's true extent (guarded variants) */
+    int i32;              /* every extent and offset fits 32-bit index math */
 };
+
+/* tc__cu_bidx in 32-bit arithmetic (n < 2^29): the edge loads' hot path */
+__device__ __forceinline__ int bidx32(int i, int n, int mode) {
+    if ((unsigned)i < (unsigned)n) return i;
+    int m;
+    switch (mode) {
+    case TC_MODE_CONSTANT: return -1;
+    case TC_MODE_NEAREST: return i < 0 ? 0 : n - 1;
+    case TC_MODE_WRAP: m = i % n; return m < 0 ? m + n : m;
+    case TC_MODE_REFLECT:
+        m = i % (2 * n); if (m < 0) m += 2 * n;
+        return m < n ? m : 2 * n - 1 - m;
+    case TC_MODE_MIRROR:
+        if (n == 1) return 0;
+        m = i % (2 * n - 2); if (m < 0) m += 2 * n - 2;
+        return m < n ? m : 2 * n - 2 - m;
+    }
+    return -1;
+}
 
 template <int N> struct maskp { float w[N]; };
 
@@ -99,6 +119,16 @@ __device__ __forceinline__ void issue_plane(float *slot, const float *__restrict
         for (int idx = tid; idx < ROWS * WINA; idx += NT) {
             int r = idx / WINA, c = idx - r * WINA;
             cp4(slot + r * SP + c, base + (int64_t)r * g.W + c);
+        }
+        return;
+    }
+    if (g.i32) {
+        const int y0 = (int)iy0, x0 = (int)xa, H = (int)g.H, W = (int)g.W;
+        for (int idx = tid; idx < ROWS * WINA; idx += NT) {
+            int r = idx / WINA, c = idx - r * WINA;
+            int ri = bidx32(y0 + r, H, g.mode), ci = bidx32(x0 + c, W, g.mode);
+            if ((ri | ci) < 0) slot[r * SP + c] = g.cval;
+            else cp4(slot + r * SP + c, xp + (int64_t)(ri * W + ci));
         }
         return;
     }
@@ -179,30 +209,129 @@ __device__ __forceinline__ void compute_store(const float *smem, const int *slot
     }
 }
 
+/* Rolled form of compute_store_off for large masks: the planes (r) and the
+ * input rows (iy) are run-time loops, so the code of one iteration (one
+ * input row: NV 16-byte loads, then for each of the RY output rows whose
+ * mask row s = iy - j exists, T weights as broadcast loads from shared
+ * memory and 4*T FFMAs) stays a few KB and fits the instruction cache; the
+ * fully unrolled body of a 15x15 mask is ~57 KB and stalls on instruction
+ * fetch (ncu, docs/perf-notes.md). The weights sit in shared memory (wsh,
+ * rows padded to TP floats), copied from the kernel parameter once per
+ * block. Each input row is still loaded once and used by all RY rows.
+ * Plane r of this output plane is in slot (sb + r) % nslot. */
+template <int R, int S, int T, int RY, int SP, int OFF, bool EX>
+__device__ __forceinline__ void compute_store_rolled(const float *smem, int sb, int nslot,
+                                                     int SLOT, const float *wsh, float *yp,
+                                                     const dgeom &g, int64_t y0, int64_t x0) {
+    constexpr int NV = (OFF + 4 + T - 1 + 3) / 4;
+    constexpr int TP = (T + 3) / 4 * 4;
+    const int ty = threadIdx.y, tx = threadIdx.x;
+    const int nr = EX ? R : g.mr, ns = EX ? S : g.ms;
+    float acc[RY][4];
+#pragma unroll
+    for (int j = 0; j < RY; j++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
+#pragma unroll 1
+    for (int r = 0; r < nr; r++) {
+        const float *sl = smem + ((sb + r) % nslot) * SLOT + (ty * RY) * SP + 4 * tx;
+        const float *wr = wsh + r * S * TP;
+#pragma unroll 1
+        for (int iy = 0; iy < RY + ns - 1; iy++) {
+            float v[NV * 4];
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                float4 q = *reinterpret_cast<const float4 *>(sl + iy * SP + 4 * k);
+                v[4 * k] = q.x; v[4 * k + 1] = q.y; v[4 * k + 2] = q.z; v[4 * k + 3] = q.w;
+            }
+#pragma unroll
+            for (int j = 0; j < RY; j++) {
+                const int s = iy - j;
+                if (s >= 0 && s < ns) {
+                    float w[TP];
+#pragma unroll
+                    for (int k = 0; k < TP / 4; k++) {
+                        float4 q = *reinterpret_cast<const float4 *>(wr + s * TP + 4 * k);
+                        w[4 * k] = q.x; w[4 * k + 1] = q.y; w[4 * k + 2] = q.z; w[4 * k + 3] = q.w;
+                    }
+#pragma unroll
+                    for (int t = 0; t < T; t++) {
+                        if (!EX && t >= g.mt) break;
+#pragma unroll
+                        for (int i = 0; i < 4; i++) acc[j][i] = fmaf(w[t], v[OFF + i + t], acc[j][i]);
+                    }
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < RY; j++) {
+        const int64_t py = y0 + ty * RY + j, px = x0 + 4 * tx;
+        if (py >= g.Q) continue;
+        float *row = yp + py * g.O;
+        if (g.vec_out && px + 3 < g.O) {
+            __stcs(reinterpret_cast<float4 *>(row + px),
+                   make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]));
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                if (px + i < g.O) __stcs(row + px + i, acc[j][i]);
+        }
+    }
+}
+
+template <int R, int S, int T, int RY, int SP, bool EX>
+__device__ __forceinline__ void compute_store_r(const float *smem, int sb, int nslot, int SLOT,
+                                                const float *wsh, float *yp, const dgeom &g,
+                                                int64_t y0, int64_t x0) {
+    switch (g.off) {
+    case 0: compute_store_rolled<R, S, T, RY, SP, 0, EX>(smem, sb, nslot, SLOT, wsh, yp, g, y0, x0); break;
+    case 1: compute_store_rolled<R, S, T, RY, SP, 1, EX>(smem, sb, nslot, SLOT, wsh, yp, g, y0, x0); break;
+    case 2: compute_store_rolled<R, S, T, RY, SP, 2, EX>(smem, sb, nslot, SLOT, wsh, yp, g, y0, x0); break;
+    default: compute_store_rolled<R, S, T, RY, SP, 3, EX>(smem, sb, nslot, SLOT, wsh, yp, g, y0, x0); break;
+    }
+}
+
+/* The mask into shared memory, rows padded to TP floats with zeros (the
+ * rolled compute never multiplies the padding: t < T, and t < mt when
+ * guarded). */
+template <int R, int S, int T, int NT>
+__device__ __forceinline__ void load_weights(float *wsh, const maskp<R * S * T> &m, int tid) {
+    constexpr int TP = (T + 3) / 4 * 4;
+    for (int idx = tid; idx < R * S * TP; idx += NT) {
+        int t = idx % TP, rs = idx / TP;
+        wsh[idx] = t < T ? m.w[rs * T + t] : 0.f;
+    }
+}
+
 /* Shared-memory geometry of a variant. */
-template <int S, int T, int RY, int BX, int BY> struct tileg {
-    static constexpr int TW = 128 * BX, TH = BY * RY;
+template <int S, int T, int RY, int TX, int BY> struct tileg {
+    static constexpr int TW = 4 * TX, TH = BY * RY;
     /* WINA: the window (TW + T - 1) plus up to 3 columns of alignment */
     static constexpr int ROWS = TH + S - 1, WINA = TW + T + 2;
     static constexpr int SP = (WINA + 3) / 4 * 4 + 4;
     static constexpr int SLOT = ROWS * SP;
 };
+/* floats of the rolled form's weight copy */
+template <int R, int S, int T> constexpr int wsh_floats() { return R * S * ((T + 3) / 4 * 4); }
 
 /* R == 1 (1D and 2D masks): persistent blocks walk the tiles (x, y, plane)
  * with a stride of gridDim.x; NST shared slots, NST-1 tiles in flight
  * while one is computed. */
-template <int S, int T, int RY, int BX, int BY, int NST, bool EX>
-__global__ void __launch_bounds__(32 * BX * BY)
+template <int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL>
+__global__ void __launch_bounds__(TX * BY)
 direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
                  const __grid_constant__ maskp<S * T> m, const dgeom g) {
-    typedef tileg<S, T, RY, BX, BY> G;
-    constexpr int NT = 32 * BX * BY;
+    typedef tileg<S, T, RY, TX, BY> G;
+    constexpr int NT = TX * BY;
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const int tid = threadIdx.y * blockDim.x + threadIdx.x;
     const int64_t tx_n = (g.O + G::TW - 1) / G::TW, ty_n = (g.Q + G::TH - 1) / G::TH;
     const int64_t ntiles = tx_n * ty_n * g.N * g.P;
     const int64_t step = gridDim.x;
+    float *wsh = smem + NST * G::SLOT;
+    if (RL) load_weights<1, S, T, NT>(wsh, m, tid); /* visible after the loop's first barrier */
     /* tile index -> (x tile, y tile, plane); 32-bit division when every
      * index fits (64-bit division is a long software sequence) */
     const bool small = ntiles + (NST + 1) * step < (1LL << 31);
@@ -250,9 +379,14 @@ direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
         __syncthreads();
         int64_t bxi, byi, pl;
         decode(t, bxi, byi, pl);
-        const int slot_of[1] = {(int)(i % NST)};
-        compute_store<1, S, T, RY, G::SP, EX>(smem, slot_of, G::SLOT, m, y + pl * g.Q * g.O, g,
-                                          byi * G::TH, bxi * G::TW);
+        if (RL) {
+            compute_store_r<1, S, T, RY, G::SP, EX>(smem, (int)(i % NST), NST, G::SLOT, wsh,
+                                                    y + pl * g.Q * g.O, g, byi * G::TH, bxi * G::TW);
+        } else {
+            const int slot_of[1] = {(int)(i % NST)};
+            compute_store<1, S, T, RY, G::SP, EX>(smem, slot_of, G::SLOT, m, y + pl * g.Q * g.O, g,
+                                                  byi * G::TH, bxi * G::TW);
+        }
         __syncthreads(); /* the slot is refilled NST-1 steps later */
     }
     cp_wait<0>();
@@ -261,13 +395,13 @@ direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
 /* R > 1 (3D masks): a block owns an xy tile and a chunk of zc output
  * planes; a ring of R+1 plane slots, the next input plane in flight while
  * the current output plane is computed (2.5D streaming). */
-template <int R, int S, int T, int RY, int BX, int BY, bool EX>
-__global__ void __launch_bounds__(32 * BX * BY)
+template <int R, int S, int T, int RY, int TX, int BY, bool EX, bool RL>
+__global__ void __launch_bounds__(TX * BY)
 direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
                 const __grid_constant__ maskp<R * S * T> m, const dgeom g, int64_t gy0,
                 int64_t gz0) {
-    typedef tileg<S, T, RY, BX, BY> G;
-    constexpr int NT = 32 * BX * BY, NSLOT = R + 1;
+    typedef tileg<S, T, RY, TX, BY> G;
+    constexpr int NT = TX * BY, NSLOT = R + 1;
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const int tid = threadIdx.y * blockDim.x + threadIdx.x;
@@ -280,6 +414,8 @@ direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
     const float *xn = x + n * g.D * g.H * g.W;
     const int64_t iy0 = y0 - g.pad1, xa = x0 - g.A;
     const int steps = (int)(ze - zs);
+    float *wsh = smem + NSLOT * G::SLOT;
+    if (RL) load_weights<R, S, T, NT>(wsh, m, tid);
 
     for (int li = 0; li < R; li++)
         issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + li * G::SLOT, xn, g, zs - g.pad0 + li,
@@ -292,11 +428,16 @@ direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
         cp_commit();
         cp_wait<1>();
         __syncthreads();
-        int slot_of[R];
+        if (RL) {
+            compute_store_r<R, S, T, RY, G::SP, EX>(smem, s % NSLOT, NSLOT, G::SLOT, wsh,
+                                                    y + ((n * g.P + zs + s) * g.Q) * g.O, g, y0, x0);
+        } else {
+            int slot_of[R];
 #pragma unroll
-        for (int r = 0; r < R; r++) slot_of[r] = (s + r) % NSLOT;
-        compute_store<R, S, T, RY, G::SP, EX>(smem, slot_of, G::SLOT, m,
-                                          y + ((n * g.P + zs + s) * g.Q) * g.O, g, y0, x0);
+            for (int r = 0; r < R; r++) slot_of[r] = (s + r) % NSLOT;
+            compute_store<R, S, T, RY, G::SP, EX>(smem, slot_of, G::SLOT, m,
+                                                  y + ((n * g.P + zs + s) * g.Q) * g.O, g, y0, x0);
+        }
         __syncthreads();
     }
     cp_wait<0>();
@@ -345,10 +486,12 @@ direct_generic(const E *__restrict__ x, E *__restrict__ y, const E *__restrict__
 typedef tc_status (*launch_t)(const tc__args *a, const tc__cu_bufs *b);
 
 struct variant {
-    int R, S, T, RY, BX, BY, NST; /* NST: slots (R == 1) */
+    int R, S, T, RY, TX, BY, NST; /* TX x BY threads */
+    /* NST: slots (R == 1) */
     int ex;                       /* 1: exact sizes only; 0: guarded taps */
     int alt;                      /* 1: a tuning alternative, used only when
                                      TC_CUDA_DIRECT_VARIANT names it */
+    int roll;                     /* rolled compute (weights in shared memory) */
     launch_t launch;
     const void *kernel;
 };
@@ -368,13 +511,17 @@ static dgeom make_geom(const tc__problem *p) {
     if (g.A < 0) g.A = 0; /* pad2 < 0 (crop) cannot happen for filters */
     g.off = (int)(g.A - g.pad2);
     g.mr = (int)p->msk[0]; g.ms = (int)p->msk[1]; g.mt = (int)p->msk[2];
+    const int64_t lim = (int64_t)1 << 29;
+    g.i32 = g.D < lim && g.H < lim && g.W < lim && g.P < lim && g.Q < lim && g.O < lim &&
+            g.pad0 < lim && g.pad1 < lim && g.pad2 < lim && g.H * g.W < ((int64_t)1 << 31);
     return g;
 }
 
-template <int R, int S, int T, int RY, int BX, int BY, int NST>
+template <int R, int S, int T, int RY, int TX, int BY, int NST, bool RL>
 static size_t smem_of() {
-    typedef tileg<S, T, RY, BX, BY> G;
-    return (size_t)(R == 1 ? NST : R + 1) * G::SLOT * sizeof(float);
+    typedef tileg<S, T, RY, TX, BY> G;
+    return ((size_t)(R == 1 ? NST : R + 1) * G::SLOT + (RL ? wsh_floats<R, S, T>() : 0)) *
+           sizeof(float);
 }
 
 /* Blocks per SM of a kernel, cached (host-side cost on small problems). */
@@ -389,11 +536,11 @@ static int occupancy(const void *k, int threads, size_t smem, int *cache) {
     return v;
 }
 
-template <int R, int S, int T, int RY, int BX, int BY, int NST, bool EX>
+template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL>
 static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
-    typedef tileg<S, T, RY, BX, BY> G;
-    const size_t smem = smem_of<R, S, T, RY, BX, BY, NST>();
+    typedef tileg<S, T, RY, TX, BY> G;
+    const size_t smem = smem_of<R, S, T, RY, TX, BY, NST, RL>();
     static int attr_set = 0, occ_cache = 0;
     maskp<R * S * T> m;
     memset(&m, 0, sizeof m);
@@ -409,26 +556,26 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     const int sms = d ? d->sms : 132;
     const int64_t gx = tc__cu_div_up(g.O, G::TW), gyn = tc__cu_div_up(g.Q, G::TH);
     if constexpr (R == 1) {
-        auto k = direct_f32_tiles<S, T, RY, BX, BY, NST, EX>;
+        auto k = direct_f32_tiles<S, T, RY, TX, BY, NST, EX, RL>;
         if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
             TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
         }
         const int64_t ntiles = gx * gyn * p->N * g.P;
-        int64_t blocks = (int64_t)occupancy((const void *)k, 32 * BX * BY, smem, &occ_cache) * sms;
+        int64_t blocks = (int64_t)occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
         if (blocks > ntiles) blocks = ntiles;
-        k<<<(unsigned)blocks, dim3(32 * BX, BY), smem, b->s>>>(
+        k<<<(unsigned)blocks, dim3(TX, BY), smem, b->s>>>(
             (const float *)b->x, (float *)b->y, m, g);
         TC_CU_LAUNCH("cuda.direct");
         return TC_OK;
     } else {
-    auto k = direct_f32_ring<R, S, T, RY, BX, BY, EX>;
+    auto k = direct_f32_ring<R, S, T, RY, TX, BY, EX, RL>;
     if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
         TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
     }
     /* about two waves of blocks; each streams zc planes along z */
-    int64_t want = 2LL * occupancy((const void *)k, 32 * BX * BY, smem, &occ_cache) * sms;
+    int64_t want = 2LL * occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
     int64_t xy = gx * gyn * p->N;
     g.nzc = tc__cu_div_up(want, xy);
     if (g.nzc > g.P) g.nzc = g.P;
@@ -437,7 +584,7 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     g.nzc = tc__cu_div_up(g.P, g.zc);
     const int64_t gzn = p->N * g.nzc;
     TC__CU_FOR_GRID(gyn, gzn, {
-        k<<<dim3((unsigned)gx, gny, gnz), dim3(32 * BX, BY), smem, b->s>>>(
+        k<<<dim3((unsigned)gx, gny, gnz), dim3(TX, BY), smem, b->s>>>(
             (const float *)b->x, (float *)b->y, m, g, gy0, gz0);
         TC_CU_LAUNCH("cuda.direct");
     })
@@ -460,33 +607,53 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
     return TC_OK;
 }
 
-#define V1(T, EX) {1, 1, T, 1, 8, 1, 4, EX, 0, launch_fast<1, 1, T, 1, 8, 1, 4, EX>, (const void *)direct_f32_tiles<1, T, 1, 8, 1, 4, EX>}
-#define V2(K, RY, EX) {1, K, K, RY, 1, 8, 2, EX, 0, launch_fast<1, K, K, RY, 1, 8, 2, EX>, (const void *)direct_f32_tiles<K, K, RY, 1, 8, 2, EX>}
-#define V3(K, RY, EX) {K, K, K, RY, 1, 8, 0, EX, 0, launch_fast<K, K, K, RY, 1, 8, 0, EX>, (const void *)direct_f32_ring<K, K, K, RY, 1, 8, EX>}
-/* tuning alternatives (exact sizes): NST slots, RY rows per thread */
-#define A2(K, RY, NST) {1, K, K, RY, 1, 8, NST, 1, 1, launch_fast<1, K, K, RY, 1, 8, NST, true>, (const void *)direct_f32_tiles<K, K, RY, 1, 8, NST, true>}
-#define A3(K, RY) {K, K, K, RY, 1, 8, 0, 1, 1, launch_fast<K, K, K, RY, 1, 8, 0, true>, (const void *)direct_f32_ring<K, K, K, RY, 1, 8, true>}
+/* KT: 1D/2D persistent tiles; KR: 3D ring. Fields: S, T (R), rows per
+ * thread RY, threads TX x BY, shared slots NST, exact, alternative, rolled. */
+#define KT(S, T, RY, TX, BY, NST, EX, ALT, RL)                                                  \
+    {1, S, T, RY, TX, BY, NST, EX, ALT, RL, launch_fast<1, S, T, RY, TX, BY, NST, EX, RL>,     \
+     (const void *)direct_f32_tiles<S, T, RY, TX, BY, NST, EX, RL>}
+#define KR(K, RY, TX, EX, ALT, RL)                                                              \
+    {K, K, K, RY, TX, 8, 0, EX, ALT, RL, launch_fast<K, K, K, RY, TX, 8, 0, EX, RL>,            \
+     (const void *)direct_f32_ring<K, K, K, RY, TX, 8, EX, RL>}
+#define V1(T) KT(1, T, 1, 256, 1, 4, 1, 0, 0)
 
 /* Exact variants first (the common odd sizes), then the guarded buckets
- * that take every other mask up to the limits. */
+ * that take every other mask up to the limits, then tuning alternatives
+ * (TC_CUDA_DIRECT_VARIANT only). Choices measured on an H100
+ * (docs/perf-notes.md, variant sweeps): a third shared slot for 2D k5/k7
+ * (0.94x / 0.92x the time of two); the rolled compute from 9x9 and for 3D
+ * k5/k7 (the unrolled bodies stall on instruction fetch); narrow tiles
+ * (TX 16: 64 columns) for volumes at most 64 wide. */
 static const variant variants[] = {
-    V1(3, 1), V1(5, 1), V1(7, 1), V1(9, 1), V1(11, 1), V1(13, 1), V1(15, 1), V1(17, 1),
-    V1(21, 1), V1(25, 1), V1(31, 1), V1(33, 1), V1(41, 1), V1(49, 1), V1(63, 1),
-    V2(3, 4, 1), V2(5, 4, 1), V2(7, 4, 1), V2(9, 4, 1), V2(11, 4, 1), V2(13, 4, 1), V2(15, 4, 1),
-    V3(3, 4, 1), V3(5, 2, 1), V3(7, 2, 1),
-    V1(8, 0), V1(16, 0), V1(32, 0), V1(63, 0),
-    V2(5, 4, 0), V2(9, 4, 0), V2(15, 4, 0),
-    V3(3, 4, 0), V3(5, 2, 0), V3(7, 2, 0),
-    A2(3, 4, 3), A2(3, 8, 2), A2(5, 4, 3), A2(7, 4, 3), A2(11, 2, 2), A2(15, 2, 2),
-    A3(3, 8), A3(5, 4), A3(7, 1),
+    V1(3), V1(5), V1(7), V1(9), V1(11), V1(13), V1(15), V1(17),
+    V1(21), V1(25), V1(31), V1(33), V1(41), V1(49), V1(63),
+    KT(3, 3, 4, 32, 8, 2, 1, 0, 0), KT(5, 5, 4, 32, 8, 3, 1, 0, 0), KT(7, 7, 4, 32, 8, 3, 1, 0, 0),
+    KT(9, 9, 4, 32, 8, 2, 1, 0, 1), KT(11, 11, 4, 32, 8, 2, 1, 0, 1),
+    KT(13, 13, 4, 32, 8, 2, 1, 0, 1), KT(15, 15, 4, 32, 8, 2, 1, 0, 1),
+    KR(3, 4, 32, 1, 0, 0), KR(5, 2, 32, 1, 0, 1), KR(7, 2, 32, 1, 0, 1),
+    KR(3, 2, 16, 1, 0, 0), KR(5, 2, 16, 1, 0, 1), KR(7, 2, 16, 1, 0, 1),
+    /* guarded */
+    KT(1, 8, 1, 256, 1, 4, 0, 0, 0), KT(1, 16, 1, 256, 1, 4, 0, 0, 0),
+    KT(1, 32, 1, 256, 1, 4, 0, 0, 0), KT(1, 63, 1, 256, 1, 4, 0, 0, 0),
+    KT(5, 5, 4, 32, 8, 2, 0, 0, 0), KT(9, 9, 4, 32, 8, 2, 0, 0, 1), KT(15, 15, 4, 32, 8, 2, 0, 0, 1),
+    KR(3, 4, 32, 0, 0, 0), KR(5, 2, 32, 0, 0, 1), KR(7, 2, 32, 0, 0, 1),
+    /* alternatives */
+    KT(3, 3, 4, 32, 8, 3, 1, 1, 0), KT(3, 3, 8, 32, 8, 2, 1, 1, 0),
+    KT(5, 5, 4, 32, 8, 2, 1, 1, 0), KT(7, 7, 4, 32, 8, 2, 1, 1, 1),
+    KT(9, 9, 4, 32, 8, 2, 1, 1, 0), KT(9, 9, 8, 32, 8, 2, 1, 1, 1), KT(9, 9, 4, 32, 8, 3, 1, 1, 1),
+    KT(11, 11, 4, 32, 8, 2, 1, 1, 0), KT(13, 13, 4, 32, 8, 2, 1, 1, 0),
+    KT(15, 15, 2, 32, 8, 2, 1, 1, 0), KT(15, 15, 8, 32, 8, 2, 1, 1, 1),
+    KR(3, 4, 32, 1, 1, 1), KR(5, 2, 32, 1, 1, 0), KR(7, 2, 32, 1, 1, 0), KR(5, 4, 32, 1, 1, 1),
+    KR(3, 4, 16, 1, 1, 0),
 };
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
 static size_t variant_smem(const variant *v) {
-    int TW = 128 * v->BX, TH = v->BY * v->RY;
+    int TW = 4 * v->TX, TH = v->BY * v->RY;
     int ROWS = TH + v->S - 1, WINA = TW + v->T + 2;
     int SP = (WINA + 3) / 4 * 4 + 4;
-    return (size_t)(v->R == 1 ? v->NST : v->R + 1) * ROWS * SP * sizeof(float);
+    size_t w = v->roll ? (size_t)v->R * v->S * ((v->T + 3) / 4 * 4) : 0;
+    return ((size_t)(v->R == 1 ? v->NST : v->R + 1) * ROWS * SP + w) * sizeof(float);
 }
 
 /* Whether variant v computes mask R x S x T: an exact variant only its own
@@ -520,8 +687,12 @@ static const variant *pick(const tc__problem *p) {
     int64_t R = p->msk[0], S = p->msk[1], T = p->msk[2];
     int fv = forced_variant();
     if (fv != -1) return fv >= 0 && covers(&variants[fv], R, S, T) ? &variants[fv] : NULL;
-    for (int i = 0; i < NVARIANTS; i++) /* an exact match */
-        if (variants[i].ex && !variants[i].alt && covers(&variants[i], R, S, T)) return &variants[i];
+    const int narrow = p->out[2] <= 64; /* narrow tiles (TX < 32) for narrow outputs */
+    for (int pass = narrow ? 0 : 1; pass < 2; pass++)
+        for (int i = 0; i < NVARIANTS; i++) { /* an exact match */
+            const variant *v = &variants[i];
+            if (v->ex && !v->alt && (v->TX < 32) == (pass == 0) && covers(v, R, S, T)) return v;
+        }
     for (int i = 0; i < NVARIANTS; i++) /* else the smallest guarded bucket */
         if (!variants[i].ex && covers(&variants[i], R, S, T)) return &variants[i];
     return NULL;
@@ -610,14 +781,15 @@ void tc__cu_report_direct(tc__cu_report *r) {
     for (int i = 0; i < NVARIANTS; i++) {
         const variant *v = &variants[i];
         char name[96];
-        snprintf(name, sizeof name, "cuda.direct #%d f32 R%dS%dT%d RY%d%s%s", i, v->R, v->S, v->T,
-                 v->RY, v->ex ? "" : " guarded", v->alt ? " alt" : "");
-        if (v->alt && v->R == 1)
+        snprintf(name, sizeof name, "cuda.direct #%d f32 R%dS%dT%d RY%d TX%d%s%s%s", i, v->R, v->S,
+                 v->T, v->RY, v->TX, v->ex ? "" : " guarded", v->alt ? " alt" : "",
+                 v->roll ? " rolled" : "");
+        if (v->R == 1 && v->S > 1)
             snprintf(name + strlen(name), sizeof name - strlen(name), " NST%d", v->NST);
         size_t sm = variant_smem(v);
         if (sm > 48 * 1024)
             cudaFuncSetAttribute(v->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
-        tc__cu_report_kernel(r, name, v->kernel, 32 * v->BX * v->BY, sm);
+        tc__cu_report_kernel(r, name, v->kernel, v->TX * v->BY, sm);
     }
     tc__cu_report_kernel(r, "cuda.direct generic f32", (const void *)direct_generic<float>, 256, 0);
     tc__cu_report_kernel(r, "cuda.direct generic f64", (const void *)direct_generic<double>, 256, 0);
