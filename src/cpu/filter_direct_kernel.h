@@ -371,12 +371,57 @@ FK_INL void FK_FN(entry1)(const tc__fd_block *bk) {
 }
 #undef FK_V1
 
+#if FK_VMAX == 4
+/* Column passes (m2 = 1, separable.c) with 4 full rows and m1 known at
+ * compile time: the input-row loop unrolls completely, so each input row's
+ * active output rows are constants and the per-row switch of strip() (an
+ * indirect jump and its set-up for at most 16 FMAs) disappears. Same FMAs
+ * in the same order as strip(). */
+FK_INL void FK_FN(stripc)(const tc__fd_block *bk, int64_t x0, const int M1) {
+    FK_V acc[TC__FD_RMAX][FK_VMAX];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++) acc[j][v] = FK_ZERO();
+    const FK_T *const *xr = (const FK_T *const *)bk->x;
+    const FK_T *wp = (const FK_T *)bk->w;
+    const FK_M ml = FK_MASK(FK_L);
+    for (int64_t r0 = 0; r0 < bk->m0; r0++, xr += bk->xs, wp += M1) {
+#pragma GCC unroll 19
+        for (int i = 0; i < M1 + 3; i++) {
+            const FK_T *p = xr[i] + FK_ES * (x0 + bk->xoff);
+            const int jlo = i - M1 + 1 > 0 ? i - M1 + 1 : 0, jhi = i < 3 ? i : 3;
+            FK_FN(taps)(acc, p, wp + (i - jlo), 1, jlo, jhi, 4, 0, ml);
+        }
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+        FK_T *y = (FK_T *)bk->y[j] + FK_ES * x0;
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++) {
+            FK_T *yv = y + FK_ES * FK_VS * v;
+            if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[j][v]);
+            else FK_STOREU(yv, acc[j][v]);
+        }
+    }
+}
+#define FK_COLCASE(M)                                                         \
+    case M:                                                                   \
+        for (; x + full <= nx; x += full) FK_FN(stripc)(bk, x, M);            \
+        break;
+#endif
+
 FK_INL void FK_FN(entry)(const tc__fd_block *bk, int64_t m2c) {
     const int64_t nx = bk->nx, full = FK_VS * FK_VMAX;
     int64_t x = 0;
 #if FK_VMAX == 4
     if (m2c == 3 && bk->m1 == 3 && bk->rows == 4)
         for (; x + full <= nx; x += full) FK_FN(strip33)(bk, x);
+    if (m2c == 1 && bk->rows == 4) switch (bk->m1) {
+            FK_COLCASE(3) FK_COLCASE(5) FK_COLCASE(7) FK_COLCASE(9)
+            FK_COLCASE(11) FK_COLCASE(13) FK_COLCASE(15)
+        default: break;
+        }
 #endif
     for (; x + full <= nx; x += full) FK_FN(strip)(bk, x, FK_VMAX, 0, FK_MASK(FK_L), m2c);
     int64_t rem = nx - x;
@@ -417,6 +462,7 @@ void FK_ENTRY(const tc__fd_block *bk) {
     }
 }
 #undef FK_VS
+#undef FK_COLCASE
 #undef FK_SHIFT
 #undef FK_PIN
 #undef FK_INL
