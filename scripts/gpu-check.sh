@@ -9,6 +9,8 @@
 #             logs in $OUT/bench.log
 #   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
+#   sass      (only when named) opcode histogram of the cuda.direct kernels
+#             (bench/sass_hist.py) -> $OUT/sass.txt
 #   profile   (only when named) ncu on one launch of the main cuda.direct
 #             kernels -> $OUT/ncu.txt; TC_BENCH_SWEEP=1 in the environment
 #             makes the bench step time every kernel variant too
@@ -100,6 +102,15 @@ if has profile; then
     done
   done
   grep -E "^  [a-zA-Z_]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|No Eligible|Registers Per|Stall" "$OUT/ncu.txt" | head -80
+fi
+
+if has sass; then
+  # opcode histogram of the cuda.direct kernels (not in the default steps)
+  CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+  O=$(find "$BUILD" -name 'cuda_direct.cu.o' | head -1)
+  stamp "sass histogram of $O"
+  "$CUOBJ" -sass "$O" 2>/dev/null | "$PY" "$SRC/bench/sass_hist.py" ${GPU_CHECK_SASS:-direct_f32} >"$OUT/sass.txt" 2>&1
+  head -c 6000 "$OUT/sass.txt"
 fi
 
 if has sanitize; then

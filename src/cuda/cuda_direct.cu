@@ -574,10 +574,14 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
         TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
     }
-    /* about two waves of blocks; each streams zc planes along z */
-    int64_t want = 2LL * occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
-    int64_t xy = gx * gyn * p->N;
-    g.nzc = tc__cu_div_up(want, xy);
+    /* z chunks: one full wave of blocks when each block still streams at
+     * least 8 planes (no partial last wave: 512^3 took 832 blocks for 396
+     * slots before), else as many chunks as fill about two waves; each
+     * chunk streams zc planes along z */
+    const int64_t slots = (int64_t)occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
+    const int64_t xy = gx * gyn * p->N;
+    g.nzc = slots / xy;
+    if (g.nzc < 1 || tc__cu_div_up(g.P, g.nzc) < 8) g.nzc = tc__cu_div_up(2 * slots, xy);
     if (g.nzc > g.P) g.nzc = g.P;
     if (g.nzc < 1) g.nzc = 1;
     g.zc = tc__cu_div_up(g.P, g.nzc);
@@ -621,30 +625,28 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
  * that take every other mask up to the limits, then tuning alternatives
  * (TC_CUDA_DIRECT_VARIANT only). Choices measured on an H100
  * (docs/perf-notes.md, variant sweeps): a third shared slot for 2D k5/k7
- * (0.94x / 0.92x the time of two); the rolled compute from 9x9 and for 3D
- * k5/k7 (the unrolled bodies stall on instruction fetch); narrow tiles
- * (TX 16: 64 columns) for volumes at most 64 wide. */
+ * (0.94x / 0.92x the time of two); two output rows per thread at 2D k15
+ * (0.86x: half the unrolled code); narrow tiles (TX 16: 64 columns) for
+ * volumes at most 64 wide (0.75x on 64^3 k3). The rolled compute measured
+ * 1.03-1.64x slower than the unrolled one on every exact size, so only the
+ * guarded buckets (rare sizes) use it, for its small code. */
 static const variant variants[] = {
     V1(3), V1(5), V1(7), V1(9), V1(11), V1(13), V1(15), V1(17),
     V1(21), V1(25), V1(31), V1(33), V1(41), V1(49), V1(63),
     KT(3, 3, 4, 32, 8, 2, 1, 0, 0), KT(5, 5, 4, 32, 8, 3, 1, 0, 0), KT(7, 7, 4, 32, 8, 3, 1, 0, 0),
-    KT(9, 9, 4, 32, 8, 2, 1, 0, 1), KT(11, 11, 4, 32, 8, 2, 1, 0, 1),
-    KT(13, 13, 4, 32, 8, 2, 1, 0, 1), KT(15, 15, 4, 32, 8, 2, 1, 0, 1),
-    KR(3, 4, 32, 1, 0, 0), KR(5, 2, 32, 1, 0, 1), KR(7, 2, 32, 1, 0, 1),
-    KR(3, 2, 16, 1, 0, 0), KR(5, 2, 16, 1, 0, 1), KR(7, 2, 16, 1, 0, 1),
+    KT(9, 9, 4, 32, 8, 2, 1, 0, 0), KT(11, 11, 4, 32, 8, 2, 1, 0, 0),
+    KT(13, 13, 4, 32, 8, 2, 1, 0, 0), KT(15, 15, 2, 32, 8, 2, 1, 0, 0),
+    KR(3, 4, 32, 1, 0, 0), KR(5, 2, 32, 1, 0, 0), KR(7, 2, 32, 1, 0, 0),
+    KR(3, 2, 16, 1, 0, 0), KR(5, 2, 16, 1, 0, 0), KR(7, 2, 16, 1, 0, 0),
     /* guarded */
     KT(1, 8, 1, 256, 1, 4, 0, 0, 0), KT(1, 16, 1, 256, 1, 4, 0, 0, 0),
     KT(1, 32, 1, 256, 1, 4, 0, 0, 0), KT(1, 63, 1, 256, 1, 4, 0, 0, 0),
     KT(5, 5, 4, 32, 8, 2, 0, 0, 0), KT(9, 9, 4, 32, 8, 2, 0, 0, 1), KT(15, 15, 4, 32, 8, 2, 0, 0, 1),
     KR(3, 4, 32, 0, 0, 0), KR(5, 2, 32, 0, 0, 1), KR(7, 2, 32, 0, 0, 1),
     /* alternatives */
-    KT(3, 3, 4, 32, 8, 3, 1, 1, 0), KT(3, 3, 8, 32, 8, 2, 1, 1, 0),
-    KT(5, 5, 4, 32, 8, 2, 1, 1, 0), KT(7, 7, 4, 32, 8, 2, 1, 1, 1),
-    KT(9, 9, 4, 32, 8, 2, 1, 1, 0), KT(9, 9, 8, 32, 8, 2, 1, 1, 1), KT(9, 9, 4, 32, 8, 3, 1, 1, 1),
-    KT(11, 11, 4, 32, 8, 2, 1, 1, 0), KT(13, 13, 4, 32, 8, 2, 1, 1, 0),
-    KT(15, 15, 2, 32, 8, 2, 1, 1, 0), KT(15, 15, 8, 32, 8, 2, 1, 1, 1),
-    KR(3, 4, 32, 1, 1, 1), KR(5, 2, 32, 1, 1, 0), KR(7, 2, 32, 1, 1, 0), KR(5, 4, 32, 1, 1, 1),
-    KR(3, 4, 16, 1, 1, 0),
+    KT(3, 3, 8, 32, 8, 2, 1, 1, 0), KT(9, 9, 2, 32, 8, 2, 1, 1, 0), KT(13, 13, 2, 32, 8, 2, 1, 1, 0),
+    KT(9, 9, 4, 32, 8, 3, 1, 1, 0), KT(15, 15, 2, 32, 8, 3, 1, 1, 0),
+    KR(5, 1, 32, 1, 1, 0), KR(5, 2, 16, 1, 1, 1), KR(3, 8, 32, 1, 1, 0),
 };
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
