@@ -116,6 +116,7 @@ tc_status tc__fdl_plan(const tc__problem *p, tc__fd_state *s) {
 typedef struct fl_job {
     const tc__args *a;
     const tc__fd_state *s;
+    int64_t next, grain; /* fl_dyn: next unclaimed item, items per claim */
 } fl_job;
 
 typedef struct fl_thread {
@@ -270,7 +271,28 @@ static void fl_blocks(void *arg, int64_t begin, int64_t end, int tid) {
 #endif
 }
 
+/* Threads claim items in grains from a shared counter, as in
+ * filter_direct.c (fd_dyn): an item's result does not depend on the thread
+ * (the band cache re-reads whenever its key changes), and a thread on a
+ * contended core no longer holds up the other. Large grains: each claim
+ * starts with an empty band cache. */
+static void fl_dyn(void *arg, int64_t begin, int64_t end, int tid) {
+    fl_job *j = arg;
+    (void)begin;
+    (void)end;
+    for (;;) {
+        const int64_t b = __atomic_fetch_add(&j->next, j->grain, __ATOMIC_RELAXED);
+        if (b >= j->s->items) break;
+        fl_blocks(arg, b, fl_min(j->s->items, b + j->grain), tid);
+    }
+}
+
 void tc__fdl_execute(const tc__args *a) {
-    fl_job j = {a, a->state};
-    tc__parallel_for(a->threads, j.s->items, fl_blocks, &j);
+    fl_job j = {a, a->state, 0, 1};
+    if (a->threads <= 1 || j.s->items <= a->threads) {
+        tc__parallel_for(a->threads, j.s->items, fl_blocks, &j);
+        return;
+    }
+    j.grain = fl_max(1, j.s->items / ((int64_t)a->threads * 4));
+    tc__parallel_for(a->threads, a->threads, fl_dyn, &j);
 }
