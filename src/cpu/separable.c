@@ -321,6 +321,7 @@ typedef struct sep_job {
     char *t1;        /* stage-B intermediate, or NULL */
     char *scratch;   /* per-thread areas */
     int64_t cpp;     /* stage A: row chunks per plane */
+    int64_t next, n; /* sep_dyn: next unclaimed chunk, chunk count */
 } sep_job;
 
 /* Builds the extended row segment h[j] = X(row, c0 + j - pad2), j < len. */
@@ -553,6 +554,23 @@ static void sep_stage_b(void *arg, int64_t begin, int64_t end, int tid) {
     if (s->stream) SEP_SFENCE(); /* order the streamed stores before the join */
 }
 
+/* Fused path with several threads: the threads claim row chunks one at a
+ * time from a shared counter instead of one fixed range each, so a thread
+ * on a core that another process holds part of no longer holds up the
+ * other. A chunk's output does not depend on the thread or on where the
+ * rows were split (each chunk re-runs the row pass of its first m1 - 1
+ * rows). */
+static void sep_dyn(void *arg, int64_t begin, int64_t end, int tid) {
+    sep_job *j = arg;
+    (void)begin;
+    (void)end;
+    for (;;) {
+        const int64_t u = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (u >= j->n) break;
+        sep_fused(arg, u, u + 1, tid);
+    }
+}
+
 static tc_status sep_execute(const tc__args *a) {
     const tc__problem *p = a->p;
     const sep_state *s = a->state;
@@ -566,7 +584,19 @@ static tc_status sep_execute(const tc__args *a) {
     const int64_t planes = p->N * p->in[0];
     j.cpp = planes >= a->threads ? 1 : (a->threads + planes - 1) / planes;
     if (j.cpp > p->out[1]) j.cpp = p->out[1];
-    tc__parallel_for(a->threads, planes * j.cpp, s->g.fused ? sep_fused : sep_stage_a, &j);
+    if (s->g.fused && a->threads > 1) {
+        /* about 8 chunks per thread, each of >= 64 rows (the m1 - 1 rows
+         * of row pass a chunk repeats stay a few per cent) */
+        const int64_t want = (int64_t)a->threads * 8, cmax = p->out[1] / 64;
+        int64_t c = (want + planes - 1) / planes;
+        if (c > cmax) c = cmax;
+        if (c > j.cpp) j.cpp = c;
+        j.n = planes * j.cpp;
+        j.next = 0;
+        tc__parallel_for(a->threads, a->threads, sep_dyn, &j);
+    } else {
+        tc__parallel_for(a->threads, planes * j.cpp, s->g.fused ? sep_fused : sep_stage_a, &j);
+    }
     if (s->g.stage_b) {
         const int64_t plane = p->out[1] * p->out[2];
         const int64_t nch = (plane + SEP_CHUNK - 1) / SEP_CHUNK;
