@@ -190,7 +190,7 @@ static void bench_filter(const char *group, const char *name, int nsp, const lon
 static void sweep_filter(const char *name, int nsp, const long long *shape, const long long *mask,
                          int reps) {
     if (!sweep || (only && !strstr(name, only))) return;
-    for (int v = 0; v < 64; v++) {
+    for (int v = 0; v < 128; v++) {
         char ev[16], an[32];
         snprintf(ev, sizeof ev, "%d", v);
         setenv("TC_CUDA_DIRECT_VARIANT", ev, 1);

@@ -148,6 +148,10 @@ out:
 }
 #endif
 
+/* When set, run_filter_case runs this solver only, and returns before
+ * computing the reference when it does not apply (the variant sweep). */
+static const char *only_solver = NULL;
+
 static void run_filter_case(int ci, int mi, int device_ptrs) {
     const fcase *c = &fcases[ci];
     tc_filter_desc d;
@@ -177,6 +181,15 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
     float *x = malloc((size_t)nx * 4), *m = malloc((size_t)nm * 4);
     fill(x, nx, &r);
     make_mask(c, m, &r);
+    if (only_solver) {
+        tc_plan_options po;
+        tc_plan_options_init(&po);
+        po.algorithm = only_solver;
+        tc_plan *pp = NULL;
+        tc_status ps = tc_plan_filter(&pp, NULL, &d, m, &po);
+        tc_plan_destroy(pp);
+        if (ps == TC_ERR_NOT_APPLICABLE) { free(x); free(m); return; }
+    }
 
     tc_plan_options ro;
     tc_plan_options_init(&ro);
@@ -199,13 +212,16 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
     tc_plan_destroy(rp);
 
     for (int s = 0; s < NFS; s++) {
+        if (only_solver && strcmp(only_solver, filter_solvers[s]) != 0) continue;
         tc_plan_options o;
         tc_plan_options_init(&o);
         o.algorithm = filter_solvers[s];
         tc_plan *pl = NULL;
         st = tc_plan_filter(&pl, NULL, &d, m, &o);
         if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
-        TH_BEGIN("%s %dD case %d (%lld..x%lld, mask %lld..x%lld) %s %s %s", filter_solvers[s],
+        TH_BEGIN("%s%s%s %dD case %d (%lld..x%lld, mask %lld..x%lld) %s %s %s", filter_solvers[s],
+                 only_solver ? " variant " : "",
+                 only_solver && getenv("TC_CUDA_DIRECT_VARIANT") ? getenv("TC_CUDA_DIRECT_VARIANT") : "",
                  c->nsp, ci, (long long)c->shape[0], (long long)c->shape[c->nsp - 1],
                  (long long)c->mask[0], (long long)c->mask[c->nsp - 1],
                  c->out == TC_OUTPUT_SAME ? tc_mode_name(d.mode)
@@ -564,6 +580,23 @@ int main(int argc, char **argv) {
     for (int ci = 0; ci < NNF; ci++)
         for (int mi = 0; mi < 2; mi++)
             if (!quick || mi == 0) run_nonfinite_case(ci, mi);
+    /* every cuda.direct kernel variant, tuning alternatives included (the
+     * planner takes only some of them), forced through
+     * TC_CUDA_DIRECT_VARIANT on the cases it applies to: constant and
+     * reflect, host pointers */
+    if (!getenv("TC_CUDA_DIRECT_VARIANT")) {
+        only_solver = "cuda.direct";
+        for (int v = 0; v < 128; v++) {
+            char ev[16];
+            snprintf(ev, sizeof ev, "%d", v);
+            setenv("TC_CUDA_DIRECT_VARIANT", ev, 1);
+            for (int ci = 0; ci < NFC; ci++)
+                for (int mi = 0; mi < 5; mi += 2)
+                    if (!quick || mi == 0) run_filter_case(ci, mi, 0);
+        }
+        unsetenv("TC_CUDA_DIRECT_VARIANT");
+        only_solver = NULL;
+    }
     for (int gi = 0; gi < NGC; gi++) {
         if (quick && gi % 2) continue;
         run_gemm_case(gi, 0);
