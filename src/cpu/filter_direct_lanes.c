@@ -43,12 +43,13 @@ int tc__fdl_wanted(const tc__problem *p) {
     if (p->out[2] < 4 * L) return 0; /* lanes would be mostly empty */
     /* measured crossover (docs/perf-notes.md): 2D rows are faster on the
      * plain rows since their tap vectors are built by in-register shifts
-     * (k9 1.37x, k15 1.07x over lanes, 1024^2, one core), so lanes only
-     * past the FFT crossover; 3D k3 on the plane ring of filter_direct.c
+     * up to k13 (4096^2, 2 threads: k9 11.6 vs 16 ms, k13 23.8-24.0 vs
+     * 25.5-30.4 ms), k15 on lanes (30.4-30.8 vs 31.0-32.0 ms); 3D k3 on
+     * the plane ring of filter_direct.c
      * (short rows waste half of each transpose), k5 on lanes (a tie within
      * the noise); 1D k31 is a tie */
     if (p->msk[0] > 1) return taps >= 64;
-    if (p->msk[1] > 1) return taps >= 512;
+    if (p->msk[1] > 1) return taps >= 200;
     return taps >= 48;
 }
 
