@@ -443,138 +443,6 @@ direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
     cp_wait<0>();
 }
 
-/* ---------------- register streaming (2D, small masks) ----------------
- * No shared memory and no barriers: each warp owns a strip of 128 output
- * columns (4 per lane) and a chunk of CH output rows, and walks down its
- * input rows once. A row is NV 16-byte loads per lane (lane l reads float4
- * l .. l+NV-1 of the strip's window; the overlapping requests of
- * neighbouring lanes are L1 hits, DRAM sees each line once), issued one row
- * ahead of its use. Each input row is multiplied by every mask row s into
- * the accumulator of output row u - s; the S accumulators rotate, and the
- * row loop is unrolled by S so that every rotation index is a compile-time
- * constant. An output row is stored as soon as its last input row is in.
- * Weights are constant-bank operands (__grid_constant__), as in the tiles.
- * Strips that touch the left or right edge map every column through the
- * mode; rows are mapped per row (uniform over the warp). */
-template <int S, int T> struct strm {
-    static constexpr int NV = (3 + 4 + T - 1 + 3) / 4; /* float4 per lane, any offset */
-};
-
-template <int T>
-__device__ __forceinline__ void stream_load(float (&v)[strm<1, T>::NV * 4], const float *xp,
-                                            const dgeom &g, int64_t ir, int64_t xa, bool interior,
-                                            int lane) {
-    constexpr int NV = strm<1, T>::NV;
-    const int64_t ri = g.i32 ? (int64_t)bidx32((int)ir, (int)g.H, g.mode)
-                             : tc__cu_bidx(ir, g.H, g.mode);
-    if (!xp || ri < 0) {
-#pragma unroll
-        for (int k = 0; k < NV * 4; k++) v[k] = g.cval;
-        return;
-    }
-    const float *row = xp + ri * g.W;
-    if (interior) {
-        const float4 *q = reinterpret_cast<const float4 *>(row + xa) + lane;
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            float4 f = __ldg(q + k);
-            v[4 * k] = f.x; v[4 * k + 1] = f.y; v[4 * k + 2] = f.z; v[4 * k + 3] = f.w;
-        }
-        return;
-    }
-#pragma unroll
-    for (int k = 0; k < NV * 4; k++) {
-        const int64_t c = xa + 4 * lane + k;
-        const int64_t ci = g.i32 ? (int64_t)bidx32((int)c, (int)g.W, g.mode)
-                                 : tc__cu_bidx(c, g.W, g.mode);
-        v[k] = ci < 0 ? g.cval : __ldg(row + ci);
-    }
-}
-
-template <int S, int T, int OFF>
-__device__ __forceinline__ void stream_item(const float *__restrict__ xp, float *__restrict__ yp,
-                                            const maskp<S * T> &m, const dgeom &g, int64_t x0,
-                                            int64_t y0, int ny, int lane) {
-    constexpr int NV = strm<S, T>::NV;
-    const int64_t xa = x0 - g.A;
-    const bool interior = g.vec_in && xa >= 0 && xa + 4 * (32 + NV - 1) <= g.W;
-    const int nu = ny + S - 1; /* input rows y0 - pad1 .. */
-    const int64_t ir0 = y0 - g.pad1;
-    const int64_t px = x0 + 4 * lane;
-    float acc[S][4];
-#pragma unroll
-    for (int a = 0; a < S; a++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) acc[a][i] = 0.f;
-    float cur[NV * 4], nxt[NV * 4];
-    stream_load<T>(cur, xp, g, ir0, xa, interior, lane);
-    for (int u0 = 0; u0 < nu; u0 += S) {
-#pragma unroll
-        for (int k = 0; k < S; k++) {
-            const int u = u0 + k;
-            if (u >= nu) break;
-            if (u + 1 < nu) stream_load<T>(nxt, xp, g, ir0 + u + 1, xa, interior, lane);
-#pragma unroll
-            for (int s = 0; s < S; s++) {
-                const int o = u - s; /* output row (relative) fed by mask row s */
-                if (o >= 0 && o < ny) {
-#pragma unroll
-                    for (int t = 0; t < T; t++) {
-                        const float wv = m.w[s * T + t];
-#pragma unroll
-                        for (int i = 0; i < 4; i++)
-                            acc[(k - s + S) % S][i] = fmaf(wv, cur[OFF + i + t], acc[(k - s + S) % S][i]);
-                    }
-                }
-            }
-            const int od = u - (S - 1); /* complete after this row */
-            if (od >= 0 && od < ny) {
-                float *row = yp + (y0 + od) * g.O;
-                float *a = acc[(k - (S - 1) + S) % S];
-                if (g.vec_out && px + 3 < g.O) {
-                    __stcs(reinterpret_cast<float4 *>(row + px), make_float4(a[0], a[1], a[2], a[3]));
-                } else {
-#pragma unroll
-                    for (int i = 0; i < 4; i++)
-                        if (px + i < g.O) __stcs(row + px + i, a[i]);
-                }
-#pragma unroll
-                for (int i = 0; i < 4; i++) a[i] = 0.f;
-            }
-#pragma unroll
-            for (int e = 0; e < NV * 4; e++) cur[e] = nxt[e];
-        }
-    }
-}
-
-/* Persistent warps over items (strip, row chunk, plane). */
-template <int S, int T>
-__global__ void __launch_bounds__(256)
-direct_f32_stream(const float *__restrict__ x, float *__restrict__ y,
-                  const __grid_constant__ maskp<S * T> m, const dgeom g, int CH) {
-    const int lane = threadIdx.x & 31;
-    const int64_t wid = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
-    const int64_t nw = (int64_t)gridDim.x * 8;
-    const int64_t strips = (g.O + 127) / 128, chunks = (g.Q + CH - 1) / CH;
-    const int64_t items = strips * chunks * g.N * g.P;
-    for (int64_t it = wid; it < items; it += nw) {
-        const int64_t sx = it % strips, rest = it / strips;
-        const int64_t ch = rest % chunks, pl = rest / chunks;
-        const int64_t n = pl / g.P, z = pl % g.P;
-        const int64_t zi = tc__cu_bidx(z - g.pad0, g.D, g.mode);
-        const float *xp = zi < 0 ? nullptr : x + (n * g.D + zi) * g.H * g.W;
-        float *yp = y + pl * g.Q * g.O;
-        const int64_t y0 = ch * CH;
-        const int ny = (int)(g.Q - y0 < CH ? g.Q - y0 : CH);
-        switch (g.off) {
-        case 0: stream_item<S, T, 0>(xp, yp, m, g, sx * 128, y0, ny, lane); break;
-        case 1: stream_item<S, T, 1>(xp, yp, m, g, sx * 128, y0, ny, lane); break;
-        case 2: stream_item<S, T, 2>(xp, yp, m, g, sx * 128, y0, ny, lane); break;
-        default: stream_item<S, T, 3>(xp, yp, m, g, sx * 128, y0, ny, lane); break;
-        }
-    }
-}
-
 /* Generic: one output per thread, any mask, float or double. */
 template <typename E>
 __global__ void __launch_bounds__(256)
@@ -624,7 +492,6 @@ struct variant {
     int alt;                      /* 1: a tuning alternative, used only when
                                      TC_CUDA_DIRECT_VARIANT names it */
     int roll;                     /* rolled compute (weights in shared memory) */
-    int stream;                   /* register streaming (direct_f32_stream) */
     launch_t launch;
     const void *kernel;
 };
@@ -707,14 +574,11 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
         TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
     }
-    /* z chunks: one full wave of blocks when each block still streams at
-     * least 8 planes (no partial last wave: 512^3 took 832 blocks for 396
-     * slots before), else as many chunks as fill about two waves; each
-     * chunk streams zc planes along z */
+    /* about two waves of blocks, each streaming zc planes along z (one
+     * full wave of longer chunks measured 1.07-1.16x slower on 512^3) */
     const int64_t slots = (int64_t)occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
     const int64_t xy = gx * gyn * p->N;
-    g.nzc = slots / xy;
-    if (g.nzc < 1 || tc__cu_div_up(g.P, g.nzc) < 8) g.nzc = tc__cu_div_up(2 * slots, xy);
+    g.nzc = tc__cu_div_up(2 * slots, xy);
     if (g.nzc > g.P) g.nzc = g.P;
     if (g.nzc < 1) g.nzc = 1;
     g.zc = tc__cu_div_up(g.P, g.nzc);
@@ -727,39 +591,6 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     })
     return TC_OK;
     }
-}
-
-template <int S, int T>
-static tc_status launch_stream(const tc__args *a, const tc__cu_bufs *b) {
-    const tc__problem *p = a->p;
-    maskp<S * T> m;
-    memset(&m, 0, sizeof m);
-    const float *hw = (const float *)b->hw;
-    for (int64_t s = 0; s < p->msk[1]; s++)
-        for (int64_t t = 0; t < p->msk[2]; t++) m.w[s * T + t] = hw[s * p->msk[2] + t];
-    dgeom g = make_geom(p);
-    g.vec_out = (p->out[2] % 4 == 0) && ((uintptr_t)b->y % 16 == 0);
-    g.vec_in = (p->in[2] % 4 == 0) && ((uintptr_t)b->x % 16 == 0);
-    const tc__cu_device *d = tc__cu_dev();
-    const int sms = d ? d->sms : 132;
-    static int occ_cache = 0;
-    auto k = direct_f32_stream<S, T>;
-    const int64_t slots = (int64_t)occupancy((const void *)k, 256, 0, &occ_cache) * sms; /* blocks */
-    /* row chunks: enough warps for one full wave, but at least 8*S rows each
-     * (the S-1 halo rows are read twice) */
-    const int64_t strips = tc__cu_div_up(g.O, 128), planes = p->N * g.P;
-    int64_t chunks = tc__cu_div_up(slots * 8, strips * planes);
-    int64_t CH = tc__cu_div_up(g.Q, chunks < 1 ? 1 : chunks);
-    if (CH < 8 * S) CH = 8 * S;
-    if (CH > g.Q) CH = g.Q;
-    if (CH < 1) CH = 1;
-    const int64_t items = strips * tc__cu_div_up(g.Q, CH) * planes;
-    int64_t blocks = tc__cu_div_up(items, 8);
-    if (blocks > slots) blocks = slots;
-    if (CH > ((int64_t)1 << 30)) CH = (int64_t)1 << 30;
-    k<<<(unsigned)blocks, 256, 0, b->s>>>((const float *)b->x, (float *)b->y, m, g, (int)CH);
-    TC_CU_LAUNCH("cuda.direct stream");
-    return TC_OK;
 }
 
 template <typename E>
@@ -780,15 +611,12 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
 /* KT: 1D/2D persistent tiles; KR: 3D ring. Fields: S, T (R), rows per
  * thread RY, threads TX x BY, shared slots NST, exact, alternative, rolled. */
 #define KT(S, T, RY, TX, BY, NST, EX, ALT, RL)                                                  \
-    {1, S, T, RY, TX, BY, NST, EX, ALT, RL, 0, launch_fast<1, S, T, RY, TX, BY, NST, EX, RL>,     \
+    {1, S, T, RY, TX, BY, NST, EX, ALT, RL, launch_fast<1, S, T, RY, TX, BY, NST, EX, RL>,     \
      (const void *)direct_f32_tiles<S, T, RY, TX, BY, NST, EX, RL>}
 #define KR(K, RY, TX, EX, ALT, RL)                                                              \
-    {K, K, K, RY, TX, 8, 0, EX, ALT, RL, 0, launch_fast<K, K, K, RY, TX, 8, 0, EX, RL>,            \
+    {K, K, K, RY, TX, 8, 0, EX, ALT, RL, launch_fast<K, K, K, RY, TX, 8, 0, EX, RL>,            \
      (const void *)direct_f32_ring<K, K, K, RY, TX, 8, EX, RL>}
 #define V1(T) KT(1, T, 1, 256, 1, 4, 1, 0, 0)
-/* KS: register streaming, exact S x T */
-#define KS(S, T, ALT)                                                                           \
-    {1, S, T, 1, 32, 8, 0, 1, ALT, 0, 1, launch_stream<S, T>, (const void *)direct_f32_stream<S, T>}
 
 /* Exact variants first (the common odd sizes), then the guarded buckets
  * that take every other mask up to the limits, then tuning alternatives
@@ -812,16 +640,13 @@ static const variant variants[] = {
     KT(1, 32, 1, 256, 1, 4, 0, 0, 0), KT(1, 63, 1, 256, 1, 4, 0, 0, 0),
     KT(5, 5, 4, 32, 8, 2, 0, 0, 0), KT(9, 9, 4, 32, 8, 2, 0, 0, 1), KT(15, 15, 4, 32, 8, 2, 0, 0, 1),
     KR(3, 4, 32, 0, 0, 0), KR(5, 2, 32, 0, 0, 1), KR(7, 2, 32, 0, 0, 1),
-    /* alternatives */
-    KT(3, 3, 8, 32, 8, 2, 1, 1, 0), KT(9, 9, 2, 32, 8, 2, 1, 1, 0), KT(13, 13, 2, 32, 8, 2, 1, 1, 0),
-    KT(9, 9, 4, 32, 8, 3, 1, 1, 0), KT(15, 15, 2, 32, 8, 3, 1, 1, 0),
-    KR(5, 1, 32, 1, 1, 0), KR(5, 2, 16, 1, 1, 1), KR(3, 8, 32, 1, 1, 0),
-    KS(3, 3, 1), KS(5, 5, 1), KS(7, 7, 1), KS(1, 3, 1), KS(1, 7, 1), KS(1, 15, 1),
+    /* tuning alternatives: none at present (the last sweeps' candidates
+     * and their times are in docs/perf-notes.md); add lines with ALT = 1
+     * to time new ones with TC_BENCH_SWEEP=1 */
 };
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
 static size_t variant_smem(const variant *v) {
-    if (v->stream) return 0;
     int TW = 4 * v->TX, TH = v->BY * v->RY;
     int ROWS = TH + v->S - 1, WINA = TW + v->T + 2;
     int SP = (WINA + 3) / 4 * 4 + 4;
@@ -956,7 +781,7 @@ void tc__cu_report_direct(tc__cu_report *r) {
         char name[96];
         snprintf(name, sizeof name, "cuda.direct #%d f32 R%dS%dT%d RY%d TX%d%s%s%s", i, v->R, v->S,
                  v->T, v->RY, v->TX, v->ex ? "" : " guarded", v->alt ? " alt" : "",
-                 v->roll ? " rolled" : v->stream ? " stream" : "");
+                 v->roll ? " rolled" : "");
         if (v->R == 1 && v->S > 1)
             snprintf(name + strlen(name), sizeof name - strlen(name), " NST%d", v->NST);
         size_t sm = variant_smem(v);
