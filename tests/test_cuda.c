@@ -13,7 +13,8 @@
  * max|out - ref| / max|ref| per case.
  *
  * Environment: TC_TEST_SEED, TC_TEST_QUICK (small table, for the
- * sanitizers), TC_TEST_VERBOSE (see harness.h).
+ * sanitizers), TC_TEST_VERBOSE (see harness.h); TC_CUDA_CHUNK_BYTES is set
+ * to 1 unless given (one batch item per pipelined chunk).
  */
 #include <math.h>
 #include <stdio.h>
@@ -545,6 +546,10 @@ static void run_gpu_api_checks(void) {
 
 int main(int argc, char **argv) {
     th_init(argc, argv);
+    /* batched host-array filters run chunk by chunk on two streams
+     * (transfers overlapped with compute); one batch item per chunk here,
+     * so every batched host case takes that path */
+    setenv("TC_CUDA_CHUNK_BYTES", "1", 0);
     int ndev = tc_cuda_device_count();
     int ngpu_solvers = 0;
     for (int i = 0; i < tc_algorithm_count(); i++) {

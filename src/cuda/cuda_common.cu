@@ -3,6 +3,7 @@
 #include "cuda/cuda_common.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -307,6 +308,103 @@ static int64_t tc__cu_span(int64_t rows, int64_t cols, int64_t ld) {
     return (rows - 1) * ld + cols; /* elements touched by a row-major view */
 }
 
+/* Host arrays of a batched filter (N > 1), in chunks of whole batch items
+ * on two streams: chunk c+1 is copied in (and its kernels enqueued) while
+ * chunk c computes, and chunk c is copied out while chunk c+1 computes.
+ * b holds the mask (b->w, b->hw) and the caller's stream; x_host / y_host
+ * say which side is staged. Every launch sees a copy of the problem with N
+ * = the chunk's items (the launches take all geometry from a->p). */
+static tc_status tc__cu_run_chunks(const tc__args *a, const tc__cu_bufs *b, int x_host,
+                                   int y_host, int64_t per, tc__cu_launch_fn launch) {
+    const tc__problem *p = a->p;
+    const size_t es = (size_t)p->esize;
+    const int64_t xin = tc__x_count(p) / p->N, yout = tc__y_count(p) / p->N;
+    const int64_t nch = (p->N + per - 1) / per;
+    cudaStream_t st[2] = {NULL, NULL};
+    void *dx[2] = {NULL, NULL}, *dy[2] = {NULL, NULL};
+    cudaEvent_t ev = NULL;
+    tc_status rc = TC_OK;
+    cudaError_t e = cudaSuccess;
+    tc__problem p1 = *p;
+    tc__args a1 = *a;
+    a1.p = &p1;
+    for (int k = 0; k < 2 && e == cudaSuccess; k++)
+        e = cudaStreamCreateWithFlags(&st[k], cudaStreamNonBlocking);
+    /* the chunks start after the work already on the caller's stream */
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaEventRecord(ev, b->s);
+    for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaStreamWaitEvent(st[k], ev, 0);
+    if (e != cudaSuccess) {
+        rc = tc__cu_fail(e, "cuda: chunk streams", __FILE__, __LINE__);
+        goto out;
+    }
+    for (int k = 0; k < 2 && rc == TC_OK; k++) {
+        if (x_host) rc = tc__cu_alloc(&dx[k], (size_t)(per * xin) * es, st[k]);
+        if (y_host && rc == TC_OK) rc = tc__cu_alloc(&dy[k], (size_t)(per * yout) * es, st[k]);
+    }
+    if (rc) goto out;
+    for (int64_t c = -1; c < nch && rc == TC_OK; c++) {
+        /* enqueue chunk c+1: copy in (the host waits for its staging) and launch */
+        const int64_t cn = c + 1;
+        if (cn < nch) {
+            const int k = (int)(cn & 1);
+            const int64_t n0 = cn * per, cnt = p->N - n0 < per ? p->N - n0 : per;
+            p1.N = cnt;
+            tc__cu_bufs bc = *b;
+            bc.s = st[k];
+            if (x_host) {
+                rc = tc__cu_h2d(dx[k], (const char *)a->x + (size_t)(n0 * xin) * es,
+                                (size_t)(cnt * xin) * es, st[k]);
+                bc.x = dx[k];
+            } else {
+                bc.x = (const char *)a->x + (size_t)(n0 * xin) * es;
+            }
+            bc.y = y_host ? dy[k] : (void *)((char *)a->y + (size_t)(n0 * yout) * es);
+            if (rc == TC_OK) rc = launch(&a1, &bc);
+        }
+        /* copy chunk c out (waits for its kernels; chunk c+1 runs meanwhile) */
+        if (c >= 0 && rc == TC_OK) {
+            const int k = (int)(c & 1);
+            const int64_t n0 = c * per, cnt = p->N - n0 < per ? p->N - n0 : per;
+            if (y_host)
+                rc = tc__cu_d2h((char *)a->y + (size_t)(n0 * yout) * es, dy[k],
+                                (size_t)(cnt * yout) * es, st[k]);
+            else if ((e = cudaStreamSynchronize(st[k])) != cudaSuccess)
+                rc = tc__cu_fail(e, "kernel execution", __FILE__, __LINE__);
+        }
+    }
+out:
+    for (int k = 0; k < 2; k++) {
+        if (st[k]) {
+            tc__cu_free(dx[k], st[k]);
+            tc__cu_free(dy[k], st[k]);
+            e = cudaStreamSynchronize(st[k]);
+            if (e != cudaSuccess && rc == TC_OK) rc = tc__cu_fail(e, "kernel execution", __FILE__, __LINE__);
+            cudaStreamDestroy(st[k]);
+        }
+    }
+    if (ev) cudaEventDestroy(ev);
+    return rc;
+}
+
+/* Batch items per chunk of a pipelined host-array filter: about
+ * TC_CUDA_CHUNK_BYTES (input + output; default 32 MiB) of whole items;
+ * 0 when the call is not chunked (fewer than two chunks). */
+static int64_t tc__cu_chunk_items(const tc__problem *p) {
+    if (p->op != TC_OP_FILTER || p->N < 2) return 0;
+    double target = 32.0 * 1024 * 1024;
+    const char *ev = getenv("TC_CUDA_CHUNK_BYTES");
+    if (ev && *ev) {
+        char *end;
+        double v = strtod(ev, &end);
+        if (!*end && v >= 1) target = v;
+    }
+    const double item = (double)(tc__x_count(p) + tc__y_count(p)) / (double)p->N * p->esize;
+    int64_t per = (int64_t)(target / item);
+    if (per < 1) per = 1;
+    return per < p->N ? per : 0;
+}
+
 tc_status tc__cu_run(const tc__args *a, const void *dmask, int need_dw,
                      tc__cu_launch_fn launch) {
     const tc__problem *p = a->p;
@@ -340,20 +438,8 @@ tc_status tc__cu_run(const tc__args *a, const void *dmask, int need_dw,
     int staged = x_host || y_host;
     tc_status st = TC_OK;
 
-    if (x_host) {
-        if ((st = tc__cu_alloc(&tx, xb, s))) goto out;
-        if ((st = tc__cu_h2d(tx, a->x, xb, s))) goto out;
-        b.x = tx;
-    } else {
-        b.x = a->x;
-    }
-    if (y_host) {
-        if ((st = tc__cu_alloc(&ty, yb, s))) goto out;
-        if (y_in && (st = tc__cu_h2d(ty, a->y, yb, s))) goto out;
-        b.y = ty;
-    } else {
-        b.y = a->y;
-    }
+    b.x = a->x;
+    b.y = a->y;
     if (p->op == TC_OP_FILTER) {
         /* the plan's mask (host) is the usual case; in swap mode the core
          * passes the caller's input, packed in its host workspace */
@@ -376,6 +462,23 @@ tc_status tc__cu_run(const tc__args *a, const void *dmask, int need_dw,
         if ((st = tc__cu_h2d(tw, a->w, wb, s))) goto out;
         b.w = tw;
         staged = 1;
+    }
+    if (p->op == TC_OP_FILTER && (x_host || y_host)) {
+        const int64_t per = tc__cu_chunk_items(p);
+        if (per > 0) { /* transfers overlapped with compute */
+            st = tc__cu_run_chunks(a, &b, x_host, y_host, per, launch);
+            goto out;
+        }
+    }
+    if (x_host) {
+        if ((st = tc__cu_alloc(&tx, xb, s))) goto out;
+        if ((st = tc__cu_h2d(tx, a->x, xb, s))) goto out;
+        b.x = tx;
+    }
+    if (y_host) {
+        if ((st = tc__cu_alloc(&ty, yb, s))) goto out;
+        if (y_in && (st = tc__cu_h2d(ty, a->y, yb, s))) goto out;
+        b.y = ty;
     }
     if ((st = launch(a, &b))) goto out;
     if (y_host) st = tc__cu_d2h(a->y, ty, yb, s);

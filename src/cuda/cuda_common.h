@@ -11,7 +11,11 @@
  * and the work is only enqueued on the stream (as cuBLAS does: the call
  * returns before the kernels finish); host arrays are staged through pinned
  * buffers in chunks, and the call returns when the result is back on the
- * host. The stream is args->stream, or the per-thread default stream.
+ * host. A batched filter (N > 1) on host arrays runs in chunks of whole
+ * batch items (TC_CUDA_CHUNK_BYTES, default 32 MiB of input + output) on
+ * two streams, so the copies of one chunk overlap the kernels of the next;
+ * a single image or volume is copied in, computed and copied out in turn.
+ * The stream is args->stream, or the per-thread default stream.
  *
  * Indexing is 64-bit wherever an offset can pass 2^31; launches whose
  * gridDim.y or gridDim.z would pass 65535 are split (tc__cu_grid_chunks).
