@@ -62,8 +62,9 @@ FK_INL void FK_FN(taps)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
  * port 5, measured no better.) */
 /* FK_SHIFT(lo, hi, s): elements s .. s + L - 1 of hi:lo. With s known at
  * compile time (unrolled tap loops) one valignd/valignq, which leaves both
- * sources intact; otherwise a two-source permutation by an index vector. */
-#if defined(__OPTIMIZE__) && defined(FK_ALIGNR)
+ * sources intact; otherwise a two-source permutation by an index vector.
+ * (GCC only: clang checks the immediate before it folds the branch.) */
+#if defined(__OPTIMIZE__) && !defined(__clang__) && defined(FK_ALIGNR)
 #define FK_SHIFT(lo, hi, s)                                                   \
     (__builtin_constant_p(s) ? FK_ALIGNR(hi, lo, s) : FK_PERM2(lo, FK_IDX(s), hi))
 #else
