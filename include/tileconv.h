@@ -414,7 +414,15 @@ TC_API int tc_cuda_device_count(void);
  * place; the call only enqueues the work on the calling thread's default
  * stream and returns, as cuBLAS does: synchronise before reading the
  * result) and host pointers (staged through pinned buffers; the call
- * returns when the result is in host memory). */
+ * returns when the result is in host memory). A batched filter (leading
+ * batch axis longer than 1) on host pointers is run in chunks of whole
+ * batch items on two streams, so that the copies of one chunk overlap the
+ * kernels of the next (environment TC_CUDA_CHUNK_BYTES: input + output
+ * bytes per chunk, default 32 MiB); a single image or volume is copied in,
+ * filtered and copied out in turn. TC_CUDA_DIRECT_VARIANT=i (tuning and
+ * benchmarks only) forces cuda.direct's kernel variant i, the i-th
+ * "cuda.direct #i" line of this report; plans it does not fit fail with
+ * TC_ERR_NOT_APPLICABLE. */
 TC_API tc_status tc_cuda_kernel_report(char *buf, size_t size);
 
 /* ------------------------------------------------------------------------
