@@ -79,6 +79,7 @@ typedef struct tc__fd_state {
     int64_t xl1, xr0;
     int64_t EL, ER;         /* edge table widths per input row */
     int64_t *xmapL, *xmapR;
+    int64_t runL[2], runR[2]; /* consecutive stretch of each map (memcpy) */
     void *cvrow;            /* cval, long enough for any piece */
     /* lane path */
     int64_t L, S, NK, NKp, Hbe, stlen, CK;
