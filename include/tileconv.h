@@ -425,6 +425,19 @@ TC_API int tc_cuda_device_count(void);
  * TC_ERR_NOT_APPLICABLE. */
 TC_API tc_status tc_cuda_kernel_report(char *buf, size_t size);
 
+/* Device time of a CUDA filter plan on device-resident data: copies x (host
+ * memory, laid out as for tc_execute_filter) to the GPU once, runs one
+ * warm-up execute and then `repeat` executes on device arrays, each
+ * between two CUDA events on the calling thread's default stream, and
+ * returns the median and the minimum in milliseconds (min_ms may be NULL).
+ * No host copies are inside the times. Fails with TC_ERR_INVALID_ARGUMENT
+ * (NULL pointer, repeat < 1 or > 1e6), TC_ERR_UNSUPPORTED (not a filter
+ * plan, a plan on the CPU backend, or a plan with strided arrays or the
+ * swapped valid case, which the core packs on the host), TC_ERR_NO_DEVICE
+ * (built without CUDA or no GPU), TC_ERR_OUT_OF_MEMORY. */
+TC_API tc_status tc_cuda_time_filter(const tc_plan *plan, const void *x, int repeat,
+                                     double *median_ms, double *min_ms);
+
 /* ------------------------------------------------------------------------
  * Wisdom: remembered MEASURE results, as in FFTW.
  *

@@ -755,6 +755,33 @@ static void test_names(void) {
     TH_END();
 }
 
+static void test_cuda_time(void) {
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+    TH_BEGIN("tc_cuda_time_filter: arguments, CPU plans, non-filter plans");
+    tc_context *ctx = NULL;
+    tc_plan *fp = NULL, *gp = NULL;
+    static float x[4096];
+    double med = 0, mn = 0;
+    tc_filter_desc fd = fdesc();
+    tc_gemm_desc gd = gdesc();
+    int ok = CHECK_STATUS(tc_context_create(&ctx), TC_OK);
+    ok &= CHECK_STATUS(tc_context_set_backend(ctx, TC_BACKEND_CPU), TC_OK);
+    ok &= CHECK_STATUS(tc_plan_filter(&fp, ctx, &fd, g_mask, NULL), TC_OK);
+    ok &= CHECK_STATUS(tc_plan_gemm(&gp, ctx, &gd, NULL), TC_OK);
+    if (ok) {
+        EXPECT_ERR(tc_cuda_time_filter(NULL, x, 5, &med, &mn), INV, "plan");
+        EXPECT_ERR(tc_cuda_time_filter(fp, NULL, 5, &med, &mn), INV, "input");
+        EXPECT_ERR(tc_cuda_time_filter(fp, x, 0, &med, &mn), INV, "repeat=0");
+        EXPECT_ERR(tc_cuda_time_filter(fp, x, 5, NULL, &mn), INV, "median_ms");
+        EXPECT_ERR(tc_cuda_time_filter(fp, x, 5, &med, &mn), TC_ERR_UNSUPPORTED, "cpu backend");
+        EXPECT_ERR(tc_cuda_time_filter(gp, x, 5, &med, &mn), TC_ERR_UNSUPPORTED, "filter plans");
+    }
+    tc_plan_destroy(fp);
+    tc_plan_destroy(gp);
+    tc_context_destroy(ctx);
+    TH_END();
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
     /* hermetic: no wisdom file of the user's changes what MEASURE or
@@ -770,6 +797,7 @@ int main(int argc, char **argv) {
     test_backends();
     test_context();
     test_execute_args();
+    test_cuda_time();
     test_names();
     return th_finish();
 }

@@ -525,6 +525,28 @@ static void run_gpu_api_checks(void) {
     tc_plan_destroy(pl);
     TH_END();
 
+    TH_BEGIN("tc_cuda_time_filter times a cuda.direct plan on device data");
+    {
+        tc_filter_desc td;
+        tc_filter_desc_init(&td);
+        td.ndim = 2;
+        td.shape[0] = 512; td.shape[1] = 512;
+        td.mask_shape[0] = 5; td.mask_shape[1] = 5;
+        tc_plan_options to;
+        tc_plan_options_init(&to);
+        to.algorithm = "cuda.direct";
+        tc_plan *tp = NULL;
+        float *tx = malloc(512 * 512 * 4);
+        fill(tx, 512 * 512, &r);
+        double med = -1, mn = -1;
+        if (CHECK_STATUS(tc_plan_filter(&tp, NULL, &td, m, &to), TC_OK) &&
+            CHECK_STATUS(tc_cuda_time_filter(tp, tx, 7, &med, &mn), TC_OK))
+            CHECK(med > 0 && mn > 0 && mn <= med && med < 1000, "median %g ms, min %g ms", med, mn);
+        tc_plan_destroy(tp);
+        free(tx);
+    }
+    TH_END();
+
     TH_BEGIN("const seed rejects an oversized mask with a reason");
     tc_filter_desc_init(&d);
     d.ndim = 1;

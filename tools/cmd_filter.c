@@ -299,7 +299,7 @@ int tool_cmd_filter(int argc, char **argv) {
     if (tool_run_execute(&run, plan, exec_filter, &e)) goto done;
     tool_stats s = {.dtype = npy_dtype_name(x.dtype), .ndim = x.ndim, .shape = x.shape,
                     .out_ndim = ond, .out_shape = oshape, .mask_ndim = k.ndim,
-                    .mask_shape = k.shape};
+                    .mask_shape = k.shape, .device_x = e.x};
     if (tool_run_report(&run, plan, &s) ||
         write_output(&of, out_npy ? IMG_NONE : ofmt, !in_npy, &img, x.dtype, ond,
                      oshape, y) ||

@@ -82,6 +82,10 @@ int tool_stats_write_json(FILE *fp, const tool_stats *s) {
     put_num(fp, "bytes", s->bytes);
     put_num(fp, "gflops", tool_stats_gflops(s));
     put_num(fp, "gbytes_per_s", tool_stats_gbytes(s));
+    if (s->have_device) {
+        put_num(fp, "device_median_ms", s->device_median_ms);
+        put_num(fp, "device_min_ms", s->device_min_ms);
+    }
     fprintf(fp, "  \"workspace_bytes\": %zu\n}\n", s->workspace_bytes);
     return ferror(fp) ? -1 : 0;
 }
@@ -94,4 +98,7 @@ void tool_stats_print_line(FILE *fp, const tool_stats *s) {
             s->algorithm, s->backend, s->dtype, s->threads,
             (long long)s->t->repeats, s->t->median_ms, s->t->min_ms,
             tool_stats_gflops(s), tool_stats_gbytes(s), s->workspace_bytes);
+    if (s->have_device)
+        fprintf(fp, "device_median_ms=%.4f device_min_ms=%.4f (CUDA events, device-resident data)\n",
+                s->device_median_ms, s->device_min_ms);
 }

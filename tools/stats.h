@@ -34,6 +34,11 @@ typedef struct tool_stats {
     double flops, bytes;   /* per execute, from the plan */
     size_t workspace_bytes;
     const tool_timing *t;
+    /* filter on the CUDA backend: the input (host), for the device-resident
+     * timing (tc_cuda_time_filter) that tool_run_report adds */
+    const void *device_x;
+    int have_device;       /* device_* below are set */
+    double device_median_ms, device_min_ms;
 } tool_stats;
 
 /* GFLOP/s and GB/s at the median time (0 when the time is 0). */

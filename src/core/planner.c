@@ -358,6 +358,37 @@ tc_status tc_plan_gemm(tc_plan **plan, tc_context *ctx, const tc_gemm_desc *desc
 const char *tc_plan_algorithm(const tc_plan *pl) {
     return pl && pl->solver ? pl->solver->name : "";
 }
+#if TC_HAVE_CUDA
+/* src/cuda/cuda_common.cu */
+tc_status tc__cu_time_filter(const tc_plan *pl, const tc__problem *p, const void *x, int repeat,
+                             double *median_ms, double *min_ms);
+#endif
+
+tc_status tc_cuda_time_filter(const tc_plan *pl, const void *x, int repeat, double *median_ms,
+                              double *min_ms) {
+    if (!pl || !x || !median_ms)
+        return tc__error(TC_ERR_INVALID_ARGUMENT, "cuda time: %s is NULL",
+                         !pl ? "plan" : !x ? "input" : "median_ms");
+    if (repeat < 1 || repeat > 1000000)
+        return tc__error(TC_ERR_INVALID_ARGUMENT, "cuda time: repeat=%d, must be 1..1000000",
+                         repeat);
+    if (pl->p.op != TC_OP_FILTER)
+        return tc__error(TC_ERR_UNSUPPORTED, "cuda time: filter plans only");
+    if (!pl->solver || pl->solver->backend != TC_BACKEND_CUDA)
+        return tc__error(TC_ERR_UNSUPPORTED, "cuda time: plan runs on the %s backend (%s)",
+                         pl->solver ? tc_backend_name(pl->solver->backend) : "no",
+                         pl->solver ? pl->solver->name : "no algorithm");
+    if (pl->pack_x || pl->pack_y || pl->lay.swap)
+        return tc__error(TC_ERR_UNSUPPORTED,
+                         "cuda time: the plan packs strided or swapped arrays on the host");
+#if TC_HAVE_CUDA
+    return tc__cu_time_filter(pl, &pl->p, x, repeat, median_ms, min_ms);
+#else
+    (void)min_ms;
+    return tc__error(TC_ERR_NO_DEVICE, "cuda time: built without CUDA");
+#endif
+}
+
 tc_backend tc_plan_backend(const tc_plan *pl) {
     return pl && pl->solver ? pl->solver->backend : TC_BACKEND_AUTO;
 }

@@ -494,3 +494,57 @@ out:
     free(hw_own);
     return st;
 }
+
+/* ---------------- device timing (tc_cuda_time_filter) ---------------- */
+static int tc__cu_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+extern "C" tc_status tc__cu_time_filter(const tc_plan *pl, const tc__problem *p, const void *x,
+                                        int repeat, double *median_ms, double *min_ms) {
+    if (!tc__cu_available()) return tc__error(TC_ERR_NO_DEVICE, "cuda time: no usable CUDA device");
+    const size_t xb = (size_t)tc__x_count(p) * p->esize, yb = (size_t)tc__y_count(p) * p->esize;
+    void *dx = NULL, *dy = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    double *ms = (double *)malloc((size_t)repeat * sizeof(double));
+    tc_status st = TC_OK;
+    cudaError_t e = cudaSuccess;
+    if (!ms) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda time: out of host memory");
+    if ((e = cudaMalloc(&dx, xb ? xb : 16)) != cudaSuccess ||
+        (e = cudaMalloc(&dy, yb ? yb : 16)) != cudaSuccess ||
+        (e = cudaMemcpy(dx, x, xb, cudaMemcpyHostToDevice)) != cudaSuccess ||
+        (e = cudaEventCreate(&e0)) != cudaSuccess || (e = cudaEventCreate(&e1)) != cudaSuccess) {
+        st = tc__cu_fail(e, "cuda time: setup", __FILE__, __LINE__);
+        goto out;
+    }
+    if ((st = tc_execute_filter(pl, dy, dx, NULL)) != TC_OK) goto out; /* warm-up */
+    if ((e = cudaStreamSynchronize(cudaStreamPerThread)) != cudaSuccess) {
+        st = tc__cu_fail(e, "cuda time: warm-up", __FILE__, __LINE__);
+        goto out;
+    }
+    for (int r = 0; r < repeat; r++) {
+        float t = 0.f;
+        if ((e = cudaEventRecord(e0, cudaStreamPerThread)) != cudaSuccess) break;
+        if ((st = tc_execute_filter(pl, dy, dx, NULL)) != TC_OK) goto out;
+        if ((e = cudaEventRecord(e1, cudaStreamPerThread)) != cudaSuccess ||
+            (e = cudaEventSynchronize(e1)) != cudaSuccess ||
+            (e = cudaEventElapsedTime(&t, e0, e1)) != cudaSuccess)
+            break;
+        ms[r] = t;
+    }
+    if (e != cudaSuccess) {
+        st = tc__cu_fail(e, "cuda time: events", __FILE__, __LINE__);
+        goto out;
+    }
+    qsort(ms, (size_t)repeat, sizeof(double), tc__cu_cmp_double);
+    *median_ms = repeat % 2 ? ms[repeat / 2] : 0.5 * (ms[repeat / 2 - 1] + ms[repeat / 2]);
+    if (min_ms) *min_ms = ms[0];
+out:
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    cudaFree(dx);
+    cudaFree(dy);
+    free(ms);
+    return st;
+}
