@@ -34,7 +34,6 @@ static const int64_t fk_idx64[8][8] __attribute__((aligned(64))) = {
 #define R8(s) {s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6, s + 7}
     R8(0), R8(1), R8(2), R8(3), R8(4), R8(5), R8(6), R8(7)};
 #undef R8
-#define FK_IDXT __m512i
 
 #define FK_ES 1
 #define FK_LOADU(p) _mm512_loadu_ps(p)
