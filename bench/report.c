@@ -371,10 +371,13 @@ int bench_write_svg(const char *path, const bench_report *rep) {
         const plot_pt *p = &pts[ord[oi]];
         if (p->gf <= 0) continue;
         double x = XP(p->ai), y = YP(p->gf), ty = y + 3;
-        for (int again = 1; again;) {
+        /* ty only grows; the tolerance keeps ly[k] + 10 - ly[k] (which can
+         * round to just under 10) from matching again, and the pass cap
+         * bounds the loop whatever the floating point does */
+        for (int again = 1, pass = 0; again && pass <= placed; pass++) {
             again = 0;
             for (int k = 0; k < placed; k++)
-                if (fabs(lx[k] - (x + 6)) < 140 && fabs(ly[k] - ty) < 10) {
+                if (fabs(lx[k] - (x + 6)) < 140 && fabs(ly[k] - ty) < 10 - 1e-6) {
                     ty = ly[k] + 10;
                     again = 1;
                 }
