@@ -384,6 +384,17 @@ int tc_tool_measure_ceilings_ex(int threads, tc_tool_ceilings *out) {
     if (!cpus) return -1;
     int ncpus = ceil_cpus(cpus, CPU_SETSIZE);
     if (threads <= 0) threads = ncpus;
+    if (ncpus < threads) {
+        /* the calling thread was pinned (tileconv bench pins its main
+         * thread after the peers' warm-up): its mask is not the machine's,
+         * and every worker would land on its one CPU (the end-of-run
+         * ceilings read half the start ones) */
+        long k = sysconf(_SC_NPROCESSORS_ONLN);
+        if (k > ncpus) {
+            ncpus = 0;
+            for (long c = 0; c < k && c < CPU_SETSIZE; c++) cpus[ncpus++] = (int)c;
+        }
+    }
     out->threads = threads;
     out->repeats = TC_TOOL_CEILING_REPEATS;
     ceil_shared sh;
