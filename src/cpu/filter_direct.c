@@ -316,14 +316,7 @@ static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     const void **ptrs = (const void **)tw;
     char *eb = tw + fd_r64((size_t)(s->m0 * s->xs) * sizeof(void *));
     tc__fd_block b;
-    memset(&b, 0, sizeof b);
-    b.x = ptrs;
-    b.xs = s->xs;
-    b.w = j->a->w;
-    b.m0 = s->m0;
-    b.m1 = s->m1;
-    b.m2 = s->m2;
-    b.nt = s->nt;
+    tc__fd_block_init(&b, s, ptrs, j->a->w, s->nt);
     for (int64_t it = begin; it < end; it++) {
         tc__fd_item w;
         if (!tc__fd_item_decode(s, it, &w)) continue;
@@ -440,14 +433,7 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     int64_t *sk = (int64_t *)w, *filled = sk + s->m0; /* per slot: plane key, rows in */
     for (int64_t i = 0; i < s->m0; i++) sk[i] = -1;
     tc__fd_block b;
-    memset(&b, 0, sizeof b);
-    b.x = kp;
-    b.xs = s->xs;
-    b.w = j->a->w;
-    b.m0 = s->m0;
-    b.m1 = s->m1;
-    b.m2 = s->m2;
-    b.nt = s->nt;
+    tc__fd_block_init(&b, s, kp, j->a->w, s->nt);
     for (int64_t it = begin; it < end; it++) {
         tc__fd_item w;
         if (!tc__fd_item_decode(s, it, &w)) continue;

@@ -25,6 +25,7 @@
 #define TC_FILTER_DIRECT_H
 
 #include "core/internal.h"
+#include <string.h>
 
 #define TC__FD_RMAX 4 /* output rows per kernel call */
 
@@ -96,6 +97,21 @@ typedef struct tc__fd_item {
     int64_t q;  /* n * ntx + xt (with band: the band-cache key) */
     int64_t o1; /* first output row of the block */
 } tc__fd_item;
+
+/* A row block's fields that stay fixed over a thread's loop: its row
+ * pointer array x, the mask w and the state's sizes; nt: stream the output
+ * (0 for the lane path, which stores through its own transpose). */
+static inline void tc__fd_block_init(tc__fd_block *b, const tc__fd_state *s,
+                                     const void *const *x, const void *w, int nt) {
+    memset(b, 0, sizeof *b);
+    b->x = x;
+    b->xs = s->xs;
+    b->w = w;
+    b->m0 = s->m0;
+    b->m1 = s->m1;
+    b->m2 = s->m2;
+    b->nt = nt;
+}
 
 /* Decodes item `it`; returns 0 when the row block starts past the last
  * output row (the last band is shorter) and the item has no work. */

@@ -24,23 +24,14 @@
 #define FK_MASK(n) ((__mmask16)((1u << (n)) - 1u))
 
 /* shift index vectors of FK_PERM2: row s is s, s + 1, ..., s + L - 1 */
-static const int32_t fk_idx32[16][16] __attribute__((aligned(64))) = {
-#define R16(s) {s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6, s + 7, s + 8, s + 9, \
-                s + 10, s + 11, s + 12, s + 13, s + 14, s + 15}
-    R16(0), R16(1), R16(2), R16(3), R16(4), R16(5), R16(6), R16(7), R16(8),
-    R16(9), R16(10), R16(11), R16(12), R16(13), R16(14), R16(15)};
-#undef R16
-static const int64_t fk_idx64[8][8] __attribute__((aligned(64))) = {
-#define R8(s) {s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6, s + 7}
-    R8(0), R8(1), R8(2), R8(3), R8(4), R8(5), R8(6), R8(7)};
-#undef R8
+#include "cpu/shift_idx.h"
 
 #define FK_ES 1
 #define FK_LOADU(p) _mm512_loadu_ps(p)
 #define FK_FN(name) fk512s_##name
 #define FK_ENTRY tc__fd_f32_avx512
 #define FK_PERM2(lo, ix, hi) _mm512_permutex2var_ps(lo, ix, hi)
-#define FK_IDX(s) _mm512_load_si512(fk_idx32[s])
+#define FK_IDX(s) _mm512_load_si512(tc__shift_idx32[s])
 #define FK_ALIGNR(hi, lo, s)                                                  \
     _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), s))
 #include "cpu/filter_direct_kernel.h"
@@ -94,7 +85,7 @@ static const int64_t fk_idx64[8][8] __attribute__((aligned(64))) = {
 #define FK_FN(name) fk512d_##name
 #define FK_ENTRY tc__fd_f64_avx512
 #define FK_PERM2(lo, ix, hi) _mm512_permutex2var_pd(lo, ix, hi)
-#define FK_IDX(s) _mm512_load_si512(fk_idx64[s])
+#define FK_IDX(s) _mm512_load_si512(tc__shift_idx64[s])
 #define FK_ALIGNR(hi, lo, s)                                                  \
     _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(hi), _mm512_castpd_si512(lo), s))
 #include "cpu/filter_direct_kernel.h"

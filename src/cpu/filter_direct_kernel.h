@@ -165,6 +165,22 @@ FK_INL void FK_FN(strip)(const tc__fd_block *bk, int64_t x0, const int V,
 #undef FK_TAPS
 
 #if FK_VMAX == 4
+/* Stores 4 full rows x 4 vectors of accumulators at output x0 (streaming
+ * when the block asks for it and the vector is aligned): the epilogue of
+ * strip33() and stripc(). */
+FK_INL void FK_FN(store44)(const tc__fd_block *bk, int64_t x0, FK_V (*acc)[4]) {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+        FK_T *y = (FK_T *)bk->y[j] + FK_ES * x0;
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++) {
+            FK_T *yv = y + FK_ES * FK_VS * v;
+            if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[j][v]);
+            else FK_STOREU(yv, acc[j][v]);
+        }
+    }
+}
+
 /* 3 x 3 taps per plane (2D k3, 3D k3), 4 full rows x 4 vectors: the nine
  * taps of a plane are broadcast once into registers (16 accumulators + 9
  * taps + 4 inputs = 29 zmm) instead of once per input row and tap as in
@@ -224,16 +240,7 @@ FK_INL void FK_FN(strip33)(const tc__fd_block *bk, int64_t x0) {
             }
         }
     }
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; j++) {
-        FK_T *y = (FK_T *)bk->y[j] + FK_ES * x0;
-#pragma GCC unroll 4
-        for (int v = 0; v < 4; v++) {
-            FK_T *yv = y + FK_ES * FK_VS * v;
-            if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[j][v]);
-            else FK_STOREU(yv, acc[j][v]);
-        }
-    }
+    FK_FN(store44)(bk, x0, acc);
 }
 #endif
 
@@ -401,16 +408,7 @@ FK_INL void FK_FN(stripc)(const tc__fd_block *bk, int64_t x0, const int M1, cons
             FK_FN(taps)(acc, p, wp + (i - jlo) * M2, M2, jlo, jhi, 4, 0, ml);
         }
     }
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; j++) {
-        FK_T *y = (FK_T *)bk->y[j] + FK_ES * x0;
-#pragma GCC unroll 4
-        for (int v = 0; v < 4; v++) {
-            FK_T *yv = y + FK_ES * FK_VS * v;
-            if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[j][v]);
-            else FK_STOREU(yv, acc[j][v]);
-        }
-    }
+    FK_FN(store44)(bk, x0, acc);
 }
 #define FK_COLCASE(M)                                                         \
     case M:                                                                   \

@@ -214,13 +214,7 @@ static void fl_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     t.cache->key = -1;
     memset(t.to, 0, (size_t)(s->R * s->CK * L * es)); /* lanes past nk are read */
     tc__fd_block b;
-    memset(&b, 0, sizeof b);
-    b.x = t.kp;
-    b.xs = s->xs;
-    b.w = j->a->w;
-    b.m0 = s->m0;
-    b.m1 = s->m1;
-    b.m2 = s->m2;
+    tc__fd_block_init(&b, s, t.kp, j->a->w, 0);
     for (int64_t it = begin; it < end; it++) {
         tc__fd_item w;
         if (!tc__fd_item_decode(s, it, &w)) continue;

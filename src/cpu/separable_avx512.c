@@ -155,18 +155,9 @@ SEP512(double, f64, __m512d, 8, __mmask8, _mm512_set1_pd, _mm512_setzero_pd,
         if (o < len) sep_row_##TS(out + o, h + o, c, m, len - o);               \
     }
 
-static const int32_t sep_idx32[16][16] __attribute__((aligned(64))) = {
-#define R16(s) {s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6, s + 7, s + 8, s + 9, \
-                s + 10, s + 11, s + 12, s + 13, s + 14, s + 15}
-    R16(0), R16(1), R16(2), R16(3), R16(4), R16(5), R16(6), R16(7), R16(8),
-    R16(9), R16(10), R16(11), R16(12), R16(13), R16(14), R16(15)};
-#undef R16
-static const int64_t sep_idx64[8][8] __attribute__((aligned(64))) = {
-#define R8(s) {s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6, s + 7}
-    R8(0), R8(1), R8(2), R8(3), R8(4), R8(5), R8(6), R8(7)};
-#undef R8
-#define SEP_IDX32(s) _mm512_load_si512(sep_idx32[s])
-#define SEP_IDX64(s) _mm512_load_si512(sep_idx64[s])
+#include "cpu/shift_idx.h"
+#define SEP_IDX32(s) _mm512_load_si512(tc__shift_idx32[s])
+#define SEP_IDX64(s) _mm512_load_si512(tc__shift_idx64[s])
 
 SEP512P(float, f32, __m512, 16, __mmask16, _mm512_set1_ps, _mm512_setzero_ps,
         _mm512_loadu_ps, _mm512_maskz_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps,

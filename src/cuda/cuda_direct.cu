@@ -141,6 +141,29 @@ __device__ __forceinline__ void issue_plane(float *slot, const float *__restrict
     }
 }
 
+/* Stores a thread's RY rows x 4 columns of a tile at (y0, x0): 16-byte
+ * streaming stores where the row allows, else element by element; rows
+ * and columns past the output are skipped. */
+template <int RY>
+__device__ __forceinline__ void store_tile(const float (&acc)[RY][4], float *yp, const dgeom &g,
+                                           int64_t y0, int64_t x0) {
+    const int ty = threadIdx.y, tx = threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < RY; j++) {
+        const int64_t py = y0 + ty * RY + j, px = x0 + 4 * tx;
+        if (py >= g.Q) continue;
+        float *row = yp + py * g.O;
+        if (g.vec_out && px + 3 < g.O) {
+            __stcs(reinterpret_cast<float4 *>(row + px),
+                   make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]));
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                if (px + i < g.O) __stcs(row + px + i, acc[j][i]);
+        }
+    }
+}
+
 /* Accumulates one output tile from R shared slots and stores it. The
  * window of output column x starts at shared column x - x0 + OFF. */
 template <int R, int S, int T, int RY, int SP, int OFF, bool EX>
@@ -181,20 +204,7 @@ __device__ __forceinline__ void compute_store_off(const float *smem, const int *
             }
         }
     }
-#pragma unroll
-    for (int j = 0; j < RY; j++) {
-        const int64_t py = y0 + ty * RY + j, px = x0 + 4 * tx;
-        if (py >= g.Q) continue;
-        float *row = yp + py * g.O;
-        if (g.vec_out && px + 3 < g.O) {
-            __stcs(reinterpret_cast<float4 *>(row + px),
-                   make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]));
-        } else {
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                if (px + i < g.O) __stcs(row + px + i, acc[j][i]);
-        }
-    }
+    store_tile<RY>(acc, yp, g, y0, x0);
 }
 
 template <int R, int S, int T, int RY, int SP, bool EX>
@@ -264,20 +274,7 @@ __device__ __forceinline__ void compute_store_rolled(const float *smem, int sb, 
             }
         }
     }
-#pragma unroll
-    for (int j = 0; j < RY; j++) {
-        const int64_t py = y0 + ty * RY + j, px = x0 + 4 * tx;
-        if (py >= g.Q) continue;
-        float *row = yp + py * g.O;
-        if (g.vec_out && px + 3 < g.O) {
-            __stcs(reinterpret_cast<float4 *>(row + px),
-                   make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]));
-        } else {
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                if (px + i < g.O) __stcs(row + px + i, acc[j][i]);
-        }
-    }
+    store_tile<RY>(acc, yp, g, y0, x0);
 }
 
 template <int R, int S, int T, int RY, int SP, bool EX>
