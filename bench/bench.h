@@ -113,6 +113,7 @@ typedef struct bench_case {
     bench_runner r[BENCH_MAX_RUNNERS];
     int nr;
     int rounds;
+    int cold;            /* every sample followed an eviction of the caches */
     double wall_s;       /* setup + timing + MEASURE planning */
     char estimate[64];   /* planner's ESTIMATE choice */
     char measure[64];    /* planner's MEASURE choice, or "" */
@@ -154,7 +155,10 @@ int bench_pin_stray_threads(int ncpu);
  * *out (malloc'd, NUL-terminated). Returns the exit status, or -1. */
 int bench_spawn_capture(char *const argv[], char **out);
 double bench_now_ms(void);
-void *bench_alloc(size_t bytes); /* 64-byte aligned, free() */
+/* 64-byte aligned, free(); from BENCH_HUGE_ABOVE bytes 2 MiB aligned with
+ * MADV_HUGEPAGE */
+#define BENCH_HUGE_ABOVE ((size_t)4 << 20)
+void *bench_alloc(size_t bytes);
 void bench_fill_random(float *p, int64_t n, uint64_t seed);
 void bench_cpu_model(char *buf, size_t n);
 /* 1-minute load average, or -1. Other processes make timings noisy. */

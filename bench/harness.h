@@ -21,6 +21,10 @@
  * in the rounds. */
 /* Pause after each peer run so that its idle workers stop spinning. */
 #define BENCH_PEER_GAP_US 10000
+/* With --cache auto, CPU cases moving at least this many bytes (input read
+ * + output written) time every sample from cold caches. */
+#define BENCH_COLD_ABOVE ((double)(32u << 20))
+enum { BENCH_CACHE_AUTO = 0, BENCH_CACHE_COLD = 1, BENCH_CACHE_WARM = 2 };
 #define BENCH_PROBE_ABOVE 0.2e9
 #define BENCH_PROBE_FLOPS 0.5e9
 
@@ -32,6 +36,8 @@ typedef struct bench_ctx {
     double budget_s;     /* stop a case's rounds after this, once >= 3 */
     const char *json_path, *plot_path, *case_filter;
     int quick, peers, measure;
+    int cache;           /* BENCH_CACHE_* */
+    size_t evict_bytes;  /* the eviction buffer (0: none could be made) */
     double max_run_s;    /* skip a forced algorithm predicted slower */
     double measure_budget_s; /* skip MEASURE planning predicted slower */
     double measure_total_s;  /* and once the run spent this much on it */

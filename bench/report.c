@@ -106,7 +106,7 @@ int bench_write_json(const char *path, const bench_report *rep) {
         json_num(f, c->bytes);
         fprintf(f, ", \"intensity\": ");
         json_num(f, c->flops / c->bytes);
-        fprintf(f, ", \"rounds\": %d, \"wall_s\": ", c->rounds);
+        fprintf(f, ", \"rounds\": %d, \"cold_caches\": %s, \"wall_s\": ", c->rounds, c->cold ? "true" : "false");
         json_num(f, c->wall_s);
         fprintf(f, ",\n     \"estimate\": ");
         json_str(f, c->estimate);

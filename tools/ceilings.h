@@ -35,7 +35,9 @@ typedef struct tc_tool_ceilings {
 
 /* Measures peak FP32 FMA throughput and copy bandwidth with `threads`
  * pinned threads (<= 0: one per CPU this process may run on). Takes about
- * two seconds and 512 MiB of memory. Returns 0 on success, -1 on failure (out of memory, thread
+ * two seconds and 512 MiB of memory (plus the eviction buffer of
+ * tc_tool_evict_cache: every stream repeat starts with cold caches, so the
+ * bandwidth is the memory's, not the last-level cache's). Returns 0 on success, -1 on failure (out of memory, thread
  * creation); then *flops and *bytes_per_s are set to 0. Either pointer may
  * be NULL. */
 int tc_tool_measure_ceilings(int threads, double *flops, double *bytes_per_s);
@@ -50,5 +52,16 @@ const char *tc_tool_ceilings_isa(void);
  * `seconds`, from /proc/stat; -1 where that is unavailable. Measurements
  * taken while it is high are low: print a warning. */
 double tc_tool_cpu_busy(double seconds);
+
+/* Size in bytes of the last-level cache (sysconf, then sysfs index3 and
+ * index2), 0 when neither says. */
+size_t tc_tool_llc_bytes(void);
+
+/* Evicts this process's data from the caches: reads one float per cache
+ * line of a private buffer of twice the last-level cache (64 MiB at
+ * least, 1 GiB at most; allocated and touched on the first call), on the
+ * calling thread. Returns the buffer's size, 0 when it could not be
+ * allocated. Not thread-safe. */
+size_t tc_tool_evict_cache(void);
 
 #endif /* TC_TOOLS_CEILINGS_H */

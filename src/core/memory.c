@@ -2,7 +2,10 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#define TC__HUGE_ABOVE ((size_t)4 << 20)
+
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
 void *tc__alloc(size_t bytes) {
@@ -11,6 +14,17 @@ void *tc__alloc(size_t bytes) {
     /* round up so the size is a multiple of the alignment (C11 rule) */
     if (bytes > SIZE_MAX - 63) return NULL;
     bytes = (bytes + 63) & ~(size_t)63;
+    if (bytes >= TC__HUGE_ABOVE) {
+        /* Large workspaces on 2 MiB boundaries with transparent huge pages
+         * requested (Linux, THP "madvise" or "always"): fewer TLB misses,
+         * and on virtual machines far less cost when memory is touched
+         * again after a pause (docs/perf-notes.md, "Session 4"). */
+        if (posix_memalign(&p, (size_t)2 << 20, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+        madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+        return p;
+    }
     if (posix_memalign(&p, 64, bytes) != 0) return NULL;
     return p;
 }
