@@ -144,6 +144,13 @@ static void crash_handler(int sig) {
 /* ---------------------------------------------------------------------- */
 /* timing                                                                   */
 
+/* The smallest of `start` and the runner's samples so far. */
+static double min_sample(const bench_runner *r, double start) {
+    for (int k = 0; k < r->n; k++)
+        if (r->samples[k] < start) start = r->samples[k];
+    return start;
+}
+
 static void time_case(bench_ctx *b, bench_case *c) {
     char err[256];
     const float *yref = NULL;
@@ -213,9 +220,7 @@ static void time_case(bench_ctx *b, bench_case *c) {
         for (int i = 0; i < c->nr; i++) {
             const bench_runner *r = &c->r[i];
             if (r->na[0] || !r->run || r->warm_only || r->n == 0) continue;
-            double best = r->samples[0];
-            for (int k = 1; k < r->n; k++)
-                if (r->samples[k] < best) best = r->samples[k];
+            double best = min_sample(r, r->samples[0]);
             if (best < fastest) fastest = best;
         }
         /* a new order each round (seeded shuffle; round 0 in list order),
@@ -234,9 +239,7 @@ static void time_case(bench_ctx *b, bench_case *c) {
             if (r->na[0] || !r->run || r->warm_only) continue;
             /* a baseline 3x slower than the fastest runner (by best
              * samples): 3 samples do */
-            double best = r->warm_ms;
-            for (int k = 0; k < r->n; k++)
-                if (r->samples[k] < best) best = r->samples[k];
+            double best = min_sample(r, r->warm_ms);
             int slow = r->kind == BK_FORCED && best > 3 * fastest;
             if (r->n >= 3 && slow) continue;
             bench_progress(b, "round %d/%d %s", rounds + 1, b->repeat, r->name);
