@@ -35,12 +35,13 @@ static int kb_usage(const char *why) {
 }
 
 /* One kernel: rows x nx outputs of a k x k mask over rows + k - 1 input
- * rows (aligned, padded by 64 floats). Returns GFLOP/s, or -1. */
+ * rows (64-byte aligned, padded by at least 64 floats). Returns GFLOP/s,
+ * or -1. */
 static double kb_run(tc__fd_kernel kern, int rows, int64_t nx, int k, double *maxdiff) {
     const int ni = rows + k - 1;
-    const int64_t W = nx + 64;
+    const int64_t W = (nx + 64 + 15) / 16 * 16; /* rows 64-byte aligned */
     float *x = aligned_alloc(64, (size_t)(ni * W) * sizeof(float));
-    float *y = aligned_alloc(64, (size_t)(rows * nx) * sizeof(float));
+    float *y = aligned_alloc(64, (size_t)((rows * nx + 15) / 16 * 16) * sizeof(float));
     float *w = malloc((size_t)(k * k) * sizeof(float));
     if (!x || !y || !w) {
         free(x), free(y), free(w);
