@@ -58,7 +58,8 @@ static const char bench_help[] =
     "                   before every timed run (reads a buffer of twice the\n"
     "                   last-level cache); auto does so for CPU cases moving\n"
     "                   32 MiB or more, whose data a large last-level cache\n"
-    "                   would otherwise hold for some runners and not others\n"
+    "                   would otherwise hold for some runners and not others;\n"
+    "                   other samples start after 2 ms of spinning on every CPU\n"
     "\n"
     "The peers' threads: the bench sets OMP_NUM_THREADS=N, OMP_PROC_BIND=spread,\n"
     "OMP_PLACES=cores, OMP_WAIT_POLICY=passive, OPENBLAS_NUM_THREADS=N and\n"
@@ -250,7 +251,12 @@ static void time_case(bench_ctx *b, bench_case *c) {
             int inner = est > 0 && est < 2.0 ? (int)ceil(2.0 / est) : 1;
             if (inner > 20 || c->cold) inner = c->cold ? 1 : 20;
             int rc = 0;
+            /* every sample starts on running CPUs: after an eviction read
+             * on each CPU (cold), or after BENCH_BUSY_S of spinning on each
+             * (after a peer's pause, a CPU that slept ran the next
+             * milliseconds slower) */
             if (c->cold) tc_tool_evict_cache();
+            else tc_tool_busy_cpus(BENCH_BUSY_S);
             double t0 = bench_now_ms();
             for (int k = 0; k < inner && !rc; k++) rc = r->run(r->st, err, sizeof err);
             double dt = (bench_now_ms() - t0) / inner;
@@ -759,12 +765,13 @@ int tc_tool_bench(int argc, char **argv) {
            b.repeat, b.budget_s);
     b.evict_bytes = b.cache == BENCH_CACHE_WARM ? 0 : tc_tool_evict_cache();
     if (b.cache == BENCH_CACHE_WARM)
-        printf("caches: warm (--cache warm): runners may find their data cached by the run before\n");
+        printf("caches: warm (--cache warm): runners may find their data cached by the run before; "
+               "every timed run starts after 2 ms of spinning on every CPU\n");
     else if (!b.evict_bytes)
         printf("caches: NOT controlled (no memory for the eviction buffer)\n");
     else
         printf("caches: %s: every timed run of %s starts after reading %.0f MiB (twice the "
-               "%.0f MiB last-level cache)\n",
+               "%.0f MiB last-level cache); every other after 2 ms of spinning on every CPU\n",
                b.cache == BENCH_CACHE_COLD ? "cold" : "auto",
                b.cache == BENCH_CACHE_COLD ? "every case" : "a CPU case moving >= 32 MiB",
                b.evict_bytes / 1048576.0, tc_tool_llc_bytes() / 1048576.0);

@@ -25,6 +25,8 @@
  * + output written) time every sample from cold caches. */
 #define BENCH_COLD_ABOVE ((double)(32u << 20))
 enum { BENCH_CACHE_AUTO = 0, BENCH_CACHE_COLD = 1, BENCH_CACHE_WARM = 2 };
+/* Spin on every CPU before each sample that follows no eviction. */
+#define BENCH_BUSY_S 0.002
 #define BENCH_PROBE_ABOVE 0.2e9
 #define BENCH_PROBE_FLOPS 0.5e9
 

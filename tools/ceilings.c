@@ -44,6 +44,13 @@
 
 static volatile float ceil_sink; /* keeps the FMA results alive */
 
+
+static double ceil_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* ---- cache eviction ---- */
 static size_t ceil_sysfs_size(const char *path) {
     FILE *f = fopen(path, "r");
@@ -72,15 +79,18 @@ size_t tc_tool_llc_bytes(void) {
 static float *ceil_evict_buf;
 static size_t ceil_evict_n; /* floats */
 
-typedef struct ceil_evict_part {
+/* One CPU's share of tc_tool_evict_cache (read p[0 .. n), one float per
+ * cache line) or of tc_tool_busy_cpus (n == 0: spin until `until`). */
+typedef struct ceil_cpu_part {
     const float *p;
     size_t n;
-    int cpu;
+    double until;
+    int cpu; /* pin to it; -1: stay */
     float sum;
-} ceil_evict_part;
+} ceil_cpu_part;
 
-static void *ceil_evict_run(void *arg) {
-    ceil_evict_part *e = arg;
+static void *ceil_part_run(void *arg) {
+    ceil_cpu_part *e = arg;
     if (e->cpu >= 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -89,8 +99,43 @@ static void *ceil_evict_run(void *arg) {
     }
     float s = 0;
     for (size_t i = 0; i < e->n; i += 16) s += e->p[i];
+    while (!e->n && ceil_now() < e->until) {
+#if CEIL_X86
+        _mm_pause();
+#endif
+    }
     e->sum = s;
     return NULL;
+}
+
+/* Runs part[c] on CPU c for c < ncpu, all at once: the caller takes part 0
+ * where it is (it may be pinned), one new thread each other part (or the
+ * caller after part 0 when a thread cannot be made). Returns the sum. */
+static float ceil_on_all_cpus(ceil_cpu_part *part, long ncpu) {
+    pthread_t tid[64];
+    for (long c = 1; c < ncpu; c++) {
+        part[c].cpu = (int)c;
+        if (pthread_create(&tid[c], NULL, ceil_part_run, &part[c]) != 0)
+            part[c].cpu = -2; /* not started: run below */
+    }
+    part[0].cpu = -1;
+    ceil_part_run(&part[0]);
+    float s = part[0].sum;
+    for (long c = 1; c < ncpu; c++) {
+        if (part[c].cpu == -2) {
+            part[c].cpu = -1;
+            ceil_part_run(&part[c]);
+        } else {
+            pthread_join(tid[c], NULL);
+        }
+        s += part[c].sum;
+    }
+    return s;
+}
+
+static long ceil_online(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 
 size_t tc_tool_evict_cache(void) {
@@ -107,42 +152,26 @@ size_t tc_tool_evict_cache(void) {
     /* one reader per online CPU (at most 64), each on its own CPU: a CPU
      * left idle during the eviction starts the timed run cold (this VM
      * then runs the next few milliseconds up to 2x slower) */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    if (ncpu < 1) ncpu = 1;
-    if (ncpu > 64) ncpu = 64;
-    ceil_evict_part part[64];
-    pthread_t tid[64];
-    size_t per = (ceil_evict_n / (size_t)ncpu) & ~(size_t)15;
+    const long ncpu = ceil_online();
+    ceil_cpu_part part[64];
+    const size_t per = (ceil_evict_n / (size_t)ncpu) & ~(size_t)15;
+    memset(part, 0, sizeof part);
     for (long c = 0; c < ncpu; c++) {
         part[c].p = ceil_evict_buf + (size_t)c * per;
         part[c].n = c == ncpu - 1 ? ceil_evict_n - (size_t)c * per : per;
-        part[c].cpu = (int)c;
-        part[c].sum = 0;
     }
-    for (long c = 1; c < ncpu; c++)
-        if (pthread_create(&tid[c], NULL, ceil_evict_run, &part[c]) != 0)
-            part[c].cpu = -2; /* not started: read below */
-    /* the caller reads its part without moving: it may be pinned */
-    part[0].cpu = -1;
-    ceil_evict_run(&part[0]);
-    float s = part[0].sum;
-    for (long c = 1; c < ncpu; c++) {
-        if (part[c].cpu == -2) {
-            part[c].cpu = -1;
-            ceil_evict_run(&part[c]);
-        } else {
-            pthread_join(tid[c], NULL);
-        }
-        s += part[c].sum;
-    }
-    ceil_sink = s;
+    ceil_sink = ceil_on_all_cpus(part, ncpu);
     return ceil_evict_n * sizeof(float);
 }
 
-static double ceil_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+void tc_tool_busy_cpus(double seconds) {
+    if (!(seconds > 0)) return;
+    const long ncpu = ceil_online();
+    ceil_cpu_part part[64];
+    memset(part, 0, sizeof part);
+    const double until = ceil_now() + seconds;
+    for (long c = 0; c < ncpu; c++) part[c].until = until;
+    ceil_on_all_cpus(part, ncpu);
 }
 
 /* ---- FMA kernels: 12 independent accumulators; a = a * m + c stays

@@ -64,4 +64,9 @@ size_t tc_tool_llc_bytes(void);
  * allocated. Not thread-safe. */
 size_t tc_tool_evict_cache(void);
 
+/* Keeps every online CPU busy (one pinned spinning thread each, the caller
+ * on its own CPU) for `seconds`: a run timed right after a pause then
+ * starts on running CPUs, as one after an eviction does. */
+void tc_tool_busy_cpus(double seconds);
+
 #endif /* TC_TOOLS_CEILINGS_H */
