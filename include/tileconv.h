@@ -346,7 +346,8 @@ TC_API double tc_plan_bytes(const tc_plan *plan);
 
 /* Executes a filter plan: y = filter(x). workspace is NULL (the call
  * allocates and frees its own; on Linux, library allocations of 4 MiB or
- * more are 2 MiB aligned and advised MADV_HUGEPAGE) or a buffer of at least
+ * more are 2 MiB aligned and advised MADV_HUGEPAGE, unless the environment
+ * sets TILECONV_NO_HUGEPAGES=1) or a buffer of at least
  * tc_plan_workspace_size bytes, aligned to 64 bytes, not shared with a
  * concurrent call. x and y must not overlap. */
 TC_API tc_status tc_execute_filter(const tc_plan *plan, void *y,

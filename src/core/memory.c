@@ -5,6 +5,7 @@
 #define TC__HUGE_ABOVE ((size_t)4 << 20)
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -14,7 +15,8 @@ void *tc__alloc(size_t bytes) {
     /* round up so the size is a multiple of the alignment (C11 rule) */
     if (bytes > SIZE_MAX - 63) return NULL;
     bytes = (bytes + 63) & ~(size_t)63;
-    if (bytes >= TC__HUGE_ABOVE) {
+    const char *nohuge = bytes >= TC__HUGE_ABOVE ? getenv("TILECONV_NO_HUGEPAGES") : NULL;
+    if (bytes >= TC__HUGE_ABOVE && !(nohuge && nohuge[0] && strcmp(nohuge, "0") != 0)) {
         /* Large workspaces on 2 MiB boundaries with transparent huge pages
          * requested (Linux, THP "madvise" or "always"): fewer TLB misses,
          * and on virtual machines far less cost when memory is touched
