@@ -595,6 +595,42 @@ static void test_context(void) {
     TH_END();
 }
 
+/* Library workspaces of 4 MiB or more are 2 MiB aligned with huge pages
+ * advised, unless TILECONV_NO_HUGEPAGES=1: either way the call succeeds
+ * and the result is the same to the bit (the call allocates its own). */
+static void test_hugepage_switch(void) {
+    TH_BEGIN("large workspaces with and without TILECONV_NO_HUGEPAGES");
+    tc_gemm_desc gd;
+    tc_gemm_desc_init(&gd);
+    gd.m = gd.n = gd.k = 1000;
+    tc_plan_options po;
+    tc_plan_options_init(&po);
+    po.algorithm = "cpu.gemm.packed";
+    tc_plan *gp = NULL;
+    const size_t n = 1000 * 1000;
+    float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+    float *c1 = malloc(n * sizeof(float)), *c2 = malloc(n * sizeof(float));
+    if (CHECK(a && b && c1 && c2, "allocation") &&
+        CHECK_STATUS(tc_plan_gemm(&gp, NULL, &gd, &po), TC_OK)) {
+        for (size_t i = 0; i < n; i++) {
+            a[i] = 0.001f * (float)(i % 997) - 0.3f;
+            b[i] = 0.002f * (float)(i % 991) - 0.9f;
+        }
+        CHECK(tc_plan_workspace_size(gp) >= ((size_t)4 << 20),
+              "workspace %zu bytes is under 4 MiB: the test does not reach the huge-page path",
+              tc_plan_workspace_size(gp));
+        unsetenv("TILECONV_NO_HUGEPAGES");
+        CHECK_STATUS(tc_execute_gemm(gp, c1, a, b, NULL), TC_OK);
+        setenv("TILECONV_NO_HUGEPAGES", "1", 1);
+        CHECK_STATUS(tc_execute_gemm(gp, c2, a, b, NULL), TC_OK);
+        unsetenv("TILECONV_NO_HUGEPAGES");
+        CHECK(memcmp(c1, c2, n * sizeof(float)) == 0, "results differ with TILECONV_NO_HUGEPAGES=1");
+    }
+    tc_plan_destroy(gp);
+    free(a), free(b), free(c1), free(c2);
+    TH_END();
+}
+
 static void test_execute_args(void) {
     const tc_status INV = TC_ERR_INVALID_ARGUMENT;
     TH_BEGIN("execute: NULL and mismatched arguments");
@@ -797,6 +833,7 @@ int main(int argc, char **argv) {
     test_backends();
     test_context();
     test_execute_args();
+    test_hugepage_switch();
     test_cuda_time();
     test_names();
     return th_finish();
