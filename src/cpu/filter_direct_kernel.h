@@ -252,6 +252,20 @@ FK_INL void FK_FN(strip33)(const tc__fd_block *bk, int64_t x0) {
 #ifndef FK_V1
 #define FK_V1 8
 #endif
+/* Stores V vectors of one output row at output x0 (the last one masked
+ * when asked; streaming when the block asks and a vector is aligned): the
+ * epilogue of strip1() and strip1p(). */
+FK_INL void FK_FN(store1)(const tc__fd_block *bk, int64_t x0, const FK_V *acc, const int V,
+                          const int masked, FK_M ml) {
+    FK_T *y = (FK_T *)bk->y[0] + FK_ES * x0;
+#pragma GCC unroll 16
+    for (int v = 0; v < V; v++) {
+        FK_T *yv = y + FK_ES * FK_VS * v;
+        if (masked && v == V - 1) FK_MSTOREU(yv, ml, acc[v]);
+        else if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[v]);
+        else FK_STOREU(yv, acc[v]);
+    }
+}
 FK_INL void FK_FN(strip1)(const tc__fd_block *bk, int64_t x0, const int V,
                           const int masked, FK_M ml) {
     FK_V acc[FK_V1];
@@ -284,14 +298,7 @@ FK_INL void FK_FN(strip1)(const tc__fd_block *bk, int64_t x0, const int V,
                     }
                 }
         }
-    FK_T *y = (FK_T *)bk->y[0] + FK_ES * x0;
-#pragma GCC unroll 16
-    for (int v = 0; v < V; v++) {
-        FK_T *yv = y + FK_ES * FK_VS * v;
-        if (masked && v == V - 1) FK_MSTOREU(yv, ml, acc[v]);
-        else if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[v]);
-        else FK_STOREU(yv, acc[v]);
-    }
+    FK_FN(store1)(bk, x0, acc, V, masked, ml);
 }
 
 #ifdef FK_PERM2
@@ -353,13 +360,7 @@ FK_INL void FK_FN(strip1p)(const tc__fd_block *bk, int64_t x0, const int V) {
                     FK_FN(s1step)(acc, B, s, wp, base + s, base + s + FK_L < m2, 0, V);
             }
         }
-    FK_T *y = (FK_T *)bk->y[0] + x0;
-#pragma GCC unroll 16
-    for (int v = 0; v < V; v++) {
-        FK_T *yv = y + FK_L * v;
-        if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[v]);
-        else FK_STOREU(yv, acc[v]);
-    }
+    FK_FN(store1)(bk, x0, acc, V, 0, FK_MASK(FK_L));
 }
 #endif
 
