@@ -352,11 +352,25 @@ TC_API double tc_plan_bytes(const tc_plan *plan);
  * concurrent call. x and y must not overlap. */
 TC_API tc_status tc_execute_filter(const tc_plan *plan, void *y,
                                    const void *x, void *workspace);
-/* Executes a conv plan. bias must be non-NULL exactly when the description
- * had has_bias set. */
+/* Executes a conv plan: y = conv(x, w) + bias. x is N x C x spatial, w is
+ * K x C/groups x kernel, y is N x K x output spatial, all dense C order.
+ * bias must be non-NULL exactly when the description had has_bias set.
+ * w = NULL and bias = NULL together: use the weights (and bias) the plan
+ * holds from tc_plan_conv_set_weights. Algorithms that reorder or transform
+ * the weights (blocked layouts, Winograd) do so inside every call that
+ * passes w, and only once for weights set on the plan. */
 TC_API tc_status tc_execute_conv(const tc_plan *plan, void *y, const void *x,
                                  const void *w, const void *bias,
                                  void *workspace);
+/* Hands a conv plan its weights (K x C/groups x kernel, dense C order) and
+ * bias (K values; NULL exactly when has_bias is 0), copied into the plan and
+ * packed once into the chosen algorithm's layout; later tc_execute_conv
+ * calls with w = NULL and bias = NULL use them. Calling again replaces them.
+ * Host pointers only. Not safe concurrently with an execute of the same
+ * plan (executes of a plan are safe with each other). TC_PLAN_MEASURE times
+ * conv algorithms this way: with their weights already packed. */
+TC_API tc_status tc_plan_conv_set_weights(tc_plan *plan, const void *w,
+                                          const void *bias);
 /* Executes a gemm plan: c = alpha * op(a) * op(b) + beta * c. */
 TC_API tc_status tc_execute_gemm(const tc_plan *plan, void *c, const void *a,
                                  const void *b, void *workspace);

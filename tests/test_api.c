@@ -818,6 +818,64 @@ static void test_cuda_time(void) {
     TH_END();
 }
 
+/* tc_plan_conv_set_weights: every CPU conv algorithm gives the same result,
+ * to the bit, from weights set on the plan as from weights passed to
+ * execute; the plan keeps its own copy; misuse is refused by name. */
+static void test_conv_set_weights(void) {
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+    tc_conv_desc d = cdesc();
+    d.has_bias = 1;
+    d.padding[0] = d.padding[1] = 1;
+    d.padding_mode = TC_PADDING_REFLECT;
+    const int64_t nx = 2 * 4 * 8 * 9, nw = 6 * 2 * 3 * 3, ny = 2 * 6 * 8 * 9;
+    float x[2 * 4 * 8 * 9], w[6 * 2 * 3 * 3], wkeep[6 * 2 * 3 * 3], b[6];
+    float y1[2 * 6 * 8 * 9], y2[2 * 6 * 8 * 9];
+    th_rng r = th_rng_for(4242);
+    for (int64_t i = 0; i < nx; i++) x[i] = (float)th_value(&r);
+    for (int64_t i = 0; i < nw; i++) wkeep[i] = w[i] = (float)th_value(&r);
+    for (int i = 0; i < 6; i++) b[i] = (float)th_value(&r);
+    for (int i = 0; i < tc_algorithm_count(); i++) {
+        tc_algorithm_info info;
+        if (tc_algorithm_get(i, &info) != TC_OK || !(info.ops & TC_OP_CONV) ||
+            info.backend != TC_BACKEND_CPU || !info.available)
+            continue;
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = info.name;
+        tc_plan *pl = NULL;
+        if (tc_plan_conv(&pl, NULL, &d, &o) != TC_OK) continue; /* not applicable */
+        TH_BEGIN("conv set_weights: %s", info.name);
+        for (int64_t k = 0; k < ny; k++) y1[k] = y2[k] = -7.0f;
+        memcpy(w, wkeep, sizeof w);
+        CHECK(tc_execute_conv(pl, y1, x, w, b, NULL) == TC_OK, "execute: %s", tc_last_error());
+        EXPECT_ERR(tc_execute_conv(pl, y2, x, NULL, NULL, NULL), INV, "plan holds none");
+        CHECK(tc_plan_conv_set_weights(pl, w, b) == TC_OK, "set: %s", tc_last_error());
+        for (int64_t k = 0; k < nw; k++) w[k] = 1e3f; /* the plan keeps a copy */
+        CHECK(tc_execute_conv(pl, y2, x, NULL, NULL, NULL) == TC_OK, "execute: %s",
+              tc_last_error());
+        CHECK(memcmp(y1, y2, sizeof y1) == 0, "%s: set weights differ from passed weights",
+              info.name);
+        EXPECT_ERR(tc_execute_conv(pl, y2, x, NULL, b, NULL), INV, "pass NULL for both");
+        EXPECT_ERR(tc_plan_conv_set_weights(pl, wkeep, NULL), INV, "bias is NULL", "has_bias=1");
+        EXPECT_ERR(tc_plan_conv_set_weights(pl, NULL, b), INV, "weights are NULL");
+        /* a second set replaces the first */
+        CHECK(tc_plan_conv_set_weights(pl, wkeep, b) == TC_OK, "set again: %s", tc_last_error());
+        CHECK(tc_execute_conv(pl, y2, x, NULL, NULL, NULL) == TC_OK, "execute: %s",
+              tc_last_error());
+        CHECK(memcmp(y1, y2, sizeof y1) == 0, "%s: second set differs", info.name);
+        tc_plan_destroy(pl);
+        TH_END();
+    }
+    TH_BEGIN("conv set_weights: bad plans");
+    EXPECT_ERR(tc_plan_conv_set_weights(NULL, w, b), INV, "plan is NULL");
+    tc_gemm_desc g = gdesc();
+    tc_plan *gp = NULL;
+    CHECK(tc_plan_gemm(&gp, NULL, &g, NULL) == TC_OK, "gemm plan: %s", tc_last_error());
+    if (gp) EXPECT_ERR(tc_plan_conv_set_weights(gp, w, b), INV, "not a conv plan");
+    tc_plan_destroy(gp);
+    TH_END();
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
     /* hermetic: no wisdom file of the user's changes what MEASURE or
@@ -828,6 +886,7 @@ int main(int argc, char **argv) {
     test_last_error_thread_local();
     test_filter_fields();
     test_conv_fields();
+    test_conv_set_weights();
     test_gemm_fields();
     test_options_and_algorithms();
     test_backends();

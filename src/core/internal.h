@@ -93,6 +93,9 @@ typedef struct tc__args {
     const void *x;
     const void *w;        /* conv: caller's weights; filter: p->mask */
     const void *bias;     /* NULL unless p->has_bias */
+    const void *wpack;    /* conv: non-NULL iff the solver has wpack: its
+                             packed form of w (from tc_plan_conv_set_weights,
+                             or packed by the core for this call) */
     /* gemm: y = C, x = A, w = B */
     void *ws;             /* solver scratch, >= workspace(p) bytes,
                              64-byte aligned */
@@ -121,6 +124,15 @@ typedef struct tc__solver {
                       void **state);
     void (*destroy)(void *state);
     tc_status (*execute)(const tc__args *a);
+    /* Optional, conv only: the solver's packed (blocked, transformed) form
+     * of the weights. wpack_size gives its bytes; wpack writes it to dst
+     * (64-byte aligned) from the caller's dense K x C/G x R0 x R1 x R2
+     * weights. The core packs once in tc_plan_conv_set_weights, or into a
+     * workspace region on every execute that passes weights, and hands the
+     * result to execute as args->wpack. Both NULL = no packing. */
+    size_t (*wpack_size)(const tc__problem *p, const tc__env *env);
+    tc_status (*wpack)(const tc__problem *p, const tc__env *env,
+                       const void *state, const void *w, void *dst);
 } tc__solver;
 
 /* The registry (src/core/registry.c): NULL-terminated, reference last. */

@@ -15,5 +15,9 @@ struct tc_plan {
     size_t x_off, y_off;       /* packing regions in the workspace */
     size_t ws_total;           /* what tc_plan_workspace_size reports */
     int pack_x, pack_y;
+    /* conv: weights handed over by tc_plan_conv_set_weights */
+    void *w_copy, *bias_copy;  /* caller's layout */
+    void *wpacked;             /* solver->wpack form, or NULL */
+    size_t wp_off;             /* per-execute packing region in the workspace */
 };
 #endif

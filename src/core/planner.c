@@ -72,12 +72,16 @@ static void tc__layout_workspace(tc_plan *pl, const tc__solver *s) {
     }
     pl->y_off = at;
     if (pl->pack_y) at += tc__round64((size_t)tc__y_count(p) * p->esize);
+    pl->wp_off = at;
+    if (p->op == TC_OP_CONV && s->wpack)
+        at += tc__round64(s->wpack_size(p, &pl->env));
     pl->ws_total = at;
 }
 
 static tc_status tc__run_solver(const tc_plan *pl, const tc__solver *s,
                                 const void *state, void *y, const void *x,
-                                const void *w, const void *bias, void *ws) {
+                                const void *w, const void *bias, void *ws,
+                                const void *wpack) {
     tc__args a;
     memset(&a, 0, sizeof a);
     a.p = &pl->p;
@@ -86,6 +90,7 @@ static tc_status tc__run_solver(const tc_plan *pl, const tc__solver *s,
     a.x = x;
     a.w = w;
     a.bias = bias;
+    a.wpack = wpack;
     a.ws = ws;
     a.threads = pl->env.threads;
     return s->execute(&a);
@@ -104,19 +109,25 @@ static double tc__measure(tc_plan *pl, const tc__solver *s, void *state) {
     void *y = tc__alloc((size_t)ny * p->esize);
     void *b = tc__alloc((size_t)(p->K > 0 ? p->K : 1) * p->esize);
     void *ws = ws_bytes ? tc__alloc(ws_bytes) : NULL;
+    /* conv weights are packed once, outside the timed runs: layers run
+     * with tc_plan_conv_set_weights (docs/architecture.md) */
+    int packs = p->op == TC_OP_CONV && s->wpack;
+    size_t wp_bytes = packs ? s->wpack_size(p, &pl->env) : 0;
+    void *wp = packs ? tc__alloc(wp_bytes ? wp_bytes : 64) : NULL;
     double best = -1.0;
-    if (!x || !w || !y || !b || (ws_bytes && !ws)) goto done;
+    if (!x || !w || !y || !b || (ws_bytes && !ws) || (packs && !wp)) goto done;
     tc__fill_random(x, nx, p->esize, 1);
     tc__fill_random(w, nw, p->esize, 2);
     tc__fill_random(y, ny, p->esize, 3);
     tc__fill_random(b, p->K > 0 ? p->K : 1, p->esize, 4);
     const void *wuse = (p->op == TC_OP_FILTER && p->mask) ? p->mask : w;
     const void *buse = p->has_bias ? b : NULL;
-    if (tc__run_solver(pl, s, state, y, x, wuse, buse, ws) != TC_OK) goto done;
+    if (packs && s->wpack(p, &pl->env, state, w, wp) != TC_OK) goto done;
+    if (tc__run_solver(pl, s, state, y, x, wuse, buse, ws, wp) != TC_OK) goto done;
     double total = 0;
     for (int r = 0; r < 5 && (r < 2 || total < 0.2); r++) {
         double t0 = tc__now();
-        if (tc__run_solver(pl, s, state, y, x, wuse, buse, ws) != TC_OK) {
+        if (tc__run_solver(pl, s, state, y, x, wuse, buse, ws, wp) != TC_OK) {
             best = -1.0;
             goto done;
         }
@@ -125,7 +136,7 @@ static double tc__measure(tc_plan *pl, const tc__solver *s, void *state) {
         if (best < 0 || t < best) best = t;
     }
 done:
-    tc__free(x); tc__free(w); tc__free(y); tc__free(b); tc__free(ws);
+    tc__free(x); tc__free(w); tc__free(y); tc__free(b); tc__free(ws); tc__free(wp);
     return best;
 }
 
@@ -273,6 +284,9 @@ void tc_plan_destroy(tc_plan *pl) {
     if (pl->solver && pl->solver->destroy && pl->state) pl->solver->destroy(pl->state);
     tc__free(pl->mask);
     tc__free(pl->swap_input);
+    tc__free(pl->w_copy);
+    tc__free(pl->bias_copy);
+    tc__free(pl->wpacked);
     free(pl);
 }
 
@@ -452,6 +466,20 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
     if (!y || !x)
         return tc__error(TC_ERR_INVALID_ARGUMENT, "execute: %s is NULL",
                          !y ? "output" : "input");
+    const void *wpack = NULL;
+    if (op == TC_OP_CONV && !w) { /* the plan's own weights */
+        if (!pl->w_copy)
+            return tc__error(TC_ERR_INVALID_ARGUMENT,
+                             "execute: weights are NULL and the plan holds none "
+                             "(tc_plan_conv_set_weights)");
+        if (bias)
+            return tc__error(TC_ERR_INVALID_ARGUMENT,
+                             "execute: weights are NULL (the plan's own) but bias "
+                             "is given; pass NULL for both");
+        w = pl->w_copy;
+        bias = pl->bias_copy;
+        wpack = pl->wpacked;
+    }
     if (op != TC_OP_FILTER && !w)
         return tc__error(TC_ERR_INVALID_ARGUMENT, "execute: %s is NULL",
                          op == TC_OP_GEMM ? "b" : "weights");
@@ -492,8 +520,17 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
         }
         if (pl->pack_y) ys = (char *)ws + pl->y_off;
     }
+    if (op == TC_OP_CONV && pl->solver->wpack && !wpack) {
+        void *dst = (char *)ws + pl->wp_off;
+        tc_status pst = pl->solver->wpack(&pl->p, &pl->env, pl->state, w, dst);
+        if (pst) {
+            tc__free(own);
+            return pst;
+        }
+        wpack = dst;
+    }
     tc_status st = tc__run_solver(pl, pl->solver, pl->state, ys, xs, ws_w, bias,
-                                  ws);
+                                  ws, wpack);
     if (st == TC_OK && op == TC_OP_FILTER && pl->pack_y)
         tc__strided_copy(ys, y, pl->lay.ndim, pl->lay.out_shape,
                          pl->lay.out_strides, pl->p.esize, 0, pl->lay.ndim);
@@ -508,6 +545,54 @@ tc_status tc_execute_conv(const tc_plan *pl, void *y, const void *x, const void 
                           const void *bias, void *ws) {
     return tc__execute(pl, TC_OP_CONV, y, x, w, bias, ws);
 }
+#if TC_HAVE_CUDA
+int tc__cu_ptr_is_device(const void *ptr); /* src/cuda/cuda_common.cu */
+#endif
+
+tc_status tc_plan_conv_set_weights(tc_plan *pl, const void *w, const void *bias) {
+    if (!pl) return tc__error(TC_ERR_INVALID_ARGUMENT, "set weights: plan is NULL");
+    const tc__problem *p = &pl->p;
+    if (p->op != TC_OP_CONV)
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "set weights: the plan is not a conv plan");
+    if (!w) return tc__error(TC_ERR_INVALID_ARGUMENT, "set weights: weights are NULL");
+    if (p->has_bias != (bias != NULL))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "set weights: bias is %s but the plan has has_bias=%d",
+                         bias ? "given" : "NULL", p->has_bias);
+#if TC_HAVE_CUDA
+    if (tc__cu_ptr_is_device(w) || (bias && tc__cu_ptr_is_device(bias)))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "set weights: %s is a device pointer; pass host memory",
+                         tc__cu_ptr_is_device(w) ? "weights" : "bias");
+#endif
+    const tc__solver *s = pl->solver;
+    size_t wbytes = (size_t)tc__w_count(p) * p->esize;
+    size_t bbytes = (size_t)p->K * p->esize;
+    size_t pbytes = s->wpack ? s->wpack_size(p, &pl->env) : 0;
+    void *wc = tc__alloc(wbytes), *bc = bias ? tc__alloc(bbytes) : NULL;
+    void *pk = s->wpack ? tc__alloc(pbytes ? pbytes : 64) : NULL;
+    if (!wc || (bias && !bc) || (s->wpack && !pk)) {
+        tc__free(wc); tc__free(bc); tc__free(pk);
+        return tc__error(TC_ERR_OUT_OF_MEMORY,
+                         "set weights: cannot allocate %zu bytes", wbytes + bbytes + pbytes);
+    }
+    memcpy(wc, w, wbytes);
+    if (bias) memcpy(bc, bias, bbytes);
+    if (pk) {
+        tc_status st = s->wpack(p, &pl->env, pl->state, wc, pk);
+        if (st) {
+            tc__free(wc); tc__free(bc); tc__free(pk);
+            return st;
+        }
+    }
+    tc__free(pl->w_copy); tc__free(pl->bias_copy); tc__free(pl->wpacked);
+    pl->w_copy = wc;
+    pl->bias_copy = bc;
+    pl->wpacked = pk;
+    return TC_OK;
+}
+
 tc_status tc_execute_gemm(const tc_plan *pl, void *c, const void *a, const void *b,
                           void *ws) {
     return tc__execute(pl, TC_OP_GEMM, c, a, b, NULL, ws);

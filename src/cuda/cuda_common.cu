@@ -173,6 +173,8 @@ static int tc__cu_ptr_class(const void *ptr) {
 int tc__cu_is_device(const void *ptr) {
     return tc__cu_ptr_class(ptr) == TC__PTR_DEVICE;
 }
+/* for the C core (tc_plan_conv_set_weights) */
+extern "C" int tc__cu_ptr_is_device(const void *ptr) { return tc__cu_is_device(ptr); }
 
 /* ---------------- pinned staging ---------------- */
 #define TC__CU_CHUNK ((size_t)8 << 20)
