@@ -413,8 +413,14 @@ TC_API tc_status tc_algorithm_get(int i, tc_algorithm_info *info);
  * and detected ("sse2,avx,avx2,fma,avx512f") into buf (always
  * NUL-terminated). */
 TC_API void tc_cpu_features(char *buf, size_t size);
-/* Number of online CPU cores seen by the library. */
+/* Number of CPUs the library's thread pool uses (threads = 0 means this
+ * many): the CPUs the process may use (TILECONV_CPUS, else the affinity
+ * mask at load unless OpenMP binding variables are set, within the cgroup
+ * cpuset and quota), not the calling thread's current mask. */
 TC_API int tc_cpu_count(void);
+/* One line: how many CPUs, where the set came from, and the CPU numbers,
+ * e.g. "2 CPUs from affinity at load: 0,1". Always NUL-terminated. */
+TC_API void tc_cpu_placement(char *buf, size_t size);
 /* Number of usable CUDA devices (0 when built without CUDA). */
 TC_API int tc_cuda_device_count(void);
 /* Writes one line per CUDA kernel of this build into buf (always

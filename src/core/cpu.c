@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,12 +52,26 @@ void tc_cpu_features(char *buf, size_t size) {
 #endif
 }
 
+/* The pool's CPUs (src/core/threads.c), computed once. */
+static int tc__ncpu;
+static char tc__cpu_src[160];
+static pthread_once_t tc__cpu_once = PTHREAD_ONCE_INIT;
+static void tc__cpu_init(void) {
+    static int cpus[CPU_SETSIZE];
+    tc__ncpu = tc__process_cpus(cpus, CPU_SETSIZE, tc__cpu_src, sizeof tc__cpu_src);
+    size_t used = strlen(tc__cpu_src);
+    for (int i = 0; i < tc__ncpu && used + 8 < sizeof tc__cpu_src; i++)
+        used += (size_t)snprintf(tc__cpu_src + used, sizeof tc__cpu_src - used, "%s%d",
+                                 i ? "," : ": ", cpus[i]);
+}
+
 int tc_cpu_count(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int n = CPU_COUNT(&set);
-        if (n > 0) return n;
-    }
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    pthread_once(&tc__cpu_once, tc__cpu_init);
+    return tc__ncpu > 0 ? tc__ncpu : 1;
+}
+
+void tc_cpu_placement(char *buf, size_t size) {
+    if (!buf || !size) return;
+    pthread_once(&tc__cpu_once, tc__cpu_init);
+    snprintf(buf, size, "%s", tc__cpu_src);
 }

@@ -194,6 +194,9 @@ static inline int64_t tc__boundary_index(int64_t i, int64_t n, tc_mode mode) {
  * threads at once. */
 typedef void (*tc__range_fn)(void *arg, int64_t begin, int64_t end, int tid);
 void tc__parallel_for(int threads, int64_t n, tc__range_fn fn, void *arg);
+/* The CPUs the pool uses (see threads.c): fills cpus[0..max), returns the
+ * count (>= 1), describes the source in src when non-NULL. */
+int tc__process_cpus(int *cpus, int max, char *src, size_t srcn);
 
 /* ---- GEMM for other solvers (im2col, Winograd, ...): row-major,
  * C = alpha op(A) op(B) + beta C; dispatches to the fastest CPU GEMM

@@ -5,15 +5,29 @@
  * run as fn(arg, begin, end, t). Which OS thread runs a chunk does not
  * matter, so results are reproducible for any pool state.
  *
- * The pool (created once, on the first parallel call) has one worker per
- * core of the process affinity mask but the first; worker i is pinned to
- * core i+1 (TILECONV_NO_PIN=1 disables pinning). The caller runs chunks
- * too, as a peer: chunks are claimed from one atomic word that also holds
- * the job number and chunk count, so a worker that wakes late can never
- * claim a chunk of another job. While the caller holds the pool and sits on a
- * worker's core, it is moved to the free core for the call and its own
- * affinity mask is restored afterwards (two threads sharing one core run
- * 8-16x slower on small VMs).
+ * WHERE THREADS RUN. The pool (created once, on the first parallel call)
+ * works from the set of CPUs the PROCESS may use, never from the calling
+ * thread's affinity alone (an OpenMP runtime with OMP_PROC_BIND / OMP_PLACES
+ * pins the main thread to one CPU when it loads; so may any caller):
+ *   1. TILECONV_CPUS="0-3,8" when set (intersected with what the kernel
+ *      lets us use);
+ *   2. otherwise the affinity mask the library saw when it was loaded (a
+ *      constructor records it: that is `taskset`'s mask), unless OpenMP
+ *      binding variables are set (OMP_PROC_BIND other than false,
+ *      OMP_PLACES, GOMP_CPU_AFFINITY, KMP_AFFINITY), in which case the mask
+ *      may be the OpenMP runtime's pinning and the cgroup's CPU set is used;
+ *   3. always intersected with the cgroup cpuset (v1 or v2) and the online
+ *      CPUs; a cgroup CPU quota (cpu.max / cfs_quota_us) caps the count.
+ * The pool has one worker per such CPU, each pinned to its CPU
+ * (TILECONV_NO_PIN=1: no pinning at all). For each parallel call the
+ * calling thread is held on the CPU it is running on (its mask is narrowed
+ * to that CPU for the call and restored afterwards: nothing it was given is
+ * lost), and the helpers are woken only among the workers of OTHER CPUs. So
+ * no two of our threads share a CPU while another allowed CPU idles,
+ * whatever affinity the caller had. The caller runs chunks too, as a peer:
+ * chunks are claimed from one atomic word that also holds the job number
+ * and chunk count, so a worker that wakes late can never claim a chunk of
+ * another job.
  *
  * Waiting is spin-then-block: workers spin ~50 us on their wake word, then
  * sleep on a futex; the caller likewise waits for the chunk count to reach 0.
@@ -25,11 +39,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,7 +62,6 @@ typedef struct tc__pool {
     pthread_mutex_t lock;         /* owner of the pool for one job */
     int nworkers;
     int pin;
-    int free_cpu;                 /* core left to the caller, -1 if none */
     tc__worker *w;
     /* the current job (written by the owner before the wake) */
     _Alignas(64) uint64_t claim;  /* see TC__CLAIM */
@@ -144,9 +159,12 @@ static void *tc__worker_main(void *p) {
         cpu_set_t set;
         CPU_ZERO(&set);
         CPU_SET(w->cpu, &set);
-        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0)
+            w->cpu = -1; /* not allowed there: runs wherever it is put */
     }
-    unsigned seen = __atomic_load_n(&w->wake, __ATOMIC_ACQUIRE);
+    /* wake was 0 when the thread was created: a job posted before this
+     * thread got going is seen at once, not missed */
+    unsigned seen = 0;
     for (;;) {
         seen = tc__wait_change(&w->wake, seen, &w->sleeping);
         uint64_t c = __atomic_load_n(&P->claim, __ATOMIC_ACQUIRE);
@@ -155,30 +173,203 @@ static void *tc__worker_main(void *p) {
     return NULL;
 }
 
+/* ---- the process's CPUs ---- */
+
+/* Parses a Linux CPU list ("0-3,8,10-11") into set; 0 on a syntax error. */
+static int tc__parse_cpulist(const char *s, cpu_set_t *set) {
+    CPU_ZERO(set);
+    int any = 0;
+    while (*s && *s != '\n') {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s || a < 0) return 0;
+        s = end;
+        if (*s == '-') {
+            b = strtol(s + 1, &end, 10);
+            if (end == s + 1 || b < a) return 0;
+            s = end;
+        }
+        for (long c = a; c <= b && c < CPU_SETSIZE; c++) {
+            CPU_SET((int)c, set);
+            any = 1;
+        }
+        if (*s == ',') s++;
+        else if (*s && *s != '\n' && *s != ' ') return 0;
+        while (*s == ' ') s++;
+    }
+    return any;
+}
+
+static int tc__read_line(const char *path, char *buf, size_t n) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int ok = fgets(buf, (int)n, f) != NULL;
+    fclose(f);
+    return ok;
+}
+
+/* The cgroup path of this process for a v1 controller (or v2 when ctl is
+ * NULL), from /proc/self/cgroup. */
+static int tc__cgroup_path(const char *ctl, char *out, size_t n) {
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (!f) return 0;
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2) continue;
+        *c2 = 0;
+        const char *ctls = c1 + 1, *path = c2 + 1;
+        int match = 0;
+        if (!ctl) match = strcmp(line, "0") == 0 && ctls[0] == 0;
+        else {
+            char tmp[256];
+            snprintf(tmp, sizeof tmp, "%s", ctls);
+            for (char *tok = strtok(tmp, ","); tok; tok = strtok(NULL, ","))
+                if (strcmp(tok, ctl) == 0) match = 1;
+        }
+        if (match) {
+            snprintf(out, n, "%s", path);
+            out[strcspn(out, "\n")] = 0;
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The cgroup's cpuset (v2, then v1); 0 when none is readable. */
+static int tc__cgroup_cpuset(cpu_set_t *set) {
+    char path[1024], file[1200], buf[4096];
+    if (tc__cgroup_path(NULL, path, sizeof path)) {
+        snprintf(file, sizeof file, "/sys/fs/cgroup%s/cpuset.cpus.effective",
+                 strcmp(path, "/") == 0 ? "" : path);
+        if (tc__read_line(file, buf, sizeof buf) && tc__parse_cpulist(buf, set)) return 1;
+    }
+    if (tc__cgroup_path("cpuset", path, sizeof path)) {
+        const char *names[] = {"cpuset.effective_cpus", "cpuset.cpus"};
+        for (int i = 0; i < 2; i++) {
+            snprintf(file, sizeof file, "/sys/fs/cgroup/cpuset%s/%s",
+                     strcmp(path, "/") == 0 ? "" : path, names[i]);
+            if (tc__read_line(file, buf, sizeof buf) && tc__parse_cpulist(buf, set))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* CPUs the cgroup's quota allows (rounded up), or 0 for no quota. */
+static int tc__cgroup_quota_cpus(void) {
+    char path[1024], file[1200], buf[256];
+    if (tc__cgroup_path(NULL, path, sizeof path)) {
+        snprintf(file, sizeof file, "/sys/fs/cgroup%s/cpu.max",
+                 strcmp(path, "/") == 0 ? "" : path);
+        long q, per;
+        if (tc__read_line(file, buf, sizeof buf) && sscanf(buf, "%ld %ld", &q, &per) == 2 &&
+            q > 0 && per > 0)
+            return (int)((q + per - 1) / per);
+    }
+    if (tc__cgroup_path("cpu", path, sizeof path)) {
+        const char *dir = strcmp(path, "/") == 0 ? "" : path;
+        long q = -1, per = -1;
+        snprintf(file, sizeof file, "/sys/fs/cgroup/cpu%s/cpu.cfs_quota_us", dir);
+        if (tc__read_line(file, buf, sizeof buf)) q = strtol(buf, NULL, 10);
+        snprintf(file, sizeof file, "/sys/fs/cgroup/cpu%s/cpu.cfs_period_us", dir);
+        if (tc__read_line(file, buf, sizeof buf)) per = strtol(buf, NULL, 10);
+        if (q > 0 && per > 0) return (int)((q + per - 1) / per);
+    }
+    return 0;
+}
+
+static int tc__omp_binding_set(void) {
+    const char *b = getenv("OMP_PROC_BIND");
+    if (b && b[0] && strcasecmp(b, "false") != 0) return 1;
+    const char *v[] = {"OMP_PLACES", "GOMP_CPU_AFFINITY", "KMP_AFFINITY"};
+    for (int i = 0; i < 3; i++) {
+        const char *e = getenv(v[i]);
+        if (e && e[0]) return 1;
+    }
+    return 0;
+}
+
+/* The affinity mask when the library was loaded (before main, for a linked
+ * program; at dlopen otherwise). */
+static cpu_set_t tc__load_mask;
+static int tc__load_mask_ok;
+__attribute__((constructor)) static void tc__record_load_mask(void) {
+    tc__load_mask_ok = sched_getaffinity(0, sizeof tc__load_mask, &tc__load_mask) == 0;
+}
+
+/* Fills cpus[] (ascending) with the CPUs the pool may use; returns the
+ * count (>= 1) and writes a one-line description into src. */
+int tc__process_cpus(int *cpus, int max, char *src, size_t srcn) {
+    cpu_set_t set, lim;
+    const char *how = "online CPUs";
+    CPU_ZERO(&set);
+    long online = sysconf(_SC_NPROCESSORS_CONF);
+    if (online < 1) online = 1;
+    for (long c = 0; c < online && c < CPU_SETSIZE; c++) CPU_SET((int)c, &set);
+    if (tc__cgroup_cpuset(&lim)) {
+        CPU_AND(&set, &set, &lim);
+        how = "cgroup cpuset";
+    }
+    const char *env = getenv("TILECONV_CPUS");
+    if (env && env[0] && tc__parse_cpulist(env, &lim)) {
+        CPU_AND(&set, &set, &lim);
+        how = "TILECONV_CPUS";
+    } else if (tc__load_mask_ok && !tc__omp_binding_set()) {
+        CPU_AND(&set, &set, &tc__load_mask);
+        how = "affinity at load";
+    } else if (tc__omp_binding_set()) {
+        how = "cgroup/online CPUs (OpenMP binding variables set: the thread mask is ignored)";
+    }
+    int n = 0;
+    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set)) cpus[n++] = c;
+    if (n == 0) { /* nothing sensible: the calling thread's own mask */
+        if (sched_getaffinity(0, sizeof set, &set) == 0)
+            for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+                if (CPU_ISSET(c, &set)) cpus[n++] = c;
+        how = "calling thread's mask";
+        if (n == 0) cpus[n++] = 0;
+    }
+    int quota = tc__cgroup_quota_cpus();
+    if (quota > 0 && quota < n) n = quota;
+    if (src && srcn)
+        snprintf(src, srcn, "%d CPU%s from %s%s", n, n == 1 ? "" : "s", how,
+                 quota > 0 ? " (cgroup quota applied)" : "");
+    return n;
+}
+
 static void tc__pool_init(void) {
     tc__pool *P = &tc__the_pool;
-    cpu_set_t set;
-    int cpus[CPU_SETSIZE], ncpu = 0;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        for (int c = 0; c < CPU_SETSIZE; c++)
-            if (CPU_ISSET(c, &set)) cpus[ncpu++] = c;
-    if (ncpu == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        for (int c = 0; c < n && c < CPU_SETSIZE; c++) cpus[ncpu++] = c;
-    }
+    static int cpus[CPU_SETSIZE];
+    int ncpu = tc__process_cpus(cpus, CPU_SETSIZE, NULL, 0);
     const char *np = getenv("TILECONV_NO_PIN");
     P->pin = !(np && np[0] && strcmp(np, "0") != 0);
-    P->free_cpu = P->pin && ncpu > 0 ? cpus[0] : -1;
-    int want = ncpu - 1;
-    if (want < 0) want = 0;
+    /* one worker per CPU: the caller stays where it runs and the helpers
+     * are taken from the other CPUs (tc__parallel_for) */
+    int want = ncpu > 1 ? ncpu : 0;
     P->w = want ? tc__alloc((size_t)want * sizeof(tc__worker)) : NULL;
     if (!P->w) want = 0;
     int made = 0;
     for (int i = 0; i < want; i++) {
         tc__worker *w = &P->w[made];
         memset(w, 0, sizeof *w);
-        w->cpu = P->pin ? cpus[i + 1] : -1;
-        if (pthread_create(&w->thread, NULL, tc__worker_main, w) != 0) break;
+        w->cpu = P->pin ? cpus[i] : -1;
+        pthread_attr_t at;
+        int have_attr = pthread_attr_init(&at) == 0;
+        if (have_attr && w->cpu >= 0) { /* start on its CPU, never the caller's */
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(w->cpu, &one);
+            pthread_attr_setaffinity_np(&at, sizeof one, &one);
+        }
+        int rc = pthread_create(&w->thread, have_attr ? &at : NULL, tc__worker_main, w);
+        if (rc != 0 && have_attr && w->cpu >= 0) /* CPU refused: start unpinned */
+            rc = pthread_create(&w->thread, NULL, tc__worker_main, w);
+        if (have_attr) pthread_attr_destroy(&at);
+        if (rc != 0) break;
         made++;
     }
     P->nworkers = made;
@@ -215,16 +406,19 @@ void tc__parallel_for(int threads, int64_t n, tc__range_fn fn, void *arg) {
         tc__run_inline(n, chunks, fn, arg); /* no pool, or pool busy */
         return;
     }
-    /* Keep the caller off the workers' cores for this call. */
+    /* Hold the caller on the CPU it runs on for this call (restoring its
+     * mask afterwards) and take the helpers from the other CPUs' workers. */
     cpu_set_t saved;
-    int moved = 0;
-    if (P->free_cpu >= 0 && sched_getcpu() != P->free_cpu &&
-        pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) == 0 &&
-        CPU_ISSET(P->free_cpu, &saved)) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(P->free_cpu, &one);
-        moved = pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+    int moved = 0, here = -1;
+    if (P->pin && pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) == 0) {
+        here = sched_getcpu();
+        if (here >= 0 && CPU_COUNT(&saved) > 1) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(here, &one);
+            moved = pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+            if (moved) here = sched_getcpu();
+        }
     }
     tc__in_parallel = 1;
     unsigned job = ++P->job;
@@ -234,12 +428,14 @@ void tc__parallel_for(int threads, int64_t n, tc__range_fn fn, void *arg) {
     P->nchunks = chunks;
     __atomic_store_n(&P->pending, (unsigned)chunks, __ATOMIC_RELAXED);
     __atomic_store_n(&P->claim, TC__CLAIM(job, chunks, 0), __ATOMIC_RELEASE);
-    int64_t helpers = chunks - 1 < P->nworkers ? chunks - 1 : P->nworkers;
-    for (int64_t i = 0; i < helpers; i++) {
+    int64_t helpers = chunks - 1;
+    for (int i = 0; i < P->nworkers && helpers > 0; i++) {
         tc__worker *w = &P->w[i];
+        if (w->cpu >= 0 && w->cpu == here) continue; /* the caller's CPU */
         __atomic_add_fetch(&w->wake, 1, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST))
             tc__futex_wake(&w->wake, 1);
+        helpers--;
     }
     tc__run_chunks(P, job);
     unsigned left;
