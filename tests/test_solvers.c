@@ -1089,6 +1089,41 @@ static void conv_cases(void) {
         s.bias = 1;
         conv_both(s, salt++);
     }
+    /* D. layer-sized cases: the blocking edges of the fast conv solvers
+     * (several KC slices, partial MR panels, several column blocks, K split
+     * over threads, tall and wide channel counts) in every padding mode */
+    {
+        struct { int nsp; int64_t N, C, K, G, n0, n1, n2, m, st, dl, pad; int pm, bias; } L[] = {
+            {2, 2, 40, 30, 1, 21, 23, 1, 3, 1, 1, 1, 1, 1},  /* R=360 > KC, P=483 */
+            {2, 1, 64, 29, 1, 7, 7, 1, 3, 1, 1, 1, 0, 0},    /* P=49: K split */
+            {1, 3, 17, 33, 1, 700, 1, 1, 5, 2, 1, 2, 2, 1},  /* 1D stride 2 */
+            {3, 1, 8, 20, 1, 9, 10, 11, 3, 1, 1, 1, 2, 1},   /* 3D replicate */
+            {2, 1, 36, 44, 2, 17, 19, 1, 5, 1, 2, 4, 3, 0},  /* groups, dil 2, circular */
+            {2, 1, 3, 24, 1, 37, 41, 1, 7, 2, 1, 3, 0, 1},   /* conv1-like 7x7/2 */
+            {2, 2, 48, 20, 1, 13, 11, 1, 1, 1, 1, 0, 0, 1},  /* 1x1 */
+            {2, 1, 20, 48, 1, 15, 13, 1, 1, 2, 1, 0, 0, 0},  /* 1x1 stride 2 */
+        };
+        for (size_t i = 0; i < sizeof L / sizeof L[0]; i++) {
+            if (quick && i % 2) continue;
+            cspec s;
+            memset(&s, 0, sizeof s);
+            s.nsp = L[i].nsp;
+            s.N = L[i].N; s.C = L[i].C; s.K = L[i].K; s.G = L[i].G;
+            int64_t nn[3] = {L[i].n0, L[i].n1, L[i].n2};
+            for (int a = 0; a < 3; a++) {
+                s.n[a] = a < s.nsp ? nn[a] : 1;
+                s.m[a] = a < s.nsp ? L[i].m : 1;
+                s.stride[a] = a < s.nsp ? L[i].st : 1;
+                s.dil[a] = a < s.nsp ? L[i].dl : 1;
+                s.pad[a] = a < s.nsp ? L[i].pad : 0;
+            }
+            s.pkind = TC_PADDING_EXPLICIT;
+            s.pmode = (tc_padding_mode)L[i].pm;
+            s.bias = L[i].bias;
+            s.threads = 1 + (int)(i % 2);
+            conv_both(s, salt++);
+        }
+    }
     /* C. random cases */
     int nrand = quick ? 25 : 120;
     for (int c = 0; c < nrand;) {

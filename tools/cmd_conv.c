@@ -20,6 +20,8 @@ static const char conv_help[] =
     "  X    N x C x spatial (3 to 5 dimensions)\n"
     "  W    K x C/groups x mask (same rank as X); converted to X's dtype\n"
     "  OUT  N x K x out spatial, X's dtype\n"
+    "The weights (and bias) are set on the plan once, as a layer holds them\n"
+    "(tc_plan_conv_set_weights); --repeat times the executes that follow.\n"
     "\n"
     "Options:\n"
     "  --bias B              K values (.npy, 1 dimension); converted to X's dtype\n"
@@ -234,7 +236,13 @@ int tool_cmd_conv(int argc, char **argv) {
         tool_error("out of memory for the output");
         goto done;
     }
-    conv_exec e = {y, x.data, w.data, o.bias ? b.data : NULL};
+    /* a layer's weights are fixed: hand them to the plan once (packed once
+     * into the algorithm's layout); the timed executes use them */
+    if ((st = tc_plan_conv_set_weights(plan, w.data, o.bias ? b.data : NULL)) != TC_OK) {
+        tool_lib_error(st, "conv: cannot set the weights");
+        goto done;
+    }
+    conv_exec e = {y, x.data, NULL, NULL};
     if (tool_run_execute(&run, plan, exec_conv, &e)) goto done;
     tool_stats s = {.dtype = npy_dtype_name(x.dtype), .ndim = x.ndim, .shape = x.shape,
                     .out_ndim = ond, .out_shape = oshape, .mask_ndim = w.ndim,

@@ -1,0 +1,378 @@
+/* conv_igemm.c - implicit-GEMM convolution on the packed GEMM micro-kernels
+ * (solver "cpu.conv.igemm"; seed 002's implicit GEMM, on the CPU).
+ *
+ * For image n and group g the layer is one GEMM,
+ *
+ *   y[n, g*Kg + k, p] = sum_l W_g[k, l] * X_g[l, p],   l = (c, r0, r1, r2),
+ *
+ * with X_g the im2col matrix of the seeds (Cg*R rows, P = out positions
+ * columns). im2col materialises X_g; here it never exists: each thread packs
+ * the slice of X_g that its micro-kernel calls need, KC rows x NB columns,
+ * straight from the caller's NCHW input into the micro-kernel's NR-column
+ * panel layout (gemm_packed.h), the boundary mode applied while gathering.
+ * The packed B block (about half of L2) is then multiplied by every
+ * MR-row A panel of the weights, which are packed once per plan
+ * (tc_plan_conv_set_weights, wpack) or per call into the workspace.
+ *
+ * Gathering: the columns of a B block are cut into segments, runs of
+ * consecutive output positions along the last axis that stay in one output
+ * row and one NR panel. For a reduction row (c, r0, r1, r2) a segment reads
+ * one input row: a straight (stride 1) or strided copy when it lies inside
+ * the input, element-wise boundary mapping (tc__boundary_index) otherwise.
+ * Positions run across rows, so panels stay full for any width (7x7 maps
+ * to full 32-wide panels, not 7 of 32).
+ *
+ * Work items are (n, g, column block, group of A panels): the A-panel
+ * groups split K when there are too few column blocks for the threads
+ * (3x3 512->512 @7, batch 1: P = 49), at the cost of packing that B block
+ * once per group. Each C tile sums its KC slices in order, so results do
+ * not depend on the thread count. Bias is added per tile after the last
+ * slice, while the tile is in cache.
+ *
+ * Covers every conv the core lowers (any stride, dilation, groups, padding
+ * mode, 1D/2D/3D) with the AVX-512 or AVX2 micro-kernels; float32 and
+ * float64. */
+#include "gemm_packed.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct ig_geom {
+    int mr, nr;
+    tc__f32_gemm_ukernel_fn f32;
+    tc__f64_gemm_ukernel_fn f64;
+    int64_t Kg, Cg, R, P;    /* out/in channels per group, reduction, columns */
+    int64_t npan;            /* A panels per group */
+    int64_t kc, nb;          /* K slice, columns per B block (multiple of NR) */
+    int64_t nblk, kgroups;   /* column blocks per image, A-panel groups */
+    int64_t pan_per_group;   /* A panels per group of K */
+    size_t bbytes, segbytes; /* per-thread B block and segment table */
+} ig_geom;
+
+typedef struct ig_seg { /* a run of columns: one output row, one panel */
+    int64_t o0, o1, o2;     /* first output position */
+    int64_t col, len;       /* first column in the block, count */
+} ig_seg;
+
+static int64_t ig_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static size_t ig_rup64(size_t v) { return (v + 63) & ~(size_t)63; }
+
+static unsigned ig_isa(void) { return tc__cpu_detect() & tc__gemm_isa_mask; }
+
+static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
+    memset(g, 0, sizeof *g);
+    unsigned isa = ig_isa();
+    int f32 = p->dtype == TC_FLOAT32;
+    if (isa & TC__CPU_AVX512) {
+        g->mr = 14;
+        g->nr = f32 ? 32 : 16;
+        g->f32 = tc__f32_gemm_ukernel_14x32__avx512;
+        g->f64 = tc__f64_gemm_ukernel_14x16__avx512;
+    } else if (isa & TC__CPU_AVX2) {
+        g->mr = 6;
+        g->nr = f32 ? 16 : 8;
+        g->f32 = tc__f32_gemm_ukernel_6x16__avx2;
+        g->f64 = tc__f64_gemm_ukernel_6x8__avx2;
+    } else {
+        return 0;
+    }
+    const int64_t es = (int64_t)p->esize;
+    g->Kg = p->K / p->G;
+    g->Cg = p->C / p->G;
+    g->R = g->Cg * p->msk[0] * p->msk[1] * p->msk[2];
+    g->P = p->out[0] * p->out[1] * p->out[2];
+    g->npan = ig_cdiv(g->Kg, g->mr);
+    /* KC: the A micro-panel in about half of a 32-48 KiB L1 */
+    int64_t kc_max = 16384 / (g->mr * es);
+    kc_max = kc_max < 64 ? 64 : kc_max & ~(int64_t)7;
+    int64_t nk = ig_cdiv(g->R, kc_max);
+    g->kc = ig_cdiv(g->R, nk);
+    /* NB: the B block in about 384 KiB of L2 */
+    int64_t nb = ((int64_t)384 << 10) / (g->kc * es) / g->nr * g->nr;
+    if (nb < g->nr) nb = g->nr;
+    int64_t pfull = ig_cdiv(g->P, g->nr) * g->nr;
+    if (nb > pfull) nb = pfull;
+    g->nb = nb;
+    g->nblk = ig_cdiv(g->P, nb);
+    /* split K (A panels) when the column blocks cannot feed the threads */
+    int64_t items = p->N * p->G * g->nblk;
+    int64_t want = 2 * (int64_t)env->threads;
+    g->kgroups = 1;
+    if (items < want) {
+        g->kgroups = ig_cdiv(want, items);
+        if (g->kgroups > g->npan) g->kgroups = g->npan;
+    }
+    g->pan_per_group = ig_cdiv(g->npan, g->kgroups);
+    g->kgroups = ig_cdiv(g->npan, g->pan_per_group);
+    g->bbytes = ig_rup64((size_t)(g->kc * g->nb * es));
+    g->segbytes = ig_rup64((size_t)g->nb * sizeof(ig_seg));
+    return 1;
+}
+
+static int ig_available(void) {
+    return (tc__cpu_detect() & (TC__CPU_AVX2 | TC__CPU_AVX512)) != 0;
+}
+
+static int ig_applicable(const tc__problem *p, const tc__env *env, char *why,
+                         size_t n) {
+    if (p->op != TC_OP_CONV) {
+        if (why) snprintf(why, n, "convolution layers only");
+        return 0;
+    }
+    ig_geom g;
+    if (!ig_geom_make(p, env, &g)) {
+        if (why) snprintf(why, n, "needs AVX2+FMA or AVX-512");
+        return 0;
+    }
+    int64_t t;
+    if (!tc__mul_ok(g.npan * g.mr, g.R, &t) || !tc__mul_ok(t, p->G, &t) ||
+        !tc__mul_ok(t, (int64_t)p->esize, &t)) {
+        if (why) snprintf(why, n, "packed weights overflow");
+        return 0;
+    }
+    return 1;
+}
+
+static size_t ig_workspace(const tc__problem *p, const tc__env *env) {
+    ig_geom g;
+    if (!ig_geom_make(p, env, &g)) return 0;
+    return (size_t)env->threads * (g.bbytes + g.segbytes);
+}
+
+static size_t ig_wpack_size(const tc__problem *p, const tc__env *env) {
+    ig_geom g;
+    if (!ig_geom_make(p, env, &g)) return 0;
+    return (size_t)(p->G * g.npan * g.mr * g.R) * p->esize;
+}
+
+/* A panels: [g][q][l][i] = W[g*Kg + q*MR + i][l], zero rows past Kg. */
+static tc_status ig_wpack(const tc__problem *p, const tc__env *env,
+                          const void *state, const void *w, void *dst) {
+    ig_geom g;
+    if (!ig_geom_make(p, env, &g)) return tc__error(TC_ERR_UNSUPPORTED, "cpu.conv.igemm: no ISA");
+    const int64_t mr = g.mr, R = g.R;
+    for (int64_t gi = 0; gi < p->G; gi++)
+        for (int64_t q = 0; q < g.npan; q++) {
+            int64_t base = (gi * g.npan + q) * R * mr;
+            for (int64_t i = 0; i < mr; i++) {
+                int64_t k = q * mr + i;
+                if (p->dtype == TC_FLOAT32) {
+                    float *d = (float *)dst + base + i;
+                    const float *s = (const float *)w + (gi * g.Kg + k) * R;
+                    for (int64_t l = 0; l < R; l++) d[l * mr] = k < g.Kg ? s[l] : 0.0f;
+                } else {
+                    double *d = (double *)dst + base + i;
+                    const double *s = (const double *)w + (gi * g.Kg + k) * R;
+                    for (int64_t l = 0; l < R; l++) d[l * mr] = k < g.Kg ? s[l] : 0.0;
+                }
+            }
+        }
+    return TC_OK;
+}
+
+/* Cuts columns [c0, c1) into segments; returns their count. */
+static int64_t ig_segments(const tc__problem *p, const ig_geom *g, int64_t c0,
+                           int64_t c1, ig_seg *seg) {
+    const int64_t W2 = p->out[2], W1 = p->out[1];
+    int64_t ns = 0, c = c0;
+    while (c < c1) {
+        int64_t o2 = c % W2, t = c / W2;
+        int64_t o1 = t % W1, o0 = t / W1;
+        int64_t len = W2 - o2;
+        int64_t pan_end = c0 + ((c - c0) / g->nr + 1) * g->nr;
+        if (c + len > pan_end) len = pan_end - c;
+        if (c + len > c1) len = c1 - c;
+        seg[ns].o0 = o0;
+        seg[ns].o1 = o1;
+        seg[ns].o2 = o2;
+        seg[ns].col = c - c0;
+        seg[ns].len = len;
+        ns++;
+        c += len;
+    }
+    return ns;
+}
+
+/* Packs rows [l0, l0+kc) x columns of the segments of image n, group gi,
+ * into NR-wide panels: dst[(col/NR)*kc*NR + (l-l0)*NR + col%NR]. */
+#define IG_PACK(T, SFX)                                                          \
+    static void ig_pack_##SFX(const tc__problem *p, const ig_geom *g,           \
+                              const T *x, int64_t n, int64_t gi, int64_t l0,    \
+                              int64_t kc, const ig_seg *seg, int64_t ns,        \
+                              int64_t ncols, T *restrict dst) {                 \
+        const int64_t NR = g->nr, m0 = p->msk[0], m1 = p->msk[1], m2 = p->msk[2]; \
+        const int64_t in0 = p->in[0], in1 = p->in[1], in2 = p->in[2];           \
+        const int64_t s0 = p->stride[0], s1 = p->stride[1], s2 = p->stride[2];  \
+        const T cval = (T)p->cval;                                              \
+        int64_t r2 = l0 % m2, t = l0 / m2;                                      \
+        int64_t r1 = t % m1;                                                    \
+        t /= m1;                                                                \
+        int64_t r0 = t % m0, c = t / m0;                                        \
+        const int64_t npanels = ig_cdiv(ncols, NR);                             \
+        for (int64_t l = 0; l < kc; l++) {                                      \
+            const T *plane = x + ((n * p->C + gi * g->Cg + c) * in0) * in1 * in2; \
+            const int64_t a0 = r0 * p->dil[0] - p->pad_lo[0];                   \
+            const int64_t a1 = r1 * p->dil[1] - p->pad_lo[1];                   \
+            const int64_t a2 = r2 * p->dil[2] - p->pad_lo[2];                   \
+            for (int64_t s = 0; s < ns; s++) {                                  \
+                const ig_seg *sg = &seg[s];                                     \
+                T *d = dst + (sg->col / NR) * kc * NR + l * NR + sg->col % NR;  \
+                const int64_t len = sg->len;                                    \
+                int64_t b0 = tc__boundary_index(sg->o0 * s0 + a0, in0, p->mode); \
+                int64_t b1 = tc__boundary_index(sg->o1 * s1 + a1, in1, p->mode); \
+                if (b0 < 0 || b1 < 0) {                                         \
+                    for (int64_t j = 0; j < len; j++) d[j] = cval;              \
+                    continue;                                                   \
+                }                                                               \
+                const T *row = plane + (b0 * in1 + b1) * in2;                   \
+                const int64_t first = sg->o2 * s2 + a2;                         \
+                const int64_t last = first + (len - 1) * s2;                    \
+                if (first >= 0 && last < in2) {                                 \
+                    const T *src = row + first;                                 \
+                    if (s2 == 1)                                                \
+                        for (int64_t j = 0; j < len; j++) d[j] = src[j];        \
+                    else                                                        \
+                        for (int64_t j = 0; j < len; j++) d[j] = src[j * s2];   \
+                } else {                                                        \
+                    for (int64_t j = 0; j < len; j++) {                         \
+                        int64_t b2 = tc__boundary_index(first + j * s2, in2, p->mode); \
+                        d[j] = b2 < 0 ? cval : row[b2];                         \
+                    }                                                           \
+                }                                                               \
+            }                                                                   \
+            if (++r2 == m2) {                                                   \
+                r2 = 0;                                                         \
+                if (++r1 == m1) {                                               \
+                    r1 = 0;                                                     \
+                    if (++r0 == m0) {                                           \
+                        r0 = 0;                                                 \
+                        c++;                                                    \
+                    }                                                           \
+                }                                                               \
+            }                                                                   \
+        }                                                                       \
+        /* zero the tail of a partial last panel */                             \
+        int64_t tail = ncols % NR;                                              \
+        if (tail) {                                                             \
+            T *d = dst + (npanels - 1) * kc * NR;                               \
+            for (int64_t l = 0; l < kc; l++)                                    \
+                for (int64_t j = tail; j < NR; j++) d[l * NR + j] = 0;          \
+        }                                                                       \
+    }
+IG_PACK(float, f32)
+IG_PACK(double, f64)
+
+typedef struct ig_job {
+    const tc__args *a;
+    ig_geom g;
+} ig_job;
+
+static void ig_items(void *arg, int64_t begin, int64_t end, int tid) {
+    ig_job *jb = arg;
+    const tc__args *a = jb->a;
+    const tc__problem *p = a->p;
+    const ig_geom *g = &jb->g;
+    const int f32 = p->dtype == TC_FLOAT32;
+    const int64_t es = (int64_t)p->esize, NR = g->nr, MR = g->mr;
+    char *mine = (char *)a->ws + (size_t)tid * (g->bbytes + g->segbytes);
+    void *bbuf = mine;
+    ig_seg *seg = (ig_seg *)(mine + g->bbytes);
+    for (int64_t it = begin; it < end; it++) {
+        int64_t kg = it % g->kgroups, t = it / g->kgroups;
+        int64_t blk = t % g->nblk;
+        t /= g->nblk;
+        int64_t gi = t % p->G, n = t / p->G;
+        int64_t c0 = blk * g->nb, c1 = c0 + g->nb < g->P ? c0 + g->nb : g->P;
+        int64_t ncols = c1 - c0, npanels = ig_cdiv(ncols, NR);
+        int64_t q0 = kg * g->pan_per_group;
+        int64_t q1 = q0 + g->pan_per_group < g->npan ? q0 + g->pan_per_group : g->npan;
+        int64_t ns = ig_segments(p, g, c0, c1, seg);
+        for (int64_t l0 = 0; l0 < g->R; l0 += g->kc) {
+            int64_t kc = g->R - l0 < g->kc ? g->R - l0 : g->kc;
+            if (f32)
+                ig_pack_f32(p, g, (const float *)a->x, n, gi, l0, kc, seg, ns, ncols, bbuf);
+            else
+                ig_pack_f64(p, g, (const double *)a->x, n, gi, l0, kc, seg, ns, ncols, bbuf);
+            for (int64_t q = q0; q < q1; q++) {
+                int mr = (int)(g->Kg - q * MR < MR ? g->Kg - q * MR : MR);
+                int64_t krow = gi * g->Kg + q * MR;
+                const char *ap = (const char *)a->wpack +
+                                 (size_t)(((gi * g->npan + q) * g->R + l0) * MR * es);
+                for (int64_t j = 0; j < npanels; j++) {
+                    int nr = (int)(ncols - j * NR < NR ? ncols - j * NR : NR);
+                    int64_t yoff = (n * p->K + krow) * g->P + c0 + j * NR;
+                    const char *bp = (const char *)bbuf + (size_t)(j * kc * NR * es);
+                    if (f32)
+                        g->f32(kc, (const float *)ap, (const float *)bp,
+                               (float *)a->y + yoff, g->P, 1.0f, l0 ? 1.0f : 0.0f, mr, nr);
+                    else
+                        g->f64(kc, (const double *)ap, (const double *)bp,
+                               (double *)a->y + yoff, g->P, 1.0, l0 ? 1.0 : 0.0, mr, nr);
+                }
+            }
+        }
+        if (p->has_bias) {
+            int64_t k0 = q0 * MR, k1 = q1 * MR < g->Kg ? q1 * MR : g->Kg;
+            for (int64_t k = k0; k < k1; k++) {
+                int64_t kk = gi * g->Kg + k;
+                int64_t off = (n * p->K + kk) * g->P + c0;
+                if (f32) {
+                    float b = ((const float *)a->bias)[kk], *yy = (float *)a->y + off;
+                    for (int64_t c = 0; c < ncols; c++) yy[c] += b;
+                } else {
+                    double b = ((const double *)a->bias)[kk], *yy = (double *)a->y + off;
+                    for (int64_t c = 0; c < ncols; c++) yy[c] += b;
+                }
+            }
+        }
+    }
+}
+
+static tc_status ig_execute(const tc__args *a) {
+    const tc__problem *p = a->p;
+    ig_job jb;
+    jb.a = a;
+    tc__env env = {.threads = a->threads};
+    if (!ig_geom_make(p, &env, &jb.g))
+        return tc__error(TC_ERR_UNSUPPORTED, "cpu.conv.igemm: needs AVX2+FMA or AVX-512");
+    if (!a->wpack)
+        return tc__error(TC_ERR_INTERNAL, "cpu.conv.igemm: weights not packed");
+    int64_t items = p->N * p->G * jb.g.nblk * jb.g.kgroups;
+    tc__parallel_for(a->threads, items, ig_items, &jb);
+    return TC_OK;
+}
+
+/* Seconds: the micro-kernel at ~80% of peak on full tiles (partial MR
+ * panels and short reductions waste lanes), plus the gather: every B
+ * element is written once per A-panel group and read once per A panel from
+ * L2, ~1 ns per 16 elements per thread. */
+static double ig_estimate(const tc__problem *p, const tc__env *env) {
+    ig_geom g;
+    if (!ig_geom_make(p, env, &g)) return 1e30;
+    double fill_m = (double)g.Kg / (double)(g.npan * g.mr);
+    double fill_n = (double)g.P / (double)(ig_cdiv(g.P, g.nr) * g.nr);
+    double kfac = (double)g.R / (double)(g.R + 24);
+    double eff = 0.80 * fill_m * fill_n * kfac;
+    double items = (double)(p->N * p->G * g.nblk * g.kgroups);
+    double par = items >= env->threads ? 1.0 : items / env->threads;
+    double t_fma = tc__problem_flops(p) / (tc__peak_flops(env) * eff * par);
+    double gathered = (double)p->N * p->G * g.kgroups * (double)g.R * g.P;
+    double t_pack = gathered * (p->dtype == TC_FLOAT32 ? 1.0 : 2.0) / 16.0 * 1e-9 /
+                    env->threads;
+    double t_mem = tc__problem_bytes(p) / tc__peak_bandwidth(env);
+    return t_fma + t_pack + t_mem * 0.5;
+}
+
+const tc__solver tc__solver_cpu_conv_igemm = {
+    .name = "cpu.conv.igemm",
+    .backend = TC_BACKEND_CPU,
+    .ops = TC_OP_CONV,
+    .summary = "implicit GEMM: im2col panels gathered straight into the packed GEMM micro-kernel's layout, weights packed once; every stride, dilation, group and padding mode.",
+    .available = ig_available,
+    .applicable = ig_applicable,
+    .estimate = ig_estimate,
+    .workspace = ig_workspace,
+    .execute = ig_execute,
+    .wpack_size = ig_wpack_size,
+    .wpack = ig_wpack,
+};
