@@ -66,6 +66,13 @@ typedef struct fft_state {
 } fft_state;
 
 static pthread_mutex_t fft_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The one FFTW planner lock of the library (cpu.conv.fft plans through it
+ * too: FFTW's planner is global and not thread-safe). */
+void tc__fftw_planner_lock(void) { pthread_mutex_lock(&fft_lock); }
+void tc__fftw_planner_unlock(void) { pthread_mutex_unlock(&fft_lock); }
+/* The 2,3,5,7-smooth FFT length rule, shared with cpu.conv.fft. */
+static int64_t fft_next_smooth(int64_t n, int even);
+int64_t tc__fft_smooth_length(int64_t n) { return fft_next_smooth(n, 0); }
 
 /* Smallest 2,3,5,7-smooth length >= n (even when asked and n > 1), found
  * by enumerating 2^a 3^b 5^c 7^d directly: stepping n++ takes minutes near
