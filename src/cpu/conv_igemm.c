@@ -38,7 +38,7 @@
 #include <string.h>
 
 typedef struct ig_geom {
-    int mr, nr;
+    int mr, nr, avx512;
     tc__f32_gemm_ukernel_fn f32;
     tc__f64_gemm_ukernel_fn f64;
     int64_t Kg, Cg, R, P;    /* out/in channels per group, reduction, columns */
@@ -54,6 +54,9 @@ typedef struct ig_seg { /* a run of columns: one output row, one panel */
     int64_t col, len;       /* first column in the block, count */
 } ig_seg;
 
+/* conv_igemm_avx512.c */
+void tc__ig_copy_f32_avx512(float *d, const float *src, int64_t len, int64_t stride);
+
 static int64_t ig_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t ig_rup64(size_t v) { return (v + 63) & ~(size_t)63; }
 
@@ -66,6 +69,7 @@ static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
     if (isa & TC__CPU_AVX512) {
         g->mr = 14;
         g->nr = f32 ? 32 : 16;
+        g->avx512 = 1;
         g->f32 = tc__f32_gemm_ukernel_14x32__avx512;
         g->f64 = tc__f64_gemm_ukernel_14x16__avx512;
     } else if (isa & TC__CPU_AVX2) {
@@ -92,14 +96,21 @@ static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
     if (nb < g->nr) nb = g->nr;
     int64_t pfull = ig_cdiv(g->P, g->nr) * g->nr;
     if (nb > pfull) nb = pfull;
+    /* too few column blocks for the threads: narrower blocks first (down to
+     * one NR panel: a panel costs the same whether full or not, and nothing
+     * is packed twice), then split K (each K group packs its B block) */
+    int64_t want = 2 * (int64_t)env->threads;
+    if (p->N * p->G * ig_cdiv(g->P, nb) < want) {
+        int64_t per = ig_cdiv(ig_cdiv(g->P, g->nr), ig_cdiv(want, p->N * p->G));
+        if (per < 1) per = 1;
+        if (per * g->nr < nb) nb = per * g->nr;
+    }
     g->nb = nb;
     g->nblk = ig_cdiv(g->P, nb);
-    /* split K (A panels) when the column blocks cannot feed the threads */
     int64_t items = p->N * p->G * g->nblk;
-    int64_t want = 2 * (int64_t)env->threads;
     g->kgroups = 1;
-    if (items < want) {
-        g->kgroups = ig_cdiv(want, items);
+    if (items < env->threads) {
+        g->kgroups = ig_cdiv(env->threads, items);
         if (g->kgroups > g->npan) g->kgroups = g->npan;
     }
     g->pan_per_group = ig_cdiv(g->npan, g->kgroups);
@@ -229,12 +240,29 @@ static int64_t ig_segments(const tc__problem *p, const ig_geom *g, int64_t c0,
                 const int64_t last = first + (len - 1) * s2;                    \
                 if (first >= 0 && last < in2) {                                 \
                     const T *src = row + first;                                 \
-                    if (s2 == 1)                                                \
+                    if (FAST(T))                                                \
+                        tc__ig_copy_f32_avx512((float *)d, (const float *)src, len, s2); \
+                    else if (s2 == 1)                                           \
                         for (int64_t j = 0; j < len; j++) d[j] = src[j];        \
                     else                                                        \
                         for (int64_t j = 0; j < len; j++) d[j] = src[j * s2];   \
-                } else {                                                        \
-                    for (int64_t j = 0; j < len; j++) {                         \
+                } else { /* edges element-wise, the inside as a copy */         \
+                    int64_t jlo = first >= 0 ? 0 : (-first + s2 - 1) / s2;      \
+                    int64_t jhi = last < in2 ? len                               \
+                                  : first >= in2 ? 0 : (in2 - 1 - first) / s2 + 1; \
+                    if (jlo > len) jlo = len;                                   \
+                    if (jhi < jlo) jhi = jlo;                                   \
+                    for (int64_t j = 0; j < jlo; j++) {                         \
+                        int64_t b2 = tc__boundary_index(first + j * s2, in2, p->mode); \
+                        d[j] = b2 < 0 ? cval : row[b2];                         \
+                    }                                                           \
+                    const T *src = row + first + jlo * s2;                      \
+                    if (FAST(T) && jhi > jlo)                                   \
+                        tc__ig_copy_f32_avx512((float *)d + jlo, (const float *)src, \
+                                               jhi - jlo, s2);                  \
+                    else                                                        \
+                        for (int64_t j = jlo; j < jhi; j++) d[j] = src[(j - jlo) * s2]; \
+                    for (int64_t j = jhi; j < len; j++) {                       \
                         int64_t b2 = tc__boundary_index(first + j * s2, in2, p->mode); \
                         d[j] = b2 < 0 ? cval : row[b2];                         \
                     }                                                           \
@@ -259,8 +287,10 @@ static int64_t ig_segments(const tc__problem *p, const ig_geom *g, int64_t c0,
                 for (int64_t j = tail; j < NR; j++) d[l * NR + j] = 0;          \
         }                                                                       \
     }
+#define FAST(T) (sizeof(T) == 4 && g->avx512)
 IG_PACK(float, f32)
 IG_PACK(double, f64)
+#undef FAST
 
 typedef struct ig_job {
     const tc__args *a;
