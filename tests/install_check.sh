@@ -12,7 +12,11 @@
 #      checks Libs.private (threads, libm, FFTW, the CUDA runtime);
 #   3. a CMake project using find_package(tileconv) with both
 #      tileconv::tileconv and tileconv::tileconv_static;
-#   4. the installed CLI, `tileconv --version`.
+#   4. the installed CLI, `tileconv --version`, and its dependencies: the
+#      NEEDED entries of bin/tileconv may name only the C library, libm,
+#      pthreads, libpng, FFTW and, in a CUDA build, the CUDA runtime, cuFFT
+#      and the C++ runtime they pull in; never a benchmark peer (oneDNN,
+#      OpenCV, OpenBLAS, OpenMP, TBB), which live in tileconv-bench.
 # Run by scripts/test.sh after the Release build; not a ctest test because
 # it needs the whole build installed.
 set -euo pipefail
@@ -90,5 +94,31 @@ cmake --build "$tmp/proj/build" >>"$tmp/proj.log" 2>&1 ||
 
 step "4. installed CLI"
 LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$prefix/bin/tileconv" --version
+needed=$(readelf -d "$prefix/bin/tileconv" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+step "tileconv needs: $(echo $needed)"
+cuda=0
+grep -q 'libcudart' <<<"$needed" && cuda=1
+bad=""
+for lib in $needed; do
+    case "$lib" in
+    libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | ld-linux*.so.* | \
+    libpng*.so.* | libz.so.* | libfftw3*.so.*) ;;
+    libcudart.so.* | libcufft.so.* | libstdc++.so.* | libgcc_s.so.*)
+        [ "$cuda" = 1 ] || bad="$bad $lib" ;;
+    *) bad="$bad $lib" ;;
+    esac
+done
+case "$needed" in *fftw3f_threads* | *gomp* | *dnnl* | *opencv* | *openblas* | *tbb*)
+    bad="$bad (a benchmark peer)" ;;
+esac
+if [ -n "$bad" ]; then
+    echo "install_check: bin/tileconv depends on:$bad" >&2
+    exit 1
+fi
+if [ -x "$prefix/bin/tileconv-bench" ]; then
+    step "tileconv bench runs the installed tileconv-bench"
+    PATH=/nonexistent LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+        "$prefix/bin/tileconv" bench --help | head -n 1
+fi
 
 step "ok"

@@ -1,9 +1,11 @@
 /*
- * main.c - `tileconv`: command dispatch, top-level help, weak stubs for the
- * sub-commands written elsewhere.
+ * main.c - `tileconv`: command dispatch, top-level help, `bench` handed to
+ * the tileconv-bench executable, a weak stub for analyze.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "tileconv.h"
@@ -24,10 +26,34 @@ static const char main_help[] =
     "'tileconv COMMAND --help' describes a command. --version prints the\n"
     "version. Exit status: 0 success, 1 runtime or data error, 2 usage error.\n";
 
-__attribute__((weak)) int tc_tool_bench(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "tileconv: bench is not built in this version\n");
+/* `tileconv bench`: runs tileconv-bench (next to this executable, else on
+ * PATH), which carries the benchmark and its peer libraries so that this
+ * executable needs none of them. */
+int tc_tool_bench(int argc, char **argv) {
+    char self[4096], path[4200];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    char **nv = calloc((size_t)argc + 2, sizeof *nv);
+    if (!nv) {
+        fprintf(stderr, "tileconv: bench: out of memory\n");
+        return TOOL_FAIL;
+    }
+    nv[0] = "tileconv-bench";
+    for (int i = 0; i < argc; i++) nv[i + 1] = argv[i]; /* argv[0] is "bench" */
+    fflush(stdout);
+    fflush(stderr);
+    if (n > 0) {
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(path, sizeof path, "%s/tileconv-bench", self);
+            if (access(path, X_OK) == 0) execv(path, nv);
+        }
+    }
+    execvp("tileconv-bench", nv);
+    free(nv);
+    fprintf(stderr, "tileconv: bench: tileconv-bench is not installed (looked next to "
+                    "tileconv and on PATH); build it with the benchmark enabled\n");
     return TOOL_FAIL;
 }
 
