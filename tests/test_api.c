@@ -522,11 +522,18 @@ static void test_backends(void) {
     tc_plan *pl = NULL;
     if (ndev == 0) {
         CHECK_STATUS(tc_context_set_backend(ctx, TC_BACKEND_CUDA), TC_OK);
-        EXPECT_ERR(tc_plan_filter(&pl, ctx, &d, g_mask, NULL), TC_ERR_NO_DEVICE, "");
+        /* the message names the cause: no CUDA in this build, or no device */
+        EXPECT_ERR(tc_plan_filter(&pl, ctx, &d, g_mask, NULL), TC_ERR_NO_DEVICE, "backend cuda",
+#if TC_TEST_CUDA_BUILD
+                   "no usable CUDA device"
+#else
+                   "no CUDA support"
+#endif
+        );
         tc_conv_desc c = cdesc();
-        EXPECT_ERR(tc_plan_conv(&pl, ctx, &c, NULL), TC_ERR_NO_DEVICE, "");
+        EXPECT_ERR(tc_plan_conv(&pl, ctx, &c, NULL), TC_ERR_NO_DEVICE, "backend cuda");
         tc_gemm_desc g = gdesc();
-        EXPECT_ERR(tc_plan_gemm(&pl, ctx, &g, NULL), TC_ERR_NO_DEVICE, "");
+        EXPECT_ERR(tc_plan_gemm(&pl, ctx, &g, NULL), TC_ERR_NO_DEVICE, "backend cuda");
         /* a registered CUDA solver forced by name on the default context */
         for (int i = 0; i < tc_algorithm_count(); i++) {
             tc_algorithm_info info;

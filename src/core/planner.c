@@ -140,6 +140,64 @@ done:
     return best;
 }
 
+static const char *tc__op_name(unsigned op) {
+    return op == TC_OP_FILTER ? "filter" : op == TC_OP_CONV ? "conv" : "gemm";
+}
+
+/* Why nothing could be planned, by cause: no device (built without CUDA,
+ * or no GPU found), no algorithm for this operation on this backend, or
+ * algorithms that exist but do not apply (each with its own reason). */
+static tc_status tc__no_algorithm(const tc__problem *p, const tc__env *env,
+                                  size_t ws_limit) {
+    const char *op = tc__op_name(p->op);
+    tc_backend be = env->backend;
+    if (be == TC_BACKEND_CUDA && !TC_HAVE_CUDA)
+        return tc__error(TC_ERR_NO_DEVICE,
+                         "plan: backend cuda: this build has no CUDA support");
+    if (be == TC_BACKEND_CUDA && tc_cuda_device_count() == 0)
+        return tc__error(TC_ERR_NO_DEVICE,
+                         "plan: backend cuda: no usable CUDA device found");
+    char why[900] = "";
+    size_t used = 0;
+    int implementing = 0, others = 0;
+    unsigned other_ops = 0;
+    for (int i = 0; tc__solvers[i]; i++) {
+        const tc__solver *s = tc__solvers[i];
+        if (!tc__backend_ok(s, be) || tc__solver_is_reference(s)) continue;
+        if (!(s->ops & p->op)) {
+            other_ops |= s->ops;
+            others++;
+            continue;
+        }
+        implementing++;
+        char r[200] = "";
+        if (s->available && !s->available()) snprintf(r, sizeof r, "not available on this machine");
+        else if (!s->applicable(p, env, r, sizeof r)) { if (!r[0]) snprintf(r, sizeof r, "does not apply"); }
+        else if (ws_limit && s->workspace && s->workspace(p, env) > ws_limit)
+            snprintf(r, sizeof r, "needs %zu bytes of workspace", s->workspace(p, env));
+        else continue;
+        if (used + 8 < sizeof why) {
+            int n = snprintf(why + used, sizeof why - used, "%s%s: %s", used ? "; " : "",
+                             s->name, r);
+            if (n > 0) used += (size_t)n < sizeof why - used ? (size_t)n : sizeof why - used - 1;
+        }
+    }
+    if (!implementing)
+        return tc__error(TC_ERR_NOT_APPLICABLE,
+                         "plan: no %s algorithm implements %s on this build%s%s%s",
+                         be == TC_BACKEND_AUTO ? "" : tc_backend_name(be), op,
+                         others ? " (it has " : "",
+                         others ? ((other_ops & TC_OP_FILTER) && (other_ops & TC_OP_GEMM)
+                                       ? "filter and gemm" : (other_ops & TC_OP_FILTER) ? "filter"
+                                       : (other_ops & TC_OP_GEMM) ? "gemm" : "others")
+                                : "",
+                         others ? " algorithms)" : "");
+    return tc__error(TC_ERR_NOT_APPLICABLE, "plan: no %s%salgorithm applies%s: %s",
+                     be == TC_BACKEND_AUTO ? "" : tc_backend_name(be),
+                     be == TC_BACKEND_AUTO ? "" : " ",
+                     ws_limit ? " within the workspace limit" : "", why);
+}
+
 static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
                                  const tc_plan_options *opt) {
     tc_plan_options defaults;
@@ -255,15 +313,7 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
             }
             if (fastest) best = fastest; /* else keep the estimate's pick */
         }
-        if (!best) {
-            if (pl->env.backend == TC_BACKEND_CUDA)
-                return tc__error(TC_ERR_NO_DEVICE,
-                                 "plan: no usable CUDA algorithm for this "
-                                 "problem (no GPU, or built without CUDA)");
-            return tc__error(TC_ERR_NOT_APPLICABLE,
-                             "plan: no algorithm applies%s",
-                             opt->workspace_limit ? " within the workspace limit" : "");
-        }
+        if (!best) return tc__no_algorithm(p, &pl->env, opt->workspace_limit);
         pl->solver = best;
         tc__layout_workspace(pl, best);
         if (opt->flags & TC_PLAN_MEASURE)
