@@ -421,6 +421,32 @@ TC_API int tc_cpu_count(void);
 /* One line: how many CPUs, where the set came from, and the CPU numbers,
  * e.g. "2 CPUs from affinity at load: 0,1". Always NUL-terminated. */
 TC_API void tc_cpu_placement(char *buf, size_t size);
+
+/* The machine as the cost model sees it. */
+typedef struct tc_machine {
+    char vendor[16];           /* "AuthenticAMD", "GenuineIntel", ... */
+    char model[64];            /* the CPU's brand string */
+    char uarch[64];            /* microarchitecture family, e.g. "AMD Zen 4
+                                  (AVX-512 at half rate)" */
+    int family, model_number;  /* cpuid display family / model */
+    int cpus;                  /* tc_cpu_count() */
+    double flops_per_core;     /* FP32 FLOP/s of one core (FMA = 2) */
+    double bytes_per_s;        /* memory copy bandwidth, 0 = not measured */
+    int measured;              /* 1: measured ceilings, 0: defaults */
+    char ceilings_source[256]; /* where the two numbers come from */
+} tc_machine;
+TC_API tc_status tc_machine_info(tc_machine *m);
+/* Sets the ceilings the planner's ESTIMATE uses for this process (FLOP/s
+ * of one core, copy bandwidth in bytes/s; `tileconv info --ceilings`
+ * measures them). With save = 1 also stores them for this machine (key:
+ * CPU brand string and CPU count) in the ceilings file, which later
+ * processes load on first use: $TILECONV_CEILINGS (empty = none), else
+ * $XDG_CACHE_HOME/tileconv/ceilings.txt, else ~/.cache/tileconv/ceilings.txt.
+ * Without a measurement the model assumes, per core: 64 FP32 FLOP/cycle
+ * for AVX-512 (32 on AMD Zen 4, whose 512-bit FMAs run at half rate), 32
+ * for AVX2, at 3 GHz (3.6 on Zen 5). */
+TC_API tc_status tc_machine_set_ceilings(double flops_per_core, double bytes_per_s,
+                                         int save);
 /* Number of usable CUDA devices (0 when built without CUDA). */
 TC_API int tc_cuda_device_count(void);
 /* Writes one line per CUDA kernel of this build into buf (always

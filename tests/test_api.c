@@ -12,6 +12,9 @@
 #include "harness.h"
 #include "tileconv.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 /* Checks status == want and that tc_last_error() contains every one of
  * the NULL-terminated substrings. */
 #define EXPECT_ERR(call, want, ...) expect_err((call), (want), #call, __LINE__, __VA_ARGS__, (const char *)NULL)
@@ -883,12 +886,77 @@ static void test_conv_set_weights(void) {
     TH_END();
 }
 
+/* The machine description and the ceilings cache. Each step runs in a
+ * fresh child process (the library reads the cache once per process), so
+ * this runs first, before anything in this process initialises it. */
+static int machine_child(const char *path, int step) {
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        setenv("TILECONV_CEILINGS", path, 1);
+        tc_machine m;
+        if (step == 0) /* store */
+            _exit(tc_machine_set_ceilings(1.23e11, 4.56e10, 1) == TC_OK ? 0 : 10);
+        if (tc_machine_info(&m) != TC_OK) _exit(11);
+        if (step == 1) /* load: the stored numbers, marked measured */
+            _exit(m.measured && m.flops_per_core == 1.23e11 && m.bytes_per_s == 4.56e10 ? 0 : 12);
+        /* step 2: a corrupt file is ignored: defaults */
+        _exit(!m.measured && m.flops_per_core > 1e9 ? 0 : 13);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static void test_machine(void) {
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+    char path[] = "/tmp/tileconv-ceilings-XXXXXX";
+    int fd = mkstemp(path);
+    TH_BEGIN("machine: ceilings file round trip, corrupt file ignored");
+    CHECK(fd >= 0, "mkstemp failed");
+    if (fd >= 0) {
+        close(fd);
+        unlink(path); /* the library creates it */
+        int rc = machine_child(path, 0);
+        CHECK(rc == 0, "store: child status %d", rc);
+        rc = machine_child(path, 1);
+        CHECK(rc == 0, "load: child status %d", rc);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fputs("tileconv-ceilings 1\nnot a line\n\t\t\nx|1\tnan\t-3\n", f);
+            fclose(f);
+        }
+        rc = machine_child(path, 2);
+        CHECK(rc == 0, "corrupt file: child status %d", rc);
+        f = fopen(path, "w");
+        if (f) {
+            fputs("\x01\x02 binary junk", f);
+            fclose(f);
+        }
+        rc = machine_child(path, 2);
+        CHECK(rc == 0, "junk file: child status %d", rc);
+        unlink(path);
+    }
+    TH_END();
+    TH_BEGIN("machine: info names the CPU; bad ceilings refused by value");
+    tc_machine m;
+    CHECK(tc_machine_info(&m) == TC_OK, "%s", tc_last_error());
+    CHECK(m.vendor[0] && m.model[0] && m.uarch[0], "empty vendor/model/uarch");
+    CHECK(m.cpus == tc_cpu_count(), "cpus %d", m.cpus);
+    CHECK(m.flops_per_core > 1e8, "flops_per_core %g", m.flops_per_core);
+    EXPECT_ERR(tc_machine_info(NULL), INV, "NULL");
+    EXPECT_ERR(tc_machine_set_ceilings(0, 1e10, 0), INV, "flops_per_core=0");
+    EXPECT_ERR(tc_machine_set_ceilings(1e11, -1, 0), INV, "bytes_per_s=-1");
+    TH_END();
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
     /* hermetic: no wisdom file of the user's changes what MEASURE or
      * WISDOM_ONLY planning does here */
     setenv("TILECONV_WISDOM", "", 1);
     for (int i = 0; i < 1024; i++) g_mask[i] = 0.125f * (float)(i % 13) - 0.7f;
+    test_machine(); /* first: it forks children that must start uninitialised */
     test_status_strings();
     test_last_error_thread_local();
     test_filter_fields();

@@ -5,15 +5,21 @@
 #include <string.h>
 
 #include "args.h"
+#include "ceilings.h"
 #include "tileconv.h"
 #include "tools.h"
 
 static const char info_help[] =
-    "usage: tileconv info [--kernels]\n"
+    "usage: tileconv info [--kernels] [--ceilings]\n"
     "\n"
-    "Prints the library version, the compiled-in algorithms (marking those\n"
-    "usable on this machine), the CPU features, the thread count and the\n"
-    "CUDA devices. --kernels adds each algorithm's operations and summary.\n";
+    "Prints the library version, the CPU (vendor, model, microarchitecture\n"
+    "family, features), the CPUs the thread pool uses, the ceilings the\n"
+    "planner's cost model uses, the CUDA devices and the compiled-in\n"
+    "algorithms (marking those usable on this machine). --kernels adds each\n"
+    "algorithm's operations and summary. --ceilings first measures this\n"
+    "machine's FMA peak (one core and all) and copy bandwidth (a few\n"
+    "seconds, 512 MiB) and stores them for the planner in the ceilings file\n"
+    "(TILECONV_CEILINGS, else $XDG_CACHE_HOME or ~/.cache/tileconv/ceilings.txt).\n";
 
 static void ops_string(unsigned ops, char *buf, size_t n) {
     snprintf(buf, n, "%s%s%s", (ops & TC_OP_FILTER) ? "filter," : "",
@@ -25,7 +31,7 @@ static void ops_string(unsigned ops, char *buf, size_t n) {
 int tool_cmd_info(int argc, char **argv) {
     tool_args a;
     const char *pos;
-    int kind, kernels = 0;
+    int kind, kernels = 0, ceilings = 0;
     tool_args_init(&a, "info", argc, argv);
     while ((kind = tool_args_next(&a, &pos)) != ARGS_END) {
         if (kind == ARGS_POSITIONAL)
@@ -34,16 +40,42 @@ int tool_cmd_info(int argc, char **argv) {
             fputs(info_help, stdout);
             return TOOL_OK;
         }
-        if (!tool_args_is(&a, "--kernels")) return tool_args_unknown(&a);
+        if (!tool_args_is(&a, "--kernels") && !tool_args_is(&a, "--ceilings"))
+            return tool_args_unknown(&a);
+        if (tool_args_is(&a, "--ceilings")) ceilings = 1;
+        else kernels = 1;
         if (tool_args_flag(&a)) return TOOL_USAGE;
-        kernels = 1;
+    }
+    if (ceilings) {
+        tc_tool_ceilings one, all;
+        fprintf(stderr, "tileconv: info: measuring the ceilings (one core, then all)...\n");
+        if (tc_tool_measure_ceilings_ex(1, &one) != 0 || tc_tool_measure_ceilings_ex(0, &all) != 0)
+            return tool_error("info: the ceilings measurement failed (out of memory?)");
+        printf("measured: FMA peak %.1f GFLOP/s on one core, %.1f on %d threads (%s); "
+               "copy %.1f GB/s (%s)\n", one.flops / 1e9, all.flops / 1e9, all.threads,
+               one.isa, all.bytes_per_s / 1e9, all.copy_method);
+        tc_status st = tc_machine_set_ceilings(one.flops, all.bytes_per_s, 1);
+        if (st != TC_OK) return tool_lib_error(st, "info: cannot store the ceilings");
     }
 
     char features[256] = "";
     tc_cpu_features(features, sizeof features);
     printf("tileconv %s\n", tc_version());
+    tc_machine m;
+    char place[300];
+    tc_machine_info(&m);
+    tc_cpu_placement(place, sizeof place);
+    printf("cpu: %s \"%s\", family %d model %d: %s\n", m.vendor, m.model, m.family,
+           m.model_number, m.uarch);
     printf("cpu features: %s\n", features[0] ? features : "(none detected)");
-    printf("cpu threads: %d\n", tc_cpu_count());
+    printf("cpu threads: %d (%s)\n", tc_cpu_count(), place);
+    if (m.bytes_per_s > 0)
+        printf("cpu ceilings: %.1f GFLOP/s per core, %.1f GB/s copy (%s)\n",
+               m.flops_per_core / 1e9, m.bytes_per_s / 1e9, m.ceilings_source);
+    else
+        printf("cpu ceilings: %.1f GFLOP/s per core, bandwidth not measured (%s; "
+               "'tileconv info --ceilings' measures both)\n",
+               m.flops_per_core / 1e9, m.ceilings_source);
     int ngpu = tc_cuda_device_count();
     if (ngpu > 0) printf("cuda devices: %d\n", ngpu);
     else printf("cuda devices: 0 (no usable CUDA device)\n");

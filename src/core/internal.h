@@ -84,6 +84,22 @@ typedef struct tc__env {
 #define TC__CPU_AVX2 1u     /* avx2 + fma */
 #define TC__CPU_AVX512 2u   /* avx512f + avx512bw + avx512vl + avx512dq */
 unsigned tc__cpu_detect(void); /* cached; thread-safe */
+/* Microarchitecture family (src/core/machine.c), for cost models and for
+ * kernels whose best blocking differs between them. */
+typedef enum tc__uarch {
+    TC__UARCH_UNKNOWN = 0,
+    TC__UARCH_ZEN,          /* Zen 1-3: AVX2 */
+    TC__UARCH_ZEN4,         /* AVX-512 split over two 256-bit pipes */
+    TC__UARCH_ZEN5,         /* full-rate AVX-512 */
+    TC__UARCH_INTEL_AVX512, /* two 512-bit FMA ports assumed */
+    TC__UARCH_INTEL
+} tc__uarch;
+tc__uarch tc__cpu_uarch(void);
+/* FP32 FLOP/s of one core and memory bandwidth (0 = unknown) the cost
+ * model uses: measured (tc_machine_set_ceilings, or the ceilings cache
+ * file) or per-microarchitecture defaults. */
+double tc__machine_flops_core(void);
+double tc__machine_bandwidth(void);
 
 /* Arguments of one execute call, all arrays dense and C-order. */
 typedef struct tc__args {

@@ -26,12 +26,15 @@ double tc__problem_bytes(const tc__problem *p) {
 }
 
 double tc__peak_flops(const tc__env *env) {
-    /* per core: 2 FMA ports x lanes x 2 FLOP x ~3 GHz */
-    double lanes = (env->cpu & TC__CPU_AVX512) ? 16 : (env->cpu & TC__CPU_AVX2) ? 8 : 1;
-    return env->threads * 2.0 * lanes * 2.0 * 3.0e9;
+    /* per core: measured, or the microarchitecture's FMA rate
+     * (src/core/machine.c); cores beyond the machine's count add nothing */
+    int t = env->threads < tc_cpu_count() ? env->threads : tc_cpu_count();
+    return (t > 0 ? t : 1) * tc__machine_flops_core();
 }
 
 double tc__peak_bandwidth(const tc__env *env) {
+    double bw = tc__machine_bandwidth(); /* measured copy bandwidth, all cores */
+    if (bw > 0) return env->threads >= 2 ? bw : 0.6 * bw;
     return env->threads >= 2 ? 30e9 : 18e9;
 }
 
