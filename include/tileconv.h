@@ -473,16 +473,24 @@ TC_API int tc_cuda_device_count(void);
  * TC_ERR_NOT_APPLICABLE. */
 TC_API tc_status tc_cuda_kernel_report(char *buf, size_t size);
 
-/* Device time of a CUDA filter plan on device-resident data: copies x (host
- * memory, laid out as for tc_execute_filter) to the GPU once, runs one
- * warm-up execute and then `repeat` executes on device arrays, each
- * between two CUDA events on the calling thread's default stream, and
- * returns the median and the minimum in milliseconds (min_ms may be NULL).
- * No host copies are inside the times. Fails with TC_ERR_INVALID_ARGUMENT
- * (NULL pointer, repeat < 1 or > 1e6), TC_ERR_UNSUPPORTED (not a filter
- * plan, a plan on the CPU backend, or a plan with strided arrays or the
- * swapped valid case, which the core packs on the host), TC_ERR_NO_DEVICE
- * (built without CUDA or no GPU), TC_ERR_OUT_OF_MEMORY. */
+/* Device time of a CUDA plan (filter, conv or gemm) on device-resident
+ * data: copies the operands (host memory, laid out as for the execute
+ * call: filter x; conv x, w and bias; gemm A = x, B = w, with C starting at
+ * zero) to the GPU once, runs one warm-up execute and then `repeat`
+ * executes on device arrays, each between two CUDA events on the calling
+ * thread's default stream, and returns the median and the minimum in
+ * milliseconds (min_ms may be NULL). No host copies are inside the times.
+ * Conv: w = NULL and bias = NULL use the weights set on the plan
+ * (tc_plan_conv_set_weights). Fails with TC_ERR_INVALID_ARGUMENT (NULL
+ * pointer, bias not matching has_bias, repeat < 1 or > 1e6),
+ * TC_ERR_UNSUPPORTED (a plan on the CPU backend, or a filter plan with
+ * strided arrays or the swapped valid case, which the core packs on the
+ * host), TC_ERR_NO_DEVICE (built without CUDA or no GPU),
+ * TC_ERR_OUT_OF_MEMORY. */
+TC_API tc_status tc_cuda_time_plan(const tc_plan *plan, const void *x, const void *w,
+                                   const void *bias, int repeat, double *median_ms,
+                                   double *min_ms);
+/* The same for filter plans only (kept for existing callers). */
 TC_API tc_status tc_cuda_time_filter(const tc_plan *plan, const void *x, int repeat,
                                      double *median_ms, double *min_ms);
 

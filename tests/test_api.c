@@ -824,6 +824,26 @@ static void test_cuda_time(void) {
     }
     tc_plan_destroy(fp);
     tc_plan_destroy(gp);
+    TH_END();
+
+    TH_BEGIN("tc_cuda_time_plan: conv and gemm arguments, CPU plans");
+    tc_conv_desc cd = cdesc();
+    cd.has_bias = 1;
+    tc_plan *cp = NULL;
+    gp = NULL;
+    static float w[512], b[16];
+    ok = CHECK_STATUS(tc_plan_conv(&cp, ctx, &cd, NULL), TC_OK);
+    ok &= CHECK_STATUS(tc_plan_gemm(&gp, ctx, &gd, NULL), TC_OK);
+    if (ok) {
+        EXPECT_ERR(tc_cuda_time_plan(cp, x, NULL, NULL, 5, &med, &mn), INV, "plan holds none");
+        EXPECT_ERR(tc_cuda_time_plan(cp, x, w, NULL, 5, &med, &mn), INV, "bias is NULL");
+        EXPECT_ERR(tc_cuda_time_plan(cp, x, w, b, 5, &med, &mn), TC_ERR_UNSUPPORTED, "cpu backend");
+        EXPECT_ERR(tc_cuda_time_plan(gp, x, NULL, NULL, 5, &med, &mn), INV, "b is NULL");
+        EXPECT_ERR(tc_cuda_time_plan(gp, x, w, NULL, 5, &med, &mn), TC_ERR_UNSUPPORTED, "cpu backend");
+        EXPECT_ERR(tc_cuda_time_plan(gp, x, w, NULL, 2000000, &med, &mn), INV, "repeat=2000000");
+    }
+    tc_plan_destroy(cp);
+    tc_plan_destroy(gp);
     tc_context_destroy(ctx);
     TH_END();
 }

@@ -547,6 +547,28 @@ static void run_gpu_api_checks(void) {
     }
     TH_END();
 
+    TH_BEGIN("tc_cuda_time_plan times a cuda.gemm plan on device data");
+    {
+        tc_gemm_desc gd;
+        tc_gemm_desc_init(&gd);
+        gd.m = 300; gd.n = 200; gd.k = 100;
+        tc_plan_options to;
+        tc_plan_options_init(&to);
+        to.algorithm = "cuda.gemm";
+        tc_plan *tp = NULL;
+        float *ta = malloc(300 * 100 * 4), *tb = malloc(100 * 200 * 4);
+        fill(ta, 300 * 100, &r);
+        fill(tb, 100 * 200, &r);
+        double med = -1, mn = -1;
+        if (CHECK_STATUS(tc_plan_gemm(&tp, NULL, &gd, &to), TC_OK) &&
+            CHECK_STATUS(tc_cuda_time_plan(tp, ta, tb, NULL, 7, &med, &mn), TC_OK))
+            CHECK(med > 0 && mn > 0 && mn <= med && med < 1000, "median %g ms, min %g ms", med, mn);
+        tc_plan_destroy(tp);
+        free(ta);
+        free(tb);
+    }
+    TH_END();
+
     TH_BEGIN("const seed rejects an oversized mask with a reason");
     tc_filter_desc_init(&d);
     d.ndim = 1;

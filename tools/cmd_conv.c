@@ -246,7 +246,7 @@ int tool_cmd_conv(int argc, char **argv) {
     if (tool_run_execute(&run, plan, exec_conv, &e)) goto done;
     tool_stats s = {.dtype = npy_dtype_name(x.dtype), .ndim = x.ndim, .shape = x.shape,
                     .out_ndim = ond, .out_shape = oshape, .mask_ndim = w.ndim,
-                    .mask_shape = w.shape};
+                    .mask_shape = w.shape, .device_x = x.data};
     if (tool_run_report(&run, plan, &s)) goto done;
     if (npy_write(of.fp, x.dtype, ond, oshape, y, err, sizeof err)) {
         tool_error("cannot write '%s': %s", o.out, err);

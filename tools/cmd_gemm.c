@@ -131,7 +131,7 @@ int tool_cmd_gemm(int argc, char **argv) {
     if (tool_run_execute(&run, plan, exec_gemm, &e)) goto done;
     int64_t shape[3] = {d.m, d.n, d.k};
     tool_stats st_ = {.dtype = d.dtype == TC_FLOAT64 ? "float64" : "float32",
-                      .ndim = 3, .shape = shape};
+                      .ndim = 3, .shape = shape, .device_x = A, .device_w = B};
     if (tool_run_report(&run, plan, &st_) || tool_run_commit(&run)) goto done;
     rc = TOOL_OK;
 done:

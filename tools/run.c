@@ -133,8 +133,8 @@ int tool_run_report(tool_run *r, const tc_plan *plan, tool_stats *s) {
         /* the execute times above include the host copies; this one is the
          * device time on device-resident data */
         int n = r->timing.repeats > 0 ? (int)(r->timing.repeats < 100000 ? r->timing.repeats : 100000) : 1;
-        tc_status st = tc_cuda_time_filter(plan, s->device_x, n, &s->device_median_ms,
-                                           &s->device_min_ms);
+        tc_status st = tc_cuda_time_plan(plan, s->device_x, s->device_w, NULL, n,
+                                         &s->device_median_ms, &s->device_min_ms);
         if (st == TC_OK) s->have_device = 1;
         else fprintf(stderr, "tileconv: note: no device time: %s\n", tc_last_error());
     }

@@ -34,9 +34,10 @@ typedef struct tool_stats {
     double flops, bytes;   /* per execute, from the plan */
     size_t workspace_bytes;
     const tool_timing *t;
-    /* filter on the CUDA backend: the input (host), for the device-resident
-     * timing (tc_cuda_time_filter) that tool_run_report adds */
-    const void *device_x;
+    /* plans on the CUDA backend: the host operands for the device-resident
+     * timing (tc_cuda_time_plan) that tool_run_report adds: filter x; conv
+     * x (weights set on the plan); gemm A = x, B = w */
+    const void *device_x, *device_w;
     int have_device;       /* device_* below are set */
     double device_median_ms, device_min_ms;
 } tool_stats;

@@ -427,33 +427,58 @@ const char *tc_plan_algorithm(const tc_plan *pl) {
 }
 #if TC_HAVE_CUDA
 /* src/cuda/cuda_common.cu */
-tc_status tc__cu_time_filter(const tc_plan *pl, const tc__problem *p, const void *x, int repeat,
-                             double *median_ms, double *min_ms);
+tc_status tc__cu_time_plan(const tc_plan *pl, const tc__problem *p, const void *x,
+                           const void *w, const void *bias, int repeat, double *median_ms,
+                           double *min_ms);
 #endif
 
-tc_status tc_cuda_time_filter(const tc_plan *pl, const void *x, int repeat, double *median_ms,
-                              double *min_ms) {
+tc_status tc_cuda_time_plan(const tc_plan *pl, const void *x, const void *w, const void *bias,
+                            int repeat, double *median_ms, double *min_ms) {
     if (!pl || !x || !median_ms)
         return tc__error(TC_ERR_INVALID_ARGUMENT, "cuda time: %s is NULL",
                          !pl ? "plan" : !x ? "input" : "median_ms");
     if (repeat < 1 || repeat > 1000000)
         return tc__error(TC_ERR_INVALID_ARGUMENT, "cuda time: repeat=%d, must be 1..1000000",
                          repeat);
-    if (pl->p.op != TC_OP_FILTER)
-        return tc__error(TC_ERR_UNSUPPORTED, "cuda time: filter plans only");
+    const tc__problem *p = &pl->p;
+    if (p->op == TC_OP_CONV && !w) { /* the plan's own weights */
+        if (!pl->w_copy)
+            return tc__error(TC_ERR_INVALID_ARGUMENT,
+                             "cuda time: weights are NULL and the plan holds none");
+        if (bias)
+            return tc__error(TC_ERR_INVALID_ARGUMENT,
+                             "cuda time: weights are NULL but bias is given; pass NULL for both");
+        w = pl->w_copy;
+        bias = pl->bias_copy;
+    }
+    if (p->op == TC_OP_GEMM && !w)
+        return tc__error(TC_ERR_INVALID_ARGUMENT, "cuda time: b is NULL");
+    if (p->op == TC_OP_CONV && p->has_bias != (bias != NULL))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "cuda time: bias is %s but the plan has has_bias=%d",
+                         bias ? "given" : "NULL", p->has_bias);
     if (!pl->solver || pl->solver->backend != TC_BACKEND_CUDA)
         return tc__error(TC_ERR_UNSUPPORTED, "cuda time: plan runs on the %s backend (%s)",
                          pl->solver ? tc_backend_name(pl->solver->backend) : "no",
                          pl->solver ? pl->solver->name : "no algorithm");
-    if (pl->pack_x || pl->pack_y || pl->lay.swap)
+    if (p->op == TC_OP_FILTER && (pl->pack_x || pl->pack_y || pl->lay.swap))
         return tc__error(TC_ERR_UNSUPPORTED,
                          "cuda time: the plan packs strided or swapped arrays on the host");
 #if TC_HAVE_CUDA
-    return tc__cu_time_filter(pl, &pl->p, x, repeat, median_ms, min_ms);
+    return tc__cu_time_plan(pl, p, x, p->op == TC_OP_FILTER ? NULL : w,
+                            p->op == TC_OP_CONV ? bias : NULL, repeat, median_ms, min_ms);
 #else
     (void)min_ms;
     return tc__error(TC_ERR_NO_DEVICE, "cuda time: built without CUDA");
 #endif
+}
+
+tc_status tc_cuda_time_filter(const tc_plan *pl, const void *x, int repeat, double *median_ms,
+                              double *min_ms) {
+    if (pl && pl->p.op != TC_OP_FILTER)
+        return tc__error(TC_ERR_UNSUPPORTED,
+                         "cuda time: filter plans only (tc_cuda_time_plan times any plan)");
+    return tc_cuda_time_plan(pl, x, NULL, NULL, repeat, median_ms, min_ms);
 }
 
 tc_backend tc_plan_backend(const tc_plan *pl) {

@@ -497,17 +497,28 @@ out:
     return st;
 }
 
-/* ---------------- device timing (tc_cuda_time_filter) ---------------- */
+/* ---------------- device timing (tc_cuda_time_plan) ---------------- */
 static int tc__cu_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-extern "C" tc_status tc__cu_time_filter(const tc_plan *pl, const tc__problem *p, const void *x,
-                                        int repeat, double *median_ms, double *min_ms) {
+/* Device time of any CUDA plan: every operand copied to the device once;
+ * executes on device pointers between CUDA events. x / w / bias are host
+ * arrays (w, bias NULL for filters; for gemm x = A, w = B and C starts at
+ * zero). */
+extern "C" tc_status tc__cu_time_plan(const tc_plan *pl, const tc__problem *p, const void *x,
+                                      const void *w, const void *bias, int repeat,
+                                      double *median_ms, double *min_ms) {
     if (!tc__cu_available()) return tc__error(TC_ERR_NO_DEVICE, "cuda time: no usable CUDA device");
-    const size_t xb = (size_t)tc__x_count(p) * p->esize, yb = (size_t)tc__y_count(p) * p->esize;
-    void *dx = NULL, *dy = NULL;
+    const int gemm = p->op == TC_OP_GEMM, conv = p->op == TC_OP_CONV;
+    const int64_t nx = gemm ? (p->trans_a ? p->k * p->lda : p->m * p->lda) : tc__x_count(p);
+    const int64_t nw = gemm ? (p->trans_b ? p->n * p->ldb : p->k * p->ldb)
+                            : conv ? tc__w_count(p) : 0;
+    const int64_t ny = gemm ? p->m * p->ldc : tc__y_count(p);
+    const size_t xb = (size_t)nx * p->esize, wb = (size_t)nw * p->esize,
+                 yb = (size_t)ny * p->esize, bb = conv && bias ? (size_t)p->K * p->esize : 0;
+    void *dx = NULL, *dy = NULL, *dw = NULL, *db = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     double *ms = (double *)malloc((size_t)repeat * sizeof(double));
     tc_status st = TC_OK;
@@ -515,12 +526,20 @@ extern "C" tc_status tc__cu_time_filter(const tc_plan *pl, const tc__problem *p,
     if (!ms) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda time: out of host memory");
     if ((e = cudaMalloc(&dx, xb ? xb : 16)) != cudaSuccess ||
         (e = cudaMalloc(&dy, yb ? yb : 16)) != cudaSuccess ||
+        (wb && (e = cudaMalloc(&dw, wb)) != cudaSuccess) ||
+        (bb && (e = cudaMalloc(&db, bb)) != cudaSuccess) ||
         (e = cudaMemcpy(dx, x, xb, cudaMemcpyHostToDevice)) != cudaSuccess ||
+        (wb && (e = cudaMemcpy(dw, w, wb, cudaMemcpyHostToDevice)) != cudaSuccess) ||
+        (bb && (e = cudaMemcpy(db, bias, bb, cudaMemcpyHostToDevice)) != cudaSuccess) ||
+        (e = cudaMemset(dy, 0, yb ? yb : 16)) != cudaSuccess ||
         (e = cudaEventCreate(&e0)) != cudaSuccess || (e = cudaEventCreate(&e1)) != cudaSuccess) {
         st = tc__cu_fail(e, "cuda time: setup", __FILE__, __LINE__);
         goto out;
     }
-    if ((st = tc_execute_filter(pl, dy, dx, NULL)) != TC_OK) goto out; /* warm-up */
+#define TC__CU_RUN()                                                                  \
+    (gemm ? tc_execute_gemm(pl, dy, dx, dw, NULL)                                     \
+          : conv ? tc_execute_conv(pl, dy, dx, dw, db, NULL) : tc_execute_filter(pl, dy, dx, NULL))
+    if ((st = TC__CU_RUN()) != TC_OK) goto out; /* warm-up */
     if ((e = cudaStreamSynchronize(cudaStreamPerThread)) != cudaSuccess) {
         st = tc__cu_fail(e, "cuda time: warm-up", __FILE__, __LINE__);
         goto out;
@@ -528,13 +547,14 @@ extern "C" tc_status tc__cu_time_filter(const tc_plan *pl, const tc__problem *p,
     for (int r = 0; r < repeat; r++) {
         float t = 0.f;
         if ((e = cudaEventRecord(e0, cudaStreamPerThread)) != cudaSuccess) break;
-        if ((st = tc_execute_filter(pl, dy, dx, NULL)) != TC_OK) goto out;
+        if ((st = TC__CU_RUN()) != TC_OK) goto out;
         if ((e = cudaEventRecord(e1, cudaStreamPerThread)) != cudaSuccess ||
             (e = cudaEventSynchronize(e1)) != cudaSuccess ||
             (e = cudaEventElapsedTime(&t, e0, e1)) != cudaSuccess)
             break;
         ms[r] = t;
     }
+#undef TC__CU_RUN
     if (e != cudaSuccess) {
         st = tc__cu_fail(e, "cuda time: events", __FILE__, __LINE__);
         goto out;
@@ -547,6 +567,8 @@ out:
     if (e1) cudaEventDestroy(e1);
     cudaFree(dx);
     cudaFree(dy);
+    cudaFree(dw);
+    cudaFree(db);
     free(ms);
     return st;
 }
