@@ -70,8 +70,8 @@ static tb_tol tol_for(const char *name, tc_dtype dt) {
     int loose = name && (strstr(name, "fft") || strstr(name, "winograd") ||
                          strstr(name, "strassen"));
     if (dt == TC_FLOAT32)
-        return loose ? (tb_tol){5e-4, 5e-5} : (tb_tol){2e-5, 0};
-    return loose ? (tb_tol){1e-9, 1e-10} : (tb_tol){1e-12, 0};
+        return loose ? (tb_tol){5e-4, 5e-5, 0} : (tb_tol){2e-5, 0, 0};
+    return loose ? (tb_tol){1e-9, 1e-10, 0} : (tb_tol){1e-12, 0, 0};
 }
 
 /* ------------------------------------------------------------------ */
@@ -95,6 +95,7 @@ typedef struct inst {
     int64_t out_shape[TC_MAX_DIMS];
     tb_view out_view;
     const double *ref, *mag;
+    double scale;               /* conv: max|x| * max_k sum|w_k| (tb_tol) */
     /* inputs to check for modification: buffers and their saved copies */
     const void *in_buf[4];
     void *in_copy[4];
@@ -166,6 +167,7 @@ static int check_output(const inst *I, const tb_out *o, double *got,
     int ok = CHECK(bad == 0, "%s: %lld guard/hole elements overwritten (first "
                    "at buffer offset %lld)", what, (long long)bad, (long long)first);
     tb_out_gather(o, got);
+    tol.scale = I->scale;
     tb_cmp c = tb_compare(got, I->ref, I->mag, o->v.count, tol);
     if (c.nbad) {
         char idx[128];
@@ -957,6 +959,14 @@ static void run_conv(const cspec *s, tc_dtype dt, uint64_t salt) {
     A.w = wa;
     A.bias = s->bias ? ba : NULL;
 
+    double xmax = 0, wsum = 0;
+    for (int64_t i = 0; i < nx; i++) xmax = fabs(xd[i]) > xmax ? fabs(xd[i]) : xmax;
+    for (int64_t k = 0, per = nw / s->K; k < s->K; k++) {
+        double t = 0;
+        for (int64_t i = 0; i < per; i++) t += fabs(wd[k * per + i]);
+        wsum = t > wsum ? t : wsum;
+    }
+    I.scale = xmax * wsum;
     double *model = tb_dcalloc(I.out_view.count);
     model_conv_run(&mc, xd, wd, bd, model);
     check_instance(&I, &D, &A, model);
@@ -1102,6 +1112,10 @@ static void conv_cases(void) {
             {2, 1, 3, 24, 1, 37, 41, 1, 7, 2, 1, 3, 0, 1},   /* conv1-like 7x7/2 */
             {2, 2, 48, 20, 1, 13, 11, 1, 1, 1, 1, 0, 0, 1},  /* 1x1 */
             {2, 1, 20, 48, 1, 15, 13, 1, 1, 2, 1, 0, 0, 0},  /* 1x1 stride 2 */
+            {2, 2, 19, 19, 19, 29, 30, 1, 3, 1, 1, 1, 1, 1}, /* depthwise, reflect */
+            {2, 1, 16, 48, 16, 17, 35, 1, 3, 2, 1, 1, 2, 0}, /* depthwise x3, stride 2 */
+            {1, 2, 8, 8, 8, 333, 1, 1, 7, 1, 3, 9, 3, 1},    /* depthwise 1D dil 3, circular */
+            {3, 1, 5, 5, 5, 6, 7, 19, 3, 1, 1, 1, 0, 1},     /* depthwise 3D */
         };
         for (size_t i = 0; i < sizeof L / sizeof L[0]; i++) {
             if (quick && i % 2) continue;

@@ -227,7 +227,11 @@ static inline void tb_ws_free(tb_ws *w) {
  * by the reference on absolute values. gtol is 0 for solvers whose error is
  * local (direct, GEMM); FFT-like solvers spread error over the whole array
  * and get a global term. */
-typedef struct tb_tol { double rtol, gtol; } tb_tol;
+/* |got - ref| <= rtol * mag[i] + gtol * max(max(mag), scale): scale is the
+ * size of the whole signal (0 = unused), for transform algorithms whose
+ * roundoff reaches outputs whose exact value is 0 (an FFT spreads it over
+ * every output). */
+typedef struct tb_tol { double rtol, gtol, scale; } tb_tol;
 typedef struct tb_cmp {
     int64_t nbad, first;
     double max_norm_err; /* max |got - ref| / (mag[i] + tiny): normalised */
@@ -239,6 +243,7 @@ static inline tb_cmp tb_compare(const double *got, const double *ref,
     double mmax = 0;
     for (int64_t i = 0; i < n; i++)
         if (mag[i] > mmax) mmax = mag[i];
+    if (t.scale > mmax) mmax = t.scale;
     const double tiny = 1e-300;
     for (int64_t i = 0; i < n; i++) {
         double err = fabs(got[i] - ref[i]);
