@@ -42,7 +42,8 @@ static const char bench_help[] =
     "scipy.ndimage.convolve (/usr/bin/python3, own process, 1 thread).\n"
     "\n"
     "Options:\n"
-    "  --suite S        filters, seed3d, gemm or all (default all)\n"
+    "  --suite S        filters, seed3d, gemm or all (default all); dnn: the\n"
+    "                   convolution-layer suite beside oneDNN (its own table)\n"
     "  --threads N      threads for ours and the peers (default: all CPUs)\n"
     "  --repeat N       at most N timed rounds per case (default 10)\n"
     "  --budget S       stop a case's rounds after S seconds, once 3 rounds\n"
@@ -643,7 +644,8 @@ int tc_tool_bench(int argc, char **argv) {
             else if (strcmp(v, "seed3d") == 0) b.suites = BENCH_SUITE_SEED3D;
             else if (strcmp(v, "gemm") == 0) b.suites = BENCH_SUITE_GEMM;
             else if (strcmp(v, "all") == 0) b.suites = BENCH_SUITE_FILTERS | BENCH_SUITE_SEED3D | BENCH_SUITE_GEMM;
-            else rc = tool_usage_error("bench", "unknown suite '%s' (filters, seed3d, gemm or all)", v);
+            else if (strcmp(v, "dnn") == 0) b.suites = BENCH_SUITE_DNN;
+            else rc = tool_usage_error("bench", "unknown suite '%s' (filters, seed3d, gemm, dnn or all)", v);
         } else if (tool_args_is(&a, "--threads")) {
             rc = tool_parse_int(&a, v, 1, 4096, &b.threads);
         } else if (tool_args_is(&a, "--repeat")) {
@@ -694,6 +696,12 @@ int tc_tool_bench(int argc, char **argv) {
 #endif
         );
         return TOOL_OK;
+    }
+    if (b.suites == BENCH_SUITE_DNN) {
+        if (b.backend != TC_BACKEND_CPU)
+            return tool_usage_error("bench", "--suite dnn runs on the CPU backend only");
+        return bench_dnn(b.threads, have_repeat ? b.repeat : 0, b.quick, b.peers, b.json_path,
+                         b.case_filter);
     }
     b.tty = isatty(2);
     signal(SIGSEGV, crash_handler);

@@ -179,6 +179,14 @@ void peer_opencv_init(int threads);
 int peer_dnnl_conv3d(bench_runner *r, const float *x, const int64_t in[3],
                      const float *w, const int64_t k[3], int any_layout);
 const char *peer_dnnl_version(void);
+int peer_dnnl_layer(bench_runner *r, int nsp, int64_t N, int64_t C, int64_t K, int64_t G,
+                    const int64_t in[3], const int64_t k[3], const int64_t stride[3],
+                    const int64_t dil[3], const int64_t pad[3], const int64_t out[3],
+                    const float *x, const float *w, int any_layout);
+/* tileconv bench --suite dnn (dnn.c): the convolution-layer suite beside
+ * oneDNN; its own table and JSON. */
+int bench_dnn(int threads, int repeat, int quick, int peers, const char *json_path,
+              const char *case_filter);
 int peer_blas_sgemm(bench_runner *r, const float *a, const float *b,
                     int64_t m, int64_t n, int64_t k);
 const char *peer_blas_version(void);

@@ -10,6 +10,7 @@
 #define BENCH_SUITE_FILTERS 1u
 #define BENCH_SUITE_SEED3D 2u
 #define BENCH_SUITE_GEMM 4u
+#define BENCH_SUITE_DNN 8u /* conv layers: its own runner loop (dnn.c) */
 
 /* Forced algorithms (and MEASURE's candidates) whose workspace exceeds
  * this are reported n/a. */

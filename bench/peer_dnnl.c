@@ -194,6 +194,107 @@ fail:
     return -1;
 }
 
+/* A convolution layer (tileconv bench --suite dnn): N x C x spatial input,
+ * K x C/G x kernel weights, zero padding `pad` on both sides, stride,
+ * dilation (torch's: 1 = dense), no bias, float32. any_layout: oneDNN's own
+ * (blocked) layouts, input and weights reordered once at setup, outside the
+ * timed runs, as a framework keeps them between layers; the output comes
+ * back to plain on the first run only, for the check. Otherwise the
+ * primitive runs on the plain ncw / nchw / ncdhw tensors given. */
+int peer_dnnl_layer(bench_runner *r, int nsp, int64_t N, int64_t C, int64_t K, int64_t G,
+                    const int64_t in[3], const int64_t k[3], const int64_t stride[3],
+                    const int64_t dil[3], const int64_t pad[3], const int64_t out[3],
+                    const float *x, const float *w, int any_layout) {
+    dn_state *s = calloc(1, sizeof *s);
+    dnnl_primitive_desc_t pd = NULL;
+    if (!s) {
+        snprintf(r->na, sizeof r->na, "out of memory");
+        return -1;
+    }
+    s->any = any_layout;
+    int64_t ny = N * K;
+    for (int i = 0; i < nsp; i++) ny *= out[i];
+    s->y = bench_alloc((size_t)ny * sizeof(float));
+    if (!s->y) {
+        snprintf(r->na, sizeof r->na, "out of memory");
+        goto fail;
+    }
+    DN_CHECK(dnnl_engine_create(&s->eng, dnnl_cpu, 0));
+    DN_CHECK(dnnl_stream_create(&s->strm, s->eng, dnnl_stream_default_flags));
+    static const dnnl_format_tag_t act[4] = {dnnl_format_tag_undef, dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
+    static const dnnl_format_tag_t wt[4] = {dnnl_format_tag_undef, dnnl_oiw, dnnl_oihw, dnnl_oidhw};
+    static const dnnl_format_tag_t gwt[4] = {dnnl_format_tag_undef, dnnl_goiw, dnnl_goihw,
+                                             dnnl_goidhw};
+    dnnl_dims_t sd = {N, C}, dd = {N, K}, wd, st, dl, pl, pr;
+    int wnd = G > 1 ? 3 + nsp : 2 + nsp;
+    if (G > 1) {
+        wd[0] = G; wd[1] = K / G; wd[2] = C / G;
+    } else {
+        wd[0] = K; wd[1] = C;
+    }
+    for (int i = 0; i < nsp; i++) {
+        sd[2 + i] = in[i];
+        dd[2 + i] = out[i];
+        wd[wnd - nsp + i] = k[i];
+        st[i] = stride[i];
+        dl[i] = dil[i] - 1;
+        pl[i] = pad[i];
+        /* right padding so that oneDNN's output size is out[i] */
+        pr[i] = (out[i] - 1) * stride[i] + (k[i] - 1) * dil[i] + 1 - in[i] - pad[i];
+    }
+    dnnl_memory_desc_t src_plain, wei_plain, dst_plain, src_md, wei_md, dst_md;
+    dnnl_format_tag_t wtag = G > 1 ? gwt[nsp] : wt[nsp], any = dnnl_format_tag_any;
+    DN_CHECK(dnnl_memory_desc_init_by_tag(&src_plain, 2 + nsp, sd, dnnl_f32, act[nsp]));
+    DN_CHECK(dnnl_memory_desc_init_by_tag(&wei_plain, wnd, wd, dnnl_f32, wtag));
+    DN_CHECK(dnnl_memory_desc_init_by_tag(&dst_plain, 2 + nsp, dd, dnnl_f32, act[nsp]));
+    DN_CHECK(dnnl_memory_desc_init_by_tag(&src_md, 2 + nsp, sd, dnnl_f32, any_layout ? any : act[nsp]));
+    DN_CHECK(dnnl_memory_desc_init_by_tag(&wei_md, wnd, wd, dnnl_f32, any_layout ? any : wtag));
+    DN_CHECK(dnnl_memory_desc_init_by_tag(&dst_md, 2 + nsp, dd, dnnl_f32, any_layout ? any : act[nsp]));
+    dnnl_convolution_desc_t cd;
+    DN_CHECK(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                        dnnl_convolution_direct, &src_md,
+                                                        &wei_md, NULL, &dst_md, st, dl, pl, pr));
+    DN_CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, s->eng, NULL));
+    DN_CHECK(dnnl_primitive_create(&s->conv, pd));
+    const char *impl = "?";
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    const dnnl_memory_desc_t *q_src = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *q_wei = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *q_dst = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    if (!any_layout) {
+        DN_CHECK(dnnl_memory_create(&s->src, q_src, s->eng, (void *)x));
+        DN_CHECK(dnnl_memory_create(&s->wei, q_wei, s->eng, (void *)w));
+        DN_CHECK(dnnl_memory_create(&s->dst, q_dst, s->eng, s->y));
+    } else {
+        DN_CHECK(dnnl_memory_create(&s->src, q_src, s->eng, DNNL_MEMORY_ALLOCATE));
+        DN_CHECK(dnnl_memory_create(&s->wei, q_wei, s->eng, DNNL_MEMORY_ALLOCATE));
+        DN_CHECK(dnnl_memory_create(&s->dst, q_dst, s->eng, DNNL_MEMORY_ALLOCATE));
+        DN_CHECK(dn_reorder_in(s, &src_plain, (void *)x, s->src));
+        DN_CHECK(dn_reorder_in(s, &wei_plain, (void *)w, s->wei));
+        DN_CHECK(dnnl_memory_create(&s->user_dst, &dst_plain, s->eng, s->y));
+        dnnl_primitive_desc_t bpd = NULL;
+        DN_CHECK(dnnl_reorder_primitive_desc_create(&bpd, q_dst, s->eng, &dst_plain, s->eng,
+                                                    NULL));
+        dnnl_status_t rs = dnnl_primitive_create(&s->back, bpd);
+        dnnl_primitive_desc_destroy(bpd);
+        DN_CHECK(rs);
+    }
+    snprintf(r->name, sizeof r->name, "onednn.%s", any_layout ? "any" : "plain");
+    snprintf(r->info, sizeof r->info, "oneDNN %s, %s", peer_dnnl_version(), impl);
+    dnnl_primitive_desc_destroy(pd);
+    r->run = dn_run;
+    r->fini = dn_fini;
+    r->st = s;
+    r->y = s->y;
+    r->ny = ny;
+    r->kind = BK_PEER;
+    return 0;
+fail:
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    dn_fini(s);
+    return -1;
+}
+
 const char *peer_dnnl_version(void) {
     static char buf[32];
     const dnnl_version_t *v = dnnl_version();
