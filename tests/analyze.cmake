@@ -15,3 +15,9 @@ if(TC_ANALYZE_PYTHON)
 else()
   message(STATUS "tileconv: test 'analyze' not registered: no Python 3 interpreter")
 endif()
+if(TC_ANALYZE_PYTHON)
+  # seed 002's layer arithmetic (tileconv analyze --layers) against hand values
+  add_test(NAME analyze_layers COMMAND ${TC_ANALYZE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test_analyze_layers.py $<TARGET_FILE:tileconv_cli>)
+  set_tests_properties(analyze_layers PROPERTIES TIMEOUT 120 LABELS "tools"
+    FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed,")
+endif()

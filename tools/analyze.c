@@ -747,6 +747,14 @@ static int an_usage_error(const char *fmt, ...) {
 
 static void an_help(FILE *o) {
     fputs("usage: tileconv analyze [--no-measure] [--json FILE] [--threads N]\n"
+          "       tileconv analyze --layers [--layer N,C,K,G,H[xW[xD]],k,stride,pad[,dil]]...\n"
+          "                        [--measure] [--no-measure] [--json FILE] [--threads N]\n"
+          "  --layers: seed 002's cost arithmetic per convolution layer (the layer-benchmark\n"
+          "  suite, or the --layer ones): FLOPs, minimum bytes, intensity against this\n"
+          "  machine's ridge point, im2col's column buffer, Filter2Row's matrix and when it\n"
+          "  pays, Winograd F(2,3)/F(4,3)/F(6,3) tiles and multiply reduction, FFT sizes,\n"
+          "  the planner's ESTIMATE choice; --measure times every applicable algorithm;\n"
+          "  --no-measure skips measuring the ceilings (model values are used).\n"
           "Reproduces the seeds' tiled-convolution analysis: bandwidth reduction of\n"
           "1D/2D/3D tiles (counted by simulating the loads, beside the formulas),\n"
           "interior vs boundary tiles, and the reuse a kernel needs to be\n"
@@ -758,6 +766,8 @@ static void an_help(FILE *o) {
 }
 
 int tc_tool_analyze(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) /* the layer section has its own options */
+        if (!strcmp(argv[i], "--layers")) return tc_tool_analyze_layers(argc, argv);
     int measure = 1, threads = 0;
     const char *json_path = NULL;
     for (int i = 1; i < argc; i++) {

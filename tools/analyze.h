@@ -11,6 +11,8 @@
  * runtime failure (cannot write the JSON file, measurement failed), 2 on a
  * usage error (one line "tileconv: ..." on stderr). */
 int tc_tool_analyze(int argc, char **argv);
+/* `tileconv analyze --layers ...` (analyze_layers.c): conv-layer costs. */
+int tc_tool_analyze_layers(int argc, char **argv);
 
 /* ==== GPU HOOK ====
  * Adds a GPU to the "reuse needed" and "fraction of peak" tables: name,
