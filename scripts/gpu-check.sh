@@ -7,6 +7,8 @@
 #             copy ceiling) + bench/gpu_peers.py (cuDNN, cuBLAS, CuPy): one
 #             table in $OUT/gpu_table.txt, JSON in $OUT/gpu_results.json,
 #             logs in $OUT/bench.log
+#   layers    bench/gpu_layers.py: the conv-layer table beside cuDNN (PyTorch),
+#             fp32 with TF32 off (cuDNN TF32 for reference) -> $OUT/gpu_layers.txt
 #   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
 #   sass      (only when named) opcode histogram of the cuda.direct kernels
@@ -23,7 +25,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRC=$(cd "${GPU_CHECK_SRC:-$ROOT}" && pwd)
 OUT=${OUT:-$ROOT/gpu-check-out}
-STEPS=${GPU_CHECK_STEPS:-build test bench sanitize solvers}
+STEPS=${GPU_CHECK_STEPS:-build test bench layers sanitize solvers}
 BUILD=${GPU_CHECK_BUILD:-$ROOT/build-cuda}
 DEADLINE=${GPU_CHECK_DEADLINE:-560}
 JOBS=$(nproc 2>/dev/null || echo 8)
@@ -52,7 +54,7 @@ if has build; then
     cfg "$SRC" || { tail -30 "$OUT/build.log"; exit 2; }
   fi
   grep -E "CUDA backend" "$OUT/build.log"
-  cmake --build "$BUILD" -j"$JOBS" --target tileconv_static test_cuda test_solvers >>"$OUT/build.log" 2>&1 \
+  cmake --build "$BUILD" -j"$JOBS" --target tileconv_static test_cuda test_solvers tileconv_cli >>"$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" "$OUT/build.log" | head -30; exit 2; }
   EXTRA=$(pkg-config --libs fftw3f fftw3 2>/dev/null || true)
   "$NVCC" -O2 -std=c++17 -arch=sm_90 -I"$SRC/include" "$SRC/bench/gpu_bench.cu" \
@@ -81,6 +83,16 @@ if has bench; then
       >>"$OUT/bench.log" 2>&1
   echo "gpu_peers rc=$?"
   cat "$OUT/gpu_table.txt" 2>/dev/null || grep -v "^ " "$OUT/bench.log" | tail -60
+fi
+
+if has layers; then
+  # conv layers beside cuDNN (bench/gpu_layers.py): ours through the CLI's
+  # --stats device time, cuDNN through PyTorch
+  stamp "gpu_layers.py"
+  PYTHONUNBUFFERED=1 timeout "$(left 200)" "$PY" "$SRC/bench/gpu_layers.py" "$BUILD/tileconv" "$OUT" \
+      >"$OUT/layers.log" 2>&1
+  echo "gpu_layers rc=$?"
+  cat "$OUT/gpu_layers.txt" 2>/dev/null || tail -20 "$OUT/layers.log"
 fi
 
 if has profile; then

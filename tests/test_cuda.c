@@ -452,6 +452,115 @@ static void run_gemm_case(int gi, int device_ptrs) {
     free(A); free(B); free(C0); free(ref); free(C);
 }
 
+
+/* ---------------- conv layers: every CUDA conv solver vs ref.conv ------- */
+typedef struct ccase {
+    int nsp;
+    int64_t N, C, K, G, n[3], m[3], stride, dil, pad;
+    tc_padding_mode pm;
+    int bias;
+} ccase;
+static const ccase ccases[] = {
+    {2, 2, 5, 7, 1, {13, 11}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
+    {2, 1, 16, 130, 1, {9, 10}, {3, 3}, 1, 1, 1, TC_PADDING_REFLECT, 0}, /* K > 128 */
+    {2, 1, 3, 24, 1, {37, 41}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1},    /* conv1-like */
+    {2, 3, 12, 18, 3, {8, 9}, {3, 2}, 1, 2, 2, TC_PADDING_CIRCULAR, 1},  /* groups, dil */
+    {2, 2, 8, 8, 8, {15, 14}, {3, 3}, 2, 1, 1, TC_PADDING_REPLICATE, 1}, /* depthwise */
+    {2, 1, 6, 12, 6, {9, 9}, {3, 3}, 1, 1, 1, TC_PADDING_REFLECT, 0},    /* dw x2 */
+    {1, 3, 9, 11, 1, {300}, {5}, 1, 1, 2, TC_PADDING_CIRCULAR, 1},
+    {3, 1, 4, 6, 1, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_REPLICATE, 1},
+    {2, 2, 40, 33, 1, {17, 15}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},   /* 1x1, R < BK */
+};
+#define NCC (int)(sizeof ccases / sizeof ccases[0])
+static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.depthwise"};
+#define NCS (int)(sizeof conv_solvers / sizeof conv_solvers[0])
+
+static void run_conv_case(int ci, int device_ptrs) {
+    const ccase *c = &ccases[ci];
+    tc_conv_desc d;
+    tc_conv_desc_init(&d);
+    d.nspatial = c->nsp;
+    d.batch = c->N; d.in_channels = c->C; d.out_channels = c->K; d.groups = c->G;
+    int64_t nx = c->N * c->C, nw = c->K * (c->C / c->G);
+    for (int i = 0; i < c->nsp; i++) {
+        d.in_size[i] = c->n[i]; d.kernel_size[i] = c->m[i];
+        d.stride[i] = c->stride; d.dilation[i] = c->dil; d.padding[i] = c->pad;
+        nx *= c->n[i];
+        nw *= c->m[i];
+    }
+    d.padding_mode = c->pm;
+    d.has_bias = c->bias;
+    th_rng r = th_rng_for(3000 + ci);
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc(c->K * 4);
+    fill(x, nx, &r); fill(w, nw, &r); fill(b, c->K, &r);
+    tc_plan_options ro;
+    tc_plan_options_init(&ro);
+    ro.algorithm = "ref.conv";
+    tc_plan *rp = NULL;
+    if (tc_plan_conv(&rp, NULL, &d, &ro) != TC_OK) {
+        printf("ref.conv plan failed: %s\n", tc_last_error());
+        th_g.failed++;
+        free(x); free(w); free(b);
+        return;
+    }
+    int nd;
+    int64_t os[TC_MAX_DIMS], ny = 1;
+    tc_plan_output_shape(rp, &nd, os);
+    for (int i = 0; i < nd; i++) ny *= os[i];
+    float *ref = malloc(ny * 4), *y = malloc(ny * 4);
+    tc_execute_conv(rp, ref, x, w, c->bias ? b : NULL, NULL);
+    tc_plan_destroy(rp);
+    for (int s = 0; s < NCS; s++) {
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = conv_solvers[s];
+        tc_plan *pl = NULL;
+        tc_status st = tc_plan_conv(&pl, NULL, &d, &o);
+        if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
+        TH_BEGIN("%s conv case %d (%dD N%lld C%lld K%lld G%lld) %s", conv_solvers[s], ci, c->nsp,
+                 (long long)c->N, (long long)c->C, (long long)c->K, (long long)c->G,
+                 device_ptrs ? "device-ptr" : "host-ptr");
+        if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
+        for (int64_t i = 0; i < ny; i++) y[i] = NAN;
+        int rc = -1;
+#if TC_TEST_CUDA
+        if (device_ptrs) {
+            float *dx = NULL, *dw = NULL, *db = NULL, *dy = NULL;
+            if (cudaMalloc((void **)&dx, nx * 4) == cudaSuccess &&
+                cudaMalloc((void **)&dw, nw * 4) == cudaSuccess &&
+                cudaMalloc((void **)&db, c->K * 4) == cudaSuccess &&
+                cudaMalloc((void **)&dy, ny * 4) == cudaSuccess &&
+                cudaMemcpy(dx, x, nx * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
+                cudaMemcpy(dw, w, nw * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
+                cudaMemcpy(db, b, c->K * 4, cudaMemcpyHostToDevice) == cudaSuccess) {
+                rc = tc_execute_conv(pl, dy, dx, dw, c->bias ? db : NULL, NULL);
+                if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
+                                    cudaMemcpy(y, dy, ny * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
+                    rc = -1;
+            }
+            cudaFree(dx); cudaFree(dw); cudaFree(db); cudaFree(dy);
+        } else
+#endif
+            rc = tc_execute_conv(pl, y, x, w, c->bias ? b : NULL, NULL);
+        CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
+        if (rc == TC_OK) {
+            double dmax = 0, rmax = 0;
+            int64_t bad = -1;
+            for (int64_t i = 0; i < ny; i++) {
+                double df = fabs((double)y[i] - ref[i]);
+                if (!isfinite(y[i]) && bad < 0) bad = i;
+                if (df > dmax) dmax = df;
+                if (fabs(ref[i]) > rmax) rmax = fabs(ref[i]);
+            }
+            CHECK(bad < 0, "element %lld not written or not finite", (long long)bad);
+            CHECK(dmax <= 2e-5 * (rmax > 1 ? rmax : 1), "rel err %.3g", dmax / (rmax > 0 ? rmax : 1));
+        }
+        tc_plan_destroy(pl);
+        TH_END();
+    }
+    free(x); free(w); free(b); free(ref); free(y);
+}
+
 /* ---------------- no-GPU rules ---------------- */
 static void run_fallback_checks(void) {
     tc_filter_desc d;
@@ -651,6 +760,12 @@ int main(int argc, char **argv) {
         run_gemm_case(gi, 0);
 #if TC_TEST_CUDA
         run_gemm_case(gi, 1);
+#endif
+    }
+    for (int ci = 0; ci < NCC; ci++) {
+        run_conv_case(ci, 0);
+#if TC_TEST_CUDA
+        run_conv_case(ci, 1);
 #endif
     }
     printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);

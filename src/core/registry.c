@@ -28,6 +28,8 @@ extern const tc__solver tc__solver_cuda_direct;
 extern const tc__solver tc__solver_cuda_separable;
 extern const tc__solver tc__solver_cuda_fft;
 extern const tc__solver tc__solver_cuda_gemm;
+extern const tc__solver tc__solver_cuda_conv_igemm;
+extern const tc__solver tc__solver_cuda_conv_depthwise;
 extern const tc__solver tc__solver_cuda_seed_basic1d;
 extern const tc__solver tc__solver_cuda_seed_const1d;
 extern const tc__solver tc__solver_cuda_seed_tiled1d_in;
@@ -65,6 +67,8 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cuda_separable,
     &tc__solver_cuda_fft,
     &tc__solver_cuda_gemm,
+    &tc__solver_cuda_conv_igemm,
+    &tc__solver_cuda_conv_depthwise,
     &tc__solver_cuda_seed_basic1d,
     &tc__solver_cuda_seed_const1d,
     &tc__solver_cuda_seed_tiled1d_in,
