@@ -35,23 +35,34 @@ struct cargs {
     float cval;
 };
 
-/* X_g[l][q]: the extended input for reduction row l and column q */
-__device__ __forceinline__ float cv_gather(const float *__restrict__ x, const cargs &a,
-                                           int64_t g, int64_t l, int64_t q) {
-    if (l >= a.Rl || q >= a.NP) return 0.f;
-    int64_t r2 = l % a.m2, t = l / a.m2;
-    int64_t r1 = t % a.m1;
-    t /= a.m1;
-    int64_t r0 = t % a.m0, c = t / a.m0;
+/* One B column (output position q) of a thread, decomposed once per block:
+ * the image's input offset and the origin of its window per axis. */
+struct cv_col {
+    int64_t xoff; /* (n * C + g * Cg) * in0 * in1 * in2, or -1 past the end */
+    int b0, b1, b2;
+};
+
+__device__ __forceinline__ cv_col cv_column(const cargs &a, int64_t g, int64_t q) {
+    cv_col c;
+    if (q >= a.NP) {
+        c.xoff = -1;
+        c.b0 = c.b1 = c.b2 = 0;
+        return c;
+    }
     int64_t o2 = q % a.out2, u = q / a.out2;
     int64_t o1 = u % a.out1;
     u /= a.out1;
     int64_t o0 = u % a.out0, n = u / a.out0;
-    int64_t i0 = tc__cu_bidx(o0 * a.s0 + r0 * a.d0 - a.p0, a.in0, a.mode);
-    int64_t i1 = tc__cu_bidx(o1 * a.s1 + r1 * a.d1 - a.p1, a.in1, a.mode);
-    int64_t i2 = tc__cu_bidx(o2 * a.s2 + r2 * a.d2 - a.p2, a.in2, a.mode);
-    if (i0 < 0 || i1 < 0 || i2 < 0) return a.cval;
-    return __ldg(x + (((n * a.C + g * a.Cg + c) * a.in0 + i0) * a.in1 + i1) * a.in2 + i2);
+    c.xoff = (n * a.C + g * a.Cg) * a.in0 * a.in1 * a.in2;
+    c.b0 = (int)(o0 * a.s0 - a.p0);
+    c.b1 = (int)(o1 * a.s1 - a.p1);
+    c.b2 = (int)(o2 * a.s2 - a.p2);
+    return c;
+}
+
+__device__ __forceinline__ int cv_bidx(int i, int n, int mode) {
+    if ((unsigned)i < (unsigned)n) return i;
+    return (int)tc__cu_bidx(i, n, mode);
 }
 
 __global__ void __launch_bounds__(256, 2)
@@ -68,6 +79,12 @@ __global__ void __launch_bounds__(256, 2)
     const int arow = tid >> 1, acol = (tid & 1) * 4;
     const int brow = tid >> 5, bcol = (tid & 31) * 4;
     float ra[4], rb[4];
+    cv_col col[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) col[i] = cv_column(a, g, q0 + bcol + i);
+    const int m1 = (int)a.m1, m2 = (int)a.m2, m0 = (int)a.m0;
+    const int in0 = (int)a.in0, in1 = (int)a.in1, in2 = (int)a.in2;
+    const int64_t plane = a.in0 * a.in1 * a.in2;
     auto load = [&](int64_t l0) {
         int64_t kr = k0 + arow;
 #pragma unroll
@@ -75,8 +92,28 @@ __global__ void __launch_bounds__(256, 2)
             int64_t l = l0 + acol + i;
             ra[i] = (kr < a.Kg && l < a.Rl) ? __ldg(wg + kr * a.Rl + l) : 0.f;
         }
+        /* the reduction row of this thread's B loads, decomposed once (32-bit) */
+        int l = (int)(l0 + brow);
+        bool lok = l0 + brow < a.Rl;
+        int r2 = l % m2, t = l / m2;
+        int r1 = t % m1;
+        t /= m1;
+        int r0 = t % m0, c = t / m0;
+        int e0 = r0 * (int)a.d0, e1 = r1 * (int)a.d1, e2 = r2 * (int)a.d2;
+        const float *xc = x + (int64_t)c * plane;
 #pragma unroll
-        for (int i = 0; i < 4; i++) rb[i] = cv_gather(x, a, g, l0 + brow, q0 + bcol + i);
+        for (int i = 0; i < 4; i++) {
+            float v = 0.f;
+            if (lok && col[i].xoff >= 0) {
+                int i0 = cv_bidx(col[i].b0 + e0, in0, a.mode);
+                int i1 = cv_bidx(col[i].b1 + e1, in1, a.mode);
+                int i2 = cv_bidx(col[i].b2 + e2, in2, a.mode);
+                v = (i0 < 0 || i1 < 0 || i2 < 0)
+                        ? a.cval
+                        : __ldg(xc + col[i].xoff + ((int64_t)i0 * in1 + i1) * in2 + i2);
+            }
+            rb[i] = v;
+        }
     };
     auto store = [&](int buf) {
 #pragma unroll
@@ -262,6 +299,16 @@ static int ig_applicable(const tc__problem *p, const tc__env *e, char *why, size
     if (!cv_base(p, why, n)) return 0;
     if (p->K / p->G > 65535 * (int64_t)CV_M || p->G > 65535) {
         if (why) snprintf(why, n, "too many channels or groups for the grid");
+        return 0;
+    }
+    int64_t rl = (p->C / p->G) * p->msk[0] * p->msk[1] * p->msk[2];
+    int64_t span = 0;
+    for (int i = 0; i < 3; i++) {
+        int64_t v = p->out[i] * p->stride[i] + p->msk[i] * p->dil[i] + p->pad_lo[i] + p->in[i];
+        span = v > span ? v : span;
+    }
+    if (rl > INT32_MAX / 2 || span > INT32_MAX / 2) {
+        if (why) snprintf(why, n, "reduction or axis length beyond 32-bit index arithmetic");
         return 0;
     }
     return 1;
