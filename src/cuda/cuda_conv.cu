@@ -68,8 +68,8 @@ __device__ __forceinline__ int cv_bidx(int i, int n, int mode) {
 __global__ void __launch_bounds__(256, 2)
     k_conv_igemm(const float *__restrict__ x, const float *__restrict__ w,
                  const float *__restrict__ bias, float *__restrict__ y, cargs a) {
-    __shared__ float As[2][CV_K][CV_M + 4];
-    __shared__ float Bs[2][CV_K][CV_N + 4];
+    __shared__ __align__(16) float As[2][CV_K][CV_M + 4];
+    __shared__ __align__(16) float Bs[2][CV_K][CV_N + 4];
     const int tid = threadIdx.x;
     const int64_t g = blockIdx.z;
     const int64_t q0 = (int64_t)blockIdx.x * CV_N, k0 = (int64_t)blockIdx.y * CV_M;
@@ -137,13 +137,16 @@ __global__ void __launch_bounds__(256, 2)
 #pragma unroll
         for (int kk = 0; kk < CV_K; kk++) {
             float av[8], bv[8];
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                av[i] = As[buf][kk][tm + i];
-                av[4 + i] = As[buf][kk][tm + 64 + i];
-                bv[i] = Bs[buf][kk][tn + i];
-                bv[4 + i] = Bs[buf][kk][tn + 64 + i];
-            }
+            /* 16-byte shared loads: rows are 132 floats (528 bytes), the
+             * quadrant origins multiples of 4 */
+            float4 a0 = *reinterpret_cast<const float4 *>(&As[buf][kk][tm]);
+            float4 a1 = *reinterpret_cast<const float4 *>(&As[buf][kk][tm + 64]);
+            float4 b0 = *reinterpret_cast<const float4 *>(&Bs[buf][kk][tn]);
+            float4 b1 = *reinterpret_cast<const float4 *>(&Bs[buf][kk][tn + 64]);
+            av[0] = a0.x; av[1] = a0.y; av[2] = a0.z; av[3] = a0.w;
+            av[4] = a1.x; av[5] = a1.y; av[6] = a1.z; av[7] = a1.w;
+            bv[0] = b0.x; bv[1] = b0.y; bv[2] = b0.z; bv[3] = b0.w;
+            bv[4] = b1.x; bv[5] = b1.y; bv[6] = b1.z; bv[7] = b1.w;
 #pragma unroll
             for (int i = 0; i < 8; i++)
 #pragma unroll
