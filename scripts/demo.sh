@@ -12,7 +12,10 @@
 #        gaussian:2 -> out/synthetic512_gauss2.png, and scipy's Sobel
 #        (sobel-x, correlate) -> out/synthetic512_sobel_x.npy;
 #      - a generated 128^3 float32 volume, box:5 -> out/volume128_box5.npy;
-#      - a 3x3 conv layer, 1x64x56x56 -> 64 channels, padding 1, with bias.
+#      - a 3x3 conv layer, 1x64x56x56 -> 64 channels, padding 1, with bias;
+#    4. the Python package installed into $TC_BUILD_DIR-venv (pip,
+#    --no-build-isolation, Debian's numpy/scipy) and a short example beside
+#    scipy.ndimage.
 # Outputs go to out/ (git-ignored). TC_BUILD_DIR overrides build/.
 set -euo pipefail
 
@@ -67,6 +70,26 @@ job box5_volume "128^3 float32 volume, box:5" -- \
     filter out/volume128.npy out/volume128_box5.npy --kernel box:5
 job conv3x3 "conv 1x64x56x56, 64x64x3x3, pad 1, bias" -- \
     conv out/conv_x.npy out/conv_w.npy out/conv_y.npy --bias out/conv_b.npy --padding 1
+
+echo "== 4. the Python package (pip install into $B-venv) and a short example"
+venv=$root/$B-venv
+[ -x "$venv/bin/python" ] || "$py" -m venv --system-site-packages "$venv"
+"$venv/bin/python" -m pip install -q --no-build-isolation "$root"
+"$venv/bin/python" - <<'PYEOF'
+import time
+import numpy as np
+import scipy.ndimage as S
+import tileconv
+import tileconv.ndimage as T
+img = np.random.default_rng(0).random((2048, 2048), dtype=np.float32)
+w = np.random.default_rng(1).random((9, 9))
+T.convolve(img, w)  # plan once
+t0 = time.perf_counter(); a = T.convolve(img, w); t1 = time.perf_counter()
+b = S.convolve(img, w); t2 = time.perf_counter()
+print(f"tileconv {tileconv.__version__}: ndimage.convolve 2048x2048 float32, 9x9: "
+      f"{(t1 - t0) * 1e3:.1f} ms, scipy {(t2 - t1) * 1e3:.1f} ms, "
+      f"max difference {np.abs(a - b).max():.2e}")
+PYEOF
 
 echo "== done: images, arrays and the JSON timing records (out/<job>.json) are in out/"
 ls -l out/*.png out/*.json

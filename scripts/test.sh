@@ -6,6 +6,11 @@
 # Steps (each one is timed and reported; a failing step does not stop the
 # later ones, the exit status is 1 when any step failed):
 #   1. release   Release build in build/, `ctest --output-on-failure`
+#   2b. python   the Python package (pyproject.toml): pip install
+#                --no-build-isolation into the venv $TC_BUILD_DIR-venv (made
+#                with --system-site-packages: Debian's numpy, scipy, pytest),
+#                then pytest tests/python (scipy and a NumPy model of torch
+#                as oracles; torch too when installed)
 #   2. install   tests/install_check.sh: cmake --install into a temporary
 #                prefix, then a C program via pkg-config and a CMake project
 #                via find_package(tileconv) against it
@@ -140,6 +145,21 @@ if [ -f "$B/CMakeCache.txt" ] && bash tests/install_check.sh "$B"; then
 else
     total_fail=$((total_fail + 1))
     record install FAIL "see the log above" $(($(date +%s) - t0))
+fi
+
+# ---- 2b. Python package: pip install into a venv, pytest ----
+t0=$(date +%s)
+hdr "python: pip install --no-build-isolation . into $B-venv, pytest tests/python"
+venv=$root/$B-venv
+if { [ -x "$venv/bin/python" ] || "$py" -m venv --system-site-packages "$venv"; } &&
+    TILECONV_BUILD_JOBS=$jobs "$venv/bin/python" -m pip install -q --no-build-isolation "$root" &&
+    (cd "$root/tests/python" && "$venv/bin/python" -m pytest -q -p no:cacheprovider) | tee "$root/$B-pytest.log"; then
+    n=$(grep -Eo '[0-9]+ passed' "$root/$B-pytest.log" | tail -1)
+    total_pass=$((total_pass + 1))
+    record python ok "${n:-?}" $(($(date +%s) - t0))
+else
+    total_fail=$((total_fail + 1))
+    record python FAIL "see the log above" $(($(date +%s) - t0))
 fi
 
 if ((!quick)); then

@@ -1,0 +1,13 @@
+"""tileconv: fast convolution (scipy.ndimage and torch semantics) on the
+tileconv C library.
+
+    import tileconv.ndimage as ndi      # scipy.ndimage's filters
+    import tileconv.nn.functional as F  # torch's conv1d / conv2d / conv3d
+
+See docs/python.md."""
+from . import _core
+from . import ndimage
+from . import nn
+
+__version__ = _core.version()
+__all__ = ["ndimage", "nn", "__version__"]

@@ -1,0 +1,417 @@
+"""tileconv.ndimage - scipy.ndimage's convolution filters on tileconv.
+
+Same signatures and results as scipy.ndimage (checked against it by
+tests/python/test_ndimage.py): convolve, correlate, convolve1d,
+correlate1d, uniform_filter, uniform_filter1d, gaussian_filter,
+gaussian_filter1d, sobel, prewitt, laplace.
+
+dtypes as scipy: float32 and float64 are computed natively in their own
+precision (scipy computes in float64, so float32 results differ by float32
+rounding); integer and bool inputs are computed in float64 and cast to the
+output dtype as scipy casts (truncation toward zero); complex inputs are
+filtered as real and imaginary passes. Filters over more than three axes
+at once are not supported (a ValueError says so); 1-D filters work along
+any axis of arrays of up to 8 dimensions.
+"""
+import numbers
+import operator
+from collections import OrderedDict
+import threading
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["convolve", "correlate", "convolve1d", "correlate1d", "uniform_filter",
+           "uniform_filter1d", "gaussian_filter", "gaussian_filter1d", "sobel", "prewitt",
+           "laplace"]
+
+_MODES = {"constant": 0, "grid-constant": 0, "nearest": 1, "reflect": 2, "grid-mirror": 2,
+          "mirror": 3, "wrap": 4, "grid-wrap": 4}
+_CONVOLVE, _CORRELATE = 0, 1
+_MAX_DIMS = 8
+
+# plans cached by problem: shape, strides, dtype, mask bytes, mode, cval,
+# origin, kind; bounded, shared by threads
+_cache = OrderedDict()
+_cache_lock = threading.Lock()
+_CACHE_SIZE = 64
+threads = 0  # 0: every CPU the process may use
+
+
+def _mode_code(mode):
+    if not isinstance(mode, str):
+        raise RuntimeError("boundary mode not supported")
+    try:
+        return _MODES[mode]
+    except KeyError:
+        raise RuntimeError("boundary mode not supported") from None
+
+
+def _plan(x, y, mask, nspatial, kind, mode, cval, origin):
+    isz = x.itemsize
+    key = (x.dtype.char, x.shape, tuple(s // isz for s in x.strides),
+           tuple(s // isz for s in y.strides), nspatial, mask.shape, mask.tobytes(), kind, mode,
+           float(cval), tuple(origin), threads)
+    with _cache_lock:
+        p = _cache.get(key)
+        if p is not None:
+            _cache.move_to_end(key)
+            return p
+    p = _core.FilterPlan(x.shape, tuple(s // isz for s in x.strides),
+                         tuple(s // isz for s in y.strides), nspatial, mask, kind, 0, mode,
+                         float(cval), tuple(int(o) for o in origin), int(threads), None)
+    with _cache_lock:
+        _cache[key] = p
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return p
+
+
+def _aligned(a):
+    return a.flags.aligned and all(s % a.itemsize == 0 for s in a.strides)
+
+
+def _filter_real(x, mask, out, nspatial, kind, mode, cval, origin):
+    """x: float32/64 ndarray; mask: the same dtype, rank nspatial; out: an
+    ndarray of x's shape and dtype (any strides)."""
+    if not _aligned(x):
+        x = np.ascontiguousarray(x)
+    # the C library needs disjoint input and output (scipy copies too)
+    y = out if _aligned(out) and not np.may_share_memory(x, out) else np.empty(x.shape, x.dtype)
+    mask = np.ascontiguousarray(mask, dtype=x.dtype)
+    if x.size == 0:
+        return out
+    _plan(x, y, mask, nspatial, kind, mode, cval, origin).execute(x, y)
+    if y is not out:
+        out[...] = y
+    return out
+
+
+def _work_dtype(dtype, weights_dtype=np.float64):
+    if dtype == np.float32 and weights_dtype != np.float64:
+        return np.float32
+    if dtype == np.float32:
+        return np.float32
+    return np.float64
+
+
+def _get_output(output, input, shape=None, complex_output=False):
+    """scipy.ndimage's output rules (None, an ndarray, or a dtype)."""
+    shape = input.shape if shape is None else shape
+    if output is None:
+        dt = input.dtype
+        if complex_output:
+            dt = np.promote_types(dt, np.complex64)
+        return np.zeros(shape, dtype=dt)
+    if isinstance(output, (type, np.dtype, str)):
+        dt = np.dtype(output)
+        if complex_output and dt.kind != "c":
+            raise RuntimeError("output must have complex dtype")
+        return np.zeros(shape, dtype=dt)
+    if isinstance(output, np.ndarray):
+        if output.shape != tuple(shape):
+            raise RuntimeError("output shape not correct")
+        if complex_output and output.dtype.kind != "c":
+            raise RuntimeError("output must have complex dtype")
+        return output
+    raise TypeError("output must be None, a dtype or an ndarray")
+
+
+def _store(result, output):
+    """Casts result into output as scipy's C loops do (truncation for ints)."""
+    if output.dtype.kind in "iub" and result.dtype.kind == "f":
+        if output.dtype.kind == "b":  # C's (npy_bool)(double): truncate, then != 0
+            output[...] = np.trunc(result) != 0
+        else:
+            output[...] = np.trunc(result).astype(output.dtype, casting="unsafe")
+    else:
+        output[...] = result
+    return output
+
+
+def _normalize_origins(origin, ndim):
+    if isinstance(origin, numbers.Integral):
+        return [int(origin)] * ndim
+    origin = [operator.index(o) for o in origin]
+    if len(origin) != ndim:
+        raise RuntimeError("sequence argument must have length equal to input rank")
+    return origin
+
+
+def _complex_parts(func, input, weights, output, cval):
+    """Complex filtering as real passes, the combination scipy uses."""
+    ci, cw = input.dtype.kind == "c", weights.dtype.kind == "c"
+    if ci and cw:
+        func(input.real, weights.real, output.real, np.real(cval))
+        output.real -= func(input.imag, weights.imag, None, np.imag(cval))
+        func(input.real, weights.imag, output.imag, np.real(cval))
+        output.imag += func(input.imag, weights.real, None, np.imag(cval))
+    elif ci:
+        func(input.real, weights, output.real, np.real(cval))
+        func(input.imag, weights, output.imag, np.imag(cval))
+    else:
+        if np.iscomplexobj(cval):
+            raise ValueError("Cannot provide a complex-valued cval when the input is real.")
+        func(input, weights.real, output.real, cval)
+        func(input, weights.imag, output.imag, cval)
+    return output
+
+
+def _correlate_nd(input, weights, output, mode, cval, origin, kind):
+    input = np.asarray(input)
+    weights = np.asarray(weights)
+    complex_in = input.dtype.kind == "c"
+    complex_w = weights.dtype.kind == "c"
+    if complex_in or complex_w:
+        if complex_w and kind == _CORRELATE:
+            weights = weights.conj()  # as scipy (and numpy.correlate) do
+        out = _get_output(output, input, complex_output=True)
+        return _complex_parts(lambda x, w, o, c: _correlate_nd(x, w, o, mode, c, origin, kind),
+                              input, weights, out, cval)
+    if weights.ndim != input.ndim:
+        raise RuntimeError("filter weights array has incorrect shape.")
+    if any(s == 0 for s in weights.shape):
+        raise ValueError("All sizes of the filter must be > 0")  # scipy: 'must be > 0'
+    origins = _normalize_origins(origin, input.ndim)
+    for o, s in zip(origins, weights.shape):
+        if not (-(s // 2) <= o + (s // 2) < s) or not (-(s // 2) <= o <= (s - 1) // 2):
+            raise ValueError("Invalid origin; origin must satisfy "
+                             "-(weights.shape[k] // 2) <= origin[k] <= "
+                             "(weights.shape[k]-1) // 2")
+    mcode = _mode_code(mode)
+    out = _get_output(output, input)
+    if input.ndim == 0:
+        raise RuntimeError("input must have at least one dimension")
+    if input.ndim > _MAX_DIMS:
+        raise ValueError(f"tileconv: at most {_MAX_DIMS} dimensions, got {input.ndim}")
+    # axes with a mask of size 1 and origin 0 at the front are batch axes
+    nsp = input.ndim
+    lead = 0
+    while nsp > 3 and weights.shape[lead] == 1 and origins[lead] == 0:
+        lead += 1
+        nsp -= 1
+    if nsp > 3:
+        raise ValueError("tileconv: filters over more than 3 axes at once are not supported "
+                         f"(weights shape {weights.shape})")
+    wdt = np.float32 if input.dtype == np.float32 else np.float64
+    x = input if input.dtype == wdt else input.astype(wdt)
+    mask = np.ascontiguousarray(weights.reshape(weights.shape[lead:]), dtype=wdt)
+    native = out.dtype == wdt
+    y = out if native else np.empty(input.shape, wdt)
+    _filter_real(x, mask, y, nsp, kind, mcode, cval, origins[lead:])
+    if not native:
+        _store(y, out)
+    return out
+
+
+def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.correlate."""
+    return _correlate_nd(input, weights, output, mode, cval, origin, _CORRELATE)
+
+
+def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.convolve."""
+    return _correlate_nd(input, weights, output, mode, cval, origin, _CONVOLVE)
+
+
+def _check_axis(axis, ndim):
+    axis = operator.index(axis)
+    if axis < -ndim or axis >= ndim:
+        raise np.AxisError(axis, ndim) if hasattr(np, "AxisError") else ValueError("invalid axis")
+    return axis % ndim
+
+
+def _correlate_1d(input, weights, axis, output, mode, cval, origin, kind):
+    input = np.asarray(input)
+    weights = np.asarray(weights)
+    if weights.ndim != 1 or weights.shape[0] < 1:
+        raise RuntimeError("no filter weights given")
+    if input.dtype.kind == "c" or weights.dtype.kind == "c":
+        if weights.dtype.kind == "c":
+            weights = weights.conj()
+        out = _get_output(output, input, complex_output=True)
+        return _complex_parts(lambda x, w, o, c: _correlate_1d(x, w, axis, o, mode, c, origin,
+                                                               kind), input, weights, out, cval)
+    weights = weights.astype(np.float64)
+    axis = _check_axis(axis, input.ndim)
+    s = weights.shape[0]
+    origin = operator.index(origin)
+    if not (-(s // 2) <= origin <= (s - 1) // 2):
+        raise ValueError("Invalid origin; origin must satisfy -(len(weights) // 2) <= origin <= "
+                         "(len(weights)-1) // 2")
+    mcode = _mode_code(mode)
+    out = _get_output(output, input)
+    if input.ndim > _MAX_DIMS:
+        raise ValueError(f"tileconv: at most {_MAX_DIMS} dimensions, got {input.ndim}")
+    wdt = np.float32 if input.dtype == np.float32 else np.float64
+    x = input if input.dtype == wdt else input.astype(wdt)
+    native = out.dtype == wdt
+    y = out if native else np.empty(input.shape, wdt)
+    xv = np.moveaxis(x, axis, -1)
+    yv = np.moveaxis(y, axis, -1)
+    _filter_real(xv, weights.astype(wdt), yv, 1, kind, mcode, cval, [origin])
+    if not native:
+        _store(y, out)
+    return out
+
+
+def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.correlate1d."""
+    return _correlate_1d(input, weights, axis, output, mode, cval, origin, _CORRELATE)
+
+
+def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.convolve1d: correlate1d with the weights reversed and the
+    origin mirrored, as scipy defines it."""
+    weights = np.asarray(weights)[::-1]
+    origin = -operator.index(origin)
+    if not len(weights) & 1:
+        origin -= 1
+    if weights.dtype.kind == "c":
+        weights = weights.conj()  # cancels correlate1d's conjugation, as scipy
+    return _correlate_1d(input, weights, axis, output, mode, cval, origin, _CORRELATE)
+
+
+def _per_axis(value, naxes, name):
+    if isinstance(value, (str, numbers.Number)) or np.ndim(value) == 0:
+        return [value] * naxes
+    value = list(value)
+    if len(value) != naxes:
+        raise RuntimeError(f"sequence argument must have length equal to input rank")
+    return value
+
+
+def _axes(axes, ndim):
+    if axes is None:
+        return list(range(ndim))
+    if isinstance(axes, numbers.Integral):
+        axes = (axes,)
+    axes = [_check_axis(a, ndim) for a in axes]
+    if len(set(axes)) != len(axes):
+        raise ValueError("axes must be unique")
+    return axes
+
+
+def _separable(input, output, axes, fn):
+    """Runs fn(input, axis_index, axis, output) along the axes in turn, the
+    way scipy does: each pass writes into the output array."""
+    input = np.asarray(input)
+    out = _get_output(output, input, complex_output=input.dtype.kind == "c")
+    if not axes:
+        out[...] = input
+        return out
+    src = input
+    for i, ax in enumerate(axes):
+        fn(src, i, ax, out)
+        src = out
+    return out
+
+
+def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.uniform_filter1d."""
+    if size < 1:
+        raise RuntimeError("incorrect filter size")
+    return correlate1d(input, np.full(int(size), 1.0 / size), axis, output, mode, cval, origin)
+
+
+def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.uniform_filter."""
+    input = np.asarray(input)
+    ax = _axes(axes, input.ndim)
+    sizes = _per_axis(size, len(ax), "size")
+    modes = _per_axis(mode, len(ax), "mode")
+    origins = _per_axis(origin, len(ax), "origin")
+    keep = [i for i in range(len(ax)) if sizes[i] > 1]
+    return _separable(input, output, [ax[i] for i in keep],
+                      lambda src, j, a, out: uniform_filter1d(
+                          src, sizes[keep[j]], a, out, modes[keep[j]], cval, origins[keep[j]]))
+
+
+def _gaussian_kernel1d(sigma, order, radius):
+    """scipy's discrete Gaussian (and derivatives), as
+    scipy.ndimage._filters._gaussian_kernel1d computes it."""
+    if order < 0:
+        raise ValueError("order must be non-negative")
+    exponent_range = np.arange(order + 1)
+    sigma2 = sigma * sigma
+    x = np.arange(-radius, radius + 1)
+    phi_x = np.exp(-0.5 / sigma2 * x ** 2)
+    phi_x = phi_x / phi_x.sum()
+    if order == 0:
+        return phi_x
+    q = np.zeros(order + 1)
+    q[0] = 1
+    D = np.diag(exponent_range[1:], 1)
+    P = np.diag(np.ones(order) / -sigma2, -1)
+    Q_deriv = D + P
+    for _ in range(order):
+        q = Q_deriv.dot(q)
+    q = (x[:, None] ** exponent_range).dot(q)
+    return q * phi_x
+
+
+def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0,
+                      truncate=4.0, *, radius=None):
+    """scipy.ndimage.gaussian_filter1d."""
+    sd = float(sigma)
+    lw = int(truncate * sd + 0.5)
+    if radius is not None:
+        lw = radius
+    if not isinstance(lw, numbers.Integral) or lw < 0:
+        raise ValueError("Radius must be a nonnegative integer.")
+    weights = _gaussian_kernel1d(sigma, order, lw)[::-1]
+    return correlate1d(input, weights, axis, output, mode, cval, 0)
+
+
+def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
+                    *, radius=None, axes=None):
+    """scipy.ndimage.gaussian_filter."""
+    input = np.asarray(input)
+    ax = _axes(axes, input.ndim)
+    orders = _per_axis(order, len(ax), "order")
+    sigmas = _per_axis(sigma, len(ax), "sigma")
+    modes = _per_axis(mode, len(ax), "mode")
+    radiuses = _per_axis(radius, len(ax), "radius")
+    keep = [i for i in range(len(ax)) if sigmas[i] > 1e-15]
+    return _separable(input, output, [ax[i] for i in keep],
+                      lambda src, j, a, out: gaussian_filter1d(
+                          src, sigmas[keep[j]], a, orders[keep[j]], out, modes[keep[j]], cval,
+                          truncate, radius=radiuses[keep[j]]))
+
+
+def _edge(input, axis, output, mode, cval, smooth):
+    input = np.asarray(input)
+    axis = _check_axis(axis, input.ndim)
+    modes = _per_axis(mode, input.ndim, "mode")
+    out = _get_output(output, input)
+    correlate1d(input, [-1, 0, 1], axis, out, modes[axis], cval, 0)
+    for ax in range(input.ndim):
+        if ax != axis:
+            correlate1d(out, smooth, ax, out, modes[ax], cval, 0)
+    return out
+
+
+def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0):
+    """scipy.ndimage.sobel."""
+    return _edge(input, axis, output, mode, cval, [1, 2, 1])
+
+
+def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0):
+    """scipy.ndimage.prewitt."""
+    return _edge(input, axis, output, mode, cval, [1, 1, 1])
+
+
+def laplace(input, output=None, mode="reflect", cval=0.0):
+    """scipy.ndimage.laplace: the sum over axes of [1, -2, 1] along each."""
+    input = np.asarray(input)
+    modes = _per_axis(mode, input.ndim, "mode")
+    out = _get_output(output, input)
+    if input.ndim == 0:
+        out[...] = input
+        return out
+    correlate1d(input, [1, -2, 1], 0, out, modes[0], cval, 0)
+    for ax in range(1, input.ndim):
+        tmp = correlate1d(input, [1, -2, 1], ax, out.dtype, modes[ax], cval, 0)
+        out += tmp
+    return out

@@ -1,0 +1,101 @@
+"""tileconv.nn.functional against a float64 NumPy model of torch's conv (and
+torch itself when it is installed)."""
+import numpy as np
+import pytest
+
+import tileconv.nn.functional as F
+
+SEED = 7
+
+
+def ref_conv(x, w, b, stride, pad, dil, groups, mode):
+    """float64 model of torch.nn.ConvNd with padding_mode (zeros, reflect,
+    replicate, circular), explicit symmetric padding."""
+    nsp = x.ndim - 2
+    npmode = {"zeros": "constant", "reflect": "reflect", "replicate": "edge",
+              "circular": "wrap"}[mode]
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(p, p) for p in pad], mode=npmode)
+    N, C = x.shape[:2]
+    K = w.shape[0]
+    Cg, Kg = C // groups, K // groups
+    ksz = w.shape[2:]
+    out = [(xp.shape[2 + i] - dil[i] * (ksz[i] - 1) - 1) // stride[i] + 1 for i in range(nsp)]
+    y = np.zeros((N, K) + tuple(out))
+    for idx in np.ndindex(*ksz):
+        sl = tuple(slice(idx[i] * dil[i], idx[i] * dil[i] + stride[i] * (out[i] - 1) + 1, stride[i])
+                   for i in range(nsp))
+        patch = xp[(slice(None), slice(None)) + sl]  # N, C, out...
+        for g in range(groups):
+            wk = w[g * Kg:(g + 1) * Kg, :, *idx].astype(np.float64)  # Kg x Cg
+            y[:, g * Kg:(g + 1) * Kg] += np.einsum("kc,nc...->nk...", wk,
+                                                   patch[:, g * Cg:(g + 1) * Cg])
+    if b is not None:
+        y += b.reshape((1, K) + (1,) * nsp)
+    return y
+
+
+CASES = [
+    (1, 2, 5, 7, 1, (19,), (3,), 1, 1, 1),
+    (2, 2, 4, 6, 2, (9, 11), (3, 2), 1, 1, 1),
+    (2, 1, 3, 8, 1, (17, 15), (5, 5), 2, 1, 2),
+    (2, 2, 6, 6, 6, (10, 9), (3, 3), 1, 2, 2),  # depthwise, dilation 2
+    (3, 1, 2, 3, 1, (5, 6, 7), (3, 3, 2), 1, 1, 1),
+    (2, 1, 64, 32, 1, (14, 14), (3, 3), 1, 1, 1),  # Winograd-sized
+    (2, 1, 16, 24, 1, (12, 13), (1, 1), 2, 1, 0),  # 1x1 stride 2
+]
+
+
+@pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", CASES)
+def test_conv(case, dtype, mode):
+    nsp, N, C, K, G, n, k, s, d, p = case
+    r = np.random.default_rng(SEED)
+    x = r.uniform(-1, 1, (N, C) + n).astype(dtype)
+    w = r.uniform(-1, 1, (K, C // G) + k).astype(dtype)
+    b = r.uniform(-1, 1, K).astype(dtype)
+    fn = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[nsp]
+    y = fn(x, w, b, stride=s, padding=p, dilation=d, groups=G, padding_mode=mode)
+    ref = ref_conv(x, w, b, (s,) * nsp, (p,) * nsp, (d,) * nsp, G, mode)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    assert y.shape == ref.shape and y.dtype == dtype
+    np.testing.assert_allclose(y, ref, atol=tol * max(1, np.abs(ref).max()))
+
+
+def test_same_valid_unbatched():
+    r = np.random.default_rng(1)
+    x = r.uniform(-1, 1, (3, 10, 12)).astype(np.float32)  # unbatched
+    w = r.uniform(-1, 1, (5, 3, 4, 3)).astype(np.float32)
+    y = F.conv2d(x, w, padding="same")
+    assert y.shape == (5, 10, 12)
+    assert F.conv2d(x, w, padding="valid").shape == (5, 7, 10)
+
+
+def test_against_torch():
+    torch = pytest.importorskip("torch", reason="torch not installed: compared with the NumPy model only")
+    r = np.random.default_rng(2)
+    x = r.uniform(-1, 1, (2, 6, 13, 11)).astype(np.float32)
+    w = r.uniform(-1, 1, (4, 3, 3, 3)).astype(np.float32)
+    b = r.uniform(-1, 1, 4).astype(np.float32)
+    for pad in (1, "same", "valid", (2, 0)):
+        y = F.conv2d(x, w, b, padding=pad, groups=2, dilation=1)
+        t = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w),
+                                       torch.from_numpy(b), padding=pad, groups=2).numpy()
+        np.testing.assert_allclose(y, t, atol=1e-4)
+
+
+def test_bad_arguments():
+    x = np.zeros((1, 4, 8, 8), np.float32)
+    w = np.zeros((6, 4, 3, 3), np.float32)
+    with pytest.raises(ValueError):
+        F.conv2d(x, w, groups=3)
+    with pytest.raises(RuntimeError):
+        F.conv2d(x, np.zeros((6, 3, 3, 3), np.float32))
+    with pytest.raises(ValueError):
+        F.conv2d(x, w, padding="same", stride=2)
+    with pytest.raises(ValueError):
+        F.conv2d(x, w, padding_mode="bogus")
+    with pytest.raises(ValueError):
+        F.conv2d(x, np.zeros((6, 4, 11, 11), np.float32))  # kernel larger than the input
+    with pytest.raises(TypeError):
+        F.conv2d(x.astype(np.int32), w)
