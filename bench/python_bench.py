@@ -50,6 +50,12 @@ vol = r.random((128, 128, 128), dtype=np.float32)
 a, b = med(lambda: T.gaussian_filter(vol, 2.0), 5), med(lambda: S.gaussian_filter(vol, 2.0), 3)
 print(f"ndimage.gaussian_filter 128^3 float32 sigma 2: tileconv {a:.2f} ms, scipy {b:.1f} ms: "
       f"{b / a:.1f}x")
+import scipy.signal as SS
+import tileconv.signal as TS
+sig = r.random(1 << 20)
+ker = r.random(257)
+a, b = med(lambda: TS.fftconvolve(sig, ker), 7), med(lambda: SS.fftconvolve(sig, ker), 7)
+print(f"signal.fftconvolve 2^20 x 257 float64: tileconv {a:.2f} ms, scipy {b:.2f} ms: {b / a:.2f}x")
 x = r.random((1, 64, 56, 56), dtype=np.float32)
 w = r.random((64, 64, 3, 3), dtype=np.float32)
 a = med(lambda: F.conv2d(x, w, padding=1), 11)

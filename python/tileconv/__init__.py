@@ -2,12 +2,14 @@
 tileconv C library.
 
     import tileconv.ndimage as ndi      # scipy.ndimage's filters
+    import tileconv.signal as sig       # scipy.signal's convolve / correlate / ...
     import tileconv.nn.functional as F  # torch's conv1d / conv2d / conv3d
 
 See docs/python.md."""
 from . import _core
 from . import ndimage
 from . import nn
+from . import signal
 
 __version__ = _core.version()
-__all__ = ["ndimage", "nn", "__version__"]
+__all__ = ["ndimage", "nn", "signal", "__version__"]
