@@ -15,6 +15,7 @@ any axis of arrays of up to 8 dimensions.
 """
 import numbers
 import operator
+import warnings
 from collections import OrderedDict
 import threading
 
@@ -37,6 +38,13 @@ _cache = OrderedDict()
 _cache_lock = threading.Lock()
 _CACHE_SIZE = 64
 threads = 0  # 0: every CPU the process may use
+
+
+def _check_dtype(a):
+    """The input types scipy.ndimage's C code accepts (float16, longdouble
+    and object arrays are refused, as scipy refuses them)."""
+    if a.dtype.kind not in "biufc" or a.dtype in (np.float16, np.longdouble, np.clongdouble):
+        raise RuntimeError("array type not supported")
 
 
 def _mode_code(mode):
@@ -97,25 +105,31 @@ def _work_dtype(dtype, weights_dtype=np.float64):
 
 
 def _get_output(output, input, shape=None, complex_output=False):
-    """scipy.ndimage's output rules (None, an ndarray, or a dtype)."""
-    shape = input.shape if shape is None else shape
+    """scipy.ndimage's output rules (None, an ndarray, a dtype or its name),
+    warnings and errors included."""
+    shape = input.shape if shape is None else tuple(shape)
     if output is None:
         dt = input.dtype
         if complex_output:
             dt = np.promote_types(dt, np.complex64)
         return np.zeros(shape, dtype=dt)
-    if isinstance(output, (type, np.dtype, str)):
-        dt = np.dtype(output)
-        if complex_output and dt.kind != "c":
+    if isinstance(output, (type, np.dtype)):
+        if complex_output and np.dtype(output).kind != "c":
+            warnings.warn("promoting specified output dtype to complex")
+            output = np.promote_types(output, np.complex64)
+        return np.zeros(shape, dtype=output)
+    if isinstance(output, str):
+        output = np.sctypeDict[output]
+        if complex_output and np.dtype(output).kind != "c":
             raise RuntimeError("output must have complex dtype")
-        return np.zeros(shape, dtype=dt)
-    if isinstance(output, np.ndarray):
-        if output.shape != tuple(shape):
-            raise RuntimeError("output shape not correct")
-        if complex_output and output.dtype.kind != "c":
-            raise RuntimeError("output must have complex dtype")
-        return output
-    raise TypeError("output must be None, a dtype or an ndarray")
+        return np.zeros(shape, dtype=output)
+    if not isinstance(output, np.ndarray):
+        raise TypeError("output must be None, a dtype or an ndarray")
+    if output.shape != shape:
+        raise RuntimeError("output shape not correct")
+    if complex_output and output.dtype.kind != "c":
+        raise RuntimeError("output must have complex dtype")
+    return output
 
 
 def _store(result, output):
@@ -169,6 +183,7 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
         out = _get_output(output, input, complex_output=True)
         return _complex_parts(lambda x, w, o, c: _correlate_nd(x, w, o, mode, c, origin, kind),
                               input, weights, out, cval)
+    _check_dtype(input)
     if weights.ndim != input.ndim:
         raise RuntimeError("filter weights array has incorrect shape.")
     if any(s == 0 for s in weights.shape):
@@ -225,14 +240,15 @@ def _check_axis(axis, ndim):
 def _correlate_1d(input, weights, axis, output, mode, cval, origin, kind):
     input = np.asarray(input)
     weights = np.asarray(weights)
-    if weights.ndim != 1 or weights.shape[0] < 1:
-        raise RuntimeError("no filter weights given")
     if input.dtype.kind == "c" or weights.dtype.kind == "c":
         if weights.dtype.kind == "c":
             weights = weights.conj()
         out = _get_output(output, input, complex_output=True)
         return _complex_parts(lambda x, w, o, c: _correlate_1d(x, w, axis, o, mode, c, origin,
                                                                kind), input, weights, out, cval)
+    if weights.ndim != 1 or weights.shape[0] < 1:
+        raise RuntimeError("no filter weights given")
+    _check_dtype(input)
     weights = weights.astype(np.float64)
     axis = _check_axis(axis, input.ndim)
     s = weights.shape[0]
@@ -312,7 +328,16 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     """scipy.ndimage.uniform_filter1d."""
     if size < 1:
         raise RuntimeError("incorrect filter size")
-    return correlate1d(input, np.full(int(size), 1.0 / size), axis, output, mode, cval, origin)
+    input = np.asarray(input)
+    if input.dtype.kind == "c":
+        return correlate1d(input, np.full(int(size), 1.0 / size), axis, output, mode, cval, origin)
+    # sums of ones (exact for integers), then one division: a window of equal
+    # values gives that value exactly, as scipy's running mean does
+    out = _get_output(output, input)
+    wdt = np.float32 if input.dtype == np.float32 else np.float64
+    s = correlate1d(input, np.ones(int(size)), axis, wdt, mode, cval, origin)
+    s /= wdt(size)
+    return _store(s, out) if out.dtype != wdt else np.copyto(out, s) or out
 
 
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):

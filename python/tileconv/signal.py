@@ -8,9 +8,11 @@ separable, low-rank or FFT algorithms, by cost: the planner may take the
 FFT for a large mask even under 'direct'), 'fft' forces the FFT algorithm
 (cpu.fft.fftw). fftconvolve and oaconvolve always use the FFT
 (tileconv's FFT is overlap-save in blocks, which is what oaconvolve asks
-for). Arrays of up to 3 dimensions; `axes` of fftconvolve / oaconvolve must
-be None (every axis).
+for). Up to 3 convolved axes; fftconvolve / oaconvolve take `axes`, the
+other axes being batch axes (broadcast as scipy does).
 """
+import warnings
+
 import numpy as np
 
 from . import _core
@@ -104,35 +106,90 @@ def _nd(in1, in2, mode, kind, algo):
     return y.astype(rdt, copy=False)
 
 
-def _algo(method):
+def _algo(method, in1=None, in2=None):
     if method not in ("auto", "direct", "fft"):
-        raise ValueError(f"Acceptable method flags are 'auto', 'direct', or 'fft'.")
+        raise ValueError("Acceptable method flags are 'auto', 'direct', or 'fft'.")
+    if method == "fft" and in1 is not None and not (np.isfinite(in1).all() and
+                                                    np.isfinite(in2).all()):
+        warnings.warn("Use of fft convolution on input with NAN or inf results in NAN or inf "
+                      "output. Consider using method='direct' instead.", RuntimeWarning,
+                      stacklevel=3)
     return _FFT_ALGO if method == "fft" else None
 
 
 def convolve(in1, in2, mode="full", method="auto"):
     """scipy.signal.convolve."""
-    return _nd(in1, in2, mode, _CONVOLVE, _algo(method))
+    return _nd(in1, in2, mode, _CONVOLVE, _algo(method, np.asarray(in1), np.asarray(in2)))
 
 
 def correlate(in1, in2, mode="full", method="auto"):
     """scipy.signal.correlate (in2 conjugated for complex inputs, as scipy)."""
-    return _nd(in1, in2, mode, _CORRELATE, _algo(method))
+    return _nd(in1, in2, mode, _CORRELATE, _algo(method, np.asarray(in1), np.asarray(in2)))
+
+
+def _freq_axes(in1, in2, mode, axes):
+    """fftconvolve / oaconvolve over `axes` (scipy's rules): the other axes
+    are batch axes, equal or broadcast (size 1) between in1 and in2."""
+    in1, in2 = np.asarray(in1), np.asarray(in2)
+    if mode not in ("full", "same", "valid"):
+        raise ValueError("acceptable mode flags are 'valid', 'same', or 'full'")
+    if in1.ndim == in2.ndim == 0:
+        return in1 * in2
+    if in1.ndim != in2.ndim:
+        raise ValueError("in1 and in2 should have the same dimensionality")
+    if in1.size == 0 or in2.size == 0:
+        return np.array([], dtype=np.result_type(in1, in2))
+    nd = in1.ndim
+    if axes is None:
+        axes = list(range(nd))
+    else:
+        axes = np.atleast_1d(axes)
+        if axes.size == 0:
+            raise ValueError("when provided, axes cannot be empty")
+        if axes.ndim > 1 or not np.issubdtype(axes.dtype, np.integer):
+            raise ValueError("axes must be a scalar or iterable of integers")
+        axes = axes.tolist()
+        if any(not -nd <= a < nd for a in axes):
+            raise ValueError("axes exceeds dimensionality of input")
+        axes = [a % nd for a in axes]
+        if len(set(axes)) != len(axes):
+            raise ValueError("all axes must be unique")
+    # axes where one side has size 1 and the other not are broadcast, not
+    # convolved, as scipy does
+    axes = [a for a in axes if in1.shape[a] != 1 and in2.shape[a] != 1]
+    other = [a for a in range(nd) if a not in axes]
+    for a in other:
+        if in1.shape[a] != in2.shape[a] and in1.shape[a] != 1 and in2.shape[a] != 1:
+            raise ValueError(f"incompatible shapes for in1 and in2: {in1.shape} and {in2.shape}")
+    if not axes:
+        return in1 * in2
+    if len(axes) > 3:
+        raise ValueError(f"tileconv: at most 3 convolved axes, got {len(axes)}")
+    nb = len(other)
+    dst = list(range(nb, nd))
+    x = np.moveaxis(in1, axes, dst)
+    w = np.moveaxis(in2, axes, dst)
+    bshape = np.broadcast_shapes(x.shape[:nb], w.shape[:nb])
+    x = np.broadcast_to(x, bshape + x.shape[nb:])
+    w = np.broadcast_to(w, bshape + w.shape[nb:])
+    if mode == "valid":
+        s1, s2 = x.shape[nb:], w.shape[nb:]
+        if not (all(a >= b for a, b in zip(s1, s2)) or all(a <= b for a, b in zip(s1, s2))):
+            raise ValueError("For 'valid' mode, one must be at least as large as the other in "
+                             "every dimension")
+    parts = [_nd(x[i], w[i], mode, _CONVOLVE, _FFT_ALGO) for i in np.ndindex(*bshape)]
+    y = np.stack(parts).reshape(bshape + parts[0].shape) if bshape else parts[0]
+    return np.moveaxis(y, dst, axes)
 
 
 def fftconvolve(in1, in2, mode="full", axes=None):
-    """scipy.signal.fftconvolve (axes=None only)."""
-    if axes is not None:
-        raise NotImplementedError("tileconv.signal.fftconvolve: only axes=None is supported")
-    return _nd(in1, in2, mode, _CONVOLVE, _FFT_ALGO)
+    """scipy.signal.fftconvolve."""
+    return _freq_axes(in1, in2, mode, axes)
 
 
 def oaconvolve(in1, in2, mode="full", axes=None):
-    """scipy.signal.oaconvolve (axes=None only): tileconv's FFT works in
-    overlap-save blocks."""
-    if axes is not None:
-        raise NotImplementedError("tileconv.signal.oaconvolve: only axes=None is supported")
-    return _nd(in1, in2, mode, _CONVOLVE, _FFT_ALGO)
+    """scipy.signal.oaconvolve: tileconv's FFT works in overlap-save blocks."""
+    return _freq_axes(in1, in2, mode, axes)
 
 
 def _same_2d(full, shape, mshape, kind):
@@ -154,6 +211,13 @@ def _conv2d(in1, in2, mode, boundary, fillvalue, kind):
     if boundary not in ("fill", "pad", "wrap", "circular", "symm", "symmetric"):
         raise ValueError("Acceptable boundary flags are 'fill', 'circular' (or 'wrap'), and "
                          "'symmetric' (or 'symm').")
+    fv = np.asarray(fillvalue)
+    if fv.size != 1:
+        raise ValueError("`fillvalue` must be scalar or an array with one element.")
+    rdt = np.result_type(in1, in2)
+    if np.iscomplexobj(fv) and rdt.kind != "c":
+        raise ValueError("could not cast `fillvalue` directly to the output type")
+    fillvalue = fv.reshape(()).item()
     if mode == "valid":
         return _nd(in1, in2, "valid", kind, None)
     if boundary in ("fill", "pad") and fillvalue == 0:

@@ -1,0 +1,65 @@
+"""scipy's own test suites with tileconv's functions put in place of scipy's
+(issue 12's standard): scipy/ndimage/tests/test_filters.py (whole file) and
+scipy/signal/tests/test_signaltools.py (the convolve / correlate tests:
+`-k "Convolve or Correlate or convolve or correlate"`; the rest of that
+file tests other scipy.signal functions). Each runs in a subprocess on a
+copy of the installed scipy test file, with a conftest.py that replaces
+scipy's functions by tileconv's before the test module imports them.
+
+Known exceptions (docs/python.md): tileconv computes float32 (and
+complex64) in float32 arithmetic, scipy in float64; four ndimage tests
+compare float32 results of magnitude ~100-1000 to 6 decimals against
+scipy's float64-computed gaussian_laplace / gaussian_gradient_magnitude."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import scipy
+
+SCIPY = os.path.dirname(scipy.__file__)
+NDIMAGE_EXPECTED = {f"TestNdimageFilters::{t}[{d}]" for t in
+                    ("test_gaussian_laplace01", "test_gaussian_laplace02",
+                     "test_gaussian_gradient_magnitude01", "test_gaussian_gradient_magnitude02")
+                    for d in ("float32", "complex64")}
+
+
+def run_suite(tmp_path, src, module, names, extra):
+    if not os.path.exists(src):
+        pytest.skip(f"scipy's test file is not installed: {src}")
+    shutil.copy(src, tmp_path / os.path.basename(src))
+    text = (tmp_path / os.path.basename(src)).read_text()
+    # the ndimage tests import their dtype lists relatively
+    text = text.replace("from . import types, float_types, complex_types",
+                        "from scipy.ndimage.tests import types, float_types, complex_types")
+    (tmp_path / os.path.basename(src)).write_text(text)
+    (tmp_path / "conftest.py").write_text(
+        f"import scipy.{module} as S\nimport tileconv.{module} as T\n"
+        f"for n in {names!r}:\n    setattr(S, n, getattr(T, n))\n")
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "-W", "ignore::DeprecationWarning", os.path.basename(src)] + extra,
+                       cwd=tmp_path, capture_output=True, text=True)
+    failed = set(re.findall(r"FAILED \S+?::(\S+)", p.stdout))
+    m = re.search(r"(\d+) passed", p.stdout)
+    return failed, int(m.group(1)) if m else 0, p.stdout[-3000:]
+
+
+def test_scipy_ndimage_filters(tmp_path):
+    import tileconv.ndimage as T
+    failed, passed, log = run_suite(tmp_path, os.path.join(SCIPY, "ndimage", "tests",
+                                                          "test_filters.py"),
+                                    "ndimage", T.__all__, [])
+    assert passed > 1000, log
+    assert failed <= NDIMAGE_EXPECTED, f"unexpected failures: {sorted(failed - NDIMAGE_EXPECTED)}\n{log}"
+
+
+def test_scipy_signal_convolutions(tmp_path):
+    import tileconv.signal as T
+    failed, passed, log = run_suite(tmp_path, os.path.join(SCIPY, "signal", "tests",
+                                                          "test_signaltools.py"),
+                                    "signal", T.__all__,
+                                    ["-k", "Convolve or Correlate or convolve or correlate"])
+    assert passed > 1000, log
+    assert not failed, f"unexpected failures: {sorted(failed)}\n{log}"
