@@ -14,6 +14,7 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <stdint.h>
 #include <string.h>
 
 #include "tileconv.h"
@@ -95,8 +96,9 @@ static int FilterPlan_init(FilterPlan *self, PyObject *args, PyObject *kw) {
     int nspatial, kind, output, mode, threads;
     double cval;
     const char *algo = NULL;
-    if (!PyArg_ParseTuple(args, "OOOiOiiidOiz", &shape, &ist, &ost, &nspatial, &maskobj, &kind,
-                          &output, &mode, &cval, &origin, &threads, &algo))
+    int backend = 0;
+    if (!PyArg_ParseTuple(args, "OOOiOiiidOiz|i", &shape, &ist, &ost, &nspatial, &maskobj,
+                          &kind, &output, &mode, &cval, &origin, &threads, &algo, &backend))
         return -1;
     if (!PyArray_Check(maskobj) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)maskobj)) {
         PyErr_SetString(PyExc_TypeError, "tileconv: the mask must be a C-contiguous ndarray");
@@ -127,8 +129,12 @@ static int FilterPlan_init(FilterPlan *self, PyObject *args, PyObject *kw) {
     d.cval = cval;
     tc_status st = tc_context_create(&self->ctx);
     if (st == TC_OK && threads > 0) st = tc_context_set_threads(self->ctx, threads);
-    if (st == TC_OK) st = tc_context_set_backend(self->ctx, TC_BACKEND_CPU);
-    if (st != TC_OK) return tc_py_error(st, "context") ? 0 : -1;
+    if (st == TC_OK)
+        st = tc_context_set_backend(self->ctx, backend ? TC_BACKEND_CUDA : TC_BACKEND_CPU);
+    if (st != TC_OK) {
+        tc_py_error(st, "context");
+        return -1;
+    }
     tc_plan_options o;
     tc_plan_options_init(&o);
     o.algorithm = algo;
@@ -198,6 +204,23 @@ static PyObject *FilterPlan_execute(FilterPlan *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* execute_ptr(x_ptr, y_ptr): raw addresses (device arrays through
+ * __cuda_array_interface__); the caller guarantees shapes and layout. On a
+ * CUDA plan with device pointers the call only enqueues. */
+static PyObject *FilterPlan_execute_ptr(FilterPlan *self, PyObject *args) {
+    unsigned long long xp, yp;
+    if (!PyArg_ParseTuple(args, "KK", &xp, &yp)) return NULL;
+    if (!xp || !yp) {
+        PyErr_SetString(PyExc_ValueError, "tileconv: NULL array address");
+        return NULL;
+    }
+    tc_status st;
+    Py_BEGIN_ALLOW_THREADS st = tc_execute_filter(self->plan, (void *)(uintptr_t)yp,
+                                                  (const void *)(uintptr_t)xp, NULL);
+    Py_END_ALLOW_THREADS if (st != TC_OK) return tc_py_error(st, "execute");
+    Py_RETURN_NONE;
+}
+
 static PyObject *FilterPlan_algorithm(FilterPlan *self, void *c) {
     return PyUnicode_FromString(tc_plan_algorithm(self->plan));
 }
@@ -211,6 +234,8 @@ static PyObject *FilterPlan_out_shape(FilterPlan *self, void *c) {
 static PyMethodDef FilterPlan_methods[] = {
     {"execute", (PyCFunction)FilterPlan_execute, METH_VARARGS,
      "execute(x, y): y = filter(x); the GIL is released meanwhile"},
+    {"execute_ptr", (PyCFunction)FilterPlan_execute_ptr, METH_VARARGS,
+     "execute_ptr(x_addr, y_addr): raw (device) addresses"},
     {NULL, NULL, 0, NULL}};
 static PyGetSetDef FilterPlan_getset[] = {
     {"algorithm", (getter)FilterPlan_algorithm, NULL, "the algorithm chosen", NULL},
@@ -250,8 +275,9 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
     long long groups;
     PyObject *xs, *ws, *st_, *dl, *pd;
     const char *algo = NULL;
-    if (!PyArg_ParseTuple(args, "iOOLOOOiiiiz", &dtype, &xs, &ws, &groups, &st_, &dl, &pd,
-                          &pkind, &pmode, &has_bias, &threads, &algo))
+    int backend = 0; /* 0 cpu, 1 cuda */
+    if (!PyArg_ParseTuple(args, "iOOLOOOiiiiz|i", &dtype, &xs, &ws, &groups, &st_, &dl, &pd,
+                          &pkind, &pmode, &has_bias, &threads, &algo, &backend))
         return -1;
     tc_conv_desc d;
     tc_conv_desc_init(&d);
@@ -292,7 +318,8 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
     d.has_bias = has_bias;
     tc_status st = tc_context_create(&self->ctx);
     if (st == TC_OK && threads > 0) st = tc_context_set_threads(self->ctx, threads);
-    if (st == TC_OK) st = tc_context_set_backend(self->ctx, TC_BACKEND_CPU);
+    if (st == TC_OK)
+        st = tc_context_set_backend(self->ctx, backend ? TC_BACKEND_CUDA : TC_BACKEND_CPU);
     if (st != TC_OK) {
         tc_py_error(st, "context");
         return -1;
@@ -345,6 +372,22 @@ static PyObject *ConvPlan_execute(ConvPlan *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *ConvPlan_execute_ptr(ConvPlan *self, PyObject *args) {
+    unsigned long long xp, wp, bp, yp;
+    if (!PyArg_ParseTuple(args, "KKKK", &xp, &wp, &bp, &yp)) return NULL;
+    if (!xp || !wp || !yp || (self->has_bias != (bp != 0))) {
+        PyErr_SetString(PyExc_ValueError, "tileconv: NULL array address or bias mismatch");
+        return NULL;
+    }
+    tc_status st;
+    Py_BEGIN_ALLOW_THREADS st = tc_execute_conv(self->plan, (void *)(uintptr_t)yp,
+                                                (const void *)(uintptr_t)xp,
+                                                (const void *)(uintptr_t)wp,
+                                                bp ? (const void *)(uintptr_t)bp : NULL, NULL);
+    Py_END_ALLOW_THREADS if (st != TC_OK) return tc_py_error(st, "conv execute");
+    Py_RETURN_NONE;
+}
+
 static PyObject *ConvPlan_algorithm(ConvPlan *self, void *c) {
     return PyUnicode_FromString(tc_plan_algorithm(self->plan));
 }
@@ -357,6 +400,8 @@ static PyObject *ConvPlan_out_shape(ConvPlan *self, void *c) {
 static PyMethodDef ConvPlan_methods[] = {
     {"execute", (PyCFunction)ConvPlan_execute, METH_VARARGS,
      "execute(x, w, bias_or_None, y); the GIL is released meanwhile"},
+    {"execute_ptr", (PyCFunction)ConvPlan_execute_ptr, METH_VARARGS,
+     "execute_ptr(x_addr, w_addr, bias_addr_or_0, y_addr): raw (device) addresses"},
     {NULL, NULL, 0, NULL}};
 static PyGetSetDef ConvPlan_getset[] = {
     {"algorithm", (getter)ConvPlan_algorithm, NULL, "the algorithm chosen", NULL},

@@ -172,7 +172,37 @@ def _complex_parts(func, input, weights, output, cval):
     return output
 
 
+def _correlate_gpu(input, weights, output, mode, cval, origin, kind):
+    """CuPy arrays / torch CUDA tensors (C-contiguous, float32/64, up to 3
+    filtered axes): the CUDA backend on the device addresses, no host copy."""
+    from . import _gpu
+    if output is not None:
+        raise TypeError("tileconv: output= is not supported for GPU arrays yet")
+    xp, xs, xdt = _gpu.info(input, "input")
+    w = np.asarray(weights, dtype=xdt)
+    if w.ndim != len(xs):
+        raise RuntimeError("filter weights array has incorrect shape.")
+    if len(xs) > 3:
+        raise ValueError("tileconv: GPU arrays: at most 3 filtered axes")
+    origins = _normalize_origins(origin, len(xs))
+    mcode = _mode_code(mode)
+    key = ("cuda", xdt.char, xs, w.shape, w.tobytes(), kind, mcode, float(cval), tuple(origins))
+    with _cache_lock:
+        p = _cache.get(key)
+    if p is None:
+        p = _core.FilterPlan(xs, (0,) * len(xs), (0,) * len(xs), len(xs),
+                             np.ascontiguousarray(w), kind, 0, mcode, float(cval),
+                             tuple(origins), 0, None, 1)
+        with _cache_lock:
+            _cache[key] = p
+    y = _gpu.empty_like(input, xs, xdt)
+    p.execute_ptr(xp, _gpu.info(y, "output")[0])
+    return y
+
+
 def _correlate_nd(input, weights, output, mode, cval, origin, kind):
+    if hasattr(input, "__cuda_array_interface__"):
+        return _correlate_gpu(input, weights, output, mode, cval, origin, kind)
     input = np.asarray(input)
     weights = np.asarray(weights)
     complex_in = input.dtype.kind == "c"

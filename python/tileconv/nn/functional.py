@@ -15,6 +15,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import _core
+from .. import _gpu
 
 __all__ = ["conv1d", "conv2d", "conv3d"]
 
@@ -35,7 +36,59 @@ def _tuple(v, n, name):
     return v
 
 
+def _conv_gpu(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode):
+    """CuPy arrays / torch CUDA tensors: the CUDA backend on the device
+    addresses, no host copy; the output is a new array of the input's kind."""
+    if not _gpu.is_gpu(weight) or (bias is not None and not _gpu.is_gpu(bias)):
+        raise TypeError("tileconv: input on the GPU needs weight and bias on the GPU too")
+    x = input
+    xp, xs, xdt = _gpu.info(x, "input")
+    unbatched = len(xs) == nsp + 1
+    if unbatched:
+        x = _gpu.add_batch(x)
+        xp, xs, xdt = _gpu.info(x, "input")
+    wp, ws, wdt = _gpu.info(weight, "weight")
+    if wdt != xdt:
+        raise TypeError(f"tileconv: weight dtype {wdt} differs from input dtype {xdt}")
+    if len(xs) != nsp + 2 or len(ws) != nsp + 2:
+        raise RuntimeError(f"conv{nsp}d: input rank {len(xs)}, weight rank {len(ws)}")
+    bp = 0
+    if bias is not None:
+        bp, bs, bdt = _gpu.info(bias, "bias")
+        if bs != (ws[0],) or bdt != xdt:
+            raise RuntimeError(f"bias of shape {bs}, expected ({ws[0]},)")
+    if padding_mode not in _PMODES:
+        raise ValueError(f"padding_mode must be one of {sorted(_PMODES)}, got '{padding_mode}'")
+    stride = _tuple(stride, nsp, "stride")
+    dilation = _tuple(dilation, nsp, "dilation")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ValueError(f"Invalid padding string '{padding}'")
+        pkind, pad = (1 if padding == "same" else 2), (0,) * nsp
+    else:
+        pkind, pad = 0, _tuple(padding, nsp, "padding")
+    dt = 0 if xdt == np.float32 else 1
+    key = ("cuda", nsp, dt, xs, ws, int(groups), stride, dilation, pad, pkind, padding_mode,
+           bias is not None)
+    with _lock:
+        p = _cache.get(key)
+    if p is None:
+        p = _core.ConvPlan(dt, xs, ws, int(groups), stride, dilation, pad, pkind,
+                           _PMODES[padding_mode], int(bias is not None), 0, None, 1)
+        with _lock:
+            _cache[key] = p
+            while len(_cache) > 32:
+                _cache.popitem(last=False)
+    y = _gpu.empty_like(x, p.out_shape, xdt)
+    yp = _gpu.info(y, "output")[0]
+    p.execute_ptr(xp, wp, bp, yp)
+    return _gpu.drop_batch(y) if unbatched else y
+
+
 def _conv(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode):
+    if _gpu.is_gpu(input):
+        return _conv_gpu(nsp, input, weight, bias, stride, padding, dilation, groups,
+                         padding_mode)
     x = np.asarray(input)
     w = np.asarray(weight)
     if x.dtype not in (np.float32, np.float64):

@@ -1,0 +1,47 @@
+"""Device arrays through __cuda_array_interface__ (CuPy arrays, torch CUDA
+tensors): no host copy; the C library gets the device addresses and only
+enqueues its kernels (on the calling thread's default stream, which
+synchronises with the legacy default stream torch and CuPy use by default)."""
+import numpy as np
+
+
+def is_gpu(a):
+    return hasattr(a, "__cuda_array_interface__")
+
+
+def info(a, name):
+    c = a.__cuda_array_interface__
+    shape = tuple(int(s) for s in c["shape"])
+    dt = np.dtype(c["typestr"])
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"tileconv: {name} dtype {dt}, expected float32 or float64")
+    st = c.get("strides")
+    if st is not None:
+        want, acc = [], dt.itemsize
+        for s in reversed(shape):
+            want.append(acc)
+            acc *= s
+        if tuple(st) != tuple(reversed(want)) and int(np.prod(shape)) > 1:
+            raise ValueError(f"tileconv: {name} must be C-contiguous on the GPU")
+    return int(c["data"][0]), shape, dt
+
+
+def empty_like(a, shape, dtype):
+    mod = type(a).__module__
+    if mod.startswith("torch"):
+        import torch
+        t = {np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}[np.dtype(dtype)]
+        return torch.empty(shape, dtype=t, device=a.device)
+    if mod.startswith("cupy"):
+        import cupy
+        return cupy.empty(shape, dtype=dtype)
+    raise TypeError(f"tileconv: unsupported GPU array type {type(a)}")
+
+
+def add_batch(a):
+    mod = type(a).__module__
+    return a.unsqueeze(0) if mod.startswith("torch") else a[None]
+
+
+def drop_batch(a):
+    return a[0]
