@@ -6,10 +6,31 @@ import numpy as np
 
 
 def is_gpu(a):
+    if type(a).__module__.startswith("torch"):
+        return bool(getattr(a, "is_cuda", False))
     return hasattr(a, "__cuda_array_interface__")
 
 
+_TORCH_DT = {}
+
+
+def _torch_info(a, name):
+    """torch tensors: data_ptr / shape / dtype directly (torch builds its
+    __cuda_array_interface__ dict on every access, ~10 us)."""
+    if not _TORCH_DT:
+        import torch
+        _TORCH_DT.update({torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64)})
+    dt = _TORCH_DT.get(a.dtype)
+    if dt is None:
+        raise TypeError(f"tileconv: {name} dtype {a.dtype}, expected float32 or float64")
+    if not a.is_contiguous():
+        raise ValueError(f"tileconv: {name} must be C-contiguous on the GPU")
+    return int(a.data_ptr()), tuple(a.shape), dt
+
+
 def info(a, name):
+    if type(a).__module__.startswith("torch"):
+        return _torch_info(a, name)
     c = a.__cuda_array_interface__
     shape = tuple(int(s) for s in c["shape"])
     dt = np.dtype(c["typestr"])

@@ -172,6 +172,11 @@ def _complex_parts(func, input, weights, output, cval):
     return output
 
 
+def _is_gpu(a):
+    from . import _gpu
+    return _gpu.is_gpu(a)
+
+
 def _correlate_gpu(input, weights, output, mode, cval, origin, kind):
     """CuPy arrays / torch CUDA tensors (C-contiguous, float32/64, up to 3
     filtered axes): the CUDA backend on the device addresses, no host copy."""
@@ -201,7 +206,7 @@ def _correlate_gpu(input, weights, output, mode, cval, origin, kind):
 
 
 def _correlate_nd(input, weights, output, mode, cval, origin, kind):
-    if hasattr(input, "__cuda_array_interface__"):
+    if type(input).__module__.startswith(("torch", "cupy")) and _is_gpu(input):
         return _correlate_gpu(input, weights, output, mode, cval, origin, kind)
     input = np.asarray(input)
     weights = np.asarray(weights)
