@@ -1,0 +1,397 @@
+/*
+ * tileconv_mpi_cli.c - `mpirun -np R tileconv-mpi filter IN OUT --kernel K
+ * [--mode M] [--cval C] [--origin O[,O..]] [--correlate] [--algo NAME]
+ * [--repeat N] [--stats]`: tileconv filter on a .npy array (float32 or
+ * float64, C order, 1 to 3 dimensions) split in slabs over the ranks.
+ *
+ * Each rank reads its rows of IN with MPI-IO (a collective read at its
+ * offset after the header) and writes its rows of the output the same way,
+ * into OUT.tmp.<pid> that rank 0 renames to OUT only after every rank
+ * succeeded (otherwise it is deleted). Any failure ends every rank with one
+ * line from rank 0 and exit status 1 (2 for usage errors), and no OUT.
+ * --stats prints, from rank 0: ranks, rows per rank, halo rows and bytes,
+ * the exchange alone, the wait and compute of the last execute, and the
+ * fraction of the exchange hidden behind compute (minimum over ranks).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "masks.h"
+#include "npy.h"
+#include "tileconv_mpi.h"
+
+static int rank, size;
+
+static int fail_all(int local_bad, const char *msg, int code) {
+    /* everyone learns whether anyone failed; rank 0 prints the first message */
+    int bad = local_bad ? code : 0, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!any) return 0;
+    int who = local_bad ? rank : size, first = size;
+    MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    char buf[600];
+    snprintf(buf, sizeof buf, "%s", msg ? msg : "");
+    MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, MPI_COMM_WORLD);
+    if (rank == 0) fprintf(stderr, "tileconv-mpi: %s\n", buf);
+    return any;
+}
+
+/* .npy header: dtype, shape, data offset. 0 on success. */
+static int npy_header(const char *path, tc_dtype *dt, int *nd, int64_t shape[3], int64_t *off,
+                      char *err, size_t n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, n, "cannot open '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    unsigned char h[10];
+    if (fread(h, 1, 10, f) != 10 || memcmp(h, "\x93NUMPY", 6) != 0) {
+        fclose(f);
+        snprintf(err, n, "'%s' is not a .npy file", path);
+        return -1;
+    }
+    size_t hl, pre;
+    if (h[6] == 1) {
+        hl = h[8] | (h[9] << 8);
+        pre = 10;
+    } else {
+        unsigned char e[2];
+        if (fread(e, 1, 2, f) != 2) {
+            fclose(f);
+            snprintf(err, n, "'%s': truncated header", path);
+            return -1;
+        }
+        hl = (size_t)h[8] | ((size_t)h[9] << 8) | ((size_t)e[0] << 16) | ((size_t)e[1] << 24);
+        pre = 12;
+    }
+    char *txt = hl < (1u << 20) ? malloc(hl + 1) : NULL;
+    if (!txt || fread(txt, 1, hl, f) != hl) {
+        free(txt);
+        fclose(f);
+        snprintf(err, n, "'%s': truncated or oversized header", path);
+        return -1;
+    }
+    txt[hl] = 0;
+    fseek(f, 0, SEEK_END);
+    long fsize = ftell(f);
+    fclose(f);
+    int rc = -1;
+    if (strstr(txt, "'<f4'")) *dt = TC_FLOAT32;
+    else if (strstr(txt, "'<f8'")) *dt = TC_FLOAT64;
+    else {
+        snprintf(err, n, "'%s': dtype must be float32 or float64 (little-endian)", path);
+        goto out;
+    }
+    if (strstr(txt, "'fortran_order': True")) {
+        snprintf(err, n, "'%s': Fortran order is not supported", path);
+        goto out;
+    }
+    char *s = strstr(txt, "'shape':");
+    char *lp = s ? strchr(s, '(') : NULL;
+    if (!lp) {
+        snprintf(err, n, "'%s': no shape in the header", path);
+        goto out;
+    }
+    *nd = 0;
+    char *p = lp + 1;
+    while (*p && *p != ')') {
+        while (*p == ' ' || *p == ',') p++;
+        if (*p == ')') break;
+        if (!isdigit((unsigned char)*p) || *nd == 3) {
+            snprintf(err, n, "'%s': shape must have 1 to 3 dimensions", path);
+            goto out;
+        }
+        shape[(*nd)++] = strtoll(p, &p, 10);
+    }
+    if (*nd < 1) {
+        snprintf(err, n, "'%s': shape must have 1 to 3 dimensions", path);
+        goto out;
+    }
+    *off = (int64_t)(pre + hl);
+    int64_t total = 1;
+    for (int i = 0; i < *nd; i++) total *= shape[i];
+    int64_t need = *off + total * (*dt == TC_FLOAT32 ? 4 : 8);
+    if (fsize < need) {
+        snprintf(err, n, "'%s' is too short: %ld bytes, the header announces %lld", path, fsize,
+                 (long long)need);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(txt);
+    return rc;
+}
+
+/* The .npy header numpy writes (version 1, data on a 64-byte boundary). */
+static int write_header(FILE *f, tc_dtype dt, int nd, const int64_t *shape) {
+    char dict[512];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                     dt == TC_FLOAT64 ? "<f8" : "<f4");
+    for (int i = 0; i < nd; i++)
+        n += snprintf(dict + n, sizeof dict - (size_t)n, "%lld%s", (long long)shape[i],
+                      nd == 1 ? "," : (i + 1 < nd ? ", " : ""));
+    n += snprintf(dict + n, sizeof dict - (size_t)n, "), }");
+    size_t total = (10 + (size_t)n + 1 + 63) / 64 * 64, hlen = total - 10;
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff),
+                             (unsigned char)(hlen >> 8)};
+    memset(dict + n, ' ', hlen - 1 - (size_t)n);
+    dict[hlen - 1] = '\n';
+    return fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, hlen, f) == hlen ? 0 : -1;
+}
+
+static void usage(void) {
+    if (rank == 0)
+        fprintf(stderr,
+                "usage: mpirun -np R tileconv-mpi filter IN OUT --kernel K [--mode M] "
+                "[--cval C]\n       [--origin O[,O..]] [--correlate] [--algo NAME] [--repeat N] "
+                "[--stats]\n%s",
+                TOOL_MASKS_HELP);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *in = NULL, *out = NULL, *kernel = NULL, *algo = NULL, *origin = NULL;
+    tc_mode mode = TC_MODE_REFLECT;
+    double cval = 0;
+    int correlate = 0, repeat = 1, stats = 0, npos = 0, bad = 0;
+    char err[512] = "";
+    if (argc < 2 || strcmp(argv[1], "filter") != 0) {
+        usage();
+        MPI_Finalize();
+        return 2;
+    }
+    for (int i = 2; i < argc && !bad; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (!strcmp(a, "--kernel") && more) kernel = argv[++i];
+        else if (!strcmp(a, "--algo") && more) algo = argv[++i];
+        else if (!strcmp(a, "--origin") && more) origin = argv[++i];
+        else if (!strcmp(a, "--cval") && more) cval = atof(argv[++i]);
+        else if (!strcmp(a, "--repeat") && more) repeat = atoi(argv[++i]);
+        else if (!strcmp(a, "--correlate")) correlate = 1;
+        else if (!strcmp(a, "--stats")) stats = 1;
+        else if (!strcmp(a, "--mode") && more) {
+            if (tc_mode_parse(argv[++i], &mode) != TC_OK) {
+                snprintf(err, sizeof err, "--mode '%s': expected constant, nearest, reflect, "
+                         "mirror or wrap", argv[i]);
+                bad = 1;
+            }
+        } else if (a[0] != '-' && npos < 2) {
+            if (npos++ == 0) in = a;
+            else out = a;
+        } else {
+            snprintf(err, sizeof err, "unknown or incomplete option '%s'", a);
+            bad = 1;
+        }
+    }
+    if (!bad && (!in || !out || !kernel)) {
+        snprintf(err, sizeof err, "filter needs IN, OUT and --kernel");
+        bad = 1;
+    }
+    if (!bad && (repeat < 1 || repeat > 100000)) {
+        snprintf(err, sizeof err, "--repeat %d: must be 1..100000", repeat);
+        bad = 1;
+    }
+    if (fail_all(bad, err, 2)) {
+        usage();
+        MPI_Finalize();
+        return 2;
+    }
+    /* header and mask: every rank reads them itself */
+    tc_dtype dt = TC_FLOAT32;
+    int nd = 0;
+    int64_t shape[3] = {1, 1, 1}, off = 0;
+    bad = npy_header(in, &dt, &nd, shape, &off, err, sizeof err) != 0;
+    double *md = NULL;
+    int64_t mshape[3] = {1, 1, 1};
+    void *mask = NULL;
+    if (!bad) {
+        if (tool_mask_is_named(kernel)) {
+            bad = tool_mask_build(kernel, nd, &md, mshape, err, sizeof err) != 0;
+        } else {
+            npy_array k;
+            memset(&k, 0, sizeof k);
+            if (npy_load(kernel, &k, err, sizeof err) != 0 ||
+                npy_convert(&k, NPY_F64, err, sizeof err) != 0) {
+                bad = 1;
+            } else if (k.ndim != nd) {
+                snprintf(err, sizeof err, "--kernel '%s' has rank %d, the input %d", kernel, k.ndim,
+                         nd);
+                bad = 1;
+            } else {
+                int64_t c = 1;
+                for (int i = 0; i < nd; i++) {
+                    mshape[i] = k.shape[i];
+                    c *= k.shape[i];
+                }
+                md = malloc((size_t)c * sizeof(double));
+                if (md) memcpy(md, k.data, (size_t)c * sizeof(double));
+            }
+            npy_free(&k);
+        }
+    }
+    if (fail_all(bad, err, 1)) {
+        free(md);
+        MPI_Finalize();
+        return 1;
+    }
+    int64_t mcount = mshape[0] * mshape[1] * mshape[2];
+    size_t es = dt == TC_FLOAT32 ? 4 : 8;
+    mask = malloc((size_t)mcount * es);
+    for (int64_t i = 0; i < mcount; i++) {
+        if (dt == TC_FLOAT32) ((float *)mask)[i] = (float)md[i];
+        else ((double *)mask)[i] = md[i];
+    }
+    free(md);
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    d.dtype = dt;
+    d.ndim = nd;
+    for (int i = 0; i < nd; i++) {
+        d.shape[i] = shape[i];
+        d.mask_shape[i] = mshape[i];
+    }
+    d.kind = correlate ? TC_FILTER_CORRELATE : TC_FILTER_CONVOLVE;
+    d.mode = mode;
+    d.cval = cval;
+    if (origin) {
+        char *p = (char *)origin;
+        for (int i = 0; i < nd; i++) {
+            d.origin[i] = strtoll(p, &p, 10);
+            if (*p == ',') p++;
+            else if (i + 1 < nd) {
+                for (int j = i + 1; j < nd; j++) d.origin[j] = d.origin[i];
+                break;
+            }
+        }
+    }
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = algo;
+    tc_mpi_plan *pl = NULL;
+    tc_status st = tc_mpi_plan_filter(&pl, MPI_COMM_WORLD, &d, mask, &o);
+    if (st != TC_OK) {
+        if (rank == 0) fprintf(stderr, "tileconv-mpi: cannot plan: %s\n", tc_mpi_last_error());
+        free(mask);
+        MPI_Finalize();
+        return 1;
+    }
+    int64_t first, count, row = shape[1] * shape[2];
+    tc_mpi_local_rows(pl, &first, &count);
+    size_t bytes = (size_t)(count * row) * es;
+    void *x = malloc(bytes ? bytes : 1), *y = malloc(bytes ? bytes : 1);
+    /* collective read of this rank's rows */
+    MPI_File fh;
+    bad = !x || !y;
+    snprintf(err, sizeof err, "out of memory");
+    if (!bad && MPI_File_open(MPI_COMM_WORLD, in, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) !=
+                    MPI_SUCCESS) {
+        bad = 1;
+        snprintf(err, sizeof err, "cannot open '%s' with MPI-IO", in);
+    } else if (!bad) {
+        MPI_Status ms;
+        int rc = MPI_File_read_at_all(fh, off + (MPI_Offset)(first * row) * (MPI_Offset)es, x,
+                                      (int)bytes, MPI_BYTE, &ms);
+        int got = 0;
+        MPI_Get_count(&ms, MPI_BYTE, &got);
+        if (rc != MPI_SUCCESS || (size_t)got != bytes) {
+            bad = 1;
+            snprintf(err, sizeof err, "'%s': short read of rows %lld..%lld", in, (long long)first,
+                     (long long)(first + count));
+        }
+        MPI_File_close(&fh);
+    }
+    if (fail_all(bad, err, 1)) {
+        tc_mpi_plan_destroy(pl);
+        free(x); free(y); free(mask);
+        MPI_Finalize();
+        return 1;
+    }
+    double best = 1e30;
+    for (int r = 0; r < repeat && st == TC_OK; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        st = tc_mpi_execute_filter(pl, y, x);
+        double t = MPI_Wtime() - t0, tmax = 0;
+        MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (tmax < best) best = tmax;
+    }
+    snprintf(err, sizeof err, "execute failed (status %d)", (int)st);
+    if (fail_all(st != TC_OK, err, 1)) {
+        tc_mpi_plan_destroy(pl);
+        free(x); free(y); free(mask);
+        MPI_Finalize();
+        return 1;
+    }
+    /* output: header by rank 0 into a temporary name, rows by everyone */
+    char tmp[4200];
+    int pid = (int)getpid();
+    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, pid);
+    int64_t hdr = 0;
+    bad = 0;
+    if (rank == 0) {
+        FILE *f = fopen(tmp, "wb");
+        if (!f || write_header(f, dt, nd, shape) != 0) {
+            bad = 1;
+            snprintf(err, sizeof err, "cannot write '%.300s': %s", tmp, strerror(errno));
+        }
+        if (f) {
+            hdr = ftell(f);
+            if (fclose(f) != 0) bad = 1;
+        }
+    }
+    MPI_Bcast(&hdr, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (!fail_all(bad, err, 1)) {
+        if (MPI_File_open(MPI_COMM_WORLD, tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
+            bad = 1;
+            snprintf(err, sizeof err, "cannot open '%.300s' with MPI-IO for writing", tmp);
+        } else {
+            if (MPI_File_write_at_all(fh, hdr + (MPI_Offset)(first * row) * (MPI_Offset)es, y,
+                                      (int)bytes, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+                bad = 1;
+                snprintf(err, sizeof err, "write of rows %lld.. failed", (long long)first);
+            }
+            MPI_File_close(&fh);
+        }
+        bad = fail_all(bad, err, 1);
+    } else {
+        bad = 1;
+    }
+    if (rank == 0) {
+        if (!bad && rename(tmp, out) != 0) {
+            fprintf(stderr, "tileconv-mpi: cannot rename '%s' to '%s': %s\n", tmp, out,
+                    strerror(errno));
+            bad = 1;
+        }
+        if (bad) unlink(tmp);
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!bad && stats) {
+        tc_mpi_stats s;
+        tc_mpi_plan_stats(pl, &s);
+        double hid = s.hidden, hmin = 0, wmax = 0;
+        MPI_Reduce(&hid, &hmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&s.wait_s, &wmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (rank == 0)
+            fprintf(stderr,
+                    "algorithm=%s ranks=%d grid=%dx1x1 rows_per_rank=%lld halo_rows=%lld "
+                    "halo_bytes_rank0=%.0f best_ms=%.4f exchange_ms=%.4f wait_ms_max=%.4f "
+                    "compute_ms=%.4f hidden_min=%.3f\n",
+                    tc_mpi_plan_algorithm(pl), s.ranks, s.ranks, (long long)s.rows,
+                    (long long)s.halo_rows, s.halo_bytes, best * 1e3, s.exchange_s * 1e3,
+                    wmax * 1e3, s.compute_s * 1e3, hmin);
+    }
+    tc_mpi_plan_destroy(pl);
+    free(x);
+    free(y);
+    free(mask);
+    MPI_Finalize();
+    return bad ? 1 : 0;
+}
