@@ -156,7 +156,7 @@ int main(int argc, char **argv) {
         if (strcmp(ai.name, "cpu.direct.avx512") && strcmp(ai.name, "cpu.direct.avx2")) continue;
         int64_t s2[3] = {64 + size, 45, 1}, m2[3] = {5, 5, 1};
         run(2, s2, m2, TC_MODE_REFLECT, TC_FILTER_CONVOLVE, 0, TC_FLOAT32, ai.name);
-        int64_t s3[3] = {30 + size, 20, 19}, m3[3] = {5, 5, 5};
+        int64_t s3[3] = {5 * size + 3, 20, 19}, m3[3] = {5, 5, 5};
         run(3, s3, m3, TC_MODE_WRAP, TC_FILTER_CORRELATE, 1, TC_FLOAT64, ai.name);
     }
     /* a mask taller than a slab: every rank fails, with the same message */
