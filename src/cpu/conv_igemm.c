@@ -60,6 +60,31 @@ void tc__ig_copy_f32_avx512(float *d, const float *src, int64_t len, int64_t str
 static int64_t ig_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t ig_rup64(size_t v) { return (v + 63) & ~(size_t)63; }
 
+/* Fraction of a dimension of n used when cut into tiles of t. */
+static double ig_fill(int64_t n, int64_t t) {
+    return (double)n / (double)(ig_cdiv(n, t) * t);
+}
+
+/* Largest per-thread share of the column panels over the mean, when the
+ * items (n, g, block, kgroup) of blocks of ppb panels (of tp per image) are
+ * cut into the pool's contiguous chunks (threads.c: chunk t gets q or q+1
+ * items). */
+static double ig_imbalance(int64_t images, int64_t tp, int64_t ppb,
+                           int64_t threads) {
+    int64_t nblk = ig_cdiv(tp, ppb), items = images * nblk;
+    int64_t chunks = threads < items ? threads : items;
+    int64_t q = items / chunks, r = items % chunks, worst = 0, it = 0;
+    for (int64_t t = 0; t < chunks; t++) {
+        int64_t cnt = q + (t < r), load = 0;
+        for (int64_t i = 0; i < cnt; i++, it++) {
+            int64_t b = it % nblk;
+            load += b + 1 < nblk ? ppb : tp - b * ppb;
+        }
+        if (load > worst) worst = load;
+    }
+    return (double)worst * (double)threads / (double)(images * tp);
+}
+
 static unsigned ig_isa(void) { return tc__cpu_detect() & tc__gemm_isa_mask; }
 
 static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
@@ -72,6 +97,16 @@ static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
         g->avx512 = 1;
         g->f32 = tc__f32_gemm_ukernel_14x32__avx512;
         g->f64 = tc__f64_gemm_ukernel_14x16__avx512;
+        if (f32) { /* 8x48 where it fills the tiles better (K = 32, 64, ...) */
+            int64_t Kg = p->K / p->G, P = p->out[0] * p->out[1] * p->out[2];
+            double f14 = ig_fill(Kg, 14) * ig_fill(P, 32);
+            double f8 = ig_fill(Kg, 8) * ig_fill(P, 48);
+            if (f8 > f14 * 1.03) {
+                g->mr = 8;
+                g->nr = 48;
+                g->f32 = tc__f32_gemm_ukernel_8x48__avx512;
+            }
+        }
     } else if (isa & TC__CPU_AVX2) {
         g->mr = 6;
         g->nr = f32 ? 16 : 8;
@@ -104,6 +139,25 @@ static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
         int64_t per = ig_cdiv(ig_cdiv(g->P, g->nr), ig_cdiv(want, p->N * p->G));
         if (per < 1) per = 1;
         if (per * g->nr < nb) nb = per * g->nr;
+    }
+    /* few items: even out the threads' column panels (1x1 256->64 @56 cut
+     * in 384-column blocks gave one thread 5 of 9 blocks: 1.22x the mean);
+     * search block sizes from the L2 bound down, fewer blocks on ties */
+    {
+        int64_t tp = ig_cdiv(g->P, g->nr), images = p->N * p->G;
+        int64_t ppb0 = nb / g->nr;
+        if (env->threads > 1 && images * ig_cdiv(tp, ppb0) < 16 * (int64_t)env->threads) {
+            int64_t best = ppb0;
+            double bi = ig_imbalance(images, tp, ppb0, env->threads);
+            for (int64_t ppb = ppb0 - 1; ppb >= 1 && ppb * 3 >= ppb0; ppb--) {
+                double im = ig_imbalance(images, tp, ppb, env->threads);
+                if (im < bi - 0.01) {
+                    bi = im;
+                    best = ppb;
+                }
+            }
+            nb = best * g->nr;
+        }
     }
     g->nb = nb;
     g->nblk = ig_cdiv(g->P, nb);
@@ -385,6 +439,8 @@ static double ig_estimate(const tc__problem *p, const tc__env *env) {
     double eff = 0.80 * fill_m * fill_n * kfac;
     double items = (double)(p->N * p->G * g.nblk * g.kgroups);
     double par = items >= env->threads ? 1.0 : items / env->threads;
+    if (g.kgroups == 1 && env->threads > 1)
+        par /= ig_imbalance(p->N * p->G, ig_cdiv(g.P, g.nr), g.nb / g.nr, env->threads);
     double t_fma = tc__problem_flops(p) / (tc__peak_flops(env) * eff * par);
     double gathered = (double)p->N * p->G * g.kgroups * (double)g.R * g.P;
     double t_pack = gathered * (p->dtype == TC_FLOAT32 ? 1.0 : 2.0) / 16.0 * 1e-9 /

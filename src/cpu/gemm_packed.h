@@ -32,6 +32,11 @@ typedef void (*tc__f64_gemm_ukernel_fn)(int64_t kc, const double *a,
 void tc__f32_gemm_ukernel_14x32__avx512(int64_t kc, const float *a,
                                         const float *b, float *c, int64_t ldc,
                                         float alpha, float beta, int mr, int nr);
+/* f32 8 x 48 (three zmm columns, 24 accumulators): for row counts that
+ * 14-row panels fill badly (32, 64 output channels). */
+void tc__f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a,
+                                       const float *b, float *c, int64_t ldc,
+                                       float alpha, float beta, int mr, int nr);
 void tc__f64_gemm_ukernel_14x16__avx512(int64_t kc, const double *a,
                                         const double *b, double *c,
                                         int64_t ldc, double alpha, double beta,
