@@ -1,0 +1,334 @@
+/* conv_direct.c - blocked direct convolution (solver "cpu.conv.direct";
+ * issue 10 item 1, the kind of kernel oneDNN's jit/brgemm direct conv is).
+ *
+ * Inside each call the user's NCHW input is converted to a channel-blocked
+ * layout, per (image, group, block of CB input channels) an array
+ * [E0][E1][E2'][CB] over the EXTENDED input (E = (out-1)*stride +
+ * (taps-1)*dil + 1 per axis, the padding halo filled by the padding mode:
+ * zeros, reflect, replicate and circular all cost one copy). Along the last
+ * axis each row is split by stride phase (positions ph, ph+s, ph+2s, ...
+ * stored together), so consecutive outputs read consecutive blocked
+ * positions for any stride. CB is 16 (8 or 4 when a group has fewer input
+ * channels: conv1's 3 channels are not padded to 16).
+ *
+ * The weights are packed once per plan (wpack) as
+ * [group][K/16][C/CB][taps][CB][16], zeros past K/groups or C/groups.
+ *
+ * A register tile (conv_direct_avx512.c) is UH output rows x UW positions
+ * x NKB blocks of 16 output channels (14x1x2 for wide rows, 7x2x2 for 7-wide
+ * ones): the whole reduction (channel blocks x taps x channels) runs with
+ * the accumulators in zmm registers, each step one input scalar broadcast
+ * against NKB weight vectors; the tile is stored once, transposed, to the
+ * NCHW output, bias included. No FLOP is spent on padding: partial channel
+ * blocks loop over their real channels, partial output-channel blocks only
+ * waste lanes of the last block.
+ *
+ * Threads: the conversion is split over (image, group, block, plane); the
+ * tiles over (image, group, pair of output-channel blocks, output row
+ * group, column chunk), so batch 1 keeps every core busy. The pair index
+ * runs outermost when the group's weights do not fit in L2 (512 channels),
+ * innermost otherwise (rows are then shared by every pair while in cache).
+ * Each output is computed by one tile in one order: results do not depend
+ * on the thread count. float32, AVX-512. */
+#include "core/internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "conv_direct.h"
+
+typedef struct dc_geom {
+    int64_t Cg, Kg, CB, ncb, nkb, nkg, cw_last, taps;
+    int cbi;
+    int64_t E[3], Lph, E2p;
+    int64_t rowE, plane0, cbp, imgp; /* floats: extended row, plane, block, image-group */
+    int64_t UW, UH, ntw, nrg, ncc, tpc;
+    int kg_inner;
+    int64_t items, convitems;
+    size_t xbytes, tapbytes, mapbytes, biasbytes, total;
+} dc_geom;
+
+static int64_t dc_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static size_t dc_rup(size_t v) { return (v + 63) & ~(size_t)63; }
+
+/* 0 when the problem's sizes overflow */
+static int dc_geometry(const tc__problem *p, int threads, dc_geom *g) {
+    memset(g, 0, sizeof *g);
+    g->Cg = p->C / p->G;
+    g->Kg = p->K / p->G;
+    g->CB = g->Cg > 8 ? 16 : g->Cg > 4 ? 8 : 4;
+    g->cbi = g->CB == 16 ? 0 : g->CB == 8 ? 1 : 2;
+    g->ncb = dc_cdiv(g->Cg, g->CB);
+    g->cw_last = g->Cg - (g->ncb - 1) * g->CB;
+    g->nkb = dc_cdiv(g->Kg, 16);
+    g->nkg = dc_cdiv(g->nkb, 2);
+    g->taps = p->msk[0] * p->msk[1] * p->msk[2];
+    for (int a = 0; a < 3; a++) {
+        int64_t e, span;
+        if (!tc__mul_ok(p->out[a] - 1, p->stride[a], &e) ||
+            !tc__mul_ok(p->msk[a] - 1, p->dil[a], &span) || !tc__add_ok(e, span + 1, &e))
+            return 0;
+        g->E[a] = e;
+    }
+    const int64_t s2 = p->stride[2];
+    g->Lph = dc_cdiv(g->E[2], s2);
+    g->E2p = g->Lph * s2;
+    int64_t t;
+    if (!tc__mul_ok(g->E2p, g->CB, &g->rowE) || !tc__mul_ok(g->rowE, g->E[1], &g->plane0) ||
+        !tc__mul_ok(g->plane0, g->E[0], &g->cbp) || !tc__mul_ok(g->cbp, g->ncb, &g->imgp) ||
+        !tc__mul_ok(g->imgp, p->N * p->G, &t) || !tc__mul_ok(t, 4, &t) ||
+        t > ((int64_t)1 << 40))
+        return 0;
+    /* tile: up to 14 positions along the row, balanced over the row's tiles;
+     * rows of 7 or fewer go two at a time */
+    const int64_t W = p->out[2];
+    if (W >= 8 || p->out[1] < 2) {
+        g->ntw = dc_cdiv(W, DC_MAXUW);
+        g->UW = dc_cdiv(W, g->ntw);
+        g->UH = 1;
+    } else {
+        g->UW = W;
+        g->UH = 2;
+    }
+    g->ntw = dc_cdiv(W, g->UW);
+    g->nrg = dc_cdiv(p->out[1], g->UH);
+    int64_t rest = p->N * p->G * g->nkg * p->out[0] * g->nrg;
+    g->ncc = 1;
+    if (rest < 4 * (int64_t)threads) {
+        g->ncc = dc_cdiv(4 * (int64_t)threads, rest);
+        if (g->ncc > g->ntw) g->ncc = g->ntw;
+    }
+    g->tpc = dc_cdiv(g->ntw, g->ncc);
+    g->ncc = dc_cdiv(g->ntw, g->tpc);
+    g->items = rest * g->ncc;
+    /* weights of one group in L2 (about half of 1 MiB): pairs innermost */
+    g->kg_inner = (double)g->nkb * 16 * g->Cg * g->taps * 4 <= 512.0 * 1024;
+    g->convitems = p->N * p->G * g->ncb * g->E[0];
+    g->xbytes = dc_rup((size_t)(t + (2 * DC_MAXUW + 16) * 16 * 4));
+    g->tapbytes = dc_rup((size_t)g->taps * sizeof(int64_t));
+    g->mapbytes = dc_rup((size_t)g->E2p * sizeof(int32_t));
+    g->biasbytes = dc_rup((size_t)(p->G * g->nkb * 16 + 16) * sizeof(float));
+    g->total = g->xbytes + g->tapbytes + g->mapbytes + g->biasbytes;
+    return 1;
+}
+
+static int dc_available(void) { return (tc__cpu_detect() & TC__CPU_AVX512) != 0; }
+
+static int dc_applicable(const tc__problem *p, const tc__env *env, char *why, size_t n) {
+    const char *r = NULL;
+    dc_geom g;
+    if (p->op != TC_OP_CONV) r = "convolution layers only";
+    else if (p->dtype != TC_FLOAT32) r = "float32 only";
+    else if (!(tc__cpu_detect() & TC__CPU_AVX512)) r = "needs AVX-512";
+    else if (!dc_geometry(p, env->threads, &g)) r = "blocked input size overflows";
+    else if (p->in[2] > INT32_MAX || g.E2p > INT32_MAX) r = "rows longer than 2^31";
+    if (r) {
+        if (why) snprintf(why, n, "%s", r);
+        return 0;
+    }
+    return 1;
+}
+
+static size_t dc_workspace(const tc__problem *p, const tc__env *env) {
+    dc_geom g;
+    return dc_geometry(p, env->threads, &g) ? g.total : 0;
+}
+
+static size_t dc_wpack_size(const tc__problem *p, const tc__env *env) {
+    dc_geom g;
+    if (!dc_geometry(p, env->threads, &g)) return 0;
+    return (size_t)(p->G * g.nkb * g.ncb * g.taps * g.CB * 16) * sizeof(float);
+}
+
+static tc_status dc_wpack(const tc__problem *p, const tc__env *env, const void *state,
+                          const void *w, void *dst) {
+    dc_geom g;
+    if (!dc_geometry(p, env->threads, &g))
+        return tc__error(TC_ERR_UNSUPPORTED, "cpu.conv.direct: sizes overflow");
+    const float *src = w;
+    float *d = dst;
+    for (int64_t gi = 0; gi < p->G; gi++)
+        for (int64_t kb = 0; kb < g.nkb; kb++)
+            for (int64_t cb = 0; cb < g.ncb; cb++)
+                for (int64_t t = 0; t < g.taps; t++)
+                    for (int64_t c = 0; c < g.CB; c++)
+                        for (int64_t l = 0; l < 16; l++, d++) {
+                            int64_t k = kb * 16 + l, cc = cb * g.CB + c;
+                            *d = k < g.Kg && cc < g.Cg
+                                     ? src[((gi * g.Kg + k) * g.Cg + cc) * g.taps + t]
+                                     : 0.0f;
+                        }
+    return TC_OK;
+}
+
+typedef struct dc_job {
+    const tc__args *a;
+    dc_geom g;
+    float *xb;
+    const int64_t *tapoff;
+    const int32_t *map;
+    const float *biasp;
+} dc_job;
+
+/* one extended plane e0 of block (n, g, cb) */
+static void dc_convert(void *arg, int64_t begin, int64_t end, int tid) {
+    const dc_job *j = arg;
+    const tc__problem *p = j->a->p;
+    const dc_geom *g = &j->g;
+    const float *x = j->a->x;
+    const float cval = (float)p->cval;
+    const int64_t pitch = p->in[0] * p->in[1] * p->in[2];
+    for (int64_t it = begin; it < end; it++) {
+        int64_t e0 = it % g->E[0], t = it / g->E[0];
+        int64_t cb = t % g->ncb, ng = t / g->ncb; /* ng = n*G + gi */
+        int64_t n = ng / p->G, gi = ng % p->G;
+        int64_t cw = cb == g->ncb - 1 ? g->cw_last : g->CB;
+        int64_t b0 = tc__boundary_index(e0 - p->pad_lo[0], p->in[0], p->mode);
+        const float *xc = x + (n * p->C + gi * g->Cg + cb * g->CB) * pitch;
+        float *dplane = j->xb + ng * g->imgp + cb * g->cbp + e0 * g->plane0;
+        for (int64_t e1 = 0; e1 < g->E[1]; e1++) {
+            int64_t b1 = tc__boundary_index(e1 - p->pad_lo[1], p->in[1], p->mode);
+            float *d = dplane + e1 * g->rowE;
+            if (b0 < 0 || b1 < 0) {
+                for (int64_t q = 0; q < g->E2p; q++)
+                    for (int64_t c = 0; c < cw; c++) d[q * g->CB + c] = cval;
+                continue;
+            }
+            tc__dc_row_avx512(d, g->CB, cw, xc + (b0 * p->in[1] + b1) * p->in[2], pitch,
+                              j->map, g->E2p, cval);
+        }
+    }
+}
+
+static void dc_tiles(void *arg, int64_t begin, int64_t end, int tid) {
+    const dc_job *j = arg;
+    const tc__args *a = j->a;
+    const tc__problem *p = a->p;
+    const dc_geom *g = &j->g;
+    const int64_t P = p->out[0] * p->out[1] * p->out[2];
+    const int64_t wkb = g->ncb * g->taps * g->CB * 16;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t t = it, cc = t % g->ncc, kg, rg, o0;
+        t /= g->ncc;
+        if (g->kg_inner) {
+            kg = t % g->nkg; t /= g->nkg;
+            rg = t % g->nrg; t /= g->nrg;
+            o0 = t % p->out[0]; t /= p->out[0];
+        } else {
+            rg = t % g->nrg; t /= g->nrg;
+            o0 = t % p->out[0]; t /= p->out[0];
+            kg = t % g->nkg; t /= g->nkg;
+        }
+        int64_t gi = t % p->G, n = t / p->G;
+        int64_t kb0 = 2 * kg, nkbh = g->nkb - kb0 < 2 ? g->nkb - kb0 : 2;
+        int64_t o1 = rg * g->UH, uh = p->out[1] - o1 < g->UH ? p->out[1] - o1 : g->UH;
+        dc_targs ta;
+        ta.rowp = p->stride[1] * g->rowE;
+        ta.cbp = g->cbp;
+        ta.tapoff = j->tapoff;
+        ta.ntaps = g->taps;
+        ta.ncb = g->ncb;
+        ta.cw_last = g->cw_last;
+        ta.w = (const float *)a->wpack + (gi * g->nkb + kb0) * wkb;
+        ta.wkb = wkb;
+        ta.bias = p->has_bias ? j->biasp + (gi * g->nkb + kb0) * 16 : NULL;
+        ta.ypl = P;
+        ta.yrow = p->out[2];
+        ta.nk = g->Kg - kb0 * 16 < nkbh * 16 ? g->Kg - kb0 * 16 : nkbh * 16;
+        const float *xrow = j->xb + (n * p->G + gi) * g->imgp +
+                            o0 * p->stride[0] * g->plane0 + o1 * p->stride[1] * g->rowE;
+        float *yrow = (float *)a->y + (n * p->K + gi * g->Kg + kb0 * 16) * P +
+                      (o0 * p->out[1] + o1) * p->out[2];
+        int64_t t0 = cc * g->tpc, t1 = t0 + g->tpc < g->ntw ? t0 + g->tpc : g->ntw;
+        for (int64_t tw = t0; tw < t1; tw++) {
+            int64_t o2 = tw * g->UW;
+            int64_t uw = p->out[2] - o2 < g->UW ? p->out[2] - o2 : g->UW;
+            dc_kernel_fn k = tc__dc_kernel_avx512(g->cbi, (int)nkbh, (int)uh, (int)uw);
+            ta.x = xrow + o2 * g->CB;
+            ta.y = yrow + o2;
+            k(&ta);
+        }
+    }
+}
+
+static tc_status dc_execute(const tc__args *a) {
+    const tc__problem *p = a->p;
+    dc_job j;
+    j.a = a;
+    if (!dc_geometry(p, a->threads, &j.g))
+        return tc__error(TC_ERR_UNSUPPORTED, "cpu.conv.direct: sizes overflow");
+    if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.direct: weights not packed");
+    const dc_geom *g = &j.g;
+    char *ws = a->ws;
+    j.xb = (float *)ws;
+    int64_t *tapoff = (int64_t *)(ws + g->xbytes);
+    int32_t *map = (int32_t *)(ws + g->xbytes + g->tapbytes);
+    float *biasp = (float *)(ws + g->xbytes + g->tapbytes + g->mapbytes);
+    j.tapoff = tapoff;
+    j.map = map;
+    j.biasp = biasp;
+    /* tap offsets in the blocked, phase-split input */
+    const int64_t s2 = p->stride[2];
+    for (int64_t r0 = 0, t = 0; r0 < p->msk[0]; r0++)
+        for (int64_t r1 = 0; r1 < p->msk[1]; r1++)
+            for (int64_t r2 = 0; r2 < p->msk[2]; r2++, t++) {
+                int64_t e2 = r2 * p->dil[2];
+                tapoff[t] = r0 * p->dil[0] * g->plane0 + r1 * p->dil[1] * g->rowE +
+                            ((e2 % s2) * g->Lph + e2 / s2) * g->CB;
+            }
+    /* source index of every blocked position along the last axis */
+    for (int64_t ph = 0; ph < s2; ph++)
+        for (int64_t i = 0; i < g->Lph; i++) {
+            int64_t e2 = i * s2 + ph;
+            map[ph * g->Lph + i] =
+                e2 < g->E[2] ? (int32_t)tc__boundary_index(e2 - p->pad_lo[2], p->in[2], p->mode)
+                             : -1;
+        }
+    if (p->has_bias) {
+        memset(biasp, 0, (size_t)(p->G * g->nkb * 16 + 16) * sizeof(float));
+        for (int64_t gi = 0; gi < p->G; gi++)
+            for (int64_t k = 0; k < g->Kg; k++)
+                biasp[gi * g->nkb * 16 + k] = ((const float *)a->bias)[gi * g->Kg + k];
+    }
+    /* the slack after the blocked input (tiles of the last row may read
+     * past it in lanes they never store): finite values */
+    int64_t used = p->N * p->G * g->imgp;
+    memset(j.xb + used, 0, g->xbytes - (size_t)used * sizeof(float));
+    tc__parallel_for(a->threads, g->convitems, dc_convert, &j);
+    tc__parallel_for(a->threads, g->items, dc_tiles, &j);
+    return TC_OK;
+}
+
+/* Seconds: the FMAs at ~85% of peak on full tiles (fewer accumulators than
+ * 16 and partial output-channel blocks waste issue slots / lanes), plus the
+ * layout conversion (input read, blocked copy written and read once) and
+ * the output written, through memory. */
+static double dc_estimate(const tc__problem *p, const tc__env *env) {
+    dc_geom g;
+    if (!dc_geometry(p, env->threads, &g)) return 1e30;
+    double fill_k = (double)g.Kg / (double)(g.nkb * 16);
+    double acc = (double)(g.UW * g.UH * (g.nkb >= 2 ? 2 : 1));
+    double tile = acc >= 16 ? 1.0 : acc / 16.0;
+    double red = (double)g.Cg * g.taps;
+    double kfac = red / (red + 8.0);
+    double eff = 0.85 * fill_k * tile * kfac;
+    double par = g.items >= env->threads ? 1.0 : (double)g.items / env->threads;
+    double t_fma = tc__problem_flops(p) / (tc__peak_flops(env) * eff * par);
+    double xb = (double)p->N * p->G * g.imgp * 4.0;
+    double t_mem = (tc__problem_bytes(p) + 2.0 * xb) / tc__peak_bandwidth(env);
+    return t_fma + t_mem;
+}
+
+const tc__solver tc__solver_cpu_conv_direct = {
+    .name = "cpu.conv.direct",
+    .backend = TC_BACKEND_CPU,
+    .ops = TC_OP_CONV,
+    .summary = "blocked direct convolution: input converted in the call to 16-channel blocks with the padding halo filled, weights packed once, 14x32 register tiles of broadcast FMAs; every stride, dilation, group and padding mode (float32, AVX-512).",
+    .available = dc_available,
+    .applicable = dc_applicable,
+    .estimate = dc_estimate,
+    .workspace = dc_workspace,
+    .execute = dc_execute,
+    .wpack_size = dc_wpack_size,
+    .wpack = dc_wpack,
+};

@@ -1,0 +1,165 @@
+/* conv_direct_avx512.c - cpu.conv.direct's register-tile kernels and
+ * layout conversion for AVX-512 (driver: conv_direct.c). Compiled with
+ * AVX-512 flags; called only when cpuid reports AVX-512.
+ *
+ * A tile is UH output rows x UW output positions x NKB blocks of 16 output
+ * channels: UH*UW*NKB zmm accumulators (at most 28), NKB weight vectors in
+ * registers, and for every (input channel block, tap, channel) one scalar
+ * of the blocked input broadcast per position (vbroadcastss from memory,
+ * used by NKB FMAs). Positions of a row are CB floats apart in the blocked
+ * input whatever the stride (the driver splits each row by stride phase),
+ * so every address in the unrolled body is a constant displacement from
+ * one or two pointers. */
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "conv_direct.h"
+
+#define DC_BODY(UW, UH, NKB, CB)                                                      \
+    static void dc_k_##UW##_##UH##_##NKB##_##CB(const dc_targs *a) {                 \
+        __m512 acc[UH * UW][NKB];                                                     \
+        _Pragma("GCC unroll 32") for (int p = 0; p < UH * UW; p++)                    \
+            _Pragma("GCC unroll 2") for (int b = 0; b < NKB; b++)                     \
+                acc[p][b] = a->bias ? _mm512_loadu_ps(a->bias + 16 * b)               \
+                                    : _mm512_setzero_ps();                            \
+        const int64_t rowp = a->rowp, wkb = a->wkb, ntaps = a->ntaps;                \
+        const float *wq = a->w;                                                       \
+        for (int64_t cb = 0; cb < a->ncb; cb++) {                                     \
+            const int64_t cw = cb == a->ncb - 1 ? a->cw_last : CB;                    \
+            const float *xcb = a->x + cb * a->cbp;                                    \
+            for (int64_t t = 0; t < ntaps; t++, wq += CB * 16) {                      \
+                const float *xp = xcb + a->tapoff[t];                                 \
+                const float *wp = wq;                                                 \
+                for (int64_t c = 0; c < cw; c++, xp++, wp += 16) {                    \
+                    __m512 wv[NKB];                                                   \
+                    _Pragma("GCC unroll 2") for (int b = 0; b < NKB; b++)             \
+                        wv[b] = _mm512_load_ps(wp + b * wkb);                         \
+                    _Pragma("GCC unroll 2") for (int h = 0; h < UH; h++)              \
+                        _Pragma("GCC unroll 14") for (int j = 0; j < UW; j++) {       \
+                            const __m512 xv = _mm512_set1_ps(xp[h * rowp + j * CB]);  \
+                            _Pragma("GCC unroll 2") for (int b = 0; b < NKB; b++)     \
+                                acc[h * UW + j][b] =                                  \
+                                    _mm512_fmadd_ps(xv, wv[b], acc[h * UW + j][b]);   \
+                        }                                                             \
+                }                                                                     \
+            }                                                                         \
+        }                                                                             \
+        /* transposed store: channel k's UW positions of each row */                \
+        float buf[NKB * 16 * UH * UW] __attribute__((aligned(64)));                  \
+        _Pragma("GCC unroll 32") for (int p = 0; p < UH * UW; p++)                    \
+            _Pragma("GCC unroll 2") for (int b = 0; b < NKB; b++)                     \
+                _mm512_store_ps(buf + (b * UH * UW + p) * 16, acc[p][b]);             \
+        const __m512i idx = _mm512_mullo_epi32(_mm512_set1_epi32(16),                 \
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)); \
+        const __mmask16 m = (__mmask16)((1u << UW) - 1);                              \
+        for (int64_t k = 0; k < a->nk; k++) {                                         \
+            const float *src = buf + (k >> 4) * (UH * UW * 16) + (k & 15);            \
+            float *yk = a->y + k * a->ypl;                                            \
+            _Pragma("GCC unroll 2") for (int h = 0; h < UH; h++) {                    \
+                __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx,      \
+                                                    src + h * UW * 16, 4);            \
+                _mm512_mask_storeu_ps(yk + h * a->yrow, m, v);                        \
+            }                                                                         \
+        }                                                                             \
+    }
+
+#define DC_W7(UH, NKB, CB)                                                            \
+    DC_BODY(1, UH, NKB, CB) DC_BODY(2, UH, NKB, CB) DC_BODY(3, UH, NKB, CB)          \
+    DC_BODY(4, UH, NKB, CB) DC_BODY(5, UH, NKB, CB) DC_BODY(6, UH, NKB, CB)          \
+    DC_BODY(7, UH, NKB, CB)
+#define DC_W14(UH, NKB, CB)                                                           \
+    DC_W7(UH, NKB, CB) DC_BODY(8, UH, NKB, CB) DC_BODY(9, UH, NKB, CB)               \
+    DC_BODY(10, UH, NKB, CB) DC_BODY(11, UH, NKB, CB) DC_BODY(12, UH, NKB, CB)       \
+    DC_BODY(13, UH, NKB, CB) DC_BODY(14, UH, NKB, CB)
+#define DC_CB(CB) DC_W14(1, 1, CB) DC_W14(1, 2, CB) DC_W7(2, 1, CB) DC_W7(2, 2, CB)
+DC_CB(16)
+DC_CB(8)
+DC_CB(4)
+
+#define DC_T7(UH, NKB, CB)                                                            \
+    dc_k_1_##UH##_##NKB##_##CB, dc_k_2_##UH##_##NKB##_##CB, dc_k_3_##UH##_##NKB##_##CB, \
+        dc_k_4_##UH##_##NKB##_##CB, dc_k_5_##UH##_##NKB##_##CB,                       \
+        dc_k_6_##UH##_##NKB##_##CB, dc_k_7_##UH##_##NKB##_##CB
+#define DC_T14(UH, NKB, CB)                                                           \
+    DC_T7(UH, NKB, CB), dc_k_8_##UH##_##NKB##_##CB, dc_k_9_##UH##_##NKB##_##CB,       \
+        dc_k_10_##UH##_##NKB##_##CB, dc_k_11_##UH##_##NKB##_##CB,                     \
+        dc_k_12_##UH##_##NKB##_##CB, dc_k_13_##UH##_##NKB##_##CB,                     \
+        dc_k_14_##UH##_##NKB##_##CB
+#define DC_TCB(CB)                                                                    \
+    {{{DC_T14(1, 1, CB)}, {DC_T7(2, 1, CB)}}, {{DC_T14(1, 2, CB)}, {DC_T7(2, 2, CB)}}}
+
+/* [cb index][nkb-1][uh-1][uw-1] */
+static const dc_kernel_fn dc_table[3][2][2][DC_MAXUW] = {DC_TCB(16), DC_TCB(8), DC_TCB(4)};
+
+dc_kernel_fn tc__dc_kernel_avx512(int cbi, int nkb, int uh, int uw) {
+    if (cbi < 0 || cbi > 2 || nkb < 1 || nkb > 2 || uh < 1 || uh > 2 || uw < 1 ||
+        uw > DC_MAXUW || (uh == 2 && uw > 7))
+        return 0;
+    return dc_table[cbi][nkb - 1][uh - 1][uw - 1];
+}
+
+/* 16x16 transpose of r[0..15] in place (rows become columns). */
+static inline void dc_tr16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        __m512d a0 = _mm512_castps_pd(t[4 * i]), a1 = _mm512_castps_pd(t[4 * i + 1]);
+        __m512d a2 = _mm512_castps_pd(t[4 * i + 2]), a3 = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+    }
+    /* r[4i+q] holds, for rows 4i..4i+3, element q of each 128-bit lane */
+    for (int i = 0; i < 2; i++)
+        for (int q = 0; q < 4; q++) {
+            __m512 a = r[8 * i + q], b = r[8 * i + 4 + q];
+            t[8 * i + q] = _mm512_shuffle_f32x4(a, b, 0x88);     /* lanes 0,2 | 0,2 */
+            t[8 * i + 4 + q] = _mm512_shuffle_f32x4(a, b, 0xdd); /* lanes 1,3 | 1,3 */
+        }
+    for (int q = 0; q < 4; q++) {
+        __m512 a = t[q], b = t[8 + q], c = t[4 + q], d = t[12 + q];
+        r[q] = _mm512_shuffle_f32x4(a, b, 0x88);
+        r[8 + q] = _mm512_shuffle_f32x4(a, b, 0xdd);
+        r[4 + q] = _mm512_shuffle_f32x4(c, d, 0x88);
+        r[12 + q] = _mm512_shuffle_f32x4(c, d, 0xdd);
+    }
+}
+
+void tc__dc_row_avx512(float *dst, int64_t CB, int64_t cw, const float *src, int64_t pitch,
+                       const int32_t *map, int64_t npos, float cval) {
+    int64_t p0 = 0;
+    if (CB == 16 && cw == 16) {
+        const __m512 cv = _mm512_set1_ps(cval);
+        for (; p0 + 16 <= npos; p0 += 16) {
+            __m512i ix = _mm512_loadu_si512((const void *)(map + p0));
+            __mmask16 ok = _mm512_cmpge_epi32_mask(ix, _mm512_setzero_si512());
+            /* contiguous run: plain loads */
+            const __m512i seq = _mm512_add_epi32(
+                _mm512_set1_epi32(map[p0]),
+                _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+            int contig = ok == 0xffff && _mm512_cmpeq_epi32_mask(ix, seq) == 0xffff;
+            __m512 r[16];
+            for (int c = 0; c < 16; c++) {
+                const float *s = src + c * pitch;
+                r[c] = contig ? _mm512_loadu_ps(s + map[p0])
+                              : _mm512_mask_i32gather_ps(cv, ok, ix, s, 4);
+            }
+            /* rows r[c][pos]: wanted dst[pos][c] */
+            dc_tr16(r);
+            for (int q = 0; q < 16; q++) _mm512_storeu_ps(dst + (p0 + q) * 16, r[q]);
+        }
+    }
+    for (int64_t p = p0; p < npos; p++) {
+        int32_t m = map[p];
+        float *d = dst + p * CB;
+        if (m < 0)
+            for (int64_t c = 0; c < cw; c++) d[c] = cval;
+        else
+            for (int64_t c = 0; c < cw; c++) d[c] = src[c * pitch + m];
+    }
+}
