@@ -1118,6 +1118,8 @@ static void conv_cases(void) {
             {3, 1, 5, 5, 5, 6, 7, 19, 3, 1, 1, 1, 0, 1},     /* depthwise 3D */
             {2, 1, 512, 5, 1, 9, 7, 1, 3, 1, 1, 1, 1, 1},    /* C = 512: Winograd's error */
             {2, 3, 17, 19, 1, 13, 17, 1, 3, 1, 1, 2, 3, 1},  /* pad 2 circular, odd tiles */
+            {3, 2, 20, 35, 1, 7, 9, 6, 3, 2, 1, 1, 3, 1},    /* 3D stride 2, C/K past 16 */
+            {3, 1, 24, 36, 3, 6, 7, 9, 3, 1, 2, 2, 1, 0},    /* 3D groups, dil 2, reflect */
         };
         for (size_t i = 0; i < sizeof L / sizeof L[0]; i++) {
             if (quick && i % 2) continue;
