@@ -1,8 +1,17 @@
-/* mpi_bench.c - weak / strong scaling of tileconv_mpi (3D k5 box-like mask,
- * float32, reflect): `mpirun -np R tileconv-mpi-bench [--weak N | --strong N]
- * [--repeat K]`. Weak: N^3 per rank (the global array is (R N) x N x N);
- * strong: N^3 in all. Rank 0 prints the median time, the exchange, wait and
- * hidden fraction. A benchmark: never fails on a slow result. */
+/* mpi_bench.c - weak / strong scaling of tileconv_mpi (3D k5 mask, float32,
+ * reflect):
+ *   mpirun -np R tileconv-mpi-bench [--weak N | --strong N] [--grid AxBxC |
+ *       --slabs] [--repeat K] [--algo NAME] [--local]
+ * Weak: N^3 per rank (the global array is (g0 N) x (g1 N) x (g2 N) for the
+ * grid g: --grid, --slabs = R x 1 x 1, default MPI_Dims_create's balanced
+ * grid); strong: N^3 in all on the library's grid (or --grid / --slabs).
+ * Rank 0 prints the median time of an execute (barrier to barrier), the
+ * largest compute and wait over the ranks, the exchange alone and the
+ * hidden fraction. --local: no MPI in the timed loop: each rank filters its
+ * own N^3 array with a one-process plan of the same algorithm (R
+ * independent filters at once), to separate the machine's shared-resource
+ * slowdown from the distributed code. A benchmark: never fails on a slow
+ * result. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,58 +25,111 @@ static int cmpd(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    int rank, size, weak = 1, repeat = 7;
+    int rank, size, weak = 1, repeat = 7, slabs = 0, local = 0, grid[3] = {0, 0, 0};
     long n = 128;
+    const char *algo = NULL;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (int i = 1; i + 1 < argc; i++) {
-        if (!strcmp(argv[i], "--weak")) { weak = 1; n = atol(argv[++i]); }
-        else if (!strcmp(argv[i], "--strong")) { weak = 0; n = atol(argv[++i]); }
-        else if (!strcmp(argv[i], "--repeat")) repeat = atoi(argv[++i]);
+    for (int i = 1; i < argc; i++) {
+        int more = i + 1 < argc;
+        if (!strcmp(argv[i], "--weak") && more) { weak = 1; n = atol(argv[++i]); }
+        else if (!strcmp(argv[i], "--strong") && more) { weak = 0; n = atol(argv[++i]); }
+        else if (!strcmp(argv[i], "--repeat") && more) repeat = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--algo") && more) algo = argv[++i];
+        else if (!strcmp(argv[i], "--grid") && more)
+            sscanf(argv[++i], "%dx%dx%d", &grid[0], &grid[1], &grid[2]);
+        else if (!strcmp(argv[i], "--slabs")) slabs = 1;
+        else if (!strcmp(argv[i], "--local")) local = 1;
     }
+    if (repeat < 1) repeat = 1;
+    if (slabs) {
+        grid[0] = size;
+        grid[1] = grid[2] = 1;
+    } else if (weak && !grid[0]) {
+        MPI_Dims_create(size, 3, grid);
+    }
+    for (int i = 0; i < 3; i++)
+        if (grid[0] && !grid[i]) grid[i] = 1;
     tc_filter_desc d;
     tc_filter_desc_init(&d);
     d.ndim = 3;
-    d.shape[0] = weak ? n * size : n;
-    d.shape[1] = d.shape[2] = n;
-    d.mask_shape[0] = d.mask_shape[1] = d.mask_shape[2] = 5;
+    for (int i = 0; i < 3; i++) {
+        d.shape[i] = weak ? n * grid[i] : n;
+        d.mask_shape[i] = 5;
+    }
     float mask[125];
     for (int i = 0; i < 125; i++) mask[i] = 0.01f * (float)((i * 7) % 13) - 0.05f;
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = algo;
+    tc_mpi_options mo;
+    tc_mpi_options_init(&mo);
+    memcpy(mo.grid, grid, sizeof grid);
     tc_mpi_plan *p = NULL;
-    if (tc_mpi_plan_filter(&p, MPI_COMM_WORLD, &d, mask, NULL) != TC_OK) {
+    if (tc_mpi_plan_filter_ex(&p, MPI_COMM_WORLD, &d, mask, &o, &mo) != TC_OK) {
         if (rank == 0) fprintf(stderr, "tileconv-mpi-bench: %s\n", tc_mpi_last_error());
         MPI_Finalize();
         return 1;
     }
-    int64_t first, count;
-    tc_mpi_local_rows(p, &first, &count);
-    size_t elems = (size_t)count * (size_t)n * (size_t)n;
+    tc_mpi_stats s;
+    tc_mpi_plan_stats(p, &s);
+    int64_t first[3], count[3];
+    tc_mpi_local_box(p, first, count);
+    size_t elems = (size_t)(count[0] * count[1] * count[2]);
     float *x = malloc(elems * 4), *y = malloc(elems * 4);
     for (size_t i = 0; i < elems; i++) x[i] = (float)((i * 2654435761u) % 1000) * 1e-3f;
-    double *t = malloc(sizeof(double) * (size_t)repeat), hid = 0, wait = 0;
-    tc_mpi_execute_filter(p, y, x); /* warm-up */
+    double *t = malloc(sizeof(double) * (size_t)repeat), comp = 0, wait = 0, hid = 1;
+    tc_plan *lp = NULL;
+    if (local) { /* the same algorithm on this rank's box, one process, no MPI */
+        tc_filter_desc ld = d;
+        for (int i = 0; i < 3; i++) ld.shape[i] = count[i];
+        tc_context *ctx = NULL;
+        tc_context_create(&ctx);
+        const char *env = getenv("TILECONV_MPI_THREADS");
+        tc_context_set_threads(ctx, env && atoi(env) > 0 ? atoi(env) : 1);
+        o.algorithm = tc_mpi_plan_algorithm(p);
+        if (tc_plan_filter(&lp, ctx, &ld, mask, &o) != TC_OK) {
+            fprintf(stderr, "tileconv-mpi-bench: rank %d: %s\n", rank, tc_last_error());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        tc_context_destroy(ctx);
+        tc_execute_filter(lp, y, x, NULL);
+    } else {
+        tc_mpi_execute_filter(p, y, x); /* warm-up */
+    }
     for (int r = 0; r < repeat; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        tc_mpi_execute_filter(p, y, x);
+        if (local) tc_execute_filter(lp, y, x, NULL);
+        else tc_mpi_execute_filter(p, y, x);
+        double mine = MPI_Wtime() - t0;
         MPI_Barrier(MPI_COMM_WORLD);
         t[r] = MPI_Wtime() - t0;
-        tc_mpi_stats s;
+        if (local) {
+            comp += mine / repeat;
+            continue;
+        }
         tc_mpi_plan_stats(p, &s);
-        hid += s.hidden / repeat;
+        if (s.hidden < hid) hid = s.hidden;
+        comp += s.compute_s / repeat;
         wait += s.wait_s / repeat;
     }
     qsort(t, (size_t)repeat, sizeof(double), cmpd);
-    tc_mpi_stats s;
-    tc_mpi_plan_stats(p, &s);
-    double hid_min = 0;
+    double hid_min = 0, comp_max = 0, comp_min = 0, wait_max = 0;
     MPI_Reduce(&hid, &hid_min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&comp, &comp_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&comp, &comp_min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&wait, &wait_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("%s %ld^3%s, %d ranks, %s: median %.2f ms; halo %lld rows, %.1f MB/execute on "
-               "rank 0, exchange alone %.2f ms, wait %.2f ms, hidden >= %.0f%% (all ranks)\n",
-               weak ? "weak" : "strong", n, weak ? " per rank" : "", size,
-               tc_mpi_plan_algorithm(p), t[repeat / 2] * 1e3, (long long)s.halo_rows,
-               s.halo_bytes / 1e6, s.exchange_s * 1e3, wait * 1e3, 100 * hid_min);
+        printf("%s %ld^3%s, %d ranks, grid %dx%dx%d, %s%s: median %.2f ms; compute (mean per "
+               "rank) %.2f..%.2f ms, wait max %.2f ms; %d messages, %d pieces, %.1f MB/execute "
+               "on rank 0, exchange alone %.2f ms, hidden >= %.0f%% (all ranks)\n",
+               weak ? "weak" : "strong", n, weak ? " per rank" : "", size, s.grid[0], s.grid[1],
+               s.grid[2], tc_mpi_plan_algorithm(p), local ? " LOCAL (no MPI, one-process plans)"
+                                                          : "",
+               t[repeat / 2] * 1e3, comp_min * 1e3, comp_max * 1e3, wait_max * 1e3, s.messages,
+               s.pieces, s.halo_bytes / 1e6, s.exchange_s * 1e3, 100 * hid_min);
+    tc_plan_destroy(lp);
     tc_mpi_plan_destroy(p);
     free(x);
     free(y);

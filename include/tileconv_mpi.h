@@ -3,19 +3,26 @@
  * (library tileconv_mpi; the core library stays free of MPI).
  *
  * The global array (the filter description's shape, C order, 1 to 3
- * filtered axes, "same" output) is split into slabs along axis 0 over the
- * ranks of a communicator: rank r holds rows [first, first + count) with
- * counts as equal as possible (they differ by at most one, lower ranks
- * larger). Each execute exchanges the m0 - 1 halo rows (m0 = the mask's
- * size along axis 0) with the neighbouring ranks by non-blocking
- * point-to-point messages of a derived (contiguous row-block) datatype,
- * computes the rows that need no halo while the messages are in flight,
- * then the rims. At the global edges every scipy mode applies: wrap treats
- * the ranks as a periodic grid (the last rank's rows precede rank 0's);
- * constant, nearest, reflect and mirror are filled locally by the edge
- * ranks. Every rank must hold at least m0 rows (the halo then comes from the
- * direct neighbours only): otherwise planning fails on every rank with a
- * message naming the sizes.
+ * filtered axes, "same" output) is split into boxes, one per rank of a
+ * communicator: a Cartesian grid over the filtered axes that the library
+ * chooses (the factorisation of the rank count with the least halo
+ * surface per rank; tc_mpi_options.grid forces one), or boxes given by the
+ * caller (tc_mpi_options.box_first / box_count on every rank; they must
+ * tile the array, else planning fails on every rank naming the offending
+ * boxes). Grid ranks are numbered in C order (the last axis fastest), each
+ * axis split into counts as equal as possible (the lower coordinates one
+ * larger).
+ *
+ * Each execute gathers the halo (the elements within the mask's reach of
+ * the rank's box) by non-blocking point-to-point messages with
+ * MPI_Type_create_subarray datatypes straight from the ranks that own it:
+ * face, edge and corner neighbours alike, and further ranks when the mask
+ * is wider than a block. The elements whose windows lie inside the box are
+ * computed while the messages are in flight, then the rims. At the global
+ * edges every scipy mode applies: wrap makes every axis periodic; constant,
+ * nearest, reflect and mirror are filled by the ranks on the edge (from
+ * their own elements or, for a mask wider than a block, from elements
+ * received from the ranks that hold them).
  *
  * Results equal one process running the same algorithm on the whole array,
  * to the bit, for the algorithms whose per-output arithmetic does not
@@ -23,7 +30,11 @@
  * with tc_plan_options.algorithm to be sure: FFT block boundaries differ).
  *
  * Threads: each rank uses the CPUs of its node divided by the node's ranks
- * (MPI_COMM_TYPE_SHARED), at least one; TILECONV_MPI_THREADS=N overrides.
+ * (MPI_COMM_TYPE_SHARED), at least one; tc_mpi_options.threads or
+ * TILECONV_MPI_THREADS=N overrides. GPU ranks (tc_mpi_options.backend =
+ * TC_BACKEND_CUDA): each rank selects device (node-local rank % devices)
+ * and runs its local plans there on host buffers (the halos travel through
+ * host memory); without a device planning fails on every rank.
  *
  * Every call is collective over the plan's communicator.
  */
@@ -51,20 +62,56 @@ typedef struct tc_mpi_stats {
     double compute_s;       /* last execute: interior + rims */
     double hidden;          /* 1 - wait_s / exchange_s, in [0, 1] */
     int overlapped;         /* 1: interior computed while halos were in flight */
+    int grid[3];            /* ranks per axis (0 0 0: boxes given by the caller) */
+    int64_t box_first[3];   /* this rank's box (axes past ndim: 0 and 1) */
+    int64_t box_count[3];
+    int64_t halo_before[3]; /* halo width received below / above, per axis */
+    int64_t halo_after[3];  /* (0 along axes the box spans) */
+    int messages;           /* halo messages this rank sends and receives */
+    int pieces;             /* rim pieces computed after the wait */
 } tc_mpi_stats;
 
+typedef struct tc_mpi_options {
+    size_t struct_size;      /* set by tc_mpi_options_init */
+    /* Ranks per axis of a Cartesian grid (0 = 1 for the axes left out when
+     * any is set; all 0: the library chooses). Product = communicator size,
+     * each at most the axis' extent. */
+    int grid[3];
+    /* This rank's box (first index and extent per filtered axis), instead
+     * of a grid. NULL: a grid. Given on some ranks only, the arguments are
+     * reported as differing across ranks. */
+    const int64_t *box_first;
+    const int64_t *box_count;
+    tc_backend backend;      /* TC_BACKEND_CPU (default) or TC_BACKEND_CUDA */
+    int threads;             /* CPU threads per rank; 0: see above */
+} tc_mpi_options;
+
+TC_API void tc_mpi_options_init(tc_mpi_options *opt);
+
 /* Plans `desc` (output TC_OUTPUT_SAME, nspatial = ndim <= 3, dense: the
- * strides must be zero) over the ranks of comm. desc->shape is the GLOBAL
- * shape; the mask and options as for tc_plan_filter, identical on every
- * rank. On failure *plan is NULL on every rank and the status is the same
- * everywhere. */
+ * strides must be zero) over the ranks of comm, on a grid the library
+ * chooses. desc->shape is the GLOBAL shape; the mask and options as for
+ * tc_plan_filter, identical on every rank. On failure *plan is NULL on
+ * every rank and the status is the same everywhere. */
 TC_API tc_status tc_mpi_plan_filter(tc_mpi_plan **plan, MPI_Comm comm,
                                     const tc_filter_desc *desc, const void *mask,
                                     const tc_plan_options *opt);
-/* This rank's slab: rows [*first, *first + *count) of axis 0. */
+/* As tc_mpi_plan_filter, with the decomposition, backend and threads of
+ * `mopt` (NULL: defaults). The arguments (description, mask, algorithm,
+ * grid, backend) must be the same on every rank: planning compares them
+ * and fails on every rank when they differ. */
+TC_API tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm,
+                                       const tc_filter_desc *desc, const void *mask,
+                                       const tc_plan_options *opt,
+                                       const tc_mpi_options *mopt);
+/* This rank's box: first[i] .. first[i] + count[i] along axis i (three
+ * entries; axes past ndim report 0 and 1). */
+TC_API tc_status tc_mpi_local_box(const tc_mpi_plan *plan, int64_t first[3], int64_t count[3]);
+/* This rank's slab: rows [*first, *first + *count) of axis 0, when its box
+ * spans the other axes (TC_ERR_UNSUPPORTED otherwise: use tc_mpi_local_box). */
 TC_API tc_status tc_mpi_local_rows(const tc_mpi_plan *plan, int64_t *first, int64_t *count);
-/* y_local = filter(x)[this rank's rows]; x_local and y_local are this rank's
- * slabs (count x the other axes, C order), not overlapping. */
+/* y_local = filter(x)[this rank's box]; x_local and y_local are this rank's
+ * boxes (dense, C order), not overlapping. */
 TC_API tc_status tc_mpi_execute_filter(tc_mpi_plan *plan, void *y_local, const void *x_local);
 TC_API tc_status tc_mpi_plan_stats(const tc_mpi_plan *plan, tc_mpi_stats *stats);
 /* The local algorithm's name (the same on every rank). */

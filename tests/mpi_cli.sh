@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# mpi_cli.sh - `tileconv-mpi filter` (MPI-IO in and out) against `tileconv
-# filter` on one process, to the bit, with 2 and 3 ranks, every mode, 1D /
-# 2D / 3D; bad input ends every rank with one line and leaves no output.
+# mpi_cli.sh - `tileconv-mpi filter` (MPI-IO subarray reads and writes)
+# against `tileconv filter` on one process, to the bit: 2 to 4 ranks on the
+# library's grid, forced 2-D / 3-D grids and boxes listed per rank, every
+# mode, 1D / 2D / 3D, a mask wider than a block; bad input (missing or short
+# file, bad options, arguments that differ across ranks, a bad box set or
+# grid, a GPU backend without a GPU) ends every rank with one line and
+# leaves no output.
 #   bash tests/mpi_cli.sh path/to/tileconv path/to/tileconv-mpi MPIEXEC
 set -u
 tc=$1 tcm=$2 mpiexec=$3
@@ -13,6 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+echo "seed 20261124"
 "$py" - "$tmp" <<'PYEOF'
 import sys, numpy as np
 d = sys.argv[1]
@@ -23,33 +28,49 @@ np.save(f"{d}/a3.npy", r.uniform(-1, 1, (29, 12, 13)).astype(np.float32))
 np.save(f"{d}/k2.npy", r.uniform(-1, 1, (4, 3)).astype(np.float32))
 open(f"{d}/short.npy", "wb").write(open(f"{d}/a2.npy", "rb").read()[:500])
 PYEOF
-run() { # name file kernel extra...
-    local name=$1 f=$2 k=$3
-    shift 3
+# run NAME FILE KERNEL SPECS [options...]: SPECS is a space-separated list of
+# NP or NP@GRID or NP@boxes=LIST
+run() {
+    local name=$1 f=$2 k=$3 specs=$4
+    shift 4
     "$tc" filter "$tmp/$f" "$tmp/ref.npy" --kernel "$k" --algo cpu.direct.halo "$@" 2>"$tmp/err" ||
         { bad "$name: tileconv filter failed: $(head -1 "$tmp/err")"; return; }
-    for np in 2 3; do
+    for spec in $specs; do
+        local np=${spec%%@*} extra=() how=""
+        if [ "$spec" != "$np" ]; then
+            how=${spec#*@}
+            case $how in
+                boxes=*) extra=(--boxes "${how#boxes=}") ;;
+                *) extra=(--grid "$how") ;;
+            esac
+        fi
         rm -f "$tmp/out.npy"
-        if "$mpiexec" --oversubscribe -np $np "$tcm" filter "$tmp/$f" "$tmp/out.npy" --kernel "$k" \
-            --algo cpu.direct.halo "$@" >/dev/null 2>"$tmp/err"; then
-            if cmp -s "$tmp/ref.npy" "$tmp/out.npy"; then ok "$name, $np ranks"
-            else bad "$name, $np ranks: output differs from one process"; fi
+        if "$mpiexec" --oversubscribe -np "$np" "$tcm" filter "$tmp/$f" "$tmp/out.npy" --kernel "$k" \
+            --algo cpu.direct.halo --threads 1 "${extra[@]}" "$@" >/dev/null 2>"$tmp/err"; then
+            if cmp -s "$tmp/ref.npy" "$tmp/out.npy"; then ok "$name, $np ranks ${how:-auto}"
+            else bad "$name, $np ranks ${how:-auto}: output differs from one process"; fi
         else
-            bad "$name, $np ranks: $(head -1 "$tmp/err")"
+            bad "$name, $np ranks ${how:-auto}: $(head -1 "$tmp/err")"
         fi
     done
 }
 for mode in constant nearest reflect mirror wrap; do
-    run "1D k7 $mode" a1.npy box:7 --mode $mode --cval 0.5
-    run "2D npy mask $mode origin" a2.npy "$tmp/k2.npy" --mode $mode --origin 1,0 --correlate
-    run "3D gaussian $mode" a3.npy gaussian:0.8 --mode $mode
+    run "1D k7 $mode" a1.npy box:7 "2 3" --mode $mode --cval 0.5
+    run "2D npy mask $mode origin" a2.npy "$tmp/k2.npy" "2 3@1x3 4@2x2" --mode $mode --origin 1,0 \
+        --correlate
+    run "3D gaussian $mode" a3.npy gaussian:0.8 "3 4@2x1x2" --mode $mode
 done
+# a mask wider than a block (101 rows per rank, 201 taps): halo from further ranks
+run "1D box:201 wider than a block" a1.npy box:201 "3" --mode reflect
+run "2D box:15 wider than a block" a2.npy box:15 "4@1x4" --mode wrap
+# boxes listed per rank (no grid): rows 0..9 in two, rows 10..40 in one
+run "2D boxes" a2.npy "$tmp/k2.npy" "3@boxes=0+10,0+20/0+10,20+17/10+31,0+37" --mode mirror
 # bad input: one message, exit 1 or 2, no output file
-expect_fail() { # name args...
+expect_fail() { # name mpirun-arguments...
     local name=$1
     shift
     rm -f "$tmp/out.npy"
-    "$mpiexec" --oversubscribe -np 2 "$tcm" "$@" >/dev/null 2>"$tmp/err"
+    "$mpiexec" --oversubscribe "$@" >/dev/null 2>"$tmp/err"
     local rc=$? n
     n=$(grep -c "^tileconv-mpi" "$tmp/err")
     if [ $rc -ne 0 ] && [ "$n" = 1 ] && [ ! -e "$tmp/out.npy" ] && ! ls "$tmp"/out.npy.tmp.* >/dev/null 2>&1; then
@@ -58,10 +79,21 @@ expect_fail() { # name args...
         bad "$name: rc $rc, $n message lines, output $(ls "$tmp" | grep -c out)"
     fi
 }
-expect_fail "missing input" filter "$tmp/nope.npy" "$tmp/out.npy" --kernel box:3
-expect_fail "file too short" filter "$tmp/short.npy" "$tmp/out.npy" --kernel box:3
-expect_fail "unknown option" filter "$tmp/a2.npy" "$tmp/out.npy" --kernel box:3 --bogus
-expect_fail "bad mode" filter "$tmp/a2.npy" "$tmp/out.npy" --kernel box:3 --mode sideways
-expect_fail "mask taller than a slab" filter "$tmp/a1.npy" "$tmp/out.npy" --kernel box:201
+F() { echo filter "$tmp/$1" "$tmp/out.npy"; }
+expect_fail "missing input" -np 2 "$tcm" $(F nope.npy) --kernel box:3
+expect_fail "file too short" -np 2 "$tcm" $(F short.npy) --kernel box:3
+expect_fail "unknown option" -np 2 "$tcm" $(F a2.npy) --kernel box:3 --bogus
+expect_fail "bad mode" -np 2 "$tcm" $(F a2.npy) --kernel box:3 --mode sideways
+expect_fail "arguments differ across ranks" -np 1 "$tcm" $(F a2.npy) --kernel box:3 : \
+    -np 1 "$tcm" $(F a2.npy) --kernel box:5
+expect_fail "overlapping boxes" -np 2 "$tcm" $(F a2.npy) --kernel box:3 --boxes 0+41,0+20/0+41,10+27
+expect_fail "boxes leaving a gap" -np 2 "$tcm" $(F a2.npy) --kernel box:3 --boxes 0+20,0+37/21+20,0+37
+expect_fail "boxes for another rank count" -np 3 "$tcm" $(F a2.npy) --kernel box:3 --boxes 0+20,0+37/20+21,0+37
+expect_fail "grid of another size" -np 2 "$tcm" $(F a2.npy) --kernel box:3 --grid 3x1
+if nvidia-smi -L >/dev/null 2>&1; then
+    echo "skip backend cuda without a GPU: this machine has one"
+else
+    expect_fail "backend cuda without a GPU" -np 2 "$tcm" $(F a2.npy) --kernel box:3 --backend cuda
+fi
 echo "$pass passed, $fail failed, 0 skipped"
 [ $fail -eq 0 ]

@@ -1,20 +1,25 @@
 /*
  * tileconv_mpi_cli.c - `mpirun -np R tileconv-mpi filter IN OUT --kernel K
  * [--mode M] [--cval C] [--origin O[,O..]] [--correlate] [--algo NAME]
+ * [--threads N] [--backend cpu|cuda] [--grid AxBxC] [--boxes SPEC]
  * [--repeat N] [--stats]`: tileconv filter on a .npy array (float32 or
- * float64, C order, 1 to 3 dimensions) split in slabs over the ranks.
+ * float64, C order, 1 to 3 dimensions) split in boxes over the ranks (the
+ * library's grid, a forced grid, or boxes listed per rank).
  *
- * Each rank reads its rows of IN with MPI-IO (a collective read at its
- * offset after the header) and writes its rows of the output the same way,
- * into OUT.tmp.<pid> that rank 0 renames to OUT only after every rank
- * succeeded (otherwise it is deleted). Any failure ends every rank with one
- * line from rank 0 and exit status 1 (2 for usage errors), and no OUT.
- * --stats prints, from rank 0: ranks, rows per rank, halo rows and bytes,
- * the exchange alone, the wait and compute of the last execute, and the
- * fraction of the exchange hidden behind compute (minimum over ranks).
+ * Each rank reads its box of IN with MPI-IO (a collective read through a
+ * subarray file view after the header) and writes its box of the output
+ * the same way, into OUT.tmp.<pid> that rank 0 renames to OUT only after
+ * every rank succeeded (otherwise it is deleted). Any failure, including
+ * arguments that differ across ranks, ends every rank with one line from
+ * rank 0 and exit status 1 (2 for usage errors), and no OUT. --stats
+ * prints, from rank 0: ranks, grid, rank 0's box, halo widths, messages and
+ * bytes, the exchange alone, the wait and compute of the last execute, and
+ * the fraction of the exchange hidden behind compute (minimum over ranks).
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,8 +152,11 @@ static void usage(void) {
     if (rank == 0)
         fprintf(stderr,
                 "usage: mpirun -np R tileconv-mpi filter IN OUT --kernel K [--mode M] "
-                "[--cval C]\n       [--origin O[,O..]] [--correlate] [--algo NAME] [--repeat N] "
-                "[--stats]\n%s",
+                "[--cval C]\n       [--origin O[,O..]] [--correlate] [--algo NAME] [--threads N]"
+                "\n       [--backend cpu|cuda] [--grid AxBxC] [--boxes F+N,F+N/F+N,F+N/...] "
+                "[--repeat N] [--stats]\n"
+                "  --grid: ranks per axis; --boxes: each rank's first index + extent per axis,\n"
+                "  ranks separated by '/' (they must tile the array)\n%s",
                 TOOL_MASKS_HELP);
 }
 
@@ -157,10 +165,35 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *in = NULL, *out = NULL, *kernel = NULL, *algo = NULL, *origin = NULL;
+    const char *grid = NULL, *boxes = NULL;
+    tc_backend backend = TC_BACKEND_CPU;
+    int threads = 0;
     tc_mode mode = TC_MODE_REFLECT;
     double cval = 0;
     int correlate = 0, repeat = 1, stats = 0, npos = 0, bad = 0;
     char err[512] = "";
+    int argmismatch = 0;
+    /* the same command line on every rank (mpirun's MPMD form can differ);
+     * collective, so before any rank may leave */
+    {
+        uint64_t h = 1469598103934665603ull, h0;
+        for (int i = 1; i < argc; i++)
+            for (const char *c = argv[i];; c++) {
+                h = (h ^ (unsigned char)*c) * 1099511628211ull;
+                if (!*c) break;
+            }
+        h0 = h;
+        MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+        if (h != h0) {
+            snprintf(err, sizeof err, "rank %d's command line differs from rank 0's (every rank "
+                     "must get the same arguments)", rank);
+            argmismatch = 1;
+        }
+    }
+    if (fail_all(argmismatch, err, 2)) {
+        MPI_Finalize();
+        return 2;
+    }
     if (argc < 2 || strcmp(argv[1], "filter") != 0) {
         usage();
         MPI_Finalize();
@@ -174,6 +207,19 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--origin") && more) origin = argv[++i];
         else if (!strcmp(a, "--cval") && more) cval = atof(argv[++i]);
         else if (!strcmp(a, "--repeat") && more) repeat = atoi(argv[++i]);
+        else if (!strcmp(a, "--threads") && more) {
+            threads = atoi(argv[++i]);
+            if (threads < 1 || threads > 4096) {
+                snprintf(err, sizeof err, "--threads '%s': expected 1..4096", argv[i]);
+                bad = 1;
+            }
+        } else if (!strcmp(a, "--backend") && more) {
+            if (tc_backend_parse(argv[++i], &backend) != TC_OK) {
+                snprintf(err, sizeof err, "--backend '%s': expected cpu, cuda or auto", argv[i]);
+                bad = 1;
+            }
+        } else if (!strcmp(a, "--grid") && more) grid = argv[++i];
+        else if (!strcmp(a, "--boxes") && more) boxes = argv[++i];
         else if (!strcmp(a, "--correlate")) correlate = 1;
         else if (!strcmp(a, "--stats")) stats = 1;
         else if (!strcmp(a, "--mode") && more) {
@@ -274,41 +320,113 @@ int main(int argc, char **argv) {
     tc_plan_options o;
     tc_plan_options_init(&o);
     o.algorithm = algo;
+    tc_mpi_options mo;
+    tc_mpi_options_init(&mo);
+    mo.threads = threads;
+    if (backend == TC_BACKEND_AUTO) { /* GPUs when every rank has one */
+        int devs = tc_cuda_device_count(), least = 0;
+        MPI_Allreduce(&devs, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        backend = least > 0 ? TC_BACKEND_CUDA : TC_BACKEND_CPU;
+    }
+    mo.backend = backend;
+    int64_t bfirst[3] = {0, 0, 0}, bcount[3] = {1, 1, 1};
+    bad = 0;
+    if (grid) {
+        char *p = (char *)grid;
+        for (int i = 0; i < 3 && *p; i++) {
+            mo.grid[i] = (int)strtol(p, &p, 10);
+            if (*p == 'x' || *p == 'X') p++;
+            else if (*p) break;
+        }
+        if (*p || mo.grid[0] < 1) {
+            snprintf(err, sizeof err, "--grid '%s': expected ranks per axis, e.g. 2x2 or 2x1x2",
+                     grid);
+            bad = 1;
+        }
+    }
+    if (boxes && !bad) {
+        /* rank r's entry: the r-th '/'-separated list of F+N per axis */
+        int entries = 1;
+        for (const char *c = boxes; *c; c++) entries += *c == '/';
+        const char *e = boxes;
+        for (int r = 0; r < rank && e; r++) {
+            e = strchr(e, '/');
+            if (e) e++;
+        }
+        char *p = (char *)e;
+        int axes = 0;
+        while (p && *p && *p != '/' && axes < 3) {
+            bfirst[axes] = strtoll(p, &p, 10);
+            if (*p != '+') break;
+            bcount[axes] = strtoll(p + 1, &p, 10);
+            axes++;
+            if (*p == ',') p++;
+        }
+        if (entries != size) {
+            snprintf(err, sizeof err, "--boxes lists %d boxes for %d ranks", entries, size);
+            bad = 1;
+        } else if (axes != nd || (p && *p && *p != '/')) {
+            snprintf(err, sizeof err, "--boxes: rank %d's entry '%.*s' is not %d first+count "
+                     "pairs", rank, (int)strcspn(e, "/"), e, nd);
+            bad = 1;
+        } else {
+            mo.box_first = bfirst;
+            mo.box_count = bcount;
+        }
+    }
+    if (fail_all(bad, err, 2)) {
+        free(mask);
+        MPI_Finalize();
+        return 2;
+    }
     tc_mpi_plan *pl = NULL;
-    tc_status st = tc_mpi_plan_filter(&pl, MPI_COMM_WORLD, &d, mask, &o);
+    tc_status st = tc_mpi_plan_filter_ex(&pl, MPI_COMM_WORLD, &d, mask, &o, &mo);
     if (st != TC_OK) {
         if (rank == 0) fprintf(stderr, "tileconv-mpi: cannot plan: %s\n", tc_mpi_last_error());
         free(mask);
         MPI_Finalize();
         return 1;
     }
-    int64_t first, count, row = shape[1] * shape[2];
-    tc_mpi_local_rows(pl, &first, &count);
-    size_t bytes = (size_t)(count * row) * es;
+    int64_t first[3], count[3];
+    tc_mpi_local_box(pl, first, count);
+    int64_t elems = count[0] * count[1] * count[2];
+    size_t bytes = (size_t)elems * es;
     void *x = malloc(bytes ? bytes : 1), *y = malloc(bytes ? bytes : 1);
-    /* collective read of this rank's rows */
+    /* this rank's box of the file: a subarray view after the header */
+    MPI_Datatype et = dt == TC_FLOAT32 ? MPI_FLOAT : MPI_DOUBLE, ftype = MPI_DATATYPE_NULL;
+    {
+        int gs[3], bs[3], bf[3];
+        for (int i = 0; i < 3; i++) {
+            gs[i] = (int)shape[i];
+            bs[i] = (int)count[i];
+            bf[i] = (int)first[i];
+        }
+        MPI_Type_create_subarray(3, gs, bs, bf, MPI_ORDER_C, et, &ftype);
+        MPI_Type_commit(&ftype);
+    }
     MPI_File fh;
-    bad = !x || !y;
-    snprintf(err, sizeof err, "out of memory");
+    bad = !x || !y || elems > INT_MAX;
+    snprintf(err, sizeof err, "rank %d: out of memory or a box over 2^31 elements", rank);
     if (!bad && MPI_File_open(MPI_COMM_WORLD, in, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) !=
                     MPI_SUCCESS) {
         bad = 1;
         snprintf(err, sizeof err, "cannot open '%s' with MPI-IO", in);
     } else if (!bad) {
         MPI_Status ms;
-        int rc = MPI_File_read_at_all(fh, off + (MPI_Offset)(first * row) * (MPI_Offset)es, x,
-                                      (int)bytes, MPI_BYTE, &ms);
+        int rc = MPI_File_set_view(fh, (MPI_Offset)off, et, ftype, "native", MPI_INFO_NULL);
+        if (rc == MPI_SUCCESS) rc = MPI_File_read_all(fh, x, (int)elems, et, &ms);
         int got = 0;
-        MPI_Get_count(&ms, MPI_BYTE, &got);
-        if (rc != MPI_SUCCESS || (size_t)got != bytes) {
+        if (rc == MPI_SUCCESS) MPI_Get_count(&ms, et, &got);
+        if (rc != MPI_SUCCESS || got != (int)elems) {
             bad = 1;
-            snprintf(err, sizeof err, "'%s': short read of rows %lld..%lld", in, (long long)first,
-                     (long long)(first + count));
+            snprintf(err, sizeof err, "'%s': rank %d read %d of the %lld elements of its box", in,
+                     rank, got, (long long)elems);
         }
         MPI_File_close(&fh);
     }
     if (fail_all(bad, err, 1)) {
         tc_mpi_plan_destroy(pl);
+        MPI_Type_free(&ftype);
         free(x); free(y); free(mask);
         MPI_Finalize();
         return 1;
@@ -325,6 +443,7 @@ int main(int argc, char **argv) {
     snprintf(err, sizeof err, "execute failed (status %d)", (int)st);
     if (fail_all(st != TC_OK, err, 1)) {
         tc_mpi_plan_destroy(pl);
+        MPI_Type_free(&ftype);
         free(x); free(y); free(mask);
         MPI_Finalize();
         return 1;
@@ -353,10 +472,13 @@ int main(int argc, char **argv) {
             bad = 1;
             snprintf(err, sizeof err, "cannot open '%.300s' with MPI-IO for writing", tmp);
         } else {
-            if (MPI_File_write_at_all(fh, hdr + (MPI_Offset)(first * row) * (MPI_Offset)es, y,
-                                      (int)bytes, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            int rc = MPI_File_set_view(fh, (MPI_Offset)hdr, et, ftype, "native", MPI_INFO_NULL);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_File_write_all(fh, y, (int)elems, et, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS) {
                 bad = 1;
-                snprintf(err, sizeof err, "write of rows %lld.. failed", (long long)first);
+                snprintf(err, sizeof err, "rank %d: writing its box of '%.300s' failed", rank,
+                         tmp);
             }
             MPI_File_close(&fh);
         }
@@ -379,16 +501,25 @@ int main(int argc, char **argv) {
         double hid = s.hidden, hmin = 0, wmax = 0;
         MPI_Reduce(&hid, &hmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
         MPI_Reduce(&s.wait_s, &wmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        if (rank == 0)
+        if (rank == 0) {
+            char g[40] = "boxes";
+            if (s.grid[0]) snprintf(g, sizeof g, "%dx%dx%d", s.grid[0], s.grid[1], s.grid[2]);
             fprintf(stderr,
-                    "algorithm=%s ranks=%d grid=%dx1x1 rows_per_rank=%lld halo_rows=%lld "
+                    "algorithm=%s backend=%s ranks=%d grid=%s box0=%lldx%lldx%lld "
+                    "halo=%lld+%lld,%lld+%lld,%lld+%lld messages_rank0=%d pieces_rank0=%d "
                     "halo_bytes_rank0=%.0f best_ms=%.4f exchange_ms=%.4f wait_ms_max=%.4f "
                     "compute_ms=%.4f hidden_min=%.3f\n",
-                    tc_mpi_plan_algorithm(pl), s.ranks, s.ranks, (long long)s.rows,
-                    (long long)s.halo_rows, s.halo_bytes, best * 1e3, s.exchange_s * 1e3,
-                    wmax * 1e3, s.compute_s * 1e3, hmin);
+                    tc_mpi_plan_algorithm(pl), tc_backend_name(backend), s.ranks, g,
+                    (long long)s.box_count[0], (long long)s.box_count[1],
+                    (long long)s.box_count[2], (long long)s.halo_before[0],
+                    (long long)s.halo_after[0], (long long)s.halo_before[1],
+                    (long long)s.halo_after[1], (long long)s.halo_before[2],
+                    (long long)s.halo_after[2], s.messages, s.pieces, s.halo_bytes, best * 1e3,
+                    s.exchange_s * 1e3, wmax * 1e3, s.compute_s * 1e3, hmin);
+        }
     }
     tc_mpi_plan_destroy(pl);
+    MPI_Type_free(&ftype);
     free(x);
     free(y);
     free(mask);
