@@ -16,6 +16,42 @@
 
 #include "conv_direct.h"
 
+/* 16x16 transpose of r[0..15] in place (rows become columns). */
+static inline __attribute__((always_inline)) void dc_tr16(__m512 r[16]) {
+    __m512 t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        __m512d a0 = _mm512_castps_pd(t[4 * i]), a1 = _mm512_castps_pd(t[4 * i + 1]);
+        __m512d a2 = _mm512_castps_pd(t[4 * i + 2]), a3 = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+    }
+    /* r[4i+q] holds, for rows 4i..4i+3, element q of each 128-bit lane */
+#pragma GCC unroll 2
+    for (int i = 0; i < 2; i++)
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            __m512 a = r[8 * i + q], b = r[8 * i + 4 + q];
+            t[8 * i + q] = _mm512_shuffle_f32x4(a, b, 0x88);     /* lanes 0,2 | 0,2 */
+            t[8 * i + 4 + q] = _mm512_shuffle_f32x4(a, b, 0xdd); /* lanes 1,3 | 1,3 */
+        }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++) {
+        __m512 a = t[q], b = t[8 + q], c = t[4 + q], d = t[12 + q];
+        r[q] = _mm512_shuffle_f32x4(a, b, 0x88);
+        r[8 + q] = _mm512_shuffle_f32x4(a, b, 0xdd);
+        r[4 + q] = _mm512_shuffle_f32x4(c, d, 0x88);
+        r[12 + q] = _mm512_shuffle_f32x4(c, d, 0xdd);
+    }
+}
+
 #define DC_BODY(UW, UH, NKB, CB)                                                      \
     static void dc_k_##UW##_##UH##_##NKB##_##CB(const dc_targs *a) {                 \
         __m512 acc[UH * UW][NKB];                                                     \
@@ -45,21 +81,21 @@
                 }                                                                     \
             }                                                                         \
         }                                                                             \
-        /* transposed store: channel k's UW positions of each row */                \
-        float buf[NKB * 16 * UH * UW] __attribute__((aligned(64)));                  \
-        _Pragma("GCC unroll 32") for (int p = 0; p < UH * UW; p++)                    \
-            _Pragma("GCC unroll 2") for (int b = 0; b < NKB; b++)                     \
-                _mm512_store_ps(buf + (b * UH * UW + p) * 16, acc[p][b]);             \
-        const __m512i idx = _mm512_mullo_epi32(_mm512_set1_epi32(16),                 \
-            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)); \
-        const __mmask16 m = (__mmask16)((1u << UW) - 1);                              \
-        for (int64_t k = 0; k < a->nk; k++) {                                         \
-            const float *src = buf + (k >> 4) * (UH * UW * 16) + (k & 15);            \
-            float *yk = a->y + k * a->ypl;                                            \
-            _Pragma("GCC unroll 2") for (int h = 0; h < UH; h++) {                    \
-                __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx,      \
-                                                    src + h * UW * 16, 4);            \
-                _mm512_mask_storeu_ps(yk + h * a->yrow, m, v);                        \
+        /* transposed store: 16x16 transposes, one masked store per row */       \
+        const __mmask16 m0 = (__mmask16)((1u << UW) - 1);                             \
+        _Pragma("GCC unroll 2") for (int b = 0; b < NKB; b++) {                       \
+            __m512 r[16];                                                             \
+            _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++)                     \
+                r[p] = p < UH * UW ? acc[p < UH * UW ? p : 0][b] : _mm512_setzero_ps(); \
+            dc_tr16(r);                                                               \
+            int64_t kn = a->nk - 16 * b;                                              \
+            if (kn > 16) kn = 16;                                                     \
+            float *yb = a->y + 16 * b * a->ypl;                                       \
+            _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) if (l < kn) {       \
+                _mm512_mask_storeu_ps(yb + l * a->ypl, m0, r[l]);                     \
+                if (UH == 2)                                                          \
+                    _mm512_mask_storeu_ps(yb + l * a->ypl + a->yrow - UW,             \
+                                          (__mmask16)(m0 << UW), r[l]);               \
             }                                                                         \
         }                                                                             \
     }
@@ -99,60 +135,45 @@ dc_kernel_fn tc__dc_kernel_avx512(int cbi, int nkb, int uh, int uw) {
     return dc_table[cbi][nkb - 1][uh - 1][uw - 1];
 }
 
-/* 16x16 transpose of r[0..15] in place (rows become columns). */
-static inline void dc_tr16(__m512 r[16]) {
-    __m512 t[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++) {
-        __m512d a0 = _mm512_castps_pd(t[4 * i]), a1 = _mm512_castps_pd(t[4 * i + 1]);
-        __m512d a2 = _mm512_castps_pd(t[4 * i + 2]), a3 = _mm512_castps_pd(t[4 * i + 3]);
-        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
-        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
-        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
-        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
-    }
-    /* r[4i+q] holds, for rows 4i..4i+3, element q of each 128-bit lane */
-    for (int i = 0; i < 2; i++)
-        for (int q = 0; q < 4; q++) {
-            __m512 a = r[8 * i + q], b = r[8 * i + 4 + q];
-            t[8 * i + q] = _mm512_shuffle_f32x4(a, b, 0x88);     /* lanes 0,2 | 0,2 */
-            t[8 * i + 4 + q] = _mm512_shuffle_f32x4(a, b, 0xdd); /* lanes 1,3 | 1,3 */
-        }
-    for (int q = 0; q < 4; q++) {
-        __m512 a = t[q], b = t[8 + q], c = t[4 + q], d = t[12 + q];
-        r[q] = _mm512_shuffle_f32x4(a, b, 0x88);
-        r[8 + q] = _mm512_shuffle_f32x4(a, b, 0xdd);
-        r[4 + q] = _mm512_shuffle_f32x4(c, d, 0x88);
-        r[12 + q] = _mm512_shuffle_f32x4(c, d, 0xdd);
-    }
-}
-
 void tc__dc_row_avx512(float *dst, int64_t CB, int64_t cw, const float *src, int64_t pitch,
                        const int32_t *map, int64_t npos, float cval) {
     int64_t p0 = 0;
-    if (CB == 16 && cw == 16) {
+    if (CB == 16) {
         const __m512 cv = _mm512_set1_ps(cval);
-        for (; p0 + 16 <= npos; p0 += 16) {
-            __m512i ix = _mm512_loadu_si512((const void *)(map + p0));
-            __mmask16 ok = _mm512_cmpge_epi32_mask(ix, _mm512_setzero_si512());
-            /* contiguous run: plain loads */
-            const __m512i seq = _mm512_add_epi32(
-                _mm512_set1_epi32(map[p0]),
-                _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-            int contig = ok == 0xffff && _mm512_cmpeq_epi32_mask(ix, seq) == 0xffff;
+        const __m512i iota =
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        for (; p0 < npos; p0 += 16) {
+            int64_t n = npos - p0 < 16 ? npos - p0 : 16;
+            __mmask16 in = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1);
+            __m512i ix = _mm512_maskz_loadu_epi32(in, map + p0);
+            __mmask16 ok = _mm512_mask_cmpge_epi32_mask(in, ix, _mm512_setzero_si512());
+            /* the valid lanes one contiguous run (index - lane constant)? */
+            __m512i off = _mm512_sub_epi32(ix, iota);
+            int32_t base = 0;
+            __mmask16 same = 0;
+            if (ok) {
+                base = map[p0 + __builtin_ctz(ok)] - __builtin_ctz(ok);
+                same = _mm512_mask_cmpeq_epi32_mask(ok, off, _mm512_set1_epi32(base));
+            }
+            int contig = same == ok;
             __m512 r[16];
             for (int c = 0; c < 16; c++) {
-                const float *s = src + c * pitch;
-                r[c] = contig ? _mm512_loadu_ps(s + map[p0])
-                              : _mm512_mask_i32gather_ps(cv, ok, ix, s, 4);
+                if (c >= cw) {
+                    r[c] = _mm512_setzero_ps();
+                    continue;
+                }
+                const float *sc = src + c * pitch;
+                r[c] = contig ? _mm512_mask_loadu_ps(cv, ok, sc + base)
+                              : _mm512_mask_i32gather_ps(cv, ok, ix, sc, 4);
             }
             /* rows r[c][pos]: wanted dst[pos][c] */
             dc_tr16(r);
-            for (int q = 0; q < 16; q++) _mm512_storeu_ps(dst + (p0 + q) * 16, r[q]);
+            if (n == 16)
+                for (int q = 0; q < 16; q++) _mm512_storeu_ps(dst + (p0 + q) * 16, r[q]);
+            else
+                for (int q = 0; q < n; q++) _mm512_storeu_ps(dst + (p0 + q) * 16, r[q]);
         }
+        return;
     }
     for (int64_t p = p0; p < npos; p++) {
         int32_t m = map[p];
