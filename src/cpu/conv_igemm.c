@@ -49,6 +49,8 @@ typedef struct ig_geom {
     size_t bbytes, segbytes; /* per-thread B block and segment table */
 } ig_geom;
 
+#define IG_TABCAP 8192 /* row-table entries per thread (ig_rowtab) */
+
 typedef struct ig_seg { /* a run of columns: one output row, one panel */
     int64_t o0, o1, o2;     /* first output position */
     int64_t col, len;       /* first column in the block, count */
@@ -170,7 +172,8 @@ static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
     g->pan_per_group = ig_cdiv(g->npan, g->kgroups);
     g->kgroups = ig_cdiv(g->npan, g->pan_per_group);
     g->bbytes = ig_rup64((size_t)(g->kc * g->nb * es));
-    g->segbytes = ig_rup64((size_t)g->nb * sizeof(ig_seg));
+    g->segbytes = ig_rup64((size_t)g->nb * sizeof(ig_seg)) +
+                  ig_rup64((size_t)IG_TABCAP * sizeof(int64_t));
     return 1;
 }
 
@@ -258,17 +261,40 @@ static int64_t ig_segments(const tc__problem *p, const ig_geom *g, int64_t c0,
     return ns;
 }
 
+/* Row table of a block: tab[s*m0*m1 + r0*m1 + r1] = the input row (index
+ * b0*in1 + b1 within a plane) that segment s reads for taps (r0, r1), or -1
+ * where the padding mode gives the constant; built once per block instead
+ * of two boundary mappings per segment and reduction row. */
+static const int64_t *ig_rowtab(const tc__problem *p, const ig_seg *seg,
+                                int64_t ns, int64_t *tab) {
+    const int64_t m0 = p->msk[0], m1 = p->msk[1];
+    if (ns * m0 * m1 > IG_TABCAP) return NULL;
+    for (int64_t s = 0; s < ns; s++)
+        for (int64_t r0 = 0; r0 < m0; r0++) {
+            int64_t b0 = tc__boundary_index(seg[s].o0 * p->stride[0] + r0 * p->dil[0] - p->pad_lo[0],
+                                            p->in[0], p->mode);
+            for (int64_t r1 = 0; r1 < m1; r1++) {
+                int64_t b1 = tc__boundary_index(seg[s].o1 * p->stride[1] + r1 * p->dil[1] - p->pad_lo[1],
+                                                p->in[1], p->mode);
+                tab[(s * m0 + r0) * m1 + r1] = b0 < 0 || b1 < 0 ? -1 : b0 * p->in[1] + b1;
+            }
+        }
+    return tab;
+}
+
 /* Packs rows [l0, l0+kc) x columns of the segments of image n, group gi,
  * into NR-wide panels: dst[(col/NR)*kc*NR + (l-l0)*NR + col%NR]. */
 #define IG_PACK(T, SFX)                                                          \
     static void ig_pack_##SFX(const tc__problem *p, const ig_geom *g,           \
                               const T *x, int64_t n, int64_t gi, int64_t l0,    \
                               int64_t kc, const ig_seg *seg, int64_t ns,        \
-                              int64_t ncols, T *restrict dst) {                 \
+                              const int64_t *tab, int64_t ncols,                \
+                              T *restrict dst) {                                \
         const int64_t NR = g->nr, m0 = p->msk[0], m1 = p->msk[1], m2 = p->msk[2]; \
         const int64_t in0 = p->in[0], in1 = p->in[1], in2 = p->in[2];           \
         const int64_t s0 = p->stride[0], s1 = p->stride[1], s2 = p->stride[2];  \
         const T cval = (T)p->cval;                                              \
+        const int64_t m01 = m0 * m1;                                            \
         int64_t r2 = l0 % m2, t = l0 / m2;                                      \
         int64_t r1 = t % m1;                                                    \
         t /= m1;                                                                \
@@ -283,13 +309,19 @@ static int64_t ig_segments(const tc__problem *p, const ig_geom *g, int64_t c0,
                 const ig_seg *sg = &seg[s];                                     \
                 T *d = dst + (sg->col / NR) * kc * NR + l * NR + sg->col % NR;  \
                 const int64_t len = sg->len;                                    \
-                int64_t b0 = tc__boundary_index(sg->o0 * s0 + a0, in0, p->mode); \
-                int64_t b1 = tc__boundary_index(sg->o1 * s1 + a1, in1, p->mode); \
-                if (b0 < 0 || b1 < 0) {                                         \
+                int64_t rowi;                                                   \
+                if (tab) {                                                      \
+                    rowi = tab[s * m01 + r0 * m1 + r1];                         \
+                } else {                                                        \
+                    int64_t b0 = tc__boundary_index(sg->o0 * s0 + a0, in0, p->mode); \
+                    int64_t b1 = tc__boundary_index(sg->o1 * s1 + a1, in1, p->mode); \
+                    rowi = b0 < 0 || b1 < 0 ? -1 : b0 * in1 + b1;               \
+                }                                                               \
+                if (rowi < 0) {                                                 \
                     for (int64_t j = 0; j < len; j++) d[j] = cval;              \
                     continue;                                                   \
                 }                                                               \
-                const T *row = plane + (b0 * in1 + b1) * in2;                   \
+                const T *row = plane + rowi * in2;                              \
                 const int64_t first = sg->o2 * s2 + a2;                         \
                 const int64_t last = first + (len - 1) * s2;                    \
                 if (first >= 0 && last < in2) {                                 \
@@ -371,12 +403,14 @@ static void ig_items(void *arg, int64_t begin, int64_t end, int tid) {
         int64_t q0 = kg * g->pan_per_group;
         int64_t q1 = q0 + g->pan_per_group < g->npan ? q0 + g->pan_per_group : g->npan;
         int64_t ns = ig_segments(p, g, c0, c1, seg);
+        const int64_t *tab = ig_rowtab(
+            p, seg, ns, (int64_t *)((char *)seg + ig_rup64((size_t)g->nb * sizeof(ig_seg))));
         for (int64_t l0 = 0; l0 < g->R; l0 += g->kc) {
             int64_t kc = g->R - l0 < g->kc ? g->R - l0 : g->kc;
             if (f32)
-                ig_pack_f32(p, g, (const float *)a->x, n, gi, l0, kc, seg, ns, ncols, bbuf);
+                ig_pack_f32(p, g, (const float *)a->x, n, gi, l0, kc, seg, ns, tab, ncols, bbuf);
             else
-                ig_pack_f64(p, g, (const double *)a->x, n, gi, l0, kc, seg, ns, ncols, bbuf);
+                ig_pack_f64(p, g, (const double *)a->x, n, gi, l0, kc, seg, ns, tab, ncols, bbuf);
             for (int64_t q = q0; q < q1; q++) {
                 int mr = (int)(g->Kg - q * MR < MR ? g->Kg - q * MR : MR);
                 int64_t krow = gi * g->Kg + q * MR;
