@@ -116,6 +116,8 @@ TC_API tc_status tc_mpi_execute_filter(tc_mpi_plan *plan, void *y_local, const v
 TC_API tc_status tc_mpi_plan_stats(const tc_mpi_plan *plan, tc_mpi_stats *stats);
 /* The local algorithm's name (the same on every rank). */
 TC_API const char *tc_mpi_plan_algorithm(const tc_mpi_plan *plan);
+/* Collective (frees the plan's private duplicate of the communicator, on
+ * which its halo messages travel). NULL is ignored. */
 TC_API void tc_mpi_plan_destroy(tc_mpi_plan *plan);
 /* The message of this thread's last failed tc_mpi_plan_filter (the same
  * text on every rank: the failing rank's reason). */

@@ -111,9 +111,9 @@ void tc__mpi_grid_box(tc__mpi_box *b, const int grid[3], const int64_t N[3], int
 int tc__mpi_grid_choose(int grid[3], int size, int nd, const int64_t N[3],
                         const int64_t before[3], const int64_t after[3]) {
     double best = -1;
-    for (int d0 = 1; d0 <= size; d0++) {
+    for (int d0 = size; d0 >= 1; d0--) { /* descending: ties keep the earlier axes split */
         if (size % d0) continue;
-        for (int d1 = 1; d1 <= size / d0; d1++) {
+        for (int d1 = size / d0; d1 >= 1; d1--) {
             if ((size / d0) % d1) continue;
             int g[3] = {d0, d1, size / d0 / d1}, ok = 1;
             for (int i = 0; i < 3; i++)

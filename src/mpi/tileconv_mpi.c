@@ -124,6 +124,7 @@ static tc_status local_plan(tc_plan **pl, const tc_mpi_plan *p, const int64_t n[
 
 void tc_mpi_plan_destroy(tc_mpi_plan *p) {
     if (!p) return;
+    if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
     tc_plan_destroy(p->inner);
     for (int i = 0; i < p->npiece; i++) tc_plan_destroy(p->pc[i].pl);
     if (p->types)
@@ -484,6 +485,11 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
     tc_status st = TC_OK;
     tc_context *ctx = NULL;
     tc__mpi_box *boxes = NULL;
+    /* a private communicator: the halo tags cannot meet the caller's
+     * messages (every rank dups, whatever fails later) */
+    MPI_Comm dup = MPI_COMM_NULL;
+    MPI_Comm_dup(comm, &dup);
+    comm = dup;
     tc_mpi_plan *p = calloc(1, sizeof *p);
     int rank, size;
     MPI_Comm_rank(comm, &rank);
@@ -493,7 +499,7 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
         snprintf(msg, sizeof msg, "mpi plan: out of memory");
         goto agree;
     }
-    p->comm = comm;
+    p->comm = dup;
     p->rank = rank;
     p->size = size;
     if (!desc || !mask) {
@@ -679,7 +685,8 @@ agree:
     free(boxes);
     st = mpi_agree(comm, st, msg, sizeof msg);
     if (st != TC_OK) {
-        tc_mpi_plan_destroy(p);
+        if (p) tc_mpi_plan_destroy(p); /* frees dup */
+        else MPI_Comm_free(&dup);
         snprintf(tc_mpi_err, sizeof tc_mpi_err, "%s", msg);
         return st;
     }
