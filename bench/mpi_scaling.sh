@@ -30,7 +30,7 @@ B=$BUILD/tileconv-mpi-bench
 M="mpirun --bind-to core --oversubscribe"
 stamp "placement of 8 ranks"
 $M --report-bindings -np 8 "$B" --weak 32 --repeat 1 2>&1 | grep -E "bound|weak" | head -10
-run() { echo "\$ $*"; "$@" 2>&1 | grep -E "^(weak|strong)|error|Error" ; }
+run() { echo "\$ $*"; timeout 90 "$@" 2>&1 | grep -E "^(weak|strong)|error|Error" ; }
 stamp "weak 192^3 per rank"
 for r in 1 2 4 8 16; do
     run $M -np $r "$B" --weak 192 --repeat 7
