@@ -1118,6 +1118,12 @@ static void conv_cases(void) {
             {3, 1, 5, 5, 5, 6, 7, 19, 3, 1, 1, 1, 0, 1},     /* depthwise 3D */
             {2, 1, 512, 5, 1, 9, 7, 1, 3, 1, 1, 1, 1, 1},    /* C = 512: Winograd's error */
             {2, 3, 17, 19, 1, 13, 17, 1, 3, 1, 1, 2, 3, 1},  /* pad 2 circular, odd tiles */
+            /* Winograd F(4x4,3x3) blocking edges: tile rows longer than 16 tiles,
+             * many 32-tile blocks, grouped Cg/Kg, one 16-tile block split over K */
+            {2, 2, 24, 18, 3, 10, 13, 1, 3, 1, 1, 1, 2, 0},  /* groups 3, replicate */
+            {2, 1, 20, 33, 1, 70, 75, 1, 3, 1, 1, 1, 2, 1},  /* TW = 19, 11 blocks */
+            {2, 1, 48, 40, 1, 14, 14, 1, 3, 1, 1, 1, 0, 1},  /* 16 tiles, K split */
+            {2, 2, 18, 30, 2, 11, 21, 1, 3, 1, 1, 1, 2, 1},  /* groups 2, replicate */
             {3, 2, 20, 35, 1, 7, 9, 6, 3, 2, 1, 1, 3, 1},    /* 3D stride 2, C/K past 16 */
             {3, 1, 24, 36, 3, 6, 7, 9, 3, 1, 2, 2, 1, 0},    /* 3D groups, dil 2, reflect */
         };

@@ -1,0 +1,299 @@
+/* conv_winograd4.c - Winograd F(4x4, 3x3) convolution layers (solver
+ * "cpu.conv.winograd4"): 3x3, stride 1, dilation 1, 2D, every padding
+ * mode, groups, bias; float32 on AVX-512 (not applicable elsewhere: the
+ * planner then takes cpu.conv.igemm or another portable solver).
+ *
+ * Lavin's minimal filtering with 6x6 input tiles at stride 4: U = G g G^T
+ * (6x6, from each 3x3 kernel, computed once per plan in double), V = B^T d B
+ * per tile and channel, and each 4x4 output tile Y = A^T [sum_c U_kc (.)
+ * V_c] A. For each of the 36 positions xi the channel sum is a GEMM
+ * M_xi (K x tiles) = U_xi (K x C) V_xi (C x tiles): 36 GEMMs with 4x fewer
+ * multiplies than the direct method (36 per 16 outputs against 144).
+ * Points 0, +-1, +-2, infinity (matrices in conv_winograd4_avx512.c); the
+ * float32 error is measured in docs/semantics.md.
+ *
+ * Fused per block of NB tiles (NB = 32 with the packed GEMM's 14x32
+ * micro-kernel, or 16 with a 28x16 kernel for layers with few tiles): the
+ * input transform writes V_xi for all channels of the block in the
+ * micro-kernel's B-panel layout, then for each chunk of output channels the
+ * 36 GEMMs run against the weights' U_xi (packed once per plan, MR = 14
+ * row panels) into a small M buffer and the output transform (bias
+ * included) writes the 4x4 tiles to NCHW, so M stays in L2. Work items are
+ * (group, block of tiles, group of A panels): K is split when there are too
+ * few blocks for the threads (batch 1 at 14x14 has 16 tiles). */
+#include "gemm_packed.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void tc__wg4_in_avx512(const float *plane, int64_t H, int64_t W, int64_t y0, int64_t x0, int len,
+                       int mode, float cval, float *rowbuf, float *dst, int64_t xi_stride);
+void tc__wg4_out_avx512(const float *src, int64_t xi_stride, float bias, float *y, int64_t OW,
+                        int rows, int cnt);
+void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
+                                  float *c, int64_t ldc, int mr);
+
+#define WG4_MR 14
+#define WG4_XI 36
+#define WG4_KCH 4 /* A panels per output-transform chunk (56 channels) */
+
+typedef struct wg4_geom {
+    int64_t Cg, Kg, npan, TH, TW, T, nb, nblk, kgroups, ppg;
+    int64_t vstride, mstride; /* floats between xi planes of V and M */
+    size_t vbytes, mbytes, per_thread;
+} wg4_geom;
+
+static int64_t wg4_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static size_t wg4_rup(size_t v) { return (v + 63) & ~(size_t)63; }
+
+static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
+    g->Cg = p->C / p->G;
+    g->Kg = p->K / p->G;
+    g->npan = wg4_cdiv(g->Kg, WG4_MR);
+    g->TH = wg4_cdiv(p->out[1], 4);
+    g->TW = wg4_cdiv(p->out[2], 4);
+    g->T = p->N * g->TH * g->TW;
+    /* 16-tile blocks where 32 would leave much of the last panel empty */
+    int64_t w32 = wg4_cdiv(g->T, 32) * 32, w16 = wg4_cdiv(g->T, 16) * 16;
+    g->nb = (double)w32 > 1.15 * (double)w16 ? 16 : 32;
+    g->nblk = wg4_cdiv(g->T, g->nb);
+    g->kgroups = 1;
+    int64_t items = p->G * g->nblk;
+    if (items < 2 * threads) {
+        g->kgroups = wg4_cdiv(2 * threads, items);
+        if (g->kgroups > g->npan) g->kgroups = g->npan;
+    }
+    g->ppg = wg4_cdiv(g->npan, g->kgroups);
+    g->kgroups = wg4_cdiv(g->npan, g->ppg);
+    g->vstride = g->Cg * g->nb + 16;
+    g->mstride = WG4_KCH * WG4_MR * g->nb + 16;
+    g->vbytes = wg4_rup((size_t)(WG4_XI * g->vstride) * sizeof(float));
+    g->mbytes = wg4_rup((size_t)(WG4_XI * g->mstride) * sizeof(float));
+    g->per_thread = g->vbytes + g->mbytes + wg4_rup(6 * 80 * sizeof(float)) + 256;
+}
+
+static int wg4_available(void) { return (tc__cpu_detect() & TC__CPU_AVX512) != 0; }
+
+static int wg4_applicable(const tc__problem *p, const tc__env *env, char *why, size_t n) {
+    const char *r = NULL;
+    if (p->op != TC_OP_CONV) r = "convolution layers only";
+    else if (p->dtype != TC_FLOAT32) r = "float32 only";
+    else if (p->msk[0] != 1 || p->msk[1] != 3 || p->msk[2] != 3 || p->in[0] != 1)
+        r = "2D 3x3 kernels only";
+    else if (p->stride[1] != 1 || p->stride[2] != 1 || p->dil[1] != 1 || p->dil[2] != 1)
+        r = "stride 1 and dilation 1 only";
+    else if (!(tc__cpu_detect() & TC__CPU_AVX512)) r = "needs AVX-512 (not built for AVX2)";
+    if (r) {
+        if (why) snprintf(why, n, "%s", r);
+        return 0;
+    }
+    wg4_geom g;
+    wg4_geometry(p, env->threads, &g);
+    if (g.Cg > (1 << 20) || g.Kg > (1 << 20)) {
+        if (why) snprintf(why, n, "channel counts too large for the transform buffers");
+        return 0;
+    }
+    return 1;
+}
+
+static size_t wg4_workspace(const tc__problem *p, const tc__env *env) {
+    wg4_geom g;
+    wg4_geometry(p, env->threads, &g);
+    return (size_t)env->threads * g.per_thread;
+}
+
+static size_t wg4_wpack_size(const tc__problem *p, const tc__env *env) {
+    wg4_geom g;
+    wg4_geometry(p, env->threads, &g);
+    return (size_t)(p->G * WG4_XI * g.npan * g.Cg * WG4_MR) * sizeof(float);
+}
+
+/* U = G g G^T per (k, c) in double, packed [g][xi][panel][c][14]. */
+static tc_status wg4_wpack(const tc__problem *p, const tc__env *env, const void *state,
+                           const void *wv, void *dst) {
+    wg4_geom g;
+    wg4_geometry(p, env->threads, &g);
+    const float *w = wv;
+    float *U = dst;
+    const double G[6][3] = {{1.0 / 4, 0, 0},
+                            {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                            {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                            {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                            {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                            {0, 0, 1}};
+    for (int64_t gi = 0; gi < p->G; gi++)
+        for (int64_t q = 0; q < g.npan; q++)
+            for (int64_t c = 0; c < g.Cg; c++)
+                for (int i = 0; i < WG4_MR; i++) {
+                    int64_t k = q * WG4_MR + i;
+                    double u[6][6] = {{0}};
+                    if (k < g.Kg) {
+                        const float *gk = w + ((gi * g.Kg + k) * g.Cg + c) * 9;
+                        double t[6][3];
+                        for (int a = 0; a < 6; a++)
+                            for (int b = 0; b < 3; b++)
+                                t[a][b] = G[a][0] * gk[0 * 3 + b] + G[a][1] * gk[1 * 3 + b] +
+                                          G[a][2] * gk[2 * 3 + b];
+                        for (int a = 0; a < 6; a++)
+                            for (int b = 0; b < 6; b++)
+                                u[a][b] = t[a][0] * G[b][0] + t[a][1] * G[b][1] + t[a][2] * G[b][2];
+                    }
+                    for (int xi = 0; xi < WG4_XI; xi++)
+                        U[((((gi * WG4_XI + xi) * g.npan + q) * g.Cg + c) * WG4_MR) + i] =
+                            (float)u[xi / 6][xi % 6];
+                }
+    return TC_OK;
+}
+
+typedef struct wg4_job {
+    const tc__args *a;
+    wg4_geom g;
+} wg4_job;
+
+typedef struct wg4_seg { int64_t n, ty, tx0, len, col; } wg4_seg;
+
+static int wg4_segments(const wg4_geom *g, int64_t t0, int64_t t1, wg4_seg *s) {
+    int ns = 0;
+    for (int64_t t = t0; t < t1;) {
+        int64_t tx = t % g->TW, r = t / g->TW;
+        int64_t len = g->TW - tx;
+        if (len > 16) len = 16;
+        if (t + len > t1) len = t1 - t;
+        s[ns].n = r / g->TH;
+        s[ns].ty = r % g->TH;
+        s[ns].tx0 = tx;
+        s[ns].len = len;
+        s[ns].col = t - t0;
+        ns++;
+        t += len;
+    }
+    return ns;
+}
+
+static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
+    wg4_job *j = arg;
+    const tc__args *a = j->a;
+    const tc__problem *p = a->p;
+    const wg4_geom *g = &j->g;
+    const int64_t nb = g->nb;
+    char *mine = (char *)a->ws + (size_t)tid * g->per_thread;
+    float *V = (float *)mine, *M = (float *)(mine + g->vbytes);
+    float *rowbuf = (float *)(mine + g->vbytes + g->mbytes);
+    const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];
+    const int64_t pt = p->pad_lo[1], pl = p->pad_lo[2];
+    const float cval = (float)p->cval;
+    const float *U = (const float *)a->wpack;
+    memset(rowbuf, 0, 6 * 80 * sizeof(float));
+    wg4_seg seg[32];
+    for (int64_t it = begin; it < end; it++) {
+        int64_t kg = it % g->kgroups, t = it / g->kgroups;
+        int64_t blk = t % g->nblk, gi = t / g->nblk;
+        int64_t t0 = blk * nb, t1 = t0 + nb < g->T ? t0 + nb : g->T;
+        int nr = (int)(t1 - t0);
+        int ns = wg4_segments(g, t0, t1, seg);
+        /* input transform: V[xi][c][col] */
+        if (nr < nb) /* the unused columns of a partial block: zeros */
+            for (int xi = 0; xi < WG4_XI; xi++)
+                for (int64_t c = 0; c < g->Cg; c++)
+                    memset(V + xi * g->vstride + c * nb + nr, 0, (size_t)(nb - nr) * sizeof(float));
+        for (int64_t c = 0; c < g->Cg; c++)
+            for (int s = 0; s < ns; s++) {
+                const wg4_seg *sg = &seg[s];
+                const float *plane =
+                    (const float *)a->x + ((sg->n * p->C + gi * g->Cg + c) * H) * W;
+                tc__wg4_in_avx512(plane, H, W, 4 * sg->ty - pt, 4 * sg->tx0 - pl, (int)sg->len,
+                                  (int)p->mode, cval, rowbuf, V + c * nb + sg->col, g->vstride);
+            }
+        /* per chunk of A panels: 36 GEMMs M[xi][k][col] = U[xi] V[xi], then
+         * the output transform of those channels */
+        int64_t q0 = kg * g->ppg, q1 = q0 + g->ppg < g->npan ? q0 + g->ppg : g->npan;
+        for (int64_t qc = q0; qc < q1; qc += WG4_KCH) {
+            int64_t qe = qc + WG4_KCH < q1 ? qc + WG4_KCH : q1;
+            for (int xi = 0; xi < WG4_XI; xi++) {
+                const float *Ux = U + ((gi * WG4_XI + xi) * g->npan) * g->Cg * WG4_MR;
+                const float *Vx = V + xi * g->vstride;
+                float *Mx = M + xi * g->mstride;
+                if (nb == 32) {
+                    for (int64_t q = qc; q < qe; q++) {
+                        int mr = (int)(g->Kg - q * WG4_MR < WG4_MR ? g->Kg - q * WG4_MR : WG4_MR);
+                        tc__f32_gemm_ukernel_14x32__avx512(g->Cg, Ux + q * g->Cg * WG4_MR, Vx,
+                                                           Mx + (q - qc) * WG4_MR * 32, 32, 1.0f,
+                                                           0.0f, mr, nr);
+                    }
+                } else {
+                    for (int64_t q = qc; q < qe; q += 2) {
+                        int64_t rows = g->Kg - q * WG4_MR;
+                        int mr = (int)(rows < 2 * WG4_MR ? rows : 2 * WG4_MR);
+                        if (q + 1 >= qe && mr > WG4_MR) mr = WG4_MR;
+                        const float *a0 = Ux + q * g->Cg * WG4_MR;
+                        const float *a1 = mr > WG4_MR ? a0 + g->Cg * WG4_MR : a0;
+                        tc__wg4_ukernel_28x16_avx512(g->Cg, a0, a1, Vx,
+                                                     Mx + (q - qc) * WG4_MR * 16, 16, mr);
+                    }
+                }
+            }
+            int64_t k0 = qc * WG4_MR, k1 = qe * WG4_MR < g->Kg ? qe * WG4_MR : g->Kg;
+            for (int64_t k = k0; k < k1; k++) {
+                int64_t kk = gi * g->Kg + k;
+                float bias = p->has_bias ? ((const float *)a->bias)[kk] : 0.0f;
+                for (int s = 0; s < ns; s++) {
+                    const wg4_seg *sg = &seg[s];
+                    int64_t oy = 4 * sg->ty, ox = 4 * sg->tx0;
+                    int64_t rows = OH - oy < 4 ? OH - oy : 4;
+                    int64_t cnt = OW - ox < 4 * sg->len ? OW - ox : 4 * sg->len;
+                    float *yp = (float *)a->y + ((sg->n * p->K + kk) * OH + oy) * OW + ox;
+                    tc__wg4_out_avx512(M + (k - k0) * nb + sg->col, g->mstride, bias, yp, OW,
+                                       (int)rows, (int)cnt);
+                }
+            }
+        }
+    }
+}
+
+static tc_status wg4_execute(const tc__args *a) {
+    const tc__problem *p = a->p;
+    if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.winograd4: weights not packed");
+    wg4_job j;
+    j.a = a;
+    wg4_geometry(p, a->threads, &j.g);
+    tc__parallel_for(a->threads, p->G * j.g.nblk * j.g.kgroups, wg4_items, &j);
+    return TC_OK;
+}
+
+/* Seconds: 36 GEMMs (36/144 of the direct FLOPs over the padded tile grid)
+ * at the micro-kernel's efficiency with the MR / NB fill and the reduction
+ * depth, the items' balance over the threads, the transforms, and the
+ * transformed weights U read once per tile block. */
+static double wg4_estimate(const tc__problem *p, const tc__env *env) {
+    wg4_geom g;
+    wg4_geometry(p, env->threads, &g);
+    double kfac = (double)g.Cg / (double)(g.Cg + 24);
+    double gemm = 2.0 * p->G * WG4_XI * (double)(g.npan * WG4_MR) * (double)g.Cg *
+                  (double)(g.nblk * g.nb);
+    double items = (double)(p->G * g.nblk * g.kgroups);
+    double rounds = (double)wg4_cdiv((int64_t)items, env->threads);
+    double bal = items / (rounds * env->threads);
+    double eff = g.nb == 32 ? 0.75 : 0.70;
+    double t_gemm = gemm / (tc__peak_flops(env) * eff * kfac * bal);
+    double vals = (double)p->G * WG4_XI * (double)(g.nblk * g.nb) *
+                  ((double)g.kgroups * g.Cg + (double)g.Kg);
+    double t_tr = vals * 0.7e-10 / (env->threads * bal);
+    double ubytes = (double)p->G * WG4_XI * (double)(g.npan * WG4_MR) * (double)g.Cg * 4.0;
+    double bw = tc__peak_bandwidth(env) * (ubytes <= 16e6 ? 4.0 : 1.0);
+    double t_u = ubytes * (double)g.nblk / bw;
+    return t_gemm + t_tr + t_u + tc__problem_bytes(p) / tc__peak_bandwidth(env);
+}
+
+const tc__solver tc__solver_cpu_conv_winograd4 = {
+    .name = "cpu.conv.winograd4",
+    .backend = TC_BACKEND_CPU,
+    .ops = TC_OP_CONV,
+    .summary = "Winograd F(4x4,3x3) for 3x3 stride-1 2D layers: 6x6 tiles, transforms fused per 16/32-tile block, 36 GEMMs on packed micro-kernels, weights transformed once; float32, AVX-512.",
+    .available = wg4_available,
+    .applicable = wg4_applicable,
+    .estimate = wg4_estimate,
+    .workspace = wg4_workspace,
+    .execute = wg4_execute,
+    .wpack_size = wg4_wpack_size,
+    .wpack = wg4_wpack,
+};
