@@ -46,7 +46,16 @@ typedef struct dc_geom {
     int kg_inner;
     int64_t items, convitems;
     size_t xbytes, tapbytes, mapbytes, biasbytes, total;
+    /* fused conversion (no taps along axis 0): per work item, the rows and
+     * columns it reads converted into a per-thread buffer in L2 */
+    int fused;
+    int64_t R, nrc, fcc, ftpc, nks, kps; /* rows, row chunks, column chunks,
+                                           tiles per chunk, pair splits */
+    int64_t Lphb, E2pb, rowEb, nrowsB, bcbp;
+    size_t bufbytes, bmapbytes;
 } dc_geom;
+
+#define DC_BUF_BYTES (192 * 1024) /* per-thread converted input */
 
 static int64_t dc_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t dc_rup(size_t v) { return (v + 63) & ~(size_t)63; }
@@ -108,6 +117,47 @@ static int dc_geometry(const tc__problem *p, int threads, dc_geom *g) {
     g->tapbytes = dc_rup((size_t)g->taps * sizeof(int64_t));
     g->mapbytes = dc_rup((size_t)g->E2p * sizeof(int32_t));
     g->biasbytes = dc_rup((size_t)(p->G * g->nkb * 16 + 16) * sizeof(float));
+    g->fused = p->msk[0] == 1;
+    if (g->fused) {
+        const int64_t s1 = p->stride[1], span1 = (p->msk[1] - 1) * p->dil[1];
+        const int64_t span2 = (p->msk[2] - 1) * p->dil[2];
+        const int64_t posb = g->ncb * g->CB * 4; /* bytes per blocked position */
+        int64_t rows_min = (g->UH - 1) * s1 + span1 + 1;
+        /* columns: the whole row when one row group fits, else chunks */
+        g->ftpc = g->ntw;
+        if (g->E2p * posb * rows_min > DC_BUF_BYTES) {
+            int64_t fit = DC_BUF_BYTES / (posb * rows_min) / s2; /* outputs */
+            g->ftpc = fit / g->UW > 1 ? fit / g->UW : 1;
+        }
+        g->fcc = dc_cdiv(g->ntw, g->ftpc);
+        g->ftpc = dc_cdiv(g->ntw, g->fcc);
+        g->Lphb = dc_cdiv((g->ftpc * g->UW - 1) * s2 + span2 + 1, s2);
+        g->E2pb = g->Lphb * s2;
+        g->rowEb = g->E2pb * g->CB;
+        /* rows: as many row groups as fit, balanced over the chunks */
+        int64_t nbmax = DC_BUF_BYTES / (g->ncb * g->rowEb * 4);
+        int64_t rmax = nbmax > span1 ? (nbmax - 1 - span1) / s1 + 1 : 1;
+        rmax = rmax / g->UH * g->UH;
+        if (rmax < g->UH) rmax = g->UH;
+        g->nrc = dc_cdiv(p->out[1], rmax);
+        g->R = dc_cdiv(dc_cdiv(p->out[1], g->nrc), g->UH) * g->UH;
+        g->nrc = dc_cdiv(p->out[1], g->R);
+        g->nrowsB = (g->R - 1) * s1 + span1 + 1;
+        g->bcbp = g->nrowsB * g->rowEb;
+        int64_t items0 = p->N * p->G * p->out[0] * g->nrc * g->fcc;
+        g->nks = 1;
+        if (items0 < 2 * (int64_t)threads) {
+            g->nks = dc_cdiv(2 * (int64_t)threads, items0);
+            if (g->nks > g->nkg) g->nks = g->nkg;
+        }
+        g->kps = dc_cdiv(g->nkg, g->nks);
+        g->nks = dc_cdiv(g->nkg, g->kps);
+        g->items = items0 * g->nks;
+        g->bufbytes = dc_rup((size_t)(g->ncb * g->bcbp) * 4 + 64);
+        g->bmapbytes = dc_rup((size_t)g->E2pb * sizeof(int32_t));
+        g->xbytes = (size_t)threads * (g->bufbytes + g->bmapbytes);
+        g->mapbytes = 0;
+    }
     g->total = g->xbytes + g->tapbytes + g->mapbytes + g->biasbytes;
     return 1;
 }
@@ -251,6 +301,97 @@ static void dc_tiles(void *arg, int64_t begin, int64_t end, int tid) {
     }
 }
 
+/* fused path: item = (image, group, plane, row chunk, column chunk, split
+ * of the output-channel pairs); its input rows and columns are converted
+ * into this thread's buffer, then every pair of its split runs over them */
+static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
+    const dc_job *j = arg;
+    const tc__args *a = j->a;
+    const tc__problem *p = a->p;
+    const dc_geom *g = &j->g;
+    const float *x = a->x;
+    const float cval = (float)p->cval;
+    const int64_t P = p->out[0] * p->out[1] * p->out[2];
+    const int64_t wkb = g->ncb * g->taps * g->CB * 16;
+    const int64_t pitch = p->in[0] * p->in[1] * p->in[2];
+    const int64_t s1 = p->stride[1], s2 = p->stride[2];
+    float *buf = (float *)((char *)j->xb + (size_t)tid * (g->bufbytes + g->bmapbytes));
+    int32_t *map = (int32_t *)((char *)buf + g->bufbytes);
+    for (int64_t it = begin; it < end; it++) {
+        int64_t t = it, ks = t % g->nks;
+        t /= g->nks;
+        int64_t cc = t % g->fcc;
+        t /= g->fcc;
+        int64_t rc = t % g->nrc;
+        t /= g->nrc;
+        int64_t o0 = t % p->out[0];
+        t /= p->out[0];
+        int64_t gi = t % p->G, n = t / p->G;
+        int64_t o1a = rc * g->R, rows = p->out[1] - o1a < g->R ? p->out[1] - o1a : g->R;
+        int64_t tw0 = cc * g->ftpc, tw1 = tw0 + g->ftpc < g->ntw ? tw0 + g->ftpc : g->ntw;
+        int64_t o2a = tw0 * g->UW;
+        /* convert: positions of the chunk by stride phase, rows it reads */
+        for (int64_t ph = 0; ph < s2; ph++)
+            for (int64_t i = 0; i < g->Lphb; i++) {
+                int64_t e2 = o2a * s2 + i * s2 + ph;
+                map[ph * g->Lphb + i] =
+                    e2 < g->E[2]
+                        ? (int32_t)tc__boundary_index(e2 - p->pad_lo[2], p->in[2], p->mode)
+                        : -1;
+            }
+        int64_t b0 = tc__boundary_index(o0 * p->stride[0] - p->pad_lo[0], p->in[0], p->mode);
+        int64_t nr = (rows - 1) * s1 + (p->msk[1] - 1) * p->dil[1] + 1;
+        for (int64_t cb = 0; cb < g->ncb; cb++) {
+            int64_t cw = cb == g->ncb - 1 ? g->cw_last : g->CB;
+            const float *xc = x + (n * p->C + gi * g->Cg + cb * g->CB) * pitch;
+            for (int64_t rr = 0; rr < nr; rr++) {
+                int64_t b1 = tc__boundary_index(o1a * s1 + rr - p->pad_lo[1], p->in[1], p->mode);
+                float *d = buf + cb * g->bcbp + rr * g->rowEb;
+                if (b0 < 0 || b1 < 0) {
+                    for (int64_t q = 0; q < g->E2pb; q++)
+                        for (int64_t c = 0; c < cw; c++) d[q * g->CB + c] = cval;
+                    continue;
+                }
+                tc__dc_row_avx512(d, g->CB, cw, xc + (b0 * p->in[1] + b1) * p->in[2], pitch,
+                                  map, g->E2pb, cval);
+            }
+        }
+        /* tiles */
+        dc_targs ta;
+        ta.rowp = s1 * g->rowEb;
+        ta.cbp = g->bcbp;
+        ta.tapoff = j->tapoff;
+        ta.ntaps = g->taps;
+        ta.ncb = g->ncb;
+        ta.cw_last = g->cw_last;
+        ta.wkb = wkb;
+        ta.ypl = P;
+        ta.yrow = p->out[2];
+        int64_t kg0 = ks * g->kps, kg1 = kg0 + g->kps < g->nkg ? kg0 + g->kps : g->nkg;
+        for (int64_t kg = kg0; kg < kg1; kg++) {
+            int64_t kb0 = 2 * kg, nkbh = g->nkb - kb0 < 2 ? g->nkb - kb0 : 2;
+            ta.w = (const float *)a->wpack + (gi * g->nkb + kb0) * wkb;
+            ta.bias = p->has_bias ? j->biasp + (gi * g->nkb + kb0) * 16 : NULL;
+            ta.nk = g->Kg - kb0 * 16 < nkbh * 16 ? g->Kg - kb0 * 16 : nkbh * 16;
+            float *yk = (float *)a->y + (n * p->K + gi * g->Kg + kb0 * 16) * P +
+                        o0 * p->out[1] * p->out[2];
+            for (int64_t r = 0; r < rows; r += g->UH) {
+                int64_t uh = rows - r < g->UH ? rows - r : g->UH;
+                const float *xr = buf + r * s1 * g->rowEb;
+                float *yr = yk + (o1a + r) * p->out[2];
+                for (int64_t tw = tw0; tw < tw1; tw++) {
+                    int64_t o2 = tw * g->UW;
+                    int64_t uw = p->out[2] - o2 < g->UW ? p->out[2] - o2 : g->UW;
+                    dc_kernel_fn k = tc__dc_kernel_avx512(g->cbi, (int)nkbh, (int)uh, (int)uw);
+                    ta.x = xr + (o2 - o2a) * g->CB;
+                    ta.y = yr + o2;
+                    k(&ta);
+                }
+            }
+        }
+    }
+}
+
 static tc_status dc_execute(const tc__args *a) {
     const tc__problem *p = a->p;
     dc_job j;
@@ -267,31 +408,37 @@ static tc_status dc_execute(const tc__args *a) {
     j.tapoff = tapoff;
     j.map = map;
     j.biasp = biasp;
-    /* tap offsets in the blocked, phase-split input */
+    /* tap offsets in the blocked, phase-split input (or buffer) */
     const int64_t s2 = p->stride[2];
+    const int64_t rowE = g->fused ? g->rowEb : g->rowE, Lph = g->fused ? g->Lphb : g->Lph;
     for (int64_t r0 = 0, t = 0; r0 < p->msk[0]; r0++)
         for (int64_t r1 = 0; r1 < p->msk[1]; r1++)
             for (int64_t r2 = 0; r2 < p->msk[2]; r2++, t++) {
                 int64_t e2 = r2 * p->dil[2];
-                tapoff[t] = r0 * p->dil[0] * g->plane0 + r1 * p->dil[1] * g->rowE +
-                            ((e2 % s2) * g->Lph + e2 / s2) * g->CB;
+                tapoff[t] = r0 * p->dil[0] * g->plane0 + r1 * p->dil[1] * rowE +
+                            ((e2 % s2) * Lph + e2 / s2) * g->CB;
             }
     /* source index of every blocked position along the last axis */
-    for (int64_t ph = 0; ph < s2; ph++)
-        for (int64_t i = 0; i < g->Lph; i++) {
-            int64_t e2 = i * s2 + ph;
-            map[ph * g->Lph + i] =
-                e2 < g->E[2] ? (int32_t)tc__boundary_index(e2 - p->pad_lo[2], p->in[2], p->mode)
-                             : -1;
-        }
+    if (!g->fused)
+        for (int64_t ph = 0; ph < s2; ph++)
+            for (int64_t i = 0; i < g->Lph; i++) {
+                int64_t e2 = i * s2 + ph;
+                map[ph * g->Lph + i] =
+                    e2 < g->E[2]
+                        ? (int32_t)tc__boundary_index(e2 - p->pad_lo[2], p->in[2], p->mode)
+                        : -1;
+            }
     if (p->has_bias) {
         memset(biasp, 0, (size_t)(p->G * g->nkb * 16 + 16) * sizeof(float));
         for (int64_t gi = 0; gi < p->G; gi++)
             for (int64_t k = 0; k < g->Kg; k++)
                 biasp[gi * g->nkb * 16 + k] = ((const float *)a->bias)[gi * g->Kg + k];
     }
-    /* the slack after the blocked input (tiles of the last row may read
-     * past it in lanes they never store): finite values */
+    if (g->fused) {
+        tc__parallel_for(a->threads, g->items, dc_fused, &j);
+        return TC_OK;
+    }
+    /* the slack after the blocked input: finite values */
     int64_t used = p->N * p->G * g->imgp;
     memset(j.xb + used, 0, g->xbytes - (size_t)used * sizeof(float));
     tc__parallel_for(a->threads, g->convitems, dc_convert, &j);
