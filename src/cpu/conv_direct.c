@@ -341,9 +341,24 @@ static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
             }
         int64_t b0 = tc__boundary_index(o0 * p->stride[0] - p->pad_lo[0], p->in[0], p->mode);
         int64_t nr = (rows - 1) * s1 + (p->msk[1] - 1) * p->dil[1] + 1;
+        /* the input rows the item reads: one run per channel (the rows of
+         * all channels are too many streams for the hardware prefetcher:
+         * the next block's are prefetched while this one is converted) */
+        int64_t r1lo = o1a * s1 - p->pad_lo[1], r1hi = r1lo + nr - 1;
+        r1lo = r1lo < 0 ? 0 : r1lo;
+        r1hi = r1hi >= p->in[1] ? p->in[1] - 1 : r1hi;
+        int64_t runb = r1hi >= r1lo && b0 >= 0 ? (r1hi - r1lo + 1) * p->in[2] * 4 : 0;
         for (int64_t cb = 0; cb < g->ncb; cb++) {
             int64_t cw = cb == g->ncb - 1 ? g->cw_last : g->CB;
             const float *xc = x + (n * p->C + gi * g->Cg + cb * g->CB) * pitch;
+            if (cb + 1 < g->ncb && runb) {
+                int64_t cw1 = cb + 1 == g->ncb - 1 ? g->cw_last : g->CB;
+                for (int64_t c = 0; c < cw1; c++) {
+                    const char *q = (const char *)(xc + (g->CB + c) * pitch +
+                                                   (b0 * p->in[1] + r1lo) * p->in[2]);
+                    for (int64_t o = 0; o < runb; o += 64) __builtin_prefetch(q + o, 0, 2);
+                }
+            }
             for (int64_t rr = 0; rr < nr; rr++) {
                 int64_t b1 = tc__boundary_index(o1a * s1 + rr - p->pad_lo[1], p->in[1], p->mode);
                 float *d = buf + cb * g->bcbp + rr * g->rowEb;
@@ -447,9 +462,11 @@ static tc_status dc_execute(const tc__args *a) {
 }
 
 /* Seconds: the FMAs at ~85% of peak on full tiles (fewer accumulators than
- * 16 and partial output-channel blocks waste issue slots / lanes), plus the
- * layout conversion (input read, blocked copy written and read once) and
- * the output written, through memory. */
+ * 16, short reductions and partial output-channel blocks waste issue slots
+ * or lanes), plus the layout conversion (~0.3 ns per converted element and
+ * thread: 16x16 transposes fed by loads from 16 channel planes), plus the
+ * input and output through memory (and the blocked copy written and read
+ * back when it is not fused). */
 static double dc_estimate(const tc__problem *p, const tc__env *env) {
     dc_geom g;
     if (!dc_geometry(p, env->threads, &g)) return 1e30;
@@ -457,13 +474,19 @@ static double dc_estimate(const tc__problem *p, const tc__env *env) {
     double acc = (double)(g.UW * g.UH * (g.nkb >= 2 ? 2 : 1));
     double tile = acc >= 16 ? 1.0 : acc / 16.0;
     double red = (double)g.Cg * g.taps;
-    double kfac = red / (red + 8.0);
+    double kfac = red / (red + 24.0); /* per tile: init, transposes, stores */
     double eff = 0.85 * fill_k * tile * kfac;
     double par = g.items >= env->threads ? 1.0 : (double)g.items / env->threads;
     double t_fma = tc__problem_flops(p) / (tc__peak_flops(env) * eff * par);
-    double xb = (double)p->N * p->G * g.imgp * 4.0;
-    double t_mem = (tc__problem_bytes(p) + 2.0 * xb) / tc__peak_bandwidth(env);
-    return t_fma + t_mem;
+    double conv, bytes = tc__problem_bytes(p);
+    if (g.fused) {
+        conv = (double)g.items * g.ncb * g.CB * g.nrowsB * g.E2pb;
+    } else {
+        conv = (double)p->N * p->G * g.imgp;
+        bytes += 2.0 * 4.0 * conv;
+    }
+    double t_conv = conv * 0.3e-9 / (env->threads > 0 ? env->threads : 1);
+    return t_fma + t_conv + bytes / tc__peak_bandwidth(env);
 }
 
 const tc__solver tc__solver_cpu_conv_direct = {
