@@ -1,26 +1,30 @@
 #!/usr/bin/env python3
 """gpu_layers.py - the GPU conv-layer table (issue 11): tileconv's CUDA conv
-beside cuDNN (PyTorch, cudnn.benchmark on), device-resident, CUDA events.
+beside cuDNN (PyTorch, cudnn.benchmark on), device-resident, CUDA events,
+all in one process.
 
-    python3 bench/gpu_layers.py path/to/tileconv OUTDIR
+    python3 bench/gpu_layers.py BUILD_DIR_or_CLI OUTDIR
 
-tileconv: `tileconv conv ... --backend cuda --repeat R --stats` whose
-device_median_ms is measured with CUDA events around executes on device
-copies (tc_cuda_time_plan). cuDNN: torch.nn.functional.conv{1,2,3}d on
-CUDA tensors, warmed up, median of R timed runs between CUDA events, fp32
-with TF32 off (the fp32 rows) and TF32 on (for reference: tileconv has no
-TF32 path yet). Error: tileconv's output against a float64 CPU torch run,
-max |y - y64| / max |y64|. Writes OUTDIR/gpu_layers.txt and .json."""
+tileconv through ctypes on BUILD_DIR/libtileconv.so: tc_plan_conv on a CUDA
+context, then tc_cuda_time_plan (operands copied to the GPU once, one
+warm-up, median of R executes between CUDA events). Rows:
+  fp32  the planner's choice without TC_PLAN_ALLOW_TF32 (ESTIMATE), beside
+        cuDNN with TF32 off; "generic" is cuda.conv.igemm with its generic
+        (session-5) kernel forced by TC_CUDA_CONV_GENERIC, for comparison
+  tf32  the planner's choice with TC_PLAN_ALLOW_TF32, beside cuDNN with
+        TF32 on (torch.backends.cudnn.allow_tf32)
+Errors: tileconv's output (host execute) against a float64 run of the same
+layer (torch on the GPU in float64), max |y - y64| / max |y64|.
+Writes OUTDIR/gpu_layers.txt and .json. Never asserts."""
+import ctypes as C
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
 
 import numpy as np
 
-cli, outdir = sys.argv[1], sys.argv[2]
+arg, outdir = sys.argv[1], sys.argv[2]
+bdir = arg if os.path.isdir(arg) else os.path.dirname(arg)
 try:
     import torch
 except Exception as e:  # noqa: BLE001
@@ -30,7 +34,40 @@ if not torch.cuda.is_available():
     print("gpu_layers: no CUDA device")
     sys.exit(0)
 
-R = int(os.environ.get("GPU_LAYERS_REPEAT", "20"))
+lib = C.CDLL(os.path.join(bdir, "libtileconv.so"))
+I64x3 = C.c_int64 * 3
+
+
+class ConvDesc(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("dtype", C.c_int), ("nspatial", C.c_int),
+                ("batch", C.c_int64), ("in_channels", C.c_int64), ("out_channels", C.c_int64),
+                ("groups", C.c_int64), ("in_size", I64x3), ("kernel_size", I64x3),
+                ("stride", I64x3), ("dilation", I64x3), ("padding", I64x3),
+                ("padding_kind", C.c_int), ("padding_mode", C.c_int), ("has_bias", C.c_int)]
+
+
+class PlanOpts(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("flags", C.c_uint), ("algorithm", C.c_char_p),
+                ("workspace_limit", C.c_size_t)]
+
+
+VP = C.c_void_p
+lib.tc_last_error.restype = C.c_char_p
+lib.tc_plan_algorithm.restype = C.c_char_p
+lib.tc_plan_conv.argtypes = [C.POINTER(VP), VP, C.POINTER(ConvDesc), C.POINTER(PlanOpts)]
+lib.tc_execute_conv.argtypes = [VP, VP, VP, VP, VP, VP]
+lib.tc_cuda_time_plan.argtypes = [VP, VP, VP, VP, C.c_int, C.POINTER(C.c_double),
+                                  C.POINTER(C.c_double)]
+lib.tc_plan_algorithm.argtypes = [VP]
+lib.tc_plan_destroy.argtypes = [VP]
+lib.tc_context_set_backend.argtypes = [VP, C.c_int]
+TC_BACKEND_CUDA = 2
+TF32 = 4
+ctx = VP()
+lib.tc_context_create(C.byref(ctx))
+lib.tc_context_set_backend(ctx, TC_BACKEND_CUDA)
+
+R = int(os.environ.get("GPU_LAYERS_REPEAT", "30"))
 # (name, nsp, N, C, K, G, in, k, stride, pad)
 LAYERS = [
     ("r50-conv1 b32", 2, 32, 3, 64, 1, 224, 7, 2, 3),
@@ -42,6 +79,8 @@ LAYERS = [
     ("3d-3x3x3-32@32 b8", 3, 8, 32, 32, 1, 32, 3, 1, 1),
     ("mbv1-dw-256@28 b32", 2, 32, 256, 256, 256, 28, 3, 1, 1),
 ]
+if os.environ.get("GPU_LAYERS_ONLY"):
+    LAYERS = [l for l in LAYERS if os.environ["GPU_LAYERS_ONLY"] in l[0]]
 F = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}
 
 
@@ -61,57 +100,111 @@ def cudnn_ms(fn, X, W, kw):
     return float(np.median(ts))
 
 
+def ptr(a):
+    return a.ctypes.data_as(VP)
+
+
+def plan(desc, flags=0, algo=None):
+    o = PlanOpts()
+    lib.tc_plan_options_init(C.byref(o))
+    o.flags = flags
+    o.algorithm = algo.encode() if algo else None
+    pl = VP()
+    st = lib.tc_plan_conv(C.byref(pl), ctx, C.byref(desc), C.byref(o))
+    if st != 0:
+        return None, lib.tc_last_error().decode()
+    return pl, lib.tc_plan_algorithm(pl).decode()
+
+
+def time_plan(pl, x, w):
+    med, mn = C.c_double(), C.c_double()
+    st = lib.tc_cuda_time_plan(pl, ptr(x), ptr(w), None, R, C.byref(med), C.byref(mn))
+    return med.value if st == 0 else None
+
+
+def run_err(pl, x, w, ref, yshape):
+    y = np.full(yshape, np.nan, np.float32)
+    st = lib.tc_execute_conv(pl, ptr(y), ptr(x), ptr(w), None, None)
+    if st != 0:
+        return None
+    return float(np.abs(y.astype(np.float64) - ref).max() / max(np.abs(ref).max(), 1e-30))
+
+
 torch.backends.cudnn.benchmark = True
 rows, lines = [], []
-hdr = (f"{'layer':24s} {'ours ms':>9s} {'TFLOP/s':>8s} {'cuDNN fp32':>10s} {'TFLOP/s':>8s} "
-       f"{'ratio':>6s} {'cuDNN tf32':>10s} {'err_vs_f64':>10s}  algorithm")
+hdr = (f"{'layer':22s} {'ours fp32':>9s} {'TFLOP/s':>7s} {'cuDNN fp32':>10s} {'ratio':>5s} "
+       f"{'generic':>7s} {'ours tf32':>9s} {'TFLOP/s':>7s} {'cuDNN tf32':>10s} {'ratio':>5s} "
+       f"{'err fp32':>8s} {'err tf32':>8s}  algorithms (fp32 / tf32)")
 lines.append(f"GPU: {torch.cuda.get_device_name(0)}; cuDNN {torch.backends.cudnn.version()}; "
-             f"torch {torch.__version__}; median of {R} runs, CUDA events, device-resident data")
+             f"torch {torch.__version__}; ms = median of {R} runs, CUDA events, device-resident "
+             f"data; ratio = cuDNN ms / ours ms (> 1: ours faster)")
 lines.append(hdr)
-print(lines[0]); print(hdr)
+print(lines[0]); print(hdr, flush=True)
 rng = np.random.default_rng(11)
-with tempfile.TemporaryDirectory() as d:
-    for name, nsp, N, C, K, G, n, k, s, p in LAYERS:
-        x = rng.uniform(-1, 1, (N, C) + (n,) * nsp).astype(np.float32)
-        w = rng.uniform(-1, 1, (K, C // G) + (k,) * nsp).astype(np.float32)
-        o = (n + 2 * p - k) // s + 1
-        flops = 2.0 * N * K * o ** nsp * (C // G) * k ** nsp
-        xp, wp, yp, sp = (os.path.join(d, f) for f in ("x.npy", "w.npy", "y.npy", "s.json"))
-        np.save(xp, x); np.save(wp, w)
-        cmd = [cli, "conv", xp, wp, yp, "--backend", "cuda", "--stride", str(s), "--padding",
-               str(p), "--groups", str(G), "--repeat", str(R), "--stats", sp]
-        t0 = time.time()
-        pr = subprocess.run(cmd, capture_output=True, text=True)
-        ours, algo, err = None, "-", None
-        if pr.returncode == 0:
-            st = json.load(open(sp))
-            ours = st.get("device_median_ms")
-            algo = st.get("algorithm", "?")
-        else:
-            algo = "FAILED: " + (pr.stderr.strip().splitlines() or ["?"])[-1]
-        kw = dict(stride=s, padding=p, groups=G)
-        X, W = torch.from_numpy(x).cuda(), torch.from_numpy(w).cuda()
-        torch.backends.cudnn.allow_tf32 = False
-        c32 = cudnn_ms(F[nsp], X, W, kw)
-        torch.backends.cudnn.allow_tf32 = True
-        ctf = cudnn_ms(F[nsp], X, W, kw)
-        torch.backends.cudnn.allow_tf32 = False
-        if pr.returncode == 0:
-            y = np.load(yp).astype(np.float64)
-            with torch.no_grad():
-                ref = F[nsp](torch.from_numpy(x).double(), torch.from_numpy(w).double(), **kw).numpy()
-            err = float(np.abs(y - ref).max() / max(np.abs(ref).max(), 1e-30))
-        del X, W
-        torch.cuda.empty_cache()
-        row = dict(layer=name, ours_ms=ours, cudnn_fp32_ms=c32, cudnn_tf32_ms=ctf, gflop=flops / 1e9,
-                   algorithm=algo, err_vs_f64=err)
-        rows.append(row)
-        line = (f"{name:24s} {ours if ours else float('nan'):9.3f} "
-                f"{(flops / ours / 1e9) if ours else float('nan'):8.2f} {c32:10.3f} "
-                f"{flops / c32 / 1e9:8.2f} {(c32 / ours) if ours else float('nan'):6.2f} "
-                f"{ctf:10.3f} {err if err is not None else float('nan'):10.2e}  {algo}")
-        lines.append(line)
-        print(line, flush=True)
+for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
+    x = rng.uniform(-1, 1, (N, Cc) + (n,) * nsp).astype(np.float32)
+    w = rng.uniform(-1, 1, (K, Cc // G) + (k,) * nsp).astype(np.float32)
+    o = (n + 2 * p - k) // s + 1
+    yshape = (N, K) + (o,) * nsp
+    flops = 2.0 * N * K * o ** nsp * (Cc // G) * k ** nsp
+    d = ConvDesc()
+    lib.tc_conv_desc_init(C.byref(d))
+    assert d.struct_size == C.sizeof(ConvDesc), (d.struct_size, C.sizeof(ConvDesc))
+    d.nspatial, d.batch, d.in_channels, d.out_channels, d.groups = nsp, N, Cc, K, G
+    for i in range(nsp):
+        d.in_size[i], d.kernel_size[i], d.stride[i], d.padding[i] = n, k, s, p
+    kw = dict(stride=s, padding=p, groups=G)
+    X, W = torch.from_numpy(x).cuda(), torch.from_numpy(w).cuda()
+    with torch.no_grad():
+        ref = F[nsp](X.double(), W.double(), **kw).cpu().numpy()
+    row = dict(layer=name, gflop=flops / 1e9)
+    # fp32: the planner's choice (ESTIMATE), and the generic kernel
+    pl, algo = plan(d)
+    row["algo_fp32"] = algo
+    row["ours_fp32_ms"] = time_plan(pl, x, w) if pl else None
+    row["err_fp32"] = run_err(pl, x, w, ref, yshape) if pl else None
+    gen = None
+    if pl and algo == "cuda.conv.igemm":
+        os.environ["TC_CUDA_CONV_GENERIC"] = "1"
+        gen = time_plan(pl, x, w)
+        del os.environ["TC_CUDA_CONV_GENERIC"]
+    row["generic_ms"] = gen
+    if pl:
+        lib.tc_plan_destroy(pl)
+    # forced alternatives (the planner's choice measured against them)
+    alts = {}
+    for alg in ("cuda.conv.igemm", "cuda.conv.depthwise"):
+        if alg == algo:
+            continue
+        pa, _ = plan(d, 0, alg)
+        if pa:
+            alts[alg] = time_plan(pa, x, w)
+            lib.tc_plan_destroy(pa)
+    row["alternatives_fp32_ms"] = alts
+    # tf32
+    pl, algo_t = plan(d, TF32)
+    row["algo_tf32"] = algo_t
+    row["ours_tf32_ms"] = time_plan(pl, x, w) if pl else None
+    row["err_tf32"] = run_err(pl, x, w, ref, yshape) if pl else None
+    if pl:
+        lib.tc_plan_destroy(pl)
+    torch.backends.cudnn.allow_tf32 = False
+    row["cudnn_fp32_ms"] = c32 = cudnn_ms(F[nsp], X, W, kw)
+    torch.backends.cudnn.allow_tf32 = True
+    row["cudnn_tf32_ms"] = ctf = cudnn_ms(F[nsp], X, W, kw)
+    torch.backends.cudnn.allow_tf32 = False
+    del X, W
+    torch.cuda.empty_cache()
+    rows.append(row)
+    nan = float("nan")
+    o32, otf = row["ours_fp32_ms"] or nan, row["ours_tf32_ms"] or nan
+    line = (f"{name:22s} {o32:9.3f} {flops / o32 / 1e9:7.1f} {c32:10.3f} {c32 / o32:5.2f} "
+            f"{gen or nan:7.3f} {otf:9.3f} {flops / otf / 1e9:7.1f} {ctf:10.3f} {ctf / otf:5.2f} "
+            f"{row['err_fp32'] if row['err_fp32'] is not None else nan:8.1e} "
+            f"{row['err_tf32'] if row['err_tf32'] is not None else nan:8.1e}  {algo} / {algo_t}"
+            + (("  [" + ", ".join(f"{a} {t:.3f}" for a, t in alts.items() if t) + "]") if alts else ""))
+    lines.append(line)
+    print(line, flush=True)
 os.makedirs(outdir, exist_ok=True)
 open(os.path.join(outdir, "gpu_layers.txt"), "w").write("\n".join(lines) + "\n")
 json.dump(rows, open(os.path.join(outdir, "gpu_layers.json"), "w"), indent=1)

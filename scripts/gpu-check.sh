@@ -7,9 +7,12 @@
 #             copy ceiling) + bench/gpu_peers.py (cuDNN, cuBLAS, CuPy): one
 #             table in $OUT/gpu_table.txt, JSON in $OUT/gpu_results.json,
 #             logs in $OUT/bench.log
-#   layers    bench/gpu_layers.py: the conv-layer table beside cuDNN (PyTorch),
-#             fp32 with TF32 off (cuDNN TF32 for reference) -> $OUT/gpu_layers.txt
-#   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick)
+#   layers    bench/gpu_layers.py: the conv-layer table beside cuDNN (PyTorch)
+#             in one process (libtileconv.so through ctypes): fp32 rows with
+#             TF32 off on both sides, TF32 rows (TC_PLAN_ALLOW_TF32) beside
+#             cuDNN with TF32 on -> $OUT/gpu_layers.txt
+#   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick;
+#             GPU_CHECK_SANITIZE_CONV=1: the conv-layer cases only)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
 #   sass      (only when named) opcode histogram of the cuda.direct kernels
 #             (bench/sass_hist.py) -> $OUT/sass.txt
@@ -54,7 +57,7 @@ if has build; then
     cfg "$SRC" || { tail -30 "$OUT/build.log"; exit 2; }
   fi
   grep -E "CUDA backend" "$OUT/build.log"
-  cmake --build "$BUILD" -j"$JOBS" --target tileconv_static test_cuda test_solvers tileconv_cli >>"$OUT/build.log" 2>&1 \
+  cmake --build "$BUILD" -j"$JOBS" --target tileconv_static tileconv test_cuda test_solvers tileconv_cli >>"$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" "$OUT/build.log" | head -30; exit 2; }
   EXTRA=$(pkg-config --libs fftw3f fftw3 2>/dev/null || true)
   "$NVCC" -O2 -std=c++17 -arch=sm_90 -I"$SRC/include" "$SRC/bench/gpu_bench.cu" \
@@ -89,7 +92,7 @@ if has layers; then
   # conv layers beside cuDNN (bench/gpu_layers.py): ours through the CLI's
   # --stats device time, cuDNN through PyTorch
   stamp "gpu_layers.py"
-  PYTHONUNBUFFERED=1 timeout "$(left 200)" "$PY" "$SRC/bench/gpu_layers.py" "$BUILD/tileconv" "$OUT" \
+  PYTHONUNBUFFERED=1 timeout "$(left 240)" "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" "$OUT" \
       >"$OUT/layers.log" 2>&1
   echo "gpu_layers rc=$?"
   cat "$OUT/gpu_layers.txt" 2>/dev/null || tail -20 "$OUT/layers.log"
@@ -129,7 +132,8 @@ if has sanitize; then
   CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
   for tool in memcheck racecheck; do
     stamp "compute-sanitizer --tool $tool (test_cuda, quick)"
-    TC_TEST_QUICK=1 timeout "$(left 150)" "$CS" --tool $tool --error-exitcode 3 "$TEST" >"$OUT/$tool.log" 2>&1
+    TC_TEST_CUDA_CONV_ONLY=${GPU_CHECK_SANITIZE_CONV:-0} TC_TEST_QUICK=1 \
+      timeout "$(left 150)" "$CS" --tool $tool --error-exitcode 3 "$TEST" >"$OUT/$tool.log" 2>&1
     echo "$tool rc=$?"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed,|Invalid|hazard|rror" "$OUT/$tool.log" | head -8
   done

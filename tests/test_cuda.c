@@ -13,7 +13,8 @@
  * max|out - ref| / max|ref| per case.
  *
  * Environment: TC_TEST_SEED, TC_TEST_QUICK (small table, for the
- * sanitizers), TC_TEST_VERBOSE (see harness.h); TC_CUDA_CHUNK_BYTES is set
+ * sanitizers), TC_TEST_VERBOSE (see harness.h), TC_TEST_CUDA_CONV_ONLY=1
+ * (the conv-layer cases only); TC_CUDA_CHUNK_BYTES is set
  * to 1 unless given (one batch item per pipelined chunk).
  */
 #include <math.h>
@@ -470,12 +471,27 @@ static const ccase ccases[] = {
     {1, 3, 9, 11, 1, {300}, {5}, 1, 1, 2, TC_PADDING_CIRCULAR, 1},
     {3, 1, 4, 6, 1, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_REPLICATE, 1},
     {2, 2, 40, 33, 1, {17, 15}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},   /* 1x1, R < BK */
+    /* session 6: the fast implicit GEMM's paths */
+    {2, 2, 256, 160, 1, {5, 6}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},   /* split-K, K % 128 */
+    {2, 3, 64, 64, 1, {16, 16}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},   /* 1x1 16-byte path */
+    {2, 2, 32, 96, 2, {12, 12}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 0},   /* grouped 1x1 */
+    {2, 2, 7, 20, 1, {20, 23}, {3, 3}, 2, 2, 3, TC_PADDING_REFLECT, 1},  /* stride + dil */
+    {3, 2, 5, 9, 1, {6, 7, 8}, {3, 3, 3}, 1, 1, 1, TC_PADDING_CIRCULAR, 0},
+    {1, 2, 16, 200, 1, {100}, {9}, 1, 3, 12, TC_PADDING_REPLICATE, 1},  /* 1D dilated */
+    {2, 4, 16, 64, 1, {30, 31}, {3, 3}, 1, 1, 1, TC_PADDING_REPLICATE, 1}, /* BM 64 gather */
+    {2, 2, 24, 40, 1, {9, 11}, {5, 5}, 1, 1, 2, TC_PADDING_ZEROS, 1},   /* A 16-byte, edges */
+    {3, 1, 1, 3, 1, {14, 14, 14}, {13, 13, 13}, 1, 1, 6, TC_PADDING_ZEROS, 1}, /* > 2048 taps */
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
-static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.depthwise"};
+static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",
+                                           "cuda.conv.depthwise"};
 #define NCS (int)(sizeof conv_solvers / sizeof conv_solvers[0])
 
-static void run_conv_case(int ci, int device_ptrs) {
+/* generic = 1: cuda.conv.igemm only, its generic kernel forced
+ * (TC_CUDA_CONV_GENERIC), so the fallback stays tested. TF32 solvers are
+ * planned with TC_PLAN_ALLOW_TF32 and held to 5e-3 of max|ref| (ref.conv
+ * accumulates in double), the others to 2e-5. */
+static void run_conv_case(int ci, int device_ptrs, int generic) {
     const ccase *c = &ccases[ci];
     tc_conv_desc d;
     tc_conv_desc_init(&d);
@@ -510,14 +526,19 @@ static void run_conv_case(int ci, int device_ptrs) {
     float *ref = malloc(ny * 4), *y = malloc(ny * 4);
     tc_execute_conv(rp, ref, x, w, c->bias ? b : NULL, NULL);
     tc_plan_destroy(rp);
+    if (generic) setenv("TC_CUDA_CONV_GENERIC", "1", 1);
     for (int s = 0; s < NCS; s++) {
+        const int tf32 = strstr(conv_solvers[s], "tf32") != NULL;
+        if (generic && s != 0) continue;
         tc_plan_options o;
         tc_plan_options_init(&o);
         o.algorithm = conv_solvers[s];
+        if (tf32) o.flags |= TC_PLAN_ALLOW_TF32;
         tc_plan *pl = NULL;
         tc_status st = tc_plan_conv(&pl, NULL, &d, &o);
         if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
-        TH_BEGIN("%s conv case %d (%dD N%lld C%lld K%lld G%lld) %s", conv_solvers[s], ci, c->nsp,
+        TH_BEGIN("%s%s conv case %d (%dD N%lld C%lld K%lld G%lld) %s", conv_solvers[s],
+                 generic ? " (generic kernel)" : "", ci, c->nsp,
                  (long long)c->N, (long long)c->C, (long long)c->K, (long long)c->G,
                  device_ptrs ? "device-ptr" : "host-ptr");
         if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
@@ -553,11 +574,17 @@ static void run_conv_case(int ci, int device_ptrs) {
                 if (fabs(ref[i]) > rmax) rmax = fabs(ref[i]);
             }
             CHECK(bad < 0, "element %lld not written or not finite", (long long)bad);
-            CHECK(dmax <= 2e-5 * (rmax > 1 ? rmax : 1), "rel err %.3g", dmax / (rmax > 0 ? rmax : 1));
+            double tol = tf32 ? 5e-3 : 2e-5;
+            CHECK(dmax <= tol * (rmax > 1 ? rmax : 1), "rel err %.3g > %.0e",
+                  dmax / (rmax > 0 ? rmax : 1), tol);
+            if (th_g.verbose)
+                printf("    %s case %d: rel err %.3g\n", conv_solvers[s], ci,
+                       dmax / (rmax > 0 ? rmax : 1));
         }
         tc_plan_destroy(pl);
         TH_END();
     }
+    if (generic) unsetenv("TC_CUDA_CONV_GENERIC");
     free(x); free(w); free(b); free(ref); free(y);
 }
 
@@ -697,6 +724,42 @@ static void run_gpu_api_checks(void) {
     TH_END();
 }
 
+/* The planner takes the TF32 kernel only when the flags allow it. */
+static void run_conv_planner_checks(void) {
+    tc_conv_desc d;
+    tc_conv_desc_init(&d);
+    d.nspatial = 2;
+    d.batch = 8; d.in_channels = 128; d.out_channels = 128;
+    d.in_size[0] = d.in_size[1] = 28;
+    d.kernel_size[0] = d.kernel_size[1] = 3;
+    d.padding[0] = d.padding[1] = 1;
+    tc_context *ctx = NULL;
+    TH_BEGIN("conv planner: TF32 only under TC_PLAN_ALLOW_TF32");
+    if (CHECK_STATUS(tc_context_create(&ctx), TC_OK) &&
+        CHECK_STATUS(tc_context_set_backend(ctx, TC_BACKEND_CUDA), TC_OK)) {
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        tc_plan *pl = NULL;
+        if (CHECK_STATUS(tc_plan_conv(&pl, ctx, &d, &o), TC_OK))
+            CHECK(strstr(tc_plan_algorithm(pl), "tf32") == NULL, "fp32 plan chose %s",
+                  tc_plan_algorithm(pl));
+        tc_plan_destroy(pl);
+        pl = NULL;
+        o.flags = TC_PLAN_ALLOW_TF32;
+        if (CHECK_STATUS(tc_plan_conv(&pl, ctx, &d, &o), TC_OK))
+            CHECK(strcmp(tc_plan_algorithm(pl), "cuda.conv.igemm-tf32") == 0,
+                  "TF32 plan chose %s", tc_plan_algorithm(pl));
+        tc_plan_destroy(pl);
+        pl = NULL;
+        o.flags = 0;
+        o.algorithm = "cuda.conv.igemm-tf32";
+        CHECK_STATUS(tc_plan_conv(&pl, ctx, &d, &o), TC_ERR_NOT_APPLICABLE);
+        tc_plan_destroy(pl);
+    }
+    tc_context_destroy(ctx);
+    TH_END();
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
     /* batched host-array filters run chunk by chunk on two streams
@@ -720,8 +783,23 @@ int main(int argc, char **argv) {
         return th_finish();
     }
     printf("%d CUDA device(s), %d CUDA algorithms available\n", ndev, ngpu_solvers);
-    run_gpu_api_checks();
     int quick = th_g.quick;
+    /* TC_TEST_CUDA_CONV_ONLY=1: the conv-layer cases alone (sanitizer runs
+     * of the conv kernels) */
+    const char *conv_only = getenv("TC_TEST_CUDA_CONV_ONLY");
+    if (conv_only && conv_only[0] == '1') {
+        for (int ci = 0; ci < NCC; ci++) {
+            run_conv_case(ci, 0, 0);
+#if TC_TEST_CUDA
+            run_conv_case(ci, 1, 0);
+#endif
+            if (!quick) run_conv_case(ci, 0, 1);
+        }
+        run_conv_planner_checks();
+        printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
+        return th_finish();
+    }
+    run_gpu_api_checks();
     for (int ci = 0; ci < NFC; ci++)
         for (int mi = 0; mi < 5; mi++) {
             if (quick && (ci % 3 || mi % 2)) continue;
@@ -763,11 +841,13 @@ int main(int argc, char **argv) {
 #endif
     }
     for (int ci = 0; ci < NCC; ci++) {
-        run_conv_case(ci, 0);
+        run_conv_case(ci, 0, 0);
 #if TC_TEST_CUDA
-        run_conv_case(ci, 1);
+        run_conv_case(ci, 1, 0);
 #endif
+        if (!quick) run_conv_case(ci, 0, 1);
     }
+    run_conv_planner_checks();
     printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
     return th_finish();
 }

@@ -31,6 +31,7 @@ extern const tc__solver tc__solver_cuda_separable;
 extern const tc__solver tc__solver_cuda_fft;
 extern const tc__solver tc__solver_cuda_gemm;
 extern const tc__solver tc__solver_cuda_conv_igemm;
+extern const tc__solver tc__solver_cuda_conv_igemm_tf32;
 extern const tc__solver tc__solver_cuda_conv_depthwise;
 extern const tc__solver tc__solver_cuda_seed_basic1d;
 extern const tc__solver tc__solver_cuda_seed_const1d;
@@ -72,6 +73,7 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cuda_fft,
     &tc__solver_cuda_gemm,
     &tc__solver_cuda_conv_igemm,
+    &tc__solver_cuda_conv_igemm_tf32,
     &tc__solver_cuda_conv_depthwise,
     &tc__solver_cuda_seed_basic1d,
     &tc__solver_cuda_seed_const1d,

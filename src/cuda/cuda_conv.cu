@@ -1,21 +1,44 @@
 /*
  * cuda_conv.cu - convolution layers on the GPU (seed 002's cuDNN algorithm
- * list), fp32 on the CUDA cores:
+ * list):
  *
- * cuda.conv.igemm   implicit GEMM, no im2col buffer. For group g the layer
- *                   is C[k][q] = sum_l W_g[k][l] * X_g[l][q] with l = (c,
- *                   r0, r1, r2) and q = (n, output position): a 128 x 128
- *                   block tile over (output channels, N*P columns), BK = 8,
- *                   256 threads with 8 x 8 outputs each (two 4-wide
- *                   quadrants 64 apart per axis, as cuda.gemm), A (weights)
- *                   and B (the im2col matrix, gathered on the fly with the
- *                   boundary mode per axis) staged through double-buffered
- *                   shared memory with register prefetch. Any stride,
- *                   dilation, groups, padding mode, 1D/2D/3D; bias in the
- *                   epilogue, NCHW out.
+ * cuda.conv.igemm   implicit GEMM, no im2col buffer, fp32 on the CUDA
+ *                   cores. For group g the layer is
+ *                   C[k][q] = sum_l W_g[k][l] * X_g[l][q] with l = (c, r0,
+ *                   r1, r2) and q = (n, output position). Built as
+ *                   cuda.gemm is: a BM x 128 block tile (BM = 128, or 64
+ *                   when K/G <= 64), BK = 16, a 4-stage cp.async pipeline,
+ *                   8 x 8 outputs per thread (two 4-wide quadrants BM/2 and
+ *                   64 apart), A (weights) row-major in shared memory with
+ *                   a 20-float pitch (16-byte copies when C/G*R % 4 == 0).
+ *                   B (the im2col matrix) is gathered with 4-byte cp.async:
+ *                   each thread owns one column q for the whole block (its
+ *                   image pointer and window origin decomposed once), the
+ *                   reduction row l = (c, tap) is split once per k tile,
+ *                   and each tap's (dr0, dr1, dr2, offset) comes from a
+ *                   per-block table in shared memory. In-bounds elements
+ *                   are one unsigned compare per axis and one cp.async;
+ *                   the rest take the edge path: cval (zeros) stored
+ *                   directly, or the index remapped per axis for reflect /
+ *                   replicate / circular and copied. 1x1 stride-1 layers
+ *                   with P % 4 == 0 are a plain GEMM per image: 16-byte
+ *                   copies of 4 consecutive columns. Layers with too few
+ *                   output tiles to fill the GPU (3x3 512 @7) split the
+ *                   reduction over blockIdx.z (split-K: partial sums in a
+ *                   pooled device buffer, then a reduce kernel adds them,
+ *                   the bias, and writes NCHW; deterministic). Masks with
+ *                   more than 2048 taps, or sizes beyond 32-bit index
+ *                   arithmetic, take the generic kernel (128 x 128, BK = 8,
+ *                   register-prefetch double buffer, 64-bit gather).
+ * cuda.conv.igemm-tf32  the same kernel with the inner product on the
+ *                   tensor cores: mma.sync m16n8k8 TF32 (operands rounded
+ *                   to TF32 with cvt.rna, fp32 accumulation), warp tile
+ *                   64 x 32. Applicable only under TC_PLAN_ALLOW_TF32.
  * cuda.conv.depthwise  groups == C: one thread per output, taps from the
  *                   read-only cache; memory-bound by nature.
  *
+ * Any stride, dilation, groups, padding mode (zeros / reflect / replicate /
+ * circular), 1D/2D/3D; bias in the epilogue; NCHW in and out.
  * Host and device pointers as for the filters (tc__cu_run); the bias, K
  * values, is staged per call when it is host memory.
  */
@@ -66,7 +89,7 @@ __device__ __forceinline__ int cv_bidx(int i, int n, int mode) {
 }
 
 __global__ void __launch_bounds__(256, 2)
-    k_conv_igemm(const float *__restrict__ x, const float *__restrict__ w,
+    k_conv_igemm_generic(const float *__restrict__ x, const float *__restrict__ w,
                  const float *__restrict__ bias, float *__restrict__ y, cargs a) {
     __shared__ __align__(16) float As[2][CV_K][CV_M + 4];
     __shared__ __align__(16) float Bs[2][CV_K][CV_N + 4];
@@ -175,6 +198,344 @@ __global__ void __launch_bounds__(256, 2)
     }
 }
 
+/* ---------------- the fast implicit GEMM (fp32 and TF32) ---------------- */
+#define IG_BN 128
+#define IG_BK 16
+#define IG_AP 20  /* A row pitch (floats): 16 + 4, conflict-free for both paths */
+#define IG_BP 136 /* B row pitch (floats): 128 + 8, conflict-free mma B loads */
+#define IG_STAGES 4
+#define IG_TAPMAX 2048
+#define IG_MAXSPLIT 16
+
+/* 32-bit problem description (ig_fast checks every bound) */
+struct igp {
+    int C, Cg, K, Kg, G, R, Rl, P, NP;
+    int in0, in1, in2, plane;
+    int m0, m1, m2, out1, out2;
+    int s0, s1, s2, d0, d1, d2, p0, p1, p2;
+    int mode;
+    float cval;
+    int avec; /* A by 16-byte copies */
+    int yvec; /* float4 output stores */
+    int ktps; /* k tiles per split */
+};
+
+__device__ __forceinline__ void ig_cp16(float *dst, const float *src, int bytes) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void ig_cp4(float *dst, const float *src, int bytes) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void ig_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void ig_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+__device__ __forceinline__ unsigned ig_tf32(float f) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(f));
+    return r;
+}
+__device__ __forceinline__ void ig_mma(float *c, const unsigned *a, const unsigned *b) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* An im2col element outside the input, padding mode reflect / replicate /
+ * circular: the index remapped per axis and copied. */
+__device__ __noinline__ void ig_edge(float *dst, const float *xc, int i0, int i1, int i2,
+                                     int n0, int n1, int n2, int mode) {
+    i0 = cv_bidx(i0, n0, mode);
+    i1 = cv_bidx(i1, n1, mode);
+    i2 = cv_bidx(i2, n2, mode);
+    ig_cp4(dst, xc + ((int64_t)i0 * n1 + i1) * n2 + i2, 4);
+}
+
+/* One output value (or a partial sum under split-K) of channel kk, column q. */
+__device__ __forceinline__ void ig_put(float *__restrict__ y, float *__restrict__ part,
+                                       const igp &a, int split, int kk, int q, float v,
+                                       float b) {
+    if (part) {
+        part[((int64_t)split * a.K + kk) * a.NP + q] = v;
+    } else {
+        int n = q / a.P, pp = q - n * a.P;
+        y[((int64_t)n * a.K + kk) * a.P + pp] = v + b;
+    }
+}
+
+template <int BM, bool TF32, bool VEC1>
+__global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 3)
+    k_ig(const float *__restrict__ x, const float *__restrict__ w,
+         const float *__restrict__ bias, float *__restrict__ y, float *__restrict__ part,
+         const igp a) {
+    constexpr int NT = 2 * BM;
+    constexpr int STF = BM * IG_AP + IG_BK * IG_BP;
+    extern __shared__ float4 ig_smem4[];
+    float *smem = reinterpret_cast<float *>(ig_smem4);
+    int4 *taps = reinterpret_cast<int4 *>(smem + IG_STAGES * STF);
+    const int tid = threadIdx.x;
+    const int g = blockIdx.z % a.G, split = blockIdx.z / a.G;
+    const int q0 = blockIdx.x * IG_BN, k0 = blockIdx.y * BM;
+    const int KT = (a.Rl + IG_BK - 1) / IG_BK;
+    const int kt0 = split * a.ktps;
+    const int nkt = min(KT - kt0, a.ktps);
+    const int krows = min(BM, a.Kg - k0);
+    const float *wg = w + ((int64_t)g * a.Kg + k0) * a.Rl;
+
+    /* ---- B loader state: one column per thread (gather) or 4 (1x1) ---- */
+    constexpr int RPT = IG_BK * IG_BN / NT; /* gather rows per thread: 8 or 16 */
+    constexpr int VG = NT / 32, VR = IG_BK / VG; /* 1x1: row groups, rows each */
+    const int bcol = VEC1 ? (tid & 31) * 4 : tid % IG_BN;
+    const int brow0 = VEC1 ? (tid >> 5) : (tid / IG_BN) * RPT;
+    const float *xq = x; /* column's window origin (gather) or column (1x1) */
+    int b0 = 0, b1 = 0, b2 = 0;
+    const int qc = q0 + bcol;
+    const bool cok = qc < a.NP;
+    if (cok) {
+        int n = qc / a.P, p = qc - n * a.P;
+        const float *xn = x + ((int64_t)n * a.C + (int64_t)g * a.Cg) * a.plane;
+        if (VEC1) {
+            xq = xn + p;
+        } else {
+            int o2 = p % a.out2, u = p / a.out2;
+            int o1 = u % a.out1, o0 = u / a.out1;
+            b0 = o0 * a.s0 - a.p0;
+            b1 = o1 * a.s1 - a.p1;
+            b2 = o2 * a.s2 - a.p2;
+            xq = xn + ((int64_t)b0 * a.in1 + b1) * a.in2 + b2;
+        }
+    }
+    if (!VEC1) {
+        /* tap table: (r0*d0, r1*d1, r2*d2, their offset in the input) */
+        for (int t = tid; t < a.R; t += NT) {
+            int r2 = t % a.m2, u = t / a.m2;
+            int r1 = u % a.m1, r0 = u / a.m1;
+            int e0 = r0 * a.d0, e1 = r1 * a.d1, e2 = r2 * a.d2;
+            taps[t] = make_int4(e0, e1, e2, (e0 * a.in1 + e1) * a.in2 + e2);
+        }
+        __syncthreads();
+    }
+
+    auto load_stage = [&](int kt, int st) {
+        float *As = smem + st * STF, *Bs = As + BM * IG_AP;
+        const int l0 = kt * IG_BK;
+        if (a.avec) {
+#pragma unroll
+            for (int i = 0; i < BM * 4 / NT; i++) {
+                int e = tid + i * NT, row = e >> 2, kc = (e & 3) * 4;
+                bool ok = row < krows && l0 + kc < a.Rl;
+                ig_cp16(As + row * IG_AP + kc, ok ? wg + (int64_t)row * a.Rl + l0 + kc : w,
+                        ok ? 16 : 0);
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < BM * 16 / NT; i++) {
+                int e = tid + i * NT, row = e >> 4, kc = e & 15;
+                bool ok = row < krows && l0 + kc < a.Rl;
+                ig_cp4(As + row * IG_AP + kc, ok ? wg + (int64_t)row * a.Rl + l0 + kc : w,
+                       ok ? 4 : 0);
+            }
+        }
+        if (VEC1) {
+#pragma unroll
+            for (int i = 0; i < VR; i++) {
+                int r = brow0 + i * VG, l = l0 + r;
+                bool ok = cok && l < a.Rl;
+                ig_cp16(Bs + r * IG_BP + bcol, ok ? xq + (int64_t)l * a.plane : x, ok ? 16 : 0);
+            }
+        } else {
+            int l = l0 + brow0;
+            int c = l / a.R, t = l - c * a.R;
+            const float *xc = xq + (int64_t)c * a.plane;
+#pragma unroll
+            for (int i = 0; i < RPT; i++) {
+                float *dst = Bs + (brow0 + i) * IG_BP + bcol;
+                if (cok && l + i < a.Rl) {
+                    int4 tp = taps[t];
+                    if ((unsigned)(b0 + tp.x) < (unsigned)a.in0 &&
+                        (unsigned)(b1 + tp.y) < (unsigned)a.in1 &&
+                        (unsigned)(b2 + tp.z) < (unsigned)a.in2)
+                        ig_cp4(dst, xc + tp.w, 4);
+                    else if (a.mode == TC_MODE_CONSTANT)
+                        *dst = a.cval;
+                    else /* the image's channel c: xq less the window origin */
+                        ig_edge(dst, xc - (((int64_t)b0 * a.in1 + b1) * a.in2 + b2),
+                                b0 + tp.x, b1 + tp.y, b2 + tp.z,
+                                a.in0, a.in1, a.in2, a.mode);
+                } else {
+                    *dst = 0.f;
+                }
+                if (++t == a.R) {
+                    t = 0;
+                    c++;
+                    xc += a.plane;
+                }
+            }
+        }
+    };
+
+#pragma unroll
+    for (int s = 0; s < IG_STAGES - 1; s++) {
+        if (s < nkt) load_stage(kt0 + s, s);
+        ig_commit();
+    }
+
+    if (!TF32) {
+        /* ---- fp32 FFMA, 8 x 8 per thread ---- */
+        const int tx = tid & 15, ty = tid >> 4;
+        float acc[8][8];
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
+        for (int kt = 0; kt < nkt; kt++) {
+            ig_wait<IG_STAGES - 2>();
+            __syncthreads();
+            const int nk = kt + IG_STAGES - 1;
+            if (nk < nkt) load_stage(kt0 + nk, nk % IG_STAGES);
+            ig_commit();
+            const float *As = smem + (kt % IG_STAGES) * STF;
+            const float *Bs = As + BM * IG_AP;
+#pragma unroll
+            for (int kc = 0; kc < IG_BK / 4; kc++) {
+                float av[8][4];
+#pragma unroll
+                for (int i = 0; i < 8; i++) {
+                    int row = (i < 4 ? 0 : BM / 2) + ty * 4 + (i & 3);
+                    float4 q = *reinterpret_cast<const float4 *>(As + row * IG_AP + kc * 4);
+                    av[i][0] = q.x; av[i][1] = q.y; av[i][2] = q.z; av[i][3] = q.w;
+                }
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++) {
+                    const float *br = Bs + (kc * 4 + kk) * IG_BP;
+                    float4 c0 = *reinterpret_cast<const float4 *>(br + tx * 4);
+                    float4 c1 = *reinterpret_cast<const float4 *>(br + 64 + tx * 4);
+                    float bv[8] = {c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w};
+#pragma unroll
+                    for (int i = 0; i < 8; i++)
+#pragma unroll
+                        for (int j = 0; j < 8; j++) acc[i][j] = fmaf(av[i][kk], bv[j], acc[i][j]);
+                }
+            }
+        }
+        ig_wait<0>();
+        /* epilogue: rows k0 + {0, BM/2} + ty*4 + i, columns q0 + {0, 64} + tx*4 + j */
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int qb = q0 + h * 64 + tx * 4;
+            if (qb >= a.NP) continue;
+            int nb = qb / a.P, pb = qb - nb * a.P;
+            const bool vec = !part && a.yvec && qb + 3 < a.NP;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                int k = k0 + (i < 4 ? 0 : BM / 2) + ty * 4 + (i & 3);
+                if (k >= a.Kg) continue;
+                int kk = g * a.Kg + k;
+                float b = (bias && !part) ? __ldg(bias + kk) : 0.f;
+                if (vec) {
+                    float4 v = make_float4(acc[i][h * 4] + b, acc[i][h * 4 + 1] + b,
+                                           acc[i][h * 4 + 2] + b, acc[i][h * 4 + 3] + b);
+                    *reinterpret_cast<float4 *>(y + ((int64_t)nb * a.K + kk) * a.P + pb) = v;
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        if (qb + j < a.NP) ig_put(y, part, a, split, kk, qb + j, acc[i][h * 4 + j], b);
+                }
+            }
+        }
+    } else {
+        /* ---- TF32 mma.sync m16n8k8, warp tile 64 x 32 ---- */
+        const int warp = tid >> 5, lane = tid & 31;
+        const int wm = warp >> 2, wn = warp & 3, gq = lane >> 2, tq = lane & 3;
+        float acc[4][4][4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
+        for (int kt = 0; kt < nkt; kt++) {
+            ig_wait<IG_STAGES - 2>();
+            __syncthreads();
+            const int nk = kt + IG_STAGES - 1;
+            if (nk < nkt) load_stage(kt0 + nk, nk % IG_STAGES);
+            ig_commit();
+            const float *As = smem + (kt % IG_STAGES) * STF;
+            const float *Bs = As + BM * IG_AP;
+#pragma unroll
+            for (int k8 = 0; k8 < IG_BK / 8; k8++) {
+                unsigned af[4][4], bf[4][2];
+#pragma unroll
+                for (int mi = 0; mi < 4; mi++) {
+                    const float *ap = As + (wm * 64 + mi * 16 + gq) * IG_AP + k8 * 8 + tq;
+                    af[mi][0] = ig_tf32(ap[0]);
+                    af[mi][1] = ig_tf32(ap[8 * IG_AP]);
+                    af[mi][2] = ig_tf32(ap[4]);
+                    af[mi][3] = ig_tf32(ap[8 * IG_AP + 4]);
+                }
+#pragma unroll
+                for (int ni = 0; ni < 4; ni++) {
+                    const float *bp = Bs + (k8 * 8 + tq) * IG_BP + wn * 32 + ni * 8 + gq;
+                    bf[ni][0] = ig_tf32(bp[0]);
+                    bf[ni][1] = ig_tf32(bp[4 * IG_BP]);
+                }
+#pragma unroll
+                for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+                    for (int ni = 0; ni < 4; ni++) ig_mma(acc[mi][ni], af[mi], bf[ni]);
+            }
+        }
+        ig_wait<0>();
+        /* epilogue: acc[mi][ni][e] is row wm*64 + mi*16 + gq + 8*(e>>1),
+         * column wn*32 + ni*8 + 2*tq + (e&1) */
+#pragma unroll
+        for (int ni = 0; ni < 4; ni++) {
+            const int qb = q0 + wn * 32 + ni * 8 + 2 * tq;
+            if (qb >= a.NP) continue;
+            const bool two = qb + 1 < a.NP;
+            int n0 = qb / a.P, p0 = qb - n0 * a.P;
+            int n1 = n0, p1 = p0 + 1;
+            if (p1 == a.P) { p1 = 0; n1++; }
+#pragma unroll
+            for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+                for (int hr = 0; hr < 2; hr++) {
+                    int k = k0 + wm * 64 + mi * 16 + gq + 8 * hr;
+                    if (k >= a.Kg) continue;
+                    int kk = g * a.Kg + k;
+                    float v0 = acc[mi][ni][2 * hr], v1 = acc[mi][ni][2 * hr + 1];
+                    if (part) {
+                        float *pp = part + ((int64_t)split * a.K + kk) * a.NP + qb;
+                        pp[0] = v0;
+                        if (two) pp[1] = v1;
+                    } else {
+                        float b = bias ? __ldg(bias + kk) : 0.f;
+                        y[((int64_t)n0 * a.K + kk) * a.P + p0] = v0 + b;
+                        if (two) y[((int64_t)n1 * a.K + kk) * a.P + p1] = v1 + b;
+                    }
+                }
+        }
+    }
+}
+
+/* split-K: y = bias + sum over splits, NCHW */
+__global__ void __launch_bounds__(256)
+    k_ig_reduce(const float *__restrict__ part, const float *__restrict__ bias,
+                float *__restrict__ y, const igp a, int S) {
+    const int64_t total = (int64_t)a.K * a.NP;
+    int64_t e = (int64_t)blockIdx.x * 256 + threadIdx.x;
+    if (e >= total) return;
+    int kk = (int)(e / a.NP), q = (int)(e - (int64_t)kk * a.NP);
+    float s = 0.f;
+    for (int sp = 0; sp < S; sp++) s += part[(int64_t)sp * total + e];
+    if (bias) s += __ldg(bias + kk);
+    int n = q / a.P, pp = q - n * a.P;
+    y[((int64_t)n * a.K + kk) * a.P + pp] = s;
+}
+
 /* depthwise: y[n][k][o] = bias + sum_r w[k][r] X(n, k / mult, o*s + r*d - pad) */
 __global__ void __launch_bounds__(256)
     k_conv_dw(const float *__restrict__ x, const float *__restrict__ w,
@@ -242,7 +603,145 @@ static tc_status cv_bias(const tc__args *a, cudaStream_t s, const float **db, vo
     return st;
 }
 
-static tc_status launch_igemm(const tc__args *a, const tc__cu_bufs *b) {
+/* ---- the fast implicit GEMM: host side ---- */
+
+/* Does the 32-bit fast kernel take the problem? (else the generic one) */
+static int ig_fast(const tc__problem *p) {
+    const int64_t lim = INT32_MAX / 4;
+    int64_t R = p->msk[0] * p->msk[1] * p->msk[2];
+    int64_t Cg = p->C / p->G, Kg = p->K / p->G;
+    int64_t P = p->out[0] * p->out[1] * p->out[2];
+    int64_t plane = p->in[0] * p->in[1] * p->in[2];
+    if (R > IG_TAPMAX || Cg * R > lim || P > lim || p->N * P > lim || plane > lim) return 0;
+    if (p->C > lim || p->K > lim) return 0;
+    if (tc__cu_div_up(Kg, 64) > 65535 || p->G > 65535) return 0;
+    for (int i = 0; i < 3; i++) {
+        /* window origins and tap offsets in int */
+        int64_t v = p->out[i] * p->stride[i] + p->msk[i] * p->dil[i] + p->pad_lo[i] + p->in[i];
+        if (v > lim) return 0;
+    }
+    /* tap offsets (e0*in1 + e1)*in2 + e2 in int */
+    int64_t e0 = (p->msk[0] - 1) * p->dil[0], e1 = (p->msk[1] - 1) * p->dil[1],
+            e2 = (p->msk[2] - 1) * p->dil[2];
+    if ((e0 * p->in[1] + e1) * p->in[2] + e2 > lim) return 0;
+    return 1;
+}
+
+/* 1x1, stride 1, no padding, P % 4 == 0: B is X_n (C x P) itself */
+static int ig_is_1x1(const tc__problem *p) {
+    for (int i = 0; i < 3; i++)
+        if (p->msk[i] != 1 || p->stride[i] != 1 || p->pad_lo[i] != 0 || p->out[i] != p->in[i])
+            return 0;
+    return (p->out[0] * p->out[1] * p->out[2]) % 4 == 0;
+}
+
+static igp ig_params(const tc__problem *p) {
+    igp a;
+    a.C = (int)p->C; a.K = (int)p->K; a.G = (int)p->G;
+    a.Cg = (int)(p->C / p->G); a.Kg = (int)(p->K / p->G);
+    a.R = (int)(p->msk[0] * p->msk[1] * p->msk[2]);
+    a.Rl = a.Cg * a.R;
+    a.P = (int)(p->out[0] * p->out[1] * p->out[2]);
+    a.NP = (int)(p->N * a.P);
+    a.in0 = (int)p->in[0]; a.in1 = (int)p->in[1]; a.in2 = (int)p->in[2];
+    a.plane = a.in0 * a.in1 * a.in2;
+    a.m0 = (int)p->msk[0]; a.m1 = (int)p->msk[1]; a.m2 = (int)p->msk[2];
+    a.out1 = (int)p->out[1]; a.out2 = (int)p->out[2];
+    a.s0 = (int)p->stride[0]; a.s1 = (int)p->stride[1]; a.s2 = (int)p->stride[2];
+    a.d0 = (int)p->dil[0]; a.d1 = (int)p->dil[1]; a.d2 = (int)p->dil[2];
+    a.p0 = (int)p->pad_lo[0]; a.p1 = (int)p->pad_lo[1]; a.p2 = (int)p->pad_lo[2];
+    a.mode = (int)p->mode;
+    a.cval = (float)p->cval;
+    a.avec = 0;
+    a.yvec = 0;
+    a.ktps = 1;
+    return a;
+}
+
+static size_t ig_smem(int bm, int taps) {
+    return (size_t)IG_STAGES * (bm * IG_AP + IG_BK * IG_BP) * sizeof(float) +
+           (size_t)taps * sizeof(int4);
+}
+
+typedef void (*ig_kernel)(const float *, const float *, const float *, float *, float *, const igp);
+
+/* kernel [bm == 64][tf32][1x1] */
+static ig_kernel ig_pick(int bm64, int tf32, int v1) {
+    static const ig_kernel tab[2][2][2] = {
+        {{k_ig<128, false, false>, k_ig<128, false, true>},
+         {k_ig<128, true, false>, k_ig<128, true, true>}},
+        {{k_ig<64, false, false>, k_ig<64, false, true>},
+         {k_ig<64, true, false>, k_ig<64, true, true>}},
+    };
+    return tab[bm64][tf32][v1];
+}
+
+/* Split-K: the number of reduction splits S minimising waves x k-tiles per
+ * split (a reduce pass costs ~10%), for `blocks` output tiles and `slots`
+ * resident blocks on the GPU. */
+static int ig_splits(int64_t blocks, int KT, int64_t slots, int maxz) {
+    double best = (double)tc__cu_div_up(blocks, slots) * KT;
+    int bs = 1;
+    for (int s = 2; s <= IG_MAXSPLIT && s <= maxz; s++) {
+        int per = (int)tc__cu_div_up(KT, s);
+        if (per < 8) break;
+        int sr = (int)tc__cu_div_up(KT, per);
+        double c = (double)tc__cu_div_up(blocks * sr, slots) * per * 1.1 + 2;
+        if (c < best) {
+            best = c;
+            bs = s;
+        }
+    }
+    return bs;
+}
+
+static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
+    const tc__problem *p = a->p;
+    igp g = ig_params(p);
+    const float *x = (const float *)b->x, *w = (const float *)b->w;
+    float *y = (float *)b->y;
+    const int v1 = ig_is_1x1(p) && (uintptr_t)x % 16 == 0;
+    const int bm64 = g.Kg <= 64;
+    const int bm = bm64 ? 64 : 128;
+    g.avec = g.Rl % 4 == 0 && (uintptr_t)w % 16 == 0;
+    g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
+    ig_kernel k = ig_pick(bm64, tf32, v1);
+    const size_t smem = ig_smem(bm, v1 ? 0 : g.R);
+    TC_CU(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)smem));
+    int occ = 0;
+    TC_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, (const void *)k, 2 * bm, smem));
+    if (occ < 1) return tc__error(TC_ERR_UNSUPPORTED, "cuda.conv.igemm: kernel does not fit");
+    const tc__cu_device *d = tc__cu_dev();
+    const int64_t gx = tc__cu_div_up(g.NP, IG_BN), gy = tc__cu_div_up(g.Kg, bm);
+    const int KT = (int)tc__cu_div_up(g.Rl, IG_BK);
+    int S = ig_splits(gx * gy * g.G, KT, (int64_t)occ * (d ? d->sms : 132), 65535 / g.G);
+    g.ktps = (int)tc__cu_div_up(KT, S);
+    S = (int)tc__cu_div_up(KT, g.ktps);
+    const float *db;
+    void *own, *part = NULL;
+    tc_status st = cv_bias(a, b->s, &db, &own);
+    if (st) return st;
+    if (S > 1 && (st = tc__cu_alloc(&part, (size_t)S * g.K * g.NP * sizeof(float), b->s))) {
+        tc__cu_free(own, b->s);
+        return st;
+    }
+    dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)(g.G * S));
+    k<<<grid, 2 * bm, smem, b->s>>>(x, w, db, y, (float *)part, g);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess && S > 1) {
+        int64_t total = (int64_t)g.K * g.NP;
+        k_ig_reduce<<<(unsigned)tc__cu_div_up(total, 256), 256, 0, b->s>>>((const float *)part, db, y,
+                                                                          g, S);
+        e = cudaGetLastError();
+    }
+    tc__cu_free(part, b->s);
+    tc__cu_free(own, b->s);
+    if (e != cudaSuccess) return tc__cu_fail(e, "launch k_ig", __FILE__, __LINE__);
+    return TC_OK;
+}
+
+static tc_status launch_igemm_generic(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     cargs c = cv_args(p);
     const float *db;
@@ -255,12 +754,20 @@ static tc_status launch_igemm(const tc__args *a, const tc__cu_bufs *b) {
         return tc__error(TC_ERR_UNSUPPORTED, "cuda.conv.igemm: grid too large");
     }
     dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)p->G);
-    k_conv_igemm<<<grid, 256, 0, b->s>>>((const float *)b->x, (const float *)b->w, db,
-                                         (float *)b->y, c);
+    k_conv_igemm_generic<<<grid, 256, 0, b->s>>>((const float *)b->x, (const float *)b->w, db,
+                                                 (float *)b->y, c);
     cudaError_t e = cudaGetLastError();
     tc__cu_free(own, b->s);
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_conv_igemm", __FILE__, __LINE__);
     return TC_OK;
+}
+
+static tc_status launch_igemm(const tc__args *a, const tc__cu_bufs *b) {
+    if (ig_fast(a->p) && !getenv("TC_CUDA_CONV_GENERIC")) return ig_run(a, b, 0);
+    return launch_igemm_generic(a, b);
+}
+static tc_status launch_igemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
+    return ig_run(a, b, 1);
 }
 
 static tc_status launch_dw(const tc__args *a, const tc__cu_bufs *b) {
@@ -317,6 +824,21 @@ static int ig_applicable(const tc__problem *p, const tc__env *e, char *why, size
     return 1;
 }
 
+static int tf_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
+    if (!cv_base(p, why, n)) return 0;
+    if (!e || !(e->flags & TC_PLAN_ALLOW_TF32)) {
+        if (why) snprintf(why, n, "TF32 only when the plan flags include TC_PLAN_ALLOW_TF32");
+        return 0;
+    }
+    if (!ig_fast(p)) {
+        if (why)
+            snprintf(why, n, "more than %d mask taps or sizes beyond 32-bit index arithmetic",
+                     IG_TAPMAX);
+        return 0;
+    }
+    return 1;
+}
+
 static int dw_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
     if (!cv_base(p, why, n)) return 0;
     if (p->G != p->C || p->K % p->C) {
@@ -326,20 +848,28 @@ static int dw_applicable(const tc__problem *p, const tc__env *e, char *why, size
     return 1;
 }
 
-/* ~35% of the FP32 peak for the implicit GEMM (the gather's integer work
- * shares the issue slots; measured order on the H100), full partial-tile
- * waste counted; depthwise is memory-bound */
-static double ig_estimate(const tc__problem *p, const tc__env *e) {
+/* Partial-tile waste counted; the FP32 kernel at ~60% of the FP32 peak
+ * (cuda.gemm's rate; the generic kernel ~20%), the TF32 one at ~2x the FP32
+ * peak (mma.sync); depthwise is memory-bound. */
+static double ig_fill(const tc__problem *p) {
     double Kg = (double)(p->K / p->G), NP = (double)p->N * p->out[0] * p->out[1] * p->out[2];
-    double fill = Kg / (tc__cu_div_up((int64_t)Kg, CV_M) * (double)CV_M) *
-                  NP / (tc__cu_div_up((int64_t)NP, CV_N) * (double)CV_N);
-    return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / fill, 0.35);
+    int bm = Kg <= 64 ? 64 : 128;
+    return Kg / (tc__cu_div_up((int64_t)Kg, bm) * (double)bm) * NP /
+           (tc__cu_div_up((int64_t)NP, IG_BN) * (double)IG_BN);
+}
+static double ig_estimate(const tc__problem *p, const tc__env *e) {
+    return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / ig_fill(p),
+                           ig_fast(p) ? 0.6 : 0.2);
+}
+static double tf_estimate(const tc__problem *p, const tc__env *e) {
+    return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / ig_fill(p), 2.0);
 }
 static double dw_estimate(const tc__problem *p, const tc__env *e) {
     return tc__cu_estimate(tc__problem_bytes(p) * 1.5, tc__problem_flops(p), 0.25);
 }
 
 static tc_status ig_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_igemm); }
+static tc_status tf_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_igemm_tf32); }
 static tc_status dw_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_dw); }
 
 } // namespace
@@ -348,11 +878,22 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm) = {
     .name = "cuda.conv.igemm",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "implicit-GEMM conv layer (fp32, CUDA cores): 128x128 tiles, the im2col matrix gathered into shared memory with the padding mode; any stride, dilation, groups, 1D-3D.",
+    .summary = "implicit-GEMM conv layer (fp32, CUDA cores): 128x128 or 64x128 tiles, BK 16, 4-stage cp.async pipeline, im2col gathered through a per-block tap table with the padding mode; split-K for few tiles; any stride, dilation, groups, 1D-3D.",
     .available = cv_available,
     .applicable = ig_applicable,
     .estimate = ig_estimate,
     .execute = ig_execute,
+};
+
+TC__CU_SOLVER(tc__solver_cuda_conv_igemm_tf32) = {
+    .name = "cuda.conv.igemm-tf32",
+    .backend = TC_BACKEND_CUDA,
+    .ops = TC_OP_CONV,
+    .summary = "implicit-GEMM conv layer on the TF32 tensor cores (mma.sync m16n8k8, fp32 accumulation); only under TC_PLAN_ALLOW_TF32.",
+    .available = cv_available,
+    .applicable = tf_applicable,
+    .estimate = tf_estimate,
+    .execute = tf_execute,
 };
 
 TC__CU_SOLVER(tc__solver_cuda_conv_depthwise) = {
