@@ -21,24 +21,17 @@
  * included) writes the 4x4 tiles to NCHW, so M stays in L2. Work items are
  * (group, block of tiles, group of A panels): K is split when there are too
  * few blocks for the threads (batch 1 at 14x14 has 16 tiles). */
-#include "gemm_packed.h"
+#include "conv_winograd4.h"
 
 #include <stdio.h>
 #include <string.h>
-
-void tc__wg4_in_avx512(const float *plane, int64_t H, int64_t W, int64_t y0, int64_t x0, int len,
-                       int mode, float cval, float *rowbuf, float *dst, int64_t xi_stride);
-void tc__wg4_out_avx512(const float *src, int64_t xi_stride, float bias, float *y, int64_t OW,
-                        int rows, int cnt);
-void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
-                                  float *c, int64_t ldc, int mr);
 
 #define WG4_MR 14
 #define WG4_XI 36
 #define WG4_KCH 4 /* A panels per output-transform chunk (56 channels) */
 
 typedef struct wg4_geom {
-    int64_t Cg, Kg, npan, TH, TW, T, nb, nblk, kgroups, ppg;
+    int64_t Cg, Kg, npan, TH, TW, T, nb, bt, nblk, kgroups, ppg; /* bt: tiles per block (<= nb) */
     int64_t vstride, mstride; /* floats between xi planes of V and M */
     size_t vbytes, mbytes, per_thread;
 } wg4_geom;
@@ -56,6 +49,7 @@ static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     /* 16-tile blocks where 32 would leave much of the last panel empty */
     int64_t w32 = wg4_cdiv(g->T, 32) * 32, w16 = wg4_cdiv(g->T, 16) * 16;
     g->nb = (double)w32 > 1.15 * (double)w16 ? 16 : 32;
+    g->bt = g->nb;
     g->nblk = wg4_cdiv(g->T, g->nb);
     g->kgroups = 1;
     int64_t items = p->G * g->nblk;
@@ -69,7 +63,7 @@ static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->mstride = WG4_KCH * WG4_MR * g->nb + 16;
     g->vbytes = wg4_rup((size_t)(WG4_XI * g->vstride) * sizeof(float));
     g->mbytes = wg4_rup((size_t)(WG4_XI * g->mstride) * sizeof(float));
-    g->per_thread = g->vbytes + g->mbytes + wg4_rup(6 * 80 * sizeof(float)) + 256;
+    g->per_thread = g->vbytes + g->mbytes + 256;
 }
 
 static int wg4_available(void) { return (tc__cpu_detect() & TC__CPU_AVX512) != 0; }
@@ -150,22 +144,35 @@ typedef struct wg4_job {
     wg4_geom g;
 } wg4_job;
 
-typedef struct wg4_seg { int64_t n, ty, tx0, len, col; } wg4_seg;
+/* The block's tiles in segments of 16 lanes, each cut into runs of one
+ * tile row (tile coordinates kept in the run's fields until filled in). */
+typedef struct wg4_seg {
+    int nruns, nlanes;
+    int64_t col;
+    int64_t n[16], ty[16], tx0[16];
+    tc__wg4_run run[16];
+} wg4_seg;
 
 static int wg4_segments(const wg4_geom *g, int64_t t0, int64_t t1, wg4_seg *s) {
     int ns = 0;
-    for (int64_t t = t0; t < t1;) {
-        int64_t tx = t % g->TW, r = t / g->TW;
-        int64_t len = g->TW - tx;
-        if (len > 16) len = 16;
-        if (t + len > t1) len = t1 - t;
-        s[ns].n = r / g->TH;
-        s[ns].ty = r % g->TH;
-        s[ns].tx0 = tx;
-        s[ns].len = len;
-        s[ns].col = t - t0;
-        ns++;
-        t += len;
+    for (int64_t sb = t0; sb < t1; sb += 16, ns++) {
+        int64_t se = sb + 16 < t1 ? sb + 16 : t1;
+        wg4_seg *sg = &s[ns];
+        sg->nruns = 0;
+        sg->nlanes = (int)(se - sb);
+        sg->col = sb - t0;
+        for (int64_t t = sb; t < se;) {
+            int64_t tx = t % g->TW, r = t / g->TW;
+            int64_t len = g->TW - tx;
+            if (t + len > se) len = se - t;
+            int k = sg->nruns++;
+            sg->n[k] = r / g->TH;
+            sg->ty[k] = r % g->TH;
+            sg->tx0[k] = tx;
+            sg->run[k].lane = (int)(t - sb);
+            sg->run[k].len = (int)len;
+            t += len;
+        }
     }
     return ns;
 }
@@ -178,31 +185,39 @@ static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
     const int64_t nb = g->nb;
     char *mine = (char *)a->ws + (size_t)tid * g->per_thread;
     float *V = (float *)mine, *M = (float *)(mine + g->vbytes);
-    float *rowbuf = (float *)(mine + g->vbytes + g->mbytes);
     const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];
     const int64_t pt = p->pad_lo[1], pl = p->pad_lo[2];
     const float cval = (float)p->cval;
     const float *U = (const float *)a->wpack;
-    memset(rowbuf, 0, 6 * 80 * sizeof(float));
-    wg4_seg seg[32];
+    wg4_seg seg[2];
     for (int64_t it = begin; it < end; it++) {
         int64_t kg = it % g->kgroups, t = it / g->kgroups;
         int64_t blk = t % g->nblk, gi = t / g->nblk;
-        int64_t t0 = blk * nb, t1 = t0 + nb < g->T ? t0 + nb : g->T;
+        int64_t t0 = blk * g->bt, t1 = t0 + g->bt < g->T ? t0 + g->bt : g->T;
         int nr = (int)(t1 - t0);
         int ns = wg4_segments(g, t0, t1, seg);
         /* input transform: V[xi][c][col] */
-        if (nr < nb) /* the unused columns of a partial block: zeros */
-            for (int xi = 0; xi < WG4_XI; xi++)
-                for (int64_t c = 0; c < g->Cg; c++)
-                    memset(V + xi * g->vstride + c * nb + nr, 0, (size_t)(nb - nr) * sizeof(float));
+        /* columns nr..nb of V are left as they are: GEMM columns are
+         * independent and the output transform stores only a segment's lanes */
         for (int64_t c = 0; c < g->Cg; c++)
             for (int s = 0; s < ns; s++) {
-                const wg4_seg *sg = &seg[s];
-                const float *plane =
-                    (const float *)a->x + ((sg->n * p->C + gi * g->Cg + c) * H) * W;
-                tc__wg4_in_avx512(plane, H, W, 4 * sg->ty - pt, 4 * sg->tx0 - pl, (int)sg->len,
-                                  (int)p->mode, cval, rowbuf, V + c * nb + sg->col, g->vstride);
+                wg4_seg *sg = &seg[s];
+                for (int k = 0; k < sg->nruns; k++) {
+                    tc__wg4_run *u = &sg->run[k];
+                    u->plane = (const float *)a->x + ((sg->n[k] * p->C + gi * g->Cg + c) * H) * W;
+                    u->y0 = 4 * sg->ty[k] - pt;
+                    u->x0 = 4 * sg->tx0[k] - pl;
+                    if (c + 1 < g->Cg) /* the next channel's rows of this run */
+                        for (int64_t r = 0; r < 6; r++) {
+                            int64_t y = u->y0 + r, x = u->x0 < 0 ? 0 : u->x0;
+                            if (y < 0 || y >= H) continue;
+                            const char *q = (const char *)(u->plane + H * W + y * W + x);
+                            for (int64_t b = 0; b < (4 * u->len + 2) * 4; b += 64)
+                                __builtin_prefetch(q + b);
+                        }
+                }
+                tc__wg4_in_avx512(sg->run, sg->nruns, sg->nlanes, H, W, (int)p->mode, cval,
+                                  V + c * nb + sg->col, g->vstride);
             }
         /* per chunk of A panels: 36 GEMMs M[xi][k][col] = U[xi] V[xi], then
          * the output transform of those channels */
@@ -237,13 +252,16 @@ static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
                 int64_t kk = gi * g->Kg + k;
                 float bias = p->has_bias ? ((const float *)a->bias)[kk] : 0.0f;
                 for (int s = 0; s < ns; s++) {
-                    const wg4_seg *sg = &seg[s];
-                    int64_t oy = 4 * sg->ty, ox = 4 * sg->tx0;
-                    int64_t rows = OH - oy < 4 ? OH - oy : 4;
-                    int64_t cnt = OW - ox < 4 * sg->len ? OW - ox : 4 * sg->len;
-                    float *yp = (float *)a->y + ((sg->n * p->K + kk) * OH + oy) * OW + ox;
-                    tc__wg4_out_avx512(M + (k - k0) * nb + sg->col, g->mstride, bias, yp, OW,
-                                       (int)rows, (int)cnt);
+                    wg4_seg *sg = &seg[s];
+                    for (int r = 0; r < sg->nruns; r++) {
+                        tc__wg4_run *u = &sg->run[r];
+                        int64_t oy = 4 * sg->ty[r], ox = 4 * sg->tx0[r];
+                        u->rows = (int)(OH - oy < 4 ? OH - oy : 4);
+                        u->cnt = (int)(OW - ox < 4 * u->len ? OW - ox : 4 * u->len);
+                        u->out = (float *)a->y + ((sg->n[r] * p->K + kk) * OH + oy) * OW + ox;
+                    }
+                    tc__wg4_out_avx512(M + (k - k0) * nb + sg->col, g->mstride, bias, sg->run,
+                                       sg->nruns, OW);
                 }
             }
         }

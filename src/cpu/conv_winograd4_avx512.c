@@ -20,12 +20,11 @@
  * Output: 36 vectors M[xi] (lanes = tiles) to Y = A^T M A (4x4 per tile)
  * plus bias, interleaved into up to 4 output rows of 4*len floats, stored
  * with masks for the right and bottom edges. */
-#include "gemm_packed.h"
+#include "conv_winograd4.h"
 
 #include <immintrin.h>
-#include <string.h>
+#include <stdint.h>
 
-#define WG4_ROWBUF 80
 
 static inline __mmask16 wg4_cnt(int64_t n) {
     return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
@@ -43,65 +42,77 @@ static inline void wg4_row(const __m512 d[6], __m512 v[6]) {
     v[5] = _mm512_fmadd_ps(c4, d[1], _mm512_fnmadd_ps(c5, d[3], d[5]));
 }
 
-/* One input row of the segment, n = 4*len + 2 values starting at column
- * x0, boundary applied; returns where to read it (the image or buf). */
-static const float *wg4_fetch_row(const float *plane, int64_t H, int64_t W, int64_t y,
-                                  int64_t x0, int64_t n, int mode, float cval, float *buf) {
-    int64_t by = tc__boundary_index(y, H, (tc_mode)mode);
-    if (by < 0) {
-        for (int64_t e = 0; e < n; e++) buf[e] = cval;
-        return buf;
-    }
-    const float *row = plane + by * W;
-    if (x0 >= 0 && x0 + n <= W) return row + x0;
-    int64_t e0 = x0 < 0 ? -x0 : 0, e1 = W - x0 < n ? W - x0 : n;
-    if (e1 > e0) memcpy(buf + e0, row + x0 + e0, (size_t)(e1 - e0) * sizeof(float));
-    else e0 = e1 = n < e0 ? n : e0; /* no column inside: every value patched below */
-    for (int64_t e = 0; e < e0; e++) {
-        int64_t bx = tc__boundary_index(x0 + e, W, (tc_mode)mode);
-        buf[e] = bx < 0 ? cval : row[bx];
-    }
-    for (int64_t e = e1 < e0 ? e0 : e1; e < n; e++) {
-        int64_t bx = tc__boundary_index(x0 + e, W, (tc_mode)mode);
-        buf[e] = bx < 0 ? cval : row[bx];
-    }
-    return buf;
+/* The mask of lanes [lo, hi) of the 16 lanes from element 16*i on. */
+static inline __mmask16 wg4_range(int64_t lo, int64_t hi, int i) {
+    lo -= 16 * i;
+    hi -= 16 * i;
+    lo = lo < 0 ? 0 : lo > 16 ? 16 : lo;
+    hi = hi < 0 ? 0 : hi > 16 ? 16 : hi;
+    return (__mmask16)(wg4_cnt(hi) & ~wg4_cnt(lo));
 }
 
-/* rowbuf: 6 * WG4_ROWBUF floats of scratch (contents beyond n never reach a
- * stored lane). */
-void tc__wg4_in_avx512(const float *plane, int64_t H, int64_t W, int64_t y0, int64_t x0, int len,
-                       int mode, float cval, float *rowbuf, float *dst, int64_t xi_stride) {
-    const __mmask16 mk = wg4_cnt(len);
-    const int64_t n = 4 * (int64_t)len + 2;
-    /* lanes 0..7: element 4t + j of a 32-float pair; lanes 8..15 unused */
-    const __m512i i0 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
-    const __m512i i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(1));
-    const __m512i i2 = _mm512_add_epi32(i0, _mm512_set1_epi32(2));
-    const __m512i i3 = _mm512_add_epi32(i0, _mm512_set1_epi32(3));
+static inline float wg4_at(const float *row, int64_t x, int64_t W, int mode, float cval) {
+    int64_t bx = tc__boundary_index(x, W, (tc_mode)mode);
+    return bx < 0 ? cval : row[bx];
+}
+
+void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H, int64_t W,
+                       int mode, float cval, float *dst, int64_t xi_stride) {
+    const __mmask16 mk = wg4_cnt(nlanes);
+    const __m512 cv = _mm512_set1_ps(cval);
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
     __m512 t[6][6]; /* (d B) per row */
     for (int r = 0; r < 6; r++) {
-        const float *p = wg4_fetch_row(plane, H, W, y0 + r, x0, n, mode, cval,
-                                       rowbuf + r * WG4_ROWBUF);
-        __m512 a0 = _mm512_maskz_loadu_ps(wg4_cnt(n), p);
-        __m512 a1 = _mm512_maskz_loadu_ps(wg4_cnt(n - 16), p + 16);
-        __m512 a2 = _mm512_maskz_loadu_ps(wg4_cnt(n - 32), p + 32);
-        __m512 a3 = _mm512_maskz_loadu_ps(wg4_cnt(n - 48), p + 48);
-        __m512 b0 = _mm512_maskz_loadu_ps(wg4_cnt(n - 4), p + 4);
-        __m512 b1 = _mm512_maskz_loadu_ps(wg4_cnt(n - 20), p + 20);
-        __m512 b2 = _mm512_maskz_loadu_ps(wg4_cnt(n - 36), p + 36);
-        __m512 b3 = _mm512_maskz_loadu_ps(wg4_cnt(n - 52), p + 52);
-        __m512 d[6];
-#define WG4_COL(x0v, x1v, x2v, x3v, idx)                                                      \
-    _mm512_shuffle_f32x4(_mm512_permutex2var_ps(x0v, idx, x1v),                              \
-                         _mm512_permutex2var_ps(x2v, idx, x3v), _MM_SHUFFLE(1, 0, 1, 0))
-        d[0] = WG4_COL(a0, a1, a2, a3, i0);
-        d[1] = WG4_COL(a0, a1, a2, a3, i1);
-        d[2] = WG4_COL(a0, a1, a2, a3, i2);
-        d[3] = WG4_COL(a0, a1, a2, a3, i3);
-        d[4] = WG4_COL(b0, b1, b2, b3, i0);
-        d[5] = WG4_COL(b0, b1, b2, b3, i1);
-#undef WG4_COL
+        /* the row of the segment: element v = 4*lane + column of the tile
+         * (columns 0..3; columns 4, 5 are the next lane's 0, 1) */
+        __m512 a[5] = {cv, cv, cv, cv, cv}, d[6];
+        const float *rowk[16];
+        for (int k = 0; k < nruns; k++) {
+            const tc__wg4_run *u = &runs[k];
+            int64_t by = tc__boundary_index(u->y0 + r, H, (tc_mode)mode);
+            rowk[k] = by < 0 ? NULL : u->plane + by * W;
+            if (by < 0) continue;
+            const float *row = rowk[k];
+            int64_t vb = 4 * (int64_t)u->lane, ve = 4 * (int64_t)(u->lane + u->len) + (k == nruns - 1) * 2;
+            int64_t off = u->x0 - vb; /* column of element v: off + v */
+            int64_t ib = -off > vb ? -off : vb, ie = W - off < ve ? W - off : ve;
+            if (ie < ib) ie = ib;
+            for (int i = 0; i < 5; i++) {
+                __mmask16 m = wg4_range(ib, ie, i);
+                if (m)
+                    a[i] = _mm512_mask_loadu_ps(
+                        a[i], m, (const float *)((uintptr_t)row + (uintptr_t)((off + 16 * i) * 4)));
+            }
+            if (mode != TC_MODE_CONSTANT)
+                for (int64_t v = vb; v < ve; v++) {
+                    if (v == ib) v = ie;
+                    if (v >= ve) break;
+                    a[v >> 4] = _mm512_mask_mov_ps(a[v >> 4], (__mmask16)(1u << (v & 15)),
+                                                   _mm512_set1_ps(wg4_at(row, off + v, W, mode, cval)));
+                }
+        }
+        /* column j of lane t = element 4t + j: two rounds of even/odd picks */
+        __m512 e01 = _mm512_permutex2var_ps(a[0], ev, a[1]), o01 = _mm512_permutex2var_ps(a[0], od, a[1]);
+        __m512 e23 = _mm512_permutex2var_ps(a[2], ev, a[3]), o23 = _mm512_permutex2var_ps(a[2], od, a[3]);
+        d[0] = _mm512_permutex2var_ps(e01, ev, e23);
+        d[2] = _mm512_permutex2var_ps(e01, od, e23);
+        d[1] = _mm512_permutex2var_ps(o01, ev, o23);
+        d[3] = _mm512_permutex2var_ps(o01, od, o23);
+        __m512i a4 = _mm512_castps_si512(a[4]);
+        d[4] = _mm512_castsi512_ps(_mm512_alignr_epi32(a4, _mm512_castps_si512(d[0]), 1));
+        d[5] = _mm512_castsi512_ps(
+            _mm512_alignr_epi32(_mm512_alignr_epi32(a4, a4, 1), _mm512_castps_si512(d[1]), 1));
+        /* the last lane of every run but the last: its own columns 4, 5 */
+        for (int k = 0; k + 1 < nruns; k++) {
+            const tc__wg4_run *u = &runs[k];
+            __mmask16 m = (__mmask16)(1u << (u->lane + u->len - 1));
+            int64_t x = u->x0 + 4 * (int64_t)u->len;
+            float v4 = rowk[k] ? wg4_at(rowk[k], x, W, mode, cval) : cval;
+            float v5 = rowk[k] ? wg4_at(rowk[k], x + 1, W, mode, cval) : cval;
+            d[4] = _mm512_mask_mov_ps(d[4], m, _mm512_set1_ps(v4));
+            d[5] = _mm512_mask_mov_ps(d[5], m, _mm512_set1_ps(v5));
+        }
         wg4_row(d, t[r]);
     }
     for (int j = 0; j < 6; j++) { /* B^T (d B): down the rows */
@@ -121,10 +132,8 @@ static inline void wg4_out1(const __m512 m[6], __m512 y[4]) {
     y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d, b), m[5]);
 }
 
-/* M[xi] at src + xi*xi_stride (16 tiles) -> output rows y, y + OW, ...:
- * rows valid rows (<= 4), cnt valid columns (<= 64). */
-void tc__wg4_out_avx512(const float *src, int64_t xi_stride, float bias, float *y, int64_t OW,
-                        int rows, int cnt) {
+void tc__wg4_out_avx512(const float *src, int64_t xi_stride, float bias, const tc__wg4_run *runs,
+                        int nruns, int64_t OW) {
     __m512 s[4][6]; /* A^T M: row i of the 4, column b of the 6 */
     for (int b = 0; b < 6; b++) {
         __m512 m[6], r[4];
@@ -137,23 +146,31 @@ void tc__wg4_out_avx512(const float *src, int64_t xi_stride, float bias, float *
     const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
     const __m512i q0 = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
     const __m512i q1 = _mm512_add_epi32(q0, _mm512_set1_epi32(8));
-    for (int i = 0; i < rows; i++) {
-        __m512 yv[4];
+    int maxrows = 0;
+    for (int k = 0; k < nruns; k++) maxrows = runs[k].rows > maxrows ? runs[k].rows : maxrows;
+    for (int i = 0; i < maxrows; i++) {
+        __m512 yv[4], o[4];
         wg4_out1(s[i], yv);
         for (int j = 0; j < 4; j++) yv[j] = _mm512_add_ps(yv[j], bv);
-        /* out[4t + j] = yv[j][t]: pairs (0,1), (2,3) then quads */
+        /* o: element 4t + j = yv[j][t] (pairs (0,1), (2,3), then quads) */
         __m512 p01l = _mm512_permutex2var_ps(yv[0], lo, yv[1]);
         __m512 p01h = _mm512_permutex2var_ps(yv[0], hi, yv[1]);
         __m512 p23l = _mm512_permutex2var_ps(yv[2], lo, yv[3]);
         __m512 p23h = _mm512_permutex2var_ps(yv[2], hi, yv[3]);
-        float *yr = y + i * OW;
-        _mm512_mask_storeu_ps(yr, wg4_cnt(cnt), _mm512_permutex2var_ps(p01l, q0, p23l));
-        if (cnt > 16)
-            _mm512_mask_storeu_ps(yr + 16, wg4_cnt(cnt - 16), _mm512_permutex2var_ps(p01l, q1, p23l));
-        if (cnt > 32)
-            _mm512_mask_storeu_ps(yr + 32, wg4_cnt(cnt - 32), _mm512_permutex2var_ps(p01h, q0, p23h));
-        if (cnt > 48)
-            _mm512_mask_storeu_ps(yr + 48, wg4_cnt(cnt - 48), _mm512_permutex2var_ps(p01h, q1, p23h));
+        o[0] = _mm512_permutex2var_ps(p01l, q0, p23l);
+        o[1] = _mm512_permutex2var_ps(p01l, q1, p23l);
+        o[2] = _mm512_permutex2var_ps(p01h, q0, p23h);
+        o[3] = _mm512_permutex2var_ps(p01h, q1, p23h);
+        for (int k = 0; k < nruns; k++) {
+            const tc__wg4_run *u = &runs[k];
+            if (i >= u->rows) continue;
+            int64_t vb = 4 * (int64_t)u->lane, ve = vb + u->cnt;
+            uintptr_t base = (uintptr_t)(u->out + i * OW) - (uintptr_t)(vb * 4);
+            for (int q = 0; q < 4; q++) {
+                __mmask16 m = wg4_range(vb, ve, q);
+                if (m) _mm512_mask_storeu_ps((float *)(base + (uintptr_t)(64 * q)), m, o[q]);
+            }
+        }
     }
 }
 

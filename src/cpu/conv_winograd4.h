@@ -1,0 +1,33 @@
+/* conv_winograd4.h - between cpu.conv.winograd4's driver (conv_winograd4.c)
+ * and its AVX-512 transforms and kernel (conv_winograd4_avx512.c). */
+#ifndef TC_CONV_WINOGRAD4_H
+#define TC_CONV_WINOGRAD4_H
+
+#include "gemm_packed.h"
+
+/* A segment is up to 16 consecutive tiles (one zmm lane each); it is cut
+ * into runs of tiles of one tile row: lanes lane .. lane + len - 1 hold
+ * tiles whose 6x6 input windows start at row y0 and columns x0, x0 + 4, ...
+ * of plane (input) / whose 4x4 outputs start at out (row stride OW). */
+typedef struct tc__wg4_run {
+    const float *plane; /* input: this channel's H x W plane */
+    float *out;         /* output: first element of the run's 4x4 tiles */
+    int64_t y0, x0;     /* input window origin (may be in the padding) */
+    int lane, len;      /* lanes of the segment */
+    int rows, cnt;      /* output: valid rows (<= 4) and columns (<= 4*len) */
+} tc__wg4_run;
+
+/* V = B^T d B of the segment's tiles: 36 vectors (lanes < nlanes stored)
+ * to dst + xi * xi_stride. */
+void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H, int64_t W,
+                       int mode, float cval, float *dst, int64_t xi_stride);
+/* Y = A^T M A + bias from 36 vectors at src + xi * xi_stride, stored per
+ * run (out, rows, cnt of each run; row stride OW). */
+void tc__wg4_out_avx512(const float *src, int64_t xi_stride, float bias, const tc__wg4_run *runs,
+                        int nruns, int64_t OW);
+/* C (28 x 16, ldc) = A B, A as two 14-row k-major panels, B one 16-wide
+ * k-major panel; rows >= mr not written. */
+void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
+                                  float *c, int64_t ldc, int mr);
+
+#endif
