@@ -52,6 +52,21 @@ static inline __attribute__((always_inline)) void dc_tr16(__m512 r[16]) {
     }
 }
 
+/* one reduction step: NKB weight vectors against UH*UW broadcast inputs */
+#define DC_STEP(UW, UH, NKB, CB, XP, WP)                                              \
+    do {                                                                              \
+        const float *xs_ = (XP), *ws_ = (WP);                                         \
+        __m512 wv[NKB];                                                               \
+        _Pragma("GCC unroll 2") for (int b = 0; b < NKB; b++)                         \
+            wv[b] = _mm512_load_ps(ws_ + b * wkb);                                    \
+        _Pragma("GCC unroll 2") for (int h = 0; h < UH; h++)                          \
+            _Pragma("GCC unroll 14") for (int j = 0; j < UW; j++) {                   \
+                const __m512 xv = _mm512_set1_ps(xs_[h * rowp + j * CB]);             \
+                _Pragma("GCC unroll 2") for (int b = 0; b < NKB; b++)                 \
+                    acc[h * UW + j][b] = _mm512_fmadd_ps(xv, wv[b], acc[h * UW + j][b]); \
+            }                                                                         \
+    } while (0)
+
 #define DC_BODY(UW, UH, NKB, CB)                                                      \
     static void dc_k_##UW##_##UH##_##NKB##_##CB(const dc_targs *a) {                 \
         __m512 acc[UH * UW][NKB];                                                     \
@@ -67,17 +82,12 @@ static inline __attribute__((always_inline)) void dc_tr16(__m512 r[16]) {
             for (int64_t t = 0; t < ntaps; t++, wq += CB * 16) {                      \
                 const float *xp = xcb + a->tapoff[t];                                 \
                 const float *wp = wq;                                                 \
-                for (int64_t c = 0; c < cw; c++, xp++, wp += 16) {                    \
-                    __m512 wv[NKB];                                                   \
-                    _Pragma("GCC unroll 2") for (int b = 0; b < NKB; b++)             \
-                        wv[b] = _mm512_load_ps(wp + b * wkb);                         \
-                    _Pragma("GCC unroll 2") for (int h = 0; h < UH; h++)              \
-                        _Pragma("GCC unroll 14") for (int j = 0; j < UW; j++) {       \
-                            const __m512 xv = _mm512_set1_ps(xp[h * rowp + j * CB]);  \
-                            _Pragma("GCC unroll 2") for (int b = 0; b < NKB; b++)     \
-                                acc[h * UW + j][b] =                                  \
-                                    _mm512_fmadd_ps(xv, wv[b], acc[h * UW + j][b]);   \
-                        }                                                             \
+                if (CB == 4) { /* few channels (conv1): straight-line */         \
+                    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) if (c < cw)   \
+                        DC_STEP(UW, UH, NKB, CB, xp + c, wp + 16 * c);                \
+                } else {                                                              \
+                    for (int64_t c = 0; c < cw; c++, xp++, wp += 16)                  \
+                        DC_STEP(UW, UH, NKB, CB, xp, wp);                             \
                 }                                                                     \
             }                                                                         \
         }                                                                             \
