@@ -38,6 +38,10 @@
 #include "conv_direct.h"
 
 typedef struct dc_geom {
+    int64_t VL, maxuw; /* output channels per block (16 AVX-512, 8 AVX2), tile width */
+    dc_kernel_fn (*kern)(int cbi, int nkb, int uh, int uw);
+    void (*row)(float *, int64_t, int64_t, const float *, int64_t, const int32_t *, int64_t,
+                float);
     int64_t Cg, Kg, CB, ncb, nkb, nkg, cw_last, taps;
     int cbi;
     int64_t E[3], Lph, E2p;
@@ -61,15 +65,19 @@ static int64_t dc_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t dc_rup(size_t v) { return (v + 63) & ~(size_t)63; }
 
 /* 0 when the problem's sizes overflow */
-static int dc_geometry(const tc__problem *p, int threads, dc_geom *g) {
+static int dc_geometry(const tc__problem *p, int threads, int vl, dc_geom *g) {
     memset(g, 0, sizeof *g);
+    g->VL = vl;
+    g->maxuw = vl == 16 ? DC_MAXUW : DC_MAXUW8;
+    g->kern = vl == 16 ? tc__dc_kernel_avx512 : tc__dc_kernel_avx2;
+    g->row = vl == 16 ? tc__dc_row_avx512 : tc__dc_row_avx2;
     g->Cg = p->C / p->G;
     g->Kg = p->K / p->G;
-    g->CB = g->Cg > 8 ? 16 : g->Cg > 4 ? 8 : 4;
+    g->CB = g->Cg > 8 && vl == 16 ? 16 : g->Cg > 4 ? 8 : 4;
     g->cbi = g->CB == 16 ? 0 : g->CB == 8 ? 1 : 2;
     g->ncb = dc_cdiv(g->Cg, g->CB);
     g->cw_last = g->Cg - (g->ncb - 1) * g->CB;
-    g->nkb = dc_cdiv(g->Kg, 16);
+    g->nkb = dc_cdiv(g->Kg, vl);
     g->nkg = dc_cdiv(g->nkb, 2);
     g->taps = p->msk[0] * p->msk[1] * p->msk[2];
     for (int a = 0; a < 3; a++) {
@@ -91,8 +99,8 @@ static int dc_geometry(const tc__problem *p, int threads, dc_geom *g) {
     /* tile: up to 14 positions along the row, balanced over the row's tiles;
      * rows of 7 or fewer go two at a time */
     const int64_t W = p->out[2];
-    if (W >= 8 || p->out[1] < 2) {
-        g->ntw = dc_cdiv(W, DC_MAXUW);
+    if (2 * W > g->maxuw || p->out[1] < 2) {
+        g->ntw = dc_cdiv(W, g->maxuw);
         g->UW = dc_cdiv(W, g->ntw);
         g->UH = 1;
     } else {
@@ -111,12 +119,12 @@ static int dc_geometry(const tc__problem *p, int threads, dc_geom *g) {
     g->ncc = dc_cdiv(g->ntw, g->tpc);
     g->items = rest * g->ncc;
     /* weights of one group in L2 (about half of 1 MiB): pairs innermost */
-    g->kg_inner = (double)g->nkb * 16 * g->Cg * g->taps * 4 <= 512.0 * 1024;
+    g->kg_inner = (double)g->nkb * vl * g->Cg * g->taps * 4 <= 512.0 * 1024;
     g->convitems = p->N * p->G * g->ncb * g->E[0];
     g->xbytes = dc_rup((size_t)(t + (2 * DC_MAXUW + 16) * 16 * 4));
     g->tapbytes = dc_rup((size_t)g->taps * sizeof(int64_t));
     g->mapbytes = dc_rup((size_t)g->E2p * sizeof(int32_t));
-    g->biasbytes = dc_rup((size_t)(p->G * g->nkb * 16 + 16) * sizeof(float));
+    g->biasbytes = dc_rup((size_t)(p->G * g->nkb * vl + 16) * sizeof(float));
     g->fused = p->msk[0] == 1;
     if (g->fused) {
         const int64_t s1 = p->stride[1], span1 = (p->msk[1] - 1) * p->dil[1];
@@ -163,14 +171,19 @@ static int dc_geometry(const tc__problem *p, int threads, dc_geom *g) {
 }
 
 static int dc_available(void) { return (tc__cpu_detect() & TC__CPU_AVX512) != 0; }
+static int dc8_available(void) {
+    return (tc__cpu_detect() & (TC__CPU_AVX2 | TC__CPU_AVX512)) != 0;
+}
 
-static int dc_applicable(const tc__problem *p, const tc__env *env, char *why, size_t n) {
+static int dc_applicable_vl(const tc__problem *p, const tc__env *env, char *why, size_t n,
+                            int vl) {
     const char *r = NULL;
     dc_geom g;
     if (p->op != TC_OP_CONV) r = "convolution layers only";
     else if (p->dtype != TC_FLOAT32) r = "float32 only";
-    else if (!(tc__cpu_detect() & TC__CPU_AVX512)) r = "needs AVX-512";
-    else if (!dc_geometry(p, env->threads, &g)) r = "blocked input size overflows";
+    else if (vl == 16 && !dc_available()) r = "needs AVX-512";
+    else if (vl == 8 && !dc8_available()) r = "needs AVX2+FMA";
+    else if (!dc_geometry(p, env->threads, vl, &g)) r = "blocked input size overflows";
     else if (p->in[2] > INT32_MAX || g.E2p > INT32_MAX) r = "rows longer than 2^31";
     if (r) {
         if (why) snprintf(why, n, "%s", r);
@@ -179,21 +192,21 @@ static int dc_applicable(const tc__problem *p, const tc__env *env, char *why, si
     return 1;
 }
 
-static size_t dc_workspace(const tc__problem *p, const tc__env *env) {
+static size_t dc_workspace_vl(const tc__problem *p, const tc__env *env, int vl) {
     dc_geom g;
-    return dc_geometry(p, env->threads, &g) ? g.total : 0;
+    return dc_geometry(p, env->threads, vl, &g) ? g.total : 0;
 }
 
-static size_t dc_wpack_size(const tc__problem *p, const tc__env *env) {
+static size_t dc_wpack_size_vl(const tc__problem *p, const tc__env *env, int vl) {
     dc_geom g;
-    if (!dc_geometry(p, env->threads, &g)) return 0;
-    return (size_t)(p->G * g.nkb * g.ncb * g.taps * g.CB * 16) * sizeof(float);
+    if (!dc_geometry(p, env->threads, vl, &g)) return 0;
+    return (size_t)(p->G * g.nkb * g.ncb * g.taps * g.CB * g.VL) * sizeof(float);
 }
 
-static tc_status dc_wpack(const tc__problem *p, const tc__env *env, const void *state,
-                          const void *w, void *dst) {
+static tc_status dc_wpack_vl(const tc__problem *p, const tc__env *env, const void *w,
+                             void *dst, int vl) {
     dc_geom g;
-    if (!dc_geometry(p, env->threads, &g))
+    if (!dc_geometry(p, env->threads, vl, &g))
         return tc__error(TC_ERR_UNSUPPORTED, "cpu.conv.direct: sizes overflow");
     const float *src = w;
     float *d = dst;
@@ -202,8 +215,8 @@ static tc_status dc_wpack(const tc__problem *p, const tc__env *env, const void *
             for (int64_t cb = 0; cb < g.ncb; cb++)
                 for (int64_t t = 0; t < g.taps; t++)
                     for (int64_t c = 0; c < g.CB; c++)
-                        for (int64_t l = 0; l < 16; l++, d++) {
-                            int64_t k = kb * 16 + l, cc = cb * g.CB + c;
+                        for (int64_t l = 0; l < g.VL; l++, d++) {
+                            int64_t k = kb * g.VL + l, cc = cb * g.CB + c;
                             *d = k < g.Kg && cc < g.Cg
                                      ? src[((gi * g.Kg + k) * g.Cg + cc) * g.taps + t]
                                      : 0.0f;
@@ -244,7 +257,7 @@ static void dc_convert(void *arg, int64_t begin, int64_t end, int tid) {
                     for (int64_t c = 0; c < cw; c++) d[q * g->CB + c] = cval;
                 continue;
             }
-            tc__dc_row_avx512(d, g->CB, cw, xc + (b0 * p->in[1] + b1) * p->in[2], pitch,
+            g->row(d, g->CB, cw, xc + (b0 * p->in[1] + b1) * p->in[2], pitch,
                               j->map, g->E2p, cval);
         }
     }
@@ -256,7 +269,7 @@ static void dc_tiles(void *arg, int64_t begin, int64_t end, int tid) {
     const tc__problem *p = a->p;
     const dc_geom *g = &j->g;
     const int64_t P = p->out[0] * p->out[1] * p->out[2];
-    const int64_t wkb = g->ncb * g->taps * g->CB * 16;
+    const int64_t wkb = g->ncb * g->taps * g->CB * g->VL;
     for (int64_t it = begin; it < end; it++) {
         int64_t t = it, cc = t % g->ncc, kg, rg, o0;
         t /= g->ncc;
@@ -281,19 +294,19 @@ static void dc_tiles(void *arg, int64_t begin, int64_t end, int tid) {
         ta.cw_last = g->cw_last;
         ta.w = (const float *)a->wpack + (gi * g->nkb + kb0) * wkb;
         ta.wkb = wkb;
-        ta.bias = p->has_bias ? j->biasp + (gi * g->nkb + kb0) * 16 : NULL;
+        ta.bias = p->has_bias ? j->biasp + (gi * g->nkb + kb0) * g->VL : NULL;
         ta.ypl = P;
         ta.yrow = p->out[2];
-        ta.nk = g->Kg - kb0 * 16 < nkbh * 16 ? g->Kg - kb0 * 16 : nkbh * 16;
+        ta.nk = g->Kg - kb0 * g->VL < nkbh * g->VL ? g->Kg - kb0 * g->VL : nkbh * g->VL;
         const float *xrow = j->xb + (n * p->G + gi) * g->imgp +
                             o0 * p->stride[0] * g->plane0 + o1 * p->stride[1] * g->rowE;
-        float *yrow = (float *)a->y + (n * p->K + gi * g->Kg + kb0 * 16) * P +
+        float *yrow = (float *)a->y + (n * p->K + gi * g->Kg + kb0 * g->VL) * P +
                       (o0 * p->out[1] + o1) * p->out[2];
         int64_t t0 = cc * g->tpc, t1 = t0 + g->tpc < g->ntw ? t0 + g->tpc : g->ntw;
         for (int64_t tw = t0; tw < t1; tw++) {
             int64_t o2 = tw * g->UW;
             int64_t uw = p->out[2] - o2 < g->UW ? p->out[2] - o2 : g->UW;
-            dc_kernel_fn k = tc__dc_kernel_avx512(g->cbi, (int)nkbh, (int)uh, (int)uw);
+            dc_kernel_fn k = g->kern(g->cbi, (int)nkbh, (int)uh, (int)uw);
             ta.x = xrow + o2 * g->CB;
             ta.y = yrow + o2;
             k(&ta);
@@ -312,7 +325,7 @@ static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
     const float *x = a->x;
     const float cval = (float)p->cval;
     const int64_t P = p->out[0] * p->out[1] * p->out[2];
-    const int64_t wkb = g->ncb * g->taps * g->CB * 16;
+    const int64_t wkb = g->ncb * g->taps * g->CB * g->VL;
     const int64_t pitch = p->in[0] * p->in[1] * p->in[2];
     const int64_t s1 = p->stride[1], s2 = p->stride[2];
     float *buf = (float *)((char *)j->xb + (size_t)tid * (g->bufbytes + g->bmapbytes));
@@ -367,7 +380,7 @@ static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
                         for (int64_t c = 0; c < cw; c++) d[q * g->CB + c] = cval;
                     continue;
                 }
-                tc__dc_row_avx512(d, g->CB, cw, xc + (b0 * p->in[1] + b1) * p->in[2], pitch,
+                g->row(d, g->CB, cw, xc + (b0 * p->in[1] + b1) * p->in[2], pitch,
                                   map, g->E2pb, cval);
             }
         }
@@ -386,9 +399,9 @@ static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
         for (int64_t kg = kg0; kg < kg1; kg++) {
             int64_t kb0 = 2 * kg, nkbh = g->nkb - kb0 < 2 ? g->nkb - kb0 : 2;
             ta.w = (const float *)a->wpack + (gi * g->nkb + kb0) * wkb;
-            ta.bias = p->has_bias ? j->biasp + (gi * g->nkb + kb0) * 16 : NULL;
-            ta.nk = g->Kg - kb0 * 16 < nkbh * 16 ? g->Kg - kb0 * 16 : nkbh * 16;
-            float *yk = (float *)a->y + (n * p->K + gi * g->Kg + kb0 * 16) * P +
+            ta.bias = p->has_bias ? j->biasp + (gi * g->nkb + kb0) * g->VL : NULL;
+            ta.nk = g->Kg - kb0 * g->VL < nkbh * g->VL ? g->Kg - kb0 * g->VL : nkbh * g->VL;
+            float *yk = (float *)a->y + (n * p->K + gi * g->Kg + kb0 * g->VL) * P +
                         o0 * p->out[1] * p->out[2];
             for (int64_t r = 0; r < rows; r += g->UH) {
                 int64_t uh = rows - r < g->UH ? rows - r : g->UH;
@@ -397,7 +410,7 @@ static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
                 for (int64_t tw = tw0; tw < tw1; tw++) {
                     int64_t o2 = tw * g->UW;
                     int64_t uw = p->out[2] - o2 < g->UW ? p->out[2] - o2 : g->UW;
-                    dc_kernel_fn k = tc__dc_kernel_avx512(g->cbi, (int)nkbh, (int)uh, (int)uw);
+                    dc_kernel_fn k = g->kern(g->cbi, (int)nkbh, (int)uh, (int)uw);
                     ta.x = xr + (o2 - o2a) * g->CB;
                     ta.y = yr + o2;
                     k(&ta);
@@ -407,11 +420,11 @@ static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
     }
 }
 
-static tc_status dc_execute(const tc__args *a) {
+static tc_status dc_execute_vl(const tc__args *a, int vl) {
     const tc__problem *p = a->p;
     dc_job j;
     j.a = a;
-    if (!dc_geometry(p, a->threads, &j.g))
+    if (!dc_geometry(p, a->threads, vl, &j.g))
         return tc__error(TC_ERR_UNSUPPORTED, "cpu.conv.direct: sizes overflow");
     if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.direct: weights not packed");
     const dc_geom *g = &j.g;
@@ -444,10 +457,10 @@ static tc_status dc_execute(const tc__args *a) {
                         : -1;
             }
     if (p->has_bias) {
-        memset(biasp, 0, (size_t)(p->G * g->nkb * 16 + 16) * sizeof(float));
+        memset(biasp, 0, (size_t)(p->G * g->nkb * g->VL + 16) * sizeof(float));
         for (int64_t gi = 0; gi < p->G; gi++)
             for (int64_t k = 0; k < g->Kg; k++)
-                biasp[gi * g->nkb * 16 + k] = ((const float *)a->bias)[gi * g->Kg + k];
+                biasp[gi * g->nkb * g->VL + k] = ((const float *)a->bias)[gi * g->Kg + k];
     }
     if (g->fused) {
         tc__parallel_for(a->threads, g->items, dc_fused, &j);
@@ -467,15 +480,16 @@ static tc_status dc_execute(const tc__args *a) {
  * thread: 16x16 transposes fed by loads from 16 channel planes), plus the
  * input and output through memory (and the blocked copy written and read
  * back when it is not fused). */
-static double dc_estimate(const tc__problem *p, const tc__env *env) {
+static double dc_estimate_vl(const tc__problem *p, const tc__env *env, int vl) {
     dc_geom g;
-    if (!dc_geometry(p, env->threads, &g)) return 1e30;
-    double fill_k = (double)g.Kg / (double)(g.nkb * 16);
+    if (!dc_geometry(p, env->threads, vl, &g)) return 1e30;
+    double fill_k = (double)g.Kg / (double)(g.nkb * g.VL);
     double acc = (double)(g.UW * g.UH * (g.nkb >= 2 ? 2 : 1));
-    double tile = acc >= 16 ? 1.0 : acc / 16.0;
+    double tile = acc >= (vl == 16 ? 16 : 8) ? 1.0 : acc / (vl == 16 ? 16 : 8);
     double red = (double)g.Cg * g.taps;
     double kfac = red / (red + 24.0); /* per tile: init, transposes, stores */
     double eff = 0.85 * fill_k * tile * kfac;
+    if (vl == 8 && (tc__cpu_detect() & TC__CPU_AVX512)) eff *= 0.5; /* half-width vectors */
     double par = g.items >= env->threads ? 1.0 : (double)g.items / env->threads;
     double t_fma = tc__problem_flops(p) / (tc__peak_flops(env) * eff * par);
     double conv, bytes = tc__problem_bytes(p);
@@ -489,6 +503,28 @@ static double dc_estimate(const tc__problem *p, const tc__env *env) {
     return t_fma + t_conv + bytes / tc__peak_bandwidth(env);
 }
 
+#define DC_WRAP(PFX, VL)                                                                \
+    static int PFX##_applicable(const tc__problem *p, const tc__env *env, char *why,    \
+                                size_t n) {                                             \
+        return dc_applicable_vl(p, env, why, n, VL);                                    \
+    }                                                                                   \
+    static size_t PFX##_workspace(const tc__problem *p, const tc__env *env) {           \
+        return dc_workspace_vl(p, env, VL);                                             \
+    }                                                                                   \
+    static size_t PFX##_wpack_size(const tc__problem *p, const tc__env *env) {          \
+        return dc_wpack_size_vl(p, env, VL);                                            \
+    }                                                                                   \
+    static tc_status PFX##_wpack(const tc__problem *p, const tc__env *env,              \
+                                 const void *state, const void *w, void *dst) {         \
+        return dc_wpack_vl(p, env, w, dst, VL);                                         \
+    }                                                                                   \
+    static tc_status PFX##_execute(const tc__args *a) { return dc_execute_vl(a, VL); }  \
+    static double PFX##_estimate(const tc__problem *p, const tc__env *env) {            \
+        return dc_estimate_vl(p, env, VL);                                              \
+    }
+DC_WRAP(dc, 16)
+DC_WRAP(dc8, 8)
+
 const tc__solver tc__solver_cpu_conv_direct = {
     .name = "cpu.conv.direct",
     .backend = TC_BACKEND_CPU,
@@ -501,4 +537,18 @@ const tc__solver tc__solver_cpu_conv_direct = {
     .execute = dc_execute,
     .wpack_size = dc_wpack_size,
     .wpack = dc_wpack,
+};
+
+const tc__solver tc__solver_cpu_conv_direct8 = {
+    .name = "cpu.conv.direct8",
+    .backend = TC_BACKEND_CPU,
+    .ops = TC_OP_CONV,
+    .summary = "cpu.conv.direct for AVX2: 8-channel blocks, 6x2 register tiles of 8-lane broadcast FMAs (float32).",
+    .available = dc8_available,
+    .applicable = dc8_applicable,
+    .estimate = dc8_estimate,
+    .workspace = dc8_workspace,
+    .execute = dc8_execute,
+    .wpack_size = dc8_wpack_size,
+    .wpack = dc8_wpack,
 };

@@ -7,11 +7,12 @@
 
 #define DC_MAXUW 14 /* output positions along the last axis per tile */
 #define DC_MAXUH 2  /* output rows per tile (UW <= 7 only) */
+#define DC_MAXUW8 6 /* AVX2: 6x2 tiles of 8 lanes (UH 2: UW <= 3) */
 
 /* One register tile: UH rows x UW positions x NKB blocks of 16 output
  * channels, the whole reduction (input channel blocks x taps x channels of a
  * block) in registers, stored once to NCHW. */
-typedef struct dc_targs {
+typedef struct dc_targs { /* (AVX2 kernels: blocks of 8 output channels) */
     const float *x;        /* blocked input at the tile's first position,
                               channel block 0, tap offset 0 */
     int64_t rowp;          /* floats between the tile's output rows */
@@ -34,6 +35,12 @@ typedef void (*dc_kernel_fn)(const dc_targs *a);
 /* conv_direct_avx512.c: kernel for (CB index: 0 -> 16, 1 -> 8, 2 -> 4;
  * NKB 1..2; UH 1..2; UW 1..14 (UH 2: UW <= 7)); NULL if none. */
 dc_kernel_fn tc__dc_kernel_avx512(int cbi, int nkb, int uh, int uw);
+
+/* conv_direct_avx2.c: the same for 8-lane blocks (CB index 1 -> 8, 2 -> 4;
+ * UW 1..6, UH 2: UW <= 3); and the row conversion in plain C. */
+dc_kernel_fn tc__dc_kernel_avx2(int cbi, int nkb, int uh, int uw);
+void tc__dc_row_avx2(float *dst, int64_t CB, int64_t cw, const float *src, int64_t pitch,
+                     const int32_t *map, int64_t npos, float cval);
 
 /* conv_direct_avx512.c: channels [0, cw) of CB-blocked row dst (npos
  * positions) from cw NCHW rows src[c] (pitch `pitch` floats between
