@@ -18,9 +18,12 @@
  * micro-kernel's B-panel layout, then for each chunk of output channels the
  * 36 GEMMs run against the weights' U_xi (packed once per plan, MR = 14
  * row panels) into a small M buffer and the output transform (bias
- * included) writes the 4x4 tiles to NCHW, so M stays in L2. Work items are
- * (group, block of tiles, group of A panels): K is split when there are too
- * few blocks for the threads (batch 1 at 14x14 has 16 tiles). */
+ * included) writes the 4x4 tiles to NCHW, so M stays in L2. The transforms
+ * take 16 consecutive tiles per vector even across tile rows (a 56-wide
+ * layer has 14 tiles per row, a 28-wide one 7). Work items are (group,
+ * range of tiles, group of A panels): one range per thread, so batch 1
+ * keeps both threads busy without splitting K; K is split only when there
+ * are too few tiles (batch 1 at 14x14 has 16). */
 #include "conv_winograd4.h"
 
 #include <stdio.h>
@@ -31,7 +34,11 @@
 #define WG4_KCH 4 /* A panels per output-transform chunk (56 channels) */
 
 typedef struct wg4_geom {
-    int64_t Cg, Kg, npan, TH, TW, T, nb, bt, nblk, kgroups, ppg; /* bt: tiles per block (<= nb) */
+    int64_t Cg, Kg, npan, TH, TW, T;
+    int64_t nb;      /* block width: 32 (14x32 kernel) or 16 (28x16 kernel) */
+    int64_t nranges; /* tile ranges (one per thread at batch 1) */
+    int64_t rcols;   /* GEMM columns per range: full blocks + the tail's */
+    int64_t kgroups, ppg;
     int64_t vstride, mstride; /* floats between xi planes of V and M */
     size_t vbytes, mbytes, per_thread;
 } wg4_geom;
@@ -39,6 +46,11 @@ typedef struct wg4_geom {
 static int64_t wg4_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t wg4_rup(size_t v) { return (v + 63) & ~(size_t)63; }
 
+/* Work items are (group, tile range, group of A panels). The tiles are
+ * split into one range per thread (batch 1 gives both threads work without
+ * splitting K); each range runs in blocks of nb tiles, a tail of <= 16
+ * tiles on the 28x16 kernel. K is split only where there are fewer ranges
+ * than threads (few tiles). */
 static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->Cg = p->C / p->G;
     g->Kg = p->K / p->G;
@@ -46,18 +58,22 @@ static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->TH = wg4_cdiv(p->out[1], 4);
     g->TW = wg4_cdiv(p->out[2], 4);
     g->T = p->N * g->TH * g->TW;
+    g->nranges = p->G >= threads ? 1 : wg4_cdiv(threads, p->G);
+    while (g->nranges > 1 && g->T / g->nranges < 16) g->nranges--;
+    int64_t tr = wg4_cdiv(g->T, g->nranges);
     /* 16-tile blocks where 32 would leave much of the last panel empty */
-    int64_t w32 = wg4_cdiv(g->T, 32) * 32, w16 = wg4_cdiv(g->T, 16) * 16;
+    int64_t w32 = tr / 32 * 32 + (tr % 32 == 0 ? 0 : tr % 32 <= 16 ? 16 : 32);
+    int64_t w16 = wg4_cdiv(tr, 16) * 16;
     g->nb = (double)w32 > 1.15 * (double)w16 ? 16 : 32;
-    g->bt = g->nb;
-    g->nblk = wg4_cdiv(g->T, g->nb);
+    g->rcols = g->nb == 32 ? w32 : w16;
     g->kgroups = 1;
-    int64_t items = p->G * g->nblk;
-    if (items < 2 * threads) {
-        g->kgroups = wg4_cdiv(2 * threads, items);
+    int64_t items = p->G * g->nranges;
+    if (items < threads) {
+        g->kgroups = wg4_cdiv(threads, items);
         if (g->kgroups > g->npan) g->kgroups = g->npan;
     }
     g->ppg = wg4_cdiv(g->npan, g->kgroups);
+    g->ppg += g->ppg & 1; /* the 28x16 kernel takes panels in pairs */
     g->kgroups = wg4_cdiv(g->npan, g->ppg);
     g->vstride = g->Cg * g->nb + 16;
     g->mstride = WG4_KCH * WG4_MR * g->nb + 16;
@@ -177,23 +193,18 @@ static int wg4_segments(const wg4_geom *g, int64_t t0, int64_t t1, wg4_seg *s) {
     return ns;
 }
 
-static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
-    wg4_job *j = arg;
+/* One block: tiles [t0, t1) of group gi, A panels [q0, q1), nb wide. */
+static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t t0, int64_t t1,
+                      int64_t nb, int64_t q0, int64_t q1) {
     const tc__args *a = j->a;
     const tc__problem *p = a->p;
     const wg4_geom *g = &j->g;
-    const int64_t nb = g->nb;
-    char *mine = (char *)a->ws + (size_t)tid * g->per_thread;
-    float *V = (float *)mine, *M = (float *)(mine + g->vbytes);
     const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];
     const int64_t pt = p->pad_lo[1], pl = p->pad_lo[2];
     const float cval = (float)p->cval;
     const float *U = (const float *)a->wpack;
     wg4_seg seg[2];
-    for (int64_t it = begin; it < end; it++) {
-        int64_t kg = it % g->kgroups, t = it / g->kgroups;
-        int64_t blk = t % g->nblk, gi = t / g->nblk;
-        int64_t t0 = blk * g->bt, t1 = t0 + g->bt < g->T ? t0 + g->bt : g->T;
+    {
         int nr = (int)(t1 - t0);
         int ns = wg4_segments(g, t0, t1, seg);
         /* input transform: V[xi][c][col] */
@@ -221,7 +232,6 @@ static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
             }
         /* per chunk of A panels: 36 GEMMs M[xi][k][col] = U[xi] V[xi], then
          * the output transform of those channels */
-        int64_t q0 = kg * g->ppg, q1 = q0 + g->ppg < g->npan ? q0 + g->ppg : g->npan;
         for (int64_t qc = q0; qc < q1; qc += WG4_KCH) {
             int64_t qe = qc + WG4_KCH < q1 ? qc + WG4_KCH : q1;
             for (int xi = 0; xi < WG4_XI; xi++) {
@@ -268,13 +278,30 @@ static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
     }
 }
 
+static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
+    const wg4_job *j = arg;
+    const wg4_geom *g = &j->g;
+    char *mine = (char *)j->a->ws + (size_t)tid * g->per_thread;
+    float *V = (float *)mine, *M = (float *)(mine + g->vbytes);
+    for (int64_t it = begin; it < end; it++) {
+        int64_t kg = it % g->kgroups, t = it / g->kgroups;
+        int64_t ri = t % g->nranges, gi = t / g->nranges;
+        int64_t r0 = g->T * ri / g->nranges, r1 = g->T * (ri + 1) / g->nranges;
+        int64_t q0 = kg * g->ppg, q1 = q0 + g->ppg < g->npan ? q0 + g->ppg : g->npan;
+        for (int64_t t0 = r0; t0 < r1; t0 += g->nb) {
+            int64_t t1 = t0 + g->nb < r1 ? t0 + g->nb : r1;
+            wg4_block(j, V, M, gi, t0, t1, t1 - t0 <= 16 ? 16 : g->nb, q0, q1);
+        }
+    }
+}
+
 static tc_status wg4_execute(const tc__args *a) {
     const tc__problem *p = a->p;
     if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.winograd4: weights not packed");
     wg4_job j;
     j.a = a;
     wg4_geometry(p, a->threads, &j.g);
-    tc__parallel_for(a->threads, p->G * j.g.nblk * j.g.kgroups, wg4_items, &j);
+    tc__parallel_for(a->threads, p->G * j.g.nranges * j.g.kgroups, wg4_items, &j);
     return TC_OK;
 }
 
@@ -286,19 +313,18 @@ static double wg4_estimate(const tc__problem *p, const tc__env *env) {
     wg4_geom g;
     wg4_geometry(p, env->threads, &g);
     double kfac = (double)g.Cg / (double)(g.Cg + 24);
-    double gemm = 2.0 * p->G * WG4_XI * (double)(g.npan * WG4_MR) * (double)g.Cg *
-                  (double)(g.nblk * g.nb);
-    double items = (double)(p->G * g.nblk * g.kgroups);
+    double cols = (double)(p->G * g.nranges * g.rcols);
+    double gemm = 2.0 * WG4_XI * (double)(g.npan * WG4_MR) * (double)g.Cg * cols;
+    double items = (double)(p->G * g.nranges * g.kgroups);
     double rounds = (double)wg4_cdiv((int64_t)items, env->threads);
     double bal = items / (rounds * env->threads);
     double eff = g.nb == 32 ? 0.75 : 0.70;
     double t_gemm = gemm / (tc__peak_flops(env) * eff * kfac * bal);
-    double vals = (double)p->G * WG4_XI * (double)(g.nblk * g.nb) *
-                  ((double)g.kgroups * g.Cg + (double)g.Kg);
+    double vals = WG4_XI * cols * ((double)g.kgroups * g.Cg + (double)g.Kg);
     double t_tr = vals * 0.7e-10 / (env->threads * bal);
     double ubytes = (double)p->G * WG4_XI * (double)(g.npan * WG4_MR) * (double)g.Cg * 4.0;
     double bw = tc__peak_bandwidth(env) * (ubytes <= 16e6 ? 4.0 : 1.0);
-    double t_u = ubytes * (double)g.nblk / bw;
+    double t_u = ubytes * (double)(g.nranges * wg4_cdiv(g.rcols, g.nb)) / bw;
     return t_gemm + t_tr + t_u + tc__problem_bytes(p) / tc__peak_bandwidth(env);
 }
 
