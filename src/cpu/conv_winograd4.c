@@ -73,7 +73,7 @@ static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
         if (g->kgroups > g->npan) g->kgroups = g->npan;
     }
     g->ppg = wg4_cdiv(g->npan, g->kgroups);
-    g->ppg += g->ppg & 1; /* the 28x16 kernel takes panels in pairs */
+    if (g->nb == 16) g->ppg += g->ppg & 1; /* the 28x16 kernel takes panels in pairs */
     g->kgroups = wg4_cdiv(g->npan, g->ppg);
     g->vstride = g->Cg * g->nb + 16;
     g->mstride = WG4_KCH * WG4_MR * g->nb + 16;
@@ -305,26 +305,37 @@ static tc_status wg4_execute(const tc__args *a) {
     return TC_OK;
 }
 
-/* Seconds: 36 GEMMs (36/144 of the direct FLOPs over the padded tile grid)
- * at the micro-kernel's efficiency with the MR / NB fill and the reduction
- * depth, the items' balance over the threads, the transforms, and the
- * transformed weights U read once per tile block. */
+/* Seconds: 36 GEMMs (36/144 of the direct FLOPs over the padded tile
+ * columns) at the micro-kernel's efficiency (14x32: ~80%, the 28x16 kernel
+ * of few-tile layers ~30%, bound by streaming U for 16 columns) with the
+ * reduction depth, the items' balance over the threads, the transforms
+ * (~0.07 ns per transformed value), and the transformed weights U: read
+ * once per item when an item's share fits in L2 (768 KB), else once per
+ * block, from L3 at twice the copy bandwidth up to 4 MB of U, beyond at
+ * the copy bandwidth (36 x K x C floats: 9.4 MB at 256 channels, where
+ * batch 1 at 14x14 reuses each value for only 16 tiles and the direct
+ * method wins). */
 static double wg4_estimate(const tc__problem *p, const tc__env *env) {
     wg4_geom g;
     wg4_geometry(p, env->threads, &g);
     double kfac = (double)g.Cg / (double)(g.Cg + 24);
     double cols = (double)(p->G * g.nranges * g.rcols);
-    double gemm = 2.0 * WG4_XI * (double)(g.npan * WG4_MR) * (double)g.Cg * cols;
+    /* columns on the 28x16 kernel: all for nb = 16, else a tail of <= 16 */
+    int64_t tr = wg4_cdiv(g.T, g.nranges);
+    double c16 = g.nb == 16 ? cols : (tr % 32 && tr % 32 <= 16) ? 16.0 * p->G * g.nranges : 0;
+    double gemm = 2.0 * WG4_XI * (double)(g.npan * WG4_MR) * (double)g.Cg;
     double items = (double)(p->G * g.nranges * g.kgroups);
     double rounds = (double)wg4_cdiv((int64_t)items, env->threads);
     double bal = items / (rounds * env->threads);
-    double eff = g.nb == 32 ? 0.75 : 0.70;
-    double t_gemm = gemm / (tc__peak_flops(env) * eff * kfac * bal);
+    double t_gemm = gemm * ((cols - c16) / 0.80 + c16 / 0.30) / (tc__peak_flops(env) * kfac * bal);
     double vals = WG4_XI * cols * ((double)g.kgroups * g.Cg + (double)g.Kg);
     double t_tr = vals * 0.7e-10 / (env->threads * bal);
-    double ubytes = (double)p->G * WG4_XI * (double)(g.npan * WG4_MR) * (double)g.Cg * 4.0;
-    double bw = tc__peak_bandwidth(env) * (ubytes <= 16e6 ? 4.0 : 1.0);
-    double t_u = ubytes * (double)(g.nranges * wg4_cdiv(g.rcols, g.nb)) / bw;
+    int64_t ppi = g.ppg < g.npan ? g.ppg : g.npan; /* A panels per item */
+    double ui = WG4_XI * (double)(ppi * WG4_MR) * (double)g.Cg * 4.0;
+    double utotal = WG4_XI * (double)(p->G * g.npan * WG4_MR) * (double)g.Cg * 4.0;
+    int fits = ui <= 768e3;
+    double traffic = items * ui * (fits ? 1.0 : (double)wg4_cdiv(g.rcols, g.nb));
+    double t_u = traffic / (tc__peak_bandwidth(env) * (fits ? 4.0 : utotal <= 4e6 ? 2.0 : 1.0));
     return t_gemm + t_tr + t_u + tc__problem_bytes(p) / tc__peak_bandwidth(env);
 }
 
