@@ -210,26 +210,17 @@ static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t 
         /* input transform: V[xi][c][col] */
         /* columns nr..nb of V are left as they are: GEMM columns are
          * independent and the output transform stores only a segment's lanes */
-        for (int64_t c = 0; c < g->Cg; c++)
-            for (int s = 0; s < ns; s++) {
-                wg4_seg *sg = &seg[s];
-                for (int k = 0; k < sg->nruns; k++) {
-                    tc__wg4_run *u = &sg->run[k];
-                    u->plane = (const float *)a->x + ((sg->n[k] * p->C + gi * g->Cg + c) * H) * W;
-                    u->y0 = 4 * sg->ty[k] - pt;
-                    u->x0 = 4 * sg->tx0[k] - pl;
-                    if (c + 1 < g->Cg) /* the next channel's rows of this run */
-                        for (int64_t r = 0; r < 6; r++) {
-                            int64_t y = u->y0 + r, x = u->x0 < 0 ? 0 : u->x0;
-                            if (y < 0 || y >= H) continue;
-                            const char *q = (const char *)(u->plane + H * W + y * W + x);
-                            for (int64_t b = 0; b < (4 * u->len + 2) * 4; b += 64)
-                                __builtin_prefetch(q + b);
-                        }
-                }
-                tc__wg4_in_avx512(sg->run, sg->nruns, sg->nlanes, H, W, (int)p->mode, cval,
-                                  V + c * nb + sg->col, g->vstride);
+        for (int s = 0; s < ns; s++) {
+            wg4_seg *sg = &seg[s];
+            for (int k = 0; k < sg->nruns; k++) {
+                tc__wg4_run *u = &sg->run[k];
+                u->plane = (const float *)a->x + ((sg->n[k] * p->C + gi * g->Cg) * H) * W;
+                u->y0 = 4 * sg->ty[k] - pt;
+                u->x0 = 4 * sg->tx0[k] - pl;
             }
+            tc__wg4_in_avx512(sg->run, sg->nruns, sg->nlanes, H, W, (int)p->mode, cval, g->Cg,
+                              H * W, V + sg->col, nb, g->vstride);
+        }
         /* per chunk of A panels: 36 GEMMs M[xi][k][col] = U[xi] V[xi], then
          * the output transform of those channels */
         for (int64_t qc = q0; qc < q1; qc += WG4_KCH) {
@@ -258,21 +249,18 @@ static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t 
                 }
             }
             int64_t k0 = qc * WG4_MR, k1 = qe * WG4_MR < g->Kg ? qe * WG4_MR : g->Kg;
-            for (int64_t k = k0; k < k1; k++) {
-                int64_t kk = gi * g->Kg + k;
-                float bias = p->has_bias ? ((const float *)a->bias)[kk] : 0.0f;
-                for (int s = 0; s < ns; s++) {
-                    wg4_seg *sg = &seg[s];
-                    for (int r = 0; r < sg->nruns; r++) {
-                        tc__wg4_run *u = &sg->run[r];
-                        int64_t oy = 4 * sg->ty[r], ox = 4 * sg->tx0[r];
-                        u->rows = (int)(OH - oy < 4 ? OH - oy : 4);
-                        u->cnt = (int)(OW - ox < 4 * u->len ? OW - ox : 4 * u->len);
-                        u->out = (float *)a->y + ((sg->n[r] * p->K + kk) * OH + oy) * OW + ox;
-                    }
-                    tc__wg4_out_avx512(M + (k - k0) * nb + sg->col, g->mstride, bias, sg->run,
-                                       sg->nruns, OW);
+            const float *bias = p->has_bias ? (const float *)a->bias + gi * g->Kg + k0 : NULL;
+            for (int s = 0; s < ns; s++) {
+                wg4_seg *sg = &seg[s];
+                for (int r = 0; r < sg->nruns; r++) {
+                    tc__wg4_run *u = &sg->run[r];
+                    int64_t oy = 4 * sg->ty[r], ox = 4 * sg->tx0[r];
+                    u->rows = (int)(OH - oy < 4 ? OH - oy : 4);
+                    u->cnt = (int)(OW - ox < 4 * u->len ? OW - ox : 4 * u->len);
+                    u->out = (float *)a->y + ((sg->n[r] * p->K + gi * g->Kg + k0) * OH + oy) * OW + ox;
                 }
+                tc__wg4_out_avx512(M + sg->col, g->mstride, nb, k1 - k0, bias, sg->run, sg->nruns,
+                                   OW, OH * OW);
             }
         }
     }

@@ -17,14 +17,19 @@ typedef struct tc__wg4_run {
     int rows, cnt;      /* output: valid rows (<= 4) and columns (<= 4*len) */
 } tc__wg4_run;
 
-/* V = B^T d B of the segment's tiles: 36 vectors (lanes < nlanes stored)
- * to dst + xi * xi_stride. */
+/* V = B^T d B of the segment's tiles for nc channels (channel c's planes
+ * at run.plane + c * cstride): 36 vectors per channel (lanes < nlanes
+ * stored) to dst + c * dst_cstride + xi * xi_stride. */
 void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H, int64_t W,
-                       int mode, float cval, float *dst, int64_t xi_stride);
-/* Y = A^T M A + bias from 36 vectors at src + xi * xi_stride, stored per
- * run (out, rows, cnt of each run; row stride OW). */
-void tc__wg4_out_avx512(const float *src, int64_t xi_stride, float bias, const tc__wg4_run *runs,
-                        int nruns, int64_t OW);
+                       int mode, float cval, int64_t nc, int64_t cstride, float *dst,
+                       int64_t dst_cstride, int64_t xi_stride);
+/* Y = A^T M A + bias for nk output channels: channel kk's 36 vectors at
+ * src + kk * src_kstride + xi * xi_stride, bias[kk] (bias may be NULL),
+ * stored per run at run.out + kk * kstride (rows, cnt of each run; row
+ * stride OW). */
+void tc__wg4_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride, int64_t nk,
+                        const float *bias, const tc__wg4_run *runs, int nruns, int64_t OW,
+                        int64_t kstride);
 /* C (28 x 16, ldc) = A B, A as two 14-row k-major panels, B one 16-wide
  * k-major panel; rows >= mr not written. */
 void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,

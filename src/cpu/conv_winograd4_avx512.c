@@ -51,74 +51,106 @@ static inline __mmask16 wg4_range(int64_t lo, int64_t hi, int i) {
     return (__mmask16)(wg4_cnt(hi) & ~wg4_cnt(lo));
 }
 
-static inline float wg4_at(const float *row, int64_t x, int64_t W, int mode, float cval) {
-    int64_t bx = tc__boundary_index(x, W, (tc_mode)mode);
-    return bx < 0 ? cval : row[bx];
-}
+/* Per run, what is the same for every channel and input row: the lanes
+ * loaded from the row (masks of the 5 vectors), the lanes taken from a
+ * mapped column (boundary modes) and the run-end columns 4, 5. */
+typedef struct wg4_prep {
+    int64_t off;          /* column of element v: off + v */
+    __mmask16 m[5];
+    int np;               /* patched elements: (v, column or -1 = cval) */
+    int16_t pv[80];
+    int64_t px[80];
+    int64_t x4, x5;       /* run-end columns (or -1 = cval); last run: unused */
+} wg4_prep;
 
 void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H, int64_t W,
-                       int mode, float cval, float *dst, int64_t xi_stride) {
+                       int mode, float cval, int64_t nc, int64_t cstride, float *dst,
+                       int64_t dst_cstride, int64_t xi_stride) {
     const __mmask16 mk = wg4_cnt(nlanes);
     const __m512 cv = _mm512_set1_ps(cval);
     const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
-    __m512 t[6][6]; /* (d B) per row */
-    for (int r = 0; r < 6; r++) {
-        /* the row of the segment: element v = 4*lane + column of the tile
-         * (columns 0..3; columns 4, 5 are the next lane's 0, 1) */
-        __m512 a[5] = {cv, cv, cv, cv, cv}, d[6];
-        const float *rowk[16];
-        for (int k = 0; k < nruns; k++) {
-            const tc__wg4_run *u = &runs[k];
+    wg4_prep pr[16];
+    int64_t rowoff[6][16]; /* by * W, or -1: the row is cval */
+    int patched = 0;
+    for (int k = 0; k < nruns; k++) {
+        const tc__wg4_run *u = &runs[k];
+        wg4_prep *q = &pr[k];
+        int64_t vb = 4 * (int64_t)u->lane, ve = 4 * (int64_t)(u->lane + u->len) + (k == nruns - 1) * 2;
+        q->off = u->x0 - vb;
+        int64_t ib = -q->off > vb ? -q->off : vb, ie = W - q->off < ve ? W - q->off : ve;
+        if (ie < ib) ie = ib;
+        for (int i = 0; i < 5; i++) q->m[i] = wg4_range(ib, ie, i);
+        q->np = 0;
+        for (int64_t v = vb; v < ve; v++) {
+            if (v == ib) v = ie;
+            if (v >= ve) break;
+            q->pv[q->np] = (int16_t)v;
+            q->px[q->np++] = tc__boundary_index(q->off + v, W, (tc_mode)mode);
+        }
+        patched |= mode != TC_MODE_CONSTANT && q->np > 0;
+        q->x4 = tc__boundary_index(u->x0 + 4 * (int64_t)u->len, W, (tc_mode)mode);
+        q->x5 = tc__boundary_index(u->x0 + 4 * (int64_t)u->len + 1, W, (tc_mode)mode);
+        for (int r = 0; r < 6; r++) {
             int64_t by = tc__boundary_index(u->y0 + r, H, (tc_mode)mode);
-            rowk[k] = by < 0 ? NULL : u->plane + by * W;
-            if (by < 0) continue;
-            const float *row = rowk[k];
-            int64_t vb = 4 * (int64_t)u->lane, ve = 4 * (int64_t)(u->lane + u->len) + (k == nruns - 1) * 2;
-            int64_t off = u->x0 - vb; /* column of element v: off + v */
-            int64_t ib = -off > vb ? -off : vb, ie = W - off < ve ? W - off : ve;
-            if (ie < ib) ie = ib;
-            for (int i = 0; i < 5; i++) {
-                __mmask16 m = wg4_range(ib, ie, i);
-                if (m)
-                    a[i] = _mm512_mask_loadu_ps(
-                        a[i], m, (const float *)((uintptr_t)row + (uintptr_t)((off + 16 * i) * 4)));
-            }
-            if (mode != TC_MODE_CONSTANT)
-                for (int64_t v = vb; v < ve; v++) {
-                    if (v == ib) v = ie;
-                    if (v >= ve) break;
-                    a[v >> 4] = _mm512_mask_mov_ps(a[v >> 4], (__mmask16)(1u << (v & 15)),
-                                                   _mm512_set1_ps(wg4_at(row, off + v, W, mode, cval)));
-                }
+            rowoff[r][k] = by < 0 ? -1 : by * W;
         }
-        /* column j of lane t = element 4t + j: two rounds of even/odd picks */
-        __m512 e01 = _mm512_permutex2var_ps(a[0], ev, a[1]), o01 = _mm512_permutex2var_ps(a[0], od, a[1]);
-        __m512 e23 = _mm512_permutex2var_ps(a[2], ev, a[3]), o23 = _mm512_permutex2var_ps(a[2], od, a[3]);
-        d[0] = _mm512_permutex2var_ps(e01, ev, e23);
-        d[2] = _mm512_permutex2var_ps(e01, od, e23);
-        d[1] = _mm512_permutex2var_ps(o01, ev, o23);
-        d[3] = _mm512_permutex2var_ps(o01, od, o23);
-        __m512i a4 = _mm512_castps_si512(a[4]);
-        d[4] = _mm512_castsi512_ps(_mm512_alignr_epi32(a4, _mm512_castps_si512(d[0]), 1));
-        d[5] = _mm512_castsi512_ps(
-            _mm512_alignr_epi32(_mm512_alignr_epi32(a4, a4, 1), _mm512_castps_si512(d[1]), 1));
-        /* the last lane of every run but the last: its own columns 4, 5 */
-        for (int k = 0; k + 1 < nruns; k++) {
-            const tc__wg4_run *u = &runs[k];
-            __mmask16 m = (__mmask16)(1u << (u->lane + u->len - 1));
-            int64_t x = u->x0 + 4 * (int64_t)u->len;
-            float v4 = rowk[k] ? wg4_at(rowk[k], x, W, mode, cval) : cval;
-            float v5 = rowk[k] ? wg4_at(rowk[k], x + 1, W, mode, cval) : cval;
-            d[4] = _mm512_mask_mov_ps(d[4], m, _mm512_set1_ps(v4));
-            d[5] = _mm512_mask_mov_ps(d[5], m, _mm512_set1_ps(v5));
-        }
-        wg4_row(d, t[r]);
     }
-    for (int j = 0; j < 6; j++) { /* B^T (d B): down the rows */
-        __m512 d[6] = {t[0][j], t[1][j], t[2][j], t[3][j], t[4][j], t[5][j]}, v[6];
-        wg4_row(d, v);
-        for (int i = 0; i < 6; i++) _mm512_mask_storeu_ps(dst + (6 * i + j) * xi_stride, mk, v[i]);
+    for (int64_t c = 0; c < nc; c++) {
+        __m512 t[6][6]; /* (d B) per row */
+        for (int r = 0; r < 6; r++) {
+            /* the row of the segment: element v = 4*lane + column of the
+             * tile (columns 0..3; columns 4, 5 are the next lane's 0, 1) */
+            __m512 a[5] = {cv, cv, cv, cv, cv}, d[6];
+            for (int k = 0; k < nruns; k++) {
+                if (rowoff[r][k] < 0) continue;
+                const wg4_prep *q = &pr[k];
+                const float *row = runs[k].plane + c * cstride + rowoff[r][k];
+                for (int i = 0; i < 5; i++)
+                    if (q->m[i])
+                        a[i] = _mm512_mask_loadu_ps(
+                            a[i], q->m[i],
+                            (const float *)((uintptr_t)row + (uintptr_t)((q->off + 16 * i) * 4)));
+                if (patched)
+                    for (int e = 0; e < q->np; e++) {
+                        int v = q->pv[e];
+                        a[v >> 4] = _mm512_mask_mov_ps(
+                            a[v >> 4], (__mmask16)(1u << (v & 15)),
+                            _mm512_set1_ps(q->px[e] < 0 ? cval : row[q->px[e]]));
+                    }
+            }
+            /* column j of lane t = element 4t + j: two rounds of even/odd picks */
+            __m512 e01 = _mm512_permutex2var_ps(a[0], ev, a[1]), o01 = _mm512_permutex2var_ps(a[0], od, a[1]);
+            __m512 e23 = _mm512_permutex2var_ps(a[2], ev, a[3]), o23 = _mm512_permutex2var_ps(a[2], od, a[3]);
+            d[0] = _mm512_permutex2var_ps(e01, ev, e23);
+            d[2] = _mm512_permutex2var_ps(e01, od, e23);
+            d[1] = _mm512_permutex2var_ps(o01, ev, o23);
+            d[3] = _mm512_permutex2var_ps(o01, od, o23);
+            __m512i a4 = _mm512_castps_si512(a[4]);
+            d[4] = _mm512_castsi512_ps(_mm512_alignr_epi32(a4, _mm512_castps_si512(d[0]), 1));
+            d[5] = _mm512_castsi512_ps(
+                _mm512_alignr_epi32(_mm512_alignr_epi32(a4, a4, 1), _mm512_castps_si512(d[1]), 1));
+            /* the last lane of every run but the last: its own columns 4, 5 */
+            for (int k = 0; k + 1 < nruns; k++) {
+                const wg4_prep *q = &pr[k];
+                __mmask16 m = (__mmask16)(1u << (runs[k].lane + runs[k].len - 1));
+                float v4 = cval, v5 = cval;
+                if (rowoff[r][k] >= 0) {
+                    const float *row = runs[k].plane + c * cstride + rowoff[r][k];
+                    if (q->x4 >= 0) v4 = row[q->x4];
+                    if (q->x5 >= 0) v5 = row[q->x5];
+                }
+                d[4] = _mm512_mask_mov_ps(d[4], m, _mm512_set1_ps(v4));
+                d[5] = _mm512_mask_mov_ps(d[5], m, _mm512_set1_ps(v5));
+            }
+            wg4_row(d, t[r]);
+        }
+        float *dc = dst + c * dst_cstride;
+        for (int j = 0; j < 6; j++) { /* B^T (d B): down the rows */
+            __m512 d[6] = {t[0][j], t[1][j], t[2][j], t[3][j], t[4][j], t[5][j]}, v[6];
+            wg4_row(d, v);
+            for (int i = 0; i < 6; i++) _mm512_mask_storeu_ps(dc + (6 * i + j) * xi_stride, mk, v[i]);
+        }
     }
 }
 
@@ -132,43 +164,49 @@ static inline void wg4_out1(const __m512 m[6], __m512 y[4]) {
     y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d, b), m[5]);
 }
 
-void tc__wg4_out_avx512(const float *src, int64_t xi_stride, float bias, const tc__wg4_run *runs,
-                        int nruns, int64_t OW) {
-    __m512 s[4][6]; /* A^T M: row i of the 4, column b of the 6 */
-    for (int b = 0; b < 6; b++) {
-        __m512 m[6], r[4];
-        for (int a = 0; a < 6; a++) m[a] = _mm512_loadu_ps(src + (6 * a + b) * xi_stride);
-        wg4_out1(m, r);
-        for (int i = 0; i < 4; i++) s[i][b] = r[i];
-    }
-    const __m512 bv = _mm512_set1_ps(bias);
+void tc__wg4_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride, int64_t nk,
+                        const float *bias, const tc__wg4_run *runs, int nruns, int64_t OW,
+                        int64_t kstride) {
     const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
     const __m512i q0 = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
     const __m512i q1 = _mm512_add_epi32(q0, _mm512_set1_epi32(8));
+    __mmask16 m[16][4];
     int maxrows = 0;
-    for (int k = 0; k < nruns; k++) maxrows = runs[k].rows > maxrows ? runs[k].rows : maxrows;
-    for (int i = 0; i < maxrows; i++) {
-        __m512 yv[4], o[4];
-        wg4_out1(s[i], yv);
-        for (int j = 0; j < 4; j++) yv[j] = _mm512_add_ps(yv[j], bv);
-        /* o: element 4t + j = yv[j][t] (pairs (0,1), (2,3), then quads) */
-        __m512 p01l = _mm512_permutex2var_ps(yv[0], lo, yv[1]);
-        __m512 p01h = _mm512_permutex2var_ps(yv[0], hi, yv[1]);
-        __m512 p23l = _mm512_permutex2var_ps(yv[2], lo, yv[3]);
-        __m512 p23h = _mm512_permutex2var_ps(yv[2], hi, yv[3]);
-        o[0] = _mm512_permutex2var_ps(p01l, q0, p23l);
-        o[1] = _mm512_permutex2var_ps(p01l, q1, p23l);
-        o[2] = _mm512_permutex2var_ps(p01h, q0, p23h);
-        o[3] = _mm512_permutex2var_ps(p01h, q1, p23h);
-        for (int k = 0; k < nruns; k++) {
-            const tc__wg4_run *u = &runs[k];
-            if (i >= u->rows) continue;
-            int64_t vb = 4 * (int64_t)u->lane, ve = vb + u->cnt;
-            uintptr_t base = (uintptr_t)(u->out + i * OW) - (uintptr_t)(vb * 4);
-            for (int q = 0; q < 4; q++) {
-                __mmask16 m = wg4_range(vb, ve, q);
-                if (m) _mm512_mask_storeu_ps((float *)(base + (uintptr_t)(64 * q)), m, o[q]);
+    for (int k = 0; k < nruns; k++) {
+        maxrows = runs[k].rows > maxrows ? runs[k].rows : maxrows;
+        int64_t vb = 4 * (int64_t)runs[k].lane;
+        for (int q = 0; q < 4; q++) m[k][q] = wg4_range(vb, vb + runs[k].cnt, q);
+    }
+    for (int64_t kk = 0; kk < nk; kk++) {
+        const float *sk = src + kk * src_kstride;
+        __m512 s[4][6]; /* A^T M: row i of the 4, column b of the 6 */
+        for (int b = 0; b < 6; b++) {
+            __m512 mm[6], r[4];
+            for (int a = 0; a < 6; a++) mm[a] = _mm512_loadu_ps(sk + (6 * a + b) * xi_stride);
+            wg4_out1(mm, r);
+            for (int i = 0; i < 4; i++) s[i][b] = r[i];
+        }
+        const __m512 bv = _mm512_set1_ps(bias ? bias[kk] : 0.0f);
+        for (int i = 0; i < maxrows; i++) {
+            __m512 yv[4], o[4];
+            wg4_out1(s[i], yv);
+            for (int j = 0; j < 4; j++) yv[j] = _mm512_add_ps(yv[j], bv);
+            /* o: element 4t + j = yv[j][t] (pairs (0,1), (2,3), then quads) */
+            __m512 p01l = _mm512_permutex2var_ps(yv[0], lo, yv[1]);
+            __m512 p01h = _mm512_permutex2var_ps(yv[0], hi, yv[1]);
+            __m512 p23l = _mm512_permutex2var_ps(yv[2], lo, yv[3]);
+            __m512 p23h = _mm512_permutex2var_ps(yv[2], hi, yv[3]);
+            o[0] = _mm512_permutex2var_ps(p01l, q0, p23l);
+            o[1] = _mm512_permutex2var_ps(p01l, q1, p23l);
+            o[2] = _mm512_permutex2var_ps(p01h, q0, p23h);
+            o[3] = _mm512_permutex2var_ps(p01h, q1, p23h);
+            for (int k = 0; k < nruns; k++) {
+                const tc__wg4_run *u = &runs[k];
+                if (i >= u->rows) continue;
+                uintptr_t base = (uintptr_t)(u->out + kk * kstride + i * OW) - (uintptr_t)(u->lane * 16);
+                for (int q = 0; q < 4; q++)
+                    if (m[k][q]) _mm512_mask_storeu_ps((float *)(base + (uintptr_t)(64 * q)), m[k][q], o[q]);
             }
         }
     }
