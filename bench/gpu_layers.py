@@ -181,6 +181,25 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
             alts[alg] = time_plan(pa, x, w)
             lib.tc_plan_destroy(pa)
     row["alternatives_fp32_ms"] = alts
+    # GPU_LAYERS_SWEEP=1: cuda.conv.igemm(-tf32) at forced tile heights and
+    # split counts (TC_CUDA_CONV_SHAPE="bm,S"), to check the shape model
+    if os.environ.get("GPU_LAYERS_SWEEP") == "1" and G == 1:
+        sw = []
+        for alg, fl in (("cuda.conv.igemm", 0), ("cuda.conv.igemm-tf32", TF32)):
+            pa, _ = plan(d, fl, alg)
+            if not pa:
+                continue
+            for bm in (128, 64, 32):
+                if (bm == 128 and K <= 64) or (bm == 32 and K > 32):
+                    continue
+                for S in (1, 2, 3, 4, 6, 8):
+                    os.environ["TC_CUDA_CONV_SHAPE"] = f"{bm},{S}"
+                    t = time_plan(pa, x, w)
+                    sw.append(f"{'t' if fl else 'f'}{bm},{S}={t:.3f}")
+            os.environ.pop("TC_CUDA_CONV_SHAPE", None)
+            lib.tc_plan_destroy(pa)
+        row["sweep"] = sw
+        print("  sweep " + name + ": " + " ".join(sw), flush=True)
     # tf32
     pl, algo_t = plan(d, TF32)
     row["algo_tf32"] = algo_t

@@ -232,11 +232,11 @@ __device__ __forceinline__ void ig_commit() { asm volatile("cp.async.commit_grou
 template <int N> __device__ __forceinline__ void ig_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
-__device__ __forceinline__ unsigned ig_tf32(float f) {
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(f));
-    return r;
-}
+/* Round to TF32, nearest with ties away from zero, in one integer add: the
+ * tensor cores ignore the low 13 bits, so adding half of their unit rounds
+ * (cvt.rna.tf32.f32 is a 5-instruction sequence on sm_90). Inf stays Inf and
+ * a quiet NaN stays NaN. */
+__device__ __forceinline__ unsigned ig_tf32(float f) { return __float_as_uint(f) + 0x1000u; }
 __device__ __forceinline__ void ig_mma(float *c, const unsigned *a, const unsigned *b) {
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
                  "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -266,12 +266,20 @@ __device__ __forceinline__ void ig_put(float *__restrict__ y, float *__restrict_
     }
 }
 
-template <int BM, bool TF32, bool VEC1>
-__global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 3)
+/* LM, the B loader: IG_ZEROS gathers with zero padding (out-of-bounds
+ * elements by cp.async zero-fill, no branch), IG_REMAP gathers with any
+ * padding mode (out-of-bounds elements remapped on a side path), IG_1X1
+ * copies 4 columns of X_n with one 16-byte cp.async. */
+enum { IG_ZEROS = 0, IG_REMAP = 1, IG_1X1 = 2 };
+template <int BM, bool TF32, int LM>
+__global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM == 64 ? 3 : 4)
     k_ig(const float *__restrict__ x, const float *__restrict__ w,
          const float *__restrict__ bias, float *__restrict__ y, float *__restrict__ part,
          const igp a) {
-    constexpr int NT = 2 * BM;
+    constexpr bool VEC1 = LM == IG_1X1;
+    constexpr int NT = BM == 32 ? 128 : 2 * BM;
+    constexpr int TR = BM == 32 ? 4 : 8;            /* fp32: rows per thread */
+    constexpr int MI = BM >= 64 ? 4 : BM / 16;      /* TF32: m16 tiles per warp */
     constexpr int STF = BM * IG_AP + IG_BK * IG_BP;
     extern __shared__ float4 ig_smem4[];
     float *smem = reinterpret_cast<float *>(ig_smem4);
@@ -353,7 +361,14 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 3)
 #pragma unroll
             for (int i = 0; i < RPT; i++) {
                 float *dst = Bs + (brow0 + i) * IG_BP + bcol;
-                if (cok && l + i < a.Rl) {
+                if (LM == IG_ZEROS) {
+                    int4 tp = taps[t];
+                    bool ok = cok && l + i < a.Rl &&
+                              (unsigned)(b0 + tp.x) < (unsigned)a.in0 &&
+                              (unsigned)(b1 + tp.y) < (unsigned)a.in1 &&
+                              (unsigned)(b2 + tp.z) < (unsigned)a.in2;
+                    ig_cp4(dst, ok ? xc + tp.w : x, ok ? 4 : 0);
+                } else if (cok && l + i < a.Rl) {
                     int4 tp = taps[t];
                     if ((unsigned)(b0 + tp.x) < (unsigned)a.in0 &&
                         (unsigned)(b1 + tp.y) < (unsigned)a.in1 &&
@@ -386,9 +401,9 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 3)
     if (!TF32) {
         /* ---- fp32 FFMA, 8 x 8 per thread ---- */
         const int tx = tid & 15, ty = tid >> 4;
-        float acc[8][8];
+        float acc[TR][8];
 #pragma unroll
-        for (int i = 0; i < 8; i++)
+        for (int i = 0; i < TR; i++)
 #pragma unroll
             for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
         for (int kt = 0; kt < nkt; kt++) {
@@ -401,10 +416,10 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 3)
             const float *Bs = As + BM * IG_AP;
 #pragma unroll
             for (int kc = 0; kc < IG_BK / 4; kc++) {
-                float av[8][4];
+                float av[TR][4];
 #pragma unroll
-                for (int i = 0; i < 8; i++) {
-                    int row = (i < 4 ? 0 : BM / 2) + ty * 4 + (i & 3);
+                for (int i = 0; i < TR; i++) {
+                    int row = TR == 8 ? (i < 4 ? 0 : BM / 2) + ty * 4 + (i & 3) : ty * 4 + i;
                     float4 q = *reinterpret_cast<const float4 *>(As + row * IG_AP + kc * 4);
                     av[i][0] = q.x; av[i][1] = q.y; av[i][2] = q.z; av[i][3] = q.w;
                 }
@@ -415,7 +430,7 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 3)
                     float4 c1 = *reinterpret_cast<const float4 *>(br + 64 + tx * 4);
                     float bv[8] = {c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w};
 #pragma unroll
-                    for (int i = 0; i < 8; i++)
+                    for (int i = 0; i < TR; i++)
 #pragma unroll
                         for (int j = 0; j < 8; j++) acc[i][j] = fmaf(av[i][kk], bv[j], acc[i][j]);
                 }
@@ -430,8 +445,8 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 3)
             int nb = qb / a.P, pb = qb - nb * a.P;
             const bool vec = !part && a.yvec && qb + 3 < a.NP;
 #pragma unroll
-            for (int i = 0; i < 8; i++) {
-                int k = k0 + (i < 4 ? 0 : BM / 2) + ty * 4 + (i & 3);
+            for (int i = 0; i < TR; i++) {
+                int k = k0 + (TR == 8 ? (i < 4 ? 0 : BM / 2) + ty * 4 + (i & 3) : ty * 4 + i);
                 if (k >= a.Kg) continue;
                 int kk = g * a.Kg + k;
                 float b = (bias && !part) ? __ldg(bias + kk) : 0.f;
@@ -450,9 +465,9 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 3)
         /* ---- TF32 mma.sync m16n8k8, warp tile 64 x 32 ---- */
         const int warp = tid >> 5, lane = tid & 31;
         const int wm = warp >> 2, wn = warp & 3, gq = lane >> 2, tq = lane & 3;
-        float acc[4][4][4];
+        float acc[MI][4][4];
 #pragma unroll
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < MI; i++)
 #pragma unroll
             for (int j = 0; j < 4; j++)
 #pragma unroll
@@ -467,9 +482,9 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 3)
             const float *Bs = As + BM * IG_AP;
 #pragma unroll
             for (int k8 = 0; k8 < IG_BK / 8; k8++) {
-                unsigned af[4][4], bf[4][2];
+                unsigned af[MI][4], bf[4][2];
 #pragma unroll
-                for (int mi = 0; mi < 4; mi++) {
+                for (int mi = 0; mi < MI; mi++) {
                     const float *ap = As + (wm * 64 + mi * 16 + gq) * IG_AP + k8 * 8 + tq;
                     af[mi][0] = ig_tf32(ap[0]);
                     af[mi][1] = ig_tf32(ap[8 * IG_AP]);
@@ -483,7 +498,7 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 3)
                     bf[ni][1] = ig_tf32(bp[4 * IG_BP]);
                 }
 #pragma unroll
-                for (int mi = 0; mi < 4; mi++)
+                for (int mi = 0; mi < MI; mi++)
 #pragma unroll
                     for (int ni = 0; ni < 4; ni++) ig_mma(acc[mi][ni], af[mi], bf[ni]);
             }
@@ -500,7 +515,7 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 3)
             int n1 = n0, p1 = p0 + 1;
             if (p1 == a.P) { p1 = 0; n1++; }
 #pragma unroll
-            for (int mi = 0; mi < 4; mi++)
+            for (int mi = 0; mi < MI; mi++)
 #pragma unroll
                 for (int hr = 0; hr < 2; hr++) {
                     int k = k0 + wm * 64 + mi * 16 + gq + 8 * hr;
@@ -665,34 +680,82 @@ static size_t ig_smem(int bm, int taps) {
 
 typedef void (*ig_kernel)(const float *, const float *, const float *, float *, float *, const igp);
 
-/* kernel [bm == 64][tf32][1x1] */
-static ig_kernel ig_pick(int bm64, int tf32, int v1) {
-    static const ig_kernel tab[2][2][2] = {
-        {{k_ig<128, false, false>, k_ig<128, false, true>},
-         {k_ig<128, true, false>, k_ig<128, true, true>}},
-        {{k_ig<64, false, false>, k_ig<64, false, true>},
-         {k_ig<64, true, false>, k_ig<64, true, true>}},
-    };
-    return tab[bm64][tf32][v1];
+/* kernel [tile: BM 128, 64, 32][tf32][loader] */
+static const ig_kernel ig_tab[3][2][3] = {
+    {{k_ig<128, false, 0>, k_ig<128, false, 1>, k_ig<128, false, 2>},
+     {k_ig<128, true, 0>, k_ig<128, true, 1>, k_ig<128, true, 2>}},
+    {{k_ig<64, false, 0>, k_ig<64, false, 1>, k_ig<64, false, 2>},
+     {k_ig<64, true, 0>, k_ig<64, true, 1>, k_ig<64, true, 2>}},
+    {{k_ig<32, false, 0>, k_ig<32, false, 1>, k_ig<32, false, 2>},
+     {k_ig<32, true, 0>, k_ig<32, true, 1>, k_ig<32, true, 2>}},
+};
+static const int ig_bm[3] = {128, 64, 32};
+static int ig_threads(int bm) { return bm == 32 ? 128 : 2 * bm; }
+
+/* Resident blocks per SM of a kernel at the largest dynamic shared memory
+ * it is launched with (the tap table at IG_TAPMAX), set up once. */
+#define IG_NDEV 16
+static int ig_occ_cache[IG_NDEV][3][2][3]; /* per device, as the attribute */
+static tc_status ig_prepare(int bi, int tf32, int lm, int *occ) {
+    int dev = 0;
+    TC_CU(cudaGetDevice(&dev));
+    int *slot = dev >= 0 && dev < IG_NDEV ? &ig_occ_cache[dev][bi][tf32][lm] : NULL;
+    int v = slot ? __atomic_load_n(slot, __ATOMIC_ACQUIRE) : 0;
+    if (v > 0) {
+        *occ = v;
+        return TC_OK;
+    }
+    const void *k = (const void *)ig_tab[bi][tf32][lm];
+    const int bm = ig_bm[bi];
+    const size_t smax = ig_smem(bm, lm == IG_1X1 ? 0 : IG_TAPMAX);
+    TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
+    TC_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, k, ig_threads(bm), ig_smem(bm, 32)));
+    if (v < 1) return tc__error(TC_ERR_UNSUPPORTED, "cuda.conv.igemm: kernel does not fit");
+    if (slot) __atomic_store_n(slot, v, __ATOMIC_RELEASE);
+    *occ = v;
+    return TC_OK;
 }
 
-/* Split-K: the number of reduction splits S minimising waves x k-tiles per
- * split (a reduce pass costs ~10%), for `blocks` output tiles and `slots`
- * resident blocks on the GPU. */
-static int ig_splits(int64_t blocks, int KT, int64_t slots, int maxz) {
-    double best = (double)tc__cu_div_up(blocks, slots) * KT;
-    int bs = 1;
-    for (int s = 2; s <= IG_MAXSPLIT && s <= maxz; s++) {
-        int per = (int)tc__cu_div_up(KT, s);
-        if (per < 8) break;
-        int sr = (int)tc__cu_div_up(KT, per);
-        double c = (double)tc__cu_div_up(blocks * sr, slots) * per * 1.1 + 2;
-        if (c < best) {
-            best = c;
-            bs = s;
+/* Tile height BM and reduction splits S (split-K) by a small time model:
+ * waves of blocks x k tiles per split x the tile's FLOPs at the SM's rate
+ * shared by its resident blocks (the 64- and 32-row kernels at 0.85 and
+ * 0.6 of the 128-row one's rate: the same gather per k tile for less
+ * arithmetic), plus, for S > 1, writing and reading the partial sums at
+ * ~2.5 TB/s. A smaller tile only where it wastes fewer rows; split only
+ * when the tiles fill less than one wave. */
+typedef struct ig_shape {
+    int bi, S, ktps;
+} ig_shape;
+static const double ig_rate[3] = {1.0, 0.85, 0.6};
+/* 128 rows only where K/G > 64, 32 only where K/G <= 32 */
+static int ig_tile_ok(int bi, int Kg) { return bi == 0 ? Kg > 64 : bi == 1 ? 1 : Kg <= 32; }
+static ig_shape ig_choose(const igp &g, int tf32, int sms, const int occ[3]) {
+    const int KT = (int)tc__cu_div_up(g.Rl, IG_BK);
+    ig_shape best = {g.Kg <= 32 ? 2 : g.Kg <= 64 ? 1 : 0, 1, KT};
+    double tbest = 1e30;
+    const double rsm = (tf32 ? 120e12 : 40e12) / 132;
+    for (int bi = 0; bi < 3; bi++) {
+        if (!ig_tile_ok(bi, g.Kg) || occ[bi] < 1) continue;
+        const int bm = ig_bm[bi];
+        const int64_t slots = (int64_t)occ[bi] * sms;
+        const int64_t blocks = tc__cu_div_up(g.NP, IG_BN) * tc__cu_div_up(g.Kg, bm) * g.G;
+        for (int s = 1; s <= IG_MAXSPLIT; s++) {
+            if (s > 1 && (blocks >= slots || (int64_t)g.G * s > 65535)) break;
+            int per = (int)tc__cu_div_up(KT, s);
+            if (s > 1 && per < 8) break;
+            int sr = (int)tc__cu_div_up(KT, per);
+            double waves = (double)tc__cu_div_up(blocks * sr, slots);
+            double t = waves * per * (2.0 * bm * IG_BN * IG_BK) / (rsm * ig_rate[bi] / occ[bi]);
+            if (sr > 1) t += (2.0 * sr + 1) * g.K * (double)g.NP * 4 / 2.5e12 + 3e-6;
+            if (t < tbest) {
+                tbest = t;
+                best.bi = bi;
+                best.S = sr;
+                best.ktps = per;
+            }
         }
     }
-    return bs;
+    return best;
 }
 
 static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
@@ -700,34 +763,45 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     igp g = ig_params(p);
     const float *x = (const float *)b->x, *w = (const float *)b->w;
     float *y = (float *)b->y;
-    const int v1 = ig_is_1x1(p) && (uintptr_t)x % 16 == 0;
-    const int bm64 = g.Kg <= 64;
-    const int bm = bm64 ? 64 : 128;
+    const int lm = ig_is_1x1(p) && (uintptr_t)x % 16 == 0 ? IG_1X1
+                   : (p->mode == TC_MODE_CONSTANT && p->cval == 0) ? IG_ZEROS
+                                                                  : IG_REMAP;
     g.avec = g.Rl % 4 == 0 && (uintptr_t)w % 16 == 0;
     g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
-    ig_kernel k = ig_pick(bm64, tf32, v1);
-    const size_t smem = ig_smem(bm, v1 ? 0 : g.R);
-    TC_CU(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               (int)smem));
-    int occ = 0;
-    TC_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, (const void *)k, 2 * bm, smem));
-    if (occ < 1) return tc__error(TC_ERR_UNSUPPORTED, "cuda.conv.igemm: kernel does not fit");
+    int occ[3] = {0, 0, 0};
+    tc_status st;
+    for (int bi = 0; bi < 3; bi++)
+        if (ig_tile_ok(bi, g.Kg) && (st = ig_prepare(bi, tf32, lm, &occ[bi]))) return st;
     const tc__cu_device *d = tc__cu_dev();
+    ig_shape sh = ig_choose(g, tf32, d ? d->sms : 132, occ);
+    const char *fb = getenv("TC_CUDA_CONV_SHAPE"); /* "bm,S": tuning only */
+    if (fb) {
+        int fbm = 0, fs = 0;
+        int nf = sscanf(fb, "%d,%d", &fbm, &fs);
+        int fbi = fbm == 128 ? 0 : fbm == 64 ? 1 : fbm == 32 ? 2 : -1;
+        if (nf == 2 && fbi >= 0 && occ[fbi] > 0 && fs >= 1 &&
+            fs <= IG_MAXSPLIT && (int64_t)g.G * fs <= 65535) {
+            int KT = (int)tc__cu_div_up(g.Rl, IG_BK);
+            sh.bi = fbi;
+            sh.ktps = (int)tc__cu_div_up(KT, fs);
+            sh.S = (int)tc__cu_div_up(KT, sh.ktps);
+        }
+    }
+    const int bm = ig_bm[sh.bi], S = sh.S;
+    g.ktps = sh.ktps;
+    ig_kernel k = ig_tab[sh.bi][tf32][lm];
+    const size_t smem = ig_smem(bm, lm == IG_1X1 ? 0 : g.R);
     const int64_t gx = tc__cu_div_up(g.NP, IG_BN), gy = tc__cu_div_up(g.Kg, bm);
-    const int KT = (int)tc__cu_div_up(g.Rl, IG_BK);
-    int S = ig_splits(gx * gy * g.G, KT, (int64_t)occ * (d ? d->sms : 132), 65535 / g.G);
-    g.ktps = (int)tc__cu_div_up(KT, S);
-    S = (int)tc__cu_div_up(KT, g.ktps);
     const float *db;
     void *own, *part = NULL;
-    tc_status st = cv_bias(a, b->s, &db, &own);
+    st = cv_bias(a, b->s, &db, &own);
     if (st) return st;
     if (S > 1 && (st = tc__cu_alloc(&part, (size_t)S * g.K * g.NP * sizeof(float), b->s))) {
         tc__cu_free(own, b->s);
         return st;
     }
     dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)(g.G * S));
-    k<<<grid, 2 * bm, smem, b->s>>>(x, w, db, y, (float *)part, g);
+    k<<<grid, ig_threads(bm), smem, b->s>>>(x, w, db, y, (float *)part, g);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess && S > 1) {
         int64_t total = (int64_t)g.K * g.NP;
@@ -853,7 +927,7 @@ static int dw_applicable(const tc__problem *p, const tc__env *e, char *why, size
  * peak (mma.sync); depthwise is memory-bound. */
 static double ig_fill(const tc__problem *p) {
     double Kg = (double)(p->K / p->G), NP = (double)p->N * p->out[0] * p->out[1] * p->out[2];
-    int bm = Kg <= 64 ? 64 : 128;
+    int bm = Kg <= 32 ? 32 : Kg <= 64 ? 64 : 128;
     return Kg / (tc__cu_div_up((int64_t)Kg, bm) * (double)bm) * NP /
            (tc__cu_div_up((int64_t)NP, IG_BN) * (double)IG_BN);
 }
