@@ -709,7 +709,8 @@ static tc_status ig_prepare(int bi, int tf32, int lm, int *occ) {
     const int bm = ig_bm[bi];
     const size_t smax = ig_smem(bm, lm == IG_1X1 ? 0 : IG_TAPMAX);
     TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
-    TC_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, k, ig_threads(bm), ig_smem(bm, 32)));
+    TC_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, k, ig_threads(bm),
+                                                        ig_smem(bm, lm == IG_1X1 ? 0 : 32)));
     if (v < 1) return tc__error(TC_ERR_UNSUPPORTED, "cuda.conv.igemm: kernel does not fit");
     if (slot) __atomic_store_n(slot, v, __ATOMIC_RELEASE);
     *occ = v;
