@@ -58,9 +58,12 @@ typedef struct tc_mpi_stats {
     int64_t halo_rows;      /* rows received from each neighbour */
     double halo_bytes;      /* bytes this rank sent and received per execute */
     double exchange_s;      /* the exchange alone (blocking, at plan time) */
-    double wait_s;          /* last execute: time blocked waiting for halos */
-    double compute_s;       /* last execute: interior + rims */
-    double hidden;          /* 1 - wait_s / exchange_s, in [0, 1] */
+    double wait_s;          /* last execute: time blocked waiting for halos (the
+                               receives before the rims, the sends after them) */
+    double compute_s;       /* last execute: everything but exposed_s */
+    double hidden;          /* last execute: 1 - exposed_s / exchange_s, in [0, 1]:
+                               the share of the exchange's cost that was not paid
+                               as time in MPI calls (docs/mpi.md) */
     int overlapped;         /* 1: interior computed while halos were in flight */
     int grid[3];            /* ranks per axis (0 0 0: boxes given by the caller) */
     int64_t box_first[3];   /* this rank's box (axes past ndim: 0 and 1) */
@@ -69,6 +72,12 @@ typedef struct tc_mpi_stats {
     int64_t halo_after[3];  /* (0 along axes the box spans) */
     int messages;           /* halo messages this rank sends and receives */
     int pieces;             /* rim pieces computed after the wait */
+    /* (fields added in session 7) */
+    double exposed_s;       /* last execute: time inside the exchange's MPI calls
+                               (posting, tests between interior chunks, waits) */
+    double span_s;          /* last execute: posting to the call that saw every
+                               message complete */
+    int chunks;             /* interior chunks (MPI_Testall between them) */
 } tc_mpi_stats;
 
 typedef struct tc_mpi_options {

@@ -19,7 +19,7 @@
 #define SEED 88172645463325252ull
 
 static int rank, size;
-static long passed, failed;
+static long passed, failed, chunked; /* chunked: this rank's plans with interior chunks */
 
 static double val(uint64_t *s) {
     *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17;
@@ -59,16 +59,22 @@ static void run(int nd, const int64_t *shape, const int64_t *mshape, tc_mode mod
                 decomp dc) {
     char name[300];
     static const char *const mn[] = {"constant", "nearest", "reflect", "mirror", "wrap"};
+    /* the interior in chunks (tileconv_mpi.c): the default count, 3, or as
+     * many as the rows allow, in turn */
+    static int ncase;
+    static const char *const chunks[] = {"0", "3", "16"};
+    const char *ck = chunks[ncase++ % 3];
+    setenv("TILECONV_MPI_CHUNKS", ck, 1);
     char gs[40] = "auto";
     if (dc.grid) snprintf(gs, sizeof gs, "%dx%dx%d", dc.grid[0], dc.grid[1], dc.grid[2]);
     if (dc.boxes) snprintf(gs, sizeof gs, "boxes");
     snprintf(name, sizeof name,
-             "%dD %lldx%lldx%lld mask %lldx%lldx%lld %s %s origin%d %s %s grid %s", nd,
+             "%dD %lldx%lldx%lld mask %lldx%lldx%lld %s %s origin%d %s %s grid %s chunks %s", nd,
              (long long)shape[0], (long long)(nd > 1 ? shape[1] : 1),
              (long long)(nd > 2 ? shape[2] : 1), (long long)mshape[0],
              (long long)(nd > 1 ? mshape[1] : 1), (long long)(nd > 2 ? mshape[2] : 1), mn[mode],
              kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate", origin_sel,
-             dt == TC_FLOAT32 ? "f32" : "f64", algo, gs);
+             dt == TC_FLOAT32 ? "f32" : "f64", algo, gs, ck);
     tc_filter_desc d;
     tc_filter_desc_init(&d);
     d.dtype = dt;
@@ -120,6 +126,9 @@ static void run(int nd, const int64_t *shape, const int64_t *mshape, tc_mode mod
     }
     int64_t box[6], zero[3] = {0, 0, 0};
     tc_mpi_local_box(mp, box, box + 3);
+    tc_mpi_stats ms;
+    tc_mpi_plan_stats(mp, &ms);
+    if (ms.chunks > 1) chunked++;
     size_t mine = (size_t)(box[3] * box[4] * box[5]);
     void *xl = malloc(mine * es + 1), *yl = malloc(mine * es + 1);
     copy_box(xl, box + 3, zero, x, N, box, box + 3, es);
@@ -341,6 +350,9 @@ int main(int argc, char **argv) {
             expect_refusal("boxes on some ranks only", &d, mask, &mo, "different");
         }
     }
+    long chunked_all = 0;
+    MPI_Reduce(&chunked, &chunked_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) printf("(%ld rank plans computed their interior in chunks)\n", chunked_all);
     if (rank == 0) printf("%ld passed, %ld failed, 0 skipped\n", passed, failed);
     MPI_Finalize();
     return failed ? 1 : 0;

@@ -131,6 +131,47 @@ static int make_type(MPI_Datatype *t, const int64_t shape[3], const int64_t sub[
     return MPI_Type_commit(t) == MPI_SUCCESS ? 0 : -1;
 }
 
+/* A box of n elements per axis is one contiguous run of an array of the
+ * given shape: past its first axis with more than one element, it spans
+ * every axis. */
+static int contiguous(const int64_t shape[3], const int64_t n[3]) {
+    int k = 0;
+    while (k < 2 && n[k] == 1) k++;
+    for (int j = k + 1; j < 3; j++)
+        if (n[j] != shape[j]) return 0;
+    return 1;
+}
+
+void tc__mpi_post(tc_mpi_plan *p, const void *x) {
+    static const int64_t zero[3] = {0, 0, 0};
+    int tot = p->nrecv + p->nsend;
+    for (int i = 0; i < p->nrecv; i++) {
+        if (p->stage[i])
+            MPI_Irecv(p->stage[i], (int)(p->geo[i][3] * p->geo[i][4] * p->geo[i][5]), p->etype,
+                      p->peer[i], p->tag[i], p->comm, &p->req[i]);
+        else
+            MPI_Irecv(p->ext, 1, p->types[i], p->peer[i], p->tag[i], p->comm, &p->req[i]);
+    }
+    for (int i = p->nrecv; i < tot; i++) {
+        if (p->stage[i]) {
+            tc__mpi_copy_box(p->stage[i], p->geo[i] + 3, zero, x, p->own.n, p->geo[i],
+                             p->geo[i] + 3, p->esize);
+            MPI_Isend(p->stage[i], (int)(p->geo[i][3] * p->geo[i][4] * p->geo[i][5]), p->etype,
+                      p->peer[i], p->tag[i], p->comm, &p->req[i]);
+        } else {
+            MPI_Isend(x, 1, p->types[i], p->peer[i], p->tag[i], p->comm, &p->req[i]);
+        }
+    }
+}
+
+void tc__mpi_unpack(tc_mpi_plan *p) {
+    static const int64_t zero[3] = {0, 0, 0};
+    for (int i = 0; i < p->nrecv; i++)
+        if (p->stage[i])
+            tc__mpi_copy_box(p->ext, p->x.xn, p->geo[i], p->stage[i], p->geo[i] + 3, zero,
+                             p->geo[i] + 3, p->esize);
+}
+
 /* Builds the receive and send lists, their datatypes and the self copies. */
 int tc__mpi_build_messages(tc_mpi_plan *p, const tc__mpi_box *boxes, char *msg, size_t n) {
     msg_list rl = {0}, sl = {0};
@@ -152,7 +193,9 @@ int tc__mpi_build_messages(tc_mpi_plan *p, const tc__mpi_box *boxes, char *msg, 
     p->peer = malloc(sizeof(int) * (size_t)(tot ? tot : 1));
     p->tag = malloc(sizeof(int) * (size_t)(tot ? tot : 1));
     p->req = malloc(sizeof(MPI_Request) * (size_t)(tot ? tot : 1));
-    if (!p->types || !p->peer || !p->tag || !p->req) goto out;
+    p->geo = malloc(sizeof *p->geo * (size_t)(tot ? tot : 1));
+    p->stage = calloc((size_t)(tot ? tot : 1), sizeof(void *));
+    if (!p->types || !p->peer || !p->tag || !p->req || !p->geo || !p->stage) goto out;
     for (int i = 0; i < tot; i++) p->types[i] = MPI_DATATYPE_NULL;
     for (int i = 0; i < tot; i++) {
         int is_recv = i < rl.n;
@@ -167,6 +210,14 @@ int tc__mpi_build_messages(tc_mpi_plan *p, const tc__mpi_box *boxes, char *msg, 
         }
         double bytes = (double)p->esize * (double)a[3] * (double)a[4] * (double)a[5];
         p->st.halo_bytes += bytes;
+        for (int k = 0; k < 3; k++) {
+            p->geo[i][k] = a[6 + k];
+            p->geo[i][3 + k] = a[3 + k];
+        }
+        if (!contiguous(is_recv ? p->x.xn : p->own.n, a + 3)) {
+            p->stage[i] = malloc((size_t)(a[3] * a[4] * a[5]) * p->esize);
+            if (!p->stage[i]) goto out;
+        }
     }
     rc = 0;
 out:

@@ -10,6 +10,7 @@
 #include "tileconv_mpi.h"
 
 #define TC_MPI_MAXPIECE 6
+#define TC_MPI_MAXCHUNK 16
 
 typedef struct piece {
     tc__mpi_box out; /* outputs, global coordinates */
@@ -37,10 +38,30 @@ struct tc_mpi_plan {
     int nrecv, nsend;
     MPI_Datatype *types; /* nrecv receive types, then nsend send types */
     int *peer, *tag;
+    /* Per message: its box in the local array (ext for receives, the own
+     * box for sends: start[3], n[3]) and, when that box is not contiguous
+     * there, a dense staging buffer (else NULL): such messages are packed
+     * before the send and unpacked after the receive, so that every
+     * message is contiguous on both sides (Open MPI's single-copy get: the
+     * receiver pulls it inside its own MPI calls, without needing the
+     * sender to progress a fragment pipeline). */
+    int64_t (*geo)[6];
+    void **stage;
     MPI_Request *req;
     int ncopy;
     selfcopy *copies;
     tc_plan *inner; /* the own box (NULL: no interior) */
+    /* The interior in nchunk slabs along axis 0 (nchunk > 1; MPI_Testall
+     * between them so the messages progress): chunk k keeps the box rows
+     * [cq[k], cq[k+1]) and runs cpl[k] on the rows [cs[k], ce[k]) (its kept
+     * rows widened by the reach, clipped to the box) of x into the same
+     * rows of y; the rows [cs[k], cq[k]) written before are saved in `save`
+     * and put back after it, its rows past cq[k+1] are rewritten by the
+     * next chunks. */
+    int nchunk;
+    int64_t cq[TC_MPI_MAXCHUNK + 1], cs[TC_MPI_MAXCHUNK], ce[TC_MPI_MAXCHUNK];
+    tc_plan *cpl[TC_MPI_MAXCHUNK];
+    void *save;
     int npiece;
     piece pc[TC_MPI_MAXPIECE];
     int grid[3];
@@ -51,6 +72,10 @@ struct tc_mpi_plan {
  * datatypes and the self copies; counts halo bytes into p->st. 0, or -1
  * with a message. */
 int tc__mpi_build_messages(tc_mpi_plan *p, const tc__mpi_box *boxes, char *msg, size_t n);
+/* Posts the receives and the sends of `x` (packing the staged ones). */
+void tc__mpi_post(tc_mpi_plan *p, const void *x);
+/* Unpacks the staged receives into ext (after they completed). */
+void tc__mpi_unpack(tc_mpi_plan *p);
 /* The rim pieces of p's box; *interior = 0 when the box is too thin for an
  * interior (one piece: the whole box). */
 void tc__mpi_plan_pieces(tc_mpi_plan *p, int *interior);

@@ -16,9 +16,18 @@
  *             direct messages from the owners). Sender and receiver derive
  *             the same list from the allgathered boxes; the tag is the
  *             message's index within its (sender, receiver) pair.
+ *   staging   a message whose box is not one contiguous run on its side
+ *             is packed into (sends) or received through (receives) a
+ *             dense buffer, so every transfer is contiguous (Open MPI's
+ *             receiver-driven single copy: no fragment pipeline that needs
+ *             the peer inside an MPI call).
  *   own       a plan on the rank's box, run on x_local straight into
  *             y_local while the halos travel; its outputs whose windows lie
- *             inside the box are final (the "interior").
+ *             inside the box are final (the "interior"). When there are
+ *             messages it runs in slabs along axis 0 (plan_chunks), with
+ *             MPI_Testall between them: Open MPI moves a message only inside
+ *             MPI calls. The receives are waited for before the rims, the
+ *             sends after them.
  *   pieces    the rest of the box peeled axis by axis into at most two
  *             slabs per split axis; each piece's input (the piece widened
  *             by the reach) is copied out of ext (own rows, received
@@ -89,6 +98,12 @@ void tc_mpi_plan_destroy(tc_mpi_plan *p) {
     if (!p) return;
     if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
     tc_plan_destroy(p->inner);
+    for (int k = 0; k < p->nchunk; k++) {
+        int dup = 0; /* chunks of the same shape share a plan */
+        for (int j = 0; j < k; j++) dup |= p->cpl[j] == p->cpl[k];
+        if (!dup) tc_plan_destroy(p->cpl[k]);
+    }
+    free(p->save);
     for (int i = 0; i < p->npiece; i++) tc_plan_destroy(p->pc[i].pl);
     if (p->types)
         for (int i = 0; i < p->nrecv + p->nsend; i++)
@@ -98,6 +113,10 @@ void tc_mpi_plan_destroy(tc_mpi_plan *p) {
     free(p->tag);
     free(p->req);
     free(p->copies);
+    if (p->stage)
+        for (int i = 0; i < p->nrecv + p->nsend; i++) free(p->stage[i]);
+    free(p->stage);
+    free(p->geo);
     for (int i = 0; i < 3; i++) {
         free(p->map[i]);
         free(p->oob[i]);
@@ -109,6 +128,41 @@ void tc_mpi_plan_destroy(tc_mpi_plan *p) {
 }
 
 /* ---- planning ---- */
+
+/* The interior's chunks along axis 0 (mpi_plan.h): nchunk = 1 when there is
+ * nothing to overlap, no interior, or axis 0 is not split and the mode is
+ * wrap (a chunk at the box's edge would wrap onto its own rows instead of
+ * the box's). Along an unsplit axis 0 the edge chunks see the global edge
+ * like the whole box does, provided they hold the rows the mode's extension
+ * reads (more than the reach). Every chunk recomputes the reach rows of its
+ * neighbours: (nchunk - 1) (before + after) rows in all, so the default
+ * keeps that under ~5% of the box (TILECONV_MPI_CHUNKS=k forces k, as far as
+ * the rows allow). */
+static void plan_chunks(tc_mpi_plan *p, int interior) {
+    p->nchunk = 1;
+    int64_t n0 = p->own.n[0], b = p->before[0], a = p->after[0];
+    if (!interior || p->nrecv + p->nsend == 0) return;
+    if (!p->x.split[0] && p->d.mode == TC_MODE_WRAP) return;
+    const char *env = getenv("TILECONV_MPI_CHUNKS");
+    long k = env && atol(env) > 0 ? atol(env) : 1 + (long)(0.05 * (double)n0 /
+                                                           (double)(b + a > 0 ? b + a : 1));
+    if (k > TC_MPI_MAXCHUNK) k = TC_MPI_MAXCHUNK;
+    int64_t need = p->x.split[0] ? 1 : (b > a ? b : a) + 1;
+    for (; k > 1; k--) {
+        int64_t least = n0;
+        for (long i = 0; i < k; i++) {
+            int64_t r = n0 * (i + 1) / k - n0 * i / k;
+            if (r < least) least = r;
+        }
+        if (least >= need) break;
+    }
+    p->nchunk = (int)k;
+    for (long i = 0; i <= k; i++) p->cq[i] = n0 * i / k;
+    for (long i = 0; i < k; i++) {
+        p->cs[i] = p->cq[i] - b > 0 ? p->cq[i] - b : 0;
+        p->ce[i] = p->cq[i + 1] + a < n0 ? p->cq[i + 1] + a : n0;
+    }
+}
 
 static void set_device(tc_mpi_plan *p, tc_context *ctx, const tc_mpi_options *mo, char *msg,
                        size_t n, tc_status *st) {
@@ -380,6 +434,17 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
         MPI_Bcast(algo, (int)sizeof algo, MPI_CHAR, 0, comm);
         const char *a = algo[0] ? algo : NULL;
         if (interior) st = local_plan(&p->inner, p, p->own.n, mask, opt, ctx, a);
+        plan_chunks(p, interior);
+        for (int k = 0; k < p->nchunk && p->nchunk > 1 && st == TC_OK; k++) {
+            for (int j = 0; j < k && !p->cpl[k]; j++)
+                if (p->ce[j] - p->cs[j] == p->ce[k] - p->cs[k]) p->cpl[k] = p->cpl[j];
+            int64_t n[3] = {p->ce[k] - p->cs[k], p->own.n[1], p->own.n[2]};
+            if (!p->cpl[k]) st = local_plan(&p->cpl[k], p, n, mask, opt, ctx, a);
+        }
+        if (st == TC_OK && p->nchunk > 1 && p->before[0] > 0) {
+            p->save = malloc((size_t)(p->before[0] * p->own.n[1] * p->own.n[2]) * p->esize);
+            if (!p->save) st = TC_ERR_OUT_OF_MEMORY;
+        }
         size_t most = 1;
         for (int i = 0; i < p->npiece && st == TC_OK; i++) {
             st = local_plan(&p->pc[i].pl, p, p->pc[i].in.n, mask, opt, ctx, a);
@@ -427,21 +492,24 @@ agree:
     }
     p->st.messages = p->nrecv + p->nsend;
     p->st.pieces = p->npiece;
-    /* the exchange alone, for the hidden-fraction statistic: the faster of
-     * two rounds (the first one also pays the buffers' first touch) */
+    p->st.chunks = p->nchunk;
+    /* the exchange alone, for the hidden-fraction statistic: the fastest of
+     * eight rounds (the first one also pays the buffers' first touch; on a
+     * busy machine a round can include a rank's descheduling) */
     if (p->size > 1) {
         size_t v = (size_t)(p->own.n[0] * p->own.n[1] * p->own.n[2]);
-        void *tmp = calloc(v ? v : 1, p->esize);
+        /* sent from written memory (calloc's untouched pages would all
+         * read one zero page: a copy far cheaper than from real data) */
+        void *tmp = malloc((v ? v : 1) * p->esize);
+        if (tmp) memset(tmp, 0x3c, (v ? v : 1) * p->esize);
         int have = tmp != NULL, all = 0, tot = p->nrecv + p->nsend;
         MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, comm);
-        for (int round = 0; round < 2 && all; round++) {
+        for (int round = 0; round < 8 && all; round++) {
             MPI_Barrier(comm);
             double t0 = MPI_Wtime();
-            for (int i = 0; i < p->nrecv; i++) /* receives exist only with pieces */
-                MPI_Irecv(p->ext, 1, p->types[i], p->peer[i], p->tag[i], comm, &p->req[i]);
-            for (int i = p->nrecv; i < tot; i++)
-                MPI_Isend(tmp, 1, p->types[i], p->peer[i], p->tag[i], comm, &p->req[i]);
+            tc__mpi_post(p, tmp); /* receives exist only with pieces (ext) */
             MPI_Waitall(tot, p->req, MPI_STATUSES_IGNORE);
+            tc__mpi_unpack(p);
             double t = MPI_Wtime() - t0;
             if (round == 0 || t < p->st.exchange_s) p->st.exchange_s = t;
         }
@@ -481,52 +549,94 @@ tc_status tc_mpi_plan_stats(const tc_mpi_plan *p, tc_mpi_stats *s) {
     return TC_OK;
 }
 
+static double now(void) { return MPI_Wtime(); }
+
+/* The statistics (tileconv_mpi.h, docs/mpi.md): ex sums the time spent in
+ * the exchange's MPI calls (posting, the tests between chunks, the two
+ * waits): the exchange's exposed cost; hidden compares it with the
+ * exchange alone. tdone: the end of the call that first saw every receive
+ * complete. */
+
 tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
     if (!p || !y || !x) return TC_ERR_INVALID_ARGUMENT;
     tc_status st = TC_OK;
-    double t0 = MPI_Wtime(), tw = 0;
-    int tot = p->nrecv + p->nsend;
-    for (int i = 0; i < p->nrecv; i++)
-        MPI_Irecv(p->ext, 1, p->types[i], p->peer[i], p->tag[i], p->comm, &p->req[i]);
-    for (int i = p->nrecv; i < tot; i++)
-        MPI_Isend(x, 1, p->types[i], p->peer[i], p->tag[i], p->comm, &p->req[i]);
+    double t0 = now(), tw = 0, ex = 0, tdone = t0, c;
+    int tot = p->nrecv + p->nsend, rdone = p->nrecv == 0, adone = tot == 0;
+    tc__mpi_post(p, x);
+    ex += now() - t0;
     /* own elements the pieces read, and the self copies (wrap onto itself) */
     int64_t olo[3];
     for (int k = 0; k < 3; k++) olo[k] = p->own.lo[k] - p->x.xlo[k];
     for (int i = 0; i < p->npiece; i++) {
-        const piece *c = &p->pc[i];
-        if (!c->src.n[0] || !c->src.n[1] || !c->src.n[2]) continue;
+        const piece *pc = &p->pc[i];
+        if (!pc->src.n[0] || !pc->src.n[1] || !pc->src.n[2]) continue;
         int64_t slo[3];
-        for (int k = 0; k < 3; k++) slo[k] = c->src.lo[k] - olo[k];
-        tc__mpi_copy_box(p->ext, p->x.xn, c->src.lo, x, p->own.n, slo, c->src.n, p->esize);
+        for (int k = 0; k < 3; k++) slo[k] = pc->src.lo[k] - olo[k];
+        tc__mpi_copy_box(p->ext, p->x.xn, pc->src.lo, x, p->own.n, slo, pc->src.n, p->esize);
     }
     for (int i = 0; i < p->ncopy; i++)
         tc__mpi_copy_box(p->ext, p->x.xn, p->copies[i].dlo, x, p->own.n, p->copies[i].slo,
                          p->copies[i].n, p->esize);
-    /* the interior while the halos travel */
-    if (p->inner) st = tc_execute_filter(p->inner, y, x, NULL);
-    double a = MPI_Wtime();
-    MPI_Waitall(tot, p->req, MPI_STATUSES_IGNORE);
-    tw = MPI_Wtime() - a;
-    /* the rims */
+    /* the interior while the halos travel: in chunks, with a test after
+     * each (Open MPI moves a rendezvous message only inside MPI calls) */
+    if (p->nchunk > 1) {
+        size_t row = (size_t)(p->own.n[1] * p->own.n[2]) * p->esize;
+        for (int k = 0; k < p->nchunk && st == TC_OK; k++) {
+            size_t ns = (size_t)(p->cq[k] - p->cs[k]) * row, off = (size_t)p->cs[k] * row;
+            if (k && ns) memcpy(p->save, (char *)y + off, ns);
+            st = tc_execute_filter(p->cpl[k], (char *)y + off, (const char *)x + off, NULL);
+            if (k && ns) memcpy((char *)y + off, p->save, ns);
+            if (k + 1 < p->nchunk && !adone) {
+                c = now();
+                MPI_Testall(tot, p->req, &adone, MPI_STATUSES_IGNORE);
+                double e = now();
+                ex += e - c;
+                if (adone) {
+                    rdone = 1;
+                    tdone = e;
+                }
+            }
+        }
+    } else if (p->inner) {
+        st = tc_execute_filter(p->inner, y, x, NULL);
+    }
+    /* the receives, then the rims; the sends complete after them */
+    c = now();
+    MPI_Waitall(p->nrecv, p->req, MPI_STATUSES_IGNORE);
+    double e = now();
+    tw += e - c;
+    ex += e - c;
+    if (!rdone) tdone = e;
+    c = e;
+    tc__mpi_unpack(p);
+    e = now();
+    ex += e - c;
     for (int i = 0; i < p->npiece && st == TC_OK; i++) {
-        const piece *c = &p->pc[i];
-        tc__mpi_fill_edges(p, c);
+        const piece *pc = &p->pc[i];
+        tc__mpi_fill_edges(p, pc);
         static const int64_t zero[3] = {0, 0, 0};
-        tc__mpi_copy_box(p->pin, c->in.n, zero, p->ext, p->x.xn, c->in.lo, c->in.n, p->esize);
-        st = tc_execute_filter(c->pl, p->pout, p->pin, NULL);
+        tc__mpi_copy_box(p->pin, pc->in.n, zero, p->ext, p->x.xn, pc->in.lo, pc->in.n,
+                         p->esize);
+        st = tc_execute_filter(pc->pl, p->pout, p->pin, NULL);
         if (st) break;
         int64_t from[3], to[3];
         for (int k = 0; k < 3; k++) {
-            from[k] = c->out.lo[k] - (c->in.lo[k] + p->x.xlo[k]);
-            to[k] = c->out.lo[k] - p->own.lo[k];
+            from[k] = pc->out.lo[k] - (pc->in.lo[k] + p->x.xlo[k]);
+            to[k] = pc->out.lo[k] - p->own.lo[k];
         }
-        tc__mpi_copy_box(y, p->own.n, to, p->pout, c->in.n, from, c->out.n, p->esize);
+        tc__mpi_copy_box(y, p->own.n, to, p->pout, pc->in.n, from, pc->out.n, p->esize);
     }
-    p->st.overlapped = p->inner != NULL && tot > 0;
+    c = now();
+    MPI_Waitall(p->nsend, p->req + p->nrecv, MPI_STATUSES_IGNORE);
+    e = now();
+    tw += e - c;
+    ex += e - c;
+    p->st.overlapped = (p->inner != NULL || p->nchunk > 1) && tot > 0;
     p->st.wait_s = tw;
-    p->st.compute_s = MPI_Wtime() - t0 - tw;
-    p->st.hidden = p->st.exchange_s > 0 ? 1.0 - tw / p->st.exchange_s : 1.0;
+    p->st.exposed_s = tot ? ex : 0;
+    p->st.span_s = tot ? tdone - t0 : 0;
+    p->st.compute_s = e - t0 - p->st.exposed_s;
+    p->st.hidden = tot == 0 ? 1.0 : p->st.exchange_s > 0 ? 1.0 - ex / p->st.exchange_s : 0.0;
     if (p->st.hidden < 0) p->st.hidden = 0;
     if (p->st.hidden > 1) p->st.hidden = 1;
     return mpi_agree(p->comm, st, NULL, 0);

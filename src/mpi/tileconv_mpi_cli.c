@@ -13,8 +13,10 @@
  * arguments that differ across ranks, ends every rank with one line from
  * rank 0 and exit status 1 (2 for usage errors), and no OUT. --stats
  * prints, from rank 0: ranks, grid, rank 0's box, halo widths, messages and
- * bytes, the exchange alone, the wait and compute of the last execute, and
- * the fraction of the exchange hidden behind compute (minimum over ranks).
+ * bytes, the exchange alone, the wait, exposed exchange time and compute
+ * of the last execute, the interior chunks, and the share of the exchange's
+ * cost hidden behind compute (1 - exposed / exchange alone, minimum over
+ * ranks; docs/mpi.md).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -498,9 +500,10 @@ int main(int argc, char **argv) {
     if (!bad && stats) {
         tc_mpi_stats s;
         tc_mpi_plan_stats(pl, &s);
-        double hid = s.hidden, hmin = 0, wmax = 0;
+        double hid = s.hidden, hmin = 0, wmax = 0, emax = 0;
         MPI_Reduce(&hid, &hmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
         MPI_Reduce(&s.wait_s, &wmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&s.exposed_s, &emax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         if (rank == 0) {
             char g[40] = "boxes";
             if (s.grid[0]) snprintf(g, sizeof g, "%dx%dx%d", s.grid[0], s.grid[1], s.grid[2]);
@@ -508,14 +511,15 @@ int main(int argc, char **argv) {
                     "algorithm=%s backend=%s ranks=%d grid=%s box0=%lldx%lldx%lld "
                     "halo=%lld+%lld,%lld+%lld,%lld+%lld messages_rank0=%d pieces_rank0=%d "
                     "halo_bytes_rank0=%.0f best_ms=%.4f exchange_ms=%.4f wait_ms_max=%.4f "
-                    "compute_ms=%.4f hidden_min=%.3f\n",
+                    "exposed_ms_max=%.4f compute_ms=%.4f chunks_rank0=%d hidden_min=%.3f\n",
                     tc_mpi_plan_algorithm(pl), tc_backend_name(backend), s.ranks, g,
                     (long long)s.box_count[0], (long long)s.box_count[1],
                     (long long)s.box_count[2], (long long)s.halo_before[0],
                     (long long)s.halo_after[0], (long long)s.halo_before[1],
                     (long long)s.halo_after[1], (long long)s.halo_before[2],
                     (long long)s.halo_after[2], s.messages, s.pieces, s.halo_bytes, best * 1e3,
-                    s.exchange_s * 1e3, wmax * 1e3, s.compute_s * 1e3, hmin);
+                    s.exchange_s * 1e3, wmax * 1e3, emax * 1e3, s.compute_s * 1e3, s.chunks,
+                    hmin);
         }
     }
     tc_mpi_plan_destroy(pl);
