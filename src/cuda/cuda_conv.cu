@@ -298,22 +298,23 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
     constexpr int VG = NT / 32, VR = IG_BK / VG; /* 1x1: row groups, rows each */
     const int bcol = VEC1 ? (tid & 31) * 4 : tid % IG_BN;
     const int brow0 = VEC1 ? (tid >> 5) : (tid / IG_BN) * RPT;
-    const float *xq = x; /* column's window origin (gather) or column (1x1) */
-    int b0 = 0, b1 = 0, b2 = 0;
+    const float *xi = x; /* the column's image, group g, channel 0 (+ p for 1x1) */
+    int xoff = 0;        /* its window origin's offset in the image (32-bit) */
+    int b0 = -(1 << 29), b1 = 0, b2 = 0; /* window origin; b0 < 0 fails every tap */
     const int qc = q0 + bcol;
     const bool cok = qc < a.NP;
     if (cok) {
         int n = qc / a.P, p = qc - n * a.P;
-        const float *xn = x + ((int64_t)n * a.C + (int64_t)g * a.Cg) * a.plane;
+        xi = x + ((int64_t)n * a.C + (int64_t)g * a.Cg) * a.plane;
         if (VEC1) {
-            xq = xn + p;
+            xi += p;
         } else {
             int o2 = p % a.out2, u = p / a.out2;
             int o1 = u % a.out1, o0 = u / a.out1;
             b0 = o0 * a.s0 - a.p0;
             b1 = o1 * a.s1 - a.p1;
             b2 = o2 * a.s2 - a.p2;
-            xq = xn + ((int64_t)b0 * a.in1 + b1) * a.in2 + b2;
+            xoff = (b0 * a.in1 + b1) * a.in2 + b2;
         }
     }
     if (!VEC1) {
@@ -326,24 +327,41 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
         }
         __syncthreads();
     }
+    /* the reduction row of this thread's first B element in the next stage
+     * to load: channel term cb = c * plane + xoff and tap tb; the stages are
+     * loaded in order, so (cb, tb) advance by BK rows per stage */
+    int tb = 0, cb = 0;
+    const int q16 = IG_BK / a.R, r16 = IG_BK - q16 * a.R;
+    if (!VEC1) {
+        int l = kt0 * IG_BK + brow0;
+        int c = l / a.R;
+        tb = l - c * a.R;
+        cb = c * a.plane + xoff;
+    }
+    /* A: 16-byte copies (row tid/4 + i*NT/4, columns 4*(tid%4)..) or 4-byte
+     * ones (row tid/16 + i*NT/16, column tid%16); 32-bit offsets in W_g */
+    const int arow = a.avec ? tid >> 2 : tid >> 4, akc = a.avec ? (tid & 3) * 4 : tid & 15;
+    const int aoff = arow * a.Rl + akc;
 
     auto load_stage = [&](int kt, int st) {
         float *As = smem + st * STF, *Bs = As + BM * IG_AP;
         const int l0 = kt * IG_BK;
         if (a.avec) {
+            const bool kok = l0 + akc < a.Rl;
 #pragma unroll
             for (int i = 0; i < BM * 4 / NT; i++) {
-                int e = tid + i * NT, row = e >> 2, kc = (e & 3) * 4;
-                bool ok = row < krows && l0 + kc < a.Rl;
-                ig_cp16(As + row * IG_AP + kc, ok ? wg + (int64_t)row * a.Rl + l0 + kc : w,
+                const int row = arow + i * (NT / 4);
+                const bool ok = kok & (row < krows);
+                ig_cp16(As + row * IG_AP + akc, wg + (ok ? aoff + i * (NT / 4) * a.Rl + l0 : 0),
                         ok ? 16 : 0);
             }
         } else {
+            const bool kok = l0 + akc < a.Rl;
 #pragma unroll
             for (int i = 0; i < BM * 16 / NT; i++) {
-                int e = tid + i * NT, row = e >> 4, kc = e & 15;
-                bool ok = row < krows && l0 + kc < a.Rl;
-                ig_cp4(As + row * IG_AP + kc, ok ? wg + (int64_t)row * a.Rl + l0 + kc : w,
+                const int row = arow + i * (NT / 16);
+                const bool ok = kok & (row < krows);
+                ig_cp4(As + row * IG_AP + akc, wg + (ok ? aoff + i * (NT / 16) * a.Rl + l0 : 0),
                        ok ? 4 : 0);
             }
         }
@@ -351,43 +369,47 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 #pragma unroll
             for (int i = 0; i < VR; i++) {
                 int r = brow0 + i * VG, l = l0 + r;
-                bool ok = cok && l < a.Rl;
-                ig_cp16(Bs + r * IG_BP + bcol, ok ? xq + (int64_t)l * a.plane : x, ok ? 16 : 0);
+                bool ok = cok & (l < a.Rl);
+                ig_cp16(Bs + r * IG_BP + bcol, ok ? xi + (int64_t)l * a.plane : x, ok ? 16 : 0);
             }
         } else {
-            int l = l0 + brow0;
-            int c = l / a.R, t = l - c * a.R;
-            const float *xc = xq + (int64_t)c * a.plane;
+            const int l = l0 + brow0;
+            int t = tb, c = cb;
 #pragma unroll
             for (int i = 0; i < RPT; i++) {
                 float *dst = Bs + (brow0 + i) * IG_BP + bcol;
+                const int4 tp = taps[t];
+                const bool inb = ((unsigned)(b0 + tp.x) < (unsigned)a.in0) &
+                                 ((unsigned)(b1 + tp.y) < (unsigned)a.in1) &
+                                 ((unsigned)(b2 + tp.z) < (unsigned)a.in2);
+                const bool lok = l + i < a.Rl;
                 if (LM == IG_ZEROS) {
-                    int4 tp = taps[t];
-                    bool ok = cok && l + i < a.Rl &&
-                              (unsigned)(b0 + tp.x) < (unsigned)a.in0 &&
-                              (unsigned)(b1 + tp.y) < (unsigned)a.in1 &&
-                              (unsigned)(b2 + tp.z) < (unsigned)a.in2;
-                    ig_cp4(dst, ok ? xc + tp.w : x, ok ? 4 : 0);
-                } else if (cok && l + i < a.Rl) {
-                    int4 tp = taps[t];
-                    if ((unsigned)(b0 + tp.x) < (unsigned)a.in0 &&
-                        (unsigned)(b1 + tp.y) < (unsigned)a.in1 &&
-                        (unsigned)(b2 + tp.z) < (unsigned)a.in2)
-                        ig_cp4(dst, xc + tp.w, 4);
+                    /* zero-fill for padding, past-the-end rows and columns
+                     * (the source then the image start: never read) */
+                    const bool ok = inb & lok;
+                    ig_cp4(dst, xi + (ok ? c + tp.w : 0), ok ? 4 : 0);
+                } else if (cok & lok) {
+                    if (inb)
+                        ig_cp4(dst, xi + (c + tp.w), 4);
                     else if (a.mode == TC_MODE_CONSTANT)
                         *dst = a.cval;
-                    else /* the image's channel c: xq less the window origin */
-                        ig_edge(dst, xc - (((int64_t)b0 * a.in1 + b1) * a.in2 + b2),
-                                b0 + tp.x, b1 + tp.y, b2 + tp.z,
+                    else /* the image's channel: c less the window origin */
+                        ig_edge(dst, xi + (c - xoff), b0 + tp.x, b1 + tp.y, b2 + tp.z,
                                 a.in0, a.in1, a.in2, a.mode);
                 } else {
                     *dst = 0.f;
                 }
                 if (++t == a.R) {
                     t = 0;
-                    c++;
-                    xc += a.plane;
+                    c += a.plane;
                 }
+            }
+            /* advance (cb, tb) by BK rows for the next stage */
+            tb += r16;
+            cb += q16 * a.plane;
+            if (tb >= a.R) {
+                tb -= a.R;
+                cb += a.plane;
             }
         }
     };
@@ -629,6 +651,9 @@ static int ig_fast(const tc__problem *p) {
     int64_t plane = p->in[0] * p->in[1] * p->in[2];
     if (R > IG_TAPMAX || Cg * R > lim || P > lim || p->N * P > lim || plane > lim) return 0;
     if (p->C > lim || p->K > lim) return 0;
+    /* 32-bit offsets: c * plane + window + tap within one image's channels,
+     * row * (C/G * R) within one group's weights */
+    if ((p->C + 2) * plane > lim || 130 * Cg * R > lim) return 0;
     if (tc__cu_div_up(Kg, 64) > 65535 || p->G > 65535) return 0;
     for (int i = 0; i < 3; i++) {
         /* window origins and tap offsets in int */
