@@ -23,13 +23,20 @@
  * blocks loop over their real channels, partial output-channel blocks only
  * waste lanes of the last block.
  *
- * Threads: the conversion is split over (image, group, block, plane); the
- * tiles over (image, group, pair of output-channel blocks, output row
- * group, column chunk), so batch 1 keeps every core busy. The pair index
- * runs outermost when the group's weights do not fit in L2 (512 channels),
- * innermost otherwise (rows are then shared by every pair while in cache).
- * Each output is computed by one tile in one order: results do not depend
- * on the thread count. float32, AVX-512. */
+ * Two ways to run the conversion. Fused (layers without taps along the
+ * first axis: 1D, 2D): a work item (image, group, plane, chunk of output
+ * rows, chunk of columns, split of the output-channel pairs) converts just
+ * the rows and columns it reads into a per-thread buffer of ~192 KiB and
+ * runs every pair of its split over it while it is in L2 (splits only when
+ * there are fewer than two items per thread: 512 @7). Whole (3D): the
+ * input is converted once, split over (image, group, block, plane), then
+ * the tiles run over (image, group, pair, output row group, column chunk),
+ * the pair outermost when the group's weights do not fit in L2, innermost
+ * otherwise. Either way batch 1 keeps every core busy, and each output is
+ * computed by one tile in one order: results do not depend on the thread
+ * count. float32; AVX-512 ("cpu.conv.direct") or, with 8-lane blocks and
+ * 6x2 tiles, AVX2 ("cpu.conv.direct8", conv_direct_avx2.c). Measurements:
+ * docs/perf-notes.md, "Session 6: cpu.conv.direct". */
 #include "core/internal.h"
 
 #include <stdio.h>
