@@ -481,14 +481,16 @@ static const ccase ccases[] = {
     {2, 4, 16, 64, 1, {30, 31}, {3, 3}, 1, 1, 1, TC_PADDING_REPLICATE, 1}, /* BM 64 gather */
     {2, 2, 24, 40, 1, {9, 11}, {5, 5}, 1, 1, 2, TC_PADDING_ZEROS, 1},   /* A 16-byte, edges */
     {3, 1, 1, 3, 1, {14, 14, 14}, {13, 13, 13}, 1, 1, 6, TC_PADDING_ZEROS, 1}, /* > 2048 taps */
+    {1, 2, 4, 8, 4, {50}, {5}, 2, 2, 4, TC_PADDING_REFLECT, 1},          /* depthwise 1D */
+    {2, 2, 8, 8, 8, {20, 17}, {5, 5}, 1, 1, 2, TC_PADDING_CIRCULAR, 1},  /* depthwise 5x5 */
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",
                                            "cuda.conv.depthwise"};
 #define NCS (int)(sizeof conv_solvers / sizeof conv_solvers[0])
 
-/* generic = 1: cuda.conv.igemm only, its generic kernel forced
- * (TC_CUDA_CONV_GENERIC), so the fallback stays tested. TF32 solvers are
+/* generic = 1: the fp32 solvers with their generic kernels forced
+ * (TC_CUDA_CONV_GENERIC), so the fallbacks stay tested. TF32 solvers are
  * planned with TC_PLAN_ALLOW_TF32 and held to 5e-3 of max|ref| (ref.conv
  * accumulates in double), the others to 2e-5. */
 static void run_conv_case(int ci, int device_ptrs, int generic) {
@@ -529,7 +531,7 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
     if (generic) setenv("TC_CUDA_CONV_GENERIC", "1", 1);
     for (int s = 0; s < NCS; s++) {
         const int tf32 = strstr(conv_solvers[s], "tf32") != NULL;
-        if (generic && s != 0) continue;
+        if (generic && tf32) continue;
         tc_plan_options o;
         tc_plan_options_init(&o);
         o.algorithm = conv_solvers[s];

@@ -34,8 +34,10 @@
  *                   tensor cores: mma.sync m16n8k8 TF32 (operands rounded
  *                   to TF32 with cvt.rna, fp32 accumulation), warp tile
  *                   64 x 32. Applicable only under TC_PLAN_ALLOW_TF32.
- * cuda.conv.depthwise  groups == C: one thread per output, taps from the
- *                   read-only cache; memory-bound by nature.
+ * cuda.conv.depthwise  groups == C: 1D/2D layers whose plane fits in 48 KiB
+ *                   take a block per (n, k) plane (input plane and mask in
+ *                   shared memory, interior windows unchecked); others one
+ *                   thread per output, taps from the read-only cache.
  *
  * Any stride, dilation, groups, padding mode (zeros / reflect / replicate /
  * circular), 1D/2D/3D; bias in the epilogue; NCHW in and out.
@@ -605,6 +607,53 @@ __global__ void __launch_bounds__(256)
     y[t] = s;
 }
 
+/* depthwise, one (n, k) plane of a 1D/2D layer per block: the input plane
+ * and the k-th mask in shared memory (coalesced loads, each input read
+ * once), outputs in raster order (coalesced stores); interior windows
+ * without index checks, the border through the padding mode. */
+__global__ void __launch_bounds__(256)
+    k_conv_dw_plane(const float *__restrict__ x, const float *__restrict__ w,
+                    const float *__restrict__ bias, float *__restrict__ y, cargs a) {
+    extern __shared__ float4 dw_smem4[];
+    float *xs = reinterpret_cast<float *>(dw_smem4);
+    const int64_t pl = blockIdx.x; /* n * K + k */
+    const int64_t k = pl % a.K, n = pl / a.K;
+    const int64_t c = k / (a.K / a.C);
+    const int in1 = (int)a.in1, in2 = (int)a.in2, np = in1 * in2;
+    const int m1 = (int)a.m1, m2 = (int)a.m2, mm = m1 * m2;
+    const int d1 = (int)a.d1, d2 = (int)a.d2, s1 = (int)a.s1, s2 = (int)a.s2;
+    const int p1 = (int)a.p1, p2 = (int)a.p2;
+    const int out2 = (int)a.out2, P = (int)(a.out1 * a.out2);
+    float *ws = xs + np;
+    const float *xp = x + (n * a.C + c) * (int64_t)np;
+    for (int i = threadIdx.x; i < np; i += 256) xs[i] = __ldg(xp + i);
+    for (int i = threadIdx.x; i < mm; i += 256) ws[i] = __ldg(w + k * mm + i);
+    __syncthreads();
+    const float b = bias ? __ldg(bias + k) : 0.f;
+    float *yp = y + pl * (int64_t)P;
+    for (int o = threadIdx.x; o < P; o += 256) {
+        int o1 = o / out2, o2 = o - o1 * out2;
+        int i1 = o1 * s1 - p1, i2 = o2 * s2 - p2;
+        float acc = b;
+        if (i1 >= 0 && i2 >= 0 && i1 + (m1 - 1) * d1 < in1 && i2 + (m2 - 1) * d2 < in2) {
+            const float *xr = xs + i1 * in2 + i2;
+            for (int r1 = 0; r1 < m1; r1++)
+                for (int r2 = 0; r2 < m2; r2++)
+                    acc = fmaf(ws[r1 * m2 + r2], xr[r1 * d1 * in2 + r2 * d2], acc);
+        } else {
+            for (int r1 = 0; r1 < m1; r1++) {
+                int j1 = cv_bidx(i1 + r1 * d1, in1, a.mode);
+                for (int r2 = 0; r2 < m2; r2++) {
+                    int j2 = cv_bidx(i2 + r2 * d2, in2, a.mode);
+                    float v = (j1 < 0 || j2 < 0) ? a.cval : xs[j1 * in2 + j2];
+                    acc = fmaf(ws[r1 * m2 + r2], v, acc);
+                }
+            }
+        }
+        yp[o] = acc;
+    }
+}
+
 static cargs cv_args(const tc__problem *p) {
     cargs a;
     a.C = p->C; a.K = p->K; a.G = p->G;
@@ -742,13 +791,14 @@ static tc_status ig_prepare(int bi, int tf32, int lm, int *occ) {
     return TC_OK;
 }
 
-/* Tile height BM and reduction splits S (split-K) by a small time model:
- * waves of blocks x k tiles per split x the tile's FLOPs at the SM's rate
- * shared by its resident blocks (the 64- and 32-row kernels at 0.85 and
- * 0.6 of the 128-row one's rate: the same gather per k tile for less
- * arithmetic), plus, for S > 1, writing and reading the partial sums at
- * ~2.5 TB/s. A smaller tile only where it wastes fewer rows; split only
- * when the tiles fill less than one wave. */
+/* Tile height BM and reduction splits S (split-K) by a small time model,
+ * fitted to a sweep of forced shapes on the H100 (docs/perf-notes.md,
+ * session 6): the busiest SM runs ceil(blocks x S / SMs) blocks of k tiles
+ * per split each, at the SM's measured rate (~30 TFLOP/s fp32, ~60 TF32 on
+ * the whole GPU; the 64- and 32-row tiles at 0.85 and 0.6 of it: the same
+ * gather per k tile for less arithmetic), plus, for S > 1, writing and
+ * reading the partial sums at ~2.5 TB/s. A smaller tile only where it
+ * wastes fewer rows; split only below two waves. */
 typedef struct ig_shape {
     int bi, S, ktps;
 } ig_shape;
@@ -759,19 +809,19 @@ static ig_shape ig_choose(const igp &g, int tf32, int sms, const int occ[3]) {
     const int KT = (int)tc__cu_div_up(g.Rl, IG_BK);
     ig_shape best = {g.Kg <= 32 ? 2 : g.Kg <= 64 ? 1 : 0, 1, KT};
     double tbest = 1e30;
-    const double rsm = (tf32 ? 120e12 : 40e12) / 132;
+    const double rsm = (tf32 ? 60e12 : 30e12) / 132;
     for (int bi = 0; bi < 3; bi++) {
         if (!ig_tile_ok(bi, g.Kg) || occ[bi] < 1) continue;
         const int bm = ig_bm[bi];
         const int64_t slots = (int64_t)occ[bi] * sms;
         const int64_t blocks = tc__cu_div_up(g.NP, IG_BN) * tc__cu_div_up(g.Kg, bm) * g.G;
         for (int s = 1; s <= IG_MAXSPLIT; s++) {
-            if (s > 1 && (blocks >= slots || (int64_t)g.G * s > 65535)) break;
+            if (s > 1 && (blocks >= 2 * slots || (int64_t)g.G * s > 65535)) break;
             int per = (int)tc__cu_div_up(KT, s);
             if (s > 1 && per < 8) break;
             int sr = (int)tc__cu_div_up(KT, per);
-            double waves = (double)tc__cu_div_up(blocks * sr, slots);
-            double t = waves * per * (2.0 * bm * IG_BN * IG_BK) / (rsm * ig_rate[bi] / occ[bi]);
+            double nb = (double)tc__cu_div_up(blocks * sr, sms);
+            double t = nb * per * (2.0 * bm * IG_BN * IG_BK) / (rsm * ig_rate[bi]);
             if (sr > 1) t += (2.0 * sr + 1) * g.K * (double)g.NP * 4 / 2.5e12 + 3e-6;
             if (t < tbest) {
                 tbest = t;
@@ -877,6 +927,17 @@ static tc_status launch_dw(const tc__args *a, const tc__cu_bufs *b) {
     void *own;
     tc_status st = cv_bias(a, b->s, &db, &own);
     if (st) return st;
+    /* 1D / 2D with the plane and the mask in 48 KiB: a block per plane */
+    const size_t psm = (size_t)(p->in[1] * p->in[2] + p->msk[1] * p->msk[2]) * sizeof(float);
+    if (p->in[0] == 1 && p->out[0] == 1 && p->msk[0] == 1 && psm <= 48 * 1024 &&
+        p->N * p->K <= 0x7fffffff && c.P <= INT32_MAX / 2 && !getenv("TC_CUDA_CONV_GENERIC")) {
+        k_conv_dw_plane<<<(unsigned)(p->N * p->K), 256, psm, b->s>>>(
+            (const float *)b->x, (const float *)b->w, db, (float *)b->y, c);
+        cudaError_t e = cudaGetLastError();
+        tc__cu_free(own, b->s);
+        if (e != cudaSuccess) return tc__cu_fail(e, "launch k_conv_dw_plane", __FILE__, __LINE__);
+        return TC_OK;
+    }
     int64_t total = p->N * p->K * c.P;
     int64_t blocks = tc__cu_div_up(total, 256);
     if (blocks > 0x7fffffff) {
