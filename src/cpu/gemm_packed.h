@@ -37,6 +37,12 @@ void tc__f32_gemm_ukernel_14x32__avx512(int64_t kc, const float *a,
 void tc__f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a,
                                        const float *b, float *c, int64_t ldc,
                                        float alpha, float beta, int mr, int nr);
+/* f32 8 x 48 with B read in place, row l at b + l*ldb (masked past nr),
+ * accumulating into C when beta != 0 (alpha 1). */
+void tc__f32_gemm_ukernel_8x48_ldb__avx512(int64_t kc, const float *a,
+                                           const float *b, int64_t ldb,
+                                           float *c, int64_t ldc, float beta,
+                                           int mr, int nr);
 void tc__f64_gemm_ukernel_14x16__avx512(int64_t kc, const double *a,
                                         const double *b, double *c,
                                         int64_t ldc, double alpha, double beta,

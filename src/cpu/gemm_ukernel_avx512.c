@@ -158,3 +158,52 @@ void tc__f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *restrict a,
         }
     }
 }
+
+/* f32 8 x 48 reading B in place: row l of the panel is b + l*ldb (any
+ * alignment), columns >= nr are not read (masked loads), so a row-major
+ * matrix needs no packing (1x1 convolutions: B is the input's C x HW plane
+ * block). Same summation order as the packed 8x48 kernel. */
+void tc__f32_gemm_ukernel_8x48_ldb__avx512(int64_t kc, const float *restrict a,
+                                           const float *restrict b, int64_t ldb,
+                                           float *restrict c, int64_t ldc,
+                                           float beta, int mr, int nr) {
+    enum { MR = 8 };
+    __m512 acc[MR][3];
+    _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
+        acc[i][0] = _mm512_setzero_ps();
+        acc[i][1] = _mm512_setzero_ps();
+        acc[i][2] = _mm512_setzero_ps();
+    }
+    const __mmask16 m0 = tc__lane_mask16(nr, 0), m1 = tc__lane_mask16(nr, 1),
+                    m2 = tc__lane_mask16(nr, 2);
+    _Pragma("GCC unroll 4") for (int64_t l = 0; l < kc; l++) {
+        const __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
+        const __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+        const __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
+        _mm_prefetch((const char *)(b + 4 * ldb), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b + 4 * ldb + 47), _MM_HINT_T0);
+        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
+            const __m512 ai = _mm512_set1_ps(a[i]);
+            acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+            acc[i][2] = _mm512_fmadd_ps(ai, b2, acc[i][2]);
+        }
+        a += MR;
+        b += ldb;
+    }
+    const __m512 va = _mm512_set1_ps(1.0f);
+    _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
+        if (i < mr) {
+            float *ci = c + i * ldc;
+            if (beta == 0.0f) {
+                _mm512_mask_storeu_ps(ci, m0, acc[i][0]);
+                _mm512_mask_storeu_ps(ci + 16, m1, acc[i][1]);
+                _mm512_mask_storeu_ps(ci + 32, m2, acc[i][2]);
+            } else {
+                _mm512_mask_storeu_ps(ci, m0, _mm512_fmadd_ps(va, acc[i][0], _mm512_maskz_loadu_ps(m0, ci)));
+                _mm512_mask_storeu_ps(ci + 16, m1, _mm512_fmadd_ps(va, acc[i][1], _mm512_maskz_loadu_ps(m1, ci + 16)));
+                _mm512_mask_storeu_ps(ci + 32, m2, _mm512_fmadd_ps(va, acc[i][2], _mm512_maskz_loadu_ps(m2, ci + 32)));
+            }
+        }
+    }
+}
