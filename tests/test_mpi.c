@@ -299,19 +299,23 @@ int main(int argc, char **argv) {
         int64_t s2[3] = {64 + size, 45, 1}, m2[3] = {5, 5, 1};
         int n2 = grids(g, 2, s2);
         for (int k = 0; k < n2; k++)
-            run(2, s2, m2, TC_MODE_REFLECT, TC_FILTER_CONVOLVE, 0, TC_FLOAT32, ai.name,
-                (decomp){g[k], NULL});
-        /* origin 0: cpu.direct.avx2's one-row blocks (the last row of a
-         * plan whose row count is 1 mod 4) add their float64 taps in another
-         * order than its 4-row blocks, so a kept output that is the last row
-         * of a box (an origin with no reach after it) can differ in the last
-         * bit from the whole-array run, where it sits in a 4-row block
-         * (docs/mpi.md) */
+            run(2, s2, m2, TC_MODE_REFLECT, TC_FILTER_CONVOLVE, k % 2 ? -1 : 0, TC_FLOAT32,
+                ai.name, (decomp){g[k], NULL});
+        /* off-centre masks: origin (m - 1) / 2 leaves no reach after an
+         * output, so the last row of a box is kept where its plan computes
+         * it alone (the one-row kernel path), which must sum its taps in
+         * the order of the 4-row blocks; float64, and masks wider than a
+         * vector (5 > AVX2's 4 float64 lanes, 9 > AVX-512's 8) */
         int64_t s3[3] = {5 * size + 3, 20, 19}, m3[3] = {5, 5, 5};
         int n3 = grids(g, 3, s3);
         for (int k = 0; k < n3; k++)
-            run(3, s3, m3, TC_MODE_WRAP, TC_FILTER_CORRELATE, 0, TC_FLOAT64, ai.name,
+            run(3, s3, m3, TC_MODE_WRAP, TC_FILTER_CORRELATE, 1, TC_FLOAT64, ai.name,
                 (decomp){g[k], NULL});
+        int64_t s4[3] = {4 * size + 9, 41, 1}, m4[3] = {9, 9, 1};
+        n2 = grids(g, 2, s4);
+        for (int k = 0; k < n2; k++)
+            run(2, s4, m4, (tc_mode)(k % 5), TC_FILTER_CORRELATE, 1, k % 2 ? TC_FLOAT32 : TC_FLOAT64,
+                ai.name, (decomp){g[k], NULL});
     }
     /* refusals: every rank fails with the same message */
     {

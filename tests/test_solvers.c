@@ -1395,6 +1395,133 @@ static void concurrency_cases(void) {
     }
 }
 
+/* Row position (cpu.direct.avx2 / .avx512): an output row must get the same
+ * value whatever row block it falls in (a 4-row block, a 2-3-row remainder,
+ * the one-row path). The rows [r0, r0 + k) of a whole-array run against a
+ * run on the input rows [r0 - b, r0 + k + a) only (b, a: the window's reach
+ * along the row axis, every other axis whole), bitwise, for k = 1..6 and
+ * four starts: each kept row lands at another place in the blocks (the
+ * one-row path takes the last row of a run, kept when the origin leaves no
+ * reach after it: (m - 1) / 2). Masks wider than a vector in float64 (AVX2
+ * 5, AVX-512 9) and float32 (AVX2 9, AVX-512 17). */
+static long g_nrowpos;
+static void row_position_cases(void) {
+    static const char *const algos[] = {"cpu.direct.avx2", "cpu.direct.avx512"};
+    static const struct {
+        int nd;
+        int64_t n[3], m[3], org[3];
+    } cs[] = {
+        {2, {41, 45, 1}, {5, 5, 1}, {0, 0, 0}},
+        {2, {41, 45, 1}, {5, 5, 1}, {2, -2, 0}},
+        {2, {40, 53, 1}, {9, 9, 1}, {4, 0, 0}},
+        {2, {40, 53, 1}, {9, 9, 1}, {1, 0, 0}},
+        {2, {40, 70, 1}, {3, 17, 1}, {1, 3, 0}},
+        {3, {6, 23, 19}, {5, 5, 5}, {2, 2, 2}},
+        {3, {6, 22, 37}, {3, 5, 9}, {0, 2, 4}},
+    };
+    for (int a = 0; a < 2; a++) {
+        solver *sv = NULL;
+        for (int i = 0; i < g_nsol; i++)
+            if (!strcmp(g_sol[i].info.name, algos[a])) sv = &g_sol[i];
+        if (!sv || !sv->info.available) continue;
+        for (int dt = 0; dt < 2; dt++)
+            for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+                const int nd = cs[c].nd, h = nd - 2;
+                const size_t es = dt ? 8 : 4;
+                /* 3-D view: D planes x H rows x W */
+                const int64_t D = nd == 3 ? cs[c].n[0] : 1, H = cs[c].n[h], W = cs[c].n[nd - 1];
+                const int64_t mh = cs[c].m[h], ch = mh / 2 + cs[c].org[h];
+                const int64_t b = ch, af = mh - 1 - ch; /* correlate: rows [r - b, r + af] */
+                tc_filter_desc d;
+                tc_filter_desc_init(&d);
+                d.dtype = dt ? TC_FLOAT64 : TC_FLOAT32;
+                d.ndim = nd;
+                d.kind = TC_FILTER_CORRELATE;
+                d.mode = TC_MODE_REFLECT;
+                int64_t mt = 1;
+                for (int i = 0; i < nd; i++) {
+                    d.shape[i] = cs[c].n[i];
+                    d.mask_shape[i] = cs[c].m[i];
+                    d.origin[i] = cs[c].org[i];
+                    mt *= cs[c].m[i];
+                }
+                th_rng r = th_rng_for(9100000 + 100 * (uint64_t)c + 10 * (uint64_t)dt + (uint64_t)a);
+                const int64_t n = D * H * W;
+                void *x = malloc((size_t)n * es), *y = malloc((size_t)n * es),
+                     *msk = malloc((size_t)mt * es), *xs = malloc((size_t)n * es),
+                     *ys = malloc((size_t)n * es);
+                for (int64_t i = 0; i < n; i++) {
+                    double v = th_value(&r);
+                    if (dt) ((double *)x)[i] = v;
+                    else ((float *)x)[i] = (float)v;
+                }
+                for (int64_t i = 0; i < mt; i++) {
+                    double v = th_value(&r);
+                    if (dt) ((double *)msk)[i] = v;
+                    else ((float *)msk)[i] = (float)v;
+                }
+                tc_plan_options o;
+                tc_plan_options_init(&o);
+                o.algorithm = algos[a];
+                tc_plan *whole = NULL;
+                TH_BEGIN("row position %s %s %dD %lldx%lldx%lld mask %lldx%lldx%lld: whole",
+                         algos[a], dt ? "f64" : "f32", nd, (long long)cs[c].n[0],
+                         (long long)cs[c].n[1], (long long)(nd > 2 ? cs[c].n[2] : 1),
+                         (long long)cs[c].m[0], (long long)cs[c].m[1],
+                         (long long)(nd > 2 ? cs[c].m[2] : 1));
+                int ok = CHECK_STATUS(tc_plan_filter(&whole, g_ctx[1], &d, msk, &o), TC_OK) &&
+                         CHECK_STATUS(tc_execute_filter(whole, y, x, NULL), TC_OK);
+                if (TH_END()) sv->pass++;
+                else sv->fail++;
+                g_nrowpos++;
+                for (int64_t k = 1; k <= 6 && ok; k++)
+                    for (int64_t r0 = b; r0 < b + 4 && r0 + k + af <= H; r0++) {
+                        TH_BEGIN("row position %s %s %dD mask %lldx%lldx%lld: rows [%lld, %lld) "
+                                 "of %lld from a run on %lld rows",
+                                 algos[a], dt ? "f64" : "f32", nd, (long long)cs[c].m[0],
+                                 (long long)cs[c].m[1], (long long)(nd > 2 ? cs[c].m[2] : 1),
+                                 (long long)r0, (long long)(r0 + k), (long long)H,
+                                 (long long)(k + b + af));
+                        const int64_t hs = k + b + af;
+                        tc_filter_desc ds = d;
+                        ds.shape[h] = hs;
+                        for (int64_t p = 0; p < D; p++)
+                            memcpy((char *)xs + (size_t)(p * hs * W) * es,
+                                   (char *)x + (size_t)((p * H + r0 - b) * W) * es,
+                                   (size_t)(hs * W) * es);
+                        tc_plan *sub = NULL;
+                        if (CHECK_STATUS(tc_plan_filter(&sub, g_ctx[1], &ds, msk, &o), TC_OK) &&
+                            CHECK_STATUS(tc_execute_filter(sub, ys, xs, NULL), TC_OK)) {
+                            int64_t diff = 0, first = -1;
+                            for (int64_t p = 0; p < D; p++)
+                                for (int64_t j = 0; j < k; j++)
+                                    for (int64_t w = 0; w < W; w++) {
+                                        size_t at = (size_t)((p * H + r0 + j) * W + w) * es,
+                                               as = (size_t)((p * hs + b + j) * W + w) * es;
+                                        if (memcmp((char *)y + at, (char *)ys + as, es)) {
+                                            if (first < 0) first = (p * H + r0 + j) * W + w;
+                                            diff++;
+                                        }
+                                    }
+                            CHECK(diff == 0, "%lld of %lld outputs differ in bits (first at "
+                                  "flat index %lld)", (long long)diff, (long long)(D * k * W),
+                                  (long long)first);
+                        }
+                        tc_plan_destroy(sub);
+                        if (TH_END()) sv->pass++;
+                        else sv->fail++;
+                        g_nrowpos++;
+                    }
+                tc_plan_destroy(whole);
+                free(x);
+                free(y);
+                free(msk);
+                free(xs);
+                free(ys);
+            }
+    }
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
     /* hermetic: no wisdom file of the user's changes what MEASURE or
@@ -1410,11 +1537,12 @@ int main(int argc, char **argv) {
     }
     if (selected("TC_TEST_OPS", "filter,conv,gemm")) planner_cases();
     if (selected("TC_TEST_OPS", "filter")) filter_cases();
+    if (selected("TC_TEST_OPS", "filter")) row_position_cases();
     if (selected("TC_TEST_OPS", "conv")) conv_cases();
     if (selected("TC_TEST_OPS", "gemm")) gemm_cases();
     concurrency_cases();
-    printf("\nproblem instances: %ld filter, %ld conv, %ld gemm\n", g_nfilter,
-           g_nconv, g_ngemm);
+    printf("\nproblem instances: %ld filter, %ld conv, %ld gemm; %ld row-position cases\n",
+           g_nfilter, g_nconv, g_ngemm, g_nrowpos);
     printf("per algorithm:          passed   failed  skipped\n");
     for (int i = 0; i < g_nsol; i++) {
         solver *s = &g_sol[i];

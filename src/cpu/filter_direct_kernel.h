@@ -26,11 +26,25 @@
 #define FK_PIN(v) __asm__("" : "+v"(v))
 #define FK_VS (FK_ES == 1 ? FK_L : 1) /* elements per vector step */
 
+/* The order of the taps of a mask row, the same in every kernel below
+ * (each output's FMAs run in this order, so an output's value does not
+ * depend on the block it falls in: a 4-row block, a 2-3-row remainder, or
+ * the one-row path strip1(), which takes taps in pairs t, t + FK_VS to
+ * share their loads): per 2 FK_VS taps from `base`, tap base + sh then tap
+ * base + sh + FK_VS, for sh = 0 .. FK_VS - 1. Plain ascending order when
+ * m2 <= FK_VS, and always for lane-interleaved rows (FK_VS = 1).
+ * FK_FN(tapnext) steps r2 through that order (m2 steps from 0). */
+FK_INL int64_t FK_FN(tapnext)(int64_t r2, int64_t m2) {
+    const int64_t h = r2 % (2 * FK_VS);
+    if (h < FK_VS) return r2 + FK_VS < m2 ? r2 + FK_VS : r2 + 1;
+    return h == 2 * FK_VS - 1 ? r2 + 1 : r2 - FK_VS + 1;
+}
+
 FK_INL void FK_FN(taps)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
                         const FK_T *t0, int64_t m2, const int jlo, const int jhi,
                         const int V, const int masked, FK_M ml) {
     /* t0 = tap row of output row jlo; row j uses t0 - (j - jlo)*m2 */
-    for (int64_t r2 = 0; r2 < m2; r2++) {
+    for (int64_t k = 0, r2 = 0; k < m2; k++, r2 = FK_FN(tapnext)(r2, m2)) {
         FK_V in[FK_VMAX];
 #pragma GCC unroll 4
         for (int v = 0; v < V; v++)
@@ -57,7 +71,8 @@ FK_INL void FK_FN(taps)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
  * chunk reads of it); vector v of tap c + s is then a permutation of
  * B[v] and B[v + 1] (one port-5 uop instead of a load that splits a cache
  * line 15 times out of 16). Reads exactly the elements the plain loads
- * read; the FMAs and their order are unchanged. (Loading the first two
+ * read; the FMAs and their order are unchanged (m2 <= FK_L: tapnext()'s
+ * order is ascending there; wider masks take tapsp2()). (Loading the first two
  * vectors of each tap unaligned instead, to balance the load ports against
  * port 5, measured no better.) */
 /* FK_SHIFT(lo, hi, s): elements s .. s + L - 1 of hi:lo. With s known at
@@ -108,8 +123,62 @@ FK_INL void FK_FN(tapsp)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
         }
     }
 }
+/* tapsp() for m2 > FK_L, in the tap order of tapnext() (tapsp() runs the
+ * taps in ascending order, which is that order only up to FK_L taps): per
+ * 2 FK_L taps from base, the V + 2 vectors at p + base + FK_L*k are loaded
+ * once (the last two masked to what the row has, as in strip1p()), and
+ * X_u = elements s.. of B[u]:B[u+1] is tap base + s of output vector u and
+ * tap base + s + FK_L of output vector u - 1, as in s1step(). */
+FK_INL void FK_FN(tapsp2)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
+                          const FK_T *t0, int64_t m2, const int jlo, const int jhi,
+                          const int V) {
+    for (int64_t base = 0; base < m2; base += 2 * FK_L) {
+        const FK_T *q = p + base;
+        const int64_t R = FK_L * V + m2 - 1 - base; /* readable at q */
+        FK_V B[FK_VMAX + 2];
+#pragma GCC unroll 4
+        for (int k = 0; k < V; k++) {
+            B[k] = FK_LOADU(q + FK_L * k);
+            FK_PIN(B[k]);
+        }
+#pragma GCC unroll 2
+        for (int k = V; k < V + 2; k++) {
+            int64_t n = R - FK_L * k;
+            n = n < 0 ? 0 : n > FK_L ? FK_L : n;
+            B[k] = FK_MLOADU(FK_MASK(n), q + FK_L * k);
+            FK_PIN(B[k]);
+        }
+        const int64_t ns = m2 - base < FK_L ? m2 - base : FK_L;
+#pragma GCC unroll 16
+        for (int64_t s = 0; s < ns; s++) {
+            const int64_t ta = base + s, tb = ta + FK_L;
+            FK_V X[FK_VMAX + 1];
+            const int pair = tb < m2;
+#pragma GCC unroll 5
+            for (int u = 0; u < V + pair; u++) {
+                X[u] = s == 0 ? B[u] : FK_SHIFT(B[u], B[u + 1], s);
+                FK_PIN(X[u]);
+            }
+            if (pair) {
+#pragma GCC unroll 4
+                for (int j = jlo; j <= jhi; j++) {
+                    const FK_V b0 = FK_SET1(t0[ta - (j - jlo) * m2]);
+                    const FK_V b1 = FK_SET1(t0[tb - (j - jlo) * m2]);
+#pragma GCC unroll 4
+                    for (int v = 0; v < V; v++) {
+                        acc[j][v] = FK_FMA(X[v], b0, acc[j][v]);
+                        acc[j][v] = FK_FMA(X[v + 1], b1, acc[j][v]);
+                    }
+                }
+            } else {
+                FK_FN(fmas)(acc, X, t0, m2, ta, jlo, jhi, V);
+            }
+        }
+    }
+}
 #define FK_TAPS(a, b)                                                         \
-    if (!masked && m2 > 1) FK_FN(tapsp)(acc, p, t0, m2, a, b, V);            \
+    if (!masked && m2 > FK_L) FK_FN(tapsp2)(acc, p, t0, m2, a, b, V);        \
+    else if (!masked && m2 > 1) FK_FN(tapsp)(acc, p, t0, m2, a, b, V);       \
     else FK_FN(taps)(acc, p, t0, m2, a, b, V, masked, ml);
 #else
 #define FK_TAPS(a, b) FK_FN(taps)(acc, p, t0, m2, a, b, V, masked, ml);
@@ -422,7 +491,8 @@ FK_INL void FK_FN(stripc)(const tc__fd_block *bk, int64_t x0, const int M1, cons
             const FK_T *p = xr[i] + FK_ES * (x0 + bk->xoff);
             const int jlo = i - M1 + 1 > 0 ? i - M1 + 1 : 0, jhi = i < 3 ? i : 3;
 #ifdef FK_PERM2
-            if (M2 > 1) FK_FN(tapsp)(acc, p, wp + (i - jlo) * M2, M2, jlo, jhi, 4);
+            if (M2 > FK_L) FK_FN(tapsp2)(acc, p, wp + (i - jlo) * M2, M2, jlo, jhi, 4);
+            else if (M2 > 1) FK_FN(tapsp)(acc, p, wp + (i - jlo) * M2, M2, jlo, jhi, 4);
             else
 #endif
             FK_FN(taps)(acc, p, wp + (i - jlo) * M2, M2, jlo, jhi, 4, 0, ml);
