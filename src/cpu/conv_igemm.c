@@ -499,7 +499,7 @@ static double ig_estimate(const tc__problem *p, const tc__env *env) {
     if (g.kgroups == 1 && env->threads > 1)
         par /= ig_imbalance(p->N * p->G, ig_cdiv(g.P, g.nr), g.nb / g.nr, env->threads);
     double t_fma = tc__problem_flops(p) / (tc__peak_flops(env) * eff * par);
-    double gathered = (double)p->N * p->G * g.kgroups * (double)g.R * g.P;
+    double gathered = g.directb ? 0.0 : (double)p->N * p->G * g.kgroups * (double)g.R * g.P;
     double t_pack = gathered * (p->dtype == TC_FLOAT32 ? 1.0 : 2.0) / 16.0 * 1e-9 /
                     env->threads;
     double t_mem = tc__problem_bytes(p) / tc__peak_bandwidth(env);
