@@ -1118,6 +1118,7 @@ static void conv_cases(void) {
             {2, 2, 19, 19, 19, 29, 30, 1, 3, 1, 1, 1, 1, 1}, /* depthwise, reflect */
             {2, 1, 16, 48, 16, 17, 35, 1, 3, 2, 1, 1, 2, 0}, /* depthwise x3, stride 2 */
             {1, 2, 8, 8, 8, 333, 1, 1, 7, 1, 3, 9, 3, 1},    /* depthwise 1D dil 3, circular */
+            {1, 2, 20, 24, 1, 5000, 1, 1, 5, 1, 2, 4, 1, 1}, /* long 1D: interior blocks read in place */
             {3, 1, 5, 5, 5, 6, 7, 19, 3, 1, 1, 1, 0, 1},     /* depthwise 3D */
             {2, 1, 512, 5, 1, 9, 7, 1, 3, 1, 1, 1, 1, 1},    /* C = 512: Winograd's error */
             {2, 3, 17, 19, 1, 13, 17, 1, 3, 1, 1, 2, 3, 1},  /* pad 2 circular, odd tiles */
