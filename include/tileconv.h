@@ -297,7 +297,12 @@ typedef struct tc_plan tc_plan;
                                as wisdom */
 #define TC_PLAN_WISDOM_ONLY 2u /* use saved wisdom or fail with
                                   TC_ERR_NOT_FOUND */
-#define TC_PLAN_ALLOW_TF32 4u  /* GPU only: allow TF32 tensor cores */
+#define TC_PLAN_ALLOW_TF32 4u  /* GPU only: allow TF32 tensor cores
+                                  (conv: cuda.conv.igemm-tf32, inputs and
+                                  weights rounded to 10-bit mantissas, fp32
+                                  sums: ~3e-4 relative error, see
+                                  docs/semantics.md); without the flag no
+                                  TF32 algorithm is applicable */
 
 typedef struct tc_plan_options {
     size_t struct_size; /* set by tc_plan_options_init */
