@@ -82,14 +82,14 @@ static double ig_imbalance(int64_t images, int64_t tp, int64_t ppb,
                            int64_t threads) {
     int64_t nblk = ig_cdiv(tp, ppb), items = images * nblk;
     int64_t chunks = threads < items ? threads : items;
-    int64_t q = items / chunks, r = items % chunks, worst = 0, it = 0;
-    for (int64_t t = 0; t < chunks; t++) {
-        int64_t cnt = q + (t < r), load = 0;
-        for (int64_t i = 0; i < cnt; i++, it++) {
-            int64_t b = it % nblk;
-            load += b + 1 < nblk ? ppb : tp - b * ppb;
-        }
+    int64_t q = items / chunks, r = items % chunks, worst = 0, start = 0;
+    const int64_t lastw = tp - (nblk - 1) * ppb; /* the last block's panels */
+    for (int64_t t = 0; t < chunks; t++) { /* O(chunks), whatever the items */
+        int64_t end = start + q + (t < r);
+        int64_t lasts = end / nblk - start / nblk; /* items it with it%nblk == nblk-1 */
+        int64_t load = (end - start) * ppb - lasts * (ppb - lastw);
         if (load > worst) worst = load;
+        start = end;
     }
     return (double)worst * (double)threads / (double)(images * tp);
 }
