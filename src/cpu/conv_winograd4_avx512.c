@@ -1,7 +1,8 @@
 /* conv_winograd4_avx512.c - the AVX-512 parts of cpu.conv.winograd4
- * (conv_winograd4.c): Winograd F(4x4, 3x3) transforms over 16 tiles of one
- * tile row (one zmm lane per tile) and a 28x16 GEMM micro-kernel for
- * blocks of 16 tiles. Float32. Points 0, 1, -1, 2, -2 and infinity:
+ * (conv_winograd4.c): Winograd F(4x4, 3x3) transforms over segments of 16
+ * consecutive tiles (one zmm lane per tile, possibly from several tile
+ * rows: runs) and a 28x16 GEMM micro-kernel for blocks of <= 16 tiles.
+ * Float32. Points 0, 1, -1, 2, -2 and infinity:
  *
  *   B^T = [4  0 -5  0 1 0]    A^T = [1 1  1 1  1 0]
  *         [0 -4 -4  1 1 0]          [0 1 -1 2 -2 0]
@@ -10,16 +11,19 @@
  *         [0  2 -1 -2 1 0]
  *         [0  4  0 -5 0 1]
  *
- * Input: tile t of the segment reads input columns x0 + 4t .. x0 + 4t + 5 of
- * six input rows y0 .. y0 + 5; the rows are fetched with the boundary mode
- * applied (a direct masked load where the whole segment lies inside the
- * row, otherwise a 68-float row buffer patched at the edges), the six
- * columns of 16 tiles picked with two-table permutes, and V = B^T d B is
- * written as 36 masked vectors V[xi] (xi = 6*row + col) at dst + xi*stride.
+ * Input: the lane of a run's tile t reads input columns x0 + 4t .. x0 + 4t
+ * + 5 of rows y0 .. y0 + 5. Each input row of the segment is gathered as
+ * 5 vectors, element 4*lane + j = column j of the lane's tile (j < 4), by
+ * masked loads from each run's row (a run is placed at its lanes by
+ * offsetting the address), lanes outside the image set to cval or patched
+ * with the mapped column (boundary modes); columns 0-3 of the 16 tiles are
+ * picked by two rounds of even/odd permutes, columns 4-5 are the next
+ * lane's 0-1 (valignd; a run's last lane patched with its own). V = B^T d
+ * B is written as 36 masked vectors V[xi] (xi = 6*row + col) per channel.
  *
  * Output: 36 vectors M[xi] (lanes = tiles) to Y = A^T M A (4x4 per tile)
- * plus bias, interleaved into up to 4 output rows of 4*len floats, stored
- * with masks for the right and bottom edges. */
+ * plus bias, interleaved into 4 output rows of 64 floats, stored per run
+ * with masks for its lanes and the right and bottom edges. */
 #include "conv_winograd4.h"
 
 #include <immintrin.h>
