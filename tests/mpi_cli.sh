@@ -54,7 +54,11 @@ run() {
         fi
     done
 }
-for mode in constant nearest reflect mirror wrap; do
+# TC_TEST_QUICK (the sanitizer build): two modes, one edge-filled and the
+# periodic one; the release build runs all five
+modes="constant nearest reflect mirror wrap"
+case ${TC_TEST_QUICK:-0} in 0 | "") ;; *) modes="reflect wrap" ;; esac
+for mode in $modes; do
     run "1D k7 $mode" a1.npy box:7 "2 3" --mode $mode --cval 0.5
     run "2D npy mask $mode origin" a2.npy "$tmp/k2.npy" "2 3@1x3 4@2x2" --mode $mode --origin 1,0 \
         --correlate
