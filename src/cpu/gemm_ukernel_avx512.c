@@ -94,11 +94,15 @@ TC__UKERNEL_AVX512(tc__f64_gemm_ukernel_14x16__avx512, double, __m512d, 8, pd,
  * fits badly (K = 32 fills 14-row panels to 76%, 64 to 91%; 8-row panels
  * fill both exactly). Per k step 3 B loads and 8 broadcasts feed 24 FMAs
  * (0.46 loads per FMA, against 0.57 for 14x32); 24 independent chains still
- * cover the two FMA pipes' latency. 24 + 3 + 1 = 28 zmm registers. */
-void tc__f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *restrict a,
-                                       const float *restrict b, float *restrict c,
-                                       int64_t ldc, float alpha, float beta,
-                                       int mr, int nr) {
+ * cover the two FMA pipes' latency. 24 + 3 + 1 = 28 zmm registers.
+ *
+ * One body for both B forms: PACKED (aligned NR-wide panels, row stride 48)
+ * or in place (row stride ldb, any alignment, masked past nr). Both sum in
+ * the same order, so their results are bit-identical. */
+static inline __attribute__((always_inline)) void
+tc__u8x48(int64_t kc, const float *restrict a, const float *restrict b, int64_t ldb,
+          const int packed, float *restrict c, int64_t ldc, float alpha, float beta,
+          int mr, int nr) {
     enum { MR = 8 };
     __m512 acc[MR][3];
     _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
@@ -106,18 +110,31 @@ void tc__f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *restrict a,
         acc[i][1] = _mm512_setzero_ps();
         acc[i][2] = _mm512_setzero_ps();
     }
-    _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
-        if (i < mr) {
-            _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-            _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
-            _mm_prefetch((const char *)(c + i * ldc + 32), _MM_HINT_T0);
+    const __mmask16 m0 = tc__lane_mask16(nr, 0), m1 = tc__lane_mask16(nr, 1),
+                    m2 = tc__lane_mask16(nr, 2);
+    if (packed) {
+        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
+            if (i < mr) {
+                _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+                _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
+                _mm_prefetch((const char *)(c + i * ldc + 32), _MM_HINT_T0);
+            }
         }
     }
     _Pragma("GCC unroll 4") for (int64_t l = 0; l < kc; l++) {
-        const __m512 b0 = _mm512_load_ps(b);
-        const __m512 b1 = _mm512_load_ps(b + 16);
-        const __m512 b2 = _mm512_load_ps(b + 32);
-        _mm_prefetch((const char *)(b + 8 * 48), _MM_HINT_T0);
+        __m512 b0, b1, b2;
+        if (packed) {
+            b0 = _mm512_load_ps(b);
+            b1 = _mm512_load_ps(b + 16);
+            b2 = _mm512_load_ps(b + 32);
+            _mm_prefetch((const char *)(b + 8 * 48), _MM_HINT_T0);
+        } else {
+            b0 = _mm512_maskz_loadu_ps(m0, b);
+            b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+            b2 = _mm512_maskz_loadu_ps(m2, b + 32);
+            _mm_prefetch((const char *)(b + 4 * ldb), _MM_HINT_T0);
+            _mm_prefetch((const char *)(b + 4 * ldb + 47), _MM_HINT_T0);
+        }
         _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
             const __m512 ai = _mm512_set1_ps(a[i]);
             acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
@@ -125,11 +142,9 @@ void tc__f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *restrict a,
             acc[i][2] = _mm512_fmadd_ps(ai, b2, acc[i][2]);
         }
         a += MR;
-        b += 48;
+        b += ldb;
     }
     const __m512 va = _mm512_set1_ps(alpha);
-    const __mmask16 m0 = tc__lane_mask16(nr, 0), m1 = tc__lane_mask16(nr, 1),
-                    m2 = tc__lane_mask16(nr, 2);
     const __m512 vb = _mm512_set1_ps(beta);
     _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
         if (i < mr) {
@@ -159,51 +174,19 @@ void tc__f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *restrict a,
     }
 }
 
-/* f32 8 x 48 reading B in place: row l of the panel is b + l*ldb (any
- * alignment), columns >= nr are not read (masked loads), so a row-major
- * matrix needs no packing (1x1 convolutions: B is the input's C x HW plane
- * block). Same summation order as the packed 8x48 kernel. */
+void tc__f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *restrict a,
+                                       const float *restrict b, float *restrict c,
+                                       int64_t ldc, float alpha, float beta,
+                                       int mr, int nr) {
+    tc__u8x48(kc, a, b, 48, 1, c, ldc, alpha, beta, mr, nr);
+}
+
+/* B read in place: row l of the panel is b + l*ldb (any alignment), columns
+ * >= nr not read, so a row-major matrix needs no packing (1x1
+ * convolutions: B is the input's C x HW block); alpha 1. */
 void tc__f32_gemm_ukernel_8x48_ldb__avx512(int64_t kc, const float *restrict a,
                                            const float *restrict b, int64_t ldb,
                                            float *restrict c, int64_t ldc,
                                            float beta, int mr, int nr) {
-    enum { MR = 8 };
-    __m512 acc[MR][3];
-    _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
-        acc[i][0] = _mm512_setzero_ps();
-        acc[i][1] = _mm512_setzero_ps();
-        acc[i][2] = _mm512_setzero_ps();
-    }
-    const __mmask16 m0 = tc__lane_mask16(nr, 0), m1 = tc__lane_mask16(nr, 1),
-                    m2 = tc__lane_mask16(nr, 2);
-    _Pragma("GCC unroll 4") for (int64_t l = 0; l < kc; l++) {
-        const __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
-        const __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
-        const __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
-        _mm_prefetch((const char *)(b + 4 * ldb), _MM_HINT_T0);
-        _mm_prefetch((const char *)(b + 4 * ldb + 47), _MM_HINT_T0);
-        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
-            const __m512 ai = _mm512_set1_ps(a[i]);
-            acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-            acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
-            acc[i][2] = _mm512_fmadd_ps(ai, b2, acc[i][2]);
-        }
-        a += MR;
-        b += ldb;
-    }
-    const __m512 va = _mm512_set1_ps(1.0f);
-    _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
-        if (i < mr) {
-            float *ci = c + i * ldc;
-            if (beta == 0.0f) {
-                _mm512_mask_storeu_ps(ci, m0, acc[i][0]);
-                _mm512_mask_storeu_ps(ci + 16, m1, acc[i][1]);
-                _mm512_mask_storeu_ps(ci + 32, m2, acc[i][2]);
-            } else {
-                _mm512_mask_storeu_ps(ci, m0, _mm512_fmadd_ps(va, acc[i][0], _mm512_maskz_loadu_ps(m0, ci)));
-                _mm512_mask_storeu_ps(ci + 16, m1, _mm512_fmadd_ps(va, acc[i][1], _mm512_maskz_loadu_ps(m1, ci + 16)));
-                _mm512_mask_storeu_ps(ci + 32, m2, _mm512_fmadd_ps(va, acc[i][2], _mm512_maskz_loadu_ps(m2, ci + 32)));
-            }
-        }
-    }
+    tc__u8x48(kc, a, b, ldb, 0, c, ldc, 1.0f, beta, mr, nr);
 }
