@@ -13,6 +13,8 @@ warm-up, median of R executes between CUDA events). Rows:
         (session-5) kernel forced by TC_CUDA_CONV_GENERIC, for comparison
   tf32  the planner's choice with TC_PLAN_ALLOW_TF32, beside cuDNN with
         TF32 on (torch.backends.cudnn.allow_tf32)
+GPU_LAYERS_SWEEP=1 adds forced shapes of cuda.conv.igemm(-tf32) and the
+tiled depthwise kernel's variants (printed, and in the JSON as "sweep").
 Errors: tileconv's output (host execute) against a float64 run of the same
 layer (torch on the GPU in float64), max |y - y64| / max |y64|.
 Writes OUTDIR/gpu_layers.txt and .json. Never asserts."""
@@ -176,7 +178,7 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
     row["ours_fp32_ms"] = time_plan(pl, x, w, 2) if pl else None
     row["err_fp32"] = run_err(pl, x, w, ref, yshape) if pl else None
     gen = None
-    if pl and algo == "cuda.conv.igemm":
+    if pl and algo in ("cuda.conv.igemm", "cuda.conv.depthwise"):
         os.environ["TC_CUDA_CONV_GENERIC"] = "1"
         gen = time_plan(pl, x, w)
         del os.environ["TC_CUDA_CONV_GENERIC"]
@@ -209,6 +211,24 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
                     t = time_plan(pa, x, w)
                     sw.append(f"{'t' if fl else 'f'}{bm},{S}=" + (f"{t:.3f}" if t else "fail"))
             os.environ.pop("TC_CUDA_CONV_SHAPE", None)
+            lib.tc_plan_destroy(pa)
+        row["sweep"] = sw
+        print("  sweep " + name + ": " + " ".join(sw), flush=True)
+    # GPU_LAYERS_SWEEP=1, depthwise: the tiled kernel's tuning variants
+    # (TC_CUDA_DW_RV=1: one output row per item; TC_CUDA_DW_THREADS: items
+    # per block)
+    if os.environ.get("GPU_LAYERS_SWEEP") == "1" and G == Cc and nsp < 3:
+        sw = []
+        pa, _ = plan(d, 0, "cuda.conv.depthwise")
+        if pa:
+            for var, val in (("", ""), ("TC_CUDA_DW_RV", "1"), ("TC_CUDA_DW_THREADS", "128"),
+                             ("TC_CUDA_DW_THREADS", "512"), ("TC_CUDA_DW_THREADS", "1024")):
+                if var:
+                    os.environ[var] = val
+                t = time_plan(pa, x, w, 2)
+                sw.append(f"{var or 'default'}{'=' + val if var else ''}:" + (f"{t:.4f}" if t else "fail"))
+                if var:
+                    del os.environ[var]
             lib.tc_plan_destroy(pa)
         row["sweep"] = sw
         print("  sweep " + name + ": " + " ".join(sw), flush=True)

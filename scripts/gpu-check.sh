@@ -15,7 +15,10 @@
 #             GPU_CHECK_SANITIZE_CONV=1: the conv-layer cases only)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
 #   sass      (only when named) opcode histogram of the cuda.direct kernels
-#             (bench/sass_hist.py) -> $OUT/sass.txt
+#             (bench/sass_hist.py) -> $OUT/sass.txt; GPU_CHECK_SASS_OBJ names
+#             another object (cuda_conv.cu.o), GPU_CHECK_SASS its kernel regex
+#   profile-layers (only when named) ncu on one launch of the conv-layer
+#             kernels of the layers in GPU_CHECK_NCU_LAYERS -> $OUT/ncu_layers.txt
 #   profile   (only when named) ncu on one launch of the main cuda.direct
 #             kernels -> $OUT/ncu.txt; TC_BENCH_SWEEP=1 in the environment
 #             makes the bench step time every kernel variant too
@@ -119,10 +122,30 @@ if has profile; then
   grep -E "^  [a-zA-Z_]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|No Eligible|Registers Per|Stall" "$OUT/ncu.txt" | head -80
 fi
 
+if has profile-layers; then
+  # (only when named) Nsight Compute on one launch of the conv-layer kernels
+  # (regex GPU_CHECK_NCU_KERNELS, default k_ig|k_dw) for each layer of
+  # GPU_CHECK_NCU_LAYERS ("|"-separated substrings of gpu_layers.py names)
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  : >"$OUT/ncu_layers.txt"
+  IFS='|' read -ra LCASES <<<"${GPU_CHECK_NCU_LAYERS:-128@28|mbv1-dw}"
+  for l in "${LCASES[@]}"; do
+    stamp "ncu: layer $l"
+    echo "######## $l" >>"$OUT/ncu_layers.txt"
+    GPU_LAYERS_ONLY="$l" GPU_LAYERS_REPEAT=3 timeout "$(left 90)" "$NCU" --clock-control none \
+        -k "regex:${GPU_CHECK_NCU_KERNELS:-k_ig|k_dw}" --launch-skip 2 --launch-count 1 \
+        --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
+        --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats \
+        "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" /tmp/ncu_layers >>"$OUT/ncu_layers.txt" 2>&1
+    echo "ncu rc=$?"
+  done
+  grep -E "^  [a-zA-Z_<]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|No Eligible|Issued Warp|Registers Per|Executed Ipc|Stall|Block Limit|Waves Per SM" "$OUT/ncu_layers.txt" | head -70
+fi
+
 if has sass; then
   # opcode histogram of the cuda.direct kernels (not in the default steps)
   CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
-  O=$(find "$BUILD" -name 'cuda_direct.cu.o' | head -1)
+  O=$(find "$BUILD" -name "${GPU_CHECK_SASS_OBJ:-cuda_direct.cu.o}" | head -1)
   stamp "sass histogram of $O"
   "$CUOBJ" -sass "$O" 2>/dev/null | "$PY" "$SRC/bench/sass_hist.py" ${GPU_CHECK_SASS:-direct_f32} >"$OUT/sass.txt" 2>&1
   head -c 6000 "$OUT/sass.txt"

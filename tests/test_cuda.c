@@ -483,6 +483,12 @@ static const ccase ccases[] = {
     {3, 1, 1, 3, 1, {14, 14, 14}, {13, 13, 13}, 1, 1, 6, TC_PADDING_ZEROS, 1}, /* > 2048 taps */
     {1, 2, 4, 8, 4, {50}, {5}, 2, 2, 4, TC_PADDING_REFLECT, 1},          /* depthwise 1D */
     {2, 2, 8, 8, 8, {20, 17}, {5, 5}, 1, 1, 2, TC_PADDING_CIRCULAR, 1},  /* depthwise 5x5 */
+    /* session 7: the tiled depthwise kernel (planes per block, row bands) */
+    {2, 2, 5, 5, 5, {10, 10}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},    /* dw: 8 planes a block */
+    {2, 1, 2, 2, 2, {150, 80}, {3, 3}, 1, 1, 1, TC_PADDING_REFLECT, 1},  /* dw: row bands */
+    {2, 2, 3, 6, 3, {13, 12}, {3, 3}, 1, 2, 2, TC_PADDING_CIRCULAR, 0},  /* dw: dilation, x2 */
+    {2, 3, 4, 4, 4, {9, 11}, {5, 5}, 2, 1, 2, TC_PADDING_ZEROS, 1},      /* dw: 5x5 stride 2 */
+    {3, 1, 4, 4, 4, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_REPLICATE, 1}, /* dw 3D */
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",
