@@ -132,7 +132,7 @@ if has profile-layers; then
   for l in "${LCASES[@]}"; do
     stamp "ncu: layer $l"
     echo "######## $l" >>"$OUT/ncu_layers.txt"
-    GPU_LAYERS_ONLY="$l" GPU_LAYERS_REPEAT=3 timeout "$(left 90)" "$NCU" --clock-control none \
+    GPU_LAYERS_ONLY="$l" GPU_LAYERS_REPEAT=3 GPU_LAYERS_SWEEP=0 timeout "$(left 90)" "$NCU" --clock-control none \
         -k "regex:${GPU_CHECK_NCU_KERNELS:-k_ig|k_dw}" --launch-skip 2 --launch-count 1 \
         --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
         --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats \
