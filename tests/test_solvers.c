@@ -1152,6 +1152,34 @@ static void conv_cases(void) {
             conv_both(s, salt++);
         }
     }
+    /* E. 3D layers with 3x3 in the last two axes (Winograd F(4x4,3x3) per
+     * depth tap, the taps summed in one GEMM): depth kernels 1 to 5, depth
+     * stride and dilation, depth padding past one slice in every mode,
+     * channel counts past the 14-row panels, grouped */
+    {
+        struct { int64_t N, C, K, G, d, h, w, kd, sd, dd, pd; int pm, bias; } E[] = {
+            {1, 32, 32, 1, 8, 9, 10, 3, 1, 1, 1, 0, 1},   /* the 3D layer's shape, small */
+            {2, 6, 31, 1, 7, 13, 6, 3, 2, 1, 2, 0, 0},    /* depth stride 2, 2 zero slices */
+            {1, 5, 9, 1, 6, 5, 17, 5, 1, 2, 4, 3, 1},     /* kd 5, dilation 2, circular */
+            {1, 12, 30, 3, 5, 11, 9, 1, 1, 1, 0, 1, 1},   /* 1x3x3, groups 3 */
+            {2, 17, 15, 1, 4, 6, 7, 2, 1, 1, 1, 2, 0},    /* even depth kernel, replicate */
+            {1, 3, 29, 1, 9, 4, 21, 3, 3, 1, 2, 1, 1},    /* depth stride 3, reflect */
+        };
+        for (size_t i = 0; i < sizeof E / sizeof E[0]; i++) {
+            if (quick && i % 2) continue;
+            cspec s = cspec_base(3);
+            s.N = E[i].N; s.C = E[i].C; s.K = E[i].K; s.G = E[i].G;
+            s.n[0] = E[i].d; s.n[1] = E[i].h; s.n[2] = E[i].w;
+            s.m[0] = E[i].kd; s.m[1] = s.m[2] = 3;
+            s.stride[0] = E[i].sd; s.dil[0] = E[i].dd;
+            s.pad[0] = E[i].pd; s.pad[1] = 1; s.pad[2] = 1 + (int64_t)(i % 2);
+            s.pkind = TC_PADDING_EXPLICIT;
+            s.pmode = (tc_padding_mode)E[i].pm;
+            s.bias = E[i].bias;
+            s.threads = 1 + (int)(i % 3);
+            conv_both(s, salt++);
+        }
+    }
     /* C. random cases */
     int nrand = quick ? 25 : 120;
     for (int c = 0; c < nrand;) {

@@ -1,7 +1,10 @@
 /* conv_winograd4.c - Winograd F(4x4, 3x3) convolution layers (solver
- * "cpu.conv.winograd4"): 3x3, stride 1, dilation 1, 2D, every padding
- * mode, groups, bias; float32 on AVX-512 (not applicable elsewhere: the
- * planner then takes cpu.conv.igemm or another portable solver).
+ * "cpu.conv.winograd4"): 3x3, stride 1, dilation 1 in the last two axes;
+ * 2D, or 3D with any depth kernel, stride and dilation (the depth taps are
+ * summed inside the GEMM: its depth is KD * C/groups, the input transform
+ * runs once per depth tap on the slice that tap reads, mapped by the
+ * padding mode); every padding mode, groups, bias; float32 on AVX-512 (not
+ * applicable elsewhere: the planner then takes another solver).
  *
  * Lavin's minimal filtering with 6x6 input tiles at stride 4: U = G g G^T
  * (6x6, from each 3x3 kernel, computed once per plan in double), V = B^T d B
@@ -35,6 +38,8 @@
 
 typedef struct wg4_geom {
     int64_t Cg, Kg, npan, TH, TW, T;
+    int64_t KD, kc;  /* depth taps (1 in 2D); GEMM depth KD * Cg */
+    int64_t OD;      /* output depth (1 in 2D): tiles run over (n, od, ty, tx) */
     int64_t nb;      /* block width: 32 (14x32 kernel) or 16 (28x16 kernel) */
     int64_t nranges; /* tile ranges (one per thread at batch 1) */
     int64_t rcols;   /* GEMM columns per range: full blocks + the tail's */
@@ -55,9 +60,12 @@ static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->Cg = p->C / p->G;
     g->Kg = p->K / p->G;
     g->npan = wg4_cdiv(g->Kg, WG4_MR);
+    g->KD = p->msk[0];
+    g->kc = g->KD * g->Cg;
+    g->OD = p->out[0];
     g->TH = wg4_cdiv(p->out[1], 4);
     g->TW = wg4_cdiv(p->out[2], 4);
-    g->T = p->N * g->TH * g->TW;
+    g->T = p->N * p->out[0] * g->TH * g->TW;
     g->nranges = p->G >= threads ? 1 : wg4_cdiv(threads, p->G);
     while (g->nranges > 1 && g->T / g->nranges < 16) g->nranges--;
     int64_t tr = wg4_cdiv(g->T, g->nranges);
@@ -75,7 +83,7 @@ static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->ppg = wg4_cdiv(g->npan, g->kgroups);
     if (g->nb == 16) g->ppg += g->ppg & 1; /* the 28x16 kernel takes panels in pairs */
     g->kgroups = wg4_cdiv(g->npan, g->ppg);
-    g->vstride = g->Cg * g->nb + 16;
+    g->vstride = g->kc * g->nb + 16;
     g->mstride = WG4_KCH * WG4_MR * g->nb + 16;
     g->vbytes = wg4_rup((size_t)(WG4_XI * g->vstride) * sizeof(float));
     g->mbytes = wg4_rup((size_t)(WG4_XI * g->mstride) * sizeof(float));
@@ -88,8 +96,8 @@ static int wg4_applicable(const tc__problem *p, const tc__env *env, char *why, s
     const char *r = NULL;
     if (p->op != TC_OP_CONV) r = "convolution layers only";
     else if (p->dtype != TC_FLOAT32) r = "float32 only";
-    else if (p->msk[0] != 1 || p->msk[1] != 3 || p->msk[2] != 3 || p->in[0] != 1)
-        r = "2D 3x3 kernels only";
+    else if (p->msk[1] != 3 || p->msk[2] != 3)
+        r = "3x3 kernels in the last two axes only (2D 3x3, 3D kd x 3 x 3)";
     else if (p->stride[1] != 1 || p->stride[2] != 1 || p->dil[1] != 1 || p->dil[2] != 1)
         r = "stride 1 and dilation 1 only";
     else if (!(tc__cpu_detect() & TC__CPU_AVX512)) r = "needs AVX-512 (not built for AVX2)";
@@ -99,7 +107,7 @@ static int wg4_applicable(const tc__problem *p, const tc__env *env, char *why, s
     }
     wg4_geom g;
     wg4_geometry(p, env->threads, &g);
-    if (g.Cg > (1 << 20) || g.Kg > (1 << 20)) {
+    if (g.kc > (1 << 20) || g.Kg > (1 << 20)) {
         if (why) snprintf(why, n, "channel counts too large for the transform buffers");
         return 0;
     }
@@ -115,10 +123,11 @@ static size_t wg4_workspace(const tc__problem *p, const tc__env *env) {
 static size_t wg4_wpack_size(const tc__problem *p, const tc__env *env) {
     wg4_geom g;
     wg4_geometry(p, env->threads, &g);
-    return (size_t)(p->G * WG4_XI * g.npan * g.Cg * WG4_MR) * sizeof(float);
+    return (size_t)(p->G * WG4_XI * g.npan * g.kc * WG4_MR) * sizeof(float);
 }
 
-/* U = G g G^T per (k, c) in double, packed [g][xi][panel][c][14]. */
+/* U = G g G^T per (k, c, depth tap kd) in double, packed
+ * [g][xi][panel][kd * Cg + c][14]: one GEMM of depth KD * Cg per position. */
 static tc_status wg4_wpack(const tc__problem *p, const tc__env *env, const void *state,
                            const void *wv, void *dst) {
     wg4_geom g;
@@ -133,12 +142,12 @@ static tc_status wg4_wpack(const tc__problem *p, const tc__env *env, const void 
                             {0, 0, 1}};
     for (int64_t gi = 0; gi < p->G; gi++)
         for (int64_t q = 0; q < g.npan; q++)
-            for (int64_t c = 0; c < g.Cg; c++)
+            for (int64_t l = 0; l < g.kc; l++)
                 for (int i = 0; i < WG4_MR; i++) {
-                    int64_t k = q * WG4_MR + i;
+                    int64_t k = q * WG4_MR + i, kd = l / g.Cg, c = l % g.Cg;
                     double u[6][6] = {{0}};
                     if (k < g.Kg) {
-                        const float *gk = w + ((gi * g.Kg + k) * g.Cg + c) * 9;
+                        const float *gk = w + (((gi * g.Kg + k) * g.Cg + c) * g.KD + kd) * 9;
                         double t[6][3];
                         for (int a = 0; a < 6; a++)
                             for (int b = 0; b < 3; b++)
@@ -149,7 +158,7 @@ static tc_status wg4_wpack(const tc__problem *p, const tc__env *env, const void 
                                 u[a][b] = t[a][0] * G[b][0] + t[a][1] * G[b][1] + t[a][2] * G[b][2];
                     }
                     for (int xi = 0; xi < WG4_XI; xi++)
-                        U[((((gi * WG4_XI + xi) * g.npan + q) * g.Cg + c) * WG4_MR) + i] =
+                        U[((((gi * WG4_XI + xi) * g.npan + q) * g.kc + l) * WG4_MR) + i] =
                             (float)u[xi / 6][xi % 6];
                 }
     return TC_OK;
@@ -165,7 +174,7 @@ typedef struct wg4_job {
 typedef struct wg4_seg {
     int nruns, nlanes;
     int64_t col;
-    int64_t n[16], ty[16], tx0[16];
+    int64_t n[16], od[16], ty[16], tx0[16];
     tc__wg4_run run[16];
 } wg4_seg;
 
@@ -182,7 +191,8 @@ static int wg4_segments(const wg4_geom *g, int64_t t0, int64_t t1, wg4_seg *s) {
             int64_t len = g->TW - tx;
             if (t + len > se) len = se - t;
             int k = sg->nruns++;
-            sg->n[k] = r / g->TH;
+            sg->n[k] = r / g->TH / g->OD;
+            sg->od[k] = r / g->TH % g->OD;
             sg->ty[k] = r % g->TH;
             sg->tx0[k] = tx;
             sg->run[k].lane = (int)(t - sb);
@@ -199,40 +209,49 @@ static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t 
     const tc__args *a = j->a;
     const tc__problem *p = a->p;
     const wg4_geom *g = &j->g;
-    const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];
-    const int64_t pt = p->pad_lo[1], pl = p->pad_lo[2];
+    const int64_t D = p->in[0], H = p->in[1], W = p->in[2];
+    const int64_t OD = p->out[0], OH = p->out[1], OW = p->out[2];
+    const int64_t pd = p->pad_lo[0], pt = p->pad_lo[1], pl = p->pad_lo[2];
     const float cval = (float)p->cval;
     const float *U = (const float *)a->wpack;
     wg4_seg seg[2];
     {
         int nr = (int)(t1 - t0);
         int ns = wg4_segments(g, t0, t1, seg);
-        /* input transform: V[xi][c][col] */
+        /* input transform: V[xi][kd * Cg + c][col], depth tap kd reading
+         * input slice od * stride - pad + kd * dilation (mapped by the
+         * mode; a slice outside a constant-mode volume is all cval) */
         /* columns nr..nb of V are left as they are: GEMM columns are
          * independent and the output transform stores only a segment's lanes */
         for (int s = 0; s < ns; s++) {
             wg4_seg *sg = &seg[s];
-            for (int k = 0; k < sg->nruns; k++) {
-                tc__wg4_run *u = &sg->run[k];
-                u->plane = (const float *)a->x + ((sg->n[k] * p->C + gi * g->Cg) * H) * W;
-                u->y0 = 4 * sg->ty[k] - pt;
-                u->x0 = 4 * sg->tx0[k] - pl;
+            for (int64_t kd = 0; kd < g->KD; kd++) {
+                for (int k = 0; k < sg->nruns; k++) {
+                    tc__wg4_run *u = &sg->run[k];
+                    int64_t z = tc__boundary_index(sg->od[k] * p->stride[0] - pd + kd * p->dil[0],
+                                                   D, p->mode);
+                    u->plane = z < 0 ? NULL
+                                     : (const float *)a->x +
+                                           (((sg->n[k] * p->C + gi * g->Cg) * D + z) * H) * W;
+                    u->y0 = 4 * sg->ty[k] - pt;
+                    u->x0 = 4 * sg->tx0[k] - pl;
+                }
+                tc__wg4_in_avx512(sg->run, sg->nruns, sg->nlanes, H, W, (int)p->mode, cval, g->Cg,
+                                  D * H * W, V + kd * g->Cg * nb + sg->col, nb, g->vstride);
             }
-            tc__wg4_in_avx512(sg->run, sg->nruns, sg->nlanes, H, W, (int)p->mode, cval, g->Cg,
-                              H * W, V + sg->col, nb, g->vstride);
         }
         /* per chunk of A panels: 36 GEMMs M[xi][k][col] = U[xi] V[xi], then
          * the output transform of those channels */
         for (int64_t qc = q0; qc < q1; qc += WG4_KCH) {
             int64_t qe = qc + WG4_KCH < q1 ? qc + WG4_KCH : q1;
             for (int xi = 0; xi < WG4_XI; xi++) {
-                const float *Ux = U + ((gi * WG4_XI + xi) * g->npan) * g->Cg * WG4_MR;
+                const float *Ux = U + ((gi * WG4_XI + xi) * g->npan) * g->kc * WG4_MR;
                 const float *Vx = V + xi * g->vstride;
                 float *Mx = M + xi * g->mstride;
                 if (nb == 32) {
                     for (int64_t q = qc; q < qe; q++) {
                         int mr = (int)(g->Kg - q * WG4_MR < WG4_MR ? g->Kg - q * WG4_MR : WG4_MR);
-                        tc__f32_gemm_ukernel_14x32__avx512(g->Cg, Ux + q * g->Cg * WG4_MR, Vx,
+                        tc__f32_gemm_ukernel_14x32__avx512(g->kc, Ux + q * g->kc * WG4_MR, Vx,
                                                            Mx + (q - qc) * WG4_MR * 32, 32, 1.0f,
                                                            0.0f, mr, nr);
                     }
@@ -241,9 +260,9 @@ static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t 
                         int64_t rows = g->Kg - q * WG4_MR;
                         int mr = (int)(rows < 2 * WG4_MR ? rows : 2 * WG4_MR);
                         if (q + 1 >= qe && mr > WG4_MR) mr = WG4_MR;
-                        const float *a0 = Ux + q * g->Cg * WG4_MR;
-                        const float *a1 = mr > WG4_MR ? a0 + g->Cg * WG4_MR : a0;
-                        tc__wg4_ukernel_28x16_avx512(g->Cg, a0, a1, Vx,
+                        const float *a0 = Ux + q * g->kc * WG4_MR;
+                        const float *a1 = mr > WG4_MR ? a0 + g->kc * WG4_MR : a0;
+                        tc__wg4_ukernel_28x16_avx512(g->kc, a0, a1, Vx,
                                                      Mx + (q - qc) * WG4_MR * 16, 16, mr);
                     }
                 }
@@ -257,10 +276,11 @@ static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t 
                     int64_t oy = 4 * sg->ty[r], ox = 4 * sg->tx0[r];
                     u->rows = (int)(OH - oy < 4 ? OH - oy : 4);
                     u->cnt = (int)(OW - ox < 4 * u->len ? OW - ox : 4 * u->len);
-                    u->out = (float *)a->y + ((sg->n[r] * p->K + gi * g->Kg + k0) * OH + oy) * OW + ox;
+                    u->out = (float *)a->y +
+                             (((sg->n[r] * p->K + gi * g->Kg + k0) * OD + sg->od[r]) * OH + oy) * OW + ox;
                 }
                 tc__wg4_out_avx512(M + sg->col, g->mstride, nb, k1 - k0, bias, sg->run, sg->nruns,
-                                   OW, OH * OW);
+                                   OW, OD * OH * OW);
             }
         }
     }
@@ -306,21 +326,21 @@ static tc_status wg4_execute(const tc__args *a) {
 static double wg4_estimate(const tc__problem *p, const tc__env *env) {
     wg4_geom g;
     wg4_geometry(p, env->threads, &g);
-    double kfac = (double)g.Cg / (double)(g.Cg + 24);
+    double kfac = (double)g.kc / (double)(g.kc + 24);
     double cols = (double)(p->G * g.nranges * g.rcols);
     /* columns on the 28x16 kernel: all for nb = 16, else a tail of <= 16 */
     int64_t tr = wg4_cdiv(g.T, g.nranges);
     double c16 = g.nb == 16 ? cols : (tr % 32 && tr % 32 <= 16) ? 16.0 * p->G * g.nranges : 0;
-    double gemm = 2.0 * WG4_XI * (double)(g.npan * WG4_MR) * (double)g.Cg;
+    double gemm = 2.0 * WG4_XI * (double)(g.npan * WG4_MR) * (double)g.kc;
     double items = (double)(p->G * g.nranges * g.kgroups);
     double rounds = (double)wg4_cdiv((int64_t)items, env->threads);
     double bal = items / (rounds * env->threads);
     double t_gemm = gemm * ((cols - c16) / 0.80 + c16 / 0.30) / (tc__peak_flops(env) * kfac * bal);
-    double vals = WG4_XI * cols * ((double)g.kgroups * g.Cg + (double)g.Kg);
+    double vals = WG4_XI * cols * ((double)g.kgroups * g.kc + (double)g.Kg);
     double t_tr = vals * 0.7e-10 / (env->threads * bal);
     int64_t ppi = g.ppg < g.npan ? g.ppg : g.npan; /* A panels per item */
-    double ui = WG4_XI * (double)(ppi * WG4_MR) * (double)g.Cg * 4.0;
-    double utotal = WG4_XI * (double)(p->G * g.npan * WG4_MR) * (double)g.Cg * 4.0;
+    double ui = WG4_XI * (double)(ppi * WG4_MR) * (double)g.kc * 4.0;
+    double utotal = WG4_XI * (double)(p->G * g.npan * WG4_MR) * (double)g.kc * 4.0;
     int fits = ui <= 768e3;
     double traffic = items * ui * (fits ? 1.0 : (double)wg4_cdiv(g.rcols, g.nb));
     double t_u = traffic / (tc__peak_bandwidth(env) * (fits ? 4.0 : utotal <= 4e6 ? 2.0 : 1.0));
@@ -331,7 +351,7 @@ const tc__solver tc__solver_cpu_conv_winograd4 = {
     .name = "cpu.conv.winograd4",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_CONV,
-    .summary = "Winograd F(4x4,3x3) for 3x3 stride-1 2D layers: 6x6 tiles, transforms fused per 16/32-tile block, 36 GEMMs on packed micro-kernels, weights transformed once; float32, AVX-512.",
+    .summary = "Winograd F(4x4,3x3) for 3x3 stride-1 layers (2D, and 3D kd x 3 x 3 with the depth taps summed in the GEMM): 6x6 tiles, transforms fused per 16/32-tile block, 36 GEMMs on packed micro-kernels, weights transformed once; float32, AVX-512.",
     .available = wg4_available,
     .applicable = wg4_applicable,
     .estimate = wg4_estimate,

@@ -10,7 +10,8 @@
  * tiles whose 6x6 input windows start at row y0 and columns x0, x0 + 4, ...
  * of plane (input) / whose 4x4 outputs start at out (row stride OW). */
 typedef struct tc__wg4_run {
-    const float *plane; /* input: this channel's H x W plane */
+    const float *plane; /* input: this channel's H x W plane (NULL: all cval,
+                           a depth slice outside a constant-mode volume) */
     float *out;         /* output: first element of the run's 4x4 tiles */
     int64_t y0, x0;     /* input window origin (may be in the padding) */
     int lane, len;      /* lanes of the segment */

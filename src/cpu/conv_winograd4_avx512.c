@@ -96,7 +96,7 @@ void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H
         q->x4 = tc__boundary_index(u->x0 + 4 * (int64_t)u->len, W, (tc_mode)mode);
         q->x5 = tc__boundary_index(u->x0 + 4 * (int64_t)u->len + 1, W, (tc_mode)mode);
         for (int r = 0; r < 6; r++) {
-            int64_t by = tc__boundary_index(u->y0 + r, H, (tc_mode)mode);
+            int64_t by = u->plane ? tc__boundary_index(u->y0 + r, H, (tc_mode)mode) : -1;
             rowoff[r][k] = by < 0 ? -1 : by * W;
         }
     }
