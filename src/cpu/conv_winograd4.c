@@ -35,13 +35,16 @@
 #define WG4_MR 14
 #define WG4_XI 36
 #define WG4_KCH 4 /* A panels per output-transform chunk (56 channels) */
+#define WG4_MAXKD 32 /* depth taps (3D) */
 
 typedef struct wg4_geom {
     int64_t Cg, Kg, npan, TH, TW, T;
     int64_t KD, kc;  /* depth taps (1 in 2D); GEMM depth KD * Cg */
-    int64_t OD;      /* output depth (1 in 2D): tiles run over (n, od, ty, tx) */
+    int64_t OD;      /* output depth (1 in 2D) */
+    int64_t slots;   /* transformed input slices kept per block: 1 in 2D, KD + 1 in 3D */
     int64_t nb;      /* block width: 32 (14x32 kernel) or 16 (28x16 kernel) */
     int64_t nranges; /* tile ranges (one per thread at batch 1) */
+    int64_t odch;    /* output-depth chunks (3D, when the tile ranges are too few) */
     int64_t rcols;   /* GEMM columns per range: full blocks + the tail's */
     int64_t kgroups, ppg;
     int64_t vstride, mstride; /* floats between xi planes of V and M */
@@ -51,11 +54,14 @@ typedef struct wg4_geom {
 static int64_t wg4_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t wg4_rup(size_t v) { return (v + 63) & ~(size_t)63; }
 
-/* Work items are (group, tile range, group of A panels). The tiles are
- * split into one range per thread (batch 1 gives both threads work without
- * splitting K); each range runs in blocks of nb tiles, a tail of <= 16
- * tiles on the 28x16 kernel. K is split only where there are fewer ranges
- * than threads (few tiles). */
+/* Work items are (group, tile range, output-depth chunk, group of A
+ * panels). Tiles are those of one depth slice, (n, ty, tx), all images: they
+ * are split into one range per thread (batch 1 gives both threads work
+ * without splitting K); each range runs in blocks of nb tiles, a tail of
+ * <= 16 tiles on the 28x16 kernel, and each block walks its output depths
+ * in order, keeping the transformed input slices that the next depth reads
+ * again. Output depths are chunked, then K split, only where there are
+ * fewer ranges than threads (few tiles). */
 static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->Cg = p->C / p->G;
     g->Kg = p->K / p->G;
@@ -65,7 +71,8 @@ static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->OD = p->out[0];
     g->TH = wg4_cdiv(p->out[1], 4);
     g->TW = wg4_cdiv(p->out[2], 4);
-    g->T = p->N * p->out[0] * g->TH * g->TW;
+    g->T = p->N * g->TH * g->TW;
+    g->slots = g->KD == 1 ? 1 : g->KD + 1;
     g->nranges = p->G >= threads ? 1 : wg4_cdiv(threads, p->G);
     while (g->nranges > 1 && g->T / g->nranges < 16) g->nranges--;
     int64_t tr = wg4_cdiv(g->T, g->nranges);
@@ -76,6 +83,12 @@ static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->rcols = g->nb == 32 ? w32 : w16;
     g->kgroups = 1;
     int64_t items = p->G * g->nranges;
+    g->odch = 1;
+    if (items < threads && g->OD > 1) {
+        g->odch = wg4_cdiv(threads, items);
+        if (g->odch > g->OD) g->odch = g->OD;
+        items *= g->odch;
+    }
     if (items < threads) {
         g->kgroups = wg4_cdiv(threads, items);
         if (g->kgroups > g->npan) g->kgroups = g->npan;
@@ -83,7 +96,7 @@ static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->ppg = wg4_cdiv(g->npan, g->kgroups);
     if (g->nb == 16) g->ppg += g->ppg & 1; /* the 28x16 kernel takes panels in pairs */
     g->kgroups = wg4_cdiv(g->npan, g->ppg);
-    g->vstride = g->kc * g->nb + 16;
+    g->vstride = g->slots * g->Cg * g->nb + 16;
     g->mstride = WG4_KCH * WG4_MR * g->nb + 16;
     g->vbytes = wg4_rup((size_t)(WG4_XI * g->vstride) * sizeof(float));
     g->mbytes = wg4_rup((size_t)(WG4_XI * g->mstride) * sizeof(float));
@@ -98,6 +111,8 @@ static int wg4_applicable(const tc__problem *p, const tc__env *env, char *why, s
     else if (p->dtype != TC_FLOAT32) r = "float32 only";
     else if (p->msk[1] != 3 || p->msk[2] != 3)
         r = "3x3 kernels in the last two axes only (2D 3x3, 3D kd x 3 x 3)";
+    else if (p->msk[0] > WG4_MAXKD)
+        r = "depth kernels up to 32 taps only";
     else if (p->stride[1] != 1 || p->stride[2] != 1 || p->dil[1] != 1 || p->dil[2] != 1)
         r = "stride 1 and dilation 1 only";
     else if (!(tc__cpu_detect() & TC__CPU_AVX512)) r = "needs AVX-512 (not built for AVX2)";
@@ -174,7 +189,7 @@ typedef struct wg4_job {
 typedef struct wg4_seg {
     int nruns, nlanes;
     int64_t col;
-    int64_t n[16], od[16], ty[16], tx0[16];
+    int64_t n[16], ty[16], tx0[16];
     tc__wg4_run run[16];
 } wg4_seg;
 
@@ -191,8 +206,7 @@ static int wg4_segments(const wg4_geom *g, int64_t t0, int64_t t1, wg4_seg *s) {
             int64_t len = g->TW - tx;
             if (t + len > se) len = se - t;
             int k = sg->nruns++;
-            sg->n[k] = r / g->TH / g->OD;
-            sg->od[k] = r / g->TH % g->OD;
+            sg->n[k] = r / g->TH;
             sg->ty[k] = r % g->TH;
             sg->tx0[k] = tx;
             sg->run[k].lane = (int)(t - sb);
@@ -203,50 +217,83 @@ static int wg4_segments(const wg4_geom *g, int64_t t0, int64_t t1, wg4_seg *s) {
     return ns;
 }
 
-/* One block: tiles [t0, t1) of group gi, A panels [q0, q1), nb wide. */
+/* The input transform of depth slice z (-1: outside a constant-mode volume,
+ * all cval) for the block's segments into V slot `slot`. */
+static void wg4_slice(const wg4_job *j, float *V, int64_t gi, wg4_seg *seg, int ns, int64_t nb,
+                      int64_t z, int64_t slot) {
+    const tc__problem *p = j->a->p;
+    const wg4_geom *g = &j->g;
+    const int64_t D = p->in[0], H = p->in[1], W = p->in[2];
+    for (int s = 0; s < ns; s++) {
+        wg4_seg *sg = &seg[s];
+        for (int k = 0; k < sg->nruns; k++) {
+            tc__wg4_run *u = &sg->run[k];
+            u->plane = z < 0 ? NULL
+                             : (const float *)j->a->x +
+                                   (((sg->n[k] * p->C + gi * g->Cg) * D + z) * H) * W;
+            u->y0 = 4 * sg->ty[k] - p->pad_lo[1];
+            u->x0 = 4 * sg->tx0[k] - p->pad_lo[2];
+        }
+        /* columns nr..nb of V are left as they are: GEMM columns are
+         * independent and the output transform stores only a segment's lanes */
+        tc__wg4_in_avx512(sg->run, sg->nruns, sg->nlanes, H, W, (int)p->mode, (float)p->cval,
+                          g->Cg, D * H * W, V + slot * g->Cg * nb + sg->col, nb, g->vstride);
+    }
+}
+
+/* One block: tiles [t0, t1) of group gi, A panels [q0, q1), nb wide, output
+ * depths [od0, od1). V holds `slots` transformed input slices (tag: the
+ * slice, -2 none); depth od reads KD consecutive slots from w, slot w + kd
+ * the slice of tap kd (od * stride - pad + kd * dilation, mapped by the
+ * mode). Stepping od by one shifts the window when the taps' slices shift
+ * (depth stride == dilation), so each slice is transformed once per block
+ * away from the depth edges; the window's slots are moved to the front when
+ * it reaches the end. */
 static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t t0, int64_t t1,
-                      int64_t nb, int64_t q0, int64_t q1) {
+                      int64_t nb, int64_t q0, int64_t q1, int64_t od0, int64_t od1) {
     const tc__args *a = j->a;
     const tc__problem *p = a->p;
     const wg4_geom *g = &j->g;
-    const int64_t D = p->in[0], H = p->in[1], W = p->in[2];
-    const int64_t OD = p->out[0], OH = p->out[1], OW = p->out[2];
-    const int64_t pd = p->pad_lo[0], pt = p->pad_lo[1], pl = p->pad_lo[2];
-    const float cval = (float)p->cval;
+    const int64_t D = p->in[0], OD = p->out[0], OH = p->out[1], OW = p->out[2];
+    const int64_t KD = g->KD, slab = g->Cg * nb;
     const float *U = (const float *)a->wpack;
     wg4_seg seg[2];
-    {
-        int nr = (int)(t1 - t0);
-        int ns = wg4_segments(g, t0, t1, seg);
-        /* input transform: V[xi][kd * Cg + c][col], depth tap kd reading
-         * input slice od * stride - pad + kd * dilation (mapped by the
-         * mode; a slice outside a constant-mode volume is all cval) */
-        /* columns nr..nb of V are left as they are: GEMM columns are
-         * independent and the output transform stores only a segment's lanes */
-        for (int s = 0; s < ns; s++) {
-            wg4_seg *sg = &seg[s];
-            for (int64_t kd = 0; kd < g->KD; kd++) {
-                for (int k = 0; k < sg->nruns; k++) {
-                    tc__wg4_run *u = &sg->run[k];
-                    int64_t z = tc__boundary_index(sg->od[k] * p->stride[0] - pd + kd * p->dil[0],
-                                                   D, p->mode);
-                    u->plane = z < 0 ? NULL
-                                     : (const float *)a->x +
-                                           (((sg->n[k] * p->C + gi * g->Cg) * D + z) * H) * W;
-                    u->y0 = 4 * sg->ty[k] - pt;
-                    u->x0 = 4 * sg->tx0[k] - pl;
-                }
-                tc__wg4_in_avx512(sg->run, sg->nruns, sg->nlanes, H, W, (int)p->mode, cval, g->Cg,
-                                  D * H * W, V + kd * g->Cg * nb + sg->col, nb, g->vstride);
-            }
+    int nr = (int)(t1 - t0);
+    int ns = wg4_segments(g, t0, t1, seg);
+    int64_t tag[WG4_MAXKD + 1], z[WG4_MAXKD];
+    for (int64_t s = 0; s < g->slots; s++) tag[s] = -2;
+    int64_t w = 0;
+    for (int64_t od = od0; od < od1; od++) {
+        for (int64_t kd = 0; kd < KD; kd++)
+            z[kd] = tc__boundary_index(od * p->stride[0] - p->pad_lo[0] + kd * p->dil[0], D, p->mode);
+        int shift = KD > 1;
+        for (int64_t kd = 0; shift && kd + 1 < KD; kd++)
+            if (tag[w + 1 + kd] != z[kd]) shift = 0;
+        if (!shift) {
+            w = 0;
+        } else if (w + KD < g->slots) {
+            w++;
+        } else { /* move the KD - 1 kept slots to the front */
+            for (int xi = 0; xi < WG4_XI; xi++)
+                memmove(V + xi * g->vstride, V + xi * g->vstride + (w + 1) * slab,
+                        (size_t)((KD - 1) * slab) * sizeof(float));
+            for (int64_t kd = 0; kd + 1 < KD; kd++) tag[kd] = tag[w + 1 + kd];
+            tag[KD - 1] = -2;
+            w = 0;
         }
+        for (int64_t kd = 0; kd < KD; kd++)
+            if (tag[w + kd] != z[kd]) {
+                wg4_slice(j, V, gi, seg, ns, nb, z[kd], w + kd);
+                tag[w + kd] = z[kd];
+            }
+        const float *Vw = V + w * slab;
         /* per chunk of A panels: 36 GEMMs M[xi][k][col] = U[xi] V[xi], then
          * the output transform of those channels */
         for (int64_t qc = q0; qc < q1; qc += WG4_KCH) {
             int64_t qe = qc + WG4_KCH < q1 ? qc + WG4_KCH : q1;
             for (int xi = 0; xi < WG4_XI; xi++) {
                 const float *Ux = U + ((gi * WG4_XI + xi) * g->npan) * g->kc * WG4_MR;
-                const float *Vx = V + xi * g->vstride;
+                const float *Vx = Vw + xi * g->vstride;
                 float *Mx = M + xi * g->mstride;
                 if (nb == 32) {
                     for (int64_t q = qc; q < qe; q++) {
@@ -277,7 +324,7 @@ static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t 
                     u->rows = (int)(OH - oy < 4 ? OH - oy : 4);
                     u->cnt = (int)(OW - ox < 4 * u->len ? OW - ox : 4 * u->len);
                     u->out = (float *)a->y +
-                             (((sg->n[r] * p->K + gi * g->Kg + k0) * OD + sg->od[r]) * OH + oy) * OW + ox;
+                             (((sg->n[r] * p->K + gi * g->Kg + k0) * OD + od) * OH + oy) * OW + ox;
                 }
                 tc__wg4_out_avx512(M + sg->col, g->mstride, nb, k1 - k0, bias, sg->run, sg->nruns,
                                    OW, OD * OH * OW);
@@ -293,12 +340,15 @@ static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
     float *V = (float *)mine, *M = (float *)(mine + g->vbytes);
     for (int64_t it = begin; it < end; it++) {
         int64_t kg = it % g->kgroups, t = it / g->kgroups;
+        int64_t oc = t % g->odch;
+        t /= g->odch;
         int64_t ri = t % g->nranges, gi = t / g->nranges;
         int64_t r0 = g->T * ri / g->nranges, r1 = g->T * (ri + 1) / g->nranges;
         int64_t q0 = kg * g->ppg, q1 = q0 + g->ppg < g->npan ? q0 + g->ppg : g->npan;
+        int64_t od0 = g->OD * oc / g->odch, od1 = g->OD * (oc + 1) / g->odch;
         for (int64_t t0 = r0; t0 < r1; t0 += g->nb) {
             int64_t t1 = t0 + g->nb < r1 ? t0 + g->nb : r1;
-            wg4_block(j, V, M, gi, t0, t1, t1 - t0 <= 16 ? 16 : g->nb, q0, q1);
+            wg4_block(j, V, M, gi, t0, t1, t1 - t0 <= 16 ? 16 : g->nb, q0, q1, od0, od1);
         }
     }
 }
@@ -309,7 +359,7 @@ static tc_status wg4_execute(const tc__args *a) {
     wg4_job j;
     j.a = a;
     wg4_geometry(p, a->threads, &j.g);
-    tc__parallel_for(a->threads, p->G * j.g.nranges * j.g.kgroups, wg4_items, &j);
+    tc__parallel_for(a->threads, p->G * j.g.nranges * j.g.odch * j.g.kgroups, wg4_items, &j);
     return TC_OK;
 }
 
@@ -332,17 +382,23 @@ static double wg4_estimate(const tc__problem *p, const tc__env *env) {
     int64_t tr = wg4_cdiv(g.T, g.nranges);
     double c16 = g.nb == 16 ? cols : (tr % 32 && tr % 32 <= 16) ? 16.0 * p->G * g.nranges : 0;
     double gemm = 2.0 * WG4_XI * (double)(g.npan * WG4_MR) * (double)g.kc;
-    double items = (double)(p->G * g.nranges * g.kgroups);
+    double items = (double)(p->G * g.nranges * g.odch * g.kgroups);
     double rounds = (double)wg4_cdiv((int64_t)items, env->threads);
     double bal = items / (rounds * env->threads);
-    double t_gemm = gemm * ((cols - c16) / 0.80 + c16 / 0.30) / (tc__peak_flops(env) * kfac * bal);
-    double vals = WG4_XI * cols * ((double)g.kgroups * g.kc + (double)g.Kg);
+    double OD = (double)g.OD;
+    double t_gemm =
+        OD * gemm * ((cols - c16) / 0.80 + c16 / 0.30) / (tc__peak_flops(env) * kfac * bal);
+    /* input slices transformed per output depth: 1 when the window shifts
+     * (depth stride == dilation), else all KD */
+    double fresh = g.KD == 1 || p->stride[0] == p->dil[0] ? 1.0 : (double)g.KD;
+    double vals = WG4_XI * cols * OD * ((double)g.kgroups * g.Cg * fresh + (double)g.Kg);
     double t_tr = vals * 0.7e-10 / (env->threads * bal);
     int64_t ppi = g.ppg < g.npan ? g.ppg : g.npan; /* A panels per item */
     double ui = WG4_XI * (double)(ppi * WG4_MR) * (double)g.kc * 4.0;
     double utotal = WG4_XI * (double)(p->G * g.npan * WG4_MR) * (double)g.kc * 4.0;
     int fits = ui <= 768e3;
-    double traffic = items * ui * (fits ? 1.0 : (double)wg4_cdiv(g.rcols, g.nb));
+    double traffic = items * ui *
+                     (fits ? 1.0 : (double)(wg4_cdiv(g.rcols, g.nb) * wg4_cdiv(g.OD, g.odch)));
     double t_u = traffic / (tc__peak_bandwidth(env) * (fits ? 4.0 : utotal <= 4e6 ? 2.0 : 1.0));
     return t_gemm + t_tr + t_u + tc__problem_bytes(p) / tc__peak_bandwidth(env);
 }
