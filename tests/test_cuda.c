@@ -489,6 +489,9 @@ static const ccase ccases[] = {
     {2, 2, 3, 6, 3, {13, 12}, {3, 3}, 1, 2, 2, TC_PADDING_CIRCULAR, 0},  /* dw: dilation, x2 */
     {2, 3, 4, 4, 4, {9, 11}, {5, 5}, 2, 1, 2, TC_PADDING_ZEROS, 1},      /* dw: 5x5 stride 2 */
     {3, 1, 4, 4, 4, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_REPLICATE, 1}, /* dw 3D */
+    /* session 7: the zero-padding gather's tap bitmask (R <= 64) and past it */
+    {2, 1, 4, 12, 1, {12, 13}, {8, 8}, 1, 1, 3, TC_PADDING_ZEROS, 0},   /* R = 64 */
+    {2, 2, 5, 20, 1, {16, 15}, {9, 9}, 1, 1, 4, TC_PADDING_ZEROS, 1},   /* R = 81 */
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",

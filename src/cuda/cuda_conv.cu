@@ -277,6 +277,9 @@ __device__ __forceinline__ void ig_put(float *__restrict__ y, float *__restrict_
  * padding mode (out-of-bounds elements remapped on a side path), IG_1X1
  * copies 4 columns of X_n with one 16-byte cp.async. */
 enum { IG_ZEROS = 0, IG_REMAP = 1, IG_1X1 = 2 };
+template <bool B> struct ig_bool {
+    static constexpr bool value = B;
+};
 template <int BM, bool TF32, int LM>
 __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM == 64 ? 3 : 4)
     k_ig(const float *__restrict__ x, const float *__restrict__ w,
@@ -333,6 +336,18 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
         }
         __syncthreads();
     }
+    /* zero padding: the taps inside the input for this thread's column, a
+     * bit each (R <= 64; a column past the end has b0 far out: none) */
+    unsigned long long tin = 0;
+    if (LM == IG_ZEROS && a.R <= 64) {
+        for (int t = 0; t < a.R; t++) {
+            const int4 tp = taps[t];
+            const bool inb = ((unsigned)(b0 + tp.x) < (unsigned)a.in0) &
+                             ((unsigned)(b1 + tp.y) < (unsigned)a.in1) &
+                             ((unsigned)(b2 + tp.z) < (unsigned)a.in2);
+            tin |= (unsigned long long)inb << t;
+        }
+    }
     /* the reduction row of this thread's first B element in the next stage
      * to load: channel term cb = c * plane + xoff and tap tb; the stages are
      * loaded in order, so (cb, tb) advance by BK rows per stage */
@@ -380,34 +395,65 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
             }
         } else {
             const int l = l0 + brow0;
-            int t = tb, c = cb;
+            if (LM == IG_ZEROS) {
+                /* zero-fill for padding, past-the-end rows and columns (the
+                 * source then the image start: never read); UM: the tap's
+                 * in-bounds test is one bit of tin (R <= 64) */
+                auto gather = [&](auto um) {
+                    constexpr bool UM = decltype(um)::value;
+                    int t = tb, c = cb;
 #pragma unroll
-            for (int i = 0; i < RPT; i++) {
-                float *dst = Bs + (brow0 + i) * IG_BP + bcol;
-                const int4 tp = taps[t];
-                const bool inb = ((unsigned)(b0 + tp.x) < (unsigned)a.in0) &
-                                 ((unsigned)(b1 + tp.y) < (unsigned)a.in1) &
-                                 ((unsigned)(b2 + tp.z) < (unsigned)a.in2);
-                const bool lok = l + i < a.Rl;
-                if (LM == IG_ZEROS) {
-                    /* zero-fill for padding, past-the-end rows and columns
-                     * (the source then the image start: never read) */
-                    const bool ok = inb & lok;
-                    ig_cp4(dst, xi + (ok ? c + tp.w : 0), ok ? 4 : 0);
-                } else if (cok & lok) {
-                    if (inb)
-                        ig_cp4(dst, xi + (c + tp.w), 4);
-                    else if (a.mode == TC_MODE_CONSTANT)
-                        *dst = a.cval;
-                    else /* the image's channel: c less the window origin */
-                        ig_edge(dst, xi + (c - xoff), b0 + tp.x, b1 + tp.y, b2 + tp.z,
-                                a.in0, a.in1, a.in2, a.mode);
-                } else {
-                    *dst = 0.f;
-                }
-                if (++t == a.R) {
-                    t = 0;
-                    c += a.plane;
+                    for (int i = 0; i < RPT; i++) {
+                        float *dst = Bs + (brow0 + i) * IG_BP + bcol;
+                        bool inb;
+                        int off;
+                        if (UM) {
+                            inb = (tin >> t) & 1;
+                            off = taps[t].w;
+                        } else {
+                            const int4 tp = taps[t];
+                            inb = ((unsigned)(b0 + tp.x) < (unsigned)a.in0) &
+                                  ((unsigned)(b1 + tp.y) < (unsigned)a.in1) &
+                                  ((unsigned)(b2 + tp.z) < (unsigned)a.in2);
+                            off = tp.w;
+                        }
+                        const bool ok = inb & (l + i < a.Rl);
+                        ig_cp4(dst, xi + (ok ? c + off : 0), ok ? 4 : 0);
+                        if (++t == a.R) {
+                            t = 0;
+                            c += a.plane;
+                        }
+                    }
+                };
+                if (a.R <= 64)
+                    gather(ig_bool<true>());
+                else
+                    gather(ig_bool<false>());
+            } else {
+                int t = tb, c = cb;
+#pragma unroll
+                for (int i = 0; i < RPT; i++) {
+                    float *dst = Bs + (brow0 + i) * IG_BP + bcol;
+                    const int4 tp = taps[t];
+                    const bool inb = ((unsigned)(b0 + tp.x) < (unsigned)a.in0) &
+                                     ((unsigned)(b1 + tp.y) < (unsigned)a.in1) &
+                                     ((unsigned)(b2 + tp.z) < (unsigned)a.in2);
+                    const bool lok = l + i < a.Rl;
+                    if (cok & lok) {
+                        if (inb)
+                            ig_cp4(dst, xi + (c + tp.w), 4);
+                        else if (a.mode == TC_MODE_CONSTANT)
+                            *dst = a.cval;
+                        else /* the image's channel: c less the window origin */
+                            ig_edge(dst, xi + (c - xoff), b0 + tp.x, b1 + tp.y, b2 + tp.z,
+                                    a.in0, a.in1, a.in2, a.mode);
+                    } else {
+                        *dst = 0.f;
+                    }
+                    if (++t == a.R) {
+                        t = 0;
+                        c += a.plane;
+                    }
                 }
             }
             /* advance (cb, tb) by BK rows for the next stage */
@@ -622,6 +668,14 @@ __global__ void __launch_bounds__(256)
  * loads conflict-free); with RV > 1 (s1 = d1 = 1) each loaded row of M2
  * values feeds up to M1 of the RV accumulators. M1 = M2 = 0: mask sizes at
  * run time, RV = 1. Each output sums bias + w * x in (r1, r2) order. */
+/* n / d for 0 <= n < 2^31 by a multiply-high: (umulhi(n, m) + n) >> s */
+struct dwdiv {
+    unsigned m;
+    int s;
+};
+__device__ __forceinline__ int dw_div(int n, dwdiv d) {
+    return (int)((__umulhi((unsigned)n, d.m) + (unsigned)n) >> d.s);
+}
 struct dwp {
     int NK, K, C, mult; /* planes N*K, channels, multiplier K/C */
     int in1, in2, out1, out2;
@@ -629,6 +683,8 @@ struct dwp {
     int mode;
     float cval;
     int pp, bh, rows, cols; /* planes per block, band height, smem rows/cols per plane */
+    int items;              /* items per plane of a band: ceil(bh / RV) * out2 */
+    dwdiv drows, ditems, dout2;
 };
 
 template <int M1, int M2, int RV>
@@ -636,17 +692,27 @@ __global__ void __launch_bounds__(256)
     k_dw_tile(const float *__restrict__ x, const float *__restrict__ w,
               const float *__restrict__ bias, float *__restrict__ y, const dwp a) {
     extern __shared__ float4 dw_smem4[];
-    float *xs = reinterpret_cast<float *>(dw_smem4);
+    /* [pp] plane offsets in x (int64), [pp] channel k, then the tiles */
+    long long *sb = reinterpret_cast<long long *>(dw_smem4);
+    int *sk = reinterpret_cast<int *>(sb + a.pp);
+    float *xs = reinterpret_cast<float *>(sk + a.pp + (a.pp & 1));
     const int pl0 = blockIdx.x * a.pp, ob = blockIdx.y * a.bh;
     const int npl = min(a.pp, a.NK - pl0);
     const int ib = ob * a.s1 - a.p1;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     const int nrows = npl * a.rows;
+    for (int i = threadIdx.x; i < npl; i += blockDim.x) {
+        const int pl = pl0 + i, k = pl % a.K, n = pl / a.K;
+        sk[i] = k;
+        sb[i] = ((long long)n * a.C + k / a.mult) * ((long long)a.in1 * a.in2);
+    }
+    __syncthreads();
     /* ---- load: row rw = (plane pi, padded row u), 4 rows in flight per warp ---- */
     for (int v0 = 0; v0 < a.cols; v0 += 32) {
         const int v = v0 + lane, j = v - a.p2;
         const bool vin = v < a.cols;
         const bool jin = (unsigned)j < (unsigned)a.in2;
+        const int jj = jin ? j : cv_bidx(j, a.in2, a.mode);
         for (int r0 = warp; r0 < nrows; r0 += 4 * nw) {
             float val[4];
 #pragma unroll
@@ -654,17 +720,11 @@ __global__ void __launch_bounds__(256)
                 const int rw = r0 + q * nw;
                 val[q] = 0.f;
                 if (rw < nrows && vin) {
-                    const int pi = rw / a.rows, u = rw - pi * a.rows;
-                    const int pl = pl0 + pi, k = pl % a.K, n = pl / a.K;
-                    const float *xp =
-                        x + ((int64_t)n * a.C + k / a.mult) * ((int64_t)a.in1 * a.in2);
+                    const int pi = dw_div(rw, a.drows), u = rw - pi * a.rows;
+                    const float *xp = x + sb[pi];
                     const int i = ib + u;
-                    if ((unsigned)i < (unsigned)a.in1 && jin) {
-                        val[q] = __ldg(xp + i * a.in2 + j);
-                    } else {
-                        const int ii = cv_bidx(i, a.in1, a.mode), jj = cv_bidx(j, a.in2, a.mode);
-                        val[q] = (ii < 0 || jj < 0) ? a.cval : __ldg(xp + ii * a.in2 + jj);
-                    }
+                    const int ii = (unsigned)i < (unsigned)a.in1 ? i : cv_bidx(i, a.in1, a.mode);
+                    val[q] = (ii < 0 || jj < 0) ? a.cval : __ldg(xp + ii * a.in2 + jj);
                 }
             }
 #pragma unroll
@@ -677,13 +737,12 @@ __global__ void __launch_bounds__(256)
     __syncthreads();
     /* ---- compute: item = (plane, row group, column) ---- */
     const int brows = min(a.bh, a.out1 - ob);
-    const int nrg = (brows + RV - 1) / RV;
-    const int items = nrg * a.out2;
     const int64_t P = (int64_t)a.out1 * a.out2;
-    for (int it = threadIdx.x; it < npl * items; it += blockDim.x) {
-        const int pi = it / items, r = it - pi * items;
-        const int rg = r / a.out2, o2 = r - rg * a.out2;
-        const int pl = pl0 + pi, k = pl % a.K;
+    for (int it = threadIdx.x; it < npl * a.items; it += blockDim.x) {
+        const int pi = dw_div(it, a.ditems), r = it - pi * a.items;
+        const int rg = dw_div(r, a.dout2), o2 = r - rg * a.out2;
+        if (rg * RV >= brows) continue; /* the last band's missing rows */
+        const int pl = pl0 + pi, k = sk[pi];
         const float *xr = xs + (pi * a.rows + rg * RV * a.s1) * a.cols + o2 * a.s2;
         const float b = bias ? __ldg(bias + k) : 0.f;
         float *yp = y + pl * P + (int64_t)(ob + rg * RV) * a.out2 + o2;
@@ -1007,6 +1066,13 @@ typedef void (*dw_kernel)(const float *, const float *, const float *, float *, 
  * a block has ~256 items. *done = 0 (nothing launched) where it does not
  * apply: the caller then takes the one-thread-per-output kernel. */
 #define DW_SMEM (40 * 1024)
+static dwdiv dw_magic(int d) {
+    dwdiv r;
+    r.s = 0;
+    while ((1LL << r.s) < d) r.s++;
+    r.m = (unsigned)((((uint64_t)1 << 32) * (((uint64_t)1 << r.s) - (uint64_t)d)) / (uint64_t)d + 1);
+    return r;
+}
 static tc_status dw_tiled(const tc__problem *p, const tc__cu_bufs *b, const float *db, int *done) {
     *done = 0;
     if (p->in[0] != 1 || p->out[0] != 1 || p->msk[0] != 1 || getenv("TC_CUDA_CONV_GENERIC"))
@@ -1063,11 +1129,15 @@ static tc_status dw_tiled(const tc__problem *p, const tc__cu_bufs *b, const floa
     g.bh = (int)bh;
     g.rows = (int)rows_for(bh);
     g.cols = (int)cols;
+    g.items = (int)(tc__cu_div_up(bh, rv) * p->out[2]);
+    g.drows = dw_magic(g.rows);
+    g.ditems = dw_magic(g.items);
+    g.dout2 = dw_magic(g.out2);
     const int64_t gx = tc__cu_div_up(NK, pp), gy = tc__cu_div_up(p->out[1], bh);
     if (gx > 0x7fffffff || gy > 65535) return TC_OK;
     int64_t nt = tc__cu_div_up(pp * tc__cu_div_up(bh, rv) * p->out[2], 32) * 32;
     nt = nt > 256 ? 256 : nt;
-    const size_t smem = (size_t)(pp * g.rows * cols) * sizeof(float);
+    const size_t smem = (size_t)(pp * g.rows * cols) * sizeof(float) + (size_t)pp * 12 + 8;
     k<<<dim3((unsigned)gx, (unsigned)gy), (unsigned)nt, smem, b->s>>>(
         (const float *)b->x, (const float *)b->w, db, (float *)b->y, g);
     *done = 1;
