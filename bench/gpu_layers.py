@@ -211,6 +211,11 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
                     t = time_plan(pa, x, w)
                     sw.append(f"{'t' if fl else 'f'}{bm},{S}=" + (f"{t:.3f}" if t else "fail"))
             os.environ.pop("TC_CUDA_CONV_SHAPE", None)
+            # the planner's shape without the reduction-row table
+            os.environ["TC_CUDA_CONV_NOLTAB"] = "1"
+            t = time_plan(pa, x, w)
+            sw.append(f"{'t' if fl else 'f'}-noltab=" + (f"{t:.3f}" if t else "fail"))
+            del os.environ["TC_CUDA_CONV_NOLTAB"]
             lib.tc_plan_destroy(pa)
         row["sweep"] = sw
         print("  sweep " + name + ": " + " ".join(sw), flush=True)

@@ -212,6 +212,7 @@ __global__ void __launch_bounds__(256, 2)
 #define IG_STAGES 4
 #define IG_TAPMAX 2048
 #define IG_MAXSPLIT 16
+#define IG_LTMAX 2048 /* reduction-row table entries (int2): 16 KiB */
 
 /* 32-bit problem description (ig_fast checks every bound) */
 struct igp {
@@ -224,6 +225,7 @@ struct igp {
     int avec; /* A by 16-byte copies */
     int yvec; /* float4 output stores */
     int ktps; /* k tiles per split */
+    int ltab; /* zero padding, R < 64: the reduction-row table (ig_ltab_ok) */
 };
 
 __device__ __forceinline__ void ig_cp16(float *dst, const float *src, int bytes) {
@@ -337,7 +339,19 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
         __syncthreads();
     }
     /* zero padding: the taps inside the input for this thread's column, a
-     * bit each (R <= 64; a column past the end has b0 far out: none) */
+     * bit each (R <= 64; a column past the end has b0 far out: none); with
+     * a.ltab (R < 64) a table of the reduction rows l padded to whole k
+     * tiles: (c * plane + the tap's offset, tap t), t = 63 past Rl (bit 63
+     * is never set), so one element costs a table load, a bit test, a
+     * select and the copy */
+    int2 *ltab = reinterpret_cast<int2 *>(taps + a.R);
+    if (LM == IG_ZEROS && a.ltab) {
+        for (int l = tid; l < KT * IG_BK; l += NT) {
+            const int c = l / a.R, t = l - c * a.R;
+            ltab[l] = l < a.Rl ? make_int2(c * a.plane + taps[t].w, t) : make_int2(0, 63);
+        }
+        __syncthreads();
+    }
     unsigned long long tin = 0;
     if (LM == IG_ZEROS && a.R <= 64) {
         for (int t = 0; t < a.R; t++) {
@@ -395,7 +409,16 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
             }
         } else {
             const int l = l0 + brow0;
-            if (LM == IG_ZEROS) {
+            if (LM == IG_ZEROS && a.ltab) {
+                const int2 *lt = ltab + l;
+#pragma unroll
+                for (int i = 0; i < RPT; i++) {
+                    const int2 e = lt[i];
+                    const bool ok = (tin >> e.y) & 1;
+                    const unsigned o = ok ? (unsigned)(xoff + e.x) : 0u;
+                    ig_cp4(Bs + (brow0 + i) * IG_BP + bcol, xi + o, ok ? 4 : 0);
+                }
+            } else if (LM == IG_ZEROS) {
                 /* zero-fill for padding, past-the-end rows and columns (the
                  * source then the image start: never read); UM: the tap's
                  * in-bounds test is one bit of tin (R <= 64) */
@@ -883,6 +906,7 @@ static igp ig_params(const tc__problem *p) {
     a.avec = 0;
     a.yvec = 0;
     a.ktps = 1;
+    a.ltab = 0;
     return a;
 }
 
@@ -1005,7 +1029,20 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     const int bm = ig_bm[sh.bi], S = sh.S;
     g.ktps = sh.ktps;
     ig_kernel k = ig_tab[sh.bi][tf32][lm];
-    const size_t smem = ig_smem(bm, lm == IG_1X1 ? 0 : g.R);
+    /* the reduction-row table (within the tap table's IG_TAPMAX room) */
+    const int KTt = (int)tc__cu_div_up(g.Rl, IG_BK);
+    g.ltab = lm == IG_ZEROS && g.R < 64 && KTt * IG_BK <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB");
+    size_t smem = ig_smem(bm, lm == IG_1X1 ? 0 : g.R);
+    if (g.ltab) {
+        /* only where the table keeps the blocks per SM the model assumed
+         * (1 KiB per block reserved by the runtime) */
+        const size_t with = smem + (size_t)KTt * IG_BK * 8;
+        const size_t per_sm = d && d->smem_per_sm ? d->smem_per_sm : 228 * 1024;
+        if ((with + 1024) * (size_t)occ[sh.bi] <= per_sm)
+            smem = with;
+        else
+            g.ltab = 0;
+    }
     const int64_t gx = tc__cu_div_up(g.NP, IG_BN), gy = tc__cu_div_up(g.Kg, bm);
     const float *db;
     void *own, *part = NULL;
