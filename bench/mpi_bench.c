@@ -1,14 +1,21 @@
 /* mpi_bench.c - weak / strong scaling of tileconv_mpi (3D k5 mask, float32,
  * reflect):
  *   mpirun -np R tileconv-mpi-bench [--weak N | --strong N] [--grid AxBxC |
- *       --slabs] [--repeat K] [--algo NAME] [--local]
+ *       --slabs] [--repeat K] [--algo NAME] [--local] [--progress on|off|auto]
+ *       [--single] [--backend cpu|cuda]
  * Weak: N^3 per rank (the global array is (g0 N) x (g1 N) x (g2 N) for the
  * grid g: --grid, --slabs = R x 1 x 1, default MPI_Dims_create's balanced
  * grid over the first two axes); strong: N^3 in all on the library's grid (or --grid / --slabs).
  * Rank 0 prints the median time of an execute (barrier to barrier), the
  * compute and wait over the ranks, the exchange alone, the exposed exchange
  * time (time in its MPI calls) and the hidden fraction 1 - exposed /
- * exchange alone (each rank's median over the executes; range over ranks). --local: no MPI in the timed loop: each rank filters its
+ * exchange alone (each rank's median over the executes; range over ranks),
+ * and hidden_cpu, which also counts the progress thread's own work beside
+ * the compute (tileconv_mpi.h). --progress: the progress thread on / off
+ * (default: the library's choice; MPI is initialised with
+ * MPI_THREAD_SERIALIZED; --single: plain MPI_Init). --backend cuda: GPU
+ * ranks (device = node-local rank % devices, host buffers; the local plans
+ * of --local on the same device). --local: no MPI in the timed loop: each rank filters its
  * own N^3 array with a one-process plan of the same algorithm (R
  * independent filters at once), to separate the machine's shared-resource
  * slowdown from the distributed code. A benchmark: never fails on a slow
@@ -25,8 +32,13 @@ static int cmpd(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
+    int provided = 0, single = 0;
+    for (int i = 1; i < argc; i++) single |= !strcmp(argv[i], "--single");
+    if (single) MPI_Init(&argc, &argv); /* MPI_THREAD_SINGLE: no progress thread */
+    else MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     int rank, size, weak = 1, repeat = 7, slabs = 0, local = 0, grid[3] = {0, 0, 0};
+    int progress = 0;
+    tc_backend backend = TC_BACKEND_CPU;
     long n = 128;
     const char *algo = NULL;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -41,6 +53,12 @@ int main(int argc, char **argv) {
             sscanf(argv[++i], "%dx%dx%d", &grid[0], &grid[1], &grid[2]);
         else if (!strcmp(argv[i], "--slabs")) slabs = 1;
         else if (!strcmp(argv[i], "--local")) local = 1;
+        else if (!strcmp(argv[i], "--backend") && more) {
+            if (tc_backend_parse(argv[++i], &backend) != TC_OK) backend = TC_BACKEND_CPU;
+        } else if (!strcmp(argv[i], "--progress") && more) {
+            const char *v = argv[++i];
+            progress = !strcmp(v, "on") ? 1 : !strcmp(v, "off") ? -1 : 0;
+        }
     }
     if (repeat < 1) repeat = 1;
     if (slabs) {
@@ -69,6 +87,8 @@ int main(int argc, char **argv) {
     tc_mpi_options mo;
     tc_mpi_options_init(&mo);
     memcpy(mo.grid, grid, sizeof grid);
+    mo.progress = progress;
+    mo.backend = backend;
     tc_mpi_plan *p = NULL;
     if (tc_mpi_plan_filter_ex(&p, MPI_COMM_WORLD, &d, mask, &o, &mo) != TC_OK) {
         if (rank == 0) fprintf(stderr, "tileconv-mpi-bench: %s\n", tc_mpi_last_error());
@@ -86,6 +106,8 @@ int main(int argc, char **argv) {
     double *hid = malloc(sizeof(double) * (size_t)repeat);
     double *exp_ = malloc(sizeof(double) * (size_t)repeat);
     double *wt = malloc(sizeof(double) * (size_t)repeat);
+    double *hc = malloc(sizeof(double) * (size_t)repeat);
+    double *pg = malloc(sizeof(double) * (size_t)repeat);
     tc_plan *lp = NULL;
     if (local) { /* the same algorithm on this rank's box, one process, no MPI */
         tc_filter_desc ld = d;
@@ -94,6 +116,7 @@ int main(int argc, char **argv) {
         tc_context_create(&ctx);
         const char *env = getenv("TILECONV_MPI_THREADS");
         tc_context_set_threads(ctx, env && atoi(env) > 0 ? atoi(env) : 1);
+        tc_context_set_backend(ctx, backend); /* the device the mpi plan selected */
         o.algorithm = tc_mpi_plan_algorithm(p);
         if (tc_plan_filter(&lp, ctx, &ld, mask, &o) != TC_OK) {
             fprintf(stderr, "tileconv-mpi-bench: rank %d: %s\n", rank, tc_last_error());
@@ -118,6 +141,8 @@ int main(int argc, char **argv) {
         }
         tc_mpi_plan_stats(p, &s);
         hid[r] = s.hidden;
+        hc[r] = s.hidden_cpu;
+        pg[r] = s.progress_s;
         exp_[r] = s.exposed_s;
         wt[r] = s.wait_s;
         comp += s.compute_s / repeat;
@@ -126,10 +151,17 @@ int main(int argc, char **argv) {
     qsort(hid, (size_t)repeat, sizeof(double), cmpd);
     qsort(exp_, (size_t)repeat, sizeof(double), cmpd);
     qsort(wt, (size_t)repeat, sizeof(double), cmpd);
+    qsort(hc, (size_t)repeat, sizeof(double), cmpd);
+    qsort(pg, (size_t)repeat, sizeof(double), cmpd);
     wait = local ? 0 : wt[repeat / 2];
     /* per rank: the median over the executes; then the range over ranks */
     double hmed = local ? 1 : hid[repeat / 2], emed = local ? 0 : exp_[repeat / 2];
+    double hcmed = local ? 1 : hc[repeat / 2], pgmed = local ? 0 : pg[repeat / 2];
     double hid_min = 0, hid_max = 0, exp_max = 0, comp_max = 0, comp_min = 0, wait_max = 0;
+    double hc_min = 0, hc_max = 0, pg_max = 0;
+    MPI_Reduce(&hcmed, &hc_min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&hcmed, &hc_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&pgmed, &pg_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&hmed, &hid_min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     MPI_Reduce(&hmed, &hid_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&emed, &exp_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -137,16 +169,18 @@ int main(int argc, char **argv) {
     MPI_Reduce(&comp, &comp_min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     MPI_Reduce(&wait, &wait_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("%s %ld^3%s, %d ranks, grid %dx%dx%d, %s%s: median %.2f ms; compute (mean per "
+        printf("%s%s %ld^3%s, %d ranks, grid %dx%dx%d, %s%s: median %.2f ms; compute (mean per "
                "rank) %.2f..%.2f ms, wait (median per rank) max %.3f ms; %d messages, %d pieces, %d chunks, %.1f "
                "MB/execute on rank 0, exchange alone %.3f ms (rank 0), exposed (median per "
-               "rank) max %.3f ms, hidden (median per rank) %.0f..%.0f%%\n",
-               weak ? "weak" : "strong", n, weak ? " per rank" : "", size, s.grid[0], s.grid[1],
+               "rank) max %.3f ms, hidden (median per rank) %.0f..%.0f%%; progress thread %s, "
+               "its work beside compute (median per rank) max %.3f ms, hidden_cpu %.0f..%.0f%%\n",
+               weak ? "weak" : "strong", backend == TC_BACKEND_CUDA ? " cuda" : "", n, weak ? " per rank" : "", size, s.grid[0], s.grid[1],
                s.grid[2], tc_mpi_plan_algorithm(p), local ? " LOCAL (no MPI, one-process plans)"
                                                           : "",
                t[repeat / 2] * 1e3, comp_min * 1e3, comp_max * 1e3, wait_max * 1e3, s.messages,
                s.pieces, s.chunks, s.halo_bytes / 1e6, s.exchange_s * 1e3, exp_max * 1e3,
-               100 * hid_min, 100 * hid_max);
+               100 * hid_min, 100 * hid_max, local ? "-" : s.progress ? "on" : "off",
+               pg_max * 1e3, 100 * hc_min, 100 * hc_max);
     tc_plan_destroy(lp);
     tc_mpi_plan_destroy(p);
     free(x);
@@ -155,6 +189,8 @@ int main(int argc, char **argv) {
     free(hid);
     free(exp_);
     free(wt);
+    free(hc);
+    free(pg);
     MPI_Finalize();
     return 0;
 }

@@ -1,23 +1,40 @@
 #!/usr/bin/env bash
 # mpi_scaling.sh - tileconv_mpi scaling on one many-core machine (the device
-# host: one call builds a CPU-only copy and runs everything):
-#   weak    3D k5 192^3 per rank, 1/2/4/8/16 ranks: balanced grid
-#           (MPI_Dims_create) and slabs (R x 1 x 1)
-#   local   the same ranks each filtering their own 192^3 with a one-process
-#           plan, no MPI in the timed loop (R independent filters at once):
-#           the machine's own slowdown when R cores are busy
-#   strong  512^3 in all, 1/2/4/8/16 ranks, the library's grid and slabs
-#   test    test_mpi under 8 ranks (bitwise against one process)
-#   chunks  (session 7) the weak runs again with TILECONV_MPI_CHUNKS=1 (the
-#           interior in one piece, no MPI_Testall during it): exposed
-#           exchange time and hidden fraction with and without chunks
-# One rank = one core (TILECONV_MPI_THREADS=1, --bind-to core).
-#   SRC=source-tree BUILD=/tmp/bm OUT=dir [RANKS="1 2 4 8"]
-#   [STEPS="weak local chunks strong test"] bash bench/mpi_scaling.sh
+# host: one call builds a copy and runs everything):
+#   weak     3D k5 192^3 per rank, 1/2/4/8/16 ranks: balanced grid
+#            (MPI_Dims_create) and slabs (R x 1 x 1)
+#   local    the same ranks each filtering their own 192^3 with a one-process
+#            plan, no MPI in the timed loop (R independent filters at once):
+#            the machine's own slowdown when R cores are busy
+#   strong   512^3 in all, 1/2/4/8/16 ranks, the library's grid and slabs
+#   test     test_mpi under 8 ranks (bitwise against one process)
+#   chunks   (session 7) the weak runs again with TILECONV_MPI_CHUNKS=1 (the
+#            interior in one piece, no MPI_Testall during it): exposed
+#            exchange time and hidden fraction with and without chunks
+#   progress (session 8) weak 192^3 per rank on the balanced grid, progress
+#            thread off / on, at one core per rank (--bind-to core: the
+#            thread shares its rank's core) and at two cores per rank
+#            (--map-by slot:PE=2: a spare core for it; ranks up to half the
+#            cores), interleaved, PROGRESS_ROUNDS times (default 2), and
+#            --local at each rank count
+#   gpu      (session 8) GPU ranks on this machine's GPU(s): a CUDA build
+#            (CMAKE_CUDA_ARCHITECTURES=90) is made for every step; then
+#            tileconv-mpi --backend cuda at 1 and 2 ranks (sharing one GPU
+#            when there is one) against tileconv filter --backend cuda on one
+#            process, byte for byte (cmp; max |difference| when they differ),
+#            every mode, 1D / 2D / 3D, float32 / float64, grids 2x1x1, 1x2x1,
+#            cuda.direct and cuda.separable (forced: the same algorithm);
+#            and tileconv-mpi-bench --backend cuda weak 192^3 per rank and
+#            strong 384^3 at 1 and 2 ranks, with --local beside them
+# One rank = one core (TILECONV_MPI_THREADS=1, --bind-to core) unless named.
+# Every step runs only while DEADLINE seconds (default 560) have not passed.
+#   SRC=source-tree BUILD=/tmp/bm OUT=dir [RANKS="1 2 4 8"] [DEADLINE=s]
+#   [STEPS="weak local chunks progress gpu strong test"] bash bench/mpi_scaling.sh
 set -u
 SRC=${SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 BUILD=${BUILD:-/tmp/bm}
 OUT=${OUT:-/tmp/mpi-scaling-out}
+DEADLINE=${DEADLINE:-560}
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TILECONV_MPI_THREADS=1
 RANKS=${RANKS:-1 2 4 8 16}
@@ -25,22 +42,110 @@ STEPS=${STEPS:-weak local strong test}
 has() { case " $STEPS " in *" $1 "*) return 0;; esac; return 1; }
 t0=$(date +%s)
 stamp() { echo "== [$(( $(date +%s) - t0 ))s] $*"; }
+# time_left S: at least S seconds left before DEADLINE
+time_left() { [ $(( DEADLINE - ($(date +%s) - t0) )) -ge "$1" ]; }
 stamp "machine"
-{ lscpu; echo; lscpu -e; echo; free -g; mpirun --version | head -1; } >"$OUT/machine.txt" 2>&1
+{ lscpu; echo; lscpu -e; echo; free -g; mpirun --version | head -1; nvidia-smi -L; } >"$OUT/machine.txt" 2>&1
 grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA node\(|L2|L3|MHz" "$OUT/machine.txt"
 mpirun --version | head -1
-stamp "build (CUDA off) in $BUILD"
-cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTC_ENABLE_CUDA=OFF >"$OUT/build.log" 2>&1 &&
-cmake --build "$BUILD" -j"$(nproc)" --target tileconv_mpi_bench test_mpi >>"$OUT/build.log" 2>&1 ||
-    { tail -30 "$OUT/build.log"; exit 2; }
+CUDA_ARGS=(-DTC_ENABLE_CUDA=OFF)
+TARGETS=(tileconv_mpi_bench test_mpi)
+if has gpu; then
+    NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+    CUDA_ARGS=(-DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC")
+    TARGETS+=(tileconv_mpi_cli tileconv_cli)
+    nvidia-smi -L 2>&1 | head -4
+fi
+stamp "build (${CUDA_ARGS[*]}) in $BUILD"
+cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${CUDA_ARGS[@]}" >"$OUT/build.log" 2>&1 &&
+cmake --build "$BUILD" -j"$(nproc)" --target "${TARGETS[@]}" >>"$OUT/build.log" 2>&1 ||
+    { grep -E "error|Error" "$OUT/build.log" | head -20; tail -20 "$OUT/build.log"; exit 2; }
+grep -E "CUDA backend|MPI ON" "$OUT/build.log"
 B=$BUILD/tileconv-mpi-bench
 M="mpirun --bind-to core --oversubscribe"
 stamp "placement of 8 ranks"
 $M --report-bindings -np 8 "$B" --weak 32 --repeat 1 2>&1 | grep -E "bound|weak" | head -10
 run() { echo "\$ $*"; timeout 90 "$@" 2>&1 | grep -E "^(weak|strong)|error|Error" ; }
+if has gpu && time_left 60; then
+    stamp "GPU ranks: tileconv-mpi --backend cuda against tileconv filter --backend cuda"
+    G=$OUT/gpu-data
+    mkdir -p "$G"
+    python3 - "$G" <<'PYEOF'
+import sys, numpy as np
+d = sys.argv[1]
+r = np.random.default_rng(20261125)
+np.save(f"{d}/a1.npy", r.uniform(-1, 1, 100003).astype(np.float32))
+np.save(f"{d}/a2.npy", r.uniform(-1, 1, (1001, 777)).astype(np.float32))
+np.save(f"{d}/a3.npy", r.uniform(-1, 1, (131, 97, 89)).astype(np.float32))
+np.save(f"{d}/a3d.npy", r.uniform(-1, 1, (67, 45, 51)).astype(np.float64))
+PYEOF
+    gpass=0 gfail=0
+    gcase() { # name file kernel "np[@grid] ..." options...
+        local name=$1 f=$2 k=$3 specs=$4
+        shift 4
+        if ! timeout 60 "$BUILD/tileconv" filter "$G/$f" "$G/ref.npy" --kernel "$k" --backend cuda \
+            "$@" >"$G/err" 2>&1; then
+            echo "FAIL $name: tileconv filter: $(head -2 "$G/err")"; gfail=$((gfail + 1)); return
+        fi
+        for spec in $specs; do
+            local np=${spec%%@*} extra=()
+            [ "$spec" != "$np" ] && extra=(--grid "${spec#*@}")
+            rm -f "$G/out.npy"
+            if timeout 60 mpirun --oversubscribe -np "$np" "$BUILD/tileconv-mpi" filter "$G/$f" \
+                "$G/out.npy" --kernel "$k" --backend cuda "${extra[@]}" "$@" --stats >"$G/err" 2>&1; then
+                local a
+                a=$(grep -o "algorithm=[^ ]*" "$G/err")
+                if cmp -s "$G/ref.npy" "$G/out.npy"; then
+                    echo "ok   $name, $spec ranks ($a): bitwise"; gpass=$((gpass + 1))
+                else
+                    echo "DIFF $name, $spec ranks ($a): $(python3 -c "import numpy as n,sys; x=n.load(sys.argv[1]); y=n.load(sys.argv[2]); print('max |diff| %.3g, max |ref| %.3g, %d of %d differ' % (abs(x.astype(float)-y).max(), abs(x).max(), (x!=y).sum(), x.size))" "$G/ref.npy" "$G/out.npy")"
+                    gfail=$((gfail + 1))
+                fi
+            else
+                echo "FAIL $name, $spec ranks: $(grep -v '^ *$' "$G/err" | head -2)"; gfail=$((gfail + 1))
+            fi
+        done
+    }
+    for mode in reflect constant nearest mirror wrap; do
+        gcase "3D gaussian:1.5 $mode" a3.npy gaussian:1.5 "1 2@2x1x1 2@1x2x1" --mode $mode --algo cuda.direct
+    done
+    gcase "3D box:5 f64 reflect" a3d.npy box:5 "1 2@2x1x1" --mode reflect --algo cuda.direct
+    gcase "2D gaussian:2 nearest correlate origin" a2.npy gaussian:2 "1 2@2x1 2@1x2" --mode nearest \
+        --correlate --origin 1,0 --algo cuda.direct
+    gcase "1D box:31 wrap" a1.npy box:31 "1 2" --mode wrap --algo cuda.direct
+    gcase "3D gaussian:1.5 reflect separable" a3.npy gaussian:1.5 "2@2x1x1 2@1x2x1" --mode reflect \
+        --algo cuda.separable
+    echo "GPU ranks: $gpass bitwise, $gfail differ or failed"
+    rm -f "$G"/*.npy
+fi
+if has gpu && time_left 40; then
+    stamp "GPU ranks: timing 1 vs 2 ranks (one GPU shared when the machine has one)"
+    for r in 1 2; do
+        run $M -np $r "$B" --backend cuda --weak 192 --repeat 9
+        run $M -np $r "$B" --backend cuda --weak 192 --repeat 9 --local
+        run $M -np $r "$B" --backend cuda --strong 384 --repeat 9
+    done
+fi
+if has progress && time_left 40; then
+    stamp "progress thread: weak 192^3 per rank, off / on, 1 and 2 cores per rank"
+    NC=$(nproc)
+    for round in $(seq "${PROGRESS_ROUNDS:-2}"); do
+        for r in $RANKS; do
+            time_left 25 || break
+            M2="mpirun --map-by slot:PE=2 --bind-to core --oversubscribe"
+            for pr in off on; do
+                [ $r -gt 1 ] || [ $pr = off ] || continue
+                run $M -np $r "$B" --weak 192 --repeat 7 --progress $pr
+                [ $((2 * r)) -le "$NC" ] && run $M2 -np $r "$B" --weak 192 --repeat 7 --progress $pr | sed 's/^weak/weak PE=2/'
+            done
+            [ "$round" = 1 ] && run $M -np $r "$B" --weak 192 --repeat 7 --local
+        done
+    done
+fi
 if has weak || has local || has chunks; then
 stamp "weak 192^3 per rank"
 for r in $RANKS; do
+    time_left 20 || break
     has weak && run $M -np $r "$B" --weak 192 --repeat 7
     has weak && [ $r -gt 1 ] && run $M -np $r "$B" --weak 192 --repeat 7 --slabs
     has chunks && [ $r -gt 1 ] && run env TILECONV_MPI_CHUNKS=1 $M -x TILECONV_MPI_CHUNKS -np $r "$B" --weak 192 --repeat 7
@@ -48,17 +153,18 @@ for r in $RANKS; do
     has local && run $M -np $r "$B" --weak 192 --repeat 7 --local
 done
 fi
-if has strong; then
+if has strong && time_left 30; then
 stamp "strong 512^3"
 for r in $RANKS; do
+    time_left 15 || break
     run $M -np $r "$B" --strong 512 --repeat 3
     [ $r -gt 2 ] && run $M -np $r "$B" --strong 512 --repeat 3 --slabs
 done
 fi
-if has test; then
+if has test && time_left 30; then
 stamp "test_mpi, 8 ranks"
 timeout 120 $M -np 8 "$BUILD/tests/test_mpi" >"$OUT/test_mpi8.log" 2>&1
-echo "test_mpi 8 ranks rc=$?: $(grep -E 'passed' "$OUT/test_mpi8.log")"
+echo "test_mpi 8 ranks rc=$?: $(grep -E 'passed|plans' "$OUT/test_mpi8.log" | tr '\n' ' ')"
 grep FAIL "$OUT/test_mpi8.log" | head
 fi
 stamp "done"

@@ -62,8 +62,8 @@ typedef struct tc_mpi_stats {
                                receives before the rims, the sends after them) */
     double compute_s;       /* last execute: everything but exposed_s */
     double hidden;          /* last execute: 1 - exposed_s / exchange_s, in [0, 1]:
-                               the share of the exchange's cost that was not paid
-                               as time in MPI calls (docs/mpi.md) */
+                               the share of the exchange's cost that the calling
+                               thread did not pay on its critical path (docs/mpi.md) */
     int overlapped;         /* 1: interior computed while halos were in flight */
     int grid[3];            /* ranks per axis (0 0 0: boxes given by the caller) */
     int64_t box_first[3];   /* this rank's box (axes past ndim: 0 and 1) */
@@ -73,11 +73,23 @@ typedef struct tc_mpi_stats {
     int messages;           /* halo messages this rank sends and receives */
     int pieces;             /* rim pieces computed after the wait */
     /* (fields added in session 7) */
-    double exposed_s;       /* last execute: time inside the exchange's MPI calls
-                               (posting, tests between interior chunks, waits) */
+    double exposed_s;       /* last execute: the calling thread's time on the
+                               exchange: its MPI calls (posting, tests between
+                               interior chunks, waits) and packing / unpacking, or
+                               with a progress thread handing the exchange over and
+                               waiting for it */
     double span_s;          /* last execute: posting to the call that saw every
                                message complete */
-    int chunks;             /* interior chunks (MPI_Testall between them) */
+    int chunks;             /* interior chunks (MPI_Testall between them when the
+                               calling thread drives the exchange) */
+    /* (fields added in session 8) */
+    int progress;           /* 1: a progress thread drove the exchange */
+    double progress_s;      /* last execute: the progress thread's time in MPI calls,
+                               packing and unpacking while the caller computed */
+    double hidden_cpu;      /* last execute: 1 - (exposed_s + progress_s) / exchange_s,
+                               in [0, 1]: the exchange work done by any thread of the
+                               rank counted as paid (= hidden without a progress
+                               thread; session 7's statistic) */
 } tc_mpi_stats;
 
 typedef struct tc_mpi_options {
@@ -93,6 +105,15 @@ typedef struct tc_mpi_options {
     const int64_t *box_count;
     tc_backend backend;      /* TC_BACKEND_CPU (default) or TC_BACKEND_CUDA */
     int threads;             /* CPU threads per rank; 0: see above */
+    /* A progress thread per plan that posts, tests and unpacks the halo
+     * messages while the calling thread computes the interior (Open MPI
+     * moves messages only inside MPI calls). 1: on (planning fails unless
+     * MPI was initialised with MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE);
+     * -1: off (the calling thread tests between interior slabs); 0: the
+     * environment's TILECONV_MPI_PROGRESS=0|1, else on when the thread level
+     * allows it. With SERIALIZED, no other thread of the process may call
+     * MPI during an execute. May differ across ranks. */
+    int progress;
 } tc_mpi_options;
 
 TC_API void tc_mpi_options_init(tc_mpi_options *opt);

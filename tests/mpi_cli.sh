@@ -46,11 +46,11 @@ run() {
         fi
         rm -f "$tmp/out.npy"
         if "$mpiexec" --oversubscribe -np "$np" "$tcm" filter "$tmp/$f" "$tmp/out.npy" --kernel "$k" \
-            --algo cpu.direct.halo --threads 1 "${extra[@]}" "$@" >/dev/null 2>"$tmp/err"; then
-            if cmp -s "$tmp/ref.npy" "$tmp/out.npy"; then ok "$name, $np ranks ${how:-auto}"
-            else bad "$name, $np ranks ${how:-auto}: output differs from one process"; fi
+            --algo cpu.direct.halo --threads 1 "${extra[@]}" "${MX[@]}" "$@" >/dev/null 2>"$tmp/err"; then
+            if cmp -s "$tmp/ref.npy" "$tmp/out.npy"; then ok "$name, $np ranks ${how:-auto} ${MX[*]}"
+            else bad "$name, $np ranks ${how:-auto} ${MX[*]}: output differs from one process"; fi
         else
-            bad "$name, $np ranks ${how:-auto}: $(head -1 "$tmp/err")"
+            bad "$name, $np ranks ${how:-auto} ${MX[*]}: $(head -1 "$tmp/err")"
         fi
     done
 }
@@ -58,12 +58,22 @@ run() {
 # periodic one; the release build runs all five
 modes="constant nearest reflect mirror wrap"
 case ${TC_TEST_QUICK:-0} in 0 | "") ;; *) modes="reflect wrap" ;; esac
+# MX: options for tileconv-mpi only (the progress thread: the default, then
+# forced off and on in turn below)
+MX=()
 for mode in $modes; do
     run "1D k7 $mode" a1.npy box:7 "2 3" --mode $mode --cval 0.5
     run "2D npy mask $mode origin" a2.npy "$tmp/k2.npy" "2 3@1x3 4@2x2" --mode $mode --origin 1,0 \
         --correlate
     run "3D gaussian $mode" a3.npy gaussian:0.8 "3 4@2x1x2" --mode $mode
 done
+for MX in "--progress off" "--progress on"; do
+    # shellcheck disable=SC2206 # two words on purpose
+    MX=($MX)
+    run "3D gaussian wrap" a3.npy gaussian:0.8 "2 4@2x1x2" --mode wrap
+    run "2D npy mask nearest origin" a2.npy "$tmp/k2.npy" "3@1x3" --mode nearest --origin 1,0
+done
+MX=()
 # a mask wider than a block (101 rows per rank, 201 taps): halo from further ranks
 run "1D box:201 wider than a block" a1.npy box:201 "3" --mode reflect
 run "2D box:15 wider than a block" a2.npy box:15 "4@1x4" --mode wrap
@@ -88,6 +98,7 @@ expect_fail "missing input" -np 2 "$tcm" $(F nope.npy) --kernel box:3
 expect_fail "file too short" -np 2 "$tcm" $(F short.npy) --kernel box:3
 expect_fail "unknown option" -np 2 "$tcm" $(F a2.npy) --kernel box:3 --bogus
 expect_fail "bad mode" -np 2 "$tcm" $(F a2.npy) --kernel box:3 --mode sideways
+expect_fail "bad --progress" -np 2 "$tcm" $(F a2.npy) --kernel box:3 --progress sometimes
 expect_fail "arguments differ across ranks" -np 1 "$tcm" $(F a2.npy) --kernel box:3 : \
     -np 1 "$tcm" $(F a2.npy) --kernel box:5
 expect_fail "overlapping boxes" -np 2 "$tcm" $(F a2.npy) --kernel box:3 --boxes 0+41,0+20/0+41,10+27

@@ -8,8 +8,14 @@
  * divide evenly, masks wider than a block (served from further ranks),
  * wrap masks wider than the array, boxes given by the caller that are not a
  * grid; bad box sets and arguments that differ across ranks must fail on
- * every rank with the same message. Seed printed; rank 0 prints
- * "N passed, N failed, 0 skipped". */
+ * every rank with the same message. The exchange is driven by the calling
+ * thread (slabs of the interior with tests between them) or by a progress
+ * thread (MPI_THREAD_SERIALIZED), the cases alternating between the
+ * library's choice, on and off. `test_mpi --single` initialises MPI with
+ * MPI_Init (MPI_THREAD_SINGLE): a progress thread asked for must be
+ * refused with a message naming the thread level, and the default must
+ * fall back to the calling thread (bitwise as before). Seed printed; rank 0
+ * prints "N passed, N failed, 0 skipped". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +26,8 @@
 
 static int rank, size;
 static long passed, failed, chunked; /* chunked: this rank's plans with interior chunks */
+static long progressed;                /* this rank's plans with a progress thread */
+static int single_mode;                /* MPI_THREAD_SINGLE: never force one */
 
 static double val(uint64_t *s) {
     *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17;
@@ -63,18 +71,24 @@ static void run(int nd, const int64_t *shape, const int64_t *mshape, tc_mode mod
      * many as the rows allow, in turn */
     static int ncase;
     static const char *const chunks[] = {"0", "3", "16"};
+    /* the progress thread: the library's choice, on, off (every pair with
+     * the chunk counts over nine consecutive cases) */
+    static const int progs[] = {0, 1, -1};
+    static const char *const prn[] = {"auto", "on", "off"};
+    int pk = (ncase / 3) % 3;
     const char *ck = chunks[ncase++ % 3];
     setenv("TILECONV_MPI_CHUNKS", ck, 1);
     char gs[40] = "auto";
     if (dc.grid) snprintf(gs, sizeof gs, "%dx%dx%d", dc.grid[0], dc.grid[1], dc.grid[2]);
     if (dc.boxes) snprintf(gs, sizeof gs, "boxes");
     snprintf(name, sizeof name,
-             "%dD %lldx%lldx%lld mask %lldx%lldx%lld %s %s origin%d %s %s grid %s chunks %s", nd,
+             "%dD %lldx%lldx%lld mask %lldx%lldx%lld %s %s origin%d %s %s grid %s chunks %s "
+             "progress %s", nd,
              (long long)shape[0], (long long)(nd > 1 ? shape[1] : 1),
              (long long)(nd > 2 ? shape[2] : 1), (long long)mshape[0],
              (long long)(nd > 1 ? mshape[1] : 1), (long long)(nd > 2 ? mshape[2] : 1), mn[mode],
              kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate", origin_sel,
-             dt == TC_FLOAT32 ? "f32" : "f64", algo, gs, ck);
+             dt == TC_FLOAT32 ? "f32" : "f64", algo, gs, ck, prn[pk]);
     tc_filter_desc d;
     tc_filter_desc_init(&d);
     d.dtype = dt;
@@ -109,6 +123,7 @@ static void run(int nd, const int64_t *shape, const int64_t *mshape, tc_mode mod
     o.algorithm = algo;
     tc_mpi_options mo;
     tc_mpi_options_init(&mo);
+    mo.progress = single_mode && progs[pk] > 0 ? 0 : progs[pk];
     if (dc.grid) memcpy(mo.grid, dc.grid, sizeof mo.grid);
     if (dc.boxes) {
         mo.box_first = dc.boxes + 6 * rank;
@@ -129,6 +144,7 @@ static void run(int nd, const int64_t *shape, const int64_t *mshape, tc_mode mod
     tc_mpi_stats ms;
     tc_mpi_plan_stats(mp, &ms);
     if (ms.chunks > 1) chunked++;
+    if (ms.progress) progressed++;
     size_t mine = (size_t)(box[3] * box[4] * box[5]);
     void *xl = malloc(mine * es + 1), *yl = malloc(mine * es + 1);
     copy_box(xl, box + 3, zero, x, N, box, box + 3, es);
@@ -237,11 +253,61 @@ static void expect_refusal(const char *what, const tc_filter_desc *d, const void
     check(ok, what);
 }
 
+/* MPI_THREAD_SINGLE: a progress thread asked for is refused on every rank
+ * naming the thread level; the default falls back to the calling thread. */
+static int single_level(void) {
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    d.ndim = 2;
+    d.shape[0] = 12;
+    d.shape[1] = 10;
+    d.mask_shape[0] = d.mask_shape[1] = 3;
+    float mask[9] = {1, 2, 3, 4, 5, 4, 3, 2, 1};
+    tc_mpi_options mo;
+    tc_mpi_options_init(&mo);
+    mo.progress = 1;
+    expect_refusal("a progress thread under MPI_THREAD_SINGLE", &d, mask, &mo,
+                   "MPI_THREAD_SINGLE");
+    setenv("TILECONV_MPI_PROGRESS", "1", 1);
+    expect_refusal("TILECONV_MPI_PROGRESS=1 under MPI_THREAD_SINGLE", &d, mask, NULL,
+                   "TILECONV_MPI_PROGRESS=1");
+    unsetenv("TILECONV_MPI_PROGRESS");
+    int64_t s2[3] = {23 + 2 * size, 17, 1}, m2[3] = {4, 3, 1}, s3[3] = {11 + 2 * size, 9, 7},
+            m3[3] = {3, 2, 3};
+    for (int mode = 0; mode < 5; mode++) {
+        run(2, s2, m2, (tc_mode)mode, TC_FILTER_CONVOLVE, mode % 3 - 1, TC_FLOAT32,
+            "cpu.direct.halo", (decomp){0});
+        run(3, s3, m3, (tc_mode)mode, TC_FILTER_CORRELATE, 1, TC_FLOAT64, "cpu.direct.halo",
+            (decomp){0});
+    }
+    long pr = 0;
+    MPI_Reduce(&progressed, &pr, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("(%ld rank plans had a progress thread)\n", pr);
+        if (pr) {
+            failed++;
+            printf("FAIL a progress thread was started under MPI_THREAD_SINGLE\n");
+        } else passed++;
+        printf("%ld passed, %ld failed, 0 skipped\n", passed, failed);
+    }
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
+    int single = argc > 1 && !strcmp(argv[1], "--single"), provided = 0;
+    if (single) MPI_Init(&argc, &argv);
+    else MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (rank == 0) printf("test_mpi: %d ranks, seed %llu\n", size, (unsigned long long)SEED);
+    if (rank == 0)
+        printf("test_mpi: %d ranks, seed %llu, %s\n", size, (unsigned long long)SEED,
+               single ? "MPI_Init (MPI_THREAD_SINGLE)"
+               : provided >= MPI_THREAD_SERIALIZED
+                   ? "MPI_Init_thread: MPI_THREAD_SERIALIZED or more"
+                   : "MPI_Init_thread: below MPI_THREAD_SERIALIZED (no progress threads)");
+    single_mode = single;
+    if (single) return single_level();
     const char *algos[] = {"cpu.direct.halo", "ref.conv"};
     int g[16][3];
     /* every grid, every mode, both kinds; sizes that do not divide evenly */
@@ -356,7 +422,19 @@ int main(int argc, char **argv) {
     }
     long chunked_all = 0;
     MPI_Reduce(&chunked, &chunked_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) printf("(%ld rank plans computed their interior in chunks)\n", chunked_all);
+    long progressed_all = 0;
+    MPI_Reduce(&progressed, &progressed_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("(%ld rank plans computed their interior in chunks, %ld had a progress thread)\n",
+               chunked_all, progressed_all);
+    /* the thread must really be used where it can be */
+    if (rank == 0 && size > 1 && provided >= MPI_THREAD_SERIALIZED) {
+        if (progressed_all > 0) passed++;
+        else {
+            failed++;
+            printf("FAIL no plan had a progress thread at MPI_THREAD_SERIALIZED\n");
+        }
+    }
     if (rank == 0) printf("%ld passed, %ld failed, 0 skipped\n", passed, failed);
     MPI_Finalize();
     return failed ? 1 : 0;

@@ -6,6 +6,8 @@
 #ifndef TC_MPI_PLAN_H
 #define TC_MPI_PLAN_H
 
+#include <pthread.h>
+
 #include "mpi_layout.h"
 #include "tileconv_mpi.h"
 
@@ -22,6 +24,21 @@ typedef struct piece {
 typedef struct selfcopy {
     int64_t slo[3], n[3], dlo[3]; /* own box (local coordinates) -> ext */
 } selfcopy;
+
+/* The progress thread (mpi_progress.c): it posts, tests and unpacks the
+ * exchange while the calling thread computes the interior. */
+typedef struct tc__mpi_prog {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t wake; /* to the thread: a job, hurry, quit (monotonic clock) */
+    pthread_cond_t done; /* to the caller: receives done, everything done */
+    int job, quit;
+    int hurry;           /* the caller is blocked on the exchange: no sleeping */
+    int recv_done, all_done;
+    const void *x;
+    double busy;         /* this job: the thread's time in MPI calls, packing and
+                            unpacking while the caller was not waiting */
+} tc__mpi_prog;
 
 struct tc_mpi_plan {
     MPI_Comm comm;
@@ -65,6 +82,7 @@ struct tc_mpi_plan {
     int npiece;
     piece pc[TC_MPI_MAXPIECE];
     int grid[3];
+    tc__mpi_prog *prog; /* NULL: the calling thread drives the exchange */
     tc_mpi_stats st;
 };
 
@@ -81,5 +99,15 @@ void tc__mpi_unpack(tc_mpi_plan *p);
 void tc__mpi_plan_pieces(tc_mpi_plan *p, int *interior);
 /* The mode's extension inside a piece's input (after the exchange). */
 void tc__mpi_fill_edges(tc_mpi_plan *p, const piece *c);
+
+/* mpi_progress.c: a monotonic clock (seconds; not MPI_Wtime, which the
+ * standard counts as an MPI call); start / stop the plan's progress thread
+ * (0, or -1 when it cannot be created); hand it the exchange of x; wait
+ * for the receives (all = 0: unpacked into ext) or for everything. */
+double tc__mpi_now(void);
+int tc__mpi_prog_start(tc_mpi_plan *p);
+void tc__mpi_prog_stop(tc_mpi_plan *p);
+void tc__mpi_prog_begin(tc_mpi_plan *p, const void *x);
+void tc__mpi_prog_wait(tc_mpi_plan *p, int all);
 
 #endif

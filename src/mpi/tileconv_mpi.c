@@ -96,6 +96,7 @@ static tc_status local_plan(tc_plan **pl, const tc_mpi_plan *p, const int64_t n[
 
 void tc_mpi_plan_destroy(tc_mpi_plan *p) {
     if (!p) return;
+    tc__mpi_prog_stop(p); /* idle between executes: no MPI call in flight */
     if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
     tc_plan_destroy(p->inner);
     for (int k = 0; k < p->nchunk; k++) {
@@ -144,8 +145,12 @@ static void plan_chunks(tc_mpi_plan *p, int interior) {
     if (!interior || p->nrecv + p->nsend == 0) return;
     if (!p->x.split[0] && p->d.mode == TC_MODE_WRAP) return;
     const char *env = getenv("TILECONV_MPI_CHUNKS");
-    long k = env && atol(env) > 0 ? atol(env) : 1 + (long)(0.05 * (double)n0 /
-                                                           (double)(b + a > 0 ? b + a : 1));
+    /* with a progress thread the slabs have no purpose (nothing to test
+     * between them): one interior plan unless forced */
+    long k = env && atol(env) > 0 ? atol(env)
+             : p->prog            ? 1
+                                  : 1 + (long)(0.05 * (double)n0 /
+                                               (double)(b + a > 0 ? b + a : 1));
     if (k > TC_MPI_MAXCHUNK) k = TC_MPI_MAXCHUNK;
     int64_t need = p->x.split[0] ? 1 : (b > a ? b : a) + 1;
     for (; k > 1; k--) {
@@ -196,6 +201,32 @@ static void set_device(tc_mpi_plan *p, tc_context *ctx, const tc_mpi_options *mo
 #endif
     *st = tc_context_set_backend(ctx, TC_BACKEND_CUDA);
     if (*st) snprintf(msg, n, "mpi plan: %s", tc_last_error());
+}
+
+/* Whether this plan gets a progress thread (tc_mpi_options.progress): 1 on,
+ * 0 off, -1 with a message (forced on at a thread level that forbids it). */
+static int want_progress(const tc_mpi_options *mo, char *msg, size_t n) {
+    int want = mo ? mo->progress : 0;
+    const char *how = "tc_mpi_options.progress = 1";
+    if (want == 0) {
+        const char *env = getenv("TILECONV_MPI_PROGRESS");
+        if (env && env[0]) {
+            want = atoi(env) > 0 ? 1 : -1;
+            how = "TILECONV_MPI_PROGRESS=1";
+        }
+    }
+    if (want < 0) return 0;
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    int ok = level == MPI_THREAD_SERIALIZED || level == MPI_THREAD_MULTIPLE;
+    if (want > 0 && !ok) {
+        snprintf(msg, n, "mpi plan: %s asks for a progress thread, but MPI was initialised with "
+                 "thread level %s (it needs MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE: "
+                 "MPI_Init_thread)", how,
+                 level == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE" : "MPI_THREAD_FUNNELED");
+        return -1;
+    }
+    return ok;
 }
 
 static int choose_threads(MPI_Comm comm, const tc_mpi_options *mo) {
@@ -414,6 +445,22 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
     }
     int interior;
     tc__mpi_plan_pieces(p, &interior);
+    {
+        int want = want_progress(mo, msg, sizeof msg);
+        if (want < 0) {
+            st = TC_ERR_INVALID_ARGUMENT;
+            goto agree;
+        }
+        /* a thread only when there are messages to drive (created before
+         * the chunks are planned: with one, the interior is one plan) */
+        if (want && p->nrecv + p->nsend > 0 && tc__mpi_prog_start(p) != 0 &&
+            mo && mo->progress > 0) {
+            st = TC_ERR_OUT_OF_MEMORY;
+            snprintf(msg, sizeof msg, "mpi plan: rank %d cannot start its progress thread",
+                     rank);
+            goto agree;
+        }
+    }
     st = tc_context_create(&ctx);
     if (st == TC_OK) st = tc_context_set_threads(ctx, choose_threads(comm, mo));
     if (st) {
@@ -493,6 +540,7 @@ agree:
     p->st.messages = p->nrecv + p->nsend;
     p->st.pieces = p->npiece;
     p->st.chunks = p->nchunk;
+    p->st.progress = p->prog != NULL;
     /* the exchange alone, for the hidden-fraction statistic: the fastest of
      * eight rounds (the first one also pays the buffers' first touch; on a
      * busy machine a round can include a rank's descheduling) */
@@ -549,20 +597,23 @@ tc_status tc_mpi_plan_stats(const tc_mpi_plan *p, tc_mpi_stats *s) {
     return TC_OK;
 }
 
-static double now(void) { return MPI_Wtime(); }
+static double now(void) { return tc__mpi_now(); }
 
-/* The statistics (tileconv_mpi.h, docs/mpi.md): ex sums the time spent in
- * the exchange's MPI calls (posting, the tests between chunks, the two
- * waits): the exchange's exposed cost; hidden compares it with the
- * exchange alone. tdone: the end of the call that first saw every receive
- * complete. */
+/* The statistics (tileconv_mpi.h, docs/mpi.md): ex sums the calling
+ * thread's time on the exchange: without a progress thread its MPI calls
+ * (posting, the tests between chunks, the two waits) and the packing and
+ * unpacking; with one, handing the exchange over and the two waits for it.
+ * hidden compares ex with the exchange alone; hidden_cpu adds the progress
+ * thread's own work done beside the compute. tdone: the end of the call
+ * that first saw every receive complete. */
 
 tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
     if (!p || !y || !x) return TC_ERR_INVALID_ARGUMENT;
     tc_status st = TC_OK;
     double t0 = now(), tw = 0, ex = 0, tdone = t0, c;
     int tot = p->nrecv + p->nsend, rdone = p->nrecv == 0, adone = tot == 0;
-    tc__mpi_post(p, x);
+    if (p->prog) tc__mpi_prog_begin(p, x);
+    else tc__mpi_post(p, x);
     ex += now() - t0;
     /* own elements the pieces read, and the self copies (wrap onto itself) */
     int64_t olo[3];
@@ -578,7 +629,8 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
         tc__mpi_copy_box(p->ext, p->x.xn, p->copies[i].dlo, x, p->own.n, p->copies[i].slo,
                          p->copies[i].n, p->esize);
     /* the interior while the halos travel: in chunks, with a test after
-     * each (Open MPI moves a rendezvous message only inside MPI calls) */
+     * each when this thread drives the exchange (Open MPI moves a
+     * rendezvous message only inside MPI calls) */
     if (p->nchunk > 1) {
         size_t row = (size_t)(p->own.n[1] * p->own.n[2]) * p->esize;
         for (int k = 0; k < p->nchunk && st == TC_OK; k++) {
@@ -586,7 +638,7 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
             if (k && ns) memcpy(p->save, (char *)y + off, ns);
             st = tc_execute_filter(p->cpl[k], (char *)y + off, (const char *)x + off, NULL);
             if (k && ns) memcpy((char *)y + off, p->save, ns);
-            if (k + 1 < p->nchunk && !adone) {
+            if (k + 1 < p->nchunk && !adone && !p->prog) {
                 c = now();
                 MPI_Testall(tot, p->req, &adone, MPI_STATUSES_IGNORE);
                 double e = now();
@@ -602,15 +654,18 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
     }
     /* the receives, then the rims; the sends complete after them */
     c = now();
-    MPI_Waitall(p->nrecv, p->req, MPI_STATUSES_IGNORE);
+    if (p->prog) tc__mpi_prog_wait(p, 0); /* unpacked by the thread */
+    else MPI_Waitall(p->nrecv, p->req, MPI_STATUSES_IGNORE);
     double e = now();
     tw += e - c;
     ex += e - c;
     if (!rdone) tdone = e;
-    c = e;
-    tc__mpi_unpack(p);
-    e = now();
-    ex += e - c;
+    if (!p->prog) {
+        c = e;
+        tc__mpi_unpack(p);
+        e = now();
+        ex += e - c;
+    }
     for (int i = 0; i < p->npiece && st == TC_OK; i++) {
         const piece *pc = &p->pc[i];
         tc__mpi_fill_edges(p, pc);
@@ -627,17 +682,22 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
         tc__mpi_copy_box(y, p->own.n, to, p->pout, pc->in.n, from, pc->out.n, p->esize);
     }
     c = now();
-    MPI_Waitall(p->nsend, p->req + p->nrecv, MPI_STATUSES_IGNORE);
+    if (p->prog) tc__mpi_prog_wait(p, 1);
+    else MPI_Waitall(p->nsend, p->req + p->nrecv, MPI_STATUSES_IGNORE);
     e = now();
     tw += e - c;
     ex += e - c;
+    double busy = p->prog ? p->prog->busy : 0;
     p->st.overlapped = (p->inner != NULL || p->nchunk > 1) && tot > 0;
     p->st.wait_s = tw;
     p->st.exposed_s = tot ? ex : 0;
-    p->st.span_s = tot ? tdone - t0 : 0;
+    p->st.progress_s = tot ? busy : 0;
+    p->st.span_s = tot && !p->prog ? tdone - t0 : 0;
     p->st.compute_s = e - t0 - p->st.exposed_s;
-    p->st.hidden = tot == 0 ? 1.0 : p->st.exchange_s > 0 ? 1.0 - ex / p->st.exchange_s : 0.0;
-    if (p->st.hidden < 0) p->st.hidden = 0;
-    if (p->st.hidden > 1) p->st.hidden = 1;
+    double h = tot == 0 ? 1.0 : p->st.exchange_s > 0 ? 1.0 - ex / p->st.exchange_s : 0.0;
+    double hc = tot == 0 ? 1.0 : p->st.exchange_s > 0 ? 1.0 - (ex + busy) / p->st.exchange_s
+                                                      : 0.0;
+    p->st.hidden = h < 0 ? 0 : h > 1 ? 1 : h;
+    p->st.hidden_cpu = hc < 0 ? 0 : hc > 1 ? 1 : hc;
     return mpi_agree(p->comm, st, NULL, 0);
 }

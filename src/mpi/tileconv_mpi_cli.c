@@ -2,7 +2,7 @@
  * tileconv_mpi_cli.c - `mpirun -np R tileconv-mpi filter IN OUT --kernel K
  * [--mode M] [--cval C] [--origin O[,O..]] [--correlate] [--algo NAME]
  * [--threads N] [--backend cpu|cuda] [--grid AxBxC] [--boxes SPEC]
- * [--repeat N] [--stats]`: tileconv filter on a .npy array (float32 or
+ * [--progress on|off|auto] [--repeat N] [--stats]`: tileconv filter on a .npy array (float32 or
  * float64, C order, 1 to 3 dimensions) split in boxes over the ranks (the
  * library's grid, a forced grid, or boxes listed per rank).
  *
@@ -14,9 +14,11 @@
  * rank 0 and exit status 1 (2 for usage errors), and no OUT. --stats
  * prints, from rank 0: ranks, grid, rank 0's box, halo widths, messages and
  * bytes, the exchange alone, the wait, exposed exchange time and compute
- * of the last execute, the interior chunks, and the share of the exchange's
- * cost hidden behind compute (1 - exposed / exchange alone, minimum over
- * ranks; docs/mpi.md).
+ * of the last execute, the interior chunks, whether a progress thread
+ * drove the exchange (MPI is initialised with MPI_THREAD_SERIALIZED;
+ * --progress forces it on or off) and the share of the exchange's cost
+ * hidden behind compute (1 - exposed / exchange alone, minimum over ranks;
+ * hidden_cpu also counts the progress thread's own work; docs/mpi.md).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -156,20 +158,21 @@ static void usage(void) {
                 "usage: mpirun -np R tileconv-mpi filter IN OUT --kernel K [--mode M] "
                 "[--cval C]\n       [--origin O[,O..]] [--correlate] [--algo NAME] [--threads N]"
                 "\n       [--backend cpu|cuda] [--grid AxBxC] [--boxes F+N,F+N/F+N,F+N/...] "
-                "[--repeat N] [--stats]\n"
+                "[--progress on|off|auto] [--repeat N] [--stats]\n"
                 "  --grid: ranks per axis; --boxes: each rank's first index + extent per axis,\n"
                 "  ranks separated by '/' (they must tile the array)\n%s",
                 TOOL_MASKS_HELP);
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
+    int provided = 0; /* SERIALIZED: the library's progress thread may run */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *in = NULL, *out = NULL, *kernel = NULL, *algo = NULL, *origin = NULL;
     const char *grid = NULL, *boxes = NULL;
     tc_backend backend = TC_BACKEND_CPU;
-    int threads = 0;
+    int threads = 0, progress = 0;
     tc_mode mode = TC_MODE_REFLECT;
     double cval = 0;
     int correlate = 0, repeat = 1, stats = 0, npos = 0, bad = 0;
@@ -218,6 +221,15 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--backend") && more) {
             if (tc_backend_parse(argv[++i], &backend) != TC_OK) {
                 snprintf(err, sizeof err, "--backend '%s': expected cpu, cuda or auto", argv[i]);
+                bad = 1;
+            }
+        } else if (!strcmp(a, "--progress") && more) {
+            const char *v = argv[++i];
+            if (!strcmp(v, "on")) progress = 1;
+            else if (!strcmp(v, "off")) progress = -1;
+            else if (!strcmp(v, "auto")) progress = 0;
+            else {
+                snprintf(err, sizeof err, "--progress '%s': expected on, off or auto", v);
                 bad = 1;
             }
         } else if (!strcmp(a, "--grid") && more) grid = argv[++i];
@@ -325,6 +337,7 @@ int main(int argc, char **argv) {
     tc_mpi_options mo;
     tc_mpi_options_init(&mo);
     mo.threads = threads;
+    mo.progress = progress;
     if (backend == TC_BACKEND_AUTO) { /* GPUs when every rank has one */
         int devs = tc_cuda_device_count(), least = 0;
         MPI_Allreduce(&devs, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -500,8 +513,11 @@ int main(int argc, char **argv) {
     if (!bad && stats) {
         tc_mpi_stats s;
         tc_mpi_plan_stats(pl, &s);
-        double hid = s.hidden, hmin = 0, wmax = 0, emax = 0;
+        double hid = s.hidden, hmin = 0, wmax = 0, emax = 0, hc = s.hidden_cpu, hcmin = 0;
+        int prg = s.progress, prgmin = 0;
         MPI_Reduce(&hid, &hmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&hc, &hcmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&prg, &prgmin, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
         MPI_Reduce(&s.wait_s, &wmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         MPI_Reduce(&s.exposed_s, &emax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         if (rank == 0) {
@@ -511,7 +527,9 @@ int main(int argc, char **argv) {
                     "algorithm=%s backend=%s ranks=%d grid=%s box0=%lldx%lldx%lld "
                     "halo=%lld+%lld,%lld+%lld,%lld+%lld messages_rank0=%d pieces_rank0=%d "
                     "halo_bytes_rank0=%.0f best_ms=%.4f exchange_ms=%.4f wait_ms_max=%.4f "
-                    "exposed_ms_max=%.4f compute_ms=%.4f chunks_rank0=%d hidden_min=%.3f\n",
+                    "exposed_ms_max=%.4f compute_ms=%.4f chunks_rank0=%d hidden_min=%.3f "
+                    "progress_rank0=%d progress_all=%d progress_ms_rank0=%.4f "
+                    "hidden_cpu_min=%.3f\n",
                     tc_mpi_plan_algorithm(pl), tc_backend_name(backend), s.ranks, g,
                     (long long)s.box_count[0], (long long)s.box_count[1],
                     (long long)s.box_count[2], (long long)s.halo_before[0],
@@ -519,7 +537,7 @@ int main(int argc, char **argv) {
                     (long long)s.halo_after[1], (long long)s.halo_before[2],
                     (long long)s.halo_after[2], s.messages, s.pieces, s.halo_bytes, best * 1e3,
                     s.exchange_s * 1e3, wmax * 1e3, emax * 1e3, s.compute_s * 1e3, s.chunks,
-                    hmin);
+                    hmin, s.progress, prgmin, s.progress_s * 1e3, hcmin);
         }
     }
     tc_mpi_plan_destroy(pl);
