@@ -1130,6 +1130,16 @@ static void conv_cases(void) {
             {2, 2, 18, 30, 2, 11, 21, 1, 3, 1, 1, 1, 2, 1},  /* groups 2, replicate */
             {3, 2, 20, 35, 1, 7, 9, 6, 3, 2, 1, 1, 3, 1},    /* 3D stride 2, C/K past 16 */
             {3, 1, 24, 36, 3, 6, 7, 9, 3, 1, 2, 2, 1, 0},    /* 3D groups, dil 2, reflect */
+            /* cpu.conv.1d: rows of many 64-wide tiles (interior ones read in
+             * place), W not a multiple of 16, K in blocks of 6 and 5, strides
+             * and dilations through the phase-split window, groups, blocks
+             * split over threads */
+            {1, 2, 24, 40, 1, 1003, 1, 1, 5, 1, 1, 2, 1, 1}, /* K 40 = 6x5 + 5x2, reflect */
+            {1, 2, 13, 17, 1, 777, 1, 1, 7, 2, 2, 6, 3, 0},  /* stride 2, dil 2, circular */
+            {1, 1, 12, 14, 2, 2050, 1, 1, 3, 1, 2, 2, 0, 1}, /* groups 2, dil 2, zeros */
+            {1, 1, 7, 64, 1, 50, 1, 1, 3, 1, 1, 1, 2, 1},    /* one tile: blocks split */
+            {1, 1, 9, 12, 1, 500, 1, 1, 4, 3, 1, 3, 1, 1},   /* stride 3, even taps */
+            {1, 3, 16, 16, 1, 64, 1, 1, 5, 1, 1, 2, 2, 0},   /* one whole tile, replicate */
         };
         for (size_t i = 0; i < sizeof L / sizeof L[0]; i++) {
             if (quick && i % 2) continue;

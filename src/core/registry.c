@@ -15,6 +15,7 @@ extern const tc__solver tc__solver_cpu_conv_winograd;
 extern const tc__solver tc__solver_cpu_conv_winograd4;
 extern const tc__solver tc__solver_cpu_conv_direct;
 extern const tc__solver tc__solver_cpu_conv_direct8;
+extern const tc__solver tc__solver_cpu_conv_1d;
 extern const tc__solver tc__solver_cpu_gemm_blocked;
 extern const tc__solver tc__solver_cpu_gemm_packed;
 extern const tc__solver tc__solver_cpu_gemm_strassen;
@@ -58,6 +59,7 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cpu_conv_winograd4,
     &tc__solver_cpu_conv_direct,
     &tc__solver_cpu_conv_direct8,
+    &tc__solver_cpu_conv_1d,
     &tc__solver_cpu_gemm_blocked,
     &tc__solver_cpu_gemm_packed,
     &tc__solver_cpu_gemm_strassen,
