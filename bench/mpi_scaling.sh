@@ -141,6 +141,10 @@ if has progress && time_left 40; then
             [ "$round" = 1 ] && run $M -np $r "$B" --weak 192 --repeat 7 --local
         done
     done
+    # the library's default (auto) at one and at two cores per rank
+    run $M -np 2 "$B" --weak 192 --repeat 3 | sed 's/^weak/weak auto/'
+    run mpirun --map-by slot:PE=2 --bind-to core -np 2 "$B" --weak 192 --repeat 3 | sed 's/^weak/weak auto PE=2/'
+
 fi
 if has weak || has local || has chunks; then
 stamp "weak 192^3 per rank"

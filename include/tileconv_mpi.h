@@ -111,8 +111,11 @@ typedef struct tc_mpi_options {
      * MPI was initialised with MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE);
      * -1: off (the calling thread tests between interior slabs); 0: the
      * environment's TILECONV_MPI_PROGRESS=0|1, else on when the thread level
-     * allows it. With SERIALIZED, no other thread of the process may call
-     * MPI during an execute. May differ across ranks. */
+     * allows it and the thread would have a CPU of its own (this rank may use
+     * more CPUs than its compute threads, and the node's ranks together more
+     * than all of theirs: e.g. mpirun --map-by slot:PE=2 with one thread per
+     * rank; not one rank per core). With SERIALIZED, no other thread of the
+     * process may call MPI during an execute. May differ across ranks. */
     int progress;
 } tc_mpi_options;
 

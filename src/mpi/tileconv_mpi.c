@@ -40,9 +40,11 @@
  * arithmetic equals the one-process run's for the position-independent
  * (direct, separable) algorithms.
  */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "tileconv_mpi.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,9 +205,39 @@ static void set_device(tc_mpi_plan *p, tc_context *ctx, const tc_mpi_options *mo
     if (*st) snprintf(msg, n, "mpi plan: %s", tc_last_error());
 }
 
+/* Whether a progress thread would have a CPU of its own: this rank may use
+ * more CPUs than its compute threads, and the node's ranks together (the
+ * union of their CPU sets) more than all their compute threads. So one
+ * rank per core (mpirun --bind-to core, one thread each) has none, two
+ * cores per rank (--map-by slot:PE=2) have one, and unbound ranks that
+ * split the node's CPUs among their threads (the default) have none.
+ * Collective over comm. */
+static int spare_cpu(MPI_Comm comm, int threads) {
+    cpu_set_t mine, all;
+    CPU_ZERO(&mine);
+    CPU_ZERO(&all);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+        for (int c = 0; c < tc_cpu_count() && c < CPU_SETSIZE; c++) CPU_SET(c, &mine);
+    MPI_Comm node;
+    int local = 1;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &local);
+        MPI_Allreduce(&mine, &all, (int)sizeof mine, MPI_BYTE, MPI_BOR, node);
+        MPI_Comm_free(&node);
+    } else {
+        all = mine;
+    }
+    return CPU_COUNT(&mine) > threads && CPU_COUNT(&all) > (long)local * threads;
+}
+
 /* Whether this plan gets a progress thread (tc_mpi_options.progress): 1 on,
- * 0 off, -1 with a message (forced on at a thread level that forbids it). */
-static int want_progress(const tc_mpi_options *mo, char *msg, size_t n) {
+ * 0 off, -1 with a message (forced on at a thread level that forbids it).
+ * The default: on when the thread level allows it and the thread has a CPU
+ * of its own (spare_cpu). Collective over comm (on every rank, whatever
+ * its options). */
+static int want_progress(MPI_Comm comm, int threads, const tc_mpi_options *mo, char *msg,
+                         size_t n) {
+    int spare = spare_cpu(comm, threads);
     int want = mo ? mo->progress : 0;
     const char *how = "tc_mpi_options.progress = 1";
     if (want == 0) {
@@ -216,6 +248,7 @@ static int want_progress(const tc_mpi_options *mo, char *msg, size_t n) {
         }
     }
     if (want < 0) return 0;
+    if (want == 0 && !spare) return 0;
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
     int ok = level == MPI_THREAD_SERIALIZED || level == MPI_THREAD_MULTIPLE;
@@ -443,10 +476,11 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
         st = TC_ERR_OUT_OF_MEMORY;
         goto agree;
     }
-    int interior;
+    int interior, nthreads = 1;
     tc__mpi_plan_pieces(p, &interior);
     {
-        int want = want_progress(mo, msg, sizeof msg);
+        nthreads = choose_threads(comm, mo);
+        int want = want_progress(comm, nthreads, mo, msg, sizeof msg);
         if (want < 0) {
             st = TC_ERR_INVALID_ARGUMENT;
             goto agree;
@@ -462,7 +496,7 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
         }
     }
     st = tc_context_create(&ctx);
-    if (st == TC_OK) st = tc_context_set_threads(ctx, choose_threads(comm, mo));
+    if (st == TC_OK) st = tc_context_set_threads(ctx, nthreads);
     if (st) {
         snprintf(msg, sizeof msg, "mpi plan: %s", tc_last_error());
         goto agree;
