@@ -225,7 +225,7 @@ struct igp {
     int avec; /* A by 16-byte copies */
     int yvec; /* float4 output stores */
     int ktps; /* k tiles per split */
-    int ltab; /* zero padding, R < 64: the reduction-row table (ig_ltab_ok) */
+    int ltab; /* zero padding: the reduction-row table, 1: R <= 32, 2: R < 64 */
 };
 
 __device__ __forceinline__ void ig_cp16(float *dst, const float *src, int bytes) {
@@ -342,13 +342,16 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
      * bit each (R <= 64; a column past the end has b0 far out: none); with
      * a.ltab (R < 64) a table of the reduction rows l padded to whole k
      * tiles: (c * plane + the tap's offset, tap t), t = 63 past Rl (bit 63
-     * is never set), so one element costs a table load, a bit test, a
-     * select and the copy */
+     * is never set), or with a.ltab == 1 (R <= 32) (offset, 1 << t), 0 past
+     * Rl, so one element costs a table load, a bit test, a select and the
+     * copy */
     int2 *ltab = reinterpret_cast<int2 *>(taps + a.R);
     if (LM == IG_ZEROS && a.ltab) {
         for (int l = tid; l < KT * IG_BK; l += NT) {
             const int c = l / a.R, t = l - c * a.R;
-            ltab[l] = l < a.Rl ? make_int2(c * a.plane + taps[t].w, t) : make_int2(0, 63);
+            ltab[l] = l >= a.Rl      ? make_int2(0, a.ltab == 1 ? 0 : 63)
+                      : a.ltab == 1 ? make_int2(c * a.plane + taps[t].w, (int)(1u << t))
+                                    : make_int2(c * a.plane + taps[t].w, t);
         }
         __syncthreads();
     }
@@ -362,6 +365,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
             tin |= (unsigned long long)inb << t;
         }
     }
+    const unsigned tin32 = (unsigned)tin;
     /* the reduction row of this thread's first B element in the next stage
      * to load: channel term cb = c * plane + xoff and tap tb; the stages are
      * loaded in order, so (cb, tb) advance by BK rows per stage */
@@ -409,7 +413,16 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
             }
         } else {
             const int l = l0 + brow0;
-            if (LM == IG_ZEROS && a.ltab) {
+            if (LM == IG_ZEROS && a.ltab == 1) {
+                const int2 *lt = ltab + l;
+#pragma unroll
+                for (int i = 0; i < RPT; i++) {
+                    const int2 e = lt[i];
+                    const bool ok = (tin32 & (unsigned)e.y) != 0;
+                    const unsigned o = ok ? (unsigned)(xoff + e.x) : 0u;
+                    ig_cp4(Bs + (brow0 + i) * IG_BP + bcol, xi + o, ok ? 4 : 0);
+                }
+            } else if (LM == IG_ZEROS && a.ltab) {
                 const int2 *lt = ltab + l;
 #pragma unroll
                 for (int i = 0; i < RPT; i++) {
@@ -966,9 +979,14 @@ typedef struct ig_shape {
     int bi, S, ktps;
 } ig_shape;
 static const double ig_rate[3] = {1.0, 0.85, 0.6};
+/* with the reduction-row table (zero padding, R < 64, Rl <= IG_LTMAX) the
+ * gather is cheaper and the smaller tiles lose less (session 7 sweep on the
+ * H100: 64 x 128 at 0.97-1.0 of the 128-row tile's rate, 32 x 128 ~0.78) */
+static const double ig_rate_lt[3] = {1.0, 0.97, 0.75};
 /* 128 rows only where K/G > 64, 32 only where K/G <= 32 */
 static int ig_tile_ok(int bi, int Kg) { return bi == 0 ? Kg > 64 : bi == 1 ? 1 : Kg <= 32; }
-static ig_shape ig_choose(const igp &g, int tf32, int sms, const int occ[3]) {
+static ig_shape ig_choose(const igp &g, int tf32, int sms, const int occ[3], int lt) {
+    const double *rate = lt ? ig_rate_lt : ig_rate;
     const int KT = (int)tc__cu_div_up(g.Rl, IG_BK);
     ig_shape best = {g.Kg <= 32 ? 2 : g.Kg <= 64 ? 1 : 0, 1, KT};
     double tbest = 1e30;
@@ -984,7 +1002,7 @@ static ig_shape ig_choose(const igp &g, int tf32, int sms, const int occ[3]) {
             if (s > 1 && per < 8) break;
             int sr = (int)tc__cu_div_up(KT, per);
             double nb = (double)tc__cu_div_up(blocks * sr, sms);
-            double t = nb * per * (2.0 * bm * IG_BN * IG_BK) / (rsm * ig_rate[bi]);
+            double t = nb * per * (2.0 * bm * IG_BN * IG_BK) / (rsm * rate[bi]);
             if (sr > 1) t += (2.0 * sr + 1) * g.K * (double)g.NP * 4 / 2.5e12 + 3e-6;
             if (t < tbest) {
                 tbest = t;
@@ -1012,7 +1030,9 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     for (int bi = 0; bi < 3; bi++)
         if (ig_tile_ok(bi, g.Kg) && (st = ig_prepare(bi, tf32, lm, &occ[bi]))) return st;
     const tc__cu_device *d = tc__cu_dev();
-    ig_shape sh = ig_choose(g, tf32, d ? d->sms : 132, occ);
+    const int lt_ok = lm == IG_ZEROS && g.R < 64 &&
+                      tc__cu_div_up(g.Rl, IG_BK) * IG_BK <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB");
+    ig_shape sh = ig_choose(g, tf32, d ? d->sms : 132, occ, lt_ok);
     const char *fb = getenv("TC_CUDA_CONV_SHAPE"); /* "bm,S": tuning only */
     if (fb) {
         int fbm = 0, fs = 0;
@@ -1031,7 +1051,9 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     ig_kernel k = ig_tab[sh.bi][tf32][lm];
     /* the reduction-row table (within the tap table's IG_TAPMAX room) */
     const int KTt = (int)tc__cu_div_up(g.Rl, IG_BK);
-    g.ltab = lm == IG_ZEROS && g.R < 64 && KTt * IG_BK <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB");
+    g.ltab = lm == IG_ZEROS && g.R < 64 && KTt * IG_BK <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB")
+                 ? (g.R <= 32 ? 1 : 2)
+                 : 0;
     size_t smem = ig_smem(bm, lm == IG_1X1 ? 0 : g.R);
     if (g.ltab) {
         /* only where the table keeps the blocks per SM the model assumed
