@@ -35,7 +35,8 @@ c1_kernel_fn tc__c1_kernel_avx512(int mk, int nv);
 /* The window of a tile that cannot read the input in place: for each of
  * the C channel rows src + c*pitch, dst[c*dpitch + i] = src[map[i]] for
  * i < n (map[i] = -1: cval). Runs of consecutive indices are copied with
- * vector loads, anything else gathered. */
+ * vector loads, runs of every other index (stride 2) with two loads and a
+ * permute, anything else gathered. */
 void tc__c1_window_avx512(float *dst, int64_t dpitch, const float *src, int64_t pitch,
                           int64_t C, const int32_t *map, int64_t n, float cval);
 

@@ -67,6 +67,7 @@ void tc__c1_window_avx512(float *dst, int64_t dpitch, const float *src, int64_t 
                           int64_t C, const int32_t *map, int64_t n, float cval) {
     const __m512 cv = _mm512_set1_ps(cval);
     const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i iota2 = _mm512_add_epi32(iota, iota);
     for (int64_t i0 = 0; i0 < n; i0 += 16) {
         int64_t m = n - i0 < 16 ? n - i0 : 16;
         __mmask16 in = (__mmask16)(m == 16 ? 0xffff : (1u << m) - 1);
@@ -84,6 +85,18 @@ void tc__c1_window_avx512(float *dst, int64_t dpitch, const float *src, int64_t 
         }
         float *d = dst + i0;
         const float *s = src;
+        /* a whole chunk of every other position (stride 2): two loads and
+         * one two-source permute per channel instead of a gather */
+        if (!contig && ok == 0xffff && map[i0 + 1] == map[i0] + 2 &&
+            _mm512_cmpeq_epi32_mask(_mm512_sub_epi32(ix, iota2),
+                                    _mm512_set1_epi32(map[i0])) == 0xffff) {
+            const float *q = src + map[i0];
+            for (int64_t c = 0; c < C; c++, d += dpitch, q += pitch) {
+                __m512 lo = _mm512_loadu_ps(q), hi = _mm512_maskz_loadu_ps(0x7fff, q + 16);
+                _mm512_storeu_ps(d, _mm512_permutex2var_ps(lo, iota2, hi));
+            }
+            continue;
+        }
         if (!ok) {
             for (int64_t c = 0; c < C; c++, d += dpitch) _mm512_mask_storeu_ps(d, in, cv);
         } else if (contig) {
