@@ -35,6 +35,7 @@ SRC=${SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 BUILD=${BUILD:-/tmp/bm}
 OUT=${OUT:-/tmp/mpi-scaling-out}
 DEADLINE=${DEADLINE:-560}
+PY=${PY:-python3} # with numpy (the gpu step makes its arrays)
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TILECONV_MPI_THREADS=1
 RANKS=${RANKS:-1 2 4 8 16}
@@ -50,10 +51,12 @@ grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA node\(|L2|L3|MHz" "$OUT/ma
 mpirun --version | head -1
 CUDA_ARGS=(-DTC_ENABLE_CUDA=OFF)
 TARGETS=(tileconv_mpi_bench test_mpi)
-if has gpu; then
+has gpu && TARGETS+=(tileconv_mpi_cli tileconv_cli)
+GB=${GPU_BACKEND:-cuda} # cpu (with GA, GS cpu algorithms): a dry run of the gpu step without a GPU
+GA=${GA:-cuda.direct} GS=${GS:-cuda.separable}
+if has gpu && [ "$GB" = cuda ]; then
     NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
     CUDA_ARGS=(-DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC")
-    TARGETS+=(tileconv_mpi_cli tileconv_cli)
     nvidia-smi -L 2>&1 | head -4
 fi
 stamp "build (${CUDA_ARGS[*]}) in $BUILD"
@@ -70,7 +73,7 @@ if has gpu && time_left 60; then
     stamp "GPU ranks: tileconv-mpi --backend cuda against tileconv filter --backend cuda"
     G=$OUT/gpu-data
     mkdir -p "$G"
-    python3 - "$G" <<'PYEOF'
+    "$PY" - "$G" <<'PYEOF'
 import sys, numpy as np
 d = sys.argv[1]
 r = np.random.default_rng(20261125)
@@ -83,7 +86,7 @@ PYEOF
     gcase() { # name file kernel "np[@grid] ..." options...
         local name=$1 f=$2 k=$3 specs=$4
         shift 4
-        if ! timeout 60 "$BUILD/tileconv" filter "$G/$f" "$G/ref.npy" --kernel "$k" --backend cuda \
+        if ! timeout 60 "$BUILD/tileconv" filter "$G/$f" "$G/ref.npy" --kernel "$k" --backend "$GB" \
             "$@" >"$G/err" 2>&1; then
             echo "FAIL $name: tileconv filter: $(head -2 "$G/err")"; gfail=$((gfail + 1)); return
         fi
@@ -92,13 +95,13 @@ PYEOF
             [ "$spec" != "$np" ] && extra=(--grid "${spec#*@}")
             rm -f "$G/out.npy"
             if timeout 60 mpirun --oversubscribe -np "$np" "$BUILD/tileconv-mpi" filter "$G/$f" \
-                "$G/out.npy" --kernel "$k" --backend cuda "${extra[@]}" "$@" --stats >"$G/err" 2>&1; then
+                "$G/out.npy" --kernel "$k" --backend "$GB" "${extra[@]}" "$@" --stats >"$G/err" 2>&1; then
                 local a
                 a=$(grep -o "algorithm=[^ ]*" "$G/err")
                 if cmp -s "$G/ref.npy" "$G/out.npy"; then
                     echo "ok   $name, $spec ranks ($a): bitwise"; gpass=$((gpass + 1))
                 else
-                    echo "DIFF $name, $spec ranks ($a): $(python3 -c "import numpy as n,sys; x=n.load(sys.argv[1]); y=n.load(sys.argv[2]); print('max |diff| %.3g, max |ref| %.3g, %d of %d differ' % (abs(x.astype(float)-y).max(), abs(x).max(), (x!=y).sum(), x.size))" "$G/ref.npy" "$G/out.npy")"
+                    echo "DIFF $name, $spec ranks ($a): $("$PY" -c "import numpy as n,sys; x=n.load(sys.argv[1]); y=n.load(sys.argv[2]); print('max |diff| %.3g, max |ref| %.3g, %d of %d differ' % (abs(x.astype(float)-y).max(), abs(x).max(), (x!=y).sum(), x.size))" "$G/ref.npy" "$G/out.npy")"
                     gfail=$((gfail + 1))
                 fi
             else
@@ -107,23 +110,23 @@ PYEOF
         done
     }
     for mode in reflect constant nearest mirror wrap; do
-        gcase "3D gaussian:1.5 $mode" a3.npy gaussian:1.5 "1 2@2x1x1 2@1x2x1" --mode $mode --algo cuda.direct
+        gcase "3D gaussian:1.5 $mode" a3.npy gaussian:1.5 "1 2@2x1x1 2@1x2x1" --mode $mode --algo "$GA"
     done
-    gcase "3D box:5 f64 reflect" a3d.npy box:5 "1 2@2x1x1" --mode reflect --algo cuda.direct
+    gcase "3D box:5 f64 reflect" a3d.npy box:5 "1 2@2x1x1" --mode reflect --algo "$GA"
     gcase "2D gaussian:2 nearest correlate origin" a2.npy gaussian:2 "1 2@2x1 2@1x2" --mode nearest \
-        --correlate --origin 1,0 --algo cuda.direct
-    gcase "1D box:31 wrap" a1.npy box:31 "1 2" --mode wrap --algo cuda.direct
+        --correlate --origin 1,0 --algo "$GA"
+    gcase "1D box:31 wrap" a1.npy box:31 "1 2" --mode wrap --algo "$GA"
     gcase "3D gaussian:1.5 reflect separable" a3.npy gaussian:1.5 "2@2x1x1 2@1x2x1" --mode reflect \
-        --algo cuda.separable
+        --algo "$GS"
     echo "GPU ranks: $gpass bitwise, $gfail differ or failed"
     rm -f "$G"/*.npy
 fi
 if has gpu && time_left 40; then
     stamp "GPU ranks: timing 1 vs 2 ranks (one GPU shared when the machine has one)"
     for r in 1 2; do
-        run $M -np $r "$B" --backend cuda --weak 192 --repeat 9
-        run $M -np $r "$B" --backend cuda --weak 192 --repeat 9 --local
-        run $M -np $r "$B" --backend cuda --strong 384 --repeat 9
+        run $M -np $r "$B" --backend "$GB" --weak 192 --repeat 9
+        run $M -np $r "$B" --backend "$GB" --weak 192 --repeat 9 --local
+        run $M -np $r "$B" --backend "$GB" --strong 384 --repeat 9
     done
 fi
 if has progress && time_left 40; then
