@@ -1120,6 +1120,16 @@ static void conv_cases(void) {
             {1, 2, 8, 8, 8, 333, 1, 1, 7, 1, 3, 9, 3, 1},    /* depthwise 1D dil 3, circular */
             {1, 2, 20, 24, 1, 5000, 1, 1, 5, 1, 2, 4, 1, 1}, /* long 1D: interior blocks read in place */
             {3, 1, 5, 5, 5, 6, 7, 19, 3, 1, 1, 1, 0, 1},     /* depthwise 3D */
+            /* depthwise 3x3 read in place (cpu.conv.depthwise's direct path):
+             * fewer rows than a 4-row block, several 64-column chunks, edge
+             * columns in every mode, stride 2, no padding, tiny planes */
+            {2, 1, 8, 8, 8, 3, 150, 1, 3, 1, 1, 1, 3, 1},    /* 3 rows, 64+64+22 columns, circular */
+            {2, 2, 6, 12, 6, 9, 100, 1, 3, 2, 1, 1, 1, 0},   /* x2, stride 2, 50 columns, reflect */
+            {2, 1, 5, 5, 5, 10, 33, 1, 3, 2, 1, 0, 0, 1},    /* stride 2, no padding */
+            {2, 1, 4, 4, 4, 2, 2, 1, 3, 1, 1, 1, 2, 1},      /* 2x2 input, replicate */
+            {2, 1, 3, 3, 3, 7, 1, 1, 3, 1, 1, 1, 3, 0},      /* one column, circular */
+            {3, 1, 6, 6, 6, 5, 9, 17, 3, 2, 1, 1, 1, 0},     /* 3D stride 2, reflect */
+            {2, 1, 4, 8, 4, 15, 20, 1, 3, 1, 2, 2, 3, 1},    /* x2, dilation 2, circular */
             {2, 1, 512, 5, 1, 9, 7, 1, 3, 1, 1, 1, 1, 1},    /* C = 512: Winograd's error */
             {2, 3, 17, 19, 1, 13, 17, 1, 3, 1, 1, 2, 3, 1},  /* pad 2 circular, odd tiles */
             /* Winograd F(4x4,3x3) blocking edges: tile rows longer than 16 tiles,

@@ -1,13 +1,53 @@
-/* conv_depthwise_avx512.c - cpu.conv.depthwise's plane kernels for AVX-512:
- * float32 by hand (up to 64 outputs of a row in four zmm accumulators,
- * masked loads for the row's tail, stride 2 by picking even lanes), float64
- * from the generic C (conv_depthwise_kern.h). Called only on AVX-512 CPUs. */
+/* conv_depthwise_avx512.c - cpu.conv.depthwise's kernels for AVX-512:
+ * float32 by hand, float64 from the generic C (conv_depthwise_kern.h).
+ * Called only on AVX-512 CPUs. Three float32 kernels:
+ *   - the direct path (tc__dw3d_*, last in this file): 3x3 taps on the
+ *     last two axes read in place from the caller's input, no extended
+ *     plane (see conv_depthwise.c for when it applies);
+ *   - dw3_plane: the same 4-row blocking on an extended plane (3x3, stride
+ *     1 or 2, when the direct path does not apply, e.g. padding 2);
+ *   - DW_ROW / DW_ROW_S1K3: any taps, one row at a time, up to 64 outputs
+ *     in four zmm accumulators, masked loads for the row's tail, stride 2
+ *     by picking even lanes.
+ * Plus the float32 extension (masked 16-lane copies of the interior). */
+#include "core/internal.h"
+
 #include <immintrin.h>
 #include <stdint.h>
 
 #define DW_SFX avx512
 #define DW_HAND_F32 1
+#define DW_HAND_EXT_F32 1
 #include "conv_depthwise_kern.h"
+
+/* The float32 extension (see conv_depthwise_kern.h): the interior of each
+ * row in masked 16-lane copies (no library call for short rows), the
+ * padding columns from the index map. */
+void tc__dw_extend_f32_avx512(const float *restrict x, const int64_t in[3], const int64_t E[3],
+                              const int64_t *restrict map, int64_t a2, int64_t b2, int64_t lo2,
+                              float cval, float *restrict e) {
+    const int64_t *m0 = map, *m1 = map + E[0], *m2 = map + E[0] + E[1];
+    const __m512 cv = _mm512_set1_ps(cval);
+    for (int64_t i0 = 0; i0 < E[0]; i0++)
+        for (int64_t i1 = 0; i1 < E[1]; i1++) {
+            float *restrict d = e + (i0 * E[1] + i1) * E[2];
+            if (m0[i0] < 0 || m1[i1] < 0) {
+                for (int64_t j = 0; j < E[2]; j += 16) {
+                    int64_t n = E[2] - j < 16 ? E[2] - j : 16;
+                    _mm512_mask_storeu_ps(d + j, (__mmask16)((1u << n) - 1), cv);
+                }
+                continue;
+            }
+            const float *restrict row = x + (m0[i0] * in[1] + m1[i1]) * in[2];
+            for (int64_t i2 = 0; i2 < a2; i2++) d[i2] = m2[i2] < 0 ? cval : row[m2[i2]];
+            for (int64_t j = a2; j < b2; j += 16) {
+                int64_t n = b2 - j < 16 ? b2 - j : 16;
+                __mmask16 mk = (__mmask16)((1u << n) - 1);
+                _mm512_mask_storeu_ps(d + j, mk, _mm512_maskz_loadu_ps(mk, row + (j - lo2)));
+            }
+            for (int64_t i2 = b2; i2 < E[2]; i2++) d[i2] = m2[i2] < 0 ? cval : row[m2[i2]];
+        }
+}
 
 /* lanes [0, n) of a vector starting at element j of a stride-s row */
 static inline __m512 dw_load(const float *src, int64_t s, __mmask16 m, int64_t n) {
@@ -65,10 +105,126 @@ static inline __m512 dw_load(const float *src, int64_t s, __mmask16 m, int64_t n
         for (int v = 0; v < NV; v++) _mm512_mask_storeu_ps(yr + c0 + 16 * v, mk[v], acc[v]); \
     } while (0)
 
+/* ---- 3x3 along the last two axes (any taps, stride and dilation on the
+ * first), stride 1 or 2 on both, dilation 1 on axis 1 and any on axis 2:
+ * RB output rows at once, so every input row loaded feeds up to three of
+ * them (MobileNet's depthwise layers; 3x3x3 volumes). The nine weights of
+ * one axis-0 tap stay in registers; per output the taps are summed in the
+ * order bias, r0, r1, r2, as in the generic code. ---- */
+
+static inline __attribute__((always_inline)) __m512 dw3_ld(const float *src, const int S2,
+                                                          __mmask16 ma, __mmask16 mb) {
+    if (S2 == 1) return _mm512_maskz_loadu_ps(ma, src);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                           28, 30);
+    return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(ma, src), even,
+                                  _mm512_maskz_loadu_ps(mb, src + 16));
+}
+
+#define DW3_RB 4
+/* Output rows [o1, o1 + RB) of the columns [c0, c0 + 16 NV): b points at
+ * input row o1 * S1, column c0 * S2, of the first axis-0 tap's plane. */
+static inline __attribute__((always_inline)) void
+dw3_block(const float *restrict b, int64_t E2, int64_t step0, int64_t m0,
+          const float *restrict w, int64_t d2, const int RB, const int S1, const int S2,
+          const int NV, const __mmask16 *ma, const __mmask16 *mb, const __mmask16 *mk,
+          float bias, float *restrict y, int64_t ystep) {
+    __m512 acc[DW3_RB][4]; /* fixed size: RB and NV are constants after inlining */
+    for (int i = 0; i < RB; i++)
+        for (int v = 0; v < NV; v++) acc[i][v] = _mm512_set1_ps(bias);
+    for (int64_t r0 = 0; r0 < m0; r0++, b += step0, w += 9) {
+        __m512 wv[9];
+        for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
+#pragma GCC unroll 16
+        for (int k = 0; k < (RB - 1) * S1 + 3; k++)
+#pragma GCC unroll 3
+            for (int t = 0; t < 3; t++)
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++) {
+                    const __m512 xv = dw3_ld(b + k * E2 + t * d2 + 16 * S2 * v, S2, ma[v], mb[v]);
+#pragma GCC unroll 3
+                    for (int r1 = 0; r1 < 3; r1++) {
+                        const int i = k - r1;
+                        if (i >= 0 && i % S1 == 0 && i / S1 < RB)
+                            acc[i / S1][v] = _mm512_fmadd_ps(wv[r1 * 3 + t], xv, acc[i / S1][v]);
+                    }
+                }
+    }
+    for (int i = 0; i < RB; i++)
+        for (int v = 0; v < NV; v++)
+            _mm512_mask_storeu_ps(y + i * ystep + 16 * v, mk[v], acc[i][v]);
+}
+
+/* Every output row of one column chunk: blocks of DW3_RB rows, the last
+ * block moved back to end at the last row (its overlap is recomputed to
+ * the same values); single rows when the plane has fewer. */
+#define DW3_COLS(S1, S2, NV)                                                             \
+    static void dw3_cols_##S1##_##S2##_##NV(                                             \
+        const float *restrict e, const int64_t E[3], const float *restrict w,            \
+        const int64_t m[3], const int64_t s[3], const int64_t d[3], const int64_t out[3], \
+        float bias, float *restrict y, int64_t c0, const __mmask16 *ma,                 \
+        const __mmask16 *mb, const __mmask16 *mk) {                                      \
+        const int64_t E12 = E[1] * E[2];                                                 \
+        for (int64_t o0 = 0; o0 < out[0]; o0++) {                                        \
+            const float *e0 = e + o0 * s[0] * E12 + c0 * S2;                             \
+            float *y0 = y + o0 * out[1] * out[2] + c0;                                   \
+            if (out[1] < DW3_RB) {                                                       \
+                for (int64_t o1 = 0; o1 < out[1]; o1++)                                  \
+                    dw3_block(e0 + o1 * S1 * E[2], E[2], d[0] * E12, m[0], w, d[2], 1, S1, \
+                              S2, NV, ma, mb, mk, bias, y0 + o1 * out[2], out[2]);        \
+                continue;                                                                \
+            }                                                                            \
+            for (int64_t o1 = 0;; o1 += DW3_RB) {                                        \
+                if (o1 > out[1] - DW3_RB) o1 = out[1] - DW3_RB;                          \
+                dw3_block(e0 + o1 * S1 * E[2], E[2], d[0] * E12, m[0], w, d[2], DW3_RB,  \
+                          S1, S2, NV, ma, mb, mk, bias, y0 + o1 * out[2], out[2]);        \
+                if (o1 + DW3_RB >= out[1]) break;                                        \
+            }                                                                            \
+        }                                                                                \
+    }
+#define DW3_NV(S1, S2) DW3_COLS(S1, S2, 1) DW3_COLS(S1, S2, 2) DW3_COLS(S1, S2, 3) DW3_COLS(S1, S2, 4)
+DW3_NV(1, 1)
+DW3_NV(1, 2)
+DW3_NV(2, 1)
+DW3_NV(2, 2)
+
+typedef void (*dw3_fn)(const float *, const int64_t *, const float *, const int64_t *,
+                       const int64_t *, const int64_t *, const int64_t *, float, float *,
+                       int64_t, const __mmask16 *, const __mmask16 *, const __mmask16 *);
+#define DW3_ROW4(S1, S2)                                                                 \
+    {dw3_cols_##S1##_##S2##_1, dw3_cols_##S1##_##S2##_2, dw3_cols_##S1##_##S2##_3,      \
+     dw3_cols_##S1##_##S2##_4}
+static const dw3_fn dw3_table[2][2][4] = {{DW3_ROW4(1, 1), DW3_ROW4(1, 2)},
+                                          {DW3_ROW4(2, 1), DW3_ROW4(2, 2)}};
+
+static void dw3_plane(const float *restrict e, const int64_t E[3], const float *restrict w,
+                      const int64_t m[3], const int64_t s[3], const int64_t d[3],
+                      const int64_t out[3], float bias, float *restrict y) {
+    for (int64_t c0 = 0; c0 < out[2]; c0 += 64) {
+        int64_t n = out[2] - c0 < 64 ? out[2] - c0 : 64;
+        int nv = (int)((n + 15) / 16);
+        __mmask16 mk[4], ma[4], mb[4];
+        for (int v = 0; v < 4; v++) {
+            int64_t cnt = n - 16 * v;
+            cnt = cnt >= 16 ? 16 : cnt > 0 ? cnt : 0;
+            mk[v] = (__mmask16)(cnt >= 16 ? 0xffff : (1u << cnt) - 1);
+            /* stride 2: elements 0 .. 2 (cnt - 1) of the row from 32 v */
+            int64_t need = cnt ? 2 * (cnt - 1) + 1 : 0;
+            ma[v] = s[2] == 1 ? mk[v] : (__mmask16)(need >= 16 ? 0xffff : (1u << need) - 1);
+            mb[v] = (__mmask16)(need > 16 ? (1u << (need - 16)) - 1 : 0);
+        }
+        dw3_table[s[1] - 1][s[2] - 1][nv - 1](e, E, w, m, s, d, out, bias, y, c0, ma, mb, mk);
+    }
+}
+
 void tc__dw_plane_f32_avx512(const float *restrict e, const int64_t E[3],
                              const float *restrict w, const int64_t m[3], const int64_t s[3],
                              const int64_t d[3], const int64_t out[3], float bias,
                              float *restrict y) {
+    if (m[1] == 3 && m[2] == 3 && d[1] == 1 && s[1] <= 2 && s[2] <= 2) {
+        dw3_plane(e, E, w, m, s, d, out, bias, y);
+        return;
+    }
     if (s[2] > 2) { /* rare: the generic code */
         tc__dw_plane_f32_generic_avx512(e, E, w, m, s, d, out, bias, y);
         return;
@@ -104,4 +260,195 @@ void tc__dw_plane_f32_avx512(const float *restrict e, const int64_t E[3],
                 }
             }
         }
+}
+
+/* ---- The direct path (no extended plane): 3x3 along the last two axes as
+ * above, dilation 1 on both, padding of at most one column on each side of
+ * the rows. Rows are read in place from the channel's input: a row outside
+ * the input along axes 0/1 is the mode's source row (index map) or a row of
+ * cval; the one column left of a row (tap 0) and right of it (tap 2) come
+ * from masked loads whose masked-off lane takes the mode's value for that
+ * row, broadcast from its source element. So every padding mode costs the
+ * same two scalar broadcasts per input row, and nothing is copied. ---- */
+
+typedef struct dw3d_geom {
+    const int64_t *rowoff; /* E0 x E1: offset of extended row (i0, i1) in the
+                              channel's input, or -1 for a row of cval */
+    const float *cv;       /* in2 + 64 floats of cval */
+    int64_t E1, lo2, mapL, mapR;
+    const uint16_t *masks; /* per 64-column chunk, [v][t][lo, hi] */
+} dw3d_geom;
+
+static inline __attribute__((always_inline)) __m512 dw3d_ld(__m512 fill, const float *src,
+                                                           const int S2, __mmask16 ma,
+                                                           __mmask16 mb) {
+    if (S2 == 1) return _mm512_mask_loadu_ps(fill, ma, src);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                           28, 30);
+    return _mm512_permutex2var_ps(_mm512_mask_loadu_ps(fill, ma, src), even,
+                                  _mm512_mask_loadu_ps(fill, mb, src + 16));
+}
+
+/* Output rows [o1, o1 + RB) of columns [c0, c0 + 16 NV); ro: the row-offset
+ * table at extended row (i0 of the first axis-0 tap, o1 * S1). */
+static inline __attribute__((always_inline)) void
+dw3d_block(const dw3d_geom *g, const float *restrict x, const int64_t *ro, int64_t step0,
+           int64_t m0, const float *restrict w, int64_t c0, const int RB, const int S1,
+           const int S2, const int NV, const uint16_t *mk2, const __mmask16 *mk, float bias,
+           float *restrict y, int64_t ystep) {
+    __m512 acc[DW3_RB][4]; /* fixed size: RB and NV are constants after inlining */
+    for (int i = 0; i < RB; i++)
+        for (int v = 0; v < NV; v++) acc[i][v] = _mm512_set1_ps(bias);
+    const float *cv = g->cv;
+    const int64_t mapL = g->mapL, mapR = g->mapR, col = c0 * S2 - g->lo2;
+    for (int64_t r0 = 0; r0 < m0; r0++, ro += step0, w += 9) {
+        __m512 wv[9];
+        for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
+#pragma GCC unroll 16
+        for (int k = 0; k < (RB - 1) * S1 + 3; k++) {
+            const int64_t off = ro[k];
+            const float *rp = off < 0 ? cv : x + off;
+            const __m512 fl = _mm512_set1_ps(mapL < 0 ? cv[0] : rp[mapL]);
+            const __m512 fr = _mm512_set1_ps(mapR < 0 ? cv[0] : rp[mapR]);
+            const float *src = rp + col;
+#pragma GCC unroll 3
+            for (int t = 0; t < 3; t++)
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++) {
+                    const uint16_t *mm = mk2 + (v * 3 + t) * 2;
+                    const __m512 xv = dw3d_ld(t == 2 ? fr : fl, src + t + 16 * S2 * v, S2,
+                                              (__mmask16)mm[0], (__mmask16)mm[1]);
+#pragma GCC unroll 3
+                    for (int r1 = 0; r1 < 3; r1++) {
+                        const int i = k - r1;
+                        if (i >= 0 && i % S1 == 0 && i / S1 < RB)
+                            acc[i / S1][v] = _mm512_fmadd_ps(wv[r1 * 3 + t], xv, acc[i / S1][v]);
+                    }
+                }
+        }
+    }
+    for (int i = 0; i < RB; i++)
+        for (int v = 0; v < NV; v++)
+            _mm512_mask_storeu_ps(y + i * ystep + 16 * v, mk[v], acc[i][v]);
+}
+
+#define DW3D_COLS(S1, S2, NV)                                                            \
+    static void dw3d_cols_##S1##_##S2##_##NV(                                            \
+        const dw3d_geom *g, const float *restrict x, const int64_t m[3],                 \
+        const int64_t s[3], const int64_t d[3], const int64_t out[3],                    \
+        const float *restrict w, float bias, float *restrict y, int64_t c0,              \
+        const uint16_t *mk2, const __mmask16 *mk) {                                      \
+        const int64_t step0 = d[0] * g->E1;                                              \
+        for (int64_t o0 = 0; o0 < out[0]; o0++) {                                        \
+            const int64_t *ro0 = g->rowoff + o0 * s[0] * g->E1;                          \
+            float *y0 = y + o0 * out[1] * out[2] + c0;                                   \
+            if (out[1] < DW3_RB) {                                                       \
+                for (int64_t o1 = 0; o1 < out[1]; o1++)                                  \
+                    dw3d_block(g, x, ro0 + o1 * S1, step0, m[0], w, c0, 1, S1, S2, NV,   \
+                               mk2, mk, bias, y0 + o1 * out[2], out[2]);                 \
+                continue;                                                                \
+            }                                                                            \
+            for (int64_t o1 = 0;; o1 += DW3_RB) {                                        \
+                if (o1 > out[1] - DW3_RB) o1 = out[1] - DW3_RB;                          \
+                dw3d_block(g, x, ro0 + o1 * S1, step0, m[0], w, c0, DW3_RB, S1, S2, NV,  \
+                           mk2, mk, bias, y0 + o1 * out[2], out[2]);                     \
+                if (o1 + DW3_RB >= out[1]) break;                                        \
+            }                                                                            \
+        }                                                                                \
+    }
+#define DW3D_NV(S1, S2) \
+    DW3D_COLS(S1, S2, 1) DW3D_COLS(S1, S2, 2) DW3D_COLS(S1, S2, 3) DW3D_COLS(S1, S2, 4)
+DW3D_NV(1, 1)
+DW3D_NV(1, 2)
+DW3D_NV(2, 1)
+DW3D_NV(2, 2)
+
+typedef void (*dw3d_fn)(const dw3d_geom *, const float *, const int64_t *, const int64_t *,
+                        const int64_t *, const int64_t *, const float *, float, float *,
+                        int64_t, const uint16_t *, const __mmask16 *);
+#define DW3D_ROW4(S1, S2)                                                                \
+    {dw3d_cols_##S1##_##S2##_1, dw3d_cols_##S1##_##S2##_2, dw3d_cols_##S1##_##S2##_3,   \
+     dw3d_cols_##S1##_##S2##_4}
+static const dw3d_fn dw3d_table[2][2][4] = {{DW3D_ROW4(1, 1), DW3D_ROW4(1, 2)},
+                                           {DW3D_ROW4(2, 1), DW3D_ROW4(2, 2)}};
+
+/* bits [0, n) of 32, n clamped to [0, 32] */
+static inline uint32_t dw3d_low(int64_t n) {
+    return n <= 0 ? 0u : n >= 32 ? 0xffffffffu : (1u << n) - 1u;
+}
+
+/* Fills the direct path's tables in tab (conv_depthwise.c's dw_direct_tab
+ * bytes: E0 x E1 row offsets, a row of cval, 24 masks per 64 output
+ * columns), once per call, before the planes run. */
+void tc__dw3d_setup_f32_avx512(const tc__problem *p, void *tab) {
+    const int64_t E0 = (p->out[0] - 1) * p->stride[0] + (p->msk[0] - 1) * p->dil[0] + 1;
+    const int64_t E1 = (p->out[1] - 1) * p->stride[1] + 3;
+    const int64_t W = p->in[2], S2 = p->stride[2], nch = (p->out[2] + 63) / 64;
+    const int64_t lo2 = p->pad_lo[2];
+    int64_t *rowoff = tab;
+    float *cv = (float *)(rowoff + E0 * E1);
+    uint16_t *masks = (uint16_t *)(cv + W + 64);
+    for (int64_t i0 = 0; i0 < E0; i0++) {
+        int64_t b0 = tc__boundary_index(i0 - p->pad_lo[0], p->in[0], p->mode);
+        for (int64_t i1 = 0; i1 < E1; i1++) {
+            int64_t b1 = tc__boundary_index(i1 - p->pad_lo[1], p->in[1], p->mode);
+            rowoff[i0 * E1 + i1] = b0 < 0 || b1 < 0 ? -1 : (b0 * p->in[1] + b1) * W;
+        }
+    }
+    for (int64_t i = 0; i < W + 64; i++) cv[i] = (float)p->cval;
+    /* load masks: lane (S2 = 1) or element (S2 = 2, two halves) e of the
+     * load for tap t of vector v reads column c = (c0 + 16 v) S2 + t - lo2
+     * + e; kept when it is a needed element and 0 <= c < W (else the fill) */
+    for (int64_t ch = 0; ch < nch; ch++) {
+        int64_t c0 = ch * 64, n = p->out[2] - c0 < 64 ? p->out[2] - c0 : 64;
+        for (int v = 0; v < 4; v++) {
+            int64_t cnt = n - 16 * v;
+            cnt = cnt >= 16 ? 16 : cnt > 0 ? cnt : 0;
+            for (int t = 0; t < 3; t++) {
+                int64_t cs = (c0 + 16 * v) * S2 + t - lo2;
+                uint32_t need = S2 == 1 ? dw3d_low(cnt) : 0x55555555u & dw3d_low(2 * cnt - 1);
+                uint32_t mm = need & ~dw3d_low(-cs) & dw3d_low(W - cs);
+                masks[ch * 24 + (v * 3 + t) * 2] = (uint16_t)(mm & 0xffff);
+                masks[ch * 24 + (v * 3 + t) * 2 + 1] = (uint16_t)(mm >> 16);
+            }
+        }
+    }
+}
+
+/* Planes [begin, end) (t = n K + k) of a float32 problem that passed
+ * conv_depthwise.c's dw_direct_ok, with the tables tc__dw3d_setup_f32_avx512
+ * filled. */
+void tc__dw3d_planes_f32_avx512(const tc__problem *p, const float *x, const float *wt,
+                                const float *bias, float *y, int64_t begin, int64_t end,
+                                const void *tab) {
+    const int64_t E0 = (p->out[0] - 1) * p->stride[0] + (p->msk[0] - 1) * p->dil[0] + 1;
+    const int64_t E1 = (p->out[1] - 1) * p->stride[1] + 3;
+    const int64_t W = p->in[2], S2 = p->stride[2], nch = (p->out[2] + 63) / 64;
+    const int64_t *rowoff = tab;
+    const float *cv = (const float *)(rowoff + E0 * E1);
+    const uint16_t *masks = (const uint16_t *)(cv + W + 64);
+    dw3d_geom g = {rowoff, cv, E1, p->pad_lo[2],
+                   tc__boundary_index(-1, W, p->mode), tc__boundary_index(W, W, p->mode), masks};
+    const int64_t mult = p->K / p->C, inplane = p->in[0] * p->in[1] * W;
+    const int64_t outplane = p->out[0] * p->out[1] * p->out[2];
+    const int64_t taps = p->msk[0] * 9;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t n = t / p->K, k = t % p->K, c = k / mult;
+        const float *xc = x + (n * p->C + c) * inplane;
+        const float *w = wt + k * taps;
+        float b = p->has_bias ? bias[k] : 0.0f;
+        float *yp = y + t * outplane;
+        for (int64_t ch = 0; ch < nch; ch++) {
+            int64_t c0 = ch * 64, nn = p->out[2] - c0 < 64 ? p->out[2] - c0 : 64;
+            int nv = (int)((nn + 15) / 16);
+            __mmask16 mk[4];
+            for (int v = 0; v < 4; v++) {
+                int64_t cnt = nn - 16 * v;
+                mk[v] = (__mmask16)dw3d_low(cnt >= 16 ? 16 : cnt);
+            }
+            dw3d_table[p->stride[1] - 1][S2 - 1][nv - 1](&g, xc, p->msk, p->stride, p->dil,
+                                                        p->out, w, b, yp, c0,
+                                                        masks + ch * 24, mk);
+        }
+    }
 }

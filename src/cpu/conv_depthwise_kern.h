@@ -51,7 +51,38 @@
             }                                                                    \
     }
 
-#ifdef DW_HAND_F32 /* the includer writes its own f32 kernel */
+/* The channel's input x (in0 x in1 x in2) extended into e (E0 x E1 x E2).
+ * map holds E0 + E1 + E2 source indices (rows of axis 0, of axis 1, then
+ * columns; -1 = cval) from tc__boundary_index, computed once per chunk;
+ * columns [a2, b2) are the interior, e[i2] = row[i2 - lo2], copied in one
+ * loop the compiler vectorises for the ISA. */
+#define DW_EXT(T, TS)                                                            \
+    void DW_CAT(tc__dw_extend_##TS##_, DW_SFX)(                                  \
+        const T *restrict x, const int64_t in[3], const int64_t E[3],            \
+        const int64_t *restrict map, int64_t a2, int64_t b2, int64_t lo2,        \
+        T cval, T *restrict e) {                                                 \
+        const int64_t *m0 = map, *m1 = map + E[0], *m2 = map + E[0] + E[1];      \
+        for (int64_t i0 = 0; i0 < E[0]; i0++)                                    \
+            for (int64_t i1 = 0; i1 < E[1]; i1++) {                              \
+                T *restrict d = e + (i0 * E[1] + i1) * E[2];                     \
+                if (m0[i0] < 0 || m1[i1] < 0) {                                  \
+                    for (int64_t i2 = 0; i2 < E[2]; i2++) d[i2] = cval;          \
+                    continue;                                                    \
+                }                                                                \
+                const T *restrict row = x + (m0[i0] * in[1] + m1[i1]) * in[2];   \
+                for (int64_t i2 = 0; i2 < a2; i2++)                              \
+                    d[i2] = m2[i2] < 0 ? cval : row[m2[i2]];                     \
+                for (int64_t i2 = a2; i2 < b2; i2++) d[i2] = row[i2 - lo2];      \
+                for (int64_t i2 = b2; i2 < E[2]; i2++)                           \
+                    d[i2] = m2[i2] < 0 ? cval : row[m2[i2]];                     \
+            }                                                                    \
+    }
+#ifndef DW_HAND_EXT_F32 /* else the includer writes its own */
+DW_EXT(float, f32)
+#endif
+DW_EXT(double, f64)
+
+#ifdef DW_HAND_F32
 DW_PLANE(float, f32_generic)
 #else
 DW_PLANE(float, f32)
