@@ -365,7 +365,8 @@ static tc_status wg4_execute(const tc__args *a) {
 
 /* Seconds: 36 GEMMs (36/144 of the direct FLOPs over the padded tile
  * columns) at the micro-kernel's efficiency (14x32: ~80%, the 28x16 kernel
- * of few-tile layers ~30%, bound by streaming U for 16 columns) with the
+ * of few-tile layers ~60% with U in cache: 256 @14 one core ran it at ~90%;
+ * U's streaming is the separate term below, not this one) with the
  * reduction depth, the items' balance over the threads, the transforms
  * (~0.07 ns per transformed value), and the transformed weights U: read
  * once per item when an item's share fits in L2 (768 KB), else once per
@@ -387,7 +388,7 @@ static double wg4_estimate(const tc__problem *p, const tc__env *env) {
     double bal = items / (rounds * env->threads);
     double OD = (double)g.OD;
     double t_gemm =
-        OD * gemm * ((cols - c16) / 0.80 + c16 / 0.30) / (tc__peak_flops(env) * kfac * bal);
+        OD * gemm * ((cols - c16) / 0.80 + c16 / 0.60) / (tc__peak_flops(env) * kfac * bal);
     /* input slices transformed per output depth: 1 when the window shifts
      * (depth stride == dilation), else all KD */
     double fresh = g.KD == 1 || p->stride[0] == p->dil[0] ? 1.0 : (double)g.KD;
