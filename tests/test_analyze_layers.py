@@ -60,11 +60,17 @@ check("F(4,3) transformed weights 36*K*C", w[4]["weights"] == 36 * 64 * 64)
 check("FFT length: smooth(58) = 60", L["fft_L"] == [60, 60], L["fft_L"])
 check("ESTIMATE names an algorithm", L["estimate"].startswith("cpu."), L["estimate"])
 
-# 3D 3x3x3: the seed's 27x column buffer; Winograd not applicable
+# 3D 3x3x3: the seed's 27x column buffer; Winograd over the last two axes,
+# the depth taps summed directly (each input slice transformed once)
 L = run("1,32,32,1,32x32x32,3,1,1")[0]
 check("3D im2col 27x the input", near(L["im2col_ratio"], 27.0), L["im2col_ratio"])
-check("3D no Winograd rows", L["winograd"] == [], L["winograd"])
+w = {x["m"]: x for x in L["winograd"]}
+check("3D F(4,3) tiles D*8*8, 4x", w[4]["tiles"] == 32 * 8 * 8 and near(w[4]["reduction"], 4.0), w.get(4))
+check("3D F(4,3) transformed input 36*C*D*64", w[4]["input"] == 36 * 32 * 32 * 64, w.get(4))
+check("3D F(4,3) transformed weights 36*K*C*KD", w[4]["weights"] == 36 * 32 * 32 * 3, w.get(4))
 check("3D FFT length smooth(34) = 35", L["fft_L"] == [35, 35, 35], L["fft_L"])
+L = run("1,8,8,1,9x9x9,3,2,1")[0]
+check("3D stride 2: no Winograd rows", L["winograd"] == [], L["winograd"])
 
 # conv1 7x7/2: im2col ratio R / stride^2 = 49/4
 L = run("1,3,64,1,224x224,7,2,3")[0]

@@ -16,7 +16,9 @@
  *                input (HW <= R: one output), and its matrix then holds
  *                K C R elements
  *   Winograd     F(m x m, 3 x 3), m = 2, 4, 6, for 3x3 stride-1 dilation-1
- *                2D layers: alpha = m + 2, tiles N ceil(OH/m) ceil(OW/m),
+ *                2D layers and 3D kd x 3 x 3 ones (the depth taps summed
+ *                directly, each input slice transformed once; cpu.conv.winograd4
+ *                does F(4,3) so): alpha = m + 2, tiles N [OD] ceil(OH/m) ceil(OW/m),
  *                multiplies per output Cg alpha^2 / m^2 against 9 Cg (the
  *                reduction 9 m^2 / alpha^2: 2.25, 4, 5.06), transformed
  *                input alpha^2 C tiles, weights alpha^2 K Cg, output
@@ -113,14 +115,21 @@ static void al_compute(al_result *r, const al_layer *L) {
     r->f2r_flops = 2.0 * L->N * r->f2r_elems;
     r->f2r_ratio = r->f2r_flops / r->flops;
     r->f2r_pays = r->f2r_ratio <= 1.0;
-    r->wino_ok = L->nsp == 2 && L->m[0] == 3 && L->m[1] == 3 && L->stride == 1 && L->dil == 1;
+    /* 2D 3x3, or 3D kd x 3 x 3 (Winograd over the last two axes, the depth
+     * taps summed directly: each input slice transformed once) */
+    int ha = L->nsp - 2; /* the first of the two Winograd axes */
+    r->wino_ok = L->nsp >= 2 && L->m[ha] == 3 && L->m[ha + 1] == 3 && L->stride == 1 &&
+                 L->dil == 1;
     for (int k = 0; k < 3 && r->wino_ok; k++) {
         int m = 2 * (k + 1), a = m + 2;
-        double tiles = (double)L->N * ceil((double)r->out[0] / m) * ceil((double)r->out[1] / m);
+        double t2 = ceil((double)r->out[ha] / m) * ceil((double)r->out[ha + 1] / m);
+        double od = ha ? (double)r->out[0] : 1.0, id = ha ? (double)L->in[0] : 1.0;
+        double kd = ha ? (double)L->m[0] : 1.0;
+        double tiles = (double)L->N * od * t2;
         r->wino_tiles[k] = tiles;
         r->wino_red[k] = 9.0 * m * m / (double)(a * a);
-        r->wino_in[k] = (double)a * a * L->C * tiles;
-        r->wino_w[k] = (double)a * a * L->K * r->Cg;
+        r->wino_in[k] = (double)a * a * L->C * (double)L->N * id * t2;
+        r->wino_w[k] = (double)a * a * L->K * r->Cg * kd;
         r->wino_out[k] = (double)a * a * L->K * tiles;
     }
     double nL = 1;
@@ -268,7 +277,7 @@ static void al_print(FILE *o, const al_result *r, double ridge) {
                     2 * (k + 1), 2 * (k + 1), r->wino_tiles[k], r->wino_red[k],
                     r->wino_in[k] / 1e6, r->wino_w[k] / 1e6, r->wino_out[k] / 1e6);
     else
-        fprintf(o, "  Winograd: n/a (3x3 stride-1 2D layers only)\n");
+        fprintf(o, "  Winograd: n/a (3x3 in the last two axes, stride 1, dilation 1 only)\n");
     fprintf(o, "  FFT: L =");
     for (int i = 0; i < L->nsp; i++) fprintf(o, "%s%lld", i ? "x" : " ", (long long)r->fft_L[i]);
     fprintf(o, ", %.4g GFLOP (%.3gx direct), weight spectra %.4g M complex\n", r->fft_flops / 1e9,
