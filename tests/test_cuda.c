@@ -493,6 +493,7 @@ static const ccase ccases[] = {
     {2, 1, 4, 12, 1, {12, 13}, {8, 8}, 1, 1, 3, TC_PADDING_ZEROS, 0},   /* R = 64 */
     {2, 2, 5, 20, 1, {16, 15}, {9, 9}, 1, 1, 4, TC_PADDING_ZEROS, 1},   /* R = 81 */
     {2, 1, 128, 130, 1, {6, 7}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},  /* row table, split-K */
+    {2, 1, 512, 40, 1, {4, 5}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},   /* Rl > the row table */
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",

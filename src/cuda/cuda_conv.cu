@@ -16,7 +16,12 @@
  *                   image pointer and window origin decomposed once), the
  *                   reduction row l = (c, tap) is split once per k tile,
  *                   and each tap's (dr0, dr1, dr2, offset) comes from a
- *                   per-block table in shared memory. In-bounds elements
+ *                   per-block table in shared memory. With zero padding
+ *                   and R < 64 taps a second table holds every reduction
+ *                   row's (channel + tap offset, tap bit) and each thread
+ *                   its column's in-bounds taps as a bit mask: an element
+ *                   is a table load, an AND, a select and a zero-filling
+ *                   cp.async (session 7). Otherwise in-bounds elements
  *                   are one unsigned compare per axis and one cp.async;
  *                   the rest take the edge path: cval (zeros) stored
  *                   directly, or the index remapped per axis for reflect /
@@ -212,7 +217,9 @@ __global__ void __launch_bounds__(256, 2)
 #define IG_STAGES 4
 #define IG_TAPMAX 2048
 #define IG_MAXSPLIT 16
-#define IG_LTMAX 2048 /* reduction-row table entries (int2): 16 KiB */
+/* reduction-row table entries (int2, 30 KiB): with the tap table (R < 64,
+ * <= 1008 bytes) within the IG_TAPMAX room the kernels are set up for */
+#define IG_LTMAX 3840
 
 /* 32-bit problem description (ig_fast checks every bound) */
 struct igp {
