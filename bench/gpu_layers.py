@@ -14,7 +14,8 @@ warm-up, median of R executes between CUDA events). Rows:
   tf32  the planner's choice with TC_PLAN_ALLOW_TF32, beside cuDNN with
         TF32 on (torch.backends.cudnn.allow_tf32)
 GPU_LAYERS_SWEEP=1 adds forced shapes of cuda.conv.igemm(-tf32) and the
-tiled depthwise kernel's variants (printed, and in the JSON as "sweep").
+tiled depthwise kernel's variants (printed, and in the JSON as "sweep");
+GPU_LAYERS_EXTRA=1 adds three more MobileNet depthwise layers.
 Errors: tileconv's output (host execute) against a float64 run of the same
 layer (torch on the GPU in float64), max |y - y64| / max |y64|.
 Writes OUTDIR/gpu_layers.txt and .json. Never asserts."""
@@ -81,6 +82,13 @@ LAYERS = [
     ("3d-3x3x3-32@32 b8", 3, 8, 32, 32, 1, 32, 3, 1, 1),
     ("mbv1-dw-256@28 b32", 2, 32, 256, 256, 256, 28, 3, 1, 1),
 ]
+# GPU_LAYERS_EXTRA=1: more depthwise layers (MobileNet v1 shapes, batch 32)
+if os.environ.get("GPU_LAYERS_EXTRA") == "1":
+    LAYERS += [
+        ("mbv1-dw-32@112 b32", 2, 32, 32, 32, 32, 112, 3, 1, 1),
+        ("mbv1-dw-s2-128@56 b32", 2, 32, 128, 128, 128, 56, 3, 2, 1),
+        ("mbv1-dw-512@14 b32", 2, 32, 512, 512, 512, 14, 3, 1, 1),
+    ]
 if os.environ.get("GPU_LAYERS_ONLY"):
     LAYERS = [l for l in LAYERS if os.environ["GPU_LAYERS_ONLY"] in l[0]]
 F = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}
@@ -226,8 +234,8 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
         sw = []
         pa, _ = plan(d, 0, "cuda.conv.depthwise")
         if pa:
-            for var, val in (("", ""), ("TC_CUDA_DW_RV", "1"), ("TC_CUDA_DW_THREADS", "128"),
-                             ("TC_CUDA_DW_THREADS", "512"), ("TC_CUDA_DW_THREADS", "1024")):
+            for var, val in (("", ""), ("TC_CUDA_DW_RV", "1"), ("TC_CUDA_DW_THREADS", "256"),
+                             ("TC_CUDA_DW_THREADS", "512"), ("TC_CUDA_DW_THREADS", "2048")):
                 if var:
                     os.environ[var] = val
                 t = time_plan(pa, x, w, 2)
