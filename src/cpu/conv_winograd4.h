@@ -36,4 +36,11 @@ void tc__wg4_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride
 void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
                                   float *c, int64_t ldc, int mr);
 
+/* The same with 8-row panels: C (8 x 32) from one panel, C (16 x 16) from
+ * two (a0, a1); rows >= mr not written. */
+void tc__wg4_ukernel_8x32_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                                 int mr);
+void tc__wg4_ukernel_16x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
+                                  float *c, int64_t ldc, int mr);
+
 #endif

@@ -266,3 +266,48 @@ void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *restrict a0, const fl
     for (int i = 0; i < 28; i++)
         if (i < mr) _mm512_storeu_ps(c + i * ldc, acc[i]);
 }
+
+/* 8-row panels, for output-channel counts that 14-row panels fill badly
+ * (K = 32: 42 rows computed for 32). NP panels of 8 rows x NV vectors of
+ * 16 columns, 16 accumulators: C (8 NP x 16 NV, ldc) = A B, A the panels
+ * a0 (and a1), k-major, 8 per k step; B 16 NV wide, k-major; rows >= mr
+ * not written. */
+static inline __attribute__((always_inline)) void
+wg4_k8(int64_t kc, const float *restrict a0, const float *restrict a1, const float *restrict b,
+       float *restrict c, int64_t ldc, int mr, const int NP, const int NV) {
+    __m512 acc[2][8][2];
+    for (int p = 0; p < NP; p++)
+        for (int i = 0; i < 8; i++)
+            for (int v = 0; v < NV; v++) acc[p][i][v] = _mm512_setzero_ps();
+    for (int64_t l = 0; l < kc; l++) {
+        __m512 bv[2];
+        for (int v = 0; v < NV; v++) bv[v] = _mm512_load_ps(b + 16 * v);
+        _mm_prefetch((const char *)(b + 16 * NV * 8), _MM_HINT_T0);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            const __m512 x0 = _mm512_set1_ps(a0[i]);
+            for (int v = 0; v < NV; v++) acc[0][i][v] = _mm512_fmadd_ps(x0, bv[v], acc[0][i][v]);
+            if (NP == 2) {
+                const __m512 x1 = _mm512_set1_ps(a1[i]);
+                acc[1][i][0] = _mm512_fmadd_ps(x1, bv[0], acc[1][i][0]);
+            }
+        }
+        a0 += 8;
+        a1 += 8;
+        b += 16 * NV;
+    }
+    for (int p = 0; p < NP; p++)
+        for (int i = 0; i < 8; i++)
+            if (p * 8 + i < mr)
+                for (int v = 0; v < NV; v++) _mm512_storeu_ps(c + (p * 8 + i) * ldc + 16 * v, acc[p][i][v]);
+}
+
+void tc__wg4_ukernel_8x32_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                                 int mr) {
+    wg4_k8(kc, a, a, b, c, ldc, mr, 1, 2);
+}
+
+void tc__wg4_ukernel_16x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
+                                  float *c, int64_t ldc, int mr) {
+    wg4_k8(kc, a0, a1, b, c, ldc, mr, 2, 1);
+}
