@@ -66,10 +66,11 @@ static size_t wg4_rup(size_t v) { return (v + 63) & ~(size_t)63; }
 static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->Cg = p->C / p->G;
     g->Kg = p->K / p->G;
-    /* 8-row panels where they waste fewer rows than 14-row ones, their
-     * kernels taken as 0.9x as fast (10 loads per 16 FMAs against 16 per
-     * 28): K = 32 computes 32 rows instead of 42 */
-    g->mr = (double)(wg4_cdiv(g->Kg, 8) * 8) / 0.9 < (double)(wg4_cdiv(g->Kg, 14) * 14) ? 8 : WG4_MR;
+    /* 8-row panels where they waste fewer rows than 14-row ones (K = 32
+     * computes 32 rows instead of 42, K = 64 64 instead of 70); their
+     * kernels measured as fast as the 14-row ones within 3-7% (one core,
+     * 64 @56 and 128 @28 forced either way) */
+    g->mr = (double)(wg4_cdiv(g->Kg, 8) * 8) / 0.97 < (double)(wg4_cdiv(g->Kg, 14) * 14) ? 8 : WG4_MR;
     g->npan = wg4_cdiv(g->Kg, g->mr);
     g->KD = p->msk[0];
     g->kc = g->KD * g->Cg;
@@ -396,7 +397,7 @@ static double wg4_estimate(const tc__problem *p, const tc__env *env) {
     /* columns on the 28x16 kernel: all for nb = 16, else a tail of <= 16 */
     int64_t tr = wg4_cdiv(g.T, g.nranges);
     double c16 = g.nb == 16 ? cols : (tr % 32 && tr % 32 <= 16) ? 16.0 * p->G * g.nranges : 0;
-    double gemm = 2.0 * WG4_XI * (double)(g.npan * g.mr) * (double)g.kc / (g.mr == 8 ? 0.9 : 1.0);
+    double gemm = 2.0 * WG4_XI * (double)(g.npan * g.mr) * (double)g.kc / (g.mr == 8 ? 0.97 : 1.0);
     double items = (double)(p->G * g.nranges * g.odch * g.kgroups);
     double rounds = (double)wg4_cdiv((int64_t)items, env->threads);
     double bal = items / (rounds * env->threads);
