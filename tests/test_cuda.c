@@ -768,6 +768,22 @@ static void run_conv_planner_checks(void) {
         o.algorithm = "cuda.conv.igemm-tf32";
         CHECK_STATUS(tc_plan_conv(&pl, ctx, &d, &o), TC_ERR_NOT_APPLICABLE);
         tc_plan_destroy(pl);
+        /* a stride-2 depthwise layer stays on cuda.conv.depthwise with and
+         * without TF32 (session 7: the TF32 estimate once chose the
+         * implicit GEMM there, 4.7x slower) */
+        tc_conv_desc dd = d;
+        dd.batch = 32; dd.groups = 128;
+        dd.in_size[0] = dd.in_size[1] = 56;
+        dd.stride[0] = dd.stride[1] = 2;
+        for (int f = 0; f < 2; f++) {
+            tc_plan_options_init(&o);
+            o.flags = f ? TC_PLAN_ALLOW_TF32 : 0;
+            pl = NULL;
+            if (CHECK_STATUS(tc_plan_conv(&pl, ctx, &dd, &o), TC_OK))
+                CHECK(strcmp(tc_plan_algorithm(pl), "cuda.conv.depthwise") == 0,
+                      "depthwise plan (flags %u) chose %s", o.flags, tc_plan_algorithm(pl));
+            tc_plan_destroy(pl);
+        }
     }
     tc_context_destroy(ctx);
     TH_END();
