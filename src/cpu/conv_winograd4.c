@@ -44,9 +44,10 @@ typedef struct wg4_geom {
     int64_t OD;      /* output depth (1 in 2D) */
     int64_t slots;   /* transformed input slices kept per block: 1 in 2D, KD + 1 in 3D */
     int64_t nb;      /* block width: 32 (14x32 kernel) or 16 (28x16 kernel) */
-    int64_t nranges; /* tile ranges (one per thread at batch 1) */
-    int64_t odch;    /* output-depth chunks (3D, when the tile ranges are too few) */
-    int64_t rcols;   /* GEMM columns per range: full blocks + the tail's */
+    int64_t nblk;    /* blocks of nb tiles per group (the last may be shorter) */
+    int64_t odch;    /* output-depth chunks (3D, when the blocks are too few) */
+    int64_t units;   /* work units: (group, block, depth chunk, A-panel group) */
+    int64_t rcols;   /* GEMM columns per group: full blocks + the tail's */
     int64_t kgroups, ppg;
     int64_t vstride, mstride; /* floats between xi planes of V and M */
     size_t vbytes, mbytes, per_thread;
@@ -55,14 +56,18 @@ typedef struct wg4_geom {
 static int64_t wg4_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t wg4_rup(size_t v) { return (v + 63) & ~(size_t)63; }
 
-/* Work items are (group, tile range, output-depth chunk, group of A
- * panels). Tiles are those of one depth slice, (n, ty, tx), all images: they
- * are split into one range per thread (batch 1 gives both threads work
- * without splitting K); each range runs in blocks of nb tiles, a tail of
- * <= 16 tiles on the 28x16 kernel, and each block walks its output depths
- * in order, keeping the transformed input slices that the next depth reads
- * again. Output depths are chunked, then K split, only where there are
- * fewer ranges than threads (few tiles). */
+/* Work units are (group, block of tiles, output-depth chunk, group of A
+ * panels), claimed one at a time by the threads (a thread that starts late,
+ * or shares its CPU, takes fewer). Tiles are those of one depth slice, (n,
+ * ty, tx), all images, in blocks of nb = 32 (16 where there are fewer
+ * 32-tile blocks than threads: the 16-wide kernels load a B vector per 16
+ * or 28 broadcast FMAs against two per 16 or 28 in the 32-wide ones, and
+ * measured up to 2x slower on the 3D layer); a last block of <= 16 tiles
+ * runs on the 16-wide kernels. Each block walks its output depths in order, keeping the
+ * transformed input slices that the next depth reads again. Output depths
+ * are chunked where there are fewer than two blocks a thread, K split
+ * where there are fewer units than threads (few tiles: the block's input
+ * transform is then repeated per A-panel group). */
 static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->Cg = p->C / p->G;
     g->Kg = p->K / p->G;
@@ -79,19 +84,15 @@ static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->TW = wg4_cdiv(p->out[2], 4);
     g->T = p->N * g->TH * g->TW;
     g->slots = g->KD == 1 ? 1 : g->KD + 1;
-    g->nranges = p->G >= threads ? 1 : wg4_cdiv(threads, p->G);
-    while (g->nranges > 1 && g->T / g->nranges < 16) g->nranges--;
-    int64_t tr = wg4_cdiv(g->T, g->nranges);
-    /* 16-tile blocks where 32 would leave much of the last panel empty */
-    int64_t w32 = tr / 32 * 32 + (tr % 32 == 0 ? 0 : tr % 32 <= 16 ? 16 : 32);
-    int64_t w16 = wg4_cdiv(tr, 16) * 16;
-    g->nb = (double)w32 > 1.15 * (double)w16 ? 16 : 32;
-    g->rcols = g->nb == 32 ? w32 : w16;
+    g->nb = p->G * wg4_cdiv(g->T, 32) >= (int64_t)threads ? 32 : 16;
+    g->nblk = wg4_cdiv(g->T, g->nb);
+    int64_t tail = g->T - (g->nblk - 1) * g->nb;
+    g->rcols = (g->nblk - 1) * g->nb + (tail <= 16 ? 16 : g->nb);
     g->kgroups = 1;
-    int64_t items = p->G * g->nranges;
+    int64_t items = p->G * g->nblk;
     g->odch = 1;
-    if (items < threads && g->OD > 1) {
-        g->odch = wg4_cdiv(threads, items);
+    if (items < 2 * (int64_t)threads && g->OD > 1) {
+        g->odch = wg4_cdiv(2 * (int64_t)threads, items);
         if (g->odch > g->OD) g->odch = g->OD;
         items *= g->odch;
     }
@@ -102,6 +103,7 @@ static void wg4_geometry(const tc__problem *p, int threads, wg4_geom *g) {
     g->ppg = wg4_cdiv(g->npan, g->kgroups);
     if (g->nb == 16) g->ppg += g->ppg & 1; /* the 28x16 kernel takes panels in pairs */
     g->kgroups = wg4_cdiv(g->npan, g->ppg);
+    g->units = items * g->kgroups;
     g->vstride = g->slots * g->Cg * g->nb + 16;
     g->mstride = WG4_KCH * WG4_MR * g->nb + 16;
     g->vbytes = wg4_rup((size_t)(WG4_XI * g->vstride) * sizeof(float));
@@ -188,6 +190,7 @@ static tc_status wg4_wpack(const tc__problem *p, const tc__env *env, const void 
 typedef struct wg4_job {
     const tc__args *a;
     wg4_geom g;
+    int64_t next; /* the next unclaimed work unit */
 } wg4_job;
 
 /* The block's tiles in segments of 16 lanes, each cut into runs of one
@@ -348,23 +351,27 @@ static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t 
     }
 }
 
+/* One call per thread slot (its workspace): claims units until none is
+ * left. Each unit writes its own outputs, so the result does not depend on
+ * which thread ran it. */
 static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
-    const wg4_job *j = arg;
+    (void)begin;
+    (void)end;
+    wg4_job *j = arg;
     const wg4_geom *g = &j->g;
     char *mine = (char *)j->a->ws + (size_t)tid * g->per_thread;
     float *V = (float *)mine, *M = (float *)(mine + g->vbytes);
-    for (int64_t it = begin; it < end; it++) {
+    for (;;) {
+        int64_t it = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (it >= g->units) break;
         int64_t kg = it % g->kgroups, t = it / g->kgroups;
         int64_t oc = t % g->odch;
         t /= g->odch;
-        int64_t ri = t % g->nranges, gi = t / g->nranges;
-        int64_t r0 = g->T * ri / g->nranges, r1 = g->T * (ri + 1) / g->nranges;
+        int64_t b = t % g->nblk, gi = t / g->nblk;
+        int64_t t0 = b * g->nb, t1 = t0 + g->nb < g->T ? t0 + g->nb : g->T;
         int64_t q0 = kg * g->ppg, q1 = q0 + g->ppg < g->npan ? q0 + g->ppg : g->npan;
         int64_t od0 = g->OD * oc / g->odch, od1 = g->OD * (oc + 1) / g->odch;
-        for (int64_t t0 = r0; t0 < r1; t0 += g->nb) {
-            int64_t t1 = t0 + g->nb < r1 ? t0 + g->nb : r1;
-            wg4_block(j, V, M, gi, t0, t1, t1 - t0 <= 16 ? 16 : g->nb, q0, q1, od0, od1);
-        }
+        wg4_block(j, V, M, gi, t0, t1, t1 - t0 <= 16 ? 16 : g->nb, q0, q1, od0, od1);
     }
 }
 
@@ -373,8 +380,10 @@ static tc_status wg4_execute(const tc__args *a) {
     if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.winograd4: weights not packed");
     wg4_job j;
     j.a = a;
+    j.next = 0;
     wg4_geometry(p, a->threads, &j.g);
-    tc__parallel_for(a->threads, p->G * j.g.nranges * j.g.odch * j.g.kgroups, wg4_items, &j);
+    int64_t slots = a->threads < j.g.units ? a->threads : j.g.units;
+    tc__parallel_for(a->threads, slots, wg4_items, &j);
     return TC_OK;
 }
 
@@ -383,9 +392,9 @@ static tc_status wg4_execute(const tc__args *a) {
  * of few-tile layers ~60% with U in cache: 256 @14 one core ran it at ~90%;
  * U's streaming is the separate term below, not this one) with the
  * reduction depth, the items' balance over the threads, the transforms
- * (~0.07 ns per transformed value), and the transformed weights U: read
- * once per item when an item's share fits in L2 (768 KB), else once per
- * block, from L3 at twice the copy bandwidth up to 4 MB of U, beyond at
+ * (~0.07 ns per transformed value), and the transformed weights U: each
+ * unit (one block) reads its share once when it fits in L2 (768 KB), else
+ * once per output depth, from L3 at twice the copy bandwidth up to 4 MB of U, beyond at
  * the copy bandwidth (36 x K x C floats: 9.4 MB at 256 channels, where
  * batch 1 at 14x14 reuses each value for only 16 tiles and the direct
  * method wins). */
@@ -393,12 +402,12 @@ static double wg4_estimate(const tc__problem *p, const tc__env *env) {
     wg4_geom g;
     wg4_geometry(p, env->threads, &g);
     double kfac = (double)g.kc / (double)(g.kc + 24);
-    double cols = (double)(p->G * g.nranges * g.rcols);
-    /* columns on the 28x16 kernel: all for nb = 16, else a tail of <= 16 */
-    int64_t tr = wg4_cdiv(g.T, g.nranges);
-    double c16 = g.nb == 16 ? cols : (tr % 32 && tr % 32 <= 16) ? 16.0 * p->G * g.nranges : 0;
+    double cols = (double)(p->G * g.rcols);
+    /* columns on the 16-wide kernels: all for nb = 16, else a tail of <= 16 */
+    int64_t tail = g.T - (g.nblk - 1) * g.nb;
+    double c16 = g.nb == 16 ? cols : tail <= 16 ? 16.0 * p->G : 0;
     double gemm = 2.0 * WG4_XI * (double)(g.npan * g.mr) * (double)g.kc / (g.mr == 8 ? 0.97 : 1.0);
-    double items = (double)(p->G * g.nranges * g.odch * g.kgroups);
+    double items = (double)g.units;
     double rounds = (double)wg4_cdiv((int64_t)items, env->threads);
     double bal = items / (rounds * env->threads);
     double OD = (double)g.OD;
@@ -413,8 +422,7 @@ static double wg4_estimate(const tc__problem *p, const tc__env *env) {
     double ui = WG4_XI * (double)(ppi * g.mr) * (double)g.kc * 4.0;
     double utotal = WG4_XI * (double)(p->G * g.npan * g.mr) * (double)g.kc * 4.0;
     int fits = ui <= 768e3;
-    double traffic = items * ui *
-                     (fits ? 1.0 : (double)(wg4_cdiv(g.rcols, g.nb) * wg4_cdiv(g.OD, g.odch)));
+    double traffic = items * ui * (fits ? 1.0 : (double)wg4_cdiv(g.OD, g.odch));
     double t_u = traffic / (tc__peak_bandwidth(env) * (fits ? 4.0 : utotal <= 4e6 ? 2.0 : 1.0));
     return t_gemm + t_tr + t_u + tc__problem_bytes(p) / tc__peak_bandwidth(env);
 }
