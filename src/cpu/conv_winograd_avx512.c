@@ -1,71 +1,472 @@
-/* conv_winograd_avx512.c - the AVX-512 transforms of cpu.conv.winograd
- * (conv_winograd.c), F(2x2, 3x3), float32, 16 tiles of one tile row at a
- * time (one zmm lane per tile).
+/* conv_winograd_avx512.c - the AVX-512 parts of the Winograd solvers
+ * (conv_winograd.c): Winograd F(4x4, 3x3) (F(2x2, 3x3) at the end) transforms over segments of 16
+ * consecutive tiles (one zmm lane per tile, possibly from several tile
+ * rows: runs) and a 28x16 GEMM micro-kernel for blocks of <= 16 tiles.
+ * Float32. Points 0, 1, -1, 2, -2 and infinity:
  *
- * Input: for 16 tiles starting at tile column tx0, rows r of the 4-row
- * input strip are given as 34-float buffers holding input columns
- * 2*tx0 - pad .. 2*tx0 - pad + 33 (boundary already applied). Column j of
- * tile t is element 2t + j: even/odd lanes picked with vpermt2ps. Then
- * V = B^T d B with B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], written
- * as 16 vectors: V[xi][t], xi = 4*row + col, to dst + xi * xi_stride.
+ *   B^T = [4  0 -5  0 1 0]    A^T = [1 1  1 1  1 0]
+ *         [0 -4 -4  1 1 0]          [0 1 -1 2 -2 0]
+ *         [0  4 -4 -1 1 0]          [0 1  1 4  4 0]
+ *         [0 -2 -1  2 1 0]          [0 1 -1 8 -8 1]
+ *         [0  2 -1 -2 1 0]
+ *         [0  4  0 -5 0 1]
  *
- * Output: M[xi][t] (16 vectors, from src + xi * xi_stride) to the 2x2
- * outputs per tile, Y = A^T M A with A^T = [1 1 1 0; 0 1 -1 -1], plus
- * bias; rows 0 and 1 of the tile row are returned interleaved (lane pairs
- * (2t, 2t+1)) as two 32-float rows in out0 / out1. */
+ * Input: the lane of a run's tile t reads input columns x0 + 4t .. x0 + 4t
+ * + 5 of rows y0 .. y0 + 5. Each input row of the segment is gathered as
+ * 5 vectors, element 4*lane + j = column j of the lane's tile (j < 4), by
+ * masked loads from each run's row (a run is placed at its lanes by
+ * offsetting the address), lanes outside the image set to cval or patched
+ * with the mapped column (boundary modes); columns 0-3 of the 16 tiles are
+ * picked by two rounds of even/odd permutes, columns 4-5 are the next
+ * lane's 0-1 (valignd; a run's last lane patched with its own). V = B^T d
+ * B is written as 36 masked vectors V[xi] (xi = 6*row + col) per channel.
+ *
+ * Output: 36 vectors M[xi] (lanes = tiles) to Y = A^T M A (4x4 per tile)
+ * plus bias, interleaved into 4 output rows of 64 floats, stored per run
+ * with masks for its lanes and the right and bottom edges. */
+#include "conv_winograd.h"
+
 #include <immintrin.h>
 #include <stdint.h>
 
-static inline __m512 wg_cols(__m512 a, __m512 b, const __m512i idx) {
-    return _mm512_permutex2var_ps(a, idx, b);
+
+static inline __mmask16 wg4_cnt(int64_t n) {
+    return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
 }
 
-void tc__wg_in_f23_avx512(const float *const rows[4], float *dst, int64_t xi_stride,
-                          int len) {
-    const __mmask16 mk = (__mmask16)(len >= 16 ? 0xffff : (1u << len) - 1);
+/* d B over one row: 6 columns -> 6 values (per lane). */
+static inline void wg4_row(const __m512 d[6], __m512 v[6]) {
+    const __m512 c4 = _mm512_set1_ps(4.0f), c5 = _mm512_set1_ps(5.0f), c2 = _mm512_set1_ps(2.0f);
+    v[0] = _mm512_fmadd_ps(c4, d[0], _mm512_fnmadd_ps(c5, d[2], d[4]));
+    v[1] = _mm512_fnmadd_ps(c4, _mm512_add_ps(d[1], d[2]), _mm512_add_ps(d[3], d[4]));
+    v[2] = _mm512_fmadd_ps(c4, _mm512_sub_ps(d[1], d[2]), _mm512_sub_ps(d[4], d[3]));
+    __m512 t1 = _mm512_sub_ps(d[3], d[1]), t2 = _mm512_sub_ps(d[4], d[2]);
+    v[3] = _mm512_fmadd_ps(c2, t1, t2);
+    v[4] = _mm512_fnmadd_ps(c2, t1, t2);
+    v[5] = _mm512_fmadd_ps(c4, d[1], _mm512_fnmadd_ps(c5, d[3], d[5]));
+}
+
+/* The mask of lanes [lo, hi) of the 16 lanes from element 16*i on. */
+static inline __mmask16 wg4_range(int64_t lo, int64_t hi, int i) {
+    lo -= 16 * i;
+    hi -= 16 * i;
+    lo = lo < 0 ? 0 : lo > 16 ? 16 : lo;
+    hi = hi < 0 ? 0 : hi > 16 ? 16 : hi;
+    return (__mmask16)(wg4_cnt(hi) & ~wg4_cnt(lo));
+}
+
+/* Per run, what is the same for every channel and input row: the lanes
+ * loaded from the row (masks of the 5 vectors), the lanes taken from a
+ * mapped column (boundary modes) and the run-end columns 4, 5. */
+typedef struct wg4_prep {
+    int64_t off;          /* column of element v: off + v */
+    __mmask16 m[5];
+    int np;               /* patched elements: (v, column or -1 = cval) */
+    int16_t pv[80];
+    int64_t px[80];
+    int64_t x4, x5;       /* run-end columns (or -1 = cval); last run: unused */
+} wg4_prep;
+
+void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H, int64_t W,
+                       int mode, float cval, int64_t nc, int64_t cstride, float *dst,
+                       int64_t dst_cstride, int64_t xi_stride) {
+    const __mmask16 mk = wg4_cnt(nlanes);
+    const __m512 cv = _mm512_set1_ps(cval);
     const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    __m512 t[4][4]; /* (d B) per row: 4 columns after the row transform */
-    for (int r = 0; r < 4; r++) {
-        const float *p = rows[r];
-        __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 16);
-        __m512 a2 = _mm512_loadu_ps(p + 2), b2 = _mm512_loadu_ps(p + 18);
-        __m512 c0 = wg_cols(a, b, ev), c1 = wg_cols(a, b, od);
-        __m512 c2 = wg_cols(a2, b2, ev), c3 = wg_cols(a2, b2, od);
-        /* d B: columns (c0 - c2, c1 + c2, c2 - c1, c1 - c3) */
-        t[r][0] = _mm512_sub_ps(c0, c2);
-        t[r][1] = _mm512_add_ps(c1, c2);
-        t[r][2] = _mm512_sub_ps(c2, c1);
-        t[r][3] = _mm512_sub_ps(c1, c3);
+    const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+    wg4_prep pr[16];
+    int64_t rowoff[6][16]; /* by * W, or -1: the row is cval */
+    int patched = 0;
+    for (int k = 0; k < nruns; k++) {
+        const tc__wg4_run *u = &runs[k];
+        wg4_prep *q = &pr[k];
+        int64_t vb = 4 * (int64_t)u->lane, ve = 4 * (int64_t)(u->lane + u->len) + (k == nruns - 1) * 2;
+        q->off = u->x0 - vb;
+        int64_t ib = -q->off > vb ? -q->off : vb, ie = W - q->off < ve ? W - q->off : ve;
+        if (ie < ib) ie = ib;
+        for (int i = 0; i < 5; i++) q->m[i] = wg4_range(ib, ie, i);
+        q->np = 0;
+        for (int64_t v = vb; v < ve; v++) {
+            if (v == ib) v = ie;
+            if (v >= ve) break;
+            q->pv[q->np] = (int16_t)v;
+            q->px[q->np++] = tc__boundary_index(q->off + v, W, (tc_mode)mode);
+        }
+        patched |= mode != TC_MODE_CONSTANT && q->np > 0;
+        q->x4 = tc__boundary_index(u->x0 + 4 * (int64_t)u->len, W, (tc_mode)mode);
+        q->x5 = tc__boundary_index(u->x0 + 4 * (int64_t)u->len + 1, W, (tc_mode)mode);
+        for (int r = 0; r < 6; r++) {
+            int64_t by = u->plane ? tc__boundary_index(u->y0 + r, H, (tc_mode)mode) : -1;
+            rowoff[r][k] = by < 0 ? -1 : by * W;
+        }
     }
-    for (int j = 0; j < 4; j++) { /* B^T (d B): rows */
-        _mm512_mask_storeu_ps(dst + (0 * 4 + j) * xi_stride, mk, _mm512_sub_ps(t[0][j], t[2][j]));
-        _mm512_mask_storeu_ps(dst + (1 * 4 + j) * xi_stride, mk, _mm512_add_ps(t[1][j], t[2][j]));
-        _mm512_mask_storeu_ps(dst + (2 * 4 + j) * xi_stride, mk, _mm512_sub_ps(t[2][j], t[1][j]));
-        _mm512_mask_storeu_ps(dst + (3 * 4 + j) * xi_stride, mk, _mm512_sub_ps(t[1][j], t[3][j]));
+    for (int64_t c = 0; c < nc; c++) {
+        __m512 t[6][6]; /* (d B) per row */
+        /* the segment's rows of channel c + 2: a channel's rows are a
+         * plane apart, a stride the hardware prefetchers do not follow */
+        if (c + 2 < nc)
+            for (int k = 0; k < nruns; k++)
+                for (int r = 0; r < 6; r++)
+                    if (rowoff[r][k] >= 0) {
+                        uintptr_t rb = (uintptr_t)(runs[k].plane + (c + 2) * cstride + rowoff[r][k]) +
+                                       (uintptr_t)((pr[k].off + 4 * runs[k].lane) * 4);
+                        for (uintptr_t e = 0; e < (uintptr_t)(16 * runs[k].len + 8); e += 64)
+                            _mm_prefetch((const char *)(rb + e), _MM_HINT_T0);
+                        _mm_prefetch((const char *)(rb + (uintptr_t)(16 * runs[k].len + 4)), _MM_HINT_T0);
+                    }
+        for (int r = 0; r < 6; r++) {
+            /* the row of the segment: element v = 4*lane + column of the
+             * tile (columns 0..3; columns 4, 5 are the next lane's 0, 1) */
+            /* five named vectors, indexed only by constants, so that they
+             * stay in registers: an array indexed by the patch's element
+             * kept them on the stack, each run's masked load then merging
+             * through a store and a reload (57% of this function's time) */
+            __m512 a0 = cv, a1 = cv, a2 = cv, a3 = cv, a4 = cv, d[6];
+            for (int k = 0; k < nruns; k++) {
+                if (rowoff[r][k] < 0) continue;
+                const wg4_prep *q = &pr[k];
+                const float *row = runs[k].plane + c * cstride + rowoff[r][k];
+                /* element v at row + off + v (off may point before the row:
+                 * address arithmetic in integers, masked lanes not read) */
+                const uintptr_t rb = (uintptr_t)row + (uintptr_t)(q->off * 4);
+                if (q->m[0]) a0 = _mm512_mask_loadu_ps(a0, q->m[0], (const void *)rb);
+                if (q->m[1]) a1 = _mm512_mask_loadu_ps(a1, q->m[1], (const void *)(rb + 64));
+                if (q->m[2]) a2 = _mm512_mask_loadu_ps(a2, q->m[2], (const void *)(rb + 128));
+                if (q->m[3]) a3 = _mm512_mask_loadu_ps(a3, q->m[3], (const void *)(rb + 192));
+                if (q->m[4]) a4 = _mm512_mask_loadu_ps(a4, q->m[4], (const void *)(rb + 256));
+                if (patched)
+                    for (int e = 0; e < q->np; e++) {
+                        int v = q->pv[e];
+                        const __mmask16 bit = (__mmask16)(1u << (v & 15));
+                        const __m512 pvv = _mm512_set1_ps(q->px[e] < 0 ? cval : row[q->px[e]]);
+                        switch (v >> 4) {
+                        case 0: a0 = _mm512_mask_mov_ps(a0, bit, pvv); break;
+                        case 1: a1 = _mm512_mask_mov_ps(a1, bit, pvv); break;
+                        case 2: a2 = _mm512_mask_mov_ps(a2, bit, pvv); break;
+                        case 3: a3 = _mm512_mask_mov_ps(a3, bit, pvv); break;
+                        default: a4 = _mm512_mask_mov_ps(a4, bit, pvv); break;
+                        }
+                    }
+            }
+            const __m512 a[5] = {a0, a1, a2, a3, a4};
+            /* column j of lane t = element 4t + j: two rounds of even/odd picks */
+            __m512 e01 = _mm512_permutex2var_ps(a[0], ev, a[1]), o01 = _mm512_permutex2var_ps(a[0], od, a[1]);
+            __m512 e23 = _mm512_permutex2var_ps(a[2], ev, a[3]), o23 = _mm512_permutex2var_ps(a[2], od, a[3]);
+            d[0] = _mm512_permutex2var_ps(e01, ev, e23);
+            d[2] = _mm512_permutex2var_ps(e01, od, e23);
+            d[1] = _mm512_permutex2var_ps(o01, ev, o23);
+            d[3] = _mm512_permutex2var_ps(o01, od, o23);
+            __m512i a4i = _mm512_castps_si512(a[4]);
+            d[4] = _mm512_castsi512_ps(_mm512_alignr_epi32(a4i, _mm512_castps_si512(d[0]), 1));
+            d[5] = _mm512_castsi512_ps(
+                _mm512_alignr_epi32(_mm512_alignr_epi32(a4i, a4i, 1), _mm512_castps_si512(d[1]), 1));
+            /* the last lane of every run but the last: its own columns 4, 5 */
+            for (int k = 0; k + 1 < nruns; k++) {
+                const wg4_prep *q = &pr[k];
+                __mmask16 m = (__mmask16)(1u << (runs[k].lane + runs[k].len - 1));
+                float v4 = cval, v5 = cval;
+                if (rowoff[r][k] >= 0) {
+                    const float *row = runs[k].plane + c * cstride + rowoff[r][k];
+                    if (q->x4 >= 0) v4 = row[q->x4];
+                    if (q->x5 >= 0) v5 = row[q->x5];
+                }
+                d[4] = _mm512_mask_mov_ps(d[4], m, _mm512_set1_ps(v4));
+                d[5] = _mm512_mask_mov_ps(d[5], m, _mm512_set1_ps(v5));
+            }
+            wg4_row(d, t[r]);
+        }
+        float *dc = dst + c * dst_cstride;
+        for (int j = 0; j < 6; j++) { /* B^T (d B): down the rows */
+            __m512 d[6] = {t[0][j], t[1][j], t[2][j], t[3][j], t[4][j], t[5][j]}, v[6];
+            wg4_row(d, v);
+            for (int i = 0; i < 6; i++) _mm512_mask_storeu_ps(dc + (6 * i + j) * xi_stride, mk, v[i]);
+        }
     }
 }
 
-void tc__wg_out_f23_avx512(const float *src, int64_t xi_stride, float bias, float *out0,
-                           float *out1) {
-    __m512 m[16];
-    for (int i = 0; i < 16; i++) m[i] = _mm512_loadu_ps(src + i * xi_stride);
-    /* A^T M: rows s0 = m0 + m1 + m2, s1 = m1 - m2 - m3 (per column) */
-    __m512 s0[4], s1[4];
-    for (int j = 0; j < 4; j++) {
-        s0[j] = _mm512_add_ps(_mm512_add_ps(m[0 * 4 + j], m[1 * 4 + j]), m[2 * 4 + j]);
-        s1[j] = _mm512_sub_ps(_mm512_sub_ps(m[1 * 4 + j], m[2 * 4 + j]), m[3 * 4 + j]);
-    }
-    const __m512 bv = _mm512_set1_ps(bias);
-    __m512 y00 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s0[0], s0[1]), s0[2]), bv);
-    __m512 y01 = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s0[1], s0[2]), s0[3]), bv);
-    __m512 y10 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s1[0], s1[1]), s1[2]), bv);
-    __m512 y11 = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s1[1], s1[2]), s1[3]), bv);
+/* A^T over 6 values -> 4. */
+static inline void wg4_out1(const __m512 m[6], __m512 y[4]) {
+    __m512 a = _mm512_add_ps(m[1], m[2]), b = _mm512_sub_ps(m[1], m[2]);
+    __m512 c = _mm512_add_ps(m[3], m[4]), d = _mm512_sub_ps(m[3], m[4]);
+    y[0] = _mm512_add_ps(_mm512_add_ps(m[0], a), c);
+    y[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), d, b);
+    y[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), c, a);
+    y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d, b), m[5]);
+}
+
+void tc__wg4_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride, int64_t nk,
+                        const float *bias, const tc__wg4_run *runs, int nruns, int64_t OW,
+                        int64_t kstride) {
     const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30,
-                                         15, 31);
-    _mm512_storeu_ps(out0, _mm512_permutex2var_ps(y00, lo, y01));
-    _mm512_storeu_ps(out0 + 16, _mm512_permutex2var_ps(y00, hi, y01));
-    _mm512_storeu_ps(out1, _mm512_permutex2var_ps(y10, lo, y11));
-    _mm512_storeu_ps(out1 + 16, _mm512_permutex2var_ps(y10, hi, y11));
+    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+    const __m512i q0 = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
+    const __m512i q1 = _mm512_add_epi32(q0, _mm512_set1_epi32(8));
+    __mmask16 m[16][4];
+    int maxrows = 0;
+    for (int k = 0; k < nruns; k++) {
+        maxrows = runs[k].rows > maxrows ? runs[k].rows : maxrows;
+        int64_t vb = 4 * (int64_t)runs[k].lane;
+        for (int q = 0; q < 4; q++) m[k][q] = wg4_range(vb, vb + runs[k].cnt, q);
+    }
+    for (int64_t kk = 0; kk < nk; kk++) {
+        const float *sk = src + kk * src_kstride;
+        __m512 s[4][6]; /* A^T M: row i of the 4, column b of the 6 */
+        for (int b = 0; b < 6; b++) {
+            __m512 mm[6], r[4];
+            for (int a = 0; a < 6; a++) mm[a] = _mm512_loadu_ps(sk + (6 * a + b) * xi_stride);
+            wg4_out1(mm, r);
+            for (int i = 0; i < 4; i++) s[i][b] = r[i];
+        }
+        const __m512 bv = _mm512_set1_ps(bias ? bias[kk] : 0.0f);
+        for (int i = 0; i < maxrows; i++) {
+            __m512 yv[4], o[4];
+            wg4_out1(s[i], yv);
+            for (int j = 0; j < 4; j++) yv[j] = _mm512_add_ps(yv[j], bv);
+            /* o: element 4t + j = yv[j][t] (pairs (0,1), (2,3), then quads) */
+            __m512 p01l = _mm512_permutex2var_ps(yv[0], lo, yv[1]);
+            __m512 p01h = _mm512_permutex2var_ps(yv[0], hi, yv[1]);
+            __m512 p23l = _mm512_permutex2var_ps(yv[2], lo, yv[3]);
+            __m512 p23h = _mm512_permutex2var_ps(yv[2], hi, yv[3]);
+            o[0] = _mm512_permutex2var_ps(p01l, q0, p23l);
+            o[1] = _mm512_permutex2var_ps(p01l, q1, p23l);
+            o[2] = _mm512_permutex2var_ps(p01h, q0, p23h);
+            o[3] = _mm512_permutex2var_ps(p01h, q1, p23h);
+            for (int k = 0; k < nruns; k++) {
+                const tc__wg4_run *u = &runs[k];
+                if (i >= u->rows) continue;
+                uintptr_t base = (uintptr_t)(u->out + kk * kstride + i * OW) - (uintptr_t)(u->lane * 16);
+                for (int q = 0; q < 4; q++)
+                    if (m[k][q]) _mm512_mask_storeu_ps((float *)(base + (uintptr_t)(64 * q)), m[k][q], o[q]);
+            }
+        }
+    }
+}
+
+/* GEMM micro-kernel for 16-tile blocks: C (28 x 16, ldc) = A B with A given
+ * as two 14-row panels a0, a1 (k-major, 14 per k step: the packed U) and B
+ * one 16-wide panel (k-major); rows >= mr not written. 28 accumulators, one
+ * B load and 28 broadcast FMAs per k step. */
+void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *restrict a0, const float *restrict a1,
+                                  const float *restrict b, float *restrict c, int64_t ldc,
+                                  int mr) {
+    __m512 acc[28];
+    for (int i = 0; i < 28; i++) acc[i] = _mm512_setzero_ps();
+    for (int64_t l = 0; l < kc; l++) {
+        const __m512 bv = _mm512_load_ps(b);
+        _mm_prefetch((const char *)(b + 16 * 16), _MM_HINT_T0);
+#pragma GCC unroll 14
+        for (int i = 0; i < 14; i++) {
+            acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a0[i]), bv, acc[i]);
+            acc[14 + i] = _mm512_fmadd_ps(_mm512_set1_ps(a1[i]), bv, acc[14 + i]);
+        }
+        a0 += 14;
+        a1 += 14;
+        b += 16;
+    }
+    for (int i = 0; i < 28; i++)
+        if (i < mr) _mm512_storeu_ps(c + i * ldc, acc[i]);
+}
+
+/* 8-row panels, for output-channel counts that 14-row panels fill badly
+ * (K = 32: 42 rows computed for 32). NP panels of 8 rows x NV vectors of
+ * 16 columns, 16 accumulators: C (8 NP x 16 NV, ldc) = A B, A the panels
+ * a0 (and a1), k-major, 8 per k step; B 16 NV wide, k-major; rows >= mr
+ * not written. */
+static inline __attribute__((always_inline)) void
+wg4_k8(int64_t kc, const float *restrict a0, const float *restrict a1, const float *restrict b,
+       float *restrict c, int64_t ldc, int mr, const int NP, const int NV) {
+    __m512 acc[2][8][2];
+    for (int p = 0; p < NP; p++)
+        for (int i = 0; i < 8; i++)
+            for (int v = 0; v < NV; v++) acc[p][i][v] = _mm512_setzero_ps();
+    for (int64_t l = 0; l < kc; l++) {
+        __m512 bv[2];
+        for (int v = 0; v < NV; v++) bv[v] = _mm512_load_ps(b + 16 * v);
+        _mm_prefetch((const char *)(b + 16 * NV * 8), _MM_HINT_T0);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            const __m512 x0 = _mm512_set1_ps(a0[i]);
+            for (int v = 0; v < NV; v++) acc[0][i][v] = _mm512_fmadd_ps(x0, bv[v], acc[0][i][v]);
+            if (NP == 2) {
+                const __m512 x1 = _mm512_set1_ps(a1[i]);
+                acc[1][i][0] = _mm512_fmadd_ps(x1, bv[0], acc[1][i][0]);
+            }
+        }
+        a0 += 8;
+        a1 += 8;
+        b += 16 * NV;
+    }
+    for (int p = 0; p < NP; p++)
+        for (int i = 0; i < 8; i++)
+            if (p * 8 + i < mr)
+                for (int v = 0; v < NV; v++) _mm512_storeu_ps(c + (p * 8 + i) * ldc + 16 * v, acc[p][i][v]);
+}
+
+void tc__wg4_ukernel_8x32_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                                 int mr) {
+    wg4_k8(kc, a, a, b, c, ldc, mr, 1, 2);
+}
+
+void tc__wg4_ukernel_16x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
+                                  float *c, int64_t ldc, int mr) {
+    wg4_k8(kc, a0, a1, b, c, ldc, mr, 2, 1);
+}
+
+/* ---- F(2x2, 3x3): 4x4 input tiles at stride 2, points 0, 1, -1, infinity
+ *
+ *   B^T = [1  0 -1  0]   A^T = [1 1  1  0]
+ *         [0  1  1  0]         [0 1 -1 -1]
+ *         [0 -1  1  0]
+ *         [0  1  0 -1]
+ *
+ * The same segments and runs as F(4x4,3x3), two columns a lane: element
+ * 2*lane + j of a segment's row is column j of the lane's tile (j < 2),
+ * columns 2, 3 the next lane's 0, 1 (a run's last lane patched with its own
+ * columns 2*len, 2*len + 1). */
+
+/* d B over one row: 4 columns -> 4 values. */
+static inline void wg2_row(const __m512 d[4], __m512 v[4]) {
+    v[0] = _mm512_sub_ps(d[0], d[2]);
+    v[1] = _mm512_add_ps(d[1], d[2]);
+    v[2] = _mm512_sub_ps(d[2], d[1]);
+    v[3] = _mm512_sub_ps(d[1], d[3]);
+}
+
+void tc__wg2_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H, int64_t W,
+                       int mode, float cval, int64_t nc, int64_t cstride, float *dst,
+                       int64_t dst_cstride, int64_t xi_stride) {
+    const __mmask16 mk = wg4_cnt(nlanes);
+    const __m512 cv = _mm512_set1_ps(cval);
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+    struct {
+        int64_t off;
+        __mmask16 m[3];
+        int np;
+        int16_t pv[48];
+        int64_t px[48];
+        int64_t x2, x3;
+    } pr[16];
+    int64_t rowoff[4][16];
+    int patched = 0;
+    for (int k = 0; k < nruns; k++) {
+        const tc__wg4_run *u = &runs[k];
+        int64_t vb = 2 * (int64_t)u->lane, ve = 2 * (int64_t)(u->lane + u->len) + (k == nruns - 1) * 2;
+        pr[k].off = u->x0 - vb;
+        int64_t ib = -pr[k].off > vb ? -pr[k].off : vb, ie = W - pr[k].off < ve ? W - pr[k].off : ve;
+        if (ie < ib) ie = ib;
+        for (int i = 0; i < 3; i++) pr[k].m[i] = wg4_range(ib, ie, i);
+        pr[k].np = 0;
+        for (int64_t v = vb; v < ve; v++) {
+            if (v == ib) v = ie;
+            if (v >= ve) break;
+            pr[k].pv[pr[k].np] = (int16_t)v;
+            pr[k].px[pr[k].np++] = tc__boundary_index(pr[k].off + v, W, (tc_mode)mode);
+        }
+        patched |= mode != TC_MODE_CONSTANT && pr[k].np > 0;
+        pr[k].x2 = tc__boundary_index(u->x0 + 2 * (int64_t)u->len, W, (tc_mode)mode);
+        pr[k].x3 = tc__boundary_index(u->x0 + 2 * (int64_t)u->len + 1, W, (tc_mode)mode);
+        for (int r = 0; r < 4; r++) {
+            int64_t by = u->plane ? tc__boundary_index(u->y0 + r, H, (tc_mode)mode) : -1;
+            rowoff[r][k] = by < 0 ? -1 : by * W;
+        }
+    }
+    for (int64_t c = 0; c < nc; c++) {
+        if (c + 2 < nc) /* the rows of channel c + 2 (a plane apart) */
+            for (int k = 0; k < nruns; k++)
+                for (int r = 0; r < 4; r++)
+                    if (rowoff[r][k] >= 0) {
+                        uintptr_t rb = (uintptr_t)(runs[k].plane + (c + 2) * cstride + rowoff[r][k]) +
+                                       (uintptr_t)((pr[k].off + 2 * runs[k].lane) * 4);
+                        for (uintptr_t e = 0; e < (uintptr_t)(8 * runs[k].len + 8); e += 64)
+                            _mm_prefetch((const char *)(rb + e), _MM_HINT_T0);
+                        _mm_prefetch((const char *)(rb + (uintptr_t)(8 * runs[k].len + 4)), _MM_HINT_T0);
+                    }
+        __m512 t[4][4];
+        for (int r = 0; r < 4; r++) {
+            __m512 a0 = cv, a1 = cv, a2 = cv, d[4];
+            for (int k = 0; k < nruns; k++) {
+                if (rowoff[r][k] < 0) continue;
+                const float *row = runs[k].plane + c * cstride + rowoff[r][k];
+                const uintptr_t rb = (uintptr_t)row + (uintptr_t)(pr[k].off * 4);
+                if (pr[k].m[0]) a0 = _mm512_mask_loadu_ps(a0, pr[k].m[0], (const void *)rb);
+                if (pr[k].m[1]) a1 = _mm512_mask_loadu_ps(a1, pr[k].m[1], (const void *)(rb + 64));
+                if (pr[k].m[2]) a2 = _mm512_mask_loadu_ps(a2, pr[k].m[2], (const void *)(rb + 128));
+                if (patched)
+                    for (int e = 0; e < pr[k].np; e++) {
+                        int v = pr[k].pv[e];
+                        const __mmask16 bit = (__mmask16)(1u << (v & 15));
+                        const __m512 pvv = _mm512_set1_ps(pr[k].px[e] < 0 ? cval : row[pr[k].px[e]]);
+                        switch (v >> 4) {
+                        case 0: a0 = _mm512_mask_mov_ps(a0, bit, pvv); break;
+                        case 1: a1 = _mm512_mask_mov_ps(a1, bit, pvv); break;
+                        default: a2 = _mm512_mask_mov_ps(a2, bit, pvv); break;
+                        }
+                    }
+            }
+            d[0] = _mm512_permutex2var_ps(a0, ev, a1);
+            d[1] = _mm512_permutex2var_ps(a0, od, a1);
+            __m512i a2i = _mm512_castps_si512(a2);
+            d[2] = _mm512_castsi512_ps(_mm512_alignr_epi32(a2i, _mm512_castps_si512(d[0]), 1));
+            d[3] = _mm512_castsi512_ps(
+                _mm512_alignr_epi32(_mm512_alignr_epi32(a2i, a2i, 1), _mm512_castps_si512(d[1]), 1));
+            for (int k = 0; k + 1 < nruns; k++) {
+                __mmask16 m = (__mmask16)(1u << (runs[k].lane + runs[k].len - 1));
+                float v2 = cval, v3 = cval;
+                if (rowoff[r][k] >= 0) {
+                    const float *row = runs[k].plane + c * cstride + rowoff[r][k];
+                    if (pr[k].x2 >= 0) v2 = row[pr[k].x2];
+                    if (pr[k].x3 >= 0) v3 = row[pr[k].x3];
+                }
+                d[2] = _mm512_mask_mov_ps(d[2], m, _mm512_set1_ps(v2));
+                d[3] = _mm512_mask_mov_ps(d[3], m, _mm512_set1_ps(v3));
+            }
+            wg2_row(d, t[r]);
+        }
+        float *dc = dst + c * dst_cstride;
+        for (int j = 0; j < 4; j++) {
+            __m512 d[4] = {t[0][j], t[1][j], t[2][j], t[3][j]}, v[4];
+            wg2_row(d, v);
+            for (int i = 0; i < 4; i++) _mm512_mask_storeu_ps(dc + (4 * i + j) * xi_stride, mk, v[i]);
+        }
+    }
+}
+
+void tc__wg2_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride, int64_t nk,
+                        const float *bias, const tc__wg4_run *runs, int nruns, int64_t OW,
+                        int64_t kstride) {
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+    __mmask16 m[16][2];
+    int maxrows = 0;
+    for (int k = 0; k < nruns; k++) {
+        maxrows = runs[k].rows > maxrows ? runs[k].rows : maxrows;
+        int64_t vb = 2 * (int64_t)runs[k].lane;
+        for (int q = 0; q < 2; q++) m[k][q] = wg4_range(vb, vb + runs[k].cnt, q);
+    }
+    for (int64_t kk = 0; kk < nk; kk++) {
+        const float *sk = src + kk * src_kstride;
+        __m512 s[2][4]; /* A^T M: row i of the 2, column b of the 4 */
+        for (int b = 0; b < 4; b++) {
+            __m512 m0 = _mm512_loadu_ps(sk + (0 + b) * xi_stride);
+            __m512 m1 = _mm512_loadu_ps(sk + (4 + b) * xi_stride);
+            __m512 m2 = _mm512_loadu_ps(sk + (8 + b) * xi_stride);
+            __m512 m3 = _mm512_loadu_ps(sk + (12 + b) * xi_stride);
+            s[0][b] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
+            s[1][b] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
+        }
+        const __m512 bv = _mm512_set1_ps(bias ? bias[kk] : 0.0f);
+        for (int i = 0; i < maxrows; i++) {
+            __m512 y0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s[i][0], s[i][1]), s[i][2]), bv);
+            __m512 y1 = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s[i][1], s[i][2]), s[i][3]), bv);
+            __m512 o[2] = {_mm512_permutex2var_ps(y0, lo, y1), _mm512_permutex2var_ps(y0, hi, y1)};
+            for (int k = 0; k < nruns; k++) {
+                const tc__wg4_run *u = &runs[k];
+                if (i >= u->rows) continue;
+                uintptr_t base = (uintptr_t)(u->out + kk * kstride + i * OW) - (uintptr_t)(u->lane * 8);
+                for (int q = 0; q < 2; q++)
+                    if (m[k][q]) _mm512_mask_storeu_ps((float *)(base + (uintptr_t)(64 * q)), m[k][q], o[q]);
+            }
+        }
+    }
 }

@@ -1,7 +1,7 @@
-/* conv_winograd4.h - between cpu.conv.winograd4's driver (conv_winograd4.c)
- * and its AVX-512 transforms and kernel (conv_winograd4_avx512.c). */
-#ifndef TC_CONV_WINOGRAD4_H
-#define TC_CONV_WINOGRAD4_H
+/* conv_winograd.h - between the Winograd driver (conv_winograd.c)
+ * and its AVX-512 transforms and kernel (conv_winograd_avx512.c). */
+#ifndef TC_CONV_WINOGRAD_H
+#define TC_CONV_WINOGRAD_H
 
 #include "gemm_packed.h"
 
@@ -36,6 +36,15 @@ void tc__wg4_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride
 void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
                                   float *c, int64_t ldc, int mr);
 
+/* F(2x2, 3x3) versions (4x4 input tiles at stride 2, 16 vectors a channel,
+ * 2x2 outputs a tile): the same runs, with y0 / x0 the 4x4 window's origin
+ * and rows <= 2, cnt <= 2*len. */
+void tc__wg2_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H, int64_t W,
+                       int mode, float cval, int64_t nc, int64_t cstride, float *dst,
+                       int64_t dst_cstride, int64_t xi_stride);
+void tc__wg2_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride, int64_t nk,
+                        const float *bias, const tc__wg4_run *runs, int nruns, int64_t OW,
+                        int64_t kstride);
 /* The same with 8-row panels: C (8 x 32) from one panel, C (16 x 16) from
  * two (a0, a1); rows >= mr not written. */
 void tc__wg4_ukernel_8x32_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
