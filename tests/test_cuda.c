@@ -241,8 +241,17 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
         CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
         if (rc == TC_OK) {
             int64_t bad;
+            /* float sums: the error grows ~ sqrt(taps) times the terms'
+             * magnitude, max|x| * sum|m| (measured against max|ref|, a case
+             * whose outputs cancel read 4.4e-6 against 4e-6 on every CUDA
+             * filter solver: 1D reflect convolve, session 7) */
+            double rmax = 0, xmax = 0, msum = 0;
+            for (int64_t i = 0; i < ny; i++) rmax = fabs(ref[i]) > rmax ? fabs(ref[i]) : rmax;
+            for (int64_t i = 0; i < nx; i++) xmax = fabs(x[i]) > xmax ? fabs(x[i]) : xmax;
+            for (int64_t i = 0; i < nm; i++) msum += fabs(m[i]);
+            if (d.mode == TC_MODE_CONSTANT && fabs(d.cval) > xmax) xmax = fabs(d.cval);
             double e = rel_err(y, ref, ny, &bad);
-            /* float sums: the error grows ~ sqrt(taps) */
+            if (rmax > 0 && xmax * msum > rmax) e *= rmax / (xmax * msum);
             double taps = (double)nm, tol = 4e-6 * (taps > 64 ? sqrt(taps / 64) : 1);
             if (strcmp(filter_solvers[s], "cuda.fft") == 0) tol *= 5;
             CHECK(e <= tol, "rel err %.3g > %.1g%s%lld", e, tol,
