@@ -26,7 +26,8 @@
  * blocks, tile); an item runs each of its blocks over the tile's window
  * while it is in L1, so the input is read from memory once and the group's
  * weights stream from L2. The blocks are split over items only when there
- * are fewer than four tiles per thread. Each output is one accumulator
+ * are fewer than four tiles per thread. The threads claim runs of items
+ * from a shared counter (about 16 claims per thread). Each output is one accumulator
  * summing channels and taps in one order: results do not depend on the
  * thread count. float32, AVX-512. Measurements: docs/perf-notes.md,
  * "Session 7: cpu.conv.1d". */
@@ -150,6 +151,7 @@ typedef struct c1_job {
     const tc__args *a;
     c1_geom g;
     const int64_t *tap_in, *tap_buf; /* tap offsets in the input row, buffer */
+    int64_t next, chunk; /* the next unclaimed item; items per claim */
 } c1_job;
 
 static void c1_items(void *arg, int64_t begin, int64_t end, int tid) {
@@ -204,6 +206,21 @@ static void c1_items(void *arg, int64_t begin, int64_t end, int tid) {
     }
 }
 
+/* One call per thread slot (its buffer): claims runs of items until none
+ * is left, so a thread that starts late or shares its CPU takes fewer.
+ * Each item writes its own outputs: the result does not depend on which
+ * thread ran it. */
+static void c1_slot(void *arg, int64_t begin, int64_t end, int tid) {
+    c1_job *j = arg;
+    (void)begin;
+    (void)end;
+    for (;;) {
+        int64_t b = __atomic_fetch_add(&j->next, j->chunk, __ATOMIC_RELAXED);
+        if (b >= j->g.items) break;
+        c1_items(j, b, b + j->chunk < j->g.items ? b + j->chunk : j->g.items, tid);
+    }
+}
+
 static tc_status c1_execute(const tc__args *a) {
     const tc__problem *p = a->p;
     c1_job j;
@@ -220,7 +237,10 @@ static tc_status c1_execute(const tc__args *a) {
     }
     j.tap_in = tap;
     j.tap_buf = tap + g->R;
-    tc__parallel_for(a->threads, g->items, c1_items, &j);
+    j.next = 0;
+    j.chunk = g->items / (16 * (int64_t)a->threads);
+    if (j.chunk < 1) j.chunk = 1;
+    tc__parallel_for(a->threads, a->threads, c1_slot, &j);
     return TC_OK;
 }
 
