@@ -9,13 +9,44 @@
  * slack after its last row, and lanes past a row's end are never stored),
  * stride 2 by picking even elements, the row tail stored through a mask.
  * Per output the taps are summed in the order bias, r0, r1, r2, as in the
- * generic code. Called only on AVX2 CPUs. */
+ * generic code. The float32 extension by hand too (8-lane copies). Called
+ * only on AVX2 CPUs. */
 #include <immintrin.h>
 #include <stdint.h>
 
 #define DW_SFX avx2
 #define DW_HAND_F32 1
+#define DW_HAND_EXT_F32 1
 #include "conv_depthwise_kern.h"
+
+/* The float32 extension (see conv_depthwise_kern.h): the interior of each
+ * row in 8-lane copies, the last one moved back to end at the row's end
+ * (it rewrites a few elements with the same values), no library call; the
+ * padding columns from the index map. */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) /* no memcpy call */
+void tc__dw_extend_f32_avx2(const float *restrict x, const int64_t in[3], const int64_t E[3],
+                            const int64_t *restrict map, int64_t a2, int64_t b2, int64_t lo2,
+                            float cval, float *restrict e) {
+    const int64_t *m0 = map, *m1 = map + E[0], *m2 = map + E[0] + E[1];
+    for (int64_t i0 = 0; i0 < E[0]; i0++)
+        for (int64_t i1 = 0; i1 < E[1]; i1++) {
+            float *restrict d = e + (i0 * E[1] + i1) * E[2];
+            if (m0[i0] < 0 || m1[i1] < 0) {
+                for (int64_t j = 0; j < E[2]; j++) d[j] = cval;
+                continue;
+            }
+            const float *restrict row = x + (m0[i0] * in[1] + m1[i1]) * in[2];
+            for (int64_t i2 = 0; i2 < a2; i2++) d[i2] = m2[i2] < 0 ? cval : row[m2[i2]];
+            if (b2 - a2 >= 8) {
+                int64_t j = a2;
+                for (; j + 8 <= b2; j += 8) _mm256_storeu_ps(d + j, _mm256_loadu_ps(row + (j - lo2)));
+                if (j < b2) _mm256_storeu_ps(d + b2 - 8, _mm256_loadu_ps(row + (b2 - 8 - lo2)));
+            } else {
+                for (int64_t j = a2; j < b2; j++) d[j] = row[j - lo2];
+            }
+            for (int64_t i2 = b2; i2 < E[2]; i2++) d[i2] = m2[i2] < 0 ? cval : row[m2[i2]];
+        }
+}
 
 static inline __attribute__((always_inline)) __m256 dw3a_ld(const float *src, const int S2) {
     if (S2 == 1) return _mm256_loadu_ps(src);
