@@ -23,7 +23,9 @@
  * row in 8-lane copies, the last one moved back to end at the row's end
  * (it rewrites a few elements with the same values), no library call; the
  * padding columns from the index map. */
+#if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) /* no memcpy call */
+#endif
 void tc__dw_extend_f32_avx2(const float *restrict x, const int64_t in[3], const int64_t E[3],
                             const int64_t *restrict map, int64_t a2, int64_t b2, int64_t lo2,
                             float cval, float *restrict e) {
