@@ -394,7 +394,8 @@ static tc_status wgx_execute(const tc__args *a, int m) {
 
 /* Seconds: 36 GEMMs (36/144 of the direct FLOPs over the padded tile
  * columns) at the micro-kernel's efficiency (14x32: ~80%, the 28x16 kernel
- * of few-tile layers ~60% with U in cache: 256 @14 one core ran it at ~90%;
+ * of few-tile layers ~75% with U in cache: 256 @14 one core ran it at ~90%,
+ * and at 60% ESTIMATE took direct there, 1.12-1.25x slower in the bench;
  * U's streaming is the separate term below, not this one) with the
  * reduction depth, the items' balance over the threads, the transforms
  * (~0.07 ns per transformed value), and the transformed weights U: each
@@ -417,7 +418,7 @@ static double wgx_estimate(const tc__problem *p, const tc__env *env, int m) {
     double bal = items / (rounds * env->threads);
     double OD = (double)g.OD;
     double t_gemm =
-        OD * gemm * ((cols - c16) / 0.80 + c16 / 0.60) / (tc__peak_flops(env) * kfac * bal);
+        OD * gemm * ((cols - c16) / 0.80 + c16 / 0.75) / (tc__peak_flops(env) * kfac * bal);
     /* input slices transformed per output depth: 1 when the window shifts
      * (depth stride == dilation), else all KD */
     double fresh = g.KD == 1 || p->stride[0] == p->dil[0] ? 1.0 : (double)g.KD;
