@@ -173,7 +173,14 @@ static void plan_chunks(tc_mpi_plan *p, int interior) {
 
 static void set_device(tc_mpi_plan *p, tc_context *ctx, const tc_mpi_options *mo, char *msg,
                        size_t n, tc_status *st) {
-    if (!mo || mo->backend != TC_BACKEND_CUDA) return;
+    if (!mo || mo->backend == TC_BACKEND_CPU) {
+        /* the CPU, also in a CUDA build on a machine with a GPU (the
+         * context's default, auto, would plan on the GPU) */
+        *st = tc_context_set_backend(ctx, TC_BACKEND_CPU);
+        if (*st) snprintf(msg, n, "mpi plan: %s", tc_last_error());
+        return;
+    }
+    if (mo->backend != TC_BACKEND_CUDA) return;
     int devs = tc_cuda_device_count();
     if (devs <= 0) {
         *st = TC_ERR_NO_DEVICE;
