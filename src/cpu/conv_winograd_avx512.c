@@ -64,8 +64,67 @@ typedef struct wg4_prep {
     int np;               /* patched elements: (v, column or -1 = cval) */
     int16_t pv[80];
     int64_t px[80];
-    int64_t x4, x5;       /* run-end columns (or -1 = cval); last run: unused */
+    int64_t xa, xb;       /* run-end columns m*len, m*len + 1 (or -1 = cval); last run: unused */
 } wg4_prep;
+
+/* The per-run preparation of both transforms (M columns a lane, NV
+ * vectors a row, A rows a tile); returns whether any run has patched
+ * elements (boundary modes other than constant). */
+static int wg_prep(const tc__wg4_run *runs, int nruns, int64_t H, int64_t W, int mode, int M,
+                   int NV, int A, wg4_prep *pr, int64_t rowoff[][16]) {
+    int patched = 0;
+    for (int k = 0; k < nruns; k++) {
+        const tc__wg4_run *u = &runs[k];
+        wg4_prep *q = &pr[k];
+        int64_t vb = M * (int64_t)u->lane, ve = M * (int64_t)(u->lane + u->len) + (k == nruns - 1) * 2;
+        q->off = u->x0 - vb;
+        int64_t ib = -q->off > vb ? -q->off : vb, ie = W - q->off < ve ? W - q->off : ve;
+        if (ie < ib) ie = ib;
+        for (int i = 0; i < NV; i++) q->m[i] = wg4_range(ib, ie, i);
+        q->np = 0;
+        for (int64_t v = vb; v < ve; v++) {
+            if (v == ib) v = ie;
+            if (v >= ve) break;
+            q->pv[q->np] = (int16_t)v;
+            q->px[q->np++] = tc__boundary_index(q->off + v, W, (tc_mode)mode);
+        }
+        patched |= mode != TC_MODE_CONSTANT && q->np > 0;
+        q->xa = tc__boundary_index(u->x0 + M * (int64_t)u->len, W, (tc_mode)mode);
+        q->xb = tc__boundary_index(u->x0 + M * (int64_t)u->len + 1, W, (tc_mode)mode);
+        for (int r = 0; r < A; r++) {
+            int64_t by = u->plane ? tc__boundary_index(u->y0 + r, H, (tc_mode)mode) : -1;
+            rowoff[r][k] = by < 0 ? -1 : by * W;
+        }
+    }
+    return patched;
+}
+
+/* The segment's A rows of channel c (a plane apart from the current one:
+ * a stride the hardware prefetchers do not follow). */
+static inline void wg_prefetch(const tc__wg4_run *runs, int nruns, const wg4_prep *pr,
+                               int64_t rowoff[][16], int M, int A, int64_t c, int64_t cstride) {
+    for (int k = 0; k < nruns; k++)
+        for (int r = 0; r < A; r++)
+            if (rowoff[r][k] >= 0) {
+                uintptr_t rb = (uintptr_t)(runs[k].plane + c * cstride + rowoff[r][k]) +
+                               (uintptr_t)((pr[k].off + M * runs[k].lane) * 4);
+                uintptr_t span = (uintptr_t)(4 * M * runs[k].len + 8);
+                for (uintptr_t e = 0; e < span; e += 64) _mm_prefetch((const char *)(rb + e), _MM_HINT_T0);
+                _mm_prefetch((const char *)(rb + span - 4), _MM_HINT_T0);
+            }
+}
+
+/* The output transforms' store masks: run k's lanes of vector q, M
+ * columns a lane; returns the largest row count. */
+static int wg_out_masks(const tc__wg4_run *runs, int nruns, int M, int NQ, __mmask16 m[][4]) {
+    int maxrows = 0;
+    for (int k = 0; k < nruns; k++) {
+        maxrows = runs[k].rows > maxrows ? runs[k].rows : maxrows;
+        int64_t vb = M * (int64_t)runs[k].lane;
+        for (int q = 0; q < NQ; q++) m[k][q] = wg4_range(vb, vb + runs[k].cnt, q);
+    }
+    return maxrows;
+}
 
 void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H, int64_t W,
                        int mode, float cval, int64_t nc, int64_t cstride, float *dst,
@@ -76,44 +135,10 @@ void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H
     const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
     wg4_prep pr[16];
     int64_t rowoff[6][16]; /* by * W, or -1: the row is cval */
-    int patched = 0;
-    for (int k = 0; k < nruns; k++) {
-        const tc__wg4_run *u = &runs[k];
-        wg4_prep *q = &pr[k];
-        int64_t vb = 4 * (int64_t)u->lane, ve = 4 * (int64_t)(u->lane + u->len) + (k == nruns - 1) * 2;
-        q->off = u->x0 - vb;
-        int64_t ib = -q->off > vb ? -q->off : vb, ie = W - q->off < ve ? W - q->off : ve;
-        if (ie < ib) ie = ib;
-        for (int i = 0; i < 5; i++) q->m[i] = wg4_range(ib, ie, i);
-        q->np = 0;
-        for (int64_t v = vb; v < ve; v++) {
-            if (v == ib) v = ie;
-            if (v >= ve) break;
-            q->pv[q->np] = (int16_t)v;
-            q->px[q->np++] = tc__boundary_index(q->off + v, W, (tc_mode)mode);
-        }
-        patched |= mode != TC_MODE_CONSTANT && q->np > 0;
-        q->x4 = tc__boundary_index(u->x0 + 4 * (int64_t)u->len, W, (tc_mode)mode);
-        q->x5 = tc__boundary_index(u->x0 + 4 * (int64_t)u->len + 1, W, (tc_mode)mode);
-        for (int r = 0; r < 6; r++) {
-            int64_t by = u->plane ? tc__boundary_index(u->y0 + r, H, (tc_mode)mode) : -1;
-            rowoff[r][k] = by < 0 ? -1 : by * W;
-        }
-    }
+    const int patched = wg_prep(runs, nruns, H, W, mode, 4, 5, 6, pr, rowoff);
     for (int64_t c = 0; c < nc; c++) {
         __m512 t[6][6]; /* (d B) per row */
-        /* the segment's rows of channel c + 2: a channel's rows are a
-         * plane apart, a stride the hardware prefetchers do not follow */
-        if (c + 2 < nc)
-            for (int k = 0; k < nruns; k++)
-                for (int r = 0; r < 6; r++)
-                    if (rowoff[r][k] >= 0) {
-                        uintptr_t rb = (uintptr_t)(runs[k].plane + (c + 2) * cstride + rowoff[r][k]) +
-                                       (uintptr_t)((pr[k].off + 4 * runs[k].lane) * 4);
-                        for (uintptr_t e = 0; e < (uintptr_t)(16 * runs[k].len + 8); e += 64)
-                            _mm_prefetch((const char *)(rb + e), _MM_HINT_T0);
-                        _mm_prefetch((const char *)(rb + (uintptr_t)(16 * runs[k].len + 4)), _MM_HINT_T0);
-                    }
+        if (c + 2 < nc) wg_prefetch(runs, nruns, pr, rowoff, 4, 6, c + 2, cstride);
         for (int r = 0; r < 6; r++) {
             /* the row of the segment: element v = 4*lane + column of the
              * tile (columns 0..3; columns 4, 5 are the next lane's 0, 1) */
@@ -167,8 +192,8 @@ void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H
                 float v4 = cval, v5 = cval;
                 if (rowoff[r][k] >= 0) {
                     const float *row = runs[k].plane + c * cstride + rowoff[r][k];
-                    if (q->x4 >= 0) v4 = row[q->x4];
-                    if (q->x5 >= 0) v5 = row[q->x5];
+                    if (q->xa >= 0) v4 = row[q->xa];
+                    if (q->xb >= 0) v5 = row[q->xb];
                 }
                 d[4] = _mm512_mask_mov_ps(d[4], m, _mm512_set1_ps(v4));
                 d[5] = _mm512_mask_mov_ps(d[5], m, _mm512_set1_ps(v5));
@@ -202,12 +227,7 @@ void tc__wg4_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride
     const __m512i q0 = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
     const __m512i q1 = _mm512_add_epi32(q0, _mm512_set1_epi32(8));
     __mmask16 m[16][4];
-    int maxrows = 0;
-    for (int k = 0; k < nruns; k++) {
-        maxrows = runs[k].rows > maxrows ? runs[k].rows : maxrows;
-        int64_t vb = 4 * (int64_t)runs[k].lane;
-        for (int q = 0; q < 4; q++) m[k][q] = wg4_range(vb, vb + runs[k].cnt, q);
-    }
+    const int maxrows = wg_out_masks(runs, nruns, 4, 4, m);
     for (int64_t kk = 0; kk < nk; kk++) {
         const float *sk = src + kk * src_kstride;
         __m512 s[4][6]; /* A^T M: row i of the 4, column b of the 6 */
@@ -339,49 +359,11 @@ void tc__wg2_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H
     const __m512 cv = _mm512_set1_ps(cval);
     const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
-    struct {
-        int64_t off;
-        __mmask16 m[3];
-        int np;
-        int16_t pv[48];
-        int64_t px[48];
-        int64_t x2, x3;
-    } pr[16];
+    wg4_prep pr[16];
     int64_t rowoff[4][16];
-    int patched = 0;
-    for (int k = 0; k < nruns; k++) {
-        const tc__wg4_run *u = &runs[k];
-        int64_t vb = 2 * (int64_t)u->lane, ve = 2 * (int64_t)(u->lane + u->len) + (k == nruns - 1) * 2;
-        pr[k].off = u->x0 - vb;
-        int64_t ib = -pr[k].off > vb ? -pr[k].off : vb, ie = W - pr[k].off < ve ? W - pr[k].off : ve;
-        if (ie < ib) ie = ib;
-        for (int i = 0; i < 3; i++) pr[k].m[i] = wg4_range(ib, ie, i);
-        pr[k].np = 0;
-        for (int64_t v = vb; v < ve; v++) {
-            if (v == ib) v = ie;
-            if (v >= ve) break;
-            pr[k].pv[pr[k].np] = (int16_t)v;
-            pr[k].px[pr[k].np++] = tc__boundary_index(pr[k].off + v, W, (tc_mode)mode);
-        }
-        patched |= mode != TC_MODE_CONSTANT && pr[k].np > 0;
-        pr[k].x2 = tc__boundary_index(u->x0 + 2 * (int64_t)u->len, W, (tc_mode)mode);
-        pr[k].x3 = tc__boundary_index(u->x0 + 2 * (int64_t)u->len + 1, W, (tc_mode)mode);
-        for (int r = 0; r < 4; r++) {
-            int64_t by = u->plane ? tc__boundary_index(u->y0 + r, H, (tc_mode)mode) : -1;
-            rowoff[r][k] = by < 0 ? -1 : by * W;
-        }
-    }
+    const int patched = wg_prep(runs, nruns, H, W, mode, 2, 3, 4, pr, rowoff);
     for (int64_t c = 0; c < nc; c++) {
-        if (c + 2 < nc) /* the rows of channel c + 2 (a plane apart) */
-            for (int k = 0; k < nruns; k++)
-                for (int r = 0; r < 4; r++)
-                    if (rowoff[r][k] >= 0) {
-                        uintptr_t rb = (uintptr_t)(runs[k].plane + (c + 2) * cstride + rowoff[r][k]) +
-                                       (uintptr_t)((pr[k].off + 2 * runs[k].lane) * 4);
-                        for (uintptr_t e = 0; e < (uintptr_t)(8 * runs[k].len + 8); e += 64)
-                            _mm_prefetch((const char *)(rb + e), _MM_HINT_T0);
-                        _mm_prefetch((const char *)(rb + (uintptr_t)(8 * runs[k].len + 4)), _MM_HINT_T0);
-                    }
+        if (c + 2 < nc) wg_prefetch(runs, nruns, pr, rowoff, 2, 4, c + 2, cstride);
         __m512 t[4][4];
         for (int r = 0; r < 4; r++) {
             __m512 a0 = cv, a1 = cv, a2 = cv, d[4];
@@ -415,8 +397,8 @@ void tc__wg2_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H
                 float v2 = cval, v3 = cval;
                 if (rowoff[r][k] >= 0) {
                     const float *row = runs[k].plane + c * cstride + rowoff[r][k];
-                    if (pr[k].x2 >= 0) v2 = row[pr[k].x2];
-                    if (pr[k].x3 >= 0) v3 = row[pr[k].x3];
+                    if (pr[k].xa >= 0) v2 = row[pr[k].xa];
+                    if (pr[k].xb >= 0) v3 = row[pr[k].xb];
                 }
                 d[2] = _mm512_mask_mov_ps(d[2], m, _mm512_set1_ps(v2));
                 d[3] = _mm512_mask_mov_ps(d[3], m, _mm512_set1_ps(v3));
@@ -437,13 +419,8 @@ void tc__wg2_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride
                         int64_t kstride) {
     const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
-    __mmask16 m[16][2];
-    int maxrows = 0;
-    for (int k = 0; k < nruns; k++) {
-        maxrows = runs[k].rows > maxrows ? runs[k].rows : maxrows;
-        int64_t vb = 2 * (int64_t)runs[k].lane;
-        for (int q = 0; q < 2; q++) m[k][q] = wg4_range(vb, vb + runs[k].cnt, q);
-    }
+    __mmask16 m[16][4];
+    const int maxrows = wg_out_masks(runs, nruns, 2, 2, m);
     for (int64_t kk = 0; kk < nk; kk++) {
         const float *sk = src + kk * src_kstride;
         __m512 s[2][4]; /* A^T M: row i of the 2, column b of the 4 */
