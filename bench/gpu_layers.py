@@ -15,6 +15,8 @@ warm-up, median of R executes between CUDA events). Rows:
         TF32 on (torch.backends.cudnn.allow_tf32)
 GPU_LAYERS_SWEEP=1 adds forced shapes of cuda.conv.igemm(-tf32) and the
 tiled depthwise kernel's variants (printed, and in the JSON as "sweep");
+GPU_LAYERS_TFV="0 1 2" repeats the TF32 sweep once per TF32 kernel variant
+(TC_CUDA_CONV_TFV), with each variant's error;
 GPU_LAYERS_EXTRA=1 adds three more MobileNet depthwise layers.
 Errors: tileconv's output (host execute) against a float64 run of the same
 layer (torch on the GPU in float64), max |y - y64| / max |y64|.
@@ -205,25 +207,39 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
     row["alternatives_fp32_ms"] = alts
     # GPU_LAYERS_SWEEP=1: cuda.conv.igemm(-tf32) at forced tile heights and
     # split counts (TC_CUDA_CONV_SHAPE="bm,S"), to check the shape model
+    # GPU_LAYERS_TFV="0 1 2": the TF32 rows of the sweep once per TF32 kernel
+    # variant (TC_CUDA_CONV_TFV; "tV" prefix), each with its planner-shape
+    # time ("tV-model") and error against float64 ("tV-err")
     if os.environ.get("GPU_LAYERS_SWEEP") == "1" and G == 1:
         sw = []
-        for alg, fl in (("cuda.conv.igemm", 0), ("cuda.conv.igemm-tf32", TF32)):
+        tfv = os.environ.get("GPU_LAYERS_TFV", "").split()
+        runs = [("cuda.conv.igemm", 0, None)] + [("cuda.conv.igemm-tf32", TF32, v) for v in
+                                                   (tfv or [None])]
+        for alg, fl, v in runs:
             pa, _ = plan(d, fl, alg)
             if not pa:
                 continue
+            pre = ("t" + (v or "")) if fl else "f"
+            if v is not None:
+                os.environ["TC_CUDA_CONV_TFV"] = v
+                t = time_plan(pa, x, w, 2)
+                sw.append(f"{pre}-model=" + (f"{t:.3f}" if t else "fail"))
+                e = run_err(pa, x, w, ref, yshape)
+                sw.append(f"{pre}-err=" + (f"{e:.1e}" if e is not None else "fail"))
             for bm in (128, 64, 32):
                 if (bm == 128 and K <= 64) or (bm == 32 and K > 32):
                     continue
                 for S in (1, 2, 3, 4, 6, 8):
                     os.environ["TC_CUDA_CONV_SHAPE"] = f"{bm},{S}"
                     t = time_plan(pa, x, w)
-                    sw.append(f"{'t' if fl else 'f'}{bm},{S}=" + (f"{t:.3f}" if t else "fail"))
+                    sw.append(f"{pre}{bm},{S}=" + (f"{t:.3f}" if t else "fail"))
             os.environ.pop("TC_CUDA_CONV_SHAPE", None)
             # the planner's shape without the reduction-row table
             os.environ["TC_CUDA_CONV_NOLTAB"] = "1"
             t = time_plan(pa, x, w)
-            sw.append(f"{'t' if fl else 'f'}-noltab=" + (f"{t:.3f}" if t else "fail"))
+            sw.append(f"{pre}-noltab=" + (f"{t:.3f}" if t else "fail"))
             del os.environ["TC_CUDA_CONV_NOLTAB"]
+            os.environ.pop("TC_CUDA_CONV_TFV", None)
             lib.tc_plan_destroy(pa)
         row["sweep"] = sw
         print("  sweep " + name + ": " + " ".join(sw), flush=True)

@@ -289,7 +289,20 @@ enum { IG_ZEROS = 0, IG_REMAP = 1, IG_1X1 = 2 };
 template <bool B> struct ig_bool {
     static constexpr bool value = B;
 };
-template <int BM, bool TF32, int LM>
+/* V, the TF32 variant (session 8; fp32 is always V = 0):
+ *   0  BK 16, 4 stages, A pitch 20 / B pitch 136, fragments by scalar LDS
+ *   1  BK 16, 4 stages, within each k8 step the reduction rows permuted so
+ *      that a thread's two A values of a row (k = tq, tq + 4) are adjacent
+ *      in shared memory (one LDS.64), A pitch 24 and B pitch 132: A and B
+ *      fragment loads conflict-free
+ *   2  as 1 with BK 32 and 3 stages: half the barriers and waits per MMA */
+template <int V> struct igv {
+    static constexpr int BK = V == 2 ? 32 : IG_BK;
+    static constexpr int ST = V == 2 ? 3 : IG_STAGES;
+    static constexpr int AP = V == 0 ? IG_AP : V == 2 ? 40 : 24;
+    static constexpr int BP = V == 0 ? IG_BP : 132;
+};
+template <int BM, bool TF32, int LM, int V = 0>
 __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM == 64 ? 3 : 4)
     k_ig(const float *__restrict__ x, const float *__restrict__ w,
          const float *__restrict__ bias, float *__restrict__ y, float *__restrict__ part,
@@ -298,22 +311,23 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
     constexpr int NT = BM == 32 ? 128 : 2 * BM;
     constexpr int TR = BM == 32 ? 4 : 8;            /* fp32: rows per thread */
     constexpr int MI = BM >= 64 ? 4 : BM / 16;      /* TF32: m16 tiles per warp */
-    constexpr int STF = BM * IG_AP + IG_BK * IG_BP;
+    constexpr int BK = igv<V>::BK, NST = igv<V>::ST, AP = igv<V>::AP, BP = igv<V>::BP;
+    constexpr int STF = BM * AP + BK * BP;
     extern __shared__ float4 ig_smem4[];
     float *smem = reinterpret_cast<float *>(ig_smem4);
-    int4 *taps = reinterpret_cast<int4 *>(smem + IG_STAGES * STF);
+    int4 *taps = reinterpret_cast<int4 *>(smem + NST * STF);
     const int tid = threadIdx.x;
     const int g = blockIdx.z % a.G, split = blockIdx.z / a.G;
     const int q0 = blockIdx.x * IG_BN, k0 = blockIdx.y * BM;
-    const int KT = (a.Rl + IG_BK - 1) / IG_BK;
+    const int KT = (a.Rl + BK - 1) / BK;
     const int kt0 = split * a.ktps;
     const int nkt = min(KT - kt0, a.ktps);
     const int krows = min(BM, a.Kg - k0);
     const float *wg = w + ((int64_t)g * a.Kg + k0) * a.Rl;
 
     /* ---- B loader state: one column per thread (gather) or 4 (1x1) ---- */
-    constexpr int RPT = IG_BK * IG_BN / NT; /* gather rows per thread: 8 or 16 */
-    constexpr int VG = NT / 32, VR = IG_BK / VG; /* 1x1: row groups, rows each */
+    constexpr int RPT = BK * IG_BN / NT; /* gather rows per thread: 8 .. 32 */
+    constexpr int VG = NT / 32, VR = BK / VG; /* 1x1: row groups, rows each */
     const int bcol = VEC1 ? (tid & 31) * 4 : tid % IG_BN;
     const int brow0 = VEC1 ? (tid >> 5) : (tid / IG_BN) * RPT;
     const float *xi = x; /* the column's image, group g, channel 0 (+ p for 1x1) */
@@ -354,7 +368,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
      * copy */
     int2 *ltab = reinterpret_cast<int2 *>(taps + a.R);
     if (LM == IG_ZEROS && a.ltab) {
-        for (int l = tid; l < KT * IG_BK; l += NT) {
+        for (int l = tid; l < KT * BK; l += NT) {
             const int c = l / a.R, t = l - c * a.R;
             ltab[l] = l >= a.Rl      ? make_int2(0, a.ltab == 1 ? 0 : 63)
                       : a.ltab == 1 ? make_int2(c * a.plane + taps[t].w, (int)(1u << t))
@@ -377,37 +391,39 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
      * to load: channel term cb = c * plane + xoff and tap tb; the stages are
      * loaded in order, so (cb, tb) advance by BK rows per stage */
     int tb = 0, cb = 0;
-    const int q16 = IG_BK / a.R, r16 = IG_BK - q16 * a.R;
+    const int q16 = BK / a.R, r16 = BK - q16 * a.R;
     if (!VEC1) {
-        int l = kt0 * IG_BK + brow0;
+        int l = kt0 * BK + brow0;
         int c = l / a.R;
         tb = l - c * a.R;
         cb = c * a.plane + xoff;
     }
-    /* A: 16-byte copies (row tid/4 + i*NT/4, columns 4*(tid%4)..) or 4-byte
-     * ones (row tid/16 + i*NT/16, column tid%16); 32-bit offsets in W_g */
-    const int arow = a.avec ? tid >> 2 : tid >> 4, akc = a.avec ? (tid & 3) * 4 : tid & 15;
+    /* A: 16-byte copies (row tid/QR + i*NT/QR, columns 4*(tid%QR).., QR =
+     * BK/4 quads a row) or 4-byte ones (row tid/BK + i*NT/BK, column
+     * tid%BK); 32-bit offsets in W_g */
+    constexpr int QR = BK / 4;
+    const int arow = a.avec ? tid / QR : tid / BK, akc = a.avec ? (tid % QR) * 4 : tid % BK;
     const int aoff = arow * a.Rl + akc;
 
     auto load_stage = [&](int kt, int st) {
-        float *As = smem + st * STF, *Bs = As + BM * IG_AP;
-        const int l0 = kt * IG_BK;
+        float *As = smem + st * STF, *Bs = As + BM * AP;
+        const int l0 = kt * BK;
         if (a.avec) {
             const bool kok = l0 + akc < a.Rl;
 #pragma unroll
-            for (int i = 0; i < BM * 4 / NT; i++) {
-                const int row = arow + i * (NT / 4);
+            for (int i = 0; i < BM * QR / NT; i++) {
+                const int row = arow + i * (NT / QR);
                 const bool ok = kok & (row < krows);
-                ig_cp16(As + row * IG_AP + akc, wg + (ok ? aoff + i * (NT / 4) * a.Rl + l0 : 0),
+                ig_cp16(As + row * AP + akc, wg + (ok ? aoff + i * (NT / QR) * a.Rl + l0 : 0),
                         ok ? 16 : 0);
             }
         } else {
             const bool kok = l0 + akc < a.Rl;
 #pragma unroll
-            for (int i = 0; i < BM * 16 / NT; i++) {
-                const int row = arow + i * (NT / 16);
+            for (int i = 0; i < BM * BK / NT; i++) {
+                const int row = arow + i * (NT / BK);
                 const bool ok = kok & (row < krows);
-                ig_cp4(As + row * IG_AP + akc, wg + (ok ? aoff + i * (NT / 16) * a.Rl + l0 : 0),
+                ig_cp4(As + row * AP + akc, wg + (ok ? aoff + i * (NT / BK) * a.Rl + l0 : 0),
                        ok ? 4 : 0);
             }
         }
@@ -416,7 +432,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
             for (int i = 0; i < VR; i++) {
                 int r = brow0 + i * VG, l = l0 + r;
                 bool ok = cok & (l < a.Rl);
-                ig_cp16(Bs + r * IG_BP + bcol, ok ? xi + (int64_t)l * a.plane : x, ok ? 16 : 0);
+                ig_cp16(Bs + r * BP + bcol, ok ? xi + (int64_t)l * a.plane : x, ok ? 16 : 0);
             }
         } else {
             const int l = l0 + brow0;
@@ -427,7 +443,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                     const int2 e = lt[i];
                     const bool ok = (tin32 & (unsigned)e.y) != 0;
                     const unsigned o = ok ? (unsigned)(xoff + e.x) : 0u;
-                    ig_cp4(Bs + (brow0 + i) * IG_BP + bcol, xi + o, ok ? 4 : 0);
+                    ig_cp4(Bs + (brow0 + i) * BP + bcol, xi + o, ok ? 4 : 0);
                 }
             } else if (LM == IG_ZEROS && a.ltab) {
                 const int2 *lt = ltab + l;
@@ -436,7 +452,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                     const int2 e = lt[i];
                     const bool ok = (tin >> e.y) & 1;
                     const unsigned o = ok ? (unsigned)(xoff + e.x) : 0u;
-                    ig_cp4(Bs + (brow0 + i) * IG_BP + bcol, xi + o, ok ? 4 : 0);
+                    ig_cp4(Bs + (brow0 + i) * BP + bcol, xi + o, ok ? 4 : 0);
                 }
             } else if (LM == IG_ZEROS) {
                 /* zero-fill for padding, past-the-end rows and columns (the
@@ -447,7 +463,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                     int t = tb, c = cb;
 #pragma unroll
                     for (int i = 0; i < RPT; i++) {
-                        float *dst = Bs + (brow0 + i) * IG_BP + bcol;
+                        float *dst = Bs + (brow0 + i) * BP + bcol;
                         bool inb;
                         int off;
                         if (UM) {
@@ -476,7 +492,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                 int t = tb, c = cb;
 #pragma unroll
                 for (int i = 0; i < RPT; i++) {
-                    float *dst = Bs + (brow0 + i) * IG_BP + bcol;
+                    float *dst = Bs + (brow0 + i) * BP + bcol;
                     const int4 tp = taps[t];
                     const bool inb = ((unsigned)(b0 + tp.x) < (unsigned)a.in0) &
                                      ((unsigned)(b1 + tp.y) < (unsigned)a.in1) &
@@ -510,7 +526,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
     };
 
 #pragma unroll
-    for (int s = 0; s < IG_STAGES - 1; s++) {
+    for (int s = 0; s < NST - 1; s++) {
         if (s < nkt) load_stage(kt0 + s, s);
         ig_commit();
     }
@@ -524,25 +540,25 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 #pragma unroll
             for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
         for (int kt = 0; kt < nkt; kt++) {
-            ig_wait<IG_STAGES - 2>();
+            ig_wait<NST - 2>();
             __syncthreads();
-            const int nk = kt + IG_STAGES - 1;
-            if (nk < nkt) load_stage(kt0 + nk, nk % IG_STAGES);
+            const int nk = kt + NST - 1;
+            if (nk < nkt) load_stage(kt0 + nk, nk % NST);
             ig_commit();
-            const float *As = smem + (kt % IG_STAGES) * STF;
-            const float *Bs = As + BM * IG_AP;
+            const float *As = smem + (kt % NST) * STF;
+            const float *Bs = As + BM * AP;
 #pragma unroll
-            for (int kc = 0; kc < IG_BK / 4; kc++) {
+            for (int kc = 0; kc < BK / 4; kc++) {
                 float av[TR][4];
 #pragma unroll
                 for (int i = 0; i < TR; i++) {
                     int row = TR == 8 ? (i < 4 ? 0 : BM / 2) + ty * 4 + (i & 3) : ty * 4 + i;
-                    float4 q = *reinterpret_cast<const float4 *>(As + row * IG_AP + kc * 4);
+                    float4 q = *reinterpret_cast<const float4 *>(As + row * AP + kc * 4);
                     av[i][0] = q.x; av[i][1] = q.y; av[i][2] = q.z; av[i][3] = q.w;
                 }
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++) {
-                    const float *br = Bs + (kc * 4 + kk) * IG_BP;
+                    const float *br = Bs + (kc * 4 + kk) * BP;
                     float4 c0 = *reinterpret_cast<const float4 *>(br + tx * 4);
                     float4 c1 = *reinterpret_cast<const float4 *>(br + 64 + tx * 4);
                     float bv[8] = {c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w};
@@ -590,29 +606,52 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 #pragma unroll
                 for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
         for (int kt = 0; kt < nkt; kt++) {
-            ig_wait<IG_STAGES - 2>();
+            ig_wait<NST - 2>();
             __syncthreads();
-            const int nk = kt + IG_STAGES - 1;
-            if (nk < nkt) load_stage(kt0 + nk, nk % IG_STAGES);
+            const int nk = kt + NST - 1;
+            if (nk < nkt) load_stage(kt0 + nk, nk % NST);
             ig_commit();
-            const float *As = smem + (kt % IG_STAGES) * STF;
-            const float *Bs = As + BM * IG_AP;
+            const float *As = smem + (kt % NST) * STF;
+            const float *Bs = As + BM * AP;
 #pragma unroll
-            for (int k8 = 0; k8 < IG_BK / 8; k8++) {
+            for (int k8 = 0; k8 < BK / 8; k8++) {
                 unsigned af[MI][4], bf[4][2];
+                if (V == 0) {
 #pragma unroll
-                for (int mi = 0; mi < MI; mi++) {
-                    const float *ap = As + (wm * 64 + mi * 16 + gq) * IG_AP + k8 * 8 + tq;
-                    af[mi][0] = ig_tf32(ap[0]);
-                    af[mi][1] = ig_tf32(ap[8 * IG_AP]);
-                    af[mi][2] = ig_tf32(ap[4]);
-                    af[mi][3] = ig_tf32(ap[8 * IG_AP + 4]);
-                }
+                    for (int mi = 0; mi < MI; mi++) {
+                        const float *ap = As + (wm * 64 + mi * 16 + gq) * AP + k8 * 8 + tq;
+                        af[mi][0] = ig_tf32(ap[0]);
+                        af[mi][1] = ig_tf32(ap[8 * AP]);
+                        af[mi][2] = ig_tf32(ap[4]);
+                        af[mi][3] = ig_tf32(ap[8 * AP + 4]);
+                    }
 #pragma unroll
-                for (int ni = 0; ni < 4; ni++) {
-                    const float *bp = Bs + (k8 * 8 + tq) * IG_BP + wn * 32 + ni * 8 + gq;
-                    bf[ni][0] = ig_tf32(bp[0]);
-                    bf[ni][1] = ig_tf32(bp[4 * IG_BP]);
+                    for (int ni = 0; ni < 4; ni++) {
+                        const float *bp = Bs + (k8 * 8 + tq) * BP + wn * 32 + ni * 8 + gq;
+                        bf[ni][0] = ig_tf32(bp[0]);
+                        bf[ni][1] = ig_tf32(bp[4 * BP]);
+                    }
+                } else {
+                    /* the MMA's k index kk of this step is the stage's
+                     * row / column 8*k8 + 2*(kk & 3) + (kk >> 2), for A and
+                     * B alike (any order of the reduction gives the same
+                     * sum): a thread's a0/a2 and a1/a3 are adjacent */
+#pragma unroll
+                    for (int mi = 0; mi < MI; mi++) {
+                        const float *ap = As + (wm * 64 + mi * 16 + gq) * AP + k8 * 8 + 2 * tq;
+                        const float2 lo = *reinterpret_cast<const float2 *>(ap);
+                        const float2 hi = *reinterpret_cast<const float2 *>(ap + 8 * AP);
+                        af[mi][0] = ig_tf32(lo.x);
+                        af[mi][1] = ig_tf32(hi.x);
+                        af[mi][2] = ig_tf32(lo.y);
+                        af[mi][3] = ig_tf32(hi.y);
+                    }
+#pragma unroll
+                    for (int ni = 0; ni < 4; ni++) {
+                        const float *bp = Bs + (k8 * 8 + 2 * tq) * BP + wn * 32 + ni * 8 + gq;
+                        bf[ni][0] = ig_tf32(bp[0]);
+                        bf[ni][1] = ig_tf32(bp[BP]);
+                    }
                 }
 #pragma unroll
                 for (int mi = 0; mi < MI; mi++)
@@ -930,44 +969,56 @@ static igp ig_params(const tc__problem *p) {
     return a;
 }
 
-static size_t ig_smem(int bm, int taps) {
-    return (size_t)IG_STAGES * (bm * IG_AP + IG_BK * IG_BP) * sizeof(float) +
+/* kernel kinds: 0 fp32, 1 + V the TF32 variant V (igv) */
+#define IG_NKIND 4
+static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<0>::BK, igv<1>::BK, igv<2>::BK};
+static size_t ig_smem(int bm, int taps, int kind) {
+    static const int st[IG_NKIND] = {igv<0>::ST, igv<0>::ST, igv<1>::ST, igv<2>::ST};
+    static const int ap[IG_NKIND] = {igv<0>::AP, igv<0>::AP, igv<1>::AP, igv<2>::AP};
+    static const int bp[IG_NKIND] = {igv<0>::BP, igv<0>::BP, igv<1>::BP, igv<2>::BP};
+    return (size_t)st[kind] * (bm * ap[kind] + ig_kbk[kind] * bp[kind]) * sizeof(float) +
            (size_t)taps * sizeof(int4);
 }
 
 typedef void (*ig_kernel)(const float *, const float *, const float *, float *, float *, const igp);
 
-/* kernel [tile: BM 128, 64, 32][tf32][loader] */
-static const ig_kernel ig_tab[3][2][3] = {
-    {{k_ig<128, false, 0>, k_ig<128, false, 1>, k_ig<128, false, 2>},
-     {k_ig<128, true, 0>, k_ig<128, true, 1>, k_ig<128, true, 2>}},
-    {{k_ig<64, false, 0>, k_ig<64, false, 1>, k_ig<64, false, 2>},
-     {k_ig<64, true, 0>, k_ig<64, true, 1>, k_ig<64, true, 2>}},
-    {{k_ig<32, false, 0>, k_ig<32, false, 1>, k_ig<32, false, 2>},
-     {k_ig<32, true, 0>, k_ig<32, true, 1>, k_ig<32, true, 2>}},
+/* kernel [tile: BM 128, 64, 32][kind][loader] */
+#define IG_K3(BM, TF, V) {k_ig<BM, TF, 0, V>, k_ig<BM, TF, 1, V>, k_ig<BM, TF, 2, V>}
+static const ig_kernel ig_tab[3][IG_NKIND][3] = {
+    {IG_K3(128, false, 0), IG_K3(128, true, 0), IG_K3(128, true, 1), IG_K3(128, true, 2)},
+    {IG_K3(64, false, 0), IG_K3(64, true, 0), IG_K3(64, true, 1), IG_K3(64, true, 2)},
+    {IG_K3(32, false, 0), IG_K3(32, true, 0), IG_K3(32, true, 1), IG_K3(32, true, 2)},
 };
+#undef IG_K3
+/* the TF32 variant: TC_CUDA_CONV_TFV (tuning only), else the default */
+#define IG_TFV_DEFAULT 2
+static int ig_tf_kind(void) {
+    const char *e = getenv("TC_CUDA_CONV_TFV");
+    int v = e && e[0] >= '0' && e[0] <= '2' && !e[1] ? e[0] - '0' : IG_TFV_DEFAULT;
+    return 1 + v;
+}
 static const int ig_bm[3] = {128, 64, 32};
 static int ig_threads(int bm) { return bm == 32 ? 128 : 2 * bm; }
 
 /* Resident blocks per SM of a kernel at the largest dynamic shared memory
  * it is launched with (the tap table at IG_TAPMAX), set up once. */
 #define IG_NDEV 16
-static int ig_occ_cache[IG_NDEV][3][2][3]; /* per device, as the attribute */
-static tc_status ig_prepare(int bi, int tf32, int lm, int *occ) {
+static int ig_occ_cache[IG_NDEV][3][IG_NKIND][3]; /* per device, as the attribute */
+static tc_status ig_prepare(int bi, int kind, int lm, int *occ) {
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
-    int *slot = dev >= 0 && dev < IG_NDEV ? &ig_occ_cache[dev][bi][tf32][lm] : NULL;
+    int *slot = dev >= 0 && dev < IG_NDEV ? &ig_occ_cache[dev][bi][kind][lm] : NULL;
     int v = slot ? __atomic_load_n(slot, __ATOMIC_ACQUIRE) : 0;
     if (v > 0) {
         *occ = v;
         return TC_OK;
     }
-    const void *k = (const void *)ig_tab[bi][tf32][lm];
+    const void *k = (const void *)ig_tab[bi][kind][lm];
     const int bm = ig_bm[bi];
-    const size_t smax = ig_smem(bm, lm == IG_1X1 ? 0 : IG_TAPMAX);
+    const size_t smax = ig_smem(bm, lm == IG_1X1 ? 0 : IG_TAPMAX, kind);
     TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
     TC_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, k, ig_threads(bm),
-                                                        ig_smem(bm, lm == IG_1X1 ? 0 : 32)));
+                                                        ig_smem(bm, lm == IG_1X1 ? 0 : 32, kind)));
     if (v < 1) return tc__error(TC_ERR_UNSUPPORTED, "cuda.conv.igemm: kernel does not fit");
     if (slot) __atomic_store_n(slot, v, __ATOMIC_RELEASE);
     *occ = v;
@@ -992,9 +1043,9 @@ static const double ig_rate[3] = {1.0, 0.85, 0.6};
 static const double ig_rate_lt[3] = {1.0, 0.97, 0.75};
 /* 128 rows only where K/G > 64, 32 only where K/G <= 32 */
 static int ig_tile_ok(int bi, int Kg) { return bi == 0 ? Kg > 64 : bi == 1 ? 1 : Kg <= 32; }
-static ig_shape ig_choose(const igp &g, int tf32, int sms, const int occ[3], int lt) {
+static ig_shape ig_choose(const igp &g, int tf32, int bk, int sms, const int occ[3], int lt) {
     const double *rate = lt ? ig_rate_lt : ig_rate;
-    const int KT = (int)tc__cu_div_up(g.Rl, IG_BK);
+    const int KT = (int)tc__cu_div_up(g.Rl, bk);
     ig_shape best = {g.Kg <= 32 ? 2 : g.Kg <= 64 ? 1 : 0, 1, KT};
     double tbest = 1e30;
     const double rsm = (tf32 ? 60e12 : 30e12) / 132;
@@ -1006,10 +1057,10 @@ static ig_shape ig_choose(const igp &g, int tf32, int sms, const int occ[3], int
         for (int s = 1; s <= IG_MAXSPLIT; s++) {
             if (s > 1 && (blocks >= 2 * slots || (int64_t)g.G * s > 65535)) break;
             int per = (int)tc__cu_div_up(KT, s);
-            if (s > 1 && per < 8) break;
+            if (s > 1 && per * bk < 128) break;
             int sr = (int)tc__cu_div_up(KT, per);
             double nb = (double)tc__cu_div_up(blocks * sr, sms);
-            double t = nb * per * (2.0 * bm * IG_BN * IG_BK) / (rsm * rate[bi]);
+            double t = nb * per * (2.0 * bm * IG_BN * bk) / (rsm * rate[bi]);
             if (sr > 1) t += (2.0 * sr + 1) * g.K * (double)g.NP * 4 / 2.5e12 + 3e-6;
             if (t < tbest) {
                 tbest = t;
@@ -1032,14 +1083,15 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
                                                                   : IG_REMAP;
     g.avec = g.Rl % 4 == 0 && (uintptr_t)w % 16 == 0;
     g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
+    const int kind = tf32 ? ig_tf_kind() : 0, bk = ig_kbk[kind];
     int occ[3] = {0, 0, 0};
     tc_status st;
     for (int bi = 0; bi < 3; bi++)
-        if (ig_tile_ok(bi, g.Kg) && (st = ig_prepare(bi, tf32, lm, &occ[bi]))) return st;
+        if (ig_tile_ok(bi, g.Kg) && (st = ig_prepare(bi, kind, lm, &occ[bi]))) return st;
     const tc__cu_device *d = tc__cu_dev();
     const int lt_ok = lm == IG_ZEROS && g.R < 64 &&
-                      tc__cu_div_up(g.Rl, IG_BK) * IG_BK <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB");
-    ig_shape sh = ig_choose(g, tf32, d ? d->sms : 132, occ, lt_ok);
+                      tc__cu_div_up(g.Rl, bk) * bk <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB");
+    ig_shape sh = ig_choose(g, tf32, bk, d ? d->sms : 132, occ, lt_ok);
     const char *fb = getenv("TC_CUDA_CONV_SHAPE"); /* "bm,S": tuning only */
     if (fb) {
         int fbm = 0, fs = 0;
@@ -1047,7 +1099,7 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
         int fbi = fbm == 128 ? 0 : fbm == 64 ? 1 : fbm == 32 ? 2 : -1;
         if (nf == 2 && fbi >= 0 && occ[fbi] > 0 && fs >= 1 &&
             fs <= IG_MAXSPLIT && (int64_t)g.G * fs <= 65535) {
-            int KT = (int)tc__cu_div_up(g.Rl, IG_BK);
+            int KT = (int)tc__cu_div_up(g.Rl, bk);
             sh.bi = fbi;
             sh.ktps = (int)tc__cu_div_up(KT, fs);
             sh.S = (int)tc__cu_div_up(KT, sh.ktps);
@@ -1055,17 +1107,17 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     }
     const int bm = ig_bm[sh.bi], S = sh.S;
     g.ktps = sh.ktps;
-    ig_kernel k = ig_tab[sh.bi][tf32][lm];
+    ig_kernel k = ig_tab[sh.bi][kind][lm];
     /* the reduction-row table (within the tap table's IG_TAPMAX room) */
-    const int KTt = (int)tc__cu_div_up(g.Rl, IG_BK);
-    g.ltab = lm == IG_ZEROS && g.R < 64 && KTt * IG_BK <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB")
+    const int KTt = (int)tc__cu_div_up(g.Rl, bk);
+    g.ltab = lm == IG_ZEROS && g.R < 64 && KTt * bk <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB")
                  ? (g.R <= 32 ? 1 : 2)
                  : 0;
-    size_t smem = ig_smem(bm, lm == IG_1X1 ? 0 : g.R);
+    size_t smem = ig_smem(bm, lm == IG_1X1 ? 0 : g.R, kind);
     if (g.ltab) {
         /* only where the table keeps the blocks per SM the model assumed
          * (1 KiB per block reserved by the runtime) */
-        const size_t with = smem + (size_t)KTt * IG_BK * 8;
+        const size_t with = smem + (size_t)KTt * bk * 8;
         const size_t per_sm = d && d->smem_per_sm ? d->smem_per_sm : 228 * 1024;
         if ((with + 1024) * (size_t)occ[sh.bi] <= per_sm)
             smem = with;
