@@ -15,9 +15,12 @@ warm-up, median of R executes between CUDA events). Rows:
         TF32 on (torch.backends.cudnn.allow_tf32)
 GPU_LAYERS_SWEEP=1 adds forced shapes of cuda.conv.igemm(-tf32) and the
 tiled depthwise kernel's variants (printed, and in the JSON as "sweep");
-GPU_LAYERS_TFV="0 1 2" repeats the TF32 sweep once per TF32 kernel variant
+GPU_LAYERS_TFV="0 1 2 3" repeats the TF32 sweep once per TF32 kernel variant
 (TC_CUDA_CONV_TFV), with each variant's error;
 GPU_LAYERS_EXTRA=1 adds three more MobileNet depthwise layers.
+Forced cuda.conv.winograd(2) rows are timed (and their error measured) on
+every layer they apply to; GPU_LAYERS_WINO_SWEEP=1 adds their GEMM tile
+heights and per-stage times.
 Errors: tileconv's output (host execute) against a float64 run of the same
 layer (torch on the GPU in float64), max |y - y64| / max |y64|.
 Writes OUTDIR/gpu_layers.txt and .json. Never asserts."""
@@ -196,15 +199,39 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
     if pl:
         lib.tc_plan_destroy(pl)
     # forced alternatives (the planner's choice measured against them)
-    alts = {}
-    for alg in ("cuda.conv.igemm", "cuda.conv.depthwise"):
+    alts, alt_err = {}, {}
+    for alg in ("cuda.conv.igemm", "cuda.conv.depthwise", "cuda.conv.winograd",
+                "cuda.conv.winograd2"):
         if alg == algo:
             continue
         pa, _ = plan(d, 0, alg)
         if pa:
             alts[alg] = time_plan(pa, x, w)
+            if "winograd" in alg:
+                alt_err[alg] = run_err(pa, x, w, ref, yshape)
             lib.tc_plan_destroy(pa)
     row["alternatives_fp32_ms"] = alts
+    row["alternatives_fp32_err"] = alt_err
+    # GPU_LAYERS_WINO_SWEEP=1: cuda.conv.winograd(2) at forced GEMM tile
+    # heights (TC_CUDA_WINO_BM) and each stage alone (TC_CUDA_WINO_STAGES:
+    # 1 weights, 2 input, 4 GEMM, 8 output)
+    if os.environ.get("GPU_LAYERS_WINO_SWEEP") == "1":
+        sw = []
+        for alg in ("cuda.conv.winograd", "cuda.conv.winograd2"):
+            pa, _ = plan(d, 0, alg)
+            if not pa:
+                continue
+            tag = "w4" if alg == "cuda.conv.winograd" else "w2"
+            for var, vals in (("TC_CUDA_WINO_BM", ("128", "64", "32")),
+                              ("TC_CUDA_WINO_STAGES", ("1", "2", "4", "8"))):
+                for v in vals:
+                    os.environ[var] = v
+                    t = time_plan(pa, x, w)
+                    sw.append(f"{tag}{'bm' if 'BM' in var else 's'}{v}=" + (f"{t:.4f}" if t else "fail"))
+                del os.environ[var]
+            lib.tc_plan_destroy(pa)
+        row["wino_sweep"] = sw
+        print("  wino " + name + ": " + " ".join(sw), flush=True)
     # GPU_LAYERS_SWEEP=1: cuda.conv.igemm(-tf32) at forced tile heights and
     # split counts (TC_CUDA_CONV_SHAPE="bm,S"), to check the shape model
     # GPU_LAYERS_TFV="0 1 2": the TF32 rows of the sweep once per TF32 kernel
@@ -282,7 +309,8 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
             f"{gen or nan:7.3f} {otf:9.3f} {flops / otf / 1e9:7.1f} {ctf:10.3f} {ctf / otf:5.2f} "
             f"{row['err_fp32'] if row['err_fp32'] is not None else nan:8.1e} "
             f"{row['err_tf32'] if row['err_tf32'] is not None else nan:8.1e}  {algo} / {algo_t}"
-            + (("  [" + ", ".join(f"{a} {t:.3f}" for a, t in alts.items() if t) + "]") if alts else ""))
+            + (("  [" + ", ".join(f"{a} {t:.3f}" + (f" err {alt_err[a]:.1e}" if alt_err.get(a) is not None else "")
+                                  for a, t in alts.items() if t) + "]") if alts else ""))
     lines.append(line)
     print(line, flush=True)
 os.makedirs(outdir, exist_ok=True)

@@ -295,7 +295,12 @@ template <bool B> struct ig_bool {
  *      that a thread's two A values of a row (k = tq, tq + 4) are adjacent
  *      in shared memory (one LDS.64), A pitch 24 and B pitch 132: A and B
  *      fragment loads conflict-free
- *   2  as 1 with BK 32 and 3 stages: half the barriers and waits per MMA */
+ *   2  as 1 with BK 32 and 3 stages: half the barriers and waits per MMA
+ *   3  as 1, and with zero padding and the reduction-row table B is
+ *      register-staged: a thread loads four consecutive columns of its
+ *      rows with predicated LDG (one table entry per row for the four),
+ *      one tile ahead, rounds them to TF32 and stores them with one STS.128
+ *      (the B fragments need no rounding) */
 template <int V> struct igv {
     static constexpr int BK = V == 2 ? 32 : IG_BK;
     static constexpr int ST = V == 2 ? 3 : IG_STAGES;
@@ -376,8 +381,67 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
         }
         __syncthreads();
     }
+    /* V3: B register-staged (TF32, zero padding, a.ltab set by the host):
+     * columns q0 + 4*lane .. +3, rows warp*RW .. +RW-1 of each tile; per
+     * column the image pointer at the window origin and the in-bounds taps */
+    constexpr bool RS = V == 3 && LM == IG_ZEROS;
+    constexpr int RW = BK / (NT / 32);
+    const float *rp[RS ? 4 : 1];
+    unsigned long long rt[RS ? 4 : 1];
+    if (RS) {
+#pragma unroll
+        for (int j = 0; j < (RS ? 4 : 1); j++) {
+            const int q = q0 + (tid & 31) * 4 + j;
+            rp[j] = x;
+            rt[j] = 0;
+            if (q < a.NP) {
+                const int n = q / a.P, p = q - n * a.P;
+                const int o2 = p % a.out2, u = p / a.out2;
+                const int o1 = u % a.out1, o0 = u / a.out1;
+                const int c0 = o0 * a.s0 - a.p0, c1 = o1 * a.s1 - a.p1, c2 = o2 * a.s2 - a.p2;
+                rp[j] = x + ((int64_t)n * a.C + (int64_t)g * a.Cg) * a.plane +
+                        ((c0 * a.in1 + c1) * a.in2 + c2);
+                unsigned long long m = 0;
+                for (int t = 0; t < a.R; t++) {
+                    const int4 tp = taps[t];
+                    const bool inb = ((unsigned)(c0 + tp.x) < (unsigned)a.in0) &
+                                     ((unsigned)(c1 + tp.y) < (unsigned)a.in1) &
+                                     ((unsigned)(c2 + tp.z) < (unsigned)a.in2);
+                    m |= (unsigned long long)inb << t;
+                }
+                rt[j] = m;
+            }
+        }
+    }
+    auto load_b = [&](int kt, float (&rv)[RW][4]) {
+        const int2 *lt = ltab + kt * BK + (tid >> 5) * RW;
+#pragma unroll
+        for (int i = 0; i < RW; i++) {
+            const int2 e = lt[i];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const bool ok = a.ltab == 1 ? ((unsigned)rt[j & (RS ? 3 : 0)] & (unsigned)e.y) != 0
+                                            : ((rt[j & (RS ? 3 : 0)] >> e.y) & 1) != 0;
+                float v;
+                asm("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n mov.b32 %0, 0;\n"
+                    " @p ld.global.nc.f32 %0, [%1];\n}\n"
+                    : "=f"(v)
+                    : "l"(rp[j & (RS ? 3 : 0)] + e.x), "r"((int)ok));
+                rv[i][j] = v;
+            }
+        }
+    };
+    auto store_b = [&](int st, const float (&rv)[RW][4]) {
+        float *Bs = smem + st * STF + BM * AP;
+#pragma unroll
+        for (int i = 0; i < RW; i++) {
+            uint4 u = make_uint4(ig_tf32(rv[i][0]), ig_tf32(rv[i][1]), ig_tf32(rv[i][2]),
+                                 ig_tf32(rv[i][3]));
+            *reinterpret_cast<uint4 *>(Bs + ((tid >> 5) * RW + i) * BP + (tid & 31) * 4) = u;
+        }
+    };
     unsigned long long tin = 0;
-    if (LM == IG_ZEROS && a.R <= 64) {
+    if (LM == IG_ZEROS && a.R <= 64 && !RS) {
         for (int t = 0; t < a.R; t++) {
             const int4 tp = taps[t];
             const bool inb = ((unsigned)(b0 + tp.x) < (unsigned)a.in0) &
@@ -427,7 +491,9 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                        ok ? 4 : 0);
             }
         }
-        if (VEC1) {
+        if (RS) {
+            /* B: load_b / store_b */
+        } else if (VEC1) {
 #pragma unroll
             for (int i = 0; i < VR; i++) {
                 int r = brow0 + i * VG, l = l0 + r;
@@ -598,6 +664,11 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
         /* ---- TF32 mma.sync m16n8k8, warp tile 64 x 32 ---- */
         const int warp = tid >> 5, lane = tid & 31;
         const int wm = warp >> 2, wn = warp & 3, gq = lane >> 2, tq = lane & 3;
+        float rv[RW][4];
+        if (RS && nkt > 0) {
+            load_b(kt0, rv);
+            store_b(0, rv);
+        }
         float acc[MI][4][4];
 #pragma unroll
         for (int i = 0; i < MI; i++)
@@ -613,6 +684,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
             ig_commit();
             const float *As = smem + (kt % NST) * STF;
             const float *Bs = As + BM * AP;
+            if (RS && kt + 1 < nkt) load_b(kt0 + kt + 1, rv);
 #pragma unroll
             for (int k8 = 0; k8 < BK / 8; k8++) {
                 unsigned af[MI][4], bf[4][2];
@@ -649,8 +721,9 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 #pragma unroll
                     for (int ni = 0; ni < 4; ni++) {
                         const float *bp = Bs + (k8 * 8 + 2 * tq) * BP + wn * 32 + ni * 8 + gq;
-                        bf[ni][0] = ig_tf32(bp[0]);
-                        bf[ni][1] = ig_tf32(bp[BP]);
+                        /* V3: rounded when stored */
+                        bf[ni][0] = RS ? __float_as_uint(bp[0]) : ig_tf32(bp[0]);
+                        bf[ni][1] = RS ? __float_as_uint(bp[BP]) : ig_tf32(bp[BP]);
                     }
                 }
 #pragma unroll
@@ -658,6 +731,8 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 #pragma unroll
                     for (int ni = 0; ni < 4; ni++) ig_mma(acc[mi][ni], af[mi], bf[ni]);
             }
+            /* slot (kt+1) % NST was last read in iteration kt+1-NST < kt */
+            if (RS && kt + 1 < nkt) store_b((kt + 1) % NST, rv);
         }
         ig_wait<0>();
         /* epilogue: acc[mi][ni][e] is row wm*64 + mi*16 + gq + 8*(e>>1),
@@ -970,12 +1045,12 @@ static igp ig_params(const tc__problem *p) {
 }
 
 /* kernel kinds: 0 fp32, 1 + V the TF32 variant V (igv) */
-#define IG_NKIND 4
-static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<0>::BK, igv<1>::BK, igv<2>::BK};
+#define IG_NKIND 5
+static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<0>::BK, igv<1>::BK, igv<2>::BK, igv<3>::BK};
 static size_t ig_smem(int bm, int taps, int kind) {
-    static const int st[IG_NKIND] = {igv<0>::ST, igv<0>::ST, igv<1>::ST, igv<2>::ST};
-    static const int ap[IG_NKIND] = {igv<0>::AP, igv<0>::AP, igv<1>::AP, igv<2>::AP};
-    static const int bp[IG_NKIND] = {igv<0>::BP, igv<0>::BP, igv<1>::BP, igv<2>::BP};
+    static const int st[IG_NKIND] = {igv<0>::ST, igv<0>::ST, igv<1>::ST, igv<2>::ST, igv<3>::ST};
+    static const int ap[IG_NKIND] = {igv<0>::AP, igv<0>::AP, igv<1>::AP, igv<2>::AP, igv<3>::AP};
+    static const int bp[IG_NKIND] = {igv<0>::BP, igv<0>::BP, igv<1>::BP, igv<2>::BP, igv<3>::BP};
     return (size_t)st[kind] * (bm * ap[kind] + ig_kbk[kind] * bp[kind]) * sizeof(float) +
            (size_t)taps * sizeof(int4);
 }
@@ -984,17 +1059,20 @@ typedef void (*ig_kernel)(const float *, const float *, const float *, float *, 
 
 /* kernel [tile: BM 128, 64, 32][kind][loader] */
 #define IG_K3(BM, TF, V) {k_ig<BM, TF, 0, V>, k_ig<BM, TF, 1, V>, k_ig<BM, TF, 2, V>}
+/* V3 differs from V1 only with zero padding (the other loaders are V1's) */
+#define IG_KV3(BM) {k_ig<BM, true, 0, 3>, k_ig<BM, true, 1, 1>, k_ig<BM, true, 2, 1>}
 static const ig_kernel ig_tab[3][IG_NKIND][3] = {
-    {IG_K3(128, false, 0), IG_K3(128, true, 0), IG_K3(128, true, 1), IG_K3(128, true, 2)},
-    {IG_K3(64, false, 0), IG_K3(64, true, 0), IG_K3(64, true, 1), IG_K3(64, true, 2)},
-    {IG_K3(32, false, 0), IG_K3(32, true, 0), IG_K3(32, true, 1), IG_K3(32, true, 2)},
+    {IG_K3(128, false, 0), IG_K3(128, true, 0), IG_K3(128, true, 1), IG_K3(128, true, 2), IG_KV3(128)},
+    {IG_K3(64, false, 0), IG_K3(64, true, 0), IG_K3(64, true, 1), IG_K3(64, true, 2), IG_KV3(64)},
+    {IG_K3(32, false, 0), IG_K3(32, true, 0), IG_K3(32, true, 1), IG_K3(32, true, 2), IG_KV3(32)},
 };
+#undef IG_KV3
 #undef IG_K3
 /* the TF32 variant: TC_CUDA_CONV_TFV (tuning only), else the default */
-#define IG_TFV_DEFAULT 2
+#define IG_TFV_DEFAULT 3
 static int ig_tf_kind(void) {
     const char *e = getenv("TC_CUDA_CONV_TFV");
-    int v = e && e[0] >= '0' && e[0] <= '2' && !e[1] ? e[0] - '0' : IG_TFV_DEFAULT;
+    int v = e && e[0] >= '0' && e[0] <= '3' && !e[1] ? e[0] - '0' : IG_TFV_DEFAULT;
     return 1 + v;
 }
 static const int ig_bm[3] = {128, 64, 32};
@@ -1124,6 +1202,9 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
         else
             g.ltab = 0;
     }
+    /* V3 stages B through registers only with the row table; else V1
+     * (the same shared-memory layout) */
+    if (kind == 4 && !g.ltab) k = ig_tab[sh.bi][2][lm];
     const int64_t gx = tc__cu_div_up(g.NP, IG_BN), gy = tc__cu_div_up(g.Kg, bm);
     const float *db;
     void *own, *part = NULL;
