@@ -157,6 +157,21 @@ static int dc_geometry(const tc__problem *p, int threads, int vl, dc_geom *g) {
         g->nrc = dc_cdiv(p->out[1], rmax);
         g->R = dc_cdiv(dc_cdiv(p->out[1], g->nrc), g->UH) * g->UH;
         g->nrc = dc_cdiv(p->out[1], g->R);
+        /* few items (conv1 at 2 threads: 5 row chunks, 3 + 2): cut the
+         * columns finer, rows kept, until there are 4 per thread; the
+         * threads claim items one at a time (dc_fused) */
+        int64_t base = p->N * p->G * p->out[0] * g->nrc;
+        if (base * g->fcc < 4 * (int64_t)threads && g->fcc < g->ntw) {
+            int64_t want = dc_cdiv(4 * (int64_t)threads, base);
+            if (want > g->ntw) want = g->ntw;
+            if (want > g->fcc) {
+                g->ftpc = dc_cdiv(g->ntw, want);
+                g->fcc = dc_cdiv(g->ntw, g->ftpc);
+                g->Lphb = dc_cdiv((g->ftpc * g->UW - 1) * s2 + span2 + 1, s2);
+                g->E2pb = g->Lphb * s2;
+                g->rowEb = g->E2pb * g->CB;
+            }
+        }
         g->nrowsB = (g->R - 1) * s1 + span1 + 1;
         g->bcbp = g->nrowsB * g->rowEb;
         int64_t items0 = p->N * p->G * p->out[0] * g->nrc * g->fcc;
@@ -238,6 +253,7 @@ typedef struct dc_job {
     const int64_t *tapoff;
     const int32_t *map;
     const float *biasp;
+    int64_t next; /* fused path: the next unclaimed item */
 } dc_job;
 
 /* one extended plane e0 of block (n, g, cb) */
@@ -325,7 +341,9 @@ static void dc_tiles(void *arg, int64_t begin, int64_t end, int tid) {
  * of the output-channel pairs); its input rows and columns are converted
  * into this thread's buffer, then every pair of its split runs over them */
 static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
-    const dc_job *j = arg;
+    (void)begin;
+    (void)end;
+    dc_job *j = arg;
     const tc__args *a = j->a;
     const tc__problem *p = a->p;
     const dc_geom *g = &j->g;
@@ -337,7 +355,9 @@ static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
     const int64_t s1 = p->stride[1], s2 = p->stride[2];
     float *buf = (float *)((char *)j->xb + (size_t)tid * (g->bufbytes + g->bmapbytes));
     int32_t *map = (int32_t *)((char *)buf + g->bufbytes);
-    for (int64_t it = begin; it < end; it++) {
+    for (;;) { /* items claimed one at a time: a late or shared thread takes fewer */
+        int64_t it = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (it >= g->items) break;
         int64_t t = it, ks = t % g->nks;
         t /= g->nks;
         int64_t cc = t % g->fcc;
@@ -470,7 +490,9 @@ static tc_status dc_execute_vl(const tc__args *a, int vl) {
                 biasp[gi * g->nkb * g->VL + k] = ((const float *)a->bias)[gi * g->Kg + k];
     }
     if (g->fused) {
-        tc__parallel_for(a->threads, g->items, dc_fused, &j);
+        j.next = 0;
+        tc__parallel_for(a->threads, g->items < a->threads ? g->items : a->threads, dc_fused,
+                         &j);
         return TC_OK;
     }
     /* the slack after the blocked input: finite values */
