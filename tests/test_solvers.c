@@ -1140,6 +1140,12 @@ static void conv_cases(void) {
             {2, 2, 18, 30, 2, 11, 21, 1, 3, 1, 1, 1, 2, 1},  /* groups 2, replicate */
             {3, 2, 20, 35, 1, 7, 9, 6, 3, 2, 1, 1, 3, 1},    /* 3D stride 2, C/K past 16 */
             {3, 1, 24, 36, 3, 6, 7, 9, 3, 1, 2, 2, 1, 0},    /* 3D groups, dil 2, reflect */
+            /* Winograd raw-weight variants: reductions of several 64-step
+             * chunks (accumulated), panel pairs with a single last panel,
+             * 8-row panels on 32-tile blocks with a short tail */
+            {2, 1, 100, 60, 1, 14, 14, 1, 3, 1, 1, 1, 1, 1}, /* 16 tiles, kc 100, reflect */
+            {2, 2, 70, 30, 1, 17, 23, 1, 3, 1, 1, 1, 3, 0},  /* 60 tiles, 8-row panels, circular */
+            {3, 1, 30, 20, 1, 5, 6, 7, 3, 1, 1, 1, 2, 1},    /* 3D kc 90, replicate */
             /* cpu.conv.1d: rows of many 64-wide tiles (interior ones read in
              * place), W not a multiple of 16, K in blocks of 6 and 5, strides
              * and dilations through the phase-split window, groups, blocks

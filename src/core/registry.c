@@ -13,6 +13,7 @@ extern const tc__solver tc__solver_cpu_conv_fft;
 extern const tc__solver tc__solver_cpu_conv_depthwise;
 extern const tc__solver tc__solver_cpu_conv_winograd;
 extern const tc__solver tc__solver_cpu_conv_winograd4;
+extern const tc__solver tc__solver_cpu_conv_winograd4_raw;
 extern const tc__solver tc__solver_cpu_conv_direct;
 extern const tc__solver tc__solver_cpu_conv_direct8;
 extern const tc__solver tc__solver_cpu_conv_1d;
@@ -57,6 +58,7 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cpu_conv_depthwise,
     &tc__solver_cpu_conv_winograd,
     &tc__solver_cpu_conv_winograd4,
+    &tc__solver_cpu_conv_winograd4_raw,
     &tc__solver_cpu_conv_direct,
     &tc__solver_cpu_conv_direct8,
     &tc__solver_cpu_conv_1d,

@@ -34,6 +34,8 @@
 #define WG4_MR 14 /* A panel rows: 14 (the packed GEMM's kernels) or 8 */
 #define WG4_KCH 4 /* A panels per output-transform chunk (56 channels) */
 #define WG4_MAXKD 32 /* depth taps (3D) */
+#define WG_KCB 64    /* raw weights: reduction steps of U transformed at a time */
+#define WG_WT_NS 0.08 /* raw weights: ns per value of U transformed in the call */
 
 typedef struct wg4_geom {
     int m, xi;       /* output tile m x m (4 or 2), (m + 2)^2 positions */
@@ -49,7 +51,9 @@ typedef struct wg4_geom {
     int64_t rcols;   /* GEMM columns per group: full blocks + the tail's */
     int64_t kgroups, ppg;
     int64_t vstride, mstride; /* floats between xi planes of V and M */
-    size_t vbytes, mbytes, per_thread;
+    int raw;         /* weights kept raw (9 a kernel), transformed in the call */
+    int64_t ustride; /* raw: floats between xi planes of a panel's U chunk */
+    size_t vbytes, mbytes, ubytes, per_thread;
 } wg4_geom;
 
 static int64_t wg4_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -67,8 +71,9 @@ static size_t wg4_rup(size_t v) { return (v + 63) & ~(size_t)63; }
  * are chunked where there are fewer than two blocks a thread, K split
  * where there are fewer units than threads (few tiles: the block's input
  * transform is then repeated per A-panel group). */
-static void wg4_geometry(const tc__problem *p, int threads, int m, wg4_geom *g) {
+static void wg4_geometry(const tc__problem *p, int threads, int m, int raw, wg4_geom *g) {
     g->m = m;
+    g->raw = raw;
     g->xi = (m + 2) * (m + 2);
     g->Cg = p->C / p->G;
     g->Kg = p->K / p->G;
@@ -109,12 +114,16 @@ static void wg4_geometry(const tc__problem *p, int threads, int m, wg4_geom *g) 
     g->mstride = WG4_KCH * WG4_MR * g->nb + 16;
     g->vbytes = wg4_rup((size_t)(g->xi * g->vstride) * sizeof(float));
     g->mbytes = wg4_rup((size_t)(g->xi * g->mstride) * sizeof(float));
-    g->per_thread = g->vbytes + g->mbytes + 256;
+    /* raw: a chunk of WG_KCB reduction steps of U for two panels (the
+     * 16-wide kernels take panels in pairs) */
+    g->ustride = WG_KCB * g->mr + 16; /* a multiple of 16: aligned stores */
+    g->ubytes = raw ? wg4_rup((size_t)(2 * g->xi * g->ustride) * sizeof(float)) : 0;
+    g->per_thread = g->vbytes + g->mbytes + g->ubytes + 256;
 }
 
 static int wg4_available(void) { return (tc__cpu_detect() & TC__CPU_AVX512) != 0; }
 
-static int wgx_applicable(const tc__problem *p, const tc__env *env, char *why, size_t n, int m) {
+static int wgx_applicable(const tc__problem *p, const tc__env *env, char *why, size_t n, int m, int raw) {
     const char *r = NULL;
     if (p->op != TC_OP_CONV) r = "convolution layers only";
     else if (p->dtype != TC_FLOAT32) r = "float32 only";
@@ -130,7 +139,7 @@ static int wgx_applicable(const tc__problem *p, const tc__env *env, char *why, s
         return 0;
     }
     wg4_geom g;
-    wg4_geometry(p, env->threads, m, &g);
+    wg4_geometry(p, env->threads, m, raw, &g);
     if (g.kc > (1 << 20) || g.Kg > (1 << 20)) {
         if (why) snprintf(why, n, "channel counts too large for the transform buffers");
         return 0;
@@ -138,26 +147,45 @@ static int wgx_applicable(const tc__problem *p, const tc__env *env, char *why, s
     return 1;
 }
 
-static size_t wgx_workspace(const tc__problem *p, const tc__env *env, int m) {
+static size_t wgx_workspace(const tc__problem *p, const tc__env *env, int m, int raw) {
     wg4_geom g;
-    wg4_geometry(p, env->threads, m, &g);
+    wg4_geometry(p, env->threads, m, raw, &g);
     return (size_t)env->threads * g.per_thread;
 }
 
-static size_t wgx_wpack_size(const tc__problem *p, const tc__env *env, int m) {
+static size_t wgx_wpack_size(const tc__problem *p, const tc__env *env, int m, int raw) {
     wg4_geom g;
-    wg4_geometry(p, env->threads, m, &g);
-    return (size_t)(p->G * g.xi * g.npan * g.kc * g.mr) * sizeof(float);
+    wg4_geometry(p, env->threads, m, raw, &g);
+    return (size_t)(p->G * (raw ? 9 : g.xi) * g.npan * g.kc * g.mr) * sizeof(float);
 }
 
 /* U = G g G^T per (k, c, depth tap kd) in double, packed
- * [g][xi][panel][kd * Cg + c][14]: one GEMM of depth KD * Cg per position. */
+ * [g][xi][panel][kd * Cg + c][14]: one GEMM of depth KD * Cg per position.
+ * raw: the 3x3 kernels as they are (9 floats a kernel instead of 36 or
+ * 16), per panel and chunk of WG_KCB reduction steps tap-major over the
+ * chunk's [step][row] stream, so that the call transforms 16 kernels a
+ * vector and stores U in the panel layout with whole-vector stores. */
 static tc_status wgx_wpack(const tc__problem *p, const tc__env *env, const void *wv, void *dst,
-                           int m) {
+                           int m, int raw) {
     wg4_geom g;
-    wg4_geometry(p, env->threads, m, &g);
+    wg4_geometry(p, env->threads, m, raw, &g);
     const float *w = wv;
     float *U = dst;
+    if (raw) { /* [g][panel][chunk of WG_KCB steps][tap][step][mr], rows past Kg zero */
+        for (int64_t gi = 0; gi < p->G; gi++)
+            for (int64_t q = 0; q < g.npan; q++)
+                for (int64_t l0 = 0; l0 < g.kc; l0 += WG_KCB) {
+                    int64_t nl = g.kc - l0 < WG_KCB ? g.kc - l0 : WG_KCB;
+                    for (int t = 0; t < 9; t++)
+                        for (int64_t l = l0; l < l0 + nl; l++)
+                            for (int64_t i = 0; i < g.mr; i++) {
+                                int64_t k = q * g.mr + i, kd = l / g.Cg, c = l % g.Cg;
+                                *U++ = k < g.Kg ? w[(((gi * g.Kg + k) * g.Cg + c) * g.KD + kd) * 9 + t]
+                                                : 0.0f;
+                            }
+                }
+        return TC_OK;
+    }
     const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
     const double G4[6][3] = {{1.0 / 4, 0, 0},
                             {-1.0 / 6, -1.0 / 6, -1.0 / 6},
@@ -255,6 +283,62 @@ static void wg4_slice(const wg4_job *j, float *V, int64_t gi, wg4_seg *seg, int 
     }
 }
 
+/* raw weights: the 36 (16) GEMMs of A panels [qc, qe) against the block's
+ * V, their U transformed from the raw kernels WG_KCB reduction steps at a
+ * time into Ub (for one panel, or a pair on the 16-wide kernels) and
+ * accumulated into M over the chunks. */
+static void wg_gemm_raw(const wg4_geom *g, const float *W9, const float *Vw, float *M, float *Ub,
+                        int64_t gi, int64_t nb, int nr, int64_t qc, int64_t qe) {
+    const int64_t PR = g->mr;
+    const int64_t step = nb == 32 ? 1 : 2;
+    for (int64_t q = qc; q < qe; q += step) {
+        int64_t rows = g->Kg - q * PR;
+        int np = step == 2 && q + 1 < qe && rows > PR ? 2 : 1;
+        int mr = (int)(rows < np * PR ? rows : np * PR);
+        for (int64_t l0 = 0; l0 < g->kc; l0 += WG_KCB) {
+            int64_t nl = g->kc - l0 < WG_KCB ? g->kc - l0 : WG_KCB;
+            for (int pp = 0; pp < np; pp++)
+                tc__wg_wt_avx512(g->m, W9 + ((gi * g->npan + q + pp) * g->kc + l0) * 9 * PR, nl * PR,
+                                 Ub + pp * g->xi * g->ustride, g->ustride);
+            /* the raw kernels of the next transform (the next chunk, or the
+             * next panels' first), prefetched a slice per GEMM below: their
+             * loads otherwise stall the transform (perf: ~70% of its
+             * samples on them, the weights in L3) */
+            int64_t nq = q, nl0 = l0 + nl;
+            if (nl0 >= g->kc) {
+                nq = q + np;
+                nl0 = 0;
+            }
+            const float *pf[2];
+            int64_t pfn = nq < qe ? 9 * PR * (g->kc - nl0 < WG_KCB ? g->kc - nl0 : WG_KCB) : 0;
+            for (int pp = 0; pp < 2; pp++)
+                pf[pp] = W9 + ((gi * g->npan + nq + (nq + pp < qe ? pp : 0)) * g->kc + nl0) * 9 * PR;
+            int acc = l0 > 0;
+            for (int xi = 0; xi < g->xi; xi++) {
+                for (int64_t o = pfn * xi / g->xi; o < pfn * (xi + 1) / g->xi; o += 16) {
+                    __builtin_prefetch(pf[0] + o, 0, 3);
+                    __builtin_prefetch(pf[1] + o, 0, 3);
+                }
+                const float *a0 = Ub + xi * g->ustride;
+                const float *a1 = np == 2 ? a0 + g->xi * g->ustride : a0;
+                const float *Vx = Vw + xi * g->vstride + l0 * nb;
+                float *Mx = M + xi * g->mstride + (q - qc) * PR * nb;
+                if (nb == 32) {
+                    if (PR == WG4_MR)
+                        tc__f32_gemm_ukernel_14x32__avx512(nl, a0, Vx, Mx, 32, 1.0f,
+                                                           acc ? 1.0f : 0.0f, mr, nr);
+                    else
+                        tc__wg4_ukernel_8x32_avx512(nl, a0, Vx, Mx, 32, mr, acc);
+                } else if (PR == WG4_MR) {
+                    tc__wg4_ukernel_28x16_avx512(nl, a0, a1, Vx, Mx, 16, mr, acc);
+                } else {
+                    tc__wg4_ukernel_16x16_avx512(nl, a0, a1, Vx, Mx, 16, mr, acc);
+                }
+            }
+        }
+    }
+}
+
 /* One block: tiles [t0, t1) of group gi, A panels [q0, q1), nb wide, output
  * depths [od0, od1). V holds `slots` transformed input slices (tag: the
  * slice, -2 none); depth od reads KD consecutive slots from w, slot w + kd
@@ -263,8 +347,8 @@ static void wg4_slice(const wg4_job *j, float *V, int64_t gi, wg4_seg *seg, int 
  * (depth stride == dilation), so each slice is transformed once per block
  * away from the depth edges; the window's slots are moved to the front when
  * it reaches the end. */
-static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t t0, int64_t t1,
-                      int64_t nb, int64_t q0, int64_t q1, int64_t od0, int64_t od1) {
+static void wg4_block(const wg4_job *j, float *V, float *M, float *Ub, int64_t gi, int64_t t0,
+                      int64_t t1, int64_t nb, int64_t q0, int64_t q1, int64_t od0, int64_t od1) {
     const tc__args *a = j->a;
     const tc__problem *p = a->p;
     const wg4_geom *g = &j->g;
@@ -305,7 +389,7 @@ static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t 
          * the output transform of those channels */
         for (int64_t qc = q0; qc < q1; qc += WG4_KCH) {
             int64_t qe = qc + WG4_KCH < q1 ? qc + WG4_KCH : q1;
-            for (int xi = 0; xi < g->xi; xi++) {
+            for (int xi = 0; xi < (g->raw ? 0 : g->xi); xi++) {
                 const int64_t PR = g->mr;
                 const float *Ux = U + ((gi * g->xi + xi) * g->npan) * g->kc * PR;
                 const float *Vx = Vw + xi * g->vstride;
@@ -319,7 +403,7 @@ static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t 
                                                                0.0f, mr, nr);
                         else
                             tc__wg4_ukernel_8x32_avx512(g->kc, Ux + q * g->kc * PR, Vx,
-                                                        Mx + (q - qc) * PR * 32, 32, mr);
+                                                        Mx + (q - qc) * PR * 32, 32, mr, 0);
                     }
                 } else {
                     for (int64_t q = qc; q < qe; q += 2) {
@@ -330,13 +414,14 @@ static void wg4_block(const wg4_job *j, float *V, float *M, int64_t gi, int64_t 
                         const float *a1 = mr > PR ? a0 + g->kc * PR : a0;
                         if (PR == WG4_MR)
                             tc__wg4_ukernel_28x16_avx512(g->kc, a0, a1, Vx,
-                                                         Mx + (q - qc) * PR * 16, 16, mr);
+                                                         Mx + (q - qc) * PR * 16, 16, mr, 0);
                         else
                             tc__wg4_ukernel_16x16_avx512(g->kc, a0, a1, Vx,
-                                                         Mx + (q - qc) * PR * 16, 16, mr);
+                                                         Mx + (q - qc) * PR * 16, 16, mr, 0);
                     }
                 }
             }
+            if (g->raw) wg_gemm_raw(g, (const float *)a->wpack, Vw, M, Ub, gi, nb, nr, qc, qe);
             int64_t k0 = qc * g->mr, k1 = qe * g->mr < g->Kg ? qe * g->mr : g->Kg;
             const float *bias = p->has_bias ? (const float *)a->bias + gi * g->Kg + k0 : NULL;
             for (int s = 0; s < ns; s++) {
@@ -366,6 +451,7 @@ static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
     const wg4_geom *g = &j->g;
     char *mine = (char *)j->a->ws + (size_t)tid * g->per_thread;
     float *V = (float *)mine, *M = (float *)(mine + g->vbytes);
+    float *Ub = (float *)(mine + g->vbytes + g->mbytes);
     for (;;) {
         int64_t it = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
         if (it >= g->units) break;
@@ -376,17 +462,17 @@ static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
         int64_t t0 = b * g->nb, t1 = t0 + g->nb < g->T ? t0 + g->nb : g->T;
         int64_t q0 = kg * g->ppg, q1 = q0 + g->ppg < g->npan ? q0 + g->ppg : g->npan;
         int64_t od0 = g->OD * oc / g->odch, od1 = g->OD * (oc + 1) / g->odch;
-        wg4_block(j, V, M, gi, t0, t1, t1 - t0 <= 16 ? 16 : g->nb, q0, q1, od0, od1);
+        wg4_block(j, V, M, Ub, gi, t0, t1, t1 - t0 <= 16 ? 16 : g->nb, q0, q1, od0, od1);
     }
 }
 
-static tc_status wgx_execute(const tc__args *a, int m) {
+static tc_status wgx_execute(const tc__args *a, int m, int raw) {
     const tc__problem *p = a->p;
     if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.winograd4: weights not packed");
     wg4_job j;
     j.a = a;
     j.next = 0;
-    wg4_geometry(p, a->threads, m, &j.g);
+    wg4_geometry(p, a->threads, m, raw, &j.g);
     int64_t slots = a->threads < j.g.units ? a->threads : j.g.units;
     tc__parallel_for(a->threads, slots, wg4_items, &j);
     return TC_OK;
@@ -404,9 +490,9 @@ static tc_status wgx_execute(const tc__args *a, int m) {
  * the copy bandwidth (36 x K x C floats: 9.4 MB at 256 channels, where
  * batch 1 at 14x14 reuses each value for only 16 tiles and the direct
  * method wins). */
-static double wgx_estimate(const tc__problem *p, const tc__env *env, int m) {
+static double wgx_estimate(const tc__problem *p, const tc__env *env, int m, int raw) {
     wg4_geom g;
-    wg4_geometry(p, env->threads, m, &g);
+    wg4_geometry(p, env->threads, m, raw, &g);
     double kfac = (double)g.kc / (double)(g.kc + 24);
     double cols = (double)(p->G * g.rcols);
     /* columns on the 16-wide kernels: all for nb = 16, else a tail of <= 16 */
@@ -427,46 +513,56 @@ static double wgx_estimate(const tc__problem *p, const tc__env *env, int m) {
     int64_t ppi = g.ppg < g.npan ? g.ppg : g.npan; /* A panels per item */
     double ui = g.xi * (double)(ppi * g.mr) * (double)g.kc * 4.0;
     double utotal = g.xi * (double)(p->G * g.npan * g.mr) * (double)g.kc * 4.0;
+    double odpi = (double)wg4_cdiv(g.OD, g.odch); /* output depths per item */
+    double t_wt = 0.0;
+    if (raw) { /* 9 raw floats a kernel, transformed per item and output depth */
+        ui = ui * 9.0 / g.xi;
+        utotal = utotal * 9.0 / g.xi;
+        t_wt = items * odpi * (double)(ppi * g.mr) * (double)g.kc * g.xi * WG_WT_NS * 1e-9 /
+               (env->threads * bal);
+    }
     int fits = ui <= 768e3;
-    double traffic = items * ui * (fits ? 1.0 : (double)wg4_cdiv(g.OD, g.odch));
+    double traffic = items * ui * (fits ? 1.0 : odpi);
     double t_u = traffic / (tc__peak_bandwidth(env) * (fits ? 4.0 : utotal <= 4e6 ? 2.0 : 1.0));
-    return t_gemm + t_tr + t_u + tc__problem_bytes(p) / tc__peak_bandwidth(env);
+    return t_gemm + t_tr + t_u + t_wt + tc__problem_bytes(p) / tc__peak_bandwidth(env);
 }
 
-#define WGX_SOLVER(M, SYM, NAME, SUMMARY)                                                     \
-    static int wg##M##_applicable(const tc__problem *p, const tc__env *env, char *why, size_t n) { \
-        return wgx_applicable(p, env, why, n, M);                                              \
+#define WGX_SOLVER(M, R, SYM, NAME, SUMMARY)                                                   \
+    static int wg##M##R##_applicable(const tc__problem *p, const tc__env *env, char *why, size_t n) { \
+        return wgx_applicable(p, env, why, n, M, R);                                              \
     }                                                                                          \
-    static double wg##M##_estimate(const tc__problem *p, const tc__env *env) {                 \
-        return wgx_estimate(p, env, M);                                                        \
+    static double wg##M##R##_estimate(const tc__problem *p, const tc__env *env) {                 \
+        return wgx_estimate(p, env, M, R);                                                        \
     }                                                                                          \
-    static size_t wg##M##_workspace(const tc__problem *p, const tc__env *env) {                \
-        return wgx_workspace(p, env, M);                                                       \
+    static size_t wg##M##R##_workspace(const tc__problem *p, const tc__env *env) {                \
+        return wgx_workspace(p, env, M, R);                                                       \
     }                                                                                          \
-    static size_t wg##M##_wpack_size(const tc__problem *p, const tc__env *env) {               \
-        return wgx_wpack_size(p, env, M);                                                      \
+    static size_t wg##M##R##_wpack_size(const tc__problem *p, const tc__env *env) {               \
+        return wgx_wpack_size(p, env, M, R);                                                      \
     }                                                                                          \
-    static tc_status wg##M##_wpack(const tc__problem *p, const tc__env *env, const void *state, \
+    static tc_status wg##M##R##_wpack(const tc__problem *p, const tc__env *env, const void *state, \
                                    const void *wv, void *dst) {                                \
         (void)state;                                                                           \
-        return wgx_wpack(p, env, wv, dst, M);                                                  \
+        return wgx_wpack(p, env, wv, dst, M, R);                                                  \
     }                                                                                          \
-    static tc_status wg##M##_execute(const tc__args *a) { return wgx_execute(a, M); }          \
+    static tc_status wg##M##R##_execute(const tc__args *a) { return wgx_execute(a, M, R); }          \
     const tc__solver SYM = {                                                                   \
         .name = NAME,                                                                          \
         .backend = TC_BACKEND_CPU,                                                             \
         .ops = TC_OP_CONV,                                                                     \
         .summary = SUMMARY,                                                                    \
         .available = wg4_available,                                                            \
-        .applicable = wg##M##_applicable,                                                      \
-        .estimate = wg##M##_estimate,                                                          \
-        .workspace = wg##M##_workspace,                                                        \
-        .execute = wg##M##_execute,                                                            \
-        .wpack_size = wg##M##_wpack_size,                                                      \
-        .wpack = wg##M##_wpack,                                                                \
+        .applicable = wg##M##R##_applicable,                                                      \
+        .estimate = wg##M##R##_estimate,                                                          \
+        .workspace = wg##M##R##_workspace,                                                        \
+        .execute = wg##M##R##_execute,                                                            \
+        .wpack_size = wg##M##R##_wpack_size,                                                      \
+        .wpack = wg##M##R##_wpack,                                                                \
     };
 
-WGX_SOLVER(4, tc__solver_cpu_conv_winograd4, "cpu.conv.winograd4",
+WGX_SOLVER(4, 0, tc__solver_cpu_conv_winograd4, "cpu.conv.winograd4",
            "Winograd F(4x4,3x3) for 3x3 stride-1 layers (2D, and 3D kd x 3 x 3 with the depth taps summed in the GEMM): 6x6 tiles, transforms fused per 16/32-tile block, 36 GEMMs on packed micro-kernels, weights transformed once; float32, AVX-512.")
-WGX_SOLVER(2, tc__solver_cpu_conv_winograd, "cpu.conv.winograd",
+WGX_SOLVER(2, 0, tc__solver_cpu_conv_winograd, "cpu.conv.winograd",
            "Winograd F(2x2,3x3), the same blocks as cpu.conv.winograd4 (2D and 3D kd x 3 x 3): 4x4 tiles, 16 GEMMs, 2.25x fewer multiplies than direct with 10-20x less error than F(4x4,3x3); float32, AVX-512.")
+WGX_SOLVER(4, 1, tc__solver_cpu_conv_winograd4_raw, "cpu.conv.winograd4-raw",
+           "cpu.conv.winograd4 with the weights kept raw (9 floats a 3x3 kernel, as the layer holds them) and transformed inside the call, 64 reduction steps at a time into a cached buffer: 4x fewer weight bytes read per call, for layers with few tiles and many channels (256 @14), where streaming the transformed weights bounds the stored variant.")

@@ -268,7 +268,7 @@ void tc__wg4_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride
  * B load and 28 broadcast FMAs per k step. */
 void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *restrict a0, const float *restrict a1,
                                   const float *restrict b, float *restrict c, int64_t ldc,
-                                  int mr) {
+                                  int mr, int accumulate) {
     __m512 acc[28];
     for (int i = 0; i < 28; i++) acc[i] = _mm512_setzero_ps();
     for (int64_t l = 0; l < kc; l++) {
@@ -284,7 +284,9 @@ void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *restrict a0, const fl
         b += 16;
     }
     for (int i = 0; i < 28; i++)
-        if (i < mr) _mm512_storeu_ps(c + i * ldc, acc[i]);
+        if (i < mr)
+            _mm512_storeu_ps(c + i * ldc, accumulate ? _mm512_add_ps(acc[i], _mm512_loadu_ps(c + i * ldc))
+                                                     : acc[i]);
 }
 
 /* 8-row panels, for output-channel counts that 14-row panels fill badly
@@ -294,7 +296,7 @@ void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *restrict a0, const fl
  * not written. */
 static inline __attribute__((always_inline)) void
 wg4_k8(int64_t kc, const float *restrict a0, const float *restrict a1, const float *restrict b,
-       float *restrict c, int64_t ldc, int mr, const int NP, const int NV) {
+       float *restrict c, int64_t ldc, int mr, int accumulate, const int NP, const int NV) {
     __m512 acc[2][8][2];
     for (int p = 0; p < NP; p++)
         for (int i = 0; i < 8; i++)
@@ -319,17 +321,74 @@ wg4_k8(int64_t kc, const float *restrict a0, const float *restrict a1, const flo
     for (int p = 0; p < NP; p++)
         for (int i = 0; i < 8; i++)
             if (p * 8 + i < mr)
-                for (int v = 0; v < NV; v++) _mm512_storeu_ps(c + (p * 8 + i) * ldc + 16 * v, acc[p][i][v]);
+                for (int v = 0; v < NV; v++) {
+                    float *cp = c + (p * 8 + i) * ldc + 16 * v;
+                    _mm512_storeu_ps(cp, accumulate ? _mm512_add_ps(acc[p][i][v], _mm512_loadu_ps(cp))
+                                                    : acc[p][i][v]);
+                }
 }
 
 void tc__wg4_ukernel_8x32_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                                 int mr) {
-    wg4_k8(kc, a, a, b, c, ldc, mr, 1, 2);
+                                 int mr, int acc) {
+    wg4_k8(kc, a, a, b, c, ldc, mr, acc, 1, 2);
 }
 
 void tc__wg4_ukernel_16x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
-                                  float *c, int64_t ldc, int mr) {
-    wg4_k8(kc, a0, a1, b, c, ldc, mr, 2, 1);
+                                  float *c, int64_t ldc, int mr, int acc) {
+    wg4_k8(kc, a0, a1, b, c, ldc, mr, acc, 2, 1);
+}
+
+/* ---- weight transform in the call (the solvers' raw-weight variants) ----
+ * One step of G's 3 -> 6 (F(4,3)) or 3 -> 4 (F(2,3)) map on vectors of
+ * kernel rows, with the pairs of rows 1, 2 and 3, 4 sharing their sums:
+ *   G4 = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6;
+ *         1/24 -1/12 1/6; 0 0 1],   G2 = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] */
+static inline void wg_g6(__m512 x0, __m512 x1, __m512 x2, __m512 y[6]) {
+    const __m512 s = _mm512_add_ps(x0, x2);
+    const __m512 m6 = _mm512_set1_ps(-1.0f / 6.0f);
+    y[0] = _mm512_mul_ps(x0, _mm512_set1_ps(0.25f));
+    y[1] = _mm512_mul_ps(_mm512_add_ps(s, x1), m6);
+    y[2] = _mm512_mul_ps(_mm512_sub_ps(s, x1), m6);
+    const __m512 f = _mm512_fmadd_ps(x0, _mm512_set1_ps(1.0f / 24.0f),
+                                     _mm512_mul_ps(x2, _mm512_set1_ps(1.0f / 6.0f)));
+    const __m512 h = _mm512_mul_ps(x1, _mm512_set1_ps(1.0f / 12.0f));
+    y[3] = _mm512_add_ps(f, h);
+    y[4] = _mm512_sub_ps(f, h);
+    y[5] = x2;
+}
+
+static inline void wg_g4(__m512 x0, __m512 x1, __m512 x2, __m512 y[4]) {
+    const __m512 s = _mm512_add_ps(x0, x2);
+    const __m512 h = _mm512_set1_ps(0.5f);
+    y[0] = x0;
+    y[1] = _mm512_mul_ps(_mm512_add_ps(s, x1), h);
+    y[2] = _mm512_mul_ps(_mm512_sub_ps(s, x1), h);
+    y[3] = x2;
+}
+
+void tc__wg_wt_avx512(int m, const float *w, int64_t n, float *dst, int64_t xi_stride) {
+    for (int64_t e = 0; e < n; e += 16) {
+        const __mmask16 k = n - e >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - e)) - 1u);
+        __m512 g[9];
+        for (int t = 0; t < 9; t++) g[t] = _mm512_maskz_loadu_ps(k, w + t * n + e);
+        if (m == 4) {
+            __m512 t6[3][6]; /* t6[b][a] = (G g)[a][b] */
+            for (int b = 0; b < 3; b++) wg_g6(g[b], g[3 + b], g[6 + b], t6[b]);
+            for (int a = 0; a < 6; a++) {
+                __m512 u[6];
+                wg_g6(t6[0][a], t6[1][a], t6[2][a], u);
+                for (int b = 0; b < 6; b++) _mm512_mask_store_ps(dst + (a * 6 + b) * xi_stride + e, k, u[b]);
+            }
+        } else {
+            __m512 t4[3][4];
+            for (int b = 0; b < 3; b++) wg_g4(g[b], g[3 + b], g[6 + b], t4[b]);
+            for (int a = 0; a < 4; a++) {
+                __m512 u[4];
+                wg_g4(t4[0][a], t4[1][a], t4[2][a], u);
+                for (int b = 0; b < 4; b++) _mm512_mask_store_ps(dst + (a * 4 + b) * xi_stride + e, k, u[b]);
+            }
+        }
+    }
 }
 
 /* ---- F(2x2, 3x3): 4x4 input tiles at stride 2, points 0, 1, -1, infinity
