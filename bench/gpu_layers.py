@@ -15,7 +15,7 @@ warm-up, median of R executes between CUDA events). Rows:
         TF32 on (torch.backends.cudnn.allow_tf32)
 GPU_LAYERS_SWEEP=1 adds forced shapes of cuda.conv.igemm(-tf32) and the
 tiled depthwise kernel's variants (printed, and in the JSON as "sweep");
-GPU_LAYERS_TFV="0 1 2 3" repeats the TF32 sweep once per TF32 kernel variant
+GPU_LAYERS_TFV="1 3" repeats the TF32 sweep once per TF32 kernel variant
 (TC_CUDA_CONV_TFV), with each variant's error;
 GPU_LAYERS_EXTRA=1 adds three more MobileNet depthwise layers.
 Forced cuda.conv.winograd(2) rows are timed (and their error measured) on
@@ -234,7 +234,7 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
         print("  wino " + name + ": " + " ".join(sw), flush=True)
     # GPU_LAYERS_SWEEP=1: cuda.conv.igemm(-tf32) at forced tile heights and
     # split counts (TC_CUDA_CONV_SHAPE="bm,S"), to check the shape model
-    # GPU_LAYERS_TFV="0 1 2": the TF32 rows of the sweep once per TF32 kernel
+    # GPU_LAYERS_TFV="1 3": the TF32 rows of the sweep once per TF32 kernel
     # variant (TC_CUDA_CONV_TFV; "tV" prefix), each with its planner-shape
     # time ("tV-model") and error against float64 ("tV-err")
     if os.environ.get("GPU_LAYERS_SWEEP") == "1" and G == 1:

@@ -37,8 +37,15 @@
  *                   register-prefetch double buffer, 64-bit gather).
  * cuda.conv.igemm-tf32  the same kernel with the inner product on the
  *                   tensor cores: mma.sync m16n8k8 TF32 (operands rounded
- *                   to TF32 with cvt.rna, fp32 accumulation), warp tile
- *                   64 x 32. Applicable only under TC_PLAN_ALLOW_TF32.
+ *                   to TF32 by an integer add, fp32 accumulation), warp
+ *                   tile 64 x 32 (32 x 32 for the 32-row tile); the
+ *                   reduction rows permuted within each k8 step so that
+ *                   the A fragments are LDS.64 and all fragment loads are
+ *                   conflict-free (A pitch 24, B pitch 132); with zero
+ *                   padding and R <= 32 taps B is register-staged (four
+ *                   columns a thread, predicated LDG one k tile ahead,
+ *                   rounded once, STS.128) instead of 4-byte cp.async
+ *                   (session 8). Applicable only under TC_PLAN_ALLOW_TF32.
  * cuda.conv.depthwise  groups == C: 1D/2D layers take the tiled kernel
  *                   (k_dw_tile): a block copies the padded input of several
  *                   (n, k) planes, or of a band of output rows, into shared
@@ -289,22 +296,27 @@ enum { IG_ZEROS = 0, IG_REMAP = 1, IG_1X1 = 2 };
 template <bool B> struct ig_bool {
     static constexpr bool value = B;
 };
-/* V, the TF32 variant (session 8; fp32 is always V = 0):
- *   0  BK 16, 4 stages, A pitch 20 / B pitch 136, fragments by scalar LDS
- *   1  BK 16, 4 stages, within each k8 step the reduction rows permuted so
- *      that a thread's two A values of a row (k = tq, tq + 4) are adjacent
- *      in shared memory (one LDS.64), A pitch 24 and B pitch 132: A and B
- *      fragment loads conflict-free
- *   2  as 1 with BK 32 and 3 stages: half the barriers and waits per MMA
- *   3  as 1, and with zero padding and the reduction-row table B is
- *      register-staged: a thread loads four consecutive columns of its
- *      rows with predicated LDG (one table entry per row for the four),
- *      one tile ahead, rounds them to TF32 and stores them with one STS.128
- *      (the B fragments need no rounding) */
+/* V, the shared-memory layout and B loader (session 8):
+ *   0  fp32 (CUDA cores): A pitch 20, B pitch 136
+ *   1  TF32: within each k8 step the reduction rows are permuted so that a
+ *      thread's two A values of a row (k = tq and tq + 4) are adjacent in
+ *      shared memory (one LDS.64), A pitch 24 and B pitch 132: the A and B
+ *      fragment loads are conflict-free
+ *   3  TF32, as 1, and with zero padding and the reduction-row table of
+ *      single-bit entries (R <= 32) B is register-staged: a thread loads
+ *      four consecutive columns of its rows with predicated LDG (one table
+ *      entry per row for the four), one k tile ahead, rounds them to TF32
+ *      and stores them with one STS.128 (the B fragments need no rounding)
+ *   4  TF32, as 3, and where 3 applies A is rounded to TF32 in shared
+ *      memory once per stage by the thread that copied it (between its
+ *      cp.async wait and the barrier), so no fragment needs rounding
+ *      (tuning variant, TC_CUDA_CONV_TFV=4)
+ * (BK 32 with 3 stages was measured too and lost: docs/perf-notes.md,
+ * session 8; BK and the stage count stay parameters.) */
 template <int V> struct igv {
-    static constexpr int BK = V == 2 ? 32 : IG_BK;
-    static constexpr int ST = V == 2 ? 3 : IG_STAGES;
-    static constexpr int AP = V == 0 ? IG_AP : V == 2 ? 40 : 24;
+    static constexpr int BK = IG_BK;
+    static constexpr int ST = IG_STAGES;
+    static constexpr int AP = V == 0 ? IG_AP : 24;
     static constexpr int BP = V == 0 ? IG_BP : 132;
 };
 template <int BM, bool TF32, int LM, int V = 0>
@@ -384,7 +396,8 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
     /* V3: B register-staged (TF32, zero padding, a.ltab set by the host):
      * columns q0 + 4*lane .. +3, rows warp*RW .. +RW-1 of each tile; per
      * column the image pointer at the window origin and the in-bounds taps */
-    constexpr bool RS = V == 3 && LM == IG_ZEROS;
+    constexpr bool RS = (V == 3 || V == 4) && LM == IG_ZEROS;
+    constexpr bool ARND = V == 4 && LM == IG_ZEROS;
     constexpr int RW = BK / (NT / 32);
     const float *rp[RS ? 4 : 1];
     unsigned long long rt[RS ? 4 : 1];
@@ -678,6 +691,29 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                 for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
         for (int kt = 0; kt < nkt; kt++) {
             ig_wait<NST - 2>();
+            if (ARND) {
+                /* V4: this thread's own A copies of stage kt have landed:
+                 * round them in place before the barrier publishes them */
+                float *Aw = smem + (kt % NST) * STF;
+                if (a.avec) {
+#pragma unroll
+                    for (int i = 0; i < BM * QR / NT; i++) {
+                        float4 *p4 = reinterpret_cast<float4 *>(Aw + (arow + i * (NT / QR)) * AP + akc);
+                        float4 v = *p4;
+                        v.x = __uint_as_float(ig_tf32(v.x));
+                        v.y = __uint_as_float(ig_tf32(v.y));
+                        v.z = __uint_as_float(ig_tf32(v.z));
+                        v.w = __uint_as_float(ig_tf32(v.w));
+                        *p4 = v;
+                    }
+                } else {
+#pragma unroll
+                    for (int i = 0; i < BM * BK / NT; i++) {
+                        float *p1 = Aw + (arow + i * (NT / BK)) * AP + akc;
+                        *p1 = __uint_as_float(ig_tf32(*p1));
+                    }
+                }
+            }
             __syncthreads();
             const int nk = kt + NST - 1;
             if (nk < nkt) load_stage(kt0 + nk, nk % NST);
@@ -688,22 +724,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 #pragma unroll
             for (int k8 = 0; k8 < BK / 8; k8++) {
                 unsigned af[MI][4], bf[4][2];
-                if (V == 0) {
-#pragma unroll
-                    for (int mi = 0; mi < MI; mi++) {
-                        const float *ap = As + (wm * 64 + mi * 16 + gq) * AP + k8 * 8 + tq;
-                        af[mi][0] = ig_tf32(ap[0]);
-                        af[mi][1] = ig_tf32(ap[8 * AP]);
-                        af[mi][2] = ig_tf32(ap[4]);
-                        af[mi][3] = ig_tf32(ap[8 * AP + 4]);
-                    }
-#pragma unroll
-                    for (int ni = 0; ni < 4; ni++) {
-                        const float *bp = Bs + (k8 * 8 + tq) * BP + wn * 32 + ni * 8 + gq;
-                        bf[ni][0] = ig_tf32(bp[0]);
-                        bf[ni][1] = ig_tf32(bp[4 * BP]);
-                    }
-                } else {
+                {
                     /* the MMA's k index kk of this step is the stage's
                      * row / column 8*k8 + 2*(kk & 3) + (kk >> 2), for A and
                      * B alike (any order of the reduction gives the same
@@ -713,10 +734,11 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                         const float *ap = As + (wm * 64 + mi * 16 + gq) * AP + k8 * 8 + 2 * tq;
                         const float2 lo = *reinterpret_cast<const float2 *>(ap);
                         const float2 hi = *reinterpret_cast<const float2 *>(ap + 8 * AP);
-                        af[mi][0] = ig_tf32(lo.x);
-                        af[mi][1] = ig_tf32(hi.x);
-                        af[mi][2] = ig_tf32(lo.y);
-                        af[mi][3] = ig_tf32(hi.y);
+                        /* V4: rounded in shared memory */
+                        af[mi][0] = ARND ? __float_as_uint(lo.x) : ig_tf32(lo.x);
+                        af[mi][1] = ARND ? __float_as_uint(hi.x) : ig_tf32(hi.x);
+                        af[mi][2] = ARND ? __float_as_uint(lo.y) : ig_tf32(lo.y);
+                        af[mi][3] = ARND ? __float_as_uint(hi.y) : ig_tf32(hi.y);
                     }
 #pragma unroll
                     for (int ni = 0; ni < 4; ni++) {
@@ -1045,12 +1067,13 @@ static igp ig_params(const tc__problem *p) {
 }
 
 /* kernel kinds: 0 fp32, 1 + V the TF32 variant V (igv) */
-#define IG_NKIND 5
-static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<0>::BK, igv<1>::BK, igv<2>::BK, igv<3>::BK};
+/* kernel kinds: 0 fp32 (V 0), 1 TF32 V 1, 2 TF32 V 3, 3 TF32 V 4 */
+#define IG_NKIND 4
+static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<1>::BK, igv<3>::BK, igv<4>::BK};
 static size_t ig_smem(int bm, int taps, int kind) {
-    static const int st[IG_NKIND] = {igv<0>::ST, igv<0>::ST, igv<1>::ST, igv<2>::ST, igv<3>::ST};
-    static const int ap[IG_NKIND] = {igv<0>::AP, igv<0>::AP, igv<1>::AP, igv<2>::AP, igv<3>::AP};
-    static const int bp[IG_NKIND] = {igv<0>::BP, igv<0>::BP, igv<1>::BP, igv<2>::BP, igv<3>::BP};
+    static const int st[IG_NKIND] = {igv<0>::ST, igv<1>::ST, igv<3>::ST, igv<4>::ST};
+    static const int ap[IG_NKIND] = {igv<0>::AP, igv<1>::AP, igv<3>::AP, igv<4>::AP};
+    static const int bp[IG_NKIND] = {igv<0>::BP, igv<1>::BP, igv<3>::BP, igv<4>::BP};
     return (size_t)st[kind] * (bm * ap[kind] + ig_kbk[kind] * bp[kind]) * sizeof(float) +
            (size_t)taps * sizeof(int4);
 }
@@ -1059,21 +1082,21 @@ typedef void (*ig_kernel)(const float *, const float *, const float *, float *, 
 
 /* kernel [tile: BM 128, 64, 32][kind][loader] */
 #define IG_K3(BM, TF, V) {k_ig<BM, TF, 0, V>, k_ig<BM, TF, 1, V>, k_ig<BM, TF, 2, V>}
-/* V3 differs from V1 only with zero padding (the other loaders are V1's) */
-#define IG_KV3(BM) {k_ig<BM, true, 0, 3>, k_ig<BM, true, 1, 1>, k_ig<BM, true, 2, 1>}
+/* V3 and V4 differ from V1 only with zero padding (the other loaders are
+ * V1's) */
+#define IG_KV3(BM, V) {k_ig<BM, true, 0, V>, k_ig<BM, true, 1, 1>, k_ig<BM, true, 2, 1>}
 static const ig_kernel ig_tab[3][IG_NKIND][3] = {
-    {IG_K3(128, false, 0), IG_K3(128, true, 0), IG_K3(128, true, 1), IG_K3(128, true, 2), IG_KV3(128)},
-    {IG_K3(64, false, 0), IG_K3(64, true, 0), IG_K3(64, true, 1), IG_K3(64, true, 2), IG_KV3(64)},
-    {IG_K3(32, false, 0), IG_K3(32, true, 0), IG_K3(32, true, 1), IG_K3(32, true, 2), IG_KV3(32)},
+    {IG_K3(128, false, 0), IG_K3(128, true, 1), IG_KV3(128, 3), IG_KV3(128, 4)},
+    {IG_K3(64, false, 0), IG_K3(64, true, 1), IG_KV3(64, 3), IG_KV3(64, 4)},
+    {IG_K3(32, false, 0), IG_K3(32, true, 1), IG_KV3(32, 3), IG_KV3(32, 4)},
 };
 #undef IG_KV3
 #undef IG_K3
-/* the TF32 variant: TC_CUDA_CONV_TFV (tuning only), else the default */
-#define IG_TFV_DEFAULT 3
+/* the TF32 kind: V 3 (falls back to V 1 where it does not apply), or
+ * TC_CUDA_CONV_TFV=1 / 4 (tuning only) */
 static int ig_tf_kind(void) {
     const char *e = getenv("TC_CUDA_CONV_TFV");
-    int v = e && e[0] >= '0' && e[0] <= '3' && !e[1] ? e[0] - '0' : IG_TFV_DEFAULT;
-    return 1 + v;
+    return e && e[0] == '1' && !e[1] ? 1 : e && e[0] == '4' && !e[1] ? 3 : 2;
 }
 static const int ig_bm[3] = {128, 64, 32};
 static int ig_threads(int bm) { return bm == 32 ? 128 : 2 * bm; }
@@ -1119,14 +1142,19 @@ static const double ig_rate[3] = {1.0, 0.85, 0.6};
  * gather is cheaper and the smaller tiles lose less (session 7 sweep on the
  * H100: 64 x 128 at 0.97-1.0 of the 128-row tile's rate, 32 x 128 ~0.78) */
 static const double ig_rate_lt[3] = {1.0, 0.97, 0.75};
+/* TF32 with the table (session 8 sweep on the H100, V 3): the 128-row tile
+ * ran ~0.55 TFLOP/s per SM with 1-3 blocks resident, the 64-row tile ~0.88
+ * of that, the 32-row one ~0.66; with 0.97 the model took 64 x 128 split 2
+ * on 3x3 256 @14 (0.134 ms) where 128 x 128 split 4 ran 0.122 */
+static const double ig_rate_lt_tf[3] = {1.0, 0.88, 0.66};
 /* 128 rows only where K/G > 64, 32 only where K/G <= 32 */
 static int ig_tile_ok(int bi, int Kg) { return bi == 0 ? Kg > 64 : bi == 1 ? 1 : Kg <= 32; }
 static ig_shape ig_choose(const igp &g, int tf32, int bk, int sms, const int occ[3], int lt) {
-    const double *rate = lt ? ig_rate_lt : ig_rate;
+    const double *rate = lt ? (tf32 ? ig_rate_lt_tf : ig_rate_lt) : ig_rate;
     const int KT = (int)tc__cu_div_up(g.Rl, bk);
     ig_shape best = {g.Kg <= 32 ? 2 : g.Kg <= 64 ? 1 : 0, 1, KT};
     double tbest = 1e30;
-    const double rsm = (tf32 ? 60e12 : 30e12) / 132;
+    const double rsm = (tf32 ? 72e12 : 30e12) / 132;
     for (int bi = 0; bi < 3; bi++) {
         if (!ig_tile_ok(bi, g.Kg) || occ[bi] < 1) continue;
         const int bm = ig_bm[bi];
@@ -1202,9 +1230,14 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
         else
             g.ltab = 0;
     }
-    /* V3 stages B through registers only with the row table; else V1
-     * (the same shared-memory layout) */
-    if (kind == 4 && !g.ltab) k = ig_tab[sh.bi][2][lm];
+    /* V3 stages B through registers only with the single-bit row table
+     * (R <= 32; with R < 64 it measured slower on conv1); else V1, the same
+     * shared-memory layout (its attribute set up here) */
+    if (kind >= 2 && g.ltab != 1) {
+        int o1 = 0;
+        if ((st = ig_prepare(sh.bi, 1, lm, &o1))) return st;
+        k = ig_tab[sh.bi][1][lm];
+    }
     const int64_t gx = tc__cu_div_up(g.NP, IG_BN), gy = tc__cu_div_up(g.Kg, bm);
     const float *db;
     void *own, *part = NULL;
@@ -1490,7 +1523,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_tf32) = {
     .name = "cuda.conv.igemm-tf32",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "implicit-GEMM conv layer on the TF32 tensor cores (mma.sync m16n8k8, fp32 accumulation); only under TC_PLAN_ALLOW_TF32.",
+    .summary = "implicit-GEMM conv layer on the TF32 tensor cores (mma.sync m16n8k8, fp32 accumulation, conflict-free fragment loads, register-staged im2col gather with zero padding); only under TC_PLAN_ALLOW_TF32.",
     .available = cv_available,
     .applicable = tf_applicable,
     .estimate = tf_estimate,
