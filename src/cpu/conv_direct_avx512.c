@@ -185,6 +185,85 @@ void tc__dc_row_avx512(float *dst, int64_t CB, int64_t cw, const float *src, int
         }
         return;
     }
+    /* 4 or 8 channels (conv1: 3): 16 positions at a time, each channel's
+     * 16 values by one load (step 1), two loads and a permute (step 2, a
+     * stride-2 phase) or a gather, then interleaved in registers */
+    {
+        const __m512 cv = _mm512_set1_ps(cval);
+        const __m512i iota =
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
+                                               24, 26, 28, 30);
+        for (; p0 < npos; p0 += 16) {
+            int64_t n = npos - p0 < 16 ? npos - p0 : 16;
+            __mmask16 in = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1);
+            __m512i ix = _mm512_maskz_loadu_epi32(in, map + p0);
+            __mmask16 ok = _mm512_mask_cmpge_epi32_mask(in, ix, _mm512_setzero_si512());
+            int step = 0, lo = 0, hi = 0;
+            int32_t base = 0;
+            if (ok) { /* the valid lanes affine with step 1 or 2? */
+                lo = __builtin_ctz(ok);
+                hi = 31 - __builtin_clz((unsigned)ok);
+                int32_t st = lo < hi ? (map[p0 + hi] - map[p0 + lo]) / (hi - lo) : 1;
+                if (st == 1 || st == 2) {
+                    base = map[p0 + lo] - lo * st;
+                    __m512i want = _mm512_add_epi32(
+                        _mm512_set1_epi32(base), _mm512_mullo_epi32(iota, _mm512_set1_epi32(st)));
+                    if (_mm512_mask_cmpeq_epi32_mask(ok, ix, want) == ok) step = st;
+                }
+            }
+            __m512 r[16];
+            for (int c = 0; c < (int)CB; c++) {
+                if (c >= cw || !ok) {
+                    r[c] = c >= cw ? _mm512_setzero_ps() : cv;
+                    continue;
+                }
+                const float *sc = src + c * pitch;
+                if (step == 1) {
+                    r[c] = _mm512_mask_loadu_ps(cv, ok, sc + base);
+                } else if (step == 2) {
+                    /* elements 2*lo .. 2*hi of the 32 from sc + base */
+                    uint64_t m32 = ((2ull << (2 * hi)) - 1) & ~((1ull << (2 * lo)) - 1);
+                    __m512 va = _mm512_maskz_loadu_ps((__mmask16)m32, sc + base);
+                    __m512 vb = _mm512_maskz_loadu_ps((__mmask16)(m32 >> 16), sc + base + 16);
+                    r[c] = _mm512_mask_mov_ps(cv, ok, _mm512_permutex2var_ps(va, even, vb));
+                } else {
+                    r[c] = _mm512_mask_i32gather_ps(cv, ok, ix, sc, 4);
+                }
+            }
+            float *d = dst + p0 * CB;
+            if (CB == 4) {
+                /* 4x4 within 128-bit lanes: u[q] lane L = position 4L+q */
+                __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
+                __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
+                __m512 u0 = _mm512_castpd_ps(
+                    _mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+                __m512 u1 = _mm512_castpd_ps(
+                    _mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+                __m512 u2 = _mm512_castpd_ps(
+                    _mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+                __m512 u3 = _mm512_castpd_ps(
+                    _mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+                /* then the 4x4 of lanes: o[k] = positions 4k .. 4k+3 */
+                __m512 A = _mm512_shuffle_f32x4(u0, u1, 0x44), B = _mm512_shuffle_f32x4(u2, u3, 0x44);
+                __m512 C = _mm512_shuffle_f32x4(u0, u1, 0xee), D = _mm512_shuffle_f32x4(u2, u3, 0xee);
+                __m512 o[4] = {_mm512_shuffle_f32x4(A, B, 0x88), _mm512_shuffle_f32x4(A, B, 0xdd),
+                               _mm512_shuffle_f32x4(C, D, 0x88), _mm512_shuffle_f32x4(C, D, 0xdd)};
+                for (int k = 0; k < 4; k++) {
+                    int64_t left = n - 4 * k;
+                    if (left <= 0) break;
+                    if (left >= 4) _mm512_storeu_ps(d + 16 * k, o[k]);
+                    else _mm512_mask_storeu_ps(d + 16 * k, (__mmask16)((1u << (4 * left)) - 1), o[k]);
+                }
+            } else { /* CB 8: rows r[c][pos] -> dst[pos][c], the low 8 of each */
+                for (int c = (int)CB; c < 16; c++) r[c] = _mm512_setzero_ps();
+                dc_tr16(r);
+                for (int q = 0; q < n; q++)
+                    _mm256_storeu_ps(d + q * 8, _mm512_castps512_ps256(r[q]));
+            }
+        }
+        return;
+    }
     for (int64_t p = p0; p < npos; p++) {
         int32_t m = map[p];
         float *d = dst + p * CB;
