@@ -46,6 +46,8 @@
 typedef struct ig_geom {
     int mr, nr, avx512;
     int directb;             /* 1x1, stride 1, no padding: B is the input */
+    int ntstore;             /* directb with one K slice, no bias and an output of
+                                2 MiB or more per image: non-temporal stores */
     tc__f32_gemm_ukernel_fn f32;
     tc__f64_gemm_ukernel_fn f64;
     int64_t Kg, Cg, R, P;    /* out/in channels per group, reduction, columns */
@@ -186,6 +188,11 @@ static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
         if (g->kgroups > g->npan) g->kgroups = g->npan;
     }
     g->pan_per_group = ig_cdiv(g->npan, g->kgroups);
+    /* 1x1 64->256 @56 (3.2 MB out), 2 threads: min of 300 executes
+     * 0.249-0.260 ms streamed vs 0.264-0.267 ms cached; 256->64 (0.8 MB)
+     * medians slower streamed (perf-notes, "Session 8: 1x1") */
+    g->ntstore = g->directb && f32 && g->kc == g->R && !p->has_bias &&
+                 (double)p->K * g->P * es >= 2.0 * 1024 * 1024;
     g->kgroups = ig_cdiv(g->npan, g->pan_per_group);
     g->bbytes = ig_rup64((size_t)(g->kc * g->nb * es));
     g->segbytes = ig_rup64((size_t)g->nb * sizeof(ig_seg)) +
@@ -424,11 +431,36 @@ static void ig_items(void *arg, int64_t begin, int64_t end, int tid) {
         for (int64_t l0 = 0; l0 < g->R; l0 += g->kc) {
             int64_t kc = g->R - l0 < g->kc ? g->R - l0 : g->kc;
             if (g->directb)
-                ;
+                ; /* B in place */
             else if (f32)
                 ig_pack_f32(p, g, (const float *)a->x, n, gi, l0, kc, seg, ns, tab, ncols, bbuf);
             else
                 ig_pack_f64(p, g, (const double *)a->x, n, gi, l0, kc, seg, ns, tab, ncols, bbuf);
+            if (g->directb) {
+                /* B read in place: each 48-column panel of the input
+                 * (kc x 48, in L1) against every A panel of the group
+                 * (contiguous, streamed from L2), rather than the whole
+                 * B block from L2 for each A panel */
+                for (int64_t j = 0; j < npanels; j++) {
+                    int nr = (int)(ncols - j * NR < NR ? ncols - j * NR : NR);
+                    const float *bj = (const float *)a->x +
+                                      (n * p->C + gi * g->Cg + l0) * g->P + c0 + j * NR;
+                    for (int64_t q = q0; q < q1; q++) {
+                        int mr = (int)(g->Kg - q * MR < MR ? g->Kg - q * MR : MR);
+                        const float *ap =
+                            (const float *)a->wpack + ((gi * g->npan + q) * g->R + l0) * MR;
+                        float *yq = (float *)a->y + (n * p->K + gi * g->Kg + q * MR) * g->P +
+                                    c0 + j * NR;
+                        if (g->ntstore)
+                            tc__f32_gemm_ukernel_8x48_ldb_nt__avx512(kc, ap, bj, g->P, yq, g->P,
+                                                                     mr, nr);
+                        else
+                            tc__f32_gemm_ukernel_8x48_ldb__avx512(kc, ap, bj, g->P, yq, g->P,
+                                                                  l0 ? 1.0f : 0.0f, mr, nr);
+                    }
+                }
+                continue;
+            }
             for (int64_t q = q0; q < q1; q++) {
                 int mr = (int)(g->Kg - q * MR < MR ? g->Kg - q * MR : MR);
                 int64_t krow = gi * g->Kg + q * MR;
@@ -438,12 +470,7 @@ static void ig_items(void *arg, int64_t begin, int64_t end, int tid) {
                     int nr = (int)(ncols - j * NR < NR ? ncols - j * NR : NR);
                     int64_t yoff = (n * p->K + krow) * g->P + c0 + j * NR;
                     const char *bp = (const char *)bbuf + (size_t)(j * kc * NR * es);
-                    if (g->directb)
-                        tc__f32_gemm_ukernel_8x48_ldb__avx512(
-                            kc, (const float *)ap,
-                            (const float *)a->x + (n * p->C + gi * g->Cg + l0) * g->P + c0 + j * NR,
-                            g->P, (float *)a->y + yoff, g->P, l0 ? 1.0f : 0.0f, mr, nr);
-                    else if (f32)
+                    if (f32)
                         g->f32(kc, (const float *)ap, (const float *)bp,
                                (float *)a->y + yoff, g->P, 1.0f, l0 ? 1.0f : 0.0f, mr, nr);
                     else
@@ -467,6 +494,7 @@ static void ig_items(void *arg, int64_t begin, int64_t end, int tid) {
             }
         }
     }
+    if (g->ntstore) __builtin_ia32_sfence(); /* the streamed rows before the pool's join */
 }
 
 static tc_status ig_execute(const tc__args *a) {

@@ -43,6 +43,9 @@ void tc__f32_gemm_ukernel_8x48_ldb__avx512(int64_t kc, const float *a,
                                            const float *b, int64_t ldb,
                                            float *c, int64_t ldc, float beta,
                                            int mr, int nr);
+void tc__f32_gemm_ukernel_8x48_ldb_nt__avx512(int64_t kc, const float *a, const float *b,
+                                              int64_t ldb, float *c, int64_t ldc, int mr,
+                                              int nr);
 void tc__f64_gemm_ukernel_14x16__avx512(int64_t kc, const double *a,
                                         const double *b, double *c,
                                         int64_t ldc, double alpha, double beta,

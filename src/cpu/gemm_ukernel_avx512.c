@@ -102,7 +102,7 @@ TC__UKERNEL_AVX512(tc__f64_gemm_ukernel_14x16__avx512, double, __m512d, 8, pd,
 static inline __attribute__((always_inline)) void
 tc__u8x48(int64_t kc, const float *restrict a, const float *restrict b, int64_t ldb,
           const int packed, float *restrict c, int64_t ldc, float alpha, float beta,
-          int mr, int nr) {
+          int mr, int nr, const int nt) {
     enum { MR = 8 };
     __m512 acc[MR][3];
     _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
@@ -167,6 +167,12 @@ tc__u8x48(int64_t kc, const float *restrict a, const float *restrict b, int64_t 
                 r1 = _mm512_fmadd_ps(va, acc[i][1], c1);
                 r2 = _mm512_fmadd_ps(va, acc[i][2], c2);
             }
+            if (nt && nr == 48 && ((uintptr_t)ci & 63) == 0) {
+                _mm512_stream_ps(ci, r0);
+                _mm512_stream_ps(ci + 16, r1);
+                _mm512_stream_ps(ci + 32, r2);
+                continue;
+            }
             _mm512_mask_storeu_ps(ci, m0, r0);
             _mm512_mask_storeu_ps(ci + 16, m1, r1);
             _mm512_mask_storeu_ps(ci + 32, m2, r2);
@@ -178,7 +184,7 @@ void tc__f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *restrict a,
                                        const float *restrict b, float *restrict c,
                                        int64_t ldc, float alpha, float beta,
                                        int mr, int nr) {
-    tc__u8x48(kc, a, b, 48, 1, c, ldc, alpha, beta, mr, nr);
+    tc__u8x48(kc, a, b, 48, 1, c, ldc, alpha, beta, mr, nr, 0);
 }
 
 /* B read in place: row l of the panel is b + l*ldb (any alignment), columns
@@ -188,5 +194,13 @@ void tc__f32_gemm_ukernel_8x48_ldb__avx512(int64_t kc, const float *restrict a,
                                            const float *restrict b, int64_t ldb,
                                            float *restrict c, int64_t ldc,
                                            float beta, int mr, int nr) {
-    tc__u8x48(kc, a, b, ldb, 0, c, ldc, 1.0f, beta, mr, nr);
+    tc__u8x48(kc, a, b, ldb, 0, c, ldc, 1.0f, beta, mr, nr, 0);
+}
+
+/* The same with non-temporal stores of full, 64-byte aligned rows (the
+ * caller fences before the results are read). */
+void tc__f32_gemm_ukernel_8x48_ldb_nt__avx512(int64_t kc, const float *restrict a,
+                                              const float *restrict b, int64_t ldb,
+                                              float *restrict c, int64_t ldc, int mr, int nr) {
+    tc__u8x48(kc, a, b, ldb, 0, c, ldc, 1.0f, 0.0f, mr, nr, 1);
 }
