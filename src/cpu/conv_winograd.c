@@ -53,6 +53,7 @@ typedef struct wg4_geom {
     int64_t vstride, mstride; /* floats between xi planes of V and M */
     int raw;         /* weights kept raw (9 a kernel), transformed in the call */
     int64_t ustride; /* raw: floats between xi planes of a panel's U chunk */
+    int pfa;         /* stored U past L2: the kernels prefetch it (TC__WG_PFA) */
     size_t vbytes, mbytes, ubytes, per_thread;
 } wg4_geom;
 
@@ -119,6 +120,11 @@ static void wg4_geometry(const tc__problem *p, int threads, int m, int raw, wg4_
     g->ustride = WG_KCB * g->mr + 16; /* a multiple of 16: aligned stores */
     g->ubytes = raw ? wg4_rup((size_t)(2 * g->xi * g->ustride) * sizeof(float)) : 0;
     g->per_thread = g->vbytes + g->mbytes + g->ubytes + 256;
+    /* a unit's share of the stored U past L2 streams from L3 or memory:
+     * the micro-kernels prefetch it 64 steps ahead (512 @7 F(2,3), two
+     * threads, U from memory: 0.84 -> 0.65-0.72 ms; no change where it
+     * fits, so it is left off there) */
+    g->pfa = !raw && (double)g->xi * (double)(g->ppg * g->mr) * (double)g->kc * 4.0 > 768e3;
 }
 
 static int wg4_available(void) { return (tc__cpu_detect() & TC__CPU_AVX512) != 0; }
@@ -328,11 +334,11 @@ static void wg_gemm_raw(const wg4_geom *g, const float *W9, const float *Vw, flo
                         tc__f32_gemm_ukernel_14x32__avx512(nl, a0, Vx, Mx, 32, 1.0f,
                                                            acc ? 1.0f : 0.0f, mr, nr);
                     else
-                        tc__wg4_ukernel_8x32_avx512(nl, a0, Vx, Mx, 32, mr, acc);
+                        tc__wg4_ukernel_8x32_avx512(nl, a0, Vx, Mx, 32, mr, acc ? TC__WG_ACC : 0);
                 } else if (PR == WG4_MR) {
-                    tc__wg4_ukernel_28x16_avx512(nl, a0, a1, Vx, Mx, 16, mr, acc);
+                    tc__wg4_ukernel_28x16_avx512(nl, a0, a1, Vx, Mx, 16, mr, acc ? TC__WG_ACC : 0);
                 } else {
-                    tc__wg4_ukernel_16x16_avx512(nl, a0, a1, Vx, Mx, 16, mr, acc);
+                    tc__wg4_ukernel_16x16_avx512(nl, a0, a1, Vx, Mx, 16, mr, acc ? TC__WG_ACC : 0);
                 }
             }
         }
@@ -355,6 +361,7 @@ static void wg4_block(const wg4_job *j, float *V, float *M, float *Ub, int64_t g
     const int64_t D = p->in[0], OD = p->out[0], OH = p->out[1], OW = p->out[2];
     const int64_t KD = g->KD, slab = g->Cg * nb;
     const float *U = (const float *)a->wpack;
+    const int wg_pfa = g->pfa ? TC__WG_PFA : 0;
     wg4_seg seg[2];
     int nr = (int)(t1 - t0);
     int ns = wg4_segments(g, t0, t1, seg);
@@ -403,7 +410,7 @@ static void wg4_block(const wg4_job *j, float *V, float *M, float *Ub, int64_t g
                                                                0.0f, mr, nr);
                         else
                             tc__wg4_ukernel_8x32_avx512(g->kc, Ux + q * g->kc * PR, Vx,
-                                                        Mx + (q - qc) * PR * 32, 32, mr, 0);
+                                                        Mx + (q - qc) * PR * 32, 32, mr, wg_pfa);
                     }
                 } else {
                     for (int64_t q = qc; q < qe; q += 2) {
@@ -414,10 +421,10 @@ static void wg4_block(const wg4_job *j, float *V, float *M, float *Ub, int64_t g
                         const float *a1 = mr > PR ? a0 + g->kc * PR : a0;
                         if (PR == WG4_MR)
                             tc__wg4_ukernel_28x16_avx512(g->kc, a0, a1, Vx,
-                                                         Mx + (q - qc) * PR * 16, 16, mr, 0);
+                                                         Mx + (q - qc) * PR * 16, 16, mr, wg_pfa);
                         else
                             tc__wg4_ukernel_16x16_avx512(g->kc, a0, a1, Vx,
-                                                         Mx + (q - qc) * PR * 16, 16, mr, 0);
+                                                         Mx + (q - qc) * PR * 16, 16, mr, wg_pfa);
                     }
                 }
             }

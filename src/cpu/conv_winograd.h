@@ -31,10 +31,14 @@ void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H
 void tc__wg4_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride, int64_t nk,
                         const float *bias, const tc__wg4_run *runs, int nruns, int64_t OW,
                         int64_t kstride);
+/* flags of the wg4 micro-kernels: C += A B instead of C = A B; prefetch
+ * the A panels 64 steps ahead (U streamed from L3 or memory) */
+#define TC__WG_ACC 1
+#define TC__WG_PFA 2
 /* C (28 x 16, ldc) = A B, A as two 14-row k-major panels, B one 16-wide
- * k-major panel; rows >= mr not written. acc: C += A B. */
+ * k-major panel; rows >= mr not written. */
 void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
-                                  float *c, int64_t ldc, int mr, int acc);
+                                  float *c, int64_t ldc, int mr, int flags);
 
 /* F(2x2, 3x3) versions (4x4 input tiles at stride 2, 16 vectors a channel,
  * 2x2 outputs a tile): the same runs, with y0 / x0 the 4x4 window's origin
@@ -48,9 +52,9 @@ void tc__wg2_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride
 /* The same with 8-row panels: C (8 x 32) from one panel, C (16 x 16) from
  * two (a0, a1); rows >= mr not written. */
 void tc__wg4_ukernel_8x32_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                                 int mr, int acc);
+                                 int mr, int flags);
 void tc__wg4_ukernel_16x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
-                                  float *c, int64_t ldc, int mr, int acc);
+                                  float *c, int64_t ldc, int mr, int flags);
 /* U = G g G^T (m = 4: 36 values; m = 2: 16) of n kernels given tap-major
  * (tap t of kernel e at w[t * n + e]): value xi of kernel e stored at
  * dst + xi * xi_stride + e (dst and xi_stride 64-byte aligned). */

@@ -266,14 +266,18 @@ void tc__wg4_out_avx512(const float *src, int64_t xi_stride, int64_t src_kstride
  * as two 14-row panels a0, a1 (k-major, 14 per k step: the packed U) and B
  * one 16-wide panel (k-major); rows >= mr not written. 28 accumulators, one
  * B load and 28 broadcast FMAs per k step. */
-void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *restrict a0, const float *restrict a1,
-                                  const float *restrict b, float *restrict c, int64_t ldc,
-                                  int mr, int accumulate) {
+static inline __attribute__((always_inline)) void
+wg4_k28(int64_t kc, const float *restrict a0, const float *restrict a1, const float *restrict b,
+        float *restrict c, int64_t ldc, int mr, int accumulate, const int PFA) {
     __m512 acc[28];
     for (int i = 0; i < 28; i++) acc[i] = _mm512_setzero_ps();
     for (int64_t l = 0; l < kc; l++) {
         const __m512 bv = _mm512_load_ps(b);
         _mm_prefetch((const char *)(b + 16 * 16), _MM_HINT_T0);
+        if (PFA) { /* stored U streams from L3 / DRAM: 64 steps ahead */
+            _mm_prefetch((const char *)(a0 + 64 * 14), _MM_HINT_T0);
+            _mm_prefetch((const char *)(a1 + 64 * 14), _MM_HINT_T0);
+        }
 #pragma GCC unroll 14
         for (int i = 0; i < 14; i++) {
             acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a0[i]), bv, acc[i]);
@@ -289,6 +293,15 @@ void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *restrict a0, const fl
                                                      : acc[i]);
 }
 
+void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *restrict a0, const float *restrict a1,
+                                  const float *restrict b, float *restrict c, int64_t ldc,
+                                  int mr, int flags) {
+    if (flags & TC__WG_PFA)
+        wg4_k28(kc, a0, a1, b, c, ldc, mr, flags & TC__WG_ACC, 1);
+    else
+        wg4_k28(kc, a0, a1, b, c, ldc, mr, flags & TC__WG_ACC, 0);
+}
+
 /* 8-row panels, for output-channel counts that 14-row panels fill badly
  * (K = 32: 42 rows computed for 32). NP panels of 8 rows x NV vectors of
  * 16 columns, 16 accumulators: C (8 NP x 16 NV, ldc) = A B, A the panels
@@ -296,7 +309,8 @@ void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *restrict a0, const fl
  * not written. */
 static inline __attribute__((always_inline)) void
 wg4_k8(int64_t kc, const float *restrict a0, const float *restrict a1, const float *restrict b,
-       float *restrict c, int64_t ldc, int mr, int accumulate, const int NP, const int NV) {
+       float *restrict c, int64_t ldc, int mr, int accumulate, const int NP, const int NV,
+       const int PFA) {
     __m512 acc[2][8][2];
     for (int p = 0; p < NP; p++)
         for (int i = 0; i < 8; i++)
@@ -305,6 +319,10 @@ wg4_k8(int64_t kc, const float *restrict a0, const float *restrict a1, const flo
         __m512 bv[2];
         for (int v = 0; v < NV; v++) bv[v] = _mm512_load_ps(b + 16 * v);
         _mm_prefetch((const char *)(b + 16 * NV * 8), _MM_HINT_T0);
+        if (PFA && !(l & 1)) { /* stored U: a line per panel every 2 steps, 64 ahead */
+            _mm_prefetch((const char *)(a0 + 64 * 8), _MM_HINT_T0);
+            if (NP == 2) _mm_prefetch((const char *)(a1 + 64 * 8), _MM_HINT_T0);
+        }
 #pragma GCC unroll 8
         for (int i = 0; i < 8; i++) {
             const __m512 x0 = _mm512_set1_ps(a0[i]);
@@ -329,13 +347,19 @@ wg4_k8(int64_t kc, const float *restrict a0, const float *restrict a1, const flo
 }
 
 void tc__wg4_ukernel_8x32_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                                 int mr, int acc) {
-    wg4_k8(kc, a, a, b, c, ldc, mr, acc, 1, 2);
+                                 int mr, int flags) {
+    if (flags & TC__WG_PFA)
+        wg4_k8(kc, a, a, b, c, ldc, mr, flags & TC__WG_ACC, 1, 2, 1);
+    else
+        wg4_k8(kc, a, a, b, c, ldc, mr, flags & TC__WG_ACC, 1, 2, 0);
 }
 
 void tc__wg4_ukernel_16x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
-                                  float *c, int64_t ldc, int mr, int acc) {
-    wg4_k8(kc, a0, a1, b, c, ldc, mr, acc, 2, 1);
+                                  float *c, int64_t ldc, int mr, int flags) {
+    if (flags & TC__WG_PFA)
+        wg4_k8(kc, a0, a1, b, c, ldc, mr, flags & TC__WG_ACC, 2, 1, 1);
+    else
+        wg4_k8(kc, a0, a1, b, c, ldc, mr, flags & TC__WG_ACC, 2, 1, 0);
 }
 
 /* ---- weight transform in the call (the solvers' raw-weight variants) ----
