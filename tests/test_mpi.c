@@ -253,18 +253,26 @@ static void expect_refusal(const char *what, const tc_filter_desc *d, const void
     check(ok, what);
 }
 
+/* The problem of the refusal cases: 12 x 10 float32, a 3 x 3 mask, default
+ * options (each case then spoils one thing). */
+static void refusal_case(tc_filter_desc *d, float mask[9], tc_mpi_options *mo) {
+    static const float m[9] = {1, 2, 3, 4, 5, 4, 3, 2, 1};
+    tc_filter_desc_init(d);
+    d->ndim = 2;
+    d->shape[0] = 12;
+    d->shape[1] = 10;
+    d->mask_shape[0] = d->mask_shape[1] = 3;
+    memcpy(mask, m, sizeof m);
+    tc_mpi_options_init(mo);
+}
+
 /* MPI_THREAD_SINGLE: a progress thread asked for is refused on every rank
  * naming the thread level; the default falls back to the calling thread. */
 static int single_level(void) {
     tc_filter_desc d;
-    tc_filter_desc_init(&d);
-    d.ndim = 2;
-    d.shape[0] = 12;
-    d.shape[1] = 10;
-    d.mask_shape[0] = d.mask_shape[1] = 3;
-    float mask[9] = {1, 2, 3, 4, 5, 4, 3, 2, 1};
+    float mask[9];
     tc_mpi_options mo;
-    tc_mpi_options_init(&mo);
+    refusal_case(&d, mask, &mo);
     mo.progress = 1;
     expect_refusal("a progress thread under MPI_THREAD_SINGLE", &d, mask, &mo,
                    "MPI_THREAD_SINGLE");
@@ -386,14 +394,9 @@ int main(int argc, char **argv) {
     /* refusals: every rank fails with the same message */
     {
         tc_filter_desc d;
-        tc_filter_desc_init(&d);
-        d.ndim = 2;
-        d.shape[0] = 12;
-        d.shape[1] = 10;
-        d.mask_shape[0] = d.mask_shape[1] = 3;
-        float mask[9] = {1, 2, 3, 4, 5, 4, 3, 2, 1};
+        float mask[9];
         tc_mpi_options mo;
-        tc_mpi_options_init(&mo);
+        refusal_case(&d, mask, &mo);
         int64_t first[3] = {0, 0, 0}, count[3] = {12, 10, 1};
         mo.box_first = first;
         mo.box_count = count;

@@ -122,26 +122,41 @@ static inline __attribute__((always_inline)) __m512 dw3_ld(const float *src, con
 }
 
 #define DW3_RB 4
-/* Output rows [o1, o1 + RB) of the columns [c0, c0 + 16 NV): b points at
- * input row o1 * S1, column c0 * S2, of the first axis-0 tap's plane. */
+/* One input row of a block as dw3_rows() sees it: where it starts and, on
+ * the direct path, the values of its padding columns left and right. */
+typedef struct dw3_row {
+    const float *p;
+    __m512 fl, fr;
+} dw3_row;
+
+/* The row-block loop of both 3x3 kernels, written once: output rows
+ * [o1, o1 + RB) of the columns [c0, c0 + 16 NV), each input row's vectors
+ * feeding every output row it belongs to. Where the vectors come from is
+ * the kernel's: row(src, at, k) is input row k of the block for the axis-0
+ * tap at offset `at` (0, step0, 2 step0, ...), ld(src, &row, t, v) the
+ * vector of tap column t for output vector v. Both are static inline
+ * functions passed as constants, so they are inlined like the rest. */
+typedef dw3_row (*dw3_row_fn)(const void *src, int64_t at, int k);
+typedef __m512 (*dw3_ld_fn)(const void *src, const dw3_row *row, int t, int v);
 static inline __attribute__((always_inline)) void
-dw3_block(const float *restrict b, int64_t E2, int64_t step0, int64_t m0,
-          const float *restrict w, int64_t d2, const int RB, const int S1, const int S2,
-          const int NV, const __mmask16 *ma, const __mmask16 *mb, const __mmask16 *mk,
-          float bias, float *restrict y, int64_t ystep) {
+dw3_rows(const void *src, dw3_row_fn row, dw3_ld_fn ld, int64_t step0, int64_t m0,
+         const float *restrict w, const int RB, const int S1, const int NV,
+         const __mmask16 *mk, float bias, float *restrict y, int64_t ystep) {
     __m512 acc[DW3_RB][4]; /* fixed size: RB and NV are constants after inlining */
     for (int i = 0; i < RB; i++)
         for (int v = 0; v < NV; v++) acc[i][v] = _mm512_set1_ps(bias);
-    for (int64_t r0 = 0; r0 < m0; r0++, b += step0, w += 9) {
+    int64_t at = 0;
+    for (int64_t r0 = 0; r0 < m0; r0++, at += step0, w += 9) {
         __m512 wv[9];
         for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
 #pragma GCC unroll 16
-        for (int k = 0; k < (RB - 1) * S1 + 3; k++)
+        for (int k = 0; k < (RB - 1) * S1 + 3; k++) {
+            const dw3_row rw = row(src, at, k);
 #pragma GCC unroll 3
             for (int t = 0; t < 3; t++)
 #pragma GCC unroll 4
                 for (int v = 0; v < NV; v++) {
-                    const __m512 xv = dw3_ld(b + k * E2 + t * d2 + 16 * S2 * v, S2, ma[v], mb[v]);
+                    const __m512 xv = ld(src, &rw, t, v);
 #pragma GCC unroll 3
                     for (int r1 = 0; r1 < 3; r1++) {
                         const int i = k - r1;
@@ -149,10 +164,41 @@ dw3_block(const float *restrict b, int64_t E2, int64_t step0, int64_t m0,
                             acc[i / S1][v] = _mm512_fmadd_ps(wv[r1 * 3 + t], xv, acc[i / S1][v]);
                     }
                 }
+        }
     }
     for (int i = 0; i < RB; i++)
         for (int v = 0; v < NV; v++)
             _mm512_mask_storeu_ps(y + i * ystep + 16 * v, mk[v], acc[i][v]);
+}
+
+/* dw3_rows() on the extended plane: b points at input row o1 * S1, column
+ * c0 * S2, of the first axis-0 tap's plane; rows E2 apart, taps d2. */
+typedef struct dw3p_src {
+    const float *b;
+    int64_t E2, d2;
+    int S2;
+    const __mmask16 *ma, *mb;
+} dw3p_src;
+
+static inline __attribute__((always_inline)) dw3_row dw3p_row(const void *src, int64_t at,
+                                                              int k) {
+    const dw3p_src *s = src;
+    return (dw3_row){s->b + at + k * s->E2, _mm512_setzero_ps(), _mm512_setzero_ps()};
+}
+
+static inline __attribute__((always_inline)) __m512 dw3p_ld(const void *src, const dw3_row *r,
+                                                           int t, int v) {
+    const dw3p_src *s = src;
+    return dw3_ld(r->p + t * s->d2 + 16 * s->S2 * v, s->S2, s->ma[v], s->mb[v]);
+}
+
+static inline __attribute__((always_inline)) void
+dw3_block(const float *restrict b, int64_t E2, int64_t step0, int64_t m0,
+          const float *restrict w, int64_t d2, const int RB, const int S1, const int S2,
+          const int NV, const __mmask16 *ma, const __mmask16 *mb, const __mmask16 *mk,
+          float bias, float *restrict y, int64_t ystep) {
+    const dw3p_src s = {b, E2, d2, S2, ma, mb};
+    dw3_rows(&s, dw3p_row, dw3p_ld, step0, m0, w, RB, S1, NV, mk, bias, y, ystep);
 }
 
 /* Every output row of one column chunk: blocks of DW3_RB rows, the last
@@ -289,47 +335,41 @@ static inline __attribute__((always_inline)) __m512 dw3d_ld(__m512 fill, const f
                                   _mm512_mask_loadu_ps(fill, mb, src + 16));
 }
 
-/* Output rows [o1, o1 + RB) of columns [c0, c0 + 16 NV); ro: the row-offset
- * table at extended row (i0 of the first axis-0 tap, o1 * S1). */
+/* dw3_rows() in place: ro is the row-offset table at extended row (i0 of
+ * the first axis-0 tap, o1 * S1); a row's tap-0 and tap-2 loads take the
+ * mode's value of its left and right padding column where masked off. */
+typedef struct dw3d_src {
+    const float *x, *cv;
+    const int64_t *ro;
+    int64_t mapL, mapR, col;
+    int S2;
+    const uint16_t *mk2;
+} dw3d_src;
+
+static inline __attribute__((always_inline)) dw3_row dw3d_row(const void *src, int64_t at,
+                                                              int k) {
+    const dw3d_src *s = src;
+    const int64_t off = s->ro[at + k];
+    const float *rp = off < 0 ? s->cv : s->x + off;
+    return (dw3_row){rp + s->col, _mm512_set1_ps(s->mapL < 0 ? s->cv[0] : rp[s->mapL]),
+                     _mm512_set1_ps(s->mapR < 0 ? s->cv[0] : rp[s->mapR])};
+}
+
+static inline __attribute__((always_inline)) __m512 dw3d_ldv(const void *src, const dw3_row *r,
+                                                            int t, int v) {
+    const dw3d_src *s = src;
+    const uint16_t *mm = s->mk2 + (v * 3 + t) * 2;
+    return dw3d_ld(t == 2 ? r->fr : r->fl, r->p + t + 16 * s->S2 * v, s->S2, (__mmask16)mm[0],
+                   (__mmask16)mm[1]);
+}
+
 static inline __attribute__((always_inline)) void
 dw3d_block(const dw3d_geom *g, const float *restrict x, const int64_t *ro, int64_t step0,
            int64_t m0, const float *restrict w, int64_t c0, const int RB, const int S1,
            const int S2, const int NV, const uint16_t *mk2, const __mmask16 *mk, float bias,
            float *restrict y, int64_t ystep) {
-    __m512 acc[DW3_RB][4]; /* fixed size: RB and NV are constants after inlining */
-    for (int i = 0; i < RB; i++)
-        for (int v = 0; v < NV; v++) acc[i][v] = _mm512_set1_ps(bias);
-    const float *cv = g->cv;
-    const int64_t mapL = g->mapL, mapR = g->mapR, col = c0 * S2 - g->lo2;
-    for (int64_t r0 = 0; r0 < m0; r0++, ro += step0, w += 9) {
-        __m512 wv[9];
-        for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
-#pragma GCC unroll 16
-        for (int k = 0; k < (RB - 1) * S1 + 3; k++) {
-            const int64_t off = ro[k];
-            const float *rp = off < 0 ? cv : x + off;
-            const __m512 fl = _mm512_set1_ps(mapL < 0 ? cv[0] : rp[mapL]);
-            const __m512 fr = _mm512_set1_ps(mapR < 0 ? cv[0] : rp[mapR]);
-            const float *src = rp + col;
-#pragma GCC unroll 3
-            for (int t = 0; t < 3; t++)
-#pragma GCC unroll 4
-                for (int v = 0; v < NV; v++) {
-                    const uint16_t *mm = mk2 + (v * 3 + t) * 2;
-                    const __m512 xv = dw3d_ld(t == 2 ? fr : fl, src + t + 16 * S2 * v, S2,
-                                              (__mmask16)mm[0], (__mmask16)mm[1]);
-#pragma GCC unroll 3
-                    for (int r1 = 0; r1 < 3; r1++) {
-                        const int i = k - r1;
-                        if (i >= 0 && i % S1 == 0 && i / S1 < RB)
-                            acc[i / S1][v] = _mm512_fmadd_ps(wv[r1 * 3 + t], xv, acc[i / S1][v]);
-                    }
-                }
-        }
-    }
-    for (int i = 0; i < RB; i++)
-        for (int v = 0; v < NV; v++)
-            _mm512_mask_storeu_ps(y + i * ystep + 16 * v, mk[v], acc[i][v]);
+    const dw3d_src s = {x, g->cv, ro, g->mapL, g->mapR, c0 * S2 - g->lo2, S2, mk2};
+    dw3_rows(&s, dw3d_row, dw3d_ldv, step0, m0, w, RB, S1, NV, mk, bias, y, ystep);
 }
 
 #define DW3D_COLS(S1, S2, NV)                                                            \

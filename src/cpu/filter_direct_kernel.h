@@ -25,6 +25,9 @@
  * shared loads below back into one load, mostly line-splitting, per FMA. */
 #define FK_PIN(v) __asm__("" : "+v"(v))
 #define FK_VS (FK_ES == 1 ? FK_L : 1) /* elements per vector step */
+#ifndef FK_V1 /* accumulators of the one-row kernels (strip1() below) */
+#define FK_V1 8
+#endif
 
 /* The order of the taps of a mask row, the same in every kernel below
  * (each output's FMAs run in this order, so an output's value does not
@@ -123,20 +126,25 @@ FK_INL void FK_FN(tapsp)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
         }
     }
 }
-/* tapsp() for m2 > FK_L, in the tap order of tapnext() (tapsp() runs the
- * taps in ascending order, which is that order only up to FK_L taps): per
- * 2 FK_L taps from base, the V + 2 vectors at p + base + FK_L*k are loaded
- * once (the last two masked to what the row has, as in strip1p()), and
- * X_u = elements s.. of B[u]:B[u+1] is tap base + s of output vector u and
- * tap base + s + FK_L of output vector u - 1, as in s1step(). */
-FK_INL void FK_FN(tapsp2)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
-                          const FK_T *t0, int64_t m2, const int jlo, const int jhi,
-                          const int V) {
+/* One output vector per pair of taps ta, ta + FK_L, in the tap order of
+ * tapnext() (tapsp() runs the taps in ascending order, which is that order
+ * only up to FK_L taps), with the tap vectors built by in-register shifts
+ * as in tapsp(): per 2 FK_L taps from base, the V + 2 vectors at
+ * p + base + FK_L*k are loaded once (the last two masked to what the row
+ * has), and X_u = elements s.. of B[u]:B[u+1] is tap base + s of output
+ * vector u and tap base + s + FK_L of output vector u - 1. Output rows
+ * [jlo, jhi] of acc, AS vectors each (the tap row of row j at
+ * t0 - (j - jlo) m2): the row block's taps for m2 > FK_L (tapsp2() in
+ * strip() and stripc()) and the one-row strip of full vectors
+ * (strip1p()). */
+#define FK_PMAX ((FK_V1 > FK_VMAX ? FK_V1 : FK_VMAX) + 1)
+FK_INL void FK_FN(tapspair)(const int AS, FK_V acc[][AS], const FK_T *p, const FK_T *t0,
+                            int64_t m2, const int jlo, const int jhi, const int V) {
     for (int64_t base = 0; base < m2; base += 2 * FK_L) {
         const FK_T *q = p + base;
         const int64_t R = FK_L * V + m2 - 1 - base; /* readable at q */
-        FK_V B[FK_VMAX + 2];
-#pragma GCC unroll 4
+        FK_V B[FK_PMAX + 1];
+#pragma GCC unroll 16
         for (int k = 0; k < V; k++) {
             B[k] = FK_LOADU(q + FK_L * k);
             FK_PIN(B[k]);
@@ -152,32 +160,34 @@ FK_INL void FK_FN(tapsp2)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
 #pragma GCC unroll 16
         for (int64_t s = 0; s < ns; s++) {
             const int64_t ta = base + s, tb = ta + FK_L;
-            FK_V X[FK_VMAX + 1];
+            FK_V X[FK_PMAX];
             const int pair = tb < m2;
-#pragma GCC unroll 5
+#pragma GCC unroll 17
             for (int u = 0; u < V + pair; u++) {
                 X[u] = s == 0 ? B[u] : FK_SHIFT(B[u], B[u + 1], s);
                 FK_PIN(X[u]);
             }
-            if (pair) {
 #pragma GCC unroll 4
-                for (int j = jlo; j <= jhi; j++) {
-                    const FK_V b0 = FK_SET1(t0[ta - (j - jlo) * m2]);
+            for (int j = jlo; j <= jhi; j++) {
+                const FK_V b0 = FK_SET1(t0[ta - (j - jlo) * m2]);
+                if (pair) {
                     const FK_V b1 = FK_SET1(t0[tb - (j - jlo) * m2]);
-#pragma GCC unroll 4
+#pragma GCC unroll 16
                     for (int v = 0; v < V; v++) {
                         acc[j][v] = FK_FMA(X[v], b0, acc[j][v]);
                         acc[j][v] = FK_FMA(X[v + 1], b1, acc[j][v]);
                     }
+                } else {
+#pragma GCC unroll 16
+                    for (int v = 0; v < V; v++) acc[j][v] = FK_FMA(X[v], b0, acc[j][v]);
                 }
-            } else {
-                FK_FN(fmas)(acc, X, t0, m2, ta, jlo, jhi, V);
             }
         }
     }
 }
+#define FK_TAPS2(acc, p, t0, m2, jlo, jhi, V) FK_FN(tapspair)(FK_VMAX, acc, p, t0, m2, jlo, jhi, V)
 #define FK_TAPS(a, b)                                                         \
-    if (!masked && m2 > FK_L) FK_FN(tapsp2)(acc, p, t0, m2, a, b, V);        \
+    if (!masked && m2 > FK_L) FK_TAPS2(acc, p, t0, m2, a, b, V);             \
     else if (!masked && m2 > 1) FK_FN(tapsp)(acc, p, t0, m2, a, b, V);       \
     else FK_FN(taps)(acc, p, t0, m2, a, b, V, masked, ml);
 #else
@@ -318,9 +328,6 @@ FK_INL void FK_FN(strip33)(const tc__fd_block *bk, int64_t x0) {
  * are taken in pairs t, t + FK_VS (one vector apart), so the V + 1 vectors
  * loaded for a pair feed 2V FMAs: input vector u is tap t of output vector
  * u and tap t + FK_VS of output vector u - 1. */
-#ifndef FK_V1
-#define FK_V1 8
-#endif
 /* Stores V vectors of one output row at output x0 (the last one masked
  * when asked; streaming when the block asks and a vector is aligned): the
  * epilogue of strip1() and strip1p(). */
@@ -372,64 +379,20 @@ FK_INL void FK_FN(strip1)(const tc__fd_block *bk, int64_t x0, const int V,
 
 #ifdef FK_PERM2
 /* strip1() for full vectors with the tap vectors built by in-register
- * shifts as in tapsp(): per 2 FK_L taps of a row, the V + 2 vectors at
- * p + base + FK_L*k are loaded once (the last two masked to what the row
- * has), and X_u = elements s.. of B[u]:B[u+1] is tap base + s of output
- * vector u and tap base + s + FK_L of output vector u - 1. Same FMAs in
- * the same order per output as strip1(). (Loading every other X_u
- * unaligned instead measured 5% slower in L1; 12 accumulators 10% slower.) */
-FK_INL void FK_FN(s1step)(FK_V *acc, const FK_V *B, const int64_t s, const FK_T *wp,
-                          const int64_t t0, const int pair, const int ident, const int V) {
-    const FK_V b0 = FK_SET1(wp[t0]);
-    if (pair) {
-        const FK_V b1 = FK_SET1(wp[t0 + FK_L]);
-#pragma GCC unroll 17
-        for (int u = 0; u <= V; u++) {
-            FK_V X = ident ? B[u] : FK_SHIFT(B[u], B[u + 1], s);
-            if (u < V) acc[u] = FK_FMA(X, b0, acc[u]);
-            if (u > 0) acc[u - 1] = FK_FMA(X, b1, acc[u - 1]);
-        }
-    } else {
-#pragma GCC unroll 16
-        for (int u = 0; u < V; u++) {
-            FK_V X = ident ? B[u] : FK_SHIFT(B[u], B[u + 1], s);
-            acc[u] = FK_FMA(X, b0, acc[u]);
-        }
-    }
-}
+ * shifts (tapspair() on one row). Same FMAs in the same order per output
+ * as strip1(). (Loading every other X_u unaligned instead measured 5%
+ * slower in L1; 12 accumulators 10% slower.) */
 FK_INL void FK_FN(strip1p)(const tc__fd_block *bk, int64_t x0, const int V) {
-    FK_V acc[FK_V1];
+    FK_V acc[1][FK_V1];
 #pragma GCC unroll 16
-    for (int v = 0; v < V; v++) acc[v] = FK_ZERO();
+    for (int v = 0; v < V; v++) acc[0][v] = FK_ZERO();
     const int64_t m1 = bk->m1, m2 = bk->m2;
     const FK_T *const *xr = (const FK_T *const *)bk->x;
     const FK_T *wp = (const FK_T *)bk->w;
     for (int64_t r0 = 0; r0 < bk->m0; r0++, xr += bk->xs)
-        for (int64_t r1 = 0; r1 < m1; r1++, wp += m2) {
-            const FK_T *p = xr[r1] + (x0 + bk->xoff);
-            for (int64_t base = 0; base < m2; base += 2 * FK_L) {
-                const FK_T *q = p + base;
-                const int64_t R = FK_L * V + m2 - 1 - base; /* readable at q */
-                FK_V B[FK_V1 + 2];
-#pragma GCC unroll 16
-                for (int k = 0; k < V; k++) {
-                    B[k] = FK_LOADU(q + FK_L * k);
-                    FK_PIN(B[k]);
-                }
-#pragma GCC unroll 2
-                for (int k = V; k < V + 2; k++) {
-                    int64_t n = R - FK_L * k;
-                    n = n < 0 ? 0 : n > FK_L ? FK_L : n;
-                    B[k] = FK_MLOADU(FK_MASK(n), q + FK_L * k);
-                    FK_PIN(B[k]);
-                }
-                const int64_t ns = m2 - base < FK_L ? m2 - base : FK_L;
-                FK_FN(s1step)(acc, B, 0, wp, base, base + FK_L < m2, 1, V);
-                for (int64_t s = 1; s < ns; s++)
-                    FK_FN(s1step)(acc, B, s, wp, base + s, base + s + FK_L < m2, 0, V);
-            }
-        }
-    FK_FN(store1)(bk, x0, acc, V, 0, FK_MASK(FK_L));
+        for (int64_t r1 = 0; r1 < m1; r1++, wp += m2)
+            FK_FN(tapspair)(FK_V1, acc, xr[r1] + (x0 + bk->xoff), wp, m2, 0, 0, V);
+    FK_FN(store1)(bk, x0, acc[0], V, 0, FK_MASK(FK_L));
 }
 #endif
 
@@ -491,7 +454,7 @@ FK_INL void FK_FN(stripc)(const tc__fd_block *bk, int64_t x0, const int M1, cons
             const FK_T *p = xr[i] + FK_ES * (x0 + bk->xoff);
             const int jlo = i - M1 + 1 > 0 ? i - M1 + 1 : 0, jhi = i < 3 ? i : 3;
 #ifdef FK_PERM2
-            if (M2 > FK_L) FK_FN(tapsp2)(acc, p, wp + (i - jlo) * M2, M2, jlo, jhi, 4);
+            if (M2 > FK_L) FK_TAPS2(acc, p, wp + (i - jlo) * M2, M2, jlo, jhi, 4);
             else if (M2 > 1) FK_FN(tapsp)(acc, p, wp + (i - jlo) * M2, M2, jlo, jhi, 4);
             else
 #endif
@@ -557,6 +520,8 @@ void FK_ENTRY(const tc__fd_block *bk) {
     }
 }
 #undef FK_VS
+#undef FK_PMAX
+#undef FK_TAPS2
 #undef FK_PF1
 #undef FK_COLCASE
 #undef FK_SHIFT
