@@ -120,6 +120,20 @@ def ptr(a):
 
 
 def plan(desc, flags=0, algo=None):
+    # GPU_LAYERS_TRACE=1: the planner's estimates (TC_PLAN_TRACE) of the
+    # planner's own picks on stderr (layers.log)
+    tr = os.environ.get("GPU_LAYERS_TRACE") == "1" and algo is None
+    if tr:
+        sys.stderr.flush()
+        os.environ["TC_PLAN_TRACE"] = "1"
+    try:
+        return plan_(desc, flags, algo)
+    finally:
+        if tr:
+            del os.environ["TC_PLAN_TRACE"]
+
+
+def plan_(desc, flags=0, algo=None):
     o = PlanOpts()
     lib.tc_plan_options_init(C.byref(o))
     o.flags = flags
@@ -210,6 +224,15 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
             if "winograd" in alg:
                 alt_err[alg] = run_err(pa, x, w, ref, yshape)
             lib.tc_plan_destroy(pa)
+    # the Winograd solvers with the implicit GEMM for their batched GEMMs
+    # instead of their own kernel (TC_CUDA_WINO_GEMM=igemm; session 9)
+    for alg in ("cuda.conv.winograd", "cuda.conv.winograd2"):
+        pa, _ = plan(d, 0, alg)
+        if pa:
+            os.environ["TC_CUDA_WINO_GEMM"] = "igemm"
+            alts[alg + "(igemm)"] = time_plan(pa, x, w)
+            del os.environ["TC_CUDA_WINO_GEMM"]
+            lib.tc_plan_destroy(pa)
     row["alternatives_fp32_ms"] = alts
     row["alternatives_fp32_err"] = alt_err
     # GPU_LAYERS_WINO_SWEEP=1: cuda.conv.winograd(2) at forced GEMM tile
@@ -295,6 +318,17 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
     row["err_tf32"] = run_err(pl, x, w, ref, yshape) if pl else None
     if pl:
         lib.tc_plan_destroy(pl)
+    alts_t, alt_err_t = {}, {}
+    for alg in ("cuda.conv.igemm-tf32", "cuda.conv.winograd2-tf32"):
+        if alg == algo_t:
+            continue
+        pa, _ = plan(d, TF32, alg)
+        if pa:
+            alts_t[alg] = time_plan(pa, x, w)
+            alt_err_t[alg] = run_err(pa, x, w, ref, yshape)
+            lib.tc_plan_destroy(pa)
+    row["alternatives_tf32_ms"] = alts_t
+    row["alternatives_tf32_err"] = alt_err_t
     torch.backends.cudnn.allow_tf32 = False
     row["cudnn_fp32_ms"] = c32 = min(c32a, cudnn_ms(F[nsp], X, W, kw))
     torch.backends.cudnn.allow_tf32 = True
@@ -310,7 +344,9 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
             f"{row['err_fp32'] if row['err_fp32'] is not None else nan:8.1e} "
             f"{row['err_tf32'] if row['err_tf32'] is not None else nan:8.1e}  {algo} / {algo_t}"
             + (("  [" + ", ".join(f"{a} {t:.3f}" + (f" err {alt_err[a]:.1e}" if alt_err.get(a) is not None else "")
-                                  for a, t in alts.items() if t) + "]") if alts else ""))
+                                  for a, t in alts.items() if t) + "]") if alts else "")
+            + (("  tf32 [" + ", ".join(f"{a} {t:.3f}" + (f" err {alt_err_t[a]:.1e}" if alt_err_t.get(a) is not None else "")
+                                       for a, t in alts_t.items() if t) + "]") if alts_t else ""))
     lines.append(line)
     print(line, flush=True)
 os.makedirs(outdir, exist_ok=True)

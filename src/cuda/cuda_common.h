@@ -122,6 +122,18 @@ static inline int64_t tc__cu_div_up(int64_t a, int64_t b) {
     return (a + b - 1) / b;
 }
 
+/* ---- the implicit GEMM for other solvers (src/cuda/cuda_conv.cu) ---- */
+/* 1 when the fast implicit-GEMM kernels take problem p (32-bit offsets,
+ * taps, grid). */
+int tc__cu_conv_igemm_fast(const tc__problem *p);
+/* Runs the fast implicit GEMM (fp32 FFMA, or TF32 mma.sync when tf32) on a
+ * conv problem another solver built, on device arrays x, w, y and stream s;
+ * no bias (p->has_bias must be 0). The Winograd solvers run their batched
+ * GEMMs through it as one grouped 1x1 conv. TC_ERR_UNSUPPORTED where
+ * tc__cu_conv_igemm_fast(p) is 0. */
+tc_status tc__cu_conv_igemm(const tc__problem *p, const void *x, const void *w, void *y,
+                            cudaStream_t s, int tf32);
+
 /* ---- boundary on the device: tc__boundary_index ---- */
 __device__ __forceinline__ int64_t tc__cu_mod(int64_t a, int64_t m) {
     int64_t r = a % m;

@@ -307,12 +307,9 @@ template <bool B> struct ig_bool {
  *      four consecutive columns of its rows with predicated LDG (one table
  *      entry per row for the four), one k tile ahead, rounds them to TF32
  *      and stores them with one STS.128 (the B fragments need no rounding)
- *   4  TF32, as 3, and where 3 applies A is rounded to TF32 in shared
- *      memory once per stage by the thread that copied it (between its
- *      cp.async wait and the barrier), so no fragment needs rounding
- *      (tuning variant, TC_CUDA_CONV_TFV=4)
- * (BK 32 with 3 stages was measured too and lost: docs/perf-notes.md,
- * session 8; BK and the stage count stay parameters.) */
+ * (BK 32 with 3 stages, and A rounded in shared memory once per stage,
+ * were measured too and lost: docs/perf-notes.md, session 8; BK and the
+ * stage count stay parameters.) */
 template <int V> struct igv {
     static constexpr int BK = IG_BK;
     static constexpr int ST = IG_STAGES;
@@ -396,8 +393,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
     /* V3: B register-staged (TF32, zero padding, a.ltab set by the host):
      * columns q0 + 4*lane .. +3, rows warp*RW .. +RW-1 of each tile; per
      * column the image pointer at the window origin and the in-bounds taps */
-    constexpr bool RS = (V == 3 || V == 4) && LM == IG_ZEROS;
-    constexpr bool ARND = V == 4 && LM == IG_ZEROS;
+    constexpr bool RS = V == 3 && LM == IG_ZEROS;
     constexpr int RW = BK / (NT / 32);
     const float *rp[RS ? 4 : 1];
     unsigned long long rt[RS ? 4 : 1];
@@ -691,29 +687,6 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                 for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
         for (int kt = 0; kt < nkt; kt++) {
             ig_wait<NST - 2>();
-            if (ARND) {
-                /* V4: this thread's own A copies of stage kt have landed:
-                 * round them in place before the barrier publishes them */
-                float *Aw = smem + (kt % NST) * STF;
-                if (a.avec) {
-#pragma unroll
-                    for (int i = 0; i < BM * QR / NT; i++) {
-                        float4 *p4 = reinterpret_cast<float4 *>(Aw + (arow + i * (NT / QR)) * AP + akc);
-                        float4 v = *p4;
-                        v.x = __uint_as_float(ig_tf32(v.x));
-                        v.y = __uint_as_float(ig_tf32(v.y));
-                        v.z = __uint_as_float(ig_tf32(v.z));
-                        v.w = __uint_as_float(ig_tf32(v.w));
-                        *p4 = v;
-                    }
-                } else {
-#pragma unroll
-                    for (int i = 0; i < BM * BK / NT; i++) {
-                        float *p1 = Aw + (arow + i * (NT / BK)) * AP + akc;
-                        *p1 = __uint_as_float(ig_tf32(*p1));
-                    }
-                }
-            }
             __syncthreads();
             const int nk = kt + NST - 1;
             if (nk < nkt) load_stage(kt0 + nk, nk % NST);
@@ -734,11 +707,10 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                         const float *ap = As + (wm * 64 + mi * 16 + gq) * AP + k8 * 8 + 2 * tq;
                         const float2 lo = *reinterpret_cast<const float2 *>(ap);
                         const float2 hi = *reinterpret_cast<const float2 *>(ap + 8 * AP);
-                        /* V4: rounded in shared memory */
-                        af[mi][0] = ARND ? __float_as_uint(lo.x) : ig_tf32(lo.x);
-                        af[mi][1] = ARND ? __float_as_uint(hi.x) : ig_tf32(hi.x);
-                        af[mi][2] = ARND ? __float_as_uint(lo.y) : ig_tf32(lo.y);
-                        af[mi][3] = ARND ? __float_as_uint(hi.y) : ig_tf32(hi.y);
+                        af[mi][0] = ig_tf32(lo.x);
+                        af[mi][1] = ig_tf32(hi.x);
+                        af[mi][2] = ig_tf32(lo.y);
+                        af[mi][3] = ig_tf32(hi.y);
                     }
 #pragma unroll
                     for (int ni = 0; ni < 4; ni++) {
@@ -1066,14 +1038,13 @@ static igp ig_params(const tc__problem *p) {
     return a;
 }
 
-/* kernel kinds: 0 fp32, 1 + V the TF32 variant V (igv) */
-/* kernel kinds: 0 fp32 (V 0), 1 TF32 V 1, 2 TF32 V 3, 3 TF32 V 4 */
-#define IG_NKIND 4
-static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<1>::BK, igv<3>::BK, igv<4>::BK};
+/* kernel kinds: 0 fp32 (V 0), 1 TF32 V 1, 2 TF32 V 3 */
+#define IG_NKIND 3
+static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<1>::BK, igv<3>::BK};
 static size_t ig_smem(int bm, int taps, int kind) {
-    static const int st[IG_NKIND] = {igv<0>::ST, igv<1>::ST, igv<3>::ST, igv<4>::ST};
-    static const int ap[IG_NKIND] = {igv<0>::AP, igv<1>::AP, igv<3>::AP, igv<4>::AP};
-    static const int bp[IG_NKIND] = {igv<0>::BP, igv<1>::BP, igv<3>::BP, igv<4>::BP};
+    static const int st[IG_NKIND] = {igv<0>::ST, igv<1>::ST, igv<3>::ST};
+    static const int ap[IG_NKIND] = {igv<0>::AP, igv<1>::AP, igv<3>::AP};
+    static const int bp[IG_NKIND] = {igv<0>::BP, igv<1>::BP, igv<3>::BP};
     return (size_t)st[kind] * (bm * ap[kind] + ig_kbk[kind] * bp[kind]) * sizeof(float) +
            (size_t)taps * sizeof(int4);
 }
@@ -1082,21 +1053,20 @@ typedef void (*ig_kernel)(const float *, const float *, const float *, float *, 
 
 /* kernel [tile: BM 128, 64, 32][kind][loader] */
 #define IG_K3(BM, TF, V) {k_ig<BM, TF, 0, V>, k_ig<BM, TF, 1, V>, k_ig<BM, TF, 2, V>}
-/* V3 and V4 differ from V1 only with zero padding (the other loaders are
- * V1's) */
-#define IG_KV3(BM, V) {k_ig<BM, true, 0, V>, k_ig<BM, true, 1, 1>, k_ig<BM, true, 2, 1>}
+/* V3 differs from V1 only with zero padding (the other loaders are V1's) */
+#define IG_KV3(BM) {k_ig<BM, true, 0, 3>, k_ig<BM, true, 1, 1>, k_ig<BM, true, 2, 1>}
 static const ig_kernel ig_tab[3][IG_NKIND][3] = {
-    {IG_K3(128, false, 0), IG_K3(128, true, 1), IG_KV3(128, 3), IG_KV3(128, 4)},
-    {IG_K3(64, false, 0), IG_K3(64, true, 1), IG_KV3(64, 3), IG_KV3(64, 4)},
-    {IG_K3(32, false, 0), IG_K3(32, true, 1), IG_KV3(32, 3), IG_KV3(32, 4)},
+    {IG_K3(128, false, 0), IG_K3(128, true, 1), IG_KV3(128)},
+    {IG_K3(64, false, 0), IG_K3(64, true, 1), IG_KV3(64)},
+    {IG_K3(32, false, 0), IG_K3(32, true, 1), IG_KV3(32)},
 };
 #undef IG_KV3
 #undef IG_K3
 /* the TF32 kind: V 3 (falls back to V 1 where it does not apply), or
- * TC_CUDA_CONV_TFV=1 / 4 (tuning only) */
+ * TC_CUDA_CONV_TFV=1 (tuning only) */
 static int ig_tf_kind(void) {
     const char *e = getenv("TC_CUDA_CONV_TFV");
-    return e && e[0] == '1' && !e[1] ? 1 : e && e[0] == '4' && !e[1] ? 3 : 2;
+    return e && e[0] == '1' && !e[1] ? 1 : 2;
 }
 static const int ig_bm[3] = {128, 64, 32};
 static int ig_threads(int bm) { return bm == 32 ? 128 : 2 * bm; }
@@ -1492,8 +1462,12 @@ static double ig_estimate(const tc__problem *p, const tc__env *e) {
                            ig_fast(p) ? 0.6 : 0.2) +
            ig_blocks_time(p);
 }
+/* TF32 at the nominal FP32 rate (was 2x until session 9): the kernel ran
+ * 61-67 TFLOP/s on the ResNet-50 3x3 layers at batch 32 on the H100, ~1.0
+ * of the nominal 67; at 2x, TF32 plans never took cuda.conv.winograd2-tf32
+ * where it is 1.3x faster (3x3 256 @14, 512 @7). */
 static double tf_estimate(const tc__problem *p, const tc__env *e) {
-    return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / ig_fill(p), 2.0) +
+    return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / ig_fill(p), 1.0) +
            ig_blocks_time(p);
 }
 /* the tiled kernel moved 0.8-1.4 TB/s on the MobileNet layers (session 7,
@@ -1507,6 +1481,25 @@ static tc_status tf_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, l
 static tc_status dw_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_dw); }
 
 } // namespace
+
+int tc__cu_conv_igemm_fast(const tc__problem *p) { return ig_fast(p); }
+
+tc_status tc__cu_conv_igemm(const tc__problem *p, const void *x, const void *w, void *y,
+                            cudaStream_t s, int tf32) {
+    if (p->has_bias || !ig_fast(p))
+        return tc__error(TC_ERR_UNSUPPORTED,
+                         "cuda.conv.igemm: internal problem outside the fast kernel's range");
+    tc__args a;
+    memset(&a, 0, sizeof a);
+    a.p = p;
+    tc__cu_bufs b;
+    b.x = x;
+    b.y = y;
+    b.w = w;
+    b.hw = NULL;
+    b.s = s;
+    return ig_run(&a, &b, tf32);
+}
 
 TC__CU_SOLVER(tc__solver_cuda_conv_igemm) = {
     .name = "cuda.conv.igemm",

@@ -27,7 +27,14 @@
  * U, V and M come from the stream-ordered device pool (tc__cu_alloc keeps
  * its memory, so no cudaMalloc per execute). U is rebuilt on every execute
  * (the weights come with each call; 36 K CRp floats).
- * Environment (tuning, read per execute): TC_CUDA_WINO_BM = 128, 64 or 32
+ * cuda.conv.winograd2-tf32 (under TC_PLAN_ALLOW_TF32) runs step 3 on the
+ * TF32 tensor cores through cuda.conv.igemm-tf32's kernel, the products
+ * posed as one grouped 1x1 conv (wg_gemm_problem; U then unpadded, CRp =
+ * CR). F(4x4,3x3) is not offered in TF32: its transforms carry the TF32
+ * rounding to 7e-3 - 2e-2 of max|y| on the ResNet-50 layers (session 9),
+ * past the 5e-3 bound of the TF32 solvers.
+ * Environment (tuning, read per execute): TC_CUDA_WINO_GEMM=igemm runs the
+ * fp32 solvers' step 3 through cuda.conv.igemm too; TC_CUDA_WINO_BM = 128, 64 or 32
  * forces the GEMM tile height; TC_CUDA_WINO_STAGES = a bit set of the
  * stages to run (1 weights, 2 input, 4 GEMM, 8 output; default 15), for
  * timing one stage alone (the output is then wrong).
@@ -378,13 +385,15 @@ k_wg_gemm(const float *__restrict__ U, const float *__restrict__ V, float *__res
 }
 
 /* ---- host side ---- */
-static wgeo wg_geo(const tc__problem *p, int m) {
+/* tight: the reduction rows unpadded (CRp = CR), as the implicit GEMM
+ * takes them; else padded to 4 for the own GEMM's 16-byte copies. */
+static wgeo wg_geo(const tc__problem *p, int m, int tight) {
     wgeo g;
     g.N = p->N; g.C = p->C; g.K = p->K; g.G = p->G;
     g.Cg = p->C / p->G; g.Kg = p->K / p->G;
     g.KD = p->msk[0];
     g.CR = g.Cg * g.KD;
-    g.CRp = (g.CR + 3) / 4 * 4;
+    g.CRp = tight ? g.CR : (g.CR + 3) / 4 * 4;
     g.in0 = p->in[0]; g.in1 = p->in[1]; g.in2 = p->in[2];
     g.out0 = p->out[0]; g.out1 = p->out[1]; g.out2 = p->out[2];
     g.s0 = p->stride[0]; g.d0 = p->dil[0];
@@ -442,6 +451,48 @@ static int wg_pick_bm(const wgeo &g, int m) {
     return best;
 }
 
+/* The A*A x G batched GEMMs as one grouped 1x1 conv for the implicit GEMM
+ * (tc__cu_conv_igemm): batch 1, A*A*G groups, group (xi, g) with CR input
+ * channels (V[xi][g], CR x Tp: the input transform's rows of group g at
+ * point xi), Kg output channels (M[xi][g]) and the weights U[xi][g] (Kg x
+ * CR, tight); the tiles are a 1D axis of length Tp. */
+static tc__problem wg_gemm_problem(const wgeo &g, int m) {
+    const int64_t A2 = (int64_t)(m + 2) * (m + 2);
+    tc__problem q;
+    memset(&q, 0, sizeof q);
+    q.op = TC_OP_CONV;
+    q.dtype = TC_FLOAT32;
+    q.esize = sizeof(float);
+    q.nsp = 1;
+    q.N = 1;
+    q.G = A2 * g.G;
+    q.C = q.G * g.CR;
+    q.K = q.G * g.Kg;
+    for (int i = 0; i < 3; i++) {
+        q.in[i] = q.out[i] = q.msk[i] = q.stride[i] = q.dil[i] = 1;
+        q.pad_lo[i] = q.pad_hi[i] = 0;
+    }
+    q.in[2] = q.out[2] = g.Tp;
+    q.mode = TC_MODE_CONSTANT;
+    q.cval = 0;
+    q.has_bias = 0;
+    return q;
+}
+
+/* Which GEMM runs the batched products: 1 the implicit GEMM (TF32 always;
+ * fp32 only under TC_CUDA_WINO_GEMM=igemm, a tuning switch: in fp32 the two
+ * measured within 5% of each other on the H100, session 9), 0 this file's
+ * own kernel. Where the implicit GEMM's 32-bit ranges do not take the
+ * grouped problem: 0 (the TF32 solver is then not applicable). */
+static int wg_route(const tc__problem *p, int m, int tf32) {
+    const char *ev = getenv("TC_CUDA_WINO_GEMM");
+    if (!tf32 && !(ev && strcmp(ev, "igemm") == 0)) return 0;
+    const wgeo g = wg_geo(p, m, 1);
+    const tc__problem q = wg_gemm_problem(g, m);
+    if ((double)q.G > 65535 || !tc__cu_conv_igemm_fast(&q)) return 0;
+    return 1;
+}
+
 template <int BM>
 static tc_status wg_gemm_launch(const float *U, const float *V, float *Mo, const wgemm &w,
                                 int64_t nz, cudaStream_t s) {
@@ -474,10 +525,14 @@ static tc_status wg_bias(const tc__args *a, cudaStream_t s, const float **db, vo
 }
 
 template <int M>
-static tc_status wg_run(const tc__args *a, const tc__cu_bufs *b) {
+static tc_status wg_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     constexpr int A2 = (M + 2) * (M + 2);
     const tc__problem *p = a->p;
-    const wgeo g = wg_geo(p, M);
+    const int route = wg_route(p, M, tf32);
+    if (tf32 && !route)
+        return tc__error(TC_ERR_UNSUPPORTED, "cuda.conv.winograd-tf32: GEMM beyond the implicit "
+                                             "GEMM's 32-bit ranges");
+    const wgeo g = wg_geo(p, M, route);
     cudaStream_t s = b->s;
     double nu, nv, nm;
     wg_sizes(g, M, &nu, &nv, &nm);
@@ -506,7 +561,10 @@ static tc_status wg_run(const tc__args *a, const tc__cu_bufs *b) {
             }
         })
     }
-    if (st == TC_OK && (stages & 4)) {
+    if (st == TC_OK && (stages & 4) && route) {
+        const tc__problem q = wg_gemm_problem(g, M);
+        st = tc__cu_conv_igemm(&q, V, U, Mo, s, tf32);
+    } else if (st == TC_OK && (stages & 4)) {
         wgemm w;
         w.m = g.Kg; w.n = g.Tp; w.k = g.CR;
         w.lda = g.CRp; w.ldb = g.Tp;
@@ -537,8 +595,9 @@ static tc_status wg_run(const tc__args *a, const tc__cu_bufs *b) {
     return st;
 }
 
-static tc_status launch_wg4(const tc__args *a, const tc__cu_bufs *b) { return wg_run<4>(a, b); }
-static tc_status launch_wg2(const tc__args *a, const tc__cu_bufs *b) { return wg_run<2>(a, b); }
+static tc_status launch_wg4(const tc__args *a, const tc__cu_bufs *b) { return wg_run<4>(a, b, 0); }
+static tc_status launch_wg2(const tc__args *a, const tc__cu_bufs *b) { return wg_run<2>(a, b, 0); }
+static tc_status launch_wg2t(const tc__args *a, const tc__cu_bufs *b) { return wg_run<2>(a, b, 1); }
 
 static int wg_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n, int m) {
     const char *r = NULL;
@@ -551,7 +610,7 @@ static int wg_applicable(const tc__problem *p, const tc__env *e, char *why, size
     else if ((int64_t)(m + 2) * (m + 2) * p->G > 65535 * 64)
         r = "too many groups for the batched GEMM grid";
     if (!r) {
-        const wgeo g = wg_geo(p, m);
+        const wgeo g = wg_geo(p, m, 0);
         double nu, nv, nm;
         wg_sizes(g, m, &nu, &nv, &nm);
         if (nv > 4e11 || nm > 4e11 || nu > 4e11 || g.Kg > 65535 * 32 || g.CR > INT32_MAX)
@@ -569,34 +628,78 @@ static int wg4_applicable(const tc__problem *p, const tc__env *e, char *why, siz
 static int wg2_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
     return wg_applicable(p, e, why, n, 2);
 }
+/* TF32: under TC_PLAN_ALLOW_TF32, where the implicit GEMM takes the
+ * batched products */
+static int wgt_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n, int m) {
+    if (!wg_applicable(p, e, why, n, m)) return 0;
+    const char *r = NULL;
+    if (!e || !(e->flags & TC_PLAN_ALLOW_TF32))
+        r = "TF32 only when the plan flags include TC_PLAN_ALLOW_TF32";
+    else if (!wg_route(p, m, 1))
+        r = "the batched GEMM beyond the implicit GEMM's 32-bit ranges";
+    if (r) {
+        if (why) snprintf(why, n, "%s", r);
+        return 0;
+    }
+    return 1;
+}
+static int wg2t_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
+    return wgt_applicable(p, e, why, n, 2);
+}
 
-/* Cost model: the transforms and the GEMMs' operand traffic at ~70% of the
- * nominal bandwidth (U, V and M each written once and read once; the input
- * read once per depth tap), plus the batched GEMM at cuda.conv.igemm's
- * rate (0.6 of the FP32 peak) counted in whole waves of blocks, plus four
- * launches. */
-static double wg_estimate(const tc__problem *p, int m) {
+/* Cost model, fitted on the H100 (session 9: the ResNet-50 3x3 layers at
+ * batch 32 and the 3D layer of gpu_layers.py; TC_PLAN_TRACE=1 prints the
+ * estimates). `bytes`: the layer's input (once per depth tap), output and
+ * weights, and U, V, M each written once and read once.
+ *  - own GEMM kernel (fp32): bytes at 2.05x the nominal bandwidth (V and M
+ *    mostly stay in the 50 MB L2 between the stages), the GEMM's FLOPs at
+ *    0.31 of the nominal FP32 peak (~21 TFLOP/s measured; the session-8
+ *    wave model counted ~100 and put the fp32 Winograd under
+ *    cuda.conv.igemm-tf32 in TF32 plans where it is 1.15x slower), and
+ *    ~2 us per GEMM block over the resident slots (the depthwise layer's
+ *    36 x 256 groups of one row). Fit: 0.150 / 0.130 / 0.152 / 0.155 /
+ *    0.30 ms against 0.150 / 0.126-0.135 / 0.131 / 0.156 / 0.279 measured
+ *    (F(4x4); F(2x2) 1.0-1.5x pessimistic at 14 and 7).
+ *  - through the implicit GEMM (TF32; fp32 under TC_CUDA_WINO_GEMM=igemm):
+ *    bytes at 0.7 of the bandwidth, FLOPs at WG_IG_RATE(_TF) of the peak:
+ *    0.237 / 0.139 / 0.094 / 0.095 / 0.574 ms against 0.236-0.241 / 0.135
+ *    / 0.091-0.094 / 0.083-0.088 / 0.468 measured for winograd2-tf32 (the
+ *    grouped 1x1 GEMM reads V and writes M itself, so its traffic is in the
+ *    bytes term).
+ * plus four launches. */
+#define WG_IG_RATE 0.5
+#define WG_IG_RATE_TF 2.5
+static double wg_estimate(const tc__problem *p, int m, int tf32) {
     const tc__cu_device *d = tc__cu_dev();
     if (!d) return 1e30;
-    const wgeo g = wg_geo(p, m);
+    const int route = wg_route(p, m, tf32);
+    const wgeo g = wg_geo(p, m, route);
     double nu, nv, nm;
     wg_sizes(g, m, &nu, &nv, &nm);
     const double bytes = 4.0 * ((double)tc__x_count(p) * (double)g.KD + (double)tc__y_count(p) +
                                 (double)tc__w_count(p) + 2.0 * (nu + nv + nm));
-    const double t_mem = bytes / (0.7 * d->bandwidth);
-    const int bm = wg_pick_bm(g, m);
-    /* one 128-row block's k loop: 2 * 128 * 128 * CR FLOPs at the per-slot
-     * share of 0.6 of the peak (2 blocks per SM) */
-    const double t_blk = 2.0 * 128.0 * WB_N * (double)g.CR /
-                         (0.6 * d->peak_flops32 / (2.0 * wg_sms()));
-    const double t_gemm = wg_gemm_waves(g, m, bm) * t_blk * (bm == 64 ? 1.1 : bm == 32 ? 1.25 : 1.0);
-    return t_mem + t_gemm + 4 * 5e-6;
+    const double A2 = (double)(m + 2) * (m + 2);
+    const double fl = 2.0 * A2 * (double)g.K * (double)g.CR * (double)g.Tp;
+    double t;
+    if (route) {
+        t = bytes / (0.7 * d->bandwidth) + fl / ((tf32 ? WG_IG_RATE_TF : WG_IG_RATE) * d->peak_flops32);
+    } else {
+        const int bm = wg_pick_bm(g, m);
+        const double blocks = (double)tc__cu_div_up(g.Tp, WB_N) * (double)tc__cu_div_up(g.Kg, bm) *
+                              A2 * (double)g.G;
+        const int per_sm = bm == 128 ? 2 : bm == 64 ? 4 : 8;
+        t = bytes / (2.05 * d->bandwidth) + fl / (0.31 * d->peak_flops32) +
+            blocks * 2e-6 / ((double)per_sm * wg_sms());
+    }
+    return t + 4 * 5e-6;
 }
-static double wg4_estimate(const tc__problem *p, const tc__env *e) { return wg_estimate(p, 4); }
-static double wg2_estimate(const tc__problem *p, const tc__env *e) { return wg_estimate(p, 2); }
+static double wg4_estimate(const tc__problem *p, const tc__env *e) { return wg_estimate(p, 4, 0); }
+static double wg2_estimate(const tc__problem *p, const tc__env *e) { return wg_estimate(p, 2, 0); }
+static double wg2t_estimate(const tc__problem *p, const tc__env *e) { return wg_estimate(p, 2, 1); }
 
 static tc_status wg4_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_wg4); }
 static tc_status wg2_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_wg2); }
+static tc_status wg2t_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_wg2t); }
 
 } // namespace
 
@@ -620,4 +723,15 @@ TC__CU_SOLVER(tc__solver_cuda_conv_winograd2) = {
     .applicable = wg2_applicable,
     .estimate = wg2_estimate,
     .execute = wg2_execute,
+};
+
+TC__CU_SOLVER(tc__solver_cuda_conv_winograd2_tf32) = {
+    .name = "cuda.conv.winograd2-tf32",
+    .backend = TC_BACKEND_CUDA,
+    .ops = TC_OP_CONV,
+    .summary = "cuda.conv.winograd2 (F(2x2,3x3)) with the 16 x groups batched GEMMs on the TF32 tensor cores (cuda.conv.igemm-tf32's kernel on the products as one grouped 1x1 conv); only under TC_PLAN_ALLOW_TF32. (F(4x4,3x3) in TF32 measured 7e-3 to 2e-2 error: not offered.)",
+    .available = tc__cu_available,
+    .applicable = wg2t_applicable,
+    .estimate = wg2t_estimate,
+    .execute = wg2t_execute,
 };
