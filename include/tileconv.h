@@ -300,9 +300,14 @@ typedef struct tc_plan tc_plan;
 #define TC_PLAN_ALLOW_TF32 4u  /* GPU only: allow TF32 tensor cores
                                   (conv: cuda.conv.igemm-tf32, inputs and
                                   weights rounded to 10-bit mantissas, fp32
-                                  sums: ~3e-4 relative error, see
+                                  sums: ~3e-4 relative error;
+                                  cuda.conv.winograd2-tf32, the F(2x2,3x3)
+                                  transforms rounded: ~5e-4; see
                                   docs/semantics.md); without the flag no
-                                  TF32 algorithm is applicable */
+                                  TF32 algorithm is applicable. The
+                                  environment variable TC_PLAN_TRACE=1
+                                  prints every candidate's estimate to
+                                  stderr while planning (tuning aid) */
 
 typedef struct tc_plan_options {
     size_t struct_size; /* set by tc_plan_options_init */

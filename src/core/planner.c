@@ -273,6 +273,8 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
         double est[TC__MAXCAND];
         size_t wsz[TC__MAXCAND];
         int nc = 0, nonref = 0;
+        const char *tr = getenv("TC_PLAN_TRACE");
+        const int trace = tr && tr[0] == '1';
         for (int i = 0; tc__solvers[i] && nc < TC__MAXCAND; i++) {
             const tc__solver *s = tc__solvers[i];
             if (!(s->ops & p->op) || !tc__backend_ok(s, pl->env.backend)) continue;
@@ -282,6 +284,9 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
             if (opt->workspace_limit && wsb > opt->workspace_limit) continue;
             cand[nc] = s;
             est[nc] = s->estimate ? s->estimate(p, &pl->env) : 1e30;
+            /* TC_PLAN_TRACE=1: each candidate's estimate on stderr (tuning
+             * the cost models; not part of the API) */
+            if (trace) fprintf(stderr, "tileconv plan: %-28s estimate %.4f ms\n", s->name, est[nc] * 1e3);
             wsz[nc] = wsb;
             if (!tc__solver_is_reference(s)) nonref++;
             nc++;
