@@ -524,10 +524,30 @@ static void reexec_with_env(int argc, char **argv, int threads) {
     setenv("OMP_WAIT_POLICY", "passive", 1);
     setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
     /* libgomp binds the initial thread to the first place when it loads
-     * with OMP_PROC_BIND set: the child restores this mask first. */
-    char cpus[1024];
-    if (bench_affinity_string(cpus, sizeof cpus) == 0 && cpus[0])
+     * with OMP_PROC_BIND set, and exec keeps that mask: the child restores
+     * the process's CPU set first, taken from the library's placement (which
+     * ignores a thread mask narrowed by OpenMP binding variables), not from
+     * this thread's mask, and this thread is widened to it before the exec.
+     * With OMP_PROC_BIND=spread OMP_PLACES=cores set by the caller, this
+     * thread's mask was one CPU, the child inherited it, its libgomp made
+     * one place of it and ran both oneDNN threads there: oneDNN 1.6x slower
+     * (session 9). */
+    char cpus[1024], place[1200];
+    tc_cpu_placement(place, sizeof place);
+    const char *list = NULL; /* after the last ": " (the source may hold one too) */
+    for (const char *q = strstr(place, ": "); q; q = strstr(q + 1, ": ")) list = q;
+    int listed = 0;
+    for (const char *q = list ? list + 2 : ""; *q; q++) listed += *q == ',';
+    /* the placement line is cut at 160 characters: whole lists only */
+    if (list && list[2] && listed + 1 == tc_cpu_count() && strlen(list + 2) < sizeof cpus) {
+        snprintf(cpus, sizeof cpus, "%s", list + 2);
         setenv("TILECONV_BENCH_AFFINITY", cpus, 1);
+        /* and before the exec: the child's libgomp builds its places from
+         * the mask the child starts with */
+        bench_affinity_restore(cpus);
+    } else if (bench_affinity_string(cpus, sizeof cpus) == 0 && cpus[0]) {
+        setenv("TILECONV_BENCH_AFFINITY", cpus, 1);
+    }
     setenv("TILECONV_BENCH_CHILD", "1", 1);
     char **nv = calloc((size_t)argc + 2, sizeof *nv);
     if (!nv) return;

@@ -328,7 +328,7 @@ def conv_valid_params(s, nsp):
                         padding=padding, pmode=pmode, bias=bool(rng.integers(0, 2)))
 
 
-def conv_case(s, nsp, dtype, p=None, algo=None):
+def conv_case(s, nsp, dtype, p=None, algo=None, extra=()):
     p = p or conv_valid_params(s, nsp)
     x = s.data([p["N"], p["C"]] + p["n"], dtype)
     w = s.data([p["K"], p["C"] // p["G"]] + p["k"], dtype)
@@ -347,7 +347,8 @@ def conv_case(s, nsp, dtype, p=None, algo=None):
     args += ["--padding", p["padding"] if isinstance(p["padding"], str) else lists(p["padding"])]
     if b is not None:
         args += ["--bias", s.save(b)]
-    name = (f"conv {nsp}D {np.dtype(dtype).name} N{p['N']} C{p['C']} K{p['K']} G{p['G']} "
+    args += list(extra)
+    name = (" ".join(extra) + " " if extra else "") + (f"conv {nsp}D {np.dtype(dtype).name} N{p['N']} C{p['C']} K{p['K']} G{p['G']} "
             f"in={p['n']} k={p['k']} stride={p['stride']} dil={p['dilation']} "
             f"pad={p['padding']} {p['pmode']} bias={int(b is not None)}")
     # the signal's size: max |x| times the largest sum |w| of one output channel
@@ -687,6 +688,10 @@ def main():
                              ["convolve", "correlate"][int(rng.integers(0, 2))], algo=name,
                              rank=rank)
             signal_case(s, 2, np.float64, "valid", "convolve", swap=True, algo=name)
+        # --tf32 allows the GPU's TF32 solvers only: on the CPU the plan and
+        # the result stay those of float32
+        for nsp in (1, 2, 3):
+            conv_case(s, nsp, np.float32, extra=("--tf32", "--backend", "cpu"))
         for name in algos["conv"]:
             for _ in range(2 if quick else 4):
                 for nsp in (1, 2, 3):

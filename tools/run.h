@@ -1,6 +1,6 @@
 /*
  * run.h - what filter, conv and gemm share: the execution options
- * (--backend --algo --threads --repeat --stats --measure --verbose), the
+ * (--backend --algo --threads --repeat --stats --measure --tf32 --verbose), the
  * context, the timed execute loop and the statistics report.
  */
 #ifndef TC_TOOLS_RUN_H
@@ -16,6 +16,8 @@
     "  --algo NAME      force an algorithm (see 'tileconv info')\n"           \
     "  --threads N      CPU threads, 0 = all cores (default)\n"              \
     "  --measure        plan with TC_PLAN_MEASURE (time the candidates)\n"   \
+    "  --tf32           allow TF32 tensor cores on the GPU (TC_PLAN_ALLOW_TF32:\n" \
+    "                   ~5e-4 relative error instead of ~1e-6; conv layers)\n" \
     "  --repeat N       time N executes after one warm-up (default 1); with\n" \
     "                   none of --repeat, --stats, --verbose: one untimed run\n" \
     "  --stats FILE     write timing statistics as JSON to FILE\n"            \
@@ -32,6 +34,7 @@ typedef struct tool_run {
     int have_repeat;
     const char *stats_path;
     int measure;
+    int tf32;
     int verbose;
     int always_report; /* gemm: the summary line is its output */
     tc_context *ctx;
