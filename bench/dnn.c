@@ -12,8 +12,10 @@
  *   onednn.any        oneDNN's own blocked layouts, input and weights
  *                     reordered once outside the time (a framework's view);
  *   onednn.plain      oneDNN on plain NCHW tensors.
- * Timing: one warm-up each, then rounds that run every runner once in turn
- * (so drift hits all alike) until `repeat` samples each; median and best
+ * Timing: one warm-up each, then rounds that run every runner once, each
+ * round in a new shuffled order (so drift and the cache state a runner
+ * inherits from the one before hit all alike), until `repeat` samples
+ * each; median and best
  * reported. Peers get OMP_PROC_BIND=spread OMP_PLACES=cores (bench.c sets
  * them and re-executes before oneDNN loads). The FMA peak and the copy
  * bandwidth are measured in the same run; every output is compared with a
@@ -290,8 +292,24 @@ int bench_dnn(int threads, int repeat, int quick, int peers, const char *json_pa
         double best_warm = 1e30;
         for (int i = 0; i < nr; i++)
             if (!R[i].na[0] && R[i].warm_ms < best_warm) best_warm = R[i].warm_ms;
-        for (int rep = 0; rep < reps; rep++)
-            for (int i = 0; i < nr; i++) {
+        /* each round runs the runners in a new order (a seeded shuffle), so
+         * no runner always inherits the caches of the same predecessor:
+         * with a fixed order auto always ran right after onednn.plain
+         * (whose im2col buffer evicts the caches) and read 5-25% slower
+         * than the same algorithm forced (session 9) */
+        int order[DNN_MAXR];
+        uint64_t lcg = 0x9e3779b97f4a7c15ull;
+        for (int rep = 0; rep < reps; rep++) {
+            for (int k = 0; k < nr; k++) order[k] = k;
+            for (int k = nr - 1; k > 0; k--) {
+                lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+                const int j = (int)((lcg >> 33) % (uint64_t)(k + 1));
+                const int t = order[k];
+                order[k] = order[j];
+                order[j] = t;
+            }
+            for (int k = 0; k < nr; k++) {
+                const int i = order[k];
                 if (R[i].na[0]) continue;
                 if (rep >= 3 && R[i].warm_ms > 20 * best_warm) continue;
                 double t0 = bench_now_ms();
@@ -301,6 +319,7 @@ int bench_dnn(int threads, int repeat, int quick, int peers, const char *json_pa
                 }
                 if (R[i].n < BENCH_MAX_SAMPLES) R[i].samples[R[i].n++] = bench_now_ms() - t0;
             }
+        }
         int iauto = -1, iany = -1, iplain = -1;
         for (int i = 0; i < nr; i++) {
             if (R[i].n) {
