@@ -276,9 +276,14 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
     PyObject *xs, *ws, *st_, *dl, *pd;
     const char *algo = NULL;
     int backend = 0; /* 0 cpu, 1 cuda */
-    if (!PyArg_ParseTuple(args, "iOOLOOOiiiiz|i", &dtype, &xs, &ws, &groups, &st_, &dl, &pd,
-                          &pkind, &pmode, &has_bias, &threads, &algo, &backend))
+    unsigned int flags = 0; /* TC_PLAN_* (allow_tf32: TC_PLAN_ALLOW_TF32) */
+    if (!PyArg_ParseTuple(args, "iOOLOOOiiiiz|iI", &dtype, &xs, &ws, &groups, &st_, &dl, &pd,
+                          &pkind, &pmode, &has_bias, &threads, &algo, &backend, &flags))
         return -1;
+    if (flags & ~(unsigned)(TC_PLAN_MEASURE | TC_PLAN_ALLOW_TF32)) {
+        PyErr_Format(PyExc_ValueError, "tileconv: conv: plan flags 0x%x not supported", flags);
+        return -1;
+    }
     tc_conv_desc d;
     tc_conv_desc_init(&d);
     int64_t xsh[TC_MAX_DIMS], wsh[TC_MAX_DIMS];
@@ -327,6 +332,7 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
     tc_plan_options o;
     tc_plan_options_init(&o);
     o.algorithm = algo;
+    o.flags = flags;
     Py_BEGIN_ALLOW_THREADS st = tc_plan_conv(&self->plan, self->ctx, &d, &o);
     Py_END_ALLOW_THREADS if (st != TC_OK) {
         tc_py_error(st, "conv");

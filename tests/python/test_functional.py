@@ -99,3 +99,21 @@ def test_bad_arguments():
         F.conv2d(x, np.zeros((6, 4, 11, 11), np.float32))  # kernel larger than the input
     with pytest.raises(TypeError):
         F.conv2d(x.astype(np.int32), w)
+
+
+def test_plan_flags():
+    """The plan-flags argument of the extension (F.allow_tf32 on the GPU):
+    TC_PLAN_ALLOW_TF32 on a CPU plan leaves float32 results unchanged; an
+    unknown flag is refused with a message naming it."""
+    from tileconv import _core
+    rng = np.random.default_rng(SEED)
+    x = rng.uniform(-1, 1, (2, 6, 9, 10)).astype(np.float32)
+    w = rng.uniform(-1, 1, (4, 6, 3, 3)).astype(np.float32)
+    args = (0, x.shape, w.shape, 1, (1, 1), (1, 1), (1, 1), 0, 0, 0, 0, None, 0)
+    y0 = np.empty((2, 4, 9, 10), np.float32)
+    y1 = np.empty_like(y0)
+    _core.ConvPlan(*args).execute(x, w, None, y0)
+    _core.ConvPlan(*args, 4).execute(x, w, None, y1)
+    assert np.array_equal(y0, y1)
+    with pytest.raises(ValueError, match="0x100"):
+        _core.ConvPlan(*args, 0x100)

@@ -50,3 +50,22 @@ def test_ndimage_cupy():
         y = T.correlate(a, w, mode=mode, cval=0.5)
         r = CX.correlate(a, cp.asarray(w, dtype=cp.float32), mode=mode, cval=0.5)
         assert float(cp.abs(y - r).max()) <= 1e-4 * float(cp.abs(r).max())
+
+
+def test_conv2d_allow_tf32():
+    """allow_tf32 reaches the planner: a 3x3 layer large enough for the TF32
+    kernels, within the TF32 bound (5e-3 of max|y|), and back to float32
+    accuracy (1e-4) when switched off again."""
+    g = torch.Generator(device="cpu").manual_seed(2)
+    x = (torch.rand((4, 64, 28, 28), generator=g) * 2 - 1).cuda()
+    w = (torch.rand((64, 64, 3, 3), generator=g) * 2 - 1).cuda()
+    r = torch.nn.functional.conv2d(x.double(), w.double(), padding=1)
+    tol = r.abs().max().item()
+    try:
+        F.allow_tf32 = True
+        y = F.conv2d(x, w, padding=1)
+        assert (y.double() - r).abs().max().item() <= 5e-3 * tol
+    finally:
+        F.allow_tf32 = False
+    y = F.conv2d(x, w, padding=1)
+    assert (y.double() - r).abs().max().item() <= 1e-4 * tol

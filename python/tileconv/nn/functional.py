@@ -8,6 +8,12 @@ padding_mode ('zeros', 'reflect', 'replicate', 'circular').
 x is (N, C, *spatial) or unbatched (C, *spatial), weight (K, C/groups,
 *kernel). padding: an int, a tuple, 'same' (stride 1) or 'valid'. Plans are
 cached by problem; the weights are passed with every call.
+
+allow_tf32 (module attribute, default False: strict float32, where
+PyTorch's torch.backends.cudnn.allow_tf32 defaults to True): True lets GPU
+calls (CuPy arrays, torch CUDA tensors) use the TF32 tensor cores
+(TC_PLAN_ALLOW_TF32: ~5e-4 relative error instead of ~1e-6,
+docs/semantics.md). NumPy calls run on the CPU and are not affected.
 """
 import threading
 from collections import OrderedDict
@@ -23,6 +29,8 @@ _PMODES = {"zeros": 0, "reflect": 1, "replicate": 2, "circular": 3}
 _cache = OrderedDict()
 _lock = threading.Lock()
 threads = 0
+allow_tf32 = False
+_ALLOW_TF32 = 4  # TC_PLAN_ALLOW_TF32
 
 
 def _tuple(v, n, name):
@@ -68,13 +76,15 @@ def _conv_gpu(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
     else:
         pkind, pad = 0, _tuple(padding, nsp, "padding")
     dt = 0 if xdt == np.float32 else 1
+    tf32 = bool(allow_tf32)
     key = ("cuda", nsp, dt, xs, ws, int(groups), stride, dilation, pad, pkind, padding_mode,
-           bias is not None)
+           bias is not None, tf32)
     with _lock:
         p = _cache.get(key)
     if p is None:
         p = _core.ConvPlan(dt, xs, ws, int(groups), stride, dilation, pad, pkind,
-                           _PMODES[padding_mode], int(bias is not None), 0, None, 1)
+                           _PMODES[padding_mode], int(bias is not None), 0, None, 1,
+                           _ALLOW_TF32 if tf32 else 0)
         with _lock:
             _cache[key] = p
             while len(_cache) > 32:
