@@ -133,6 +133,10 @@ int tc__cu_conv_igemm_fast(const tc__problem *p);
  * tc__cu_conv_igemm_fast(p) is 0. */
 tc_status tc__cu_conv_igemm(const tc__problem *p, const void *x, const void *w, void *y,
                             cudaStream_t s, int tf32);
+/* A conv layer's bias on the device for a->bias: *db the device pointer
+ * (NULL without a bias), used in place when a->bias is device memory, else
+ * staged on stream s into *own, which the caller frees with tc__cu_free. */
+tc_status tc__cu_conv_bias(const tc__args *a, cudaStream_t s, const float **db, void **own);
 
 /* ---- boundary on the device: tc__boundary_index ---- */
 __device__ __forceinline__ int64_t tc__cu_mod(int64_t a, int64_t m) {

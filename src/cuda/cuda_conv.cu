@@ -963,7 +963,8 @@ static cargs cv_args(const tc__problem *p) {
     return a;
 }
 
-/* The bias on the device: in place, or staged into *own. */
+/* The bias on the device: in place, or staged into *own
+ * (tc__cu_conv_bias, cuda_common.h). */
 static tc_status cv_bias(const tc__args *a, cudaStream_t s, const float **db, void **own) {
     *db = NULL;
     *own = NULL;
@@ -1483,6 +1484,10 @@ static tc_status dw_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, l
 } // namespace
 
 int tc__cu_conv_igemm_fast(const tc__problem *p) { return ig_fast(p); }
+
+tc_status tc__cu_conv_bias(const tc__args *a, cudaStream_t s, const float **db, void **own) {
+    return cv_bias(a, s, db, own);
+}
 
 tc_status tc__cu_conv_igemm(const tc__problem *p, const void *x, const void *w, void *y,
                             cudaStream_t s, int tf32) {

@@ -508,22 +508,6 @@ static tc_status wg_gemm_launch(const float *U, const float *V, float *Mo, const
     return TC_OK;
 }
 
-/* The bias on the device: in place, or staged into *own. */
-static tc_status wg_bias(const tc__args *a, cudaStream_t s, const float **db, void **own) {
-    *db = NULL;
-    *own = NULL;
-    if (!a->p->has_bias) return TC_OK;
-    if (tc__cu_is_device(a->bias)) {
-        *db = (const float *)a->bias;
-        return TC_OK;
-    }
-    size_t bytes = (size_t)a->p->K * sizeof(float);
-    tc_status st = tc__cu_alloc(own, bytes, s);
-    if (st == TC_OK) st = tc__cu_h2d(*own, a->bias, bytes, s);
-    *db = (const float *)*own;
-    return st;
-}
-
 template <int M>
 static tc_status wg_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     constexpr int A2 = (M + 2) * (M + 2);
@@ -540,7 +524,7 @@ static tc_status wg_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     const float *db = NULL;
     const char *sv = getenv("TC_CUDA_WINO_STAGES");
     const int stages = sv ? atoi(sv) : 15;
-    tc_status st = wg_bias(a, s, &db, &own);
+    tc_status st = tc__cu_conv_bias(a, s, &db, &own);
     if (st == TC_OK) st = tc__cu_alloc(&U, (size_t)nu * sizeof(float), s);
     if (st == TC_OK) st = tc__cu_alloc(&V, (size_t)nv * sizeof(float), s);
     if (st == TC_OK) st = tc__cu_alloc(&Mo, (size_t)nm * sizeof(float), s);
