@@ -75,7 +75,7 @@ FK_INL void FK_FN(taps)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
  * B[v] and B[v + 1] (one port-5 uop instead of a load that splits a cache
  * line 15 times out of 16). Reads exactly the elements the plain loads
  * read; the FMAs and their order are unchanged (m2 <= FK_L: tapnext()'s
- * order is ascending there; wider masks take tapsp2()). (Loading the first two
+ * order is ascending there; wider masks take tapspair()). (Loading the first two
  * vectors of each tap unaligned instead, to balance the load ports against
  * port 5, measured no better.) */
 /* FK_SHIFT(lo, hi, s): elements s .. s + L - 1 of hi:lo. With s known at
@@ -134,7 +134,7 @@ FK_INL void FK_FN(tapsp)(FK_V acc[TC__FD_RMAX][FK_VMAX], const FK_T *p,
  * has), and X_u = elements s.. of B[u]:B[u+1] is tap base + s of output
  * vector u and tap base + s + FK_L of output vector u - 1. Output rows
  * [jlo, jhi] of acc, AS vectors each (the tap row of row j at
- * t0 - (j - jlo) m2): the row block's taps for m2 > FK_L (tapsp2() in
+ * t0 - (j - jlo) m2): the row block's taps for m2 > FK_L (FK_TAPS2 in
  * strip() and stripc()) and the one-row strip of full vectors
  * (strip1p()). */
 #define FK_PMAX ((FK_V1 > FK_VMAX ? FK_V1 : FK_VMAX) + 1)
