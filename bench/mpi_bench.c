@@ -2,7 +2,7 @@
  * reflect):
  *   mpirun -np R tileconv-mpi-bench [--weak N | --strong N] [--grid AxBxC |
  *       --slabs] [--repeat K] [--algo NAME] [--local] [--progress on|off|auto]
- *       [--single] [--backend cpu|cuda]
+ *       [--single] [--backend cpu|cuda [--device]]
  * Weak: N^3 per rank (the global array is (g0 N) x (g1 N) x (g2 N) for the
  * grid g: --grid, --slabs = R x 1 x 1, default MPI_Dims_create's balanced
  * grid over the first two axes); strong: N^3 in all on the library's grid (or --grid / --slabs).
@@ -15,7 +15,9 @@
  * (default: the library's choice; MPI is initialised with
  * MPI_THREAD_SERIALIZED; --single: plain MPI_Init). --backend cuda: GPU
  * ranks (device = node-local rank % devices, host buffers; the local plans
- * of --local on the same device). --local: no MPI in the timed loop: each rank filters its
+ * of --local on the same device); --device: the rank's arrays live on its
+ * GPU (cudaMalloc; the interior runs on them, the halos travel through
+ * host copies of the box's edges). --local: no MPI in the timed loop: each rank filters its
  * own N^3 array with a one-process plan of the same algorithm (R
  * independent filters at once), to separate the machine's shared-resource
  * slowdown from the distributed code. A benchmark: never fails on a slow
@@ -25,6 +27,10 @@
 #include <string.h>
 
 #include "tileconv_mpi.h"
+
+#if TC_MPI_BENCH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 static int cmpd(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -37,7 +43,7 @@ int main(int argc, char **argv) {
     if (single) MPI_Init(&argc, &argv); /* MPI_THREAD_SINGLE: no progress thread */
     else MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     int rank, size, weak = 1, repeat = 7, slabs = 0, local = 0, grid[3] = {0, 0, 0};
-    int progress = 0;
+    int progress = 0, device = 0;
     tc_backend backend = TC_BACKEND_CPU;
     long n = 128;
     const char *algo = NULL;
@@ -53,6 +59,7 @@ int main(int argc, char **argv) {
             sscanf(argv[++i], "%dx%dx%d", &grid[0], &grid[1], &grid[2]);
         else if (!strcmp(argv[i], "--slabs")) slabs = 1;
         else if (!strcmp(argv[i], "--local")) local = 1;
+        else if (!strcmp(argv[i], "--device")) device = 1;
         else if (!strcmp(argv[i], "--backend") && more) {
             if (tc_backend_parse(argv[++i], &backend) != TC_OK) backend = TC_BACKEND_CPU;
         } else if (!strcmp(argv[i], "--progress") && more) {
@@ -102,6 +109,26 @@ int main(int argc, char **argv) {
     size_t elems = (size_t)(count[0] * count[1] * count[2]);
     float *x = malloc(elems * 4), *y = malloc(elems * 4);
     for (size_t i = 0; i < elems; i++) x[i] = (float)((i * 2654435761u) % 1000) * 1e-3f;
+    float *hx = x, *hy = y; /* the host arrays (freed at the end) */
+    if (device) {
+#if TC_MPI_BENCH_HAVE_CUDA
+        /* the plan selected this rank's device */
+        void *dx = NULL, *dy = NULL;
+        if (backend != TC_BACKEND_CUDA || cudaMalloc(&dx, elems * 4 + 4) != cudaSuccess ||
+            cudaMalloc(&dy, elems * 4 + 4) != cudaSuccess ||
+            cudaMemcpy(dx, x, elems * 4, cudaMemcpyHostToDevice) != cudaSuccess) {
+            fprintf(stderr, "tileconv-mpi-bench: rank %d: --device needs --backend cuda and "
+                    "device memory\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        x = dx;
+        y = dy;
+#else
+        if (rank == 0) fprintf(stderr, "tileconv-mpi-bench: --device: built without CUDA\n");
+        MPI_Finalize();
+        return 1;
+#endif
+    }
     double *t = malloc(sizeof(double) * (size_t)repeat), comp = 0, wait = 0;
     double *hid = malloc(sizeof(double) * (size_t)repeat);
     double *exp_ = malloc(sizeof(double) * (size_t)repeat);
@@ -124,14 +151,23 @@ int main(int argc, char **argv) {
         }
         tc_context_destroy(ctx);
         tc_execute_filter(lp, y, x, NULL);
+#if TC_MPI_BENCH_HAVE_CUDA
+        if (device) cudaDeviceSynchronize();
+#endif
     } else {
         tc_mpi_execute_filter(p, y, x); /* warm-up */
     }
     for (int r = 0; r < repeat; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        if (local) tc_execute_filter(lp, y, x, NULL);
-        else tc_mpi_execute_filter(p, y, x);
+        if (local) {
+            tc_execute_filter(lp, y, x, NULL);
+#if TC_MPI_BENCH_HAVE_CUDA
+            if (device) cudaDeviceSynchronize(); /* the call only enqueued */
+#endif
+        } else {
+            tc_mpi_execute_filter(p, y, x);
+        }
         double mine = MPI_Wtime() - t0;
         MPI_Barrier(MPI_COMM_WORLD);
         t[r] = MPI_Wtime() - t0;
@@ -174,7 +210,8 @@ int main(int argc, char **argv) {
                "MB/execute on rank 0, exchange alone %.3f ms (rank 0), exposed (median per "
                "rank) max %.3f ms, hidden (median per rank) %.0f..%.0f%%; progress thread %s, "
                "its work beside compute (median per rank) max %.3f ms, hidden_cpu %.0f..%.0f%%\n",
-               weak ? "weak" : "strong", backend == TC_BACKEND_CUDA ? " cuda" : "", n, weak ? " per rank" : "", size, s.grid[0], s.grid[1],
+               weak ? "weak" : "strong",
+               backend != TC_BACKEND_CUDA ? "" : device ? " cuda device-arrays" : " cuda", n, weak ? " per rank" : "", size, s.grid[0], s.grid[1],
                s.grid[2], tc_mpi_plan_algorithm(p), local ? " LOCAL (no MPI, one-process plans)"
                                                           : "",
                t[repeat / 2] * 1e3, comp_min * 1e3, comp_max * 1e3, wait_max * 1e3, s.messages,
@@ -183,8 +220,14 @@ int main(int argc, char **argv) {
                pg_max * 1e3, 100 * hc_min, 100 * hc_max);
     tc_plan_destroy(lp);
     tc_mpi_plan_destroy(p);
-    free(x);
-    free(y);
+#if TC_MPI_BENCH_HAVE_CUDA
+    if (device) {
+        cudaFree(x);
+        cudaFree(y);
+    }
+#endif
+    free(hx);
+    free(hy);
     free(t);
     free(hid);
     free(exp_);

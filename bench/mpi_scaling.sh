@@ -17,6 +17,10 @@
 #            (--map-by slot:PE=2: a spare core for it; ranks up to half the
 #            cores), interleaved, PROGRESS_ROUNDS times (default 2), and
 #            --local at each rank count
+#   gpuvar   (session 10) GPU ranks: test_mpi's GPU cases at 2 and 3 ranks;
+#            weak 1 -> 2 ranks on host arrays (default, 3 slabs, progress
+#            thread with a spare core, --local) and on device arrays
+#            (--device, 192^3 and 384^3 per rank, --local)
 #   gpu      (session 8) GPU ranks on this machine's GPU(s): a CUDA build
 #            (CMAKE_CUDA_ARCHITECTURES=90) is made for every step; then
 #            tileconv-mpi --backend cuda at 1 and 2 ranks (sharing one GPU
@@ -51,14 +55,14 @@ grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA node\(|L2|L3|MHz" "$OUT/ma
 mpirun --version | head -1
 CUDA_ARGS=(-DTC_ENABLE_CUDA=OFF)
 TARGETS=(tileconv_mpi_bench test_mpi)
-has gpu && TARGETS+=(tileconv_mpi_cli tileconv_cli)
+{ has gpu || has gpuvar; } && TARGETS+=(tileconv_mpi_cli tileconv_cli)
 GB=${GPU_BACKEND:-cuda} # cpu (with GA, GS cpu algorithms): a dry run of the gpu step without a GPU
 GA=${GA:-cuda.direct} GS=${GS:-cuda.separable}
 # CUDA_BUILD=1: the CUDA build without the gpu step (a second call that
 # reuses the first one's build directory)
-if { has gpu || [ "${CUDA_BUILD:-0}" = 1 ]; } && [ "$GB" = cuda ]; then
+if { has gpu || has gpuvar || [ "${CUDA_BUILD:-0}" = 1 ]; } && [ "$GB" = cuda ]; then
     NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-    CUDA_ARGS=(-DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC")
+    CUDA_ARGS=(-DTC_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC")
     nvidia-smi -L 2>&1 | head -4
 fi
 stamp "build (${CUDA_ARGS[*]}) in $BUILD"
@@ -146,6 +150,37 @@ if has gpu && time_left 40; then
         run $M -np $r "$B" --backend "$GB" --weak 192 --repeat 9
         run $M -np $r "$B" --backend "$GB" --weak 192 --repeat 9 --local
         run $M -np $r "$B" --backend "$GB" --strong 384 --repeat 9
+    done
+fi
+if has gpuvar && time_left 40; then
+    # (session 10) GPU ranks, weak scaling 1 -> 2 ranks (one GPU each when
+    # there are two), interleaved rounds:
+    #   host arrays, 192^3 per rank: the default (one interior plan since
+    #     session 10), the interior in 3 slabs (session 8's default), a
+    #     spare core per rank with the progress thread, --local
+    #   device arrays (--device), 192^3 and 384^3 per rank, and --local
+    stamp "GPU ranks: test_mpi (GPU cases) at 2 and 3 ranks"
+    for r in 2 3; do
+        timeout 120 $M -np $r "$BUILD/tests/test_mpi" >"$OUT/test_mpi_gpu$r.log" 2>&1
+        echo "test_mpi $r ranks rc=$?: $(grep -E 'passed|SKIP' "$OUT/test_mpi_gpu$r.log" | tr '\n' ' ')"
+        grep -E "FAIL|failed:" "$OUT/test_mpi_gpu$r.log" | head -5
+    done
+    stamp "GPU ranks: variants, GPUVAR_ROUNDS rounds"
+    for round in $(seq "${GPUVAR_ROUNDS:-2}"); do
+        time_left 25 || break
+        run $M -np 1 "$B" --backend "$GB" --weak 192 --repeat 9 | sed 's/^weak/weak r1/'
+        run $M -np 2 "$B" --backend "$GB" --weak 192 --repeat 9 | sed 's/^weak/weak default/'
+        run env TILECONV_MPI_CHUNKS=3 $M -x TILECONV_MPI_CHUNKS -np 2 "$B" --backend "$GB" --weak 192 \
+            --repeat 9 | sed 's/^weak/weak chunks=3/'
+        run mpirun --map-by slot:PE=2 --bind-to core -np 2 "$B" --backend "$GB" --weak 192 --repeat 9 \
+            --progress on | sed 's/^weak/weak PE=2 progress/'
+        run $M -np 2 "$B" --backend "$GB" --weak 192 --repeat 9 --local | sed 's/^weak/weak local/'
+        for n in 192 384; do
+            for r in 1 2; do
+                run $M -np $r "$B" --backend "$GB" --device --weak $n --repeat 15
+                run $M -np $r "$B" --backend "$GB" --device --weak $n --repeat 15 --local
+            done
+        done
     done
 fi
 if has progress && time_left 40; then

@@ -22,12 +22,19 @@
 
 #include "tileconv_mpi.h"
 
+#if TC_MPI_TEST_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #define SEED 88172645463325252ull
 
 static int rank, size;
 static long passed, failed, chunked; /* chunked: this rank's plans with interior chunks */
 static long progressed;                /* this rank's plans with a progress thread */
 static int single_mode;                /* MPI_THREAD_SINGLE: never force one */
+/* GPU ranks (a CUDA build on a machine with a GPU): 1 host arrays, 2 device
+ * arrays; the reference is one process on the CUDA backend */
+static int gpu_mode;
 
 static double val(uint64_t *s) {
     *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17;
@@ -83,12 +90,13 @@ static void run(int nd, const int64_t *shape, const int64_t *mshape, tc_mode mod
     if (dc.boxes) snprintf(gs, sizeof gs, "boxes");
     snprintf(name, sizeof name,
              "%dD %lldx%lldx%lld mask %lldx%lldx%lld %s %s origin%d %s %s grid %s chunks %s "
-             "progress %s", nd,
+             "progress %s%s", nd,
              (long long)shape[0], (long long)(nd > 1 ? shape[1] : 1),
              (long long)(nd > 2 ? shape[2] : 1), (long long)mshape[0],
              (long long)(nd > 1 ? mshape[1] : 1), (long long)(nd > 2 ? mshape[2] : 1), mn[mode],
              kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate", origin_sel,
-             dt == TC_FLOAT32 ? "f32" : "f64", algo, gs, ck, prn[pk]);
+             dt == TC_FLOAT32 ? "f32" : "f64", algo, gs, ck, prn[pk],
+             gpu_mode == 2 ? " GPU device arrays" : gpu_mode ? " GPU host arrays" : "");
     tc_filter_desc d;
     tc_filter_desc_init(&d);
     d.dtype = dt;
@@ -124,6 +132,7 @@ static void run(int nd, const int64_t *shape, const int64_t *mshape, tc_mode mod
     tc_mpi_options mo;
     tc_mpi_options_init(&mo);
     mo.progress = single_mode && progs[pk] > 0 ? 0 : progs[pk];
+    if (gpu_mode) mo.backend = TC_BACKEND_CUDA;
     if (dc.grid) memcpy(mo.grid, dc.grid, sizeof mo.grid);
     if (dc.boxes) {
         mo.box_first = dc.boxes + 6 * rank;
@@ -148,8 +157,25 @@ static void run(int nd, const int64_t *shape, const int64_t *mshape, tc_mode mod
     size_t mine = (size_t)(box[3] * box[4] * box[5]);
     void *xl = malloc(mine * es + 1), *yl = malloc(mine * es + 1);
     copy_box(xl, box + 3, zero, x, N, box, box + 3, es);
-    st = tc_mpi_execute_filter(mp, yl, xl);
-    ok = st == TC_OK;
+    memset(yl, 0xff, mine * es); /* NaN: an unwritten element fails */
+#if TC_MPI_TEST_HAVE_CUDA
+    if (gpu_mode == 2) {
+        /* the rank's arrays on its device (the plan selected it) */
+        void *dx = NULL, *dy = NULL;
+        ok = cudaMalloc(&dx, mine * es + 1) == cudaSuccess &&
+             cudaMalloc(&dy, mine * es + 1) == cudaSuccess &&
+             cudaMemcpy(dx, xl, mine * es, cudaMemcpyHostToDevice) == cudaSuccess &&
+             cudaMemset(dy, 0xff, mine * es) == cudaSuccess;
+        st = tc_mpi_execute_filter(mp, ok ? dy : yl, ok ? dx : xl);
+        ok = ok && st == TC_OK &&
+             cudaMemcpy(yl, dy, mine * es, cudaMemcpyDeviceToHost) == cudaSuccess;
+        cudaFree(dx);
+        cudaFree(dy);
+    } else
+#endif
+        st = tc_mpi_execute_filter(mp, yl, xl);
+    if (gpu_mode != 2) ok = st == TC_OK;
+    if (st != TC_OK && rank == 0) printf("  execute failed: %s\n", tc_mpi_last_error());
     /* gather the boxes and their outputs on rank 0 */
     int64_t *allbox = malloc(sizeof(int64_t) * 6 * (size_t)size);
     MPI_Gather(box, 6, MPI_INT64_T, allbox, 6, MPI_INT64_T, 0, MPI_COMM_WORLD);
@@ -172,8 +198,13 @@ static void run(int nd, const int64_t *shape, const int64_t *mshape, tc_mode mod
             copy_box(yall, N, allbox + 6 * r, packed + disp[r], allbox + 6 * r + 3, zero,
                      allbox + 6 * r + 3, es);
         tc_plan *pl = NULL;
-        ok = tc_plan_filter(&pl, NULL, &d, mask, &o) == TC_OK &&
+        tc_context *rc = NULL;
+        if (gpu_mode && (tc_context_create(&rc) != TC_OK ||
+                         tc_context_set_backend(rc, TC_BACKEND_CUDA) != TC_OK))
+            ok = 0;
+        ok = ok && tc_plan_filter(&pl, rc, &d, mask, &o) == TC_OK &&
              tc_execute_filter(pl, yref, x, NULL) == TC_OK;
+        tc_context_destroy(rc);
         if (ok && memcmp(yref, yall, (size_t)total * es) != 0) {
             int64_t nd_ = 0, shown = 0;
             for (int64_t i = 0; i < total; i++) {
@@ -390,6 +421,36 @@ int main(int argc, char **argv) {
         for (int k = 0; k < n2; k++)
             run(2, s4, m4, (tc_mode)(k % 5), TC_FILTER_CORRELATE, 1, k % 2 ? TC_FLOAT32 : TC_FLOAT64,
                 ai.name, (decomp){g[k], NULL});
+    }
+    /* GPU ranks: host and device arrays against one process on the CUDA
+     * backend (cuda.direct, bitwise), every mode, slabs and grids, a mask
+     * wider than a block */
+    {
+        int devs = tc_cuda_device_count(), least = devs;
+        MPI_Allreduce(&devs, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#if TC_MPI_TEST_HAVE_CUDA
+        for (gpu_mode = least > 0 ? 1 : 3; gpu_mode <= 2; gpu_mode++)
+            for (int mode = 0; mode < 5; mode++) {
+                int64_t s3[3] = {11 + 3 * size, 9, 13}, m3[3] = {3, 4, 5};
+                int n3 = grids(g, 3, s3);
+                for (int i = 0; i < n3; i++)
+                    run(3, s3, m3, (tc_mode)mode, (tc_filter_kind)(i & 1), i % 3 - 1,
+                        (mode & 1) ? TC_FLOAT64 : TC_FLOAT32, "cuda.direct",
+                        (decomp){g[i], NULL});
+                int64_t s2[3] = {2 * size + 3, 37, 1}, m2[3] = {7, 3, 1};
+                run(2, s2, m2, (tc_mode)mode, TC_FILTER_CORRELATE, 1, TC_FLOAT32, "cuda.direct",
+                    (decomp){0});
+                int64_t s1[3] = {200 + size, 1, 1}, m1[3] = {9, 1, 1};
+                run(1, s1, m1, (tc_mode)mode, TC_FILTER_CONVOLVE, 0, TC_FLOAT32, "cuda.direct",
+                    (decomp){0});
+            }
+        gpu_mode = 0;
+        if (rank == 0 && least <= 0)
+            printf("SKIP GPU ranks: no CUDA device on every rank (tc_cuda_device_count() "
+                   "= %d)\n", least);
+#else
+        if (rank == 0) printf("SKIP GPU ranks: this build has no CUDA backend\n");
+#endif
     }
     /* refusals: every rank fails with the same message */
     {

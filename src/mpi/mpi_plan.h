@@ -83,6 +83,12 @@ struct tc_mpi_plan {
     piece pc[TC_MPI_MAXPIECE];
     int grid[3];
     tc__mpi_prog *prog; /* NULL: the calling thread drives the exchange */
+    /* GPU ranks (backend CUDA): the rank's device; on device arrays the
+     * exchange and the rims read a host copy of the own box's edges, hx
+     * (allocated at the first such execute; only the regions the sends, the
+     * pieces and the self copies read are copied into it) */
+    int gpu, dev;
+    void *hx;
     tc_mpi_stats st;
 };
 

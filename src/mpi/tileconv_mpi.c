@@ -125,6 +125,7 @@ void tc_mpi_plan_destroy(tc_mpi_plan *p) {
         free(p->oob[i]);
     }
     free(p->ext);
+    free(p->hx);
     free(p->pin);
     free(p->pout);
     free(p);
@@ -148,9 +149,11 @@ static void plan_chunks(tc_mpi_plan *p, int interior) {
     if (!p->x.split[0] && p->d.mode == TC_MODE_WRAP) return;
     const char *env = getenv("TILECONV_MPI_CHUNKS");
     /* with a progress thread the slabs have no purpose (nothing to test
-     * between them): one interior plan unless forced */
+     * between them), and on GPU ranks each slab pays its own host staging
+     * (session 10, two H100s, weak 192^3: 11.7-12.5 ms in 3 slabs, 9.3-11.6
+     * in one): one interior plan unless forced */
     long k = env && atol(env) > 0 ? atol(env)
-             : p->prog            ? 1
+             : p->prog || p->gpu  ? 1
                                   : 1 + (long)(0.05 * (double)n0 /
                                                (double)(b + a > 0 ? b + a : 1));
     if (k > TC_MPI_MAXCHUNK) k = TC_MPI_MAXCHUNK;
@@ -200,6 +203,8 @@ static void set_device(tc_mpi_plan *p, tc_context *ctx, const tc_mpi_options *mo
         MPI_Comm_rank(node, &local);
         MPI_Comm_free(&node);
     }
+    p->gpu = 1;
+    p->dev = local % devs;
 #if TC_MPI_HAVE_CUDA
     if (cudaSetDevice(local % devs) != cudaSuccess) {
         *st = TC_ERR_NO_DEVICE;
@@ -543,6 +548,10 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
             snprintf(msg, sizeof msg, "mpi plan (rank %d): %s", rank, tc_last_error());
             goto agree;
         }
+        /* GPU ranks: the host copy of the box's edges for device arrays
+         * (untouched pages cost nothing; NULL: such executes are refused) */
+        if (p->gpu)
+            p->hx = malloc((size_t)(p->own.n[0] * p->own.n[1] * p->own.n[2] + 1) * p->esize);
         size_t ev = (size_t)(p->x.xn[0] * p->x.xn[1] * p->x.xn[2]);
         if (p->npiece) {
             p->ext = malloc(ev * p->esize);
@@ -648,13 +657,120 @@ static double now(void) { return tc__mpi_now(); }
  * thread's own work done beside the compute. tdone: the end of the call
  * that first saw every receive complete. */
 
+#if TC_MPI_HAVE_CUDA
+/* A device array (cudaMemoryTypeDevice; managed memory is host-readable and
+ * takes the host path). */
+static int dev_ptr(const void *ptr) {
+    struct cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, ptr) != cudaSuccess) {
+        (void)cudaGetLastError(); /* a plain host pointer on older runtimes */
+        return 0;
+    }
+    return at.type == cudaMemoryTypeDevice;
+}
+
+/* Copies the box n at slo of src (shape ss) to dlo of dst (shape ds), one
+ * side on the device, on the per-thread default stream (the one the core
+ * enqueues device-array executes on, so the copy follows them). Whole rows
+ * on both sides merge into one strided 2D copy; otherwise one 3D copy. */
+static cudaError_t dev_box(void *dst, const int64_t ds[3], const int64_t dlo[3], const void *src,
+                           const int64_t ss[3], const int64_t slo[3], const int64_t n[3],
+                           size_t es, enum cudaMemcpyKind kind) {
+    if (!n[0] || !n[1] || !n[2]) return cudaSuccess;
+    if (n[2] == ss[2] && n[2] == ds[2]) {
+        size_t sp = (size_t)(ss[1] * ss[2]) * es, dp = (size_t)(ds[1] * ds[2]) * es;
+        const char *s0 = (const char *)src + (size_t)slo[0] * sp + (size_t)(slo[1] * ss[2]) * es;
+        char *d0 = (char *)dst + (size_t)dlo[0] * dp + (size_t)(dlo[1] * ds[2]) * es;
+        size_t w = (size_t)(n[1] * n[2]) * es;
+        if (n[0] == 1 || (w == sp && w == dp))
+            return cudaMemcpyAsync(d0, s0, w * (size_t)n[0], kind, cudaStreamPerThread);
+        return cudaMemcpy2DAsync(d0, dp, s0, sp, w, (size_t)n[0], kind, cudaStreamPerThread);
+    }
+    struct cudaMemcpy3DParms m;
+    memset(&m, 0, sizeof m);
+    m.srcPtr.ptr = (void *)src;
+    m.srcPtr.pitch = m.srcPtr.xsize = (size_t)ss[2] * es;
+    m.srcPtr.ysize = (size_t)ss[1];
+    m.srcPos.x = (size_t)slo[2] * es;
+    m.srcPos.y = (size_t)slo[1];
+    m.srcPos.z = (size_t)slo[0];
+    m.dstPtr.ptr = dst;
+    m.dstPtr.pitch = m.dstPtr.xsize = (size_t)ds[2] * es;
+    m.dstPtr.ysize = (size_t)ds[1];
+    m.dstPos.x = (size_t)dlo[2] * es;
+    m.dstPos.y = (size_t)dlo[1];
+    m.dstPos.z = (size_t)dlo[0];
+    m.extent.width = (size_t)n[2] * es;
+    m.extent.height = (size_t)n[1];
+    m.extent.depth = (size_t)n[0];
+    m.kind = kind;
+    return cudaMemcpy3DAsync(&m, cudaStreamPerThread);
+}
+
+/* Device x: the own elements the host side reads (the sends, the pieces'
+ * own rows, the self copies) copied into the same places of hx. */
+static cudaError_t dev_edges(tc_mpi_plan *p, const void *x) {
+    cudaError_t e = cudaSuccess;
+    const int64_t *n = p->own.n;
+    for (int i = p->nrecv; i < p->nrecv + p->nsend && e == cudaSuccess; i++)
+        e = dev_box(p->hx, n, p->geo[i], x, n, p->geo[i], p->geo[i] + 3, p->esize,
+                    cudaMemcpyDeviceToHost);
+    for (int i = 0; i < p->npiece && e == cudaSuccess; i++) {
+        const piece *pc = &p->pc[i];
+        int64_t slo[3];
+        for (int k = 0; k < 3; k++) slo[k] = pc->src.lo[k] - (p->own.lo[k] - p->x.xlo[k]);
+        e = dev_box(p->hx, n, slo, x, n, slo, pc->src.n, p->esize, cudaMemcpyDeviceToHost);
+    }
+    for (int i = 0; i < p->ncopy && e == cudaSuccess; i++)
+        e = dev_box(p->hx, n, p->copies[i].slo, x, n, p->copies[i].slo, p->copies[i].n,
+                    p->esize, cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(cudaStreamPerThread);
+    return e;
+}
+#endif
+
 tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
     if (!p || !y || !x) return TC_ERR_INVALID_ARGUMENT;
     tc_status st = TC_OK;
+    char msg[300] = "";
+    /* GPU ranks on device arrays: the interior on the device arrays, the
+     * exchange and the rims through hx (host) */
+    int dev = 0;
+#if TC_MPI_HAVE_CUDA
+    if (p->gpu) {
+        int dx = 0, dy = 0;
+        if (cudaSetDevice(p->dev) == cudaSuccess) {
+            dx = dev_ptr(x);
+            dy = dev_ptr(y);
+        }
+        /* agreed first: a rank cannot drop out of the exchange alone */
+        int bad = dx != dy || (dx && !p->hx);
+        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, p->comm);
+        if (bad) {
+            snprintf(msg, sizeof msg,
+                     "mpi execute: x_local and y_local must both be host arrays or both "
+                     "device arrays of the rank's device (rank %d: x %s, y %s)",
+                     p->rank, dx ? "device" : "host", dy ? "device" : "host");
+            st = mpi_agree(p->comm, dx != dy ? TC_ERR_INVALID_ARGUMENT : TC_ERR_OUT_OF_MEMORY,
+                           msg, sizeof msg);
+            snprintf(tc_mpi_err, sizeof tc_mpi_err, "%s", msg);
+            return st;
+        }
+        dev = dx;
+    }
+#endif
+    const void *hxp = x; /* what the host side reads of x */
+#if TC_MPI_HAVE_CUDA
+    cudaError_t ce = cudaSuccess;
+    if (dev) {
+        ce = dev_edges(p, x);
+        hxp = p->hx; /* on a failed copy: stale values, reported below */
+    }
+#endif
     double t0 = now(), tw = 0, ex = 0, tdone = t0, c;
     int tot = p->nrecv + p->nsend, rdone = p->nrecv == 0, adone = tot == 0;
-    if (p->prog) tc__mpi_prog_begin(p, x);
-    else tc__mpi_post(p, x);
+    if (p->prog) tc__mpi_prog_begin(p, hxp);
+    else tc__mpi_post(p, hxp);
     ex += now() - t0;
     /* own elements the pieces read, and the self copies (wrap onto itself) */
     int64_t olo[3];
@@ -664,15 +780,20 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
         if (!pc->src.n[0] || !pc->src.n[1] || !pc->src.n[2]) continue;
         int64_t slo[3];
         for (int k = 0; k < 3; k++) slo[k] = pc->src.lo[k] - olo[k];
-        tc__mpi_copy_box(p->ext, p->x.xn, pc->src.lo, x, p->own.n, slo, pc->src.n, p->esize);
+        tc__mpi_copy_box(p->ext, p->x.xn, pc->src.lo, hxp, p->own.n, slo, pc->src.n, p->esize);
     }
     for (int i = 0; i < p->ncopy; i++)
-        tc__mpi_copy_box(p->ext, p->x.xn, p->copies[i].dlo, x, p->own.n, p->copies[i].slo,
+        tc__mpi_copy_box(p->ext, p->x.xn, p->copies[i].dlo, hxp, p->own.n, p->copies[i].slo,
                          p->copies[i].n, p->esize);
-    /* the interior while the halos travel: in chunks, with a test after
-     * each when this thread drives the exchange (Open MPI moves a
-     * rendezvous message only inside MPI calls) */
-    if (p->nchunk > 1) {
+    /* device arrays: the interior in one plan on the device, enqueued (it
+     * runs while this thread drives the exchange) */
+    if (dev) {
+        if (p->inner) st = tc_execute_filter(p->inner, y, x, NULL);
+    } else
+        /* the interior while the halos travel: in chunks, with a test
+         * after each when this thread drives the exchange (Open MPI moves
+         * a rendezvous message only inside MPI calls) */
+        if (p->nchunk > 1) {
         size_t row = (size_t)(p->own.n[1] * p->own.n[2]) * p->esize;
         for (int k = 0; k < p->nchunk && st == TC_OK; k++) {
             size_t ns = (size_t)(p->cq[k] - p->cs[k]) * row, off = (size_t)p->cs[k] * row;
@@ -720,6 +841,18 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
             from[k] = pc->out.lo[k] - (pc->in.lo[k] + p->x.xlo[k]);
             to[k] = pc->out.lo[k] - p->own.lo[k];
         }
+#if TC_MPI_HAVE_CUDA
+        if (dev) {
+            /* after the interior on the same stream, which wrote these
+             * outputs first */
+            if (ce == cudaSuccess)
+                ce = dev_box(y, p->own.n, to, p->pout, pc->in.n, from, pc->out.n, p->esize,
+                             cudaMemcpyHostToDevice);
+            /* pout is reused by the next piece */
+            if (ce == cudaSuccess) ce = cudaStreamSynchronize(cudaStreamPerThread);
+            continue;
+        }
+#endif
         tc__mpi_copy_box(y, p->own.n, to, p->pout, pc->in.n, from, pc->out.n, p->esize);
     }
     c = now();
@@ -728,6 +861,19 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
     e = now();
     tw += e - c;
     ex += e - c;
+#if TC_MPI_HAVE_CUDA
+    if (dev) {
+        /* y complete on return, as on host arrays */
+        cudaError_t e2 = cudaStreamSynchronize(cudaStreamPerThread);
+        if (ce == cudaSuccess) ce = e2;
+        if (ce != cudaSuccess && st == TC_OK) {
+            st = TC_ERR_BACKEND;
+            snprintf(msg, sizeof msg, "mpi execute: rank %d: CUDA: %s", p->rank,
+                     cudaGetErrorString(ce));
+        }
+        e = now();
+    }
+#endif
     double busy = p->prog ? p->prog->busy : 0;
     p->st.overlapped = (p->inner != NULL || p->nchunk > 1) && tot > 0;
     p->st.wait_s = tw;
@@ -740,5 +886,9 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
                                                       : 0.0;
     p->st.hidden = h < 0 ? 0 : h > 1 ? 1 : h;
     p->st.hidden_cpu = hc < 0 ? 0 : hc > 1 ? 1 : hc;
-    return mpi_agree(p->comm, st, NULL, 0);
+    if (st != TC_OK && !msg[0])
+        snprintf(msg, sizeof msg, "mpi execute: rank %d: %s", p->rank, tc_last_error());
+    st = mpi_agree(p->comm, st, msg, sizeof msg);
+    if (st != TC_OK) snprintf(tc_mpi_err, sizeof tc_mpi_err, "%s", msg);
+    return st;
 }
