@@ -33,8 +33,12 @@
  * (MPI_COMM_TYPE_SHARED), at least one; tc_mpi_options.threads or
  * TILECONV_MPI_THREADS=N overrides. GPU ranks (tc_mpi_options.backend =
  * TC_BACKEND_CUDA): each rank selects device (node-local rank % devices)
- * and runs its local plans there on host buffers (the halos travel through
- * host memory); without a device planning fails on every rank.
+ * and runs its local plans there; without a device planning fails on every
+ * rank. Its x_local / y_local may be host arrays (staged to the device by
+ * each execute) or device arrays of that device (cudaMalloc): then the
+ * interior runs on them in place, and the halo exchange and the rims go
+ * through host copies of the box's edges (the MPI library need not be
+ * CUDA-aware). The halos always travel through host memory.
  *
  * Every call is collective over the plan's communicator.
  */
@@ -144,7 +148,11 @@ TC_API tc_status tc_mpi_local_box(const tc_mpi_plan *plan, int64_t first[3], int
  * spans the other axes (TC_ERR_UNSUPPORTED otherwise: use tc_mpi_local_box). */
 TC_API tc_status tc_mpi_local_rows(const tc_mpi_plan *plan, int64_t *first, int64_t *count);
 /* y_local = filter(x)[this rank's box]; x_local and y_local are this rank's
- * boxes (dense, C order), not overlapping. */
+ * boxes (dense, C order), not overlapping. GPU ranks: both host arrays or
+ * both device arrays of the rank's device (anything else fails on every
+ * rank with TC_ERR_INVALID_ARGUMENT); on device arrays y_local is complete
+ * when the call returns. A failure on any rank fails the call on every rank
+ * (tc_mpi_last_error names the rank). */
 TC_API tc_status tc_mpi_execute_filter(tc_mpi_plan *plan, void *y_local, const void *x_local);
 TC_API tc_status tc_mpi_plan_stats(const tc_mpi_plan *plan, tc_mpi_stats *stats);
 /* The local algorithm's name (the same on every rank). */
