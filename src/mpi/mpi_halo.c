@@ -154,8 +154,9 @@ void tc__mpi_post(tc_mpi_plan *p, const void *x) {
     }
     for (int i = p->nrecv; i < tot; i++) {
         if (p->stage[i]) {
-            tc__mpi_copy_box(p->stage[i], p->geo[i] + 3, zero, x, p->own.n, p->geo[i],
-                             p->geo[i] + 3, p->esize);
+            if (x)
+                tc__mpi_copy_box(p->stage[i], p->geo[i] + 3, zero, x, p->own.n, p->geo[i],
+                                 p->geo[i] + 3, p->esize);
             MPI_Isend(p->stage[i], (int)(p->geo[i][3] * p->geo[i][4] * p->geo[i][5]), p->etype,
                       p->peer[i], p->tag[i], p->comm, &p->req[i]);
         } else {

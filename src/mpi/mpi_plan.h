@@ -83,12 +83,18 @@ struct tc_mpi_plan {
     piece pc[TC_MPI_MAXPIECE];
     int grid[3];
     tc__mpi_prog *prog; /* NULL: the calling thread drives the exchange */
-    /* GPU ranks (backend CUDA): the rank's device; on device arrays the
-     * exchange and the rims read a host copy of the own box's edges, hx
-     * (allocated at the first such execute; only the regions the sends, the
-     * pieces and the self copies read are copied into it) */
-    int gpu, dev;
-    void *hx;
+    /* GPU ranks (backend CUDA): the rank's device. For device arrays
+     * (tileconv_mpi.c, dev_setup): every send is staged, the sends' boxes,
+     * the pieces' own rows and the self copies come down into the stages and
+     * ext (pinned where cudaHostRegister allowed: pinned[i] for stage i,
+     * pinned[nrecv + nsend] for ext), each piece's input goes up into
+     * dpin[i] and its plan writes dpout[i] on the device; `side` is the
+     * stream those copies run on beside the interior, ev[3] its events
+     * (start, edges down, inputs up). dev_ok = 0: device arrays refused. */
+    int gpu, dev, dev_ok;
+    unsigned char *pinned;
+    void *dmem, *dpin[TC_MPI_MAXPIECE], *dpout[TC_MPI_MAXPIECE];
+    void *side, *ev[3];
     tc_mpi_stats st;
 };
 
@@ -96,7 +102,8 @@ struct tc_mpi_plan {
  * datatypes and the self copies; counts halo bytes into p->st. 0, or -1
  * with a message. */
 int tc__mpi_build_messages(tc_mpi_plan *p, const tc__mpi_box *boxes, char *msg, size_t n);
-/* Posts the receives and the sends of `x` (packing the staged ones). */
+/* Posts the receives and the sends of `x` (packing the staged ones; x NULL:
+ * every send is staged and already filled). */
 void tc__mpi_post(tc_mpi_plan *p, const void *x);
 /* Unpacks the staged receives into ext (after they completed). */
 void tc__mpi_unpack(tc_mpi_plan *p);

@@ -83,6 +83,10 @@ static tc_status mpi_agree(MPI_Comm comm, tc_status st, char *msg, size_t n) {
     return (tc_status)worst;
 }
 
+#if TC_MPI_HAVE_CUDA
+static int dev_setup(tc_mpi_plan *p, size_t ext_elems);
+#endif
+
 static tc_status local_plan(tc_plan **pl, const tc_mpi_plan *p, const int64_t n[3],
                             const void *mask, const tc_plan_options *opt, tc_context *ctx,
                             const char *algo) {
@@ -124,8 +128,22 @@ void tc_mpi_plan_destroy(tc_mpi_plan *p) {
         free(p->map[i]);
         free(p->oob[i]);
     }
+#if TC_MPI_HAVE_CUDA
+    if (p->gpu) {
+        int tot = p->nrecv + p->nsend;
+        if (p->pinned) {
+            for (int i = 0; i < tot; i++)
+                if (p->pinned[i]) cudaHostUnregister(p->stage[i]);
+            if (p->pinned[tot]) cudaHostUnregister(p->ext);
+        }
+        if (p->dmem) cudaFree(p->dmem);
+        for (int i = 0; i < 3; i++)
+            if (p->ev[i]) cudaEventDestroy((cudaEvent_t)p->ev[i]);
+        if (p->side) cudaStreamDestroy((cudaStream_t)p->side);
+    }
+#endif
+    free(p->pinned);
     free(p->ext);
-    free(p->hx);
     free(p->pin);
     free(p->pout);
     free(p);
@@ -548,10 +566,6 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
             snprintf(msg, sizeof msg, "mpi plan (rank %d): %s", rank, tc_last_error());
             goto agree;
         }
-        /* GPU ranks: the host copy of the box's edges for device arrays
-         * (untouched pages cost nothing; NULL: such executes are refused) */
-        if (p->gpu)
-            p->hx = malloc((size_t)(p->own.n[0] * p->own.n[1] * p->own.n[2] + 1) * p->esize);
         size_t ev = (size_t)(p->x.xn[0] * p->x.xn[1] * p->x.xn[2]);
         if (p->npiece) {
             p->ext = malloc(ev * p->esize);
@@ -564,6 +578,9 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
                 goto agree;
             }
         }
+#if TC_MPI_HAVE_CUDA
+        if (p->gpu) p->dev_ok = dev_setup(p, ev) == 0;
+#endif
     }
 agree:
     tc_context_destroy(ctx); /* plans keep what they need */
@@ -669,13 +686,12 @@ static int dev_ptr(const void *ptr) {
     return at.type == cudaMemoryTypeDevice;
 }
 
-/* Copies the box n at slo of src (shape ss) to dlo of dst (shape ds), one
- * side on the device, on the per-thread default stream (the one the core
- * enqueues device-array executes on, so the copy follows them). Whole rows
- * on both sides merge into one strided 2D copy; otherwise one 3D copy. */
+/* Copies the box n at slo of src (shape ss) to dlo of dst (shape ds) on
+ * stream st. Whole rows on both sides merge into one strided 2D copy (one
+ * plain copy when the planes are whole too); otherwise one 3D copy. */
 static cudaError_t dev_box(void *dst, const int64_t ds[3], const int64_t dlo[3], const void *src,
                            const int64_t ss[3], const int64_t slo[3], const int64_t n[3],
-                           size_t es, enum cudaMemcpyKind kind) {
+                           size_t es, enum cudaMemcpyKind kind, cudaStream_t st) {
     if (!n[0] || !n[1] || !n[2]) return cudaSuccess;
     if (n[2] == ss[2] && n[2] == ds[2]) {
         size_t sp = (size_t)(ss[1] * ss[2]) * es, dp = (size_t)(ds[1] * ds[2]) * es;
@@ -683,8 +699,8 @@ static cudaError_t dev_box(void *dst, const int64_t ds[3], const int64_t dlo[3],
         char *d0 = (char *)dst + (size_t)dlo[0] * dp + (size_t)(dlo[1] * ds[2]) * es;
         size_t w = (size_t)(n[1] * n[2]) * es;
         if (n[0] == 1 || (w == sp && w == dp))
-            return cudaMemcpyAsync(d0, s0, w * (size_t)n[0], kind, cudaStreamPerThread);
-        return cudaMemcpy2DAsync(d0, dp, s0, sp, w, (size_t)n[0], kind, cudaStreamPerThread);
+            return cudaMemcpyAsync(d0, s0, w * (size_t)n[0], kind, st);
+        return cudaMemcpy2DAsync(d0, dp, s0, sp, w, (size_t)n[0], kind, st);
     }
     struct cudaMemcpy3DParms m;
     memset(&m, 0, sizeof m);
@@ -704,28 +720,121 @@ static cudaError_t dev_box(void *dst, const int64_t ds[3], const int64_t dlo[3],
     m.extent.height = (size_t)n[1];
     m.extent.depth = (size_t)n[0];
     m.kind = kind;
-    return cudaMemcpy3DAsync(&m, cudaStreamPerThread);
+    return cudaMemcpy3DAsync(&m, st);
 }
 
-/* Device x: the own elements the host side reads (the sends, the pieces'
- * own rows, the self copies) copied into the same places of hx. */
-static cudaError_t dev_edges(tc_mpi_plan *p, const void *x) {
-    cudaError_t e = cudaSuccess;
+/* GPU ranks, at plan time (on the plan's device): what device arrays need
+ * (mpi_plan.h). Pinning (cudaHostRegister of ext and the stages) is a
+ * speed-up only: where it fails the copies run from pageable memory. 0, or
+ * -1 (device arrays will be refused). */
+static int dev_setup(tc_mpi_plan *p, size_t ext_elems) {
+    int tot = p->nrecv + p->nsend;
+    for (int i = p->nrecv; i < tot; i++)
+        if (!p->stage[i]) {
+            p->stage[i] = malloc((size_t)(p->geo[i][3] * p->geo[i][4] * p->geo[i][5]) * p->esize);
+            if (!p->stage[i]) return -1;
+        }
+    p->pinned = calloc((size_t)tot + 1, 1);
+    if (!p->pinned) return -1;
+    for (int i = 0; i < tot; i++)
+        p->pinned[i] = cudaHostRegister(p->stage[i],
+                                        (size_t)(p->geo[i][3] * p->geo[i][4] * p->geo[i][5]) *
+                                            p->esize,
+                                        cudaHostRegisterDefault) == cudaSuccess;
+    if (p->ext)
+        p->pinned[tot] =
+            cudaHostRegister(p->ext, ext_elems * p->esize, cudaHostRegisterDefault) == cudaSuccess;
+    (void)cudaGetLastError(); /* a refused registration is not an error */
+    size_t total = 0, off[TC_MPI_MAXPIECE];
+    for (int i = 0; i < p->npiece; i++) {
+        off[i] = total;
+        size_t v = (size_t)(p->pc[i].in.n[0] * p->pc[i].in.n[1] * p->pc[i].in.n[2]) * p->esize;
+        total += 2 * ((v + 255) / 256 * 256);
+    }
+    if (total && cudaMalloc(&p->dmem, total) != cudaSuccess) {
+        p->dmem = NULL;
+        (void)cudaGetLastError();
+        return -1;
+    }
+    for (int i = 0; i < p->npiece; i++) {
+        size_t v = (size_t)(p->pc[i].in.n[0] * p->pc[i].in.n[1] * p->pc[i].in.n[2]) * p->esize;
+        p->dpin[i] = (char *)p->dmem + off[i];
+        p->dpout[i] = (char *)p->dmem + off[i] + (v + 255) / 256 * 256;
+    }
+    cudaStream_t side;
+    if (cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) != cudaSuccess) return -1;
+    p->side = side;
+    for (int i = 0; i < 3; i++) {
+        cudaEvent_t e;
+        if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) return -1;
+        p->ev[i] = e;
+    }
+    return 0;
+}
+
+/* Device arrays, before the exchange: the interior enqueued on the
+ * per-thread default stream (the core's), and beside it on the side stream
+ * the own elements the host side reads copied down: the sends into their
+ * stages, the pieces' own rows and the self copies into ext. Returns after
+ * those copies (not the interior). */
+static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *st) {
+    cudaStream_t A = cudaStreamPerThread, S = (cudaStream_t)p->side;
+    cudaEvent_t start = (cudaEvent_t)p->ev[0], down = (cudaEvent_t)p->ev[1];
+    static const int64_t zero[3] = {0, 0, 0};
     const int64_t *n = p->own.n;
+    cudaError_t e = cudaEventRecord(start, A); /* x is ready behind this */
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(S, start, 0);
+    if (e == cudaSuccess && p->inner) *st = tc_execute_filter(p->inner, y, x, NULL);
     for (int i = p->nrecv; i < p->nrecv + p->nsend && e == cudaSuccess; i++)
-        e = dev_box(p->hx, n, p->geo[i], x, n, p->geo[i], p->geo[i] + 3, p->esize,
-                    cudaMemcpyDeviceToHost);
+        e = dev_box(p->stage[i], p->geo[i] + 3, zero, x, n, p->geo[i], p->geo[i] + 3, p->esize,
+                    cudaMemcpyDeviceToHost, S);
     for (int i = 0; i < p->npiece && e == cudaSuccess; i++) {
         const piece *pc = &p->pc[i];
         int64_t slo[3];
         for (int k = 0; k < 3; k++) slo[k] = pc->src.lo[k] - (p->own.lo[k] - p->x.xlo[k]);
-        e = dev_box(p->hx, n, slo, x, n, slo, pc->src.n, p->esize, cudaMemcpyDeviceToHost);
+        e = dev_box(p->ext, p->x.xn, pc->src.lo, x, n, slo, pc->src.n, p->esize,
+                    cudaMemcpyDeviceToHost, S);
     }
     for (int i = 0; i < p->ncopy && e == cudaSuccess; i++)
-        e = dev_box(p->hx, n, p->copies[i].slo, x, n, p->copies[i].slo, p->copies[i].n,
-                    p->esize, cudaMemcpyDeviceToHost);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(cudaStreamPerThread);
+        e = dev_box(p->ext, p->x.xn, p->copies[i].dlo, x, n, p->copies[i].slo, p->copies[i].n,
+                    p->esize, cudaMemcpyDeviceToHost, S);
+    if (e == cudaSuccess) e = cudaEventRecord(down, S);
+    if (e == cudaSuccess) e = cudaEventSynchronize(down);
     return e;
+}
+
+/* Device arrays, after the receives: each piece's input (filled in ext) up
+ * into dpin on the side stream (beside the interior), then on the
+ * per-thread stream behind the interior the piece plans and their outputs
+ * into y, and the wait for all of it. */
+static cudaError_t dev_rims(tc_mpi_plan *p, void *y, tc_status *st) {
+    cudaStream_t A = cudaStreamPerThread, S = (cudaStream_t)p->side;
+    cudaEvent_t up = (cudaEvent_t)p->ev[2];
+    static const int64_t zero[3] = {0, 0, 0};
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < p->npiece && e == cudaSuccess; i++) {
+        const piece *pc = &p->pc[i];
+        tc__mpi_fill_edges(p, pc);
+        e = dev_box(p->dpin[i], pc->in.n, zero, p->ext, p->x.xn, pc->in.lo, pc->in.n, p->esize,
+                    cudaMemcpyHostToDevice, S);
+    }
+    if (e == cudaSuccess && p->npiece) e = cudaEventRecord(up, S);
+    if (e == cudaSuccess && p->npiece) e = cudaStreamWaitEvent(A, up, 0);
+    for (int i = 0; i < p->npiece && e == cudaSuccess && *st == TC_OK; i++) {
+        const piece *pc = &p->pc[i];
+        *st = tc_execute_filter(pc->pl, p->dpout[i], p->dpin[i], NULL);
+        int64_t from[3], to[3];
+        for (int k = 0; k < 3; k++) {
+            from[k] = pc->out.lo[k] - (pc->in.lo[k] + p->x.xlo[k]);
+            to[k] = pc->out.lo[k] - p->own.lo[k];
+        }
+        if (*st == TC_OK)
+            e = dev_box(y, p->own.n, to, p->dpout[i], pc->in.n, from, pc->out.n, p->esize,
+                        cudaMemcpyDeviceToDevice, A);
+    }
+    cudaError_t e2 = cudaStreamSynchronize(A); /* y complete on return */
+    cudaError_t e3 = cudaStreamSynchronize(S);
+    return e != cudaSuccess ? e : e2 != cudaSuccess ? e2 : e3;
 }
 #endif
 
@@ -733,10 +842,11 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
     if (!p || !y || !x) return TC_ERR_INVALID_ARGUMENT;
     tc_status st = TC_OK;
     char msg[300] = "";
-    /* GPU ranks on device arrays: the interior on the device arrays, the
-     * exchange and the rims through hx (host) */
+    /* GPU ranks on device arrays: the interior on them in place, the
+     * exchange through host stages, the rims on the device */
     int dev = 0;
 #if TC_MPI_HAVE_CUDA
+    cudaError_t ce = cudaSuccess;
     if (p->gpu) {
         int dx = 0, dy = 0;
         if (cudaSetDevice(p->dev) == cudaSuccess) {
@@ -744,14 +854,21 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
             dy = dev_ptr(y);
         }
         /* agreed first: a rank cannot drop out of the exchange alone */
-        int bad = dx != dy || (dx && !p->hx);
+        int bad = dx != dy ? 1 : dx && !p->dev_ok ? 2 : 0;
         MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, p->comm);
         if (bad) {
-            snprintf(msg, sizeof msg,
-                     "mpi execute: x_local and y_local must both be host arrays or both "
-                     "device arrays of the rank's device (rank %d: x %s, y %s)",
-                     p->rank, dx ? "device" : "host", dy ? "device" : "host");
-            st = mpi_agree(p->comm, dx != dy ? TC_ERR_INVALID_ARGUMENT : TC_ERR_OUT_OF_MEMORY,
+            if (dx != dy)
+                snprintf(msg, sizeof msg,
+                         "mpi execute: x_local and y_local must both be host arrays or both "
+                         "device arrays of the rank's device (rank %d: x %s, y %s)",
+                         p->rank, dx ? "device" : "host", dy ? "device" : "host");
+            else if (dx && !p->dev_ok)
+                snprintf(msg, sizeof msg,
+                         "mpi execute: rank %d could not set up for device arrays at plan "
+                         "time (device memory, stream or events)", p->rank);
+            st = mpi_agree(p->comm, dx != dy ? TC_ERR_INVALID_ARGUMENT
+                                    : msg[0] ? TC_ERR_OUT_OF_MEMORY
+                                             : TC_OK,
                            msg, sizeof msg);
             snprintf(tc_mpi_err, sizeof tc_mpi_err, "%s", msg);
             return st;
@@ -759,41 +876,36 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
         dev = dx;
     }
 #endif
-    const void *hxp = x; /* what the host side reads of x */
-#if TC_MPI_HAVE_CUDA
-    cudaError_t ce = cudaSuccess;
-    if (dev) {
-        ce = dev_edges(p, x);
-        hxp = p->hx; /* on a failed copy: stale values, reported below */
-    }
-#endif
     double t0 = now(), tw = 0, ex = 0, tdone = t0, c;
     int tot = p->nrecv + p->nsend, rdone = p->nrecv == 0, adone = tot == 0;
+#if TC_MPI_HAVE_CUDA
+    /* device arrays: the interior enqueued, the host side's own elements
+     * down (sends staged; on a failed copy stale values, reported below) */
+    if (dev) ce = dev_begin(p, y, x, &st);
+#endif
+    const void *hxp = dev ? NULL : x; /* NULL: the sends are staged already */
+    c = now();
     if (p->prog) tc__mpi_prog_begin(p, hxp);
     else tc__mpi_post(p, hxp);
-    ex += now() - t0;
+    ex += now() - c;
     /* own elements the pieces read, and the self copies (wrap onto itself) */
     int64_t olo[3];
     for (int k = 0; k < 3; k++) olo[k] = p->own.lo[k] - p->x.xlo[k];
-    for (int i = 0; i < p->npiece; i++) {
+    for (int i = 0; i < p->npiece && !dev; i++) {
         const piece *pc = &p->pc[i];
         if (!pc->src.n[0] || !pc->src.n[1] || !pc->src.n[2]) continue;
         int64_t slo[3];
         for (int k = 0; k < 3; k++) slo[k] = pc->src.lo[k] - olo[k];
-        tc__mpi_copy_box(p->ext, p->x.xn, pc->src.lo, hxp, p->own.n, slo, pc->src.n, p->esize);
+        tc__mpi_copy_box(p->ext, p->x.xn, pc->src.lo, x, p->own.n, slo, pc->src.n, p->esize);
     }
-    for (int i = 0; i < p->ncopy; i++)
-        tc__mpi_copy_box(p->ext, p->x.xn, p->copies[i].dlo, hxp, p->own.n, p->copies[i].slo,
+    for (int i = 0; i < p->ncopy && !dev; i++)
+        tc__mpi_copy_box(p->ext, p->x.xn, p->copies[i].dlo, x, p->own.n, p->copies[i].slo,
                          p->copies[i].n, p->esize);
-    /* device arrays: the interior in one plan on the device, enqueued (it
-     * runs while this thread drives the exchange) */
-    if (dev) {
-        if (p->inner) st = tc_execute_filter(p->inner, y, x, NULL);
-    } else
-        /* the interior while the halos travel: in chunks, with a test
-         * after each when this thread drives the exchange (Open MPI moves
-         * a rendezvous message only inside MPI calls) */
-        if (p->nchunk > 1) {
+    /* the interior while the halos travel (on device arrays it is running
+     * already): in chunks, with a test after each when this thread drives
+     * the exchange (Open MPI moves a rendezvous message only inside MPI
+     * calls) */
+    if (!dev && p->nchunk > 1) {
         size_t row = (size_t)(p->own.n[1] * p->own.n[2]) * p->esize;
         for (int k = 0; k < p->nchunk && st == TC_OK; k++) {
             size_t ns = (size_t)(p->cq[k] - p->cs[k]) * row, off = (size_t)p->cs[k] * row;
@@ -811,7 +923,7 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
                 }
             }
         }
-    } else if (p->inner) {
+    } else if (!dev && p->inner) {
         st = tc_execute_filter(p->inner, y, x, NULL);
     }
     /* the receives, then the rims; the sends complete after them */
@@ -828,7 +940,10 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
         e = now();
         ex += e - c;
     }
-    for (int i = 0; i < p->npiece && st == TC_OK; i++) {
+#if TC_MPI_HAVE_CUDA
+    if (dev && ce == cudaSuccess) ce = dev_rims(p, y, &st);
+#endif
+    for (int i = 0; i < p->npiece && st == TC_OK && !dev; i++) {
         const piece *pc = &p->pc[i];
         tc__mpi_fill_edges(p, pc);
         static const int64_t zero[3] = {0, 0, 0};
@@ -841,18 +956,6 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
             from[k] = pc->out.lo[k] - (pc->in.lo[k] + p->x.xlo[k]);
             to[k] = pc->out.lo[k] - p->own.lo[k];
         }
-#if TC_MPI_HAVE_CUDA
-        if (dev) {
-            /* after the interior on the same stream, which wrote these
-             * outputs first */
-            if (ce == cudaSuccess)
-                ce = dev_box(y, p->own.n, to, p->pout, pc->in.n, from, pc->out.n, p->esize,
-                             cudaMemcpyHostToDevice);
-            /* pout is reused by the next piece */
-            if (ce == cudaSuccess) ce = cudaStreamSynchronize(cudaStreamPerThread);
-            continue;
-        }
-#endif
         tc__mpi_copy_box(y, p->own.n, to, p->pout, pc->in.n, from, pc->out.n, p->esize);
     }
     c = now();
@@ -863,7 +966,7 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
     ex += e - c;
 #if TC_MPI_HAVE_CUDA
     if (dev) {
-        /* y complete on return, as on host arrays */
+        /* y complete on return, as on host arrays (dev_rims waited) */
         cudaError_t e2 = cudaStreamSynchronize(cudaStreamPerThread);
         if (ce == cudaSuccess) ce = e2;
         if (ce != cudaSuccess && st == TC_OK) {
