@@ -120,6 +120,27 @@ void tc_mpi_plan_destroy(tc_mpi_plan *p) {
     free(p->tag);
     free(p->req);
     free(p->copies);
+#if TC_MPI_HAVE_CUDA
+    if (p->gpu) {
+        /* the pinned buffers (dev_setup) are the CUDA runtime's */
+        int tot = p->nrecv + p->nsend;
+        if (p->pinned) {
+            for (int i = 0; i < tot; i++)
+                if (p->pinned[i]) {
+                    cudaFreeHost(p->stage[i]);
+                    p->stage[i] = NULL;
+                }
+            if (p->pinned[tot]) {
+                cudaFreeHost(p->ext);
+                p->ext = NULL;
+            }
+        }
+        if (p->dmem) cudaFree(p->dmem);
+        for (int i = 0; i < 3; i++)
+            if (p->ev[i]) cudaEventDestroy((cudaEvent_t)p->ev[i]);
+        if (p->side) cudaStreamDestroy((cudaStream_t)p->side);
+    }
+#endif
     if (p->stage)
         for (int i = 0; i < p->nrecv + p->nsend; i++) free(p->stage[i]);
     free(p->stage);
@@ -128,20 +149,6 @@ void tc_mpi_plan_destroy(tc_mpi_plan *p) {
         free(p->map[i]);
         free(p->oob[i]);
     }
-#if TC_MPI_HAVE_CUDA
-    if (p->gpu) {
-        int tot = p->nrecv + p->nsend;
-        if (p->pinned) {
-            for (int i = 0; i < tot; i++)
-                if (p->pinned[i]) cudaHostUnregister(p->stage[i]);
-            if (p->pinned[tot]) cudaHostUnregister(p->ext);
-        }
-        if (p->dmem) cudaFree(p->dmem);
-        for (int i = 0; i < 3; i++)
-            if (p->ev[i]) cudaEventDestroy((cudaEvent_t)p->ev[i]);
-        if (p->side) cudaStreamDestroy((cudaStream_t)p->side);
-    }
-#endif
     free(p->pinned);
     free(p->ext);
     free(p->pin);
@@ -723,10 +730,25 @@ static cudaError_t dev_box(void *dst, const int64_t ds[3], const int64_t dlo[3],
     return cudaMemcpy3DAsync(&m, st);
 }
 
+/* A pinned replacement for the fresh host buffer *buf (bytes): 1 when it
+ * was swapped, 0 when it stays pageable (pinning is a speed-up only). Not
+ * cudaHostRegister: registering part of a page that other allocations
+ * share made later copies from those allocations fail (session 10). */
+static unsigned char pin_swap(void **buf, size_t bytes) {
+    void *q = NULL;
+    if (cudaHostAlloc(&q, bytes ? bytes : 1, cudaHostAllocDefault) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    free(*buf);
+    *buf = q;
+    return 1;
+}
+
 /* GPU ranks, at plan time (on the plan's device): what device arrays need
- * (mpi_plan.h). Pinning (cudaHostRegister of ext and the stages) is a
- * speed-up only: where it fails the copies run from pageable memory. 0, or
- * -1 (device arrays will be refused). */
+ * (mpi_plan.h): every send staged, the stages and ext pinned where the
+ * runtime allows, the pieces' device buffers, the side stream and its
+ * events. 0, or -1 (device arrays will be refused). */
 static int dev_setup(tc_mpi_plan *p, size_t ext_elems) {
     int tot = p->nrecv + p->nsend;
     for (int i = p->nrecv; i < tot; i++)
@@ -737,14 +759,11 @@ static int dev_setup(tc_mpi_plan *p, size_t ext_elems) {
     p->pinned = calloc((size_t)tot + 1, 1);
     if (!p->pinned) return -1;
     for (int i = 0; i < tot; i++)
-        p->pinned[i] = cudaHostRegister(p->stage[i],
-                                        (size_t)(p->geo[i][3] * p->geo[i][4] * p->geo[i][5]) *
-                                            p->esize,
-                                        cudaHostRegisterDefault) == cudaSuccess;
-    if (p->ext)
-        p->pinned[tot] =
-            cudaHostRegister(p->ext, ext_elems * p->esize, cudaHostRegisterDefault) == cudaSuccess;
-    (void)cudaGetLastError(); /* a refused registration is not an error */
+        if (p->stage[i])
+            p->pinned[i] =
+                pin_swap(&p->stage[i],
+                         (size_t)(p->geo[i][3] * p->geo[i][4] * p->geo[i][5]) * p->esize);
+    if (p->ext) p->pinned[tot] = pin_swap(&p->ext, ext_elems * p->esize);
     size_t total = 0, off[TC_MPI_MAXPIECE];
     for (int i = 0; i < p->npiece; i++) {
         off[i] = total;
