@@ -1146,6 +1146,14 @@ static void conv_cases(void) {
             {2, 1, 100, 60, 1, 14, 14, 1, 3, 1, 1, 1, 1, 1}, /* 16 tiles, kc 100, reflect */
             {2, 2, 70, 30, 1, 17, 23, 1, 3, 1, 1, 1, 3, 0},  /* 60 tiles, 8-row panels, circular */
             {3, 1, 30, 20, 1, 5, 6, 7, 3, 1, 1, 1, 2, 1},    /* 3D kc 90, replicate */
+            /* Winograd edge patches by permute (session 10): mapped columns
+             * in the same, the previous and the next vector of a segment,
+             * several runs a segment, rows split over segments (circular's
+             * far columns stay scalar) */
+            {2, 1, 6, 5, 1, 11, 66, 1, 3, 1, 1, 2, 1, 1},   /* pad 2 reflect, 3 segments */
+            {2, 2, 5, 7, 1, 5, 3, 1, 3, 1, 1, 1, 2, 0},     /* 5x3 replicate, runs of 1 tile */
+            {2, 1, 4, 6, 1, 9, 30, 1, 3, 1, 1, 2, 3, 1},    /* pad 2 circular */
+            {2, 1, 7, 3, 1, 6, 17, 1, 3, 1, 1, 1, 1, 0},    /* 17 wide reflect: vector edges */
             /* cpu.conv.1d: rows of many 64-wide tiles (interior ones read in
              * place), W not a multiple of 16, K in blocks of 6 and 5, strides
              * and dilations through the phase-split window, groups, blocks

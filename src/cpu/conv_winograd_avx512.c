@@ -28,6 +28,7 @@
 
 #include <immintrin.h>
 #include <stdint.h>
+#include <string.h>
 
 
 static inline __mmask16 wg4_cnt(int64_t n) {
@@ -67,12 +68,67 @@ typedef struct wg4_prep {
     int64_t xa, xb;       /* run-end columns m*len, m*len + 1 (or -1 = cval); last run: unused */
 } wg4_prep;
 
+/* Patches by permutes (session 10): a patched element whose mapped column
+ * this run loads itself (reflect, replicate, a short row's circular) takes
+ * it from the row's vectors, vector i's lanes from (a[i-1], a[i]) (L) or
+ * (a[i], a[i+1]) (R) by one permute each for every run at once, instead of
+ * a scalar load and a broadcast per element (3x3 256 @14: 16 a row, its
+ * boundary modes 1.13-1.20x the time of zeros). The rest stay scalar. */
+typedef struct wg_perm {
+    int any;
+    __mmask16 mL[5], mR[5];
+    int32_t iL[5][16], iR[5][16];
+} wg_perm;
+
+/* a[i] with its permute patches (sources: the unpatched vectors) */
+#define WG_PERM(pm, out, i, NV, A)                                                            do {                                                                                          if ((i) > 0 && (pm)->mL[i])                                                                   out = _mm512_mask_mov_ps(out, (pm)->mL[i],                                                                         _mm512_permutex2var_ps(A[(i) > 0 ? (i) - 1 : 0],                                                                 _mm512_loadu_si512((pm)->iL[i]), A[i]));         if ((i) + 1 < (NV) && (pm)->mR[i])                                                            out = _mm512_mask_mov_ps(out, (pm)->mR[i],                                                                         _mm512_permutex2var_ps(A[i], _mm512_loadu_si512((pm)->iR[i]),                                                             A[(i) + 1 < (NV) ? (i) + 1 : (i)]));     } while (0)
+
+/* Moves run k's patches whose source it loads into pm (removed from its
+ * scalar list). */
+static void wg_perm_add(wg4_prep *q, int64_t ib, int64_t ie, int NV, wg_perm *pm) {
+    int keep = 0;
+    for (int e = 0; e < q->np; e++) {
+        const int v = q->pv[e], i = v >> 4, l = v & 15;
+        const int64_t sv = q->px[e] < 0 ? -1 : q->px[e] - q->off;
+        int done = 0;
+        if (sv >= ib && sv < ie) {
+            const int si = (int)(sv >> 4), sl = (int)(sv & 15);
+            if (si == i - 1 && i > 0) {
+                pm->mL[i] |= (__mmask16)(1u << l);
+                pm->iL[i][l] = sl;
+                done = 1;
+            } else if (si == i && i + 1 < NV) {
+                pm->mR[i] |= (__mmask16)(1u << l);
+                pm->iR[i][l] = sl;
+                done = 1;
+            } else if (si == i && i > 0) {
+                pm->mL[i] |= (__mmask16)(1u << l);
+                pm->iL[i][l] = 16 + sl;
+                done = 1;
+            } else if (si == i + 1 && i + 1 < NV) {
+                pm->mR[i] |= (__mmask16)(1u << l);
+                pm->iR[i][l] = 16 + sl;
+                done = 1;
+            }
+        }
+        if (done) {
+            pm->any = 1;
+        } else {
+            q->pv[keep] = q->pv[e];
+            q->px[keep++] = q->px[e];
+        }
+    }
+    q->np = keep;
+}
+
 /* The per-run preparation of both transforms (M columns a lane, NV
  * vectors a row, A rows a tile); returns whether any run has patched
- * elements (boundary modes other than constant). */
+ * elements (boundary modes other than constant); with pm, the patches a
+ * permute can make move there (wg_perm). */
 static int wg_prep(const tc__wg4_run *runs, int nruns, int64_t H, int64_t W, int mode, int M,
-                   int NV, int A, wg4_prep *pr, int64_t rowoff[][16]) {
+                   int NV, int A, wg4_prep *pr, int64_t rowoff[][16], wg_perm *pm) {
     int patched = 0;
+    if (pm) memset(pm, 0, sizeof *pm);
     for (int k = 0; k < nruns; k++) {
         const tc__wg4_run *u = &runs[k];
         wg4_prep *q = &pr[k];
@@ -89,6 +145,7 @@ static int wg_prep(const tc__wg4_run *runs, int nruns, int64_t H, int64_t W, int
             q->px[q->np++] = tc__boundary_index(q->off + v, W, (tc_mode)mode);
         }
         patched |= mode != TC_MODE_CONSTANT && q->np > 0;
+        if (pm && mode != TC_MODE_CONSTANT) wg_perm_add(q, ib, ie, NV, pm);
         q->xa = tc__boundary_index(u->x0 + M * (int64_t)u->len, W, (tc_mode)mode);
         q->xb = tc__boundary_index(u->x0 + M * (int64_t)u->len + 1, W, (tc_mode)mode);
         for (int r = 0; r < A; r++) {
@@ -134,8 +191,9 @@ void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H
     const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
     wg4_prep pr[16];
+    wg_perm pm;
     int64_t rowoff[6][16]; /* by * W, or -1: the row is cval */
-    const int patched = wg_prep(runs, nruns, H, W, mode, 4, 5, 6, pr, rowoff);
+    const int patched = wg_prep(runs, nruns, H, W, mode, 4, 5, 6, pr, rowoff, &pm);
     for (int64_t c = 0; c < nc; c++) {
         __m512 t[6][6]; /* (d B) per row */
         if (c + 2 < nc) wg_prefetch(runs, nruns, pr, rowoff, 4, 6, c + 2, cstride);
@@ -173,7 +231,15 @@ void tc__wg4_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H
                         }
                     }
             }
-            const __m512 a[5] = {a0, a1, a2, a3, a4};
+            __m512 a[5] = {a0, a1, a2, a3, a4};
+            if (pm.any) {
+                const __m512 u[5] = {a0, a1, a2, a3, a4};
+                WG_PERM(&pm, a[0], 0, 5, u);
+                WG_PERM(&pm, a[1], 1, 5, u);
+                WG_PERM(&pm, a[2], 2, 5, u);
+                WG_PERM(&pm, a[3], 3, 5, u);
+                WG_PERM(&pm, a[4], 4, 5, u);
+            }
             /* column j of lane t = element 4t + j: two rounds of even/odd picks */
             __m512 e01 = _mm512_permutex2var_ps(a[0], ev, a[1]), o01 = _mm512_permutex2var_ps(a[0], od, a[1]);
             __m512 e23 = _mm512_permutex2var_ps(a[2], ev, a[3]), o23 = _mm512_permutex2var_ps(a[2], od, a[3]);
@@ -443,8 +509,9 @@ void tc__wg2_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H
     const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
     wg4_prep pr[16];
+    wg_perm pm;
     int64_t rowoff[4][16];
-    const int patched = wg_prep(runs, nruns, H, W, mode, 2, 3, 4, pr, rowoff);
+    const int patched = wg_prep(runs, nruns, H, W, mode, 2, 3, 4, pr, rowoff, &pm);
     for (int64_t c = 0; c < nc; c++) {
         if (c + 2 < nc) wg_prefetch(runs, nruns, pr, rowoff, 2, 4, c + 2, cstride);
         __m512 t[4][4];
@@ -468,6 +535,12 @@ void tc__wg2_in_avx512(const tc__wg4_run *runs, int nruns, int nlanes, int64_t H
                         default: a2 = _mm512_mask_mov_ps(a2, bit, pvv); break;
                         }
                     }
+            }
+            if (pm.any) {
+                const __m512 u[3] = {a0, a1, a2};
+                WG_PERM(&pm, a0, 0, 3, u);
+                WG_PERM(&pm, a1, 1, 3, u);
+                WG_PERM(&pm, a2, 2, 3, u);
             }
             d[0] = _mm512_permutex2var_ps(a0, ev, a1);
             d[1] = _mm512_permutex2var_ps(a0, od, a1);
