@@ -32,6 +32,20 @@ typedef struct dc_targs { /* (AVX2 kernels: blocks of 8 output channels) */
 
 typedef void (*dc_kernel_fn)(const dc_targs *a);
 
+/* A tile's output lines (the first and last float of each of its nk x UH
+ * rows) requested for writing before its reduction, so that they arrive
+ * while it computes: its NCHW rows are nk planes apart, more streams than
+ * the hardware prefetchers follow, and a cold output otherwise stalls the
+  * stores (session 10, conv1: 8-11% at two threads; the AVX2 kernels,
+ * which store through a buffer, measured no gain and do not use it). */
+#define DC_PREFETCH_OUT(a, UH, UW)                                                   \
+    for (int64_t l_ = 0; l_ < (a)->nk; l_++)                                         \
+        for (int h_ = 0; h_ < (UH); h_++) {                                          \
+            const char *q_ = (const char *)((a)->y + l_ * (a)->ypl + h_ * (a)->yrow); \
+            __builtin_prefetch(q_, 1, 3);                                            \
+            __builtin_prefetch(q_ + 4 * (UW) - 4, 1, 3);                             \
+        }
+
 /* conv_direct_avx512.c: kernel for (CB index: 0 -> 16, 1 -> 8, 2 -> 4;
  * NKB 1..2; UH 1..2; UW 1..14 (UH 2: UW <= 7)); NULL if none. */
 dc_kernel_fn tc__dc_kernel_avx512(int cbi, int nkb, int uh, int uw);

@@ -76,6 +76,7 @@ static inline __attribute__((always_inline)) void dc_tr16(__m512 r[16]) {
                                     : _mm512_setzero_ps();                            \
         const int64_t rowp = a->rowp, wkb = a->wkb, ntaps = a->ntaps;                \
         const float *wq = a->w;                                                       \
+        DC_PREFETCH_OUT(a, UH, UW);                                                   \
         for (int64_t cb = 0; cb < a->ncb; cb++) {                                     \
             const int64_t cw = cb == a->ncb - 1 ? a->cw_last : CB;                    \
             const float *xcb = a->x + cb * a->cbp;                                    \
