@@ -81,7 +81,19 @@ typedef struct wg_perm {
 } wg_perm;
 
 /* a[i] with its permute patches (sources: the unpatched vectors) */
-#define WG_PERM(pm, out, i, NV, A)                                                            do {                                                                                          if ((i) > 0 && (pm)->mL[i])                                                                   out = _mm512_mask_mov_ps(out, (pm)->mL[i],                                                                         _mm512_permutex2var_ps(A[(i) > 0 ? (i) - 1 : 0],                                                                 _mm512_loadu_si512((pm)->iL[i]), A[i]));         if ((i) + 1 < (NV) && (pm)->mR[i])                                                            out = _mm512_mask_mov_ps(out, (pm)->mR[i],                                                                         _mm512_permutex2var_ps(A[i], _mm512_loadu_si512((pm)->iR[i]),                                                             A[(i) + 1 < (NV) ? (i) + 1 : (i)]));     } while (0)
+#define WG_PERM(pm, out, i, NV, A)                                                         \
+    do {                                                                                   \
+        if ((i) > 0 && (pm)->mL[i])                                                        \
+            out = _mm512_mask_mov_ps(                                                      \
+                out, (pm)->mL[i],                                                          \
+                _mm512_permutex2var_ps(A[(i) > 0 ? (i) - 1 : 0],                           \
+                                       _mm512_loadu_si512((pm)->iL[i]), A[i]));           \
+        if ((i) + 1 < (NV) && (pm)->mR[i])                                                 \
+            out = _mm512_mask_mov_ps(                                                      \
+                out, (pm)->mR[i],                                                          \
+                _mm512_permutex2var_ps(A[i], _mm512_loadu_si512((pm)->iR[i]),              \
+                                       A[(i) + 1 < (NV) ? (i) + 1 : (i)]));               \
+    } while (0)
 
 /* Moves run k's patches whose source it loads into pm (removed from its
  * scalar list). */
