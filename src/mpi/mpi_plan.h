@@ -19,6 +19,7 @@ typedef struct piece {
     tc__mpi_box in;  /* input, ext coordinates */
     tc__mpi_box src; /* own elements the input reads (ext coordinates); n[0] = 0: none */
     tc_plan *pl;
+    int rows; /* device arrays: its input assembled row by row (dev_setup) */
 } piece;
 
 typedef struct selfcopy {

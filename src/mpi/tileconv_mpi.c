@@ -765,6 +765,21 @@ static int dev_setup(tc_mpi_plan *p, size_t ext_elems) {
                 pin_swap(&p->stage[i],
                          (size_t)(p->geo[i][3] * p->geo[i][4] * p->geo[i][5]) * p->esize);
     if (p->ext) p->pinned[tot] = pin_swap(&p->ext, ext_elems * p->esize);
+    /* a piece whose input lies inside the own box along axes 1 and 2 (as
+     * every piece of a slab decomposition does) is assembled on the device
+     * row by row along axis 0: own rows (directly or through the mode's
+     * extension) copied device to device from x, received rows and cval
+     * rows up from ext (dev_rows); others come down, are filled on the host
+     * and go up whole */
+    for (int i = 0; i < p->npiece; i++) {
+        const piece *pc = &p->pc[i];
+        int ok = 1;
+        for (int k = 1; k < 3; k++) {
+            int64_t olo = p->own.lo[k] - p->x.xlo[k];
+            ok &= pc->in.lo[k] >= olo && pc->in.lo[k] + pc->in.n[k] <= olo + p->own.n[k];
+        }
+        p->pc[i].rows = ok;
+    }
     size_t total = 0, off[TC_MPI_MAXPIECE];
     for (int i = 0; i < p->npiece; i++) {
         off[i] = total;
@@ -792,6 +807,56 @@ static int dev_setup(tc_mpi_plan *p, size_t ext_elems) {
     return 0;
 }
 
+/* A rows piece's input (dev_setup), along axis 0 of ext: row r reads ext
+ * row src(r) = r, or the mode's map where r lies outside the array (-1:
+ * cval). Rows whose source is an own row are copied from x (device to
+ * device; up = 0, before the exchange); the others, received rows and cval
+ * rows (filled in ext here), from ext (host to device; up = 1, after it).
+ * Runs of consecutive rows with consecutive sources of one kind are one
+ * copy. */
+static cudaError_t dev_rows(tc_mpi_plan *p, int pi, const void *x, int up, cudaStream_t S) {
+    const piece *pc = &p->pc[pi];
+    const int64_t lo = pc->in.lo[0], nr = pc->in.n[0], olo0 = p->own.lo[0] - p->x.xlo[0];
+    cudaError_t e = cudaSuccess;
+    /* 0 own, 1 ext, 2 cval */
+#define SRC(r) (p->oob[0][r] ? p->map[0][r] : (r))
+#define KIND(s) ((s) < 0 ? 2 : (s) >= olo0 && (s) < olo0 + p->own.n[0] ? 0 : 1)
+    for (int64_t r = lo; r < lo + nr && e == cudaSuccess;) {
+        const int64_t s = SRC(r);
+        const int kind = KIND(s);
+        int64_t r2 = r + 1;
+        while (r2 < lo + nr && KIND(SRC(r2)) == kind && (kind == 2 || SRC(r2) == s + (r2 - r)))
+            r2++;
+        if ((kind == 0) == !up) {
+            const int64_t cnt[3] = {r2 - r, pc->in.n[1], pc->in.n[2]};
+            const int64_t dlo[3] = {r - lo, 0, 0};
+            if (kind == 0) {
+                const int64_t slo[3] = {s - olo0, pc->in.lo[1] - (p->own.lo[1] - p->x.xlo[1]),
+                                        pc->in.lo[2] - (p->own.lo[2] - p->x.xlo[2])};
+                e = dev_box(p->dpin[pi], pc->in.n, dlo, x, p->own.n, slo, cnt, p->esize,
+                            cudaMemcpyDeviceToDevice, S);
+            } else {
+                if (kind == 2) /* cval rows of ext, then up like the others */
+                    for (int64_t q = r; q < r2; q++)
+                        for (int64_t j = pc->in.lo[1]; j < pc->in.lo[1] + pc->in.n[1]; j++) {
+                            size_t at = (size_t)((q * p->x.xn[1] + j) * p->x.xn[2] + pc->in.lo[2]);
+                            for (int64_t k = 0; k < pc->in.n[2]; k++) {
+                                if (p->esize == 4) ((float *)p->ext)[at + k] = (float)p->d.cval;
+                                else ((double *)p->ext)[at + k] = p->d.cval;
+                            }
+                        }
+                const int64_t slo[3] = {kind == 2 ? r : s, pc->in.lo[1], pc->in.lo[2]};
+                e = dev_box(p->dpin[pi], pc->in.n, dlo, p->ext, p->x.xn, slo, cnt, p->esize,
+                            cudaMemcpyHostToDevice, S);
+            }
+        }
+        r = r2;
+    }
+#undef SRC
+#undef KIND
+    return e;
+}
+
 /* Device arrays, before the exchange: the interior enqueued on the
  * per-thread default stream (the core's), and beside it on the side stream
  * the own elements the host side reads copied down: the sends into their
@@ -810,6 +875,10 @@ static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *
                     cudaMemcpyDeviceToHost, S);
     for (int i = 0; i < p->npiece && e == cudaSuccess; i++) {
         const piece *pc = &p->pc[i];
+        if (pc->rows) {
+            e = dev_rows(p, i, x, 0, S); /* its own rows, device to device */
+            continue;
+        }
         int64_t slo[3];
         for (int k = 0; k < 3; k++) slo[k] = pc->src.lo[k] - (p->own.lo[k] - p->x.xlo[k]);
         e = dev_box(p->ext, p->x.xn, pc->src.lo, x, n, slo, pc->src.n, p->esize,
@@ -834,6 +903,10 @@ static cudaError_t dev_rims(tc_mpi_plan *p, void *y, tc_status *st) {
     cudaError_t e = cudaSuccess;
     for (int i = 0; i < p->npiece && e == cudaSuccess; i++) {
         const piece *pc = &p->pc[i];
+        if (pc->rows) {
+            e = dev_rows(p, i, NULL, 1, S); /* received and cval rows, up */
+            continue;
+        }
         tc__mpi_fill_edges(p, pc);
         e = dev_box(p->dpin[i], pc->in.n, zero, p->ext, p->x.xn, pc->in.lo, pc->in.n, p->esize,
                     cudaMemcpyHostToDevice, S);
