@@ -808,6 +808,20 @@ static void run_conv_planner_checks(void) {
     TH_END();
 }
 
+/* cuda.conv.igemm-tf32's kernel variants beside the default one (V 3):
+ * V 1 and, where the device runs sm_90a code, the wgmma kernel V 4,
+ * forced through TC_CUDA_CONV_TFV on every conv case, host pointers
+ * (every conv solver runs again; the variant only changes igemm-tf32) */
+static void run_conv_tf32_variants(void) {
+    static const char *vs[] = {"1", "4"};
+    for (int v = 0; v < 2; v++) {
+        printf("conv cases with TC_CUDA_CONV_TFV=%s\n", vs[v]);
+        setenv("TC_CUDA_CONV_TFV", vs[v], 1);
+        for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
+    }
+    unsetenv("TC_CUDA_CONV_TFV");
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
     /* batched host-array filters run chunk by chunk on two streams
@@ -843,6 +857,7 @@ int main(int argc, char **argv) {
 #endif
             if (!quick) run_conv_case(ci, 0, 1);
         }
+        run_conv_tf32_variants();
         run_conv_planner_checks();
         printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
         return th_finish();
@@ -895,6 +910,7 @@ int main(int argc, char **argv) {
 #endif
         if (!quick) run_conv_case(ci, 0, 1);
     }
+    run_conv_tf32_variants();
     run_conv_planner_checks();
     printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
     return th_finish();

@@ -46,6 +46,12 @@
  *                   columns a thread, predicated LDG one k tile ahead,
  *                   rounded once, STS.128) instead of 4-byte cp.async
  *                   (session 8). Applicable only under TC_PLAN_ALLOW_TF32.
+ *                   A Hopper variant (V 4, TC_CUDA_CONV_TFV=4, not the
+ *                   default: it measured 0.88-1.13x of this one) issues
+ *                   wgmma m64nBMk8 with both operands in shared memory
+ *                   as core matrices; it is compiled into the file's
+ *                   sm_90a image and used only where a probe finds that
+ *                   image loaded (session 11).
  * cuda.conv.depthwise  groups == C: 1D/2D layers take the tiled kernel
  *                   (k_dw_tile): a block copies the padded input of several
  *                   (n, k) planes, or of a band of output rows, into shared
@@ -266,6 +272,77 @@ __device__ __forceinline__ void ig_mma(float *c, const unsigned *a, const unsign
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+/* V 4 (session 11): Hopper's wgmma, the warpgroup MMA. Compiled only for
+ * sm_90a (the arch-specific image CMake adds for this file); ig_wgmma_ok
+ * tells the host whether the image the runtime loaded has it. */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define IG_WGMMA 1
+#else
+#define IG_WGMMA 0
+#endif
+__global__ void k_ig_wgmma_probe(int *out) { *out = IG_WGMMA; }
+/* A shared-memory matrix descriptor, no swizzle: the operand is stored as
+ * core matrices of 8 rows x 16 bytes (128 contiguous bytes), lbo bytes
+ * apart along K and sbo bytes apart along N */
+__device__ __forceinline__ uint64_t ig_desc(const void *p, unsigned lbo, unsigned sbo) {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    return (uint64_t)((a & 0x3FFFF) >> 4) | ((uint64_t)(lbo >> 4) << 16) |
+           ((uint64_t)(sbo >> 4) << 32);
+}
+__device__ __forceinline__ void ig_wg_fence() {
+#if IG_WGMMA
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ig_wg_commit() {
+#if IG_WGMMA
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void ig_wg_wait() {
+#if IG_WGMMA
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+/* cp.async's shared-memory writes (the generic proxy) made visible to
+ * wgmma's reads (the async proxy) */
+__device__ __forceinline__ void ig_proxy_fence() {
+#if IG_WGMMA
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+/* D[64 x N] += A[64 x 8] * B[8 x N], both K-major in shared memory (da,
+ * db), fp32 accumulation */
+template <int N> __device__ __forceinline__ void ig_wgmma(float *d, uint64_t da, uint64_t db);
+#if IG_WGMMA
+template <> __device__ __forceinline__ void ig_wgmma<32>(float *d, uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "l"(da), "l"(db), "r"(1)
+                 : "memory");
+}
+template <> __device__ __forceinline__ void ig_wgmma<64>(float *d, uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(1)
+                 : "memory");
+}
+template <> __device__ __forceinline__ void ig_wgmma<128>(float *d, uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db), "r"(1)
+                 : "memory");
+}
+#else
+template <int N> __device__ __forceinline__ void ig_wgmma(float *, uint64_t, uint64_t) {}
+#endif
+
 /* An im2col element outside the input, padding mode reflect / replicate /
  * circular: the index remapped per axis and copied. */
 __device__ __noinline__ void ig_edge(float *dst, const float *xc, int i0, int i1, int i2,
@@ -307,14 +384,27 @@ template <bool B> struct ig_bool {
  *      four consecutive columns of its rows with predicated LDG (one table
  *      entry per row for the four), one k tile ahead, rounds them to TF32
  *      and stores them with one STS.128 (the B fragments need no rounding)
+ *   4  TF32 on Hopper's wgmma (session 11): the warpgroup's M is 64 output
+ *      positions (the im2col tile read into the A fragments from the B
+ *      layout of V 1, rounded at the load), its N the BM output channels
+ *      (the weights, read by the tensor cores from shared memory stored as
+ *      8 x 4 core matrices, so truncated to TF32 rather than rounded), the
+ *      A fragments double-buffered so that a tile's wgmma runs while the
+ *      next tile's are loaded, two of the four stages in flight; with zero
+ *      padding B is register-staged as in V 3 (V 1 where that does not
+ *      apply). Measured against V 3 on the H100 (session 11): 0.88-1.13x,
+ *      faster only on the 32-row tile (3D 3x3x3 32 @32); the register-
+ *      staged gather, one tile ahead, bounds both, not the MMA. A variant
+ *      with every B loader by cp.async and 6 stages (B truncated) ran
+ *      0.73-0.97x of V 3 and was removed
  * (BK 32 with 3 stages, and A rounded in shared memory once per stage,
  * were measured too and lost: docs/perf-notes.md, session 8; BK and the
  * stage count stay parameters.) */
 template <int V> struct igv {
     static constexpr int BK = IG_BK;
     static constexpr int ST = IG_STAGES;
-    static constexpr int AP = V == 0 ? IG_AP : 24;
-    static constexpr int BP = V == 0 ? IG_BP : 132;
+    static constexpr int AP = V == 0 ? IG_AP : V >= 4 ? IG_BK : 24;
+    static constexpr int BP = V == 0 ? IG_BP : V >= 4 ? IG_BN : 132;
 };
 template <int BM, bool TF32, int LM, int V = 0>
 __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM == 64 ? 3 : 4)
@@ -325,6 +415,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
     constexpr int NT = BM == 32 ? 128 : 2 * BM;
     constexpr int TR = BM == 32 ? 4 : 8;            /* fp32: rows per thread */
     constexpr int MI = BM >= 64 ? 4 : BM / 16;      /* TF32: m16 tiles per warp */
+    constexpr bool WG = V == 4;                    /* the wgmma kernel */
     constexpr int BK = igv<V>::BK, NST = igv<V>::ST, AP = igv<V>::AP, BP = igv<V>::BP;
     constexpr int STF = BM * AP + BK * BP;
     extern __shared__ float4 ig_smem4[];
@@ -394,6 +485,12 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
      * columns q0 + 4*lane .. +3, rows warp*RW .. +RW-1 of each tile; per
      * column the image pointer at the window origin and the in-bounds taps */
     constexpr bool RS = V == 3 && LM == IG_ZEROS;
+    /* V 4: B (im2col) stored transposed, position-major, as core matrices:
+     * element (reduction row r, position p) of a stage at ig_bt(r, p); with
+     * zero padding register-staged (R4: one position a thread, a quad of
+     * rows at a time, rounded, STS.128) */
+    constexpr bool R4 = V == 4 && LM == IG_ZEROS;
+    auto ig_bt = [](int r, int p) { return ((p >> 3) * (BK / 4) + (r >> 2)) * 32 + (p & 7) * 4 + (r & 3); };
     constexpr int RW = BK / (NT / 32);
     const float *rp[RS ? 4 : 1];
     unsigned long long rt[RS ? 4 : 1];
@@ -449,6 +546,53 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
             *reinterpret_cast<uint4 *>(Bs + ((tid >> 5) * RW + i) * BP + (tid & 31) * 4) = u;
         }
     };
+    /* R4 (V 4, zero padding, the single-bit row table): position
+     * q0 + tid % 128, quads of rows tid / 128 + j * (NT / 128) */
+    constexpr int QN = R4 ? (BK / 4) / (NT / IG_BN) : 1;
+    const float *rp4 = x;
+    unsigned rt4 = 0;
+    if (R4) {
+        const int q = q0 + tid % IG_BN;
+        if (q < a.NP) {
+            const int n = q / a.P, p = q - n * a.P;
+            const int o2 = p % a.out2, u = p / a.out2;
+            const int o1 = u % a.out1, o0 = u / a.out1;
+            const int c0 = o0 * a.s0 - a.p0, c1 = o1 * a.s1 - a.p1, c2 = o2 * a.s2 - a.p2;
+            rp4 = x + ((int64_t)n * a.C + (int64_t)g * a.Cg) * a.plane + ((c0 * a.in1 + c1) * a.in2 + c2);
+            for (int t = 0; t < a.R; t++) {
+                const int4 tp = taps[t];
+                const bool inb = ((unsigned)(c0 + tp.x) < (unsigned)a.in0) &
+                                 ((unsigned)(c1 + tp.y) < (unsigned)a.in1) &
+                                 ((unsigned)(c2 + tp.z) < (unsigned)a.in2);
+                rt4 |= (unsigned)inb << t;
+            }
+        }
+    }
+    auto load_b4 = [&](int kt, float (&rv)[QN][4]) {
+        const int2 *lt = ltab + kt * BK + (tid / IG_BN) * 4;
+#pragma unroll
+        for (int j = 0; j < QN; j++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int2 e = lt[j * (NT / IG_BN) * 4 + i];
+                const bool ok = (rt4 & (unsigned)e.y) != 0;
+                float v;
+                asm("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n mov.b32 %0, 0;\n"
+                    " @p ld.global.nc.f32 %0, [%1];\n}\n"
+                    : "=f"(v)
+                    : "l"(rp4 + e.x), "r"((int)ok));
+                rv[j][i] = v;
+            }
+    };
+    auto store_b4 = [&](int st, const float (&rv)[QN][4]) {
+        float *Bs = smem + st * STF + BM * AP;
+#pragma unroll
+        for (int j = 0; j < QN; j++) {
+            const int kq = tid / IG_BN + j * (NT / IG_BN);
+            *reinterpret_cast<uint4 *>(Bs + ig_bt(kq * 4, tid % IG_BN)) =
+                make_uint4(ig_tf32(rv[j][0]), ig_tf32(rv[j][1]), ig_tf32(rv[j][2]), ig_tf32(rv[j][3]));
+        }
+    };
     unsigned long long tin = 0;
     if (LM == IG_ZEROS && a.R <= 64 && !RS) {
         for (int t = 0; t < a.R; t++) {
@@ -475,20 +619,40 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
      * BK/4 quads a row) or 4-byte ones (row tid/BK + i*NT/BK, column
      * tid%BK); 32-bit offsets in W_g */
     constexpr int QR = BK / 4;
-    const int arow = a.avec ? tid / QR : tid / BK, akc = a.avec ? (tid % QR) * 4 : tid % BK;
+    /* V 4 stores A as core matrices (ig_cm): 16-byte copies of row
+     * tid%8 + 8*(tid/(8*QR)), quad (tid/8)%QR, so a warp fills 4 whole core
+     * matrices (conflict-free) */
+    const int arow = WG ? (a.avec ? (tid & 7) + 8 * (tid / (8 * QR)) : 0)
+                            : a.avec ? tid / QR : tid / BK;
+    const int akc = WG ? (a.avec ? ((tid >> 3) % QR) * 4 : 0)
+                           : a.avec ? (tid % QR) * 4 : tid % BK;
     const int aoff = arow * a.Rl + akc;
+    /* V 4: element (row r, reduction k) of a stage's A tile */
+    auto ig_cm = [&](int r, int k) { return ((r >> 3) * QR + (k >> 2)) * 32 + (r & 7) * 4 + (k & 3); };
 
     auto load_stage = [&](int kt, int st) {
         float *As = smem + st * STF, *Bs = As + BM * AP;
         const int l0 = kt * BK;
-        if (a.avec) {
+        if (WG && !a.avec) {
+            /* a warp fills one core matrix a pass: row 8*rg + lane%8,
+             * reduction 4*kc + lane/8 (conflict-free) */
+            const int wp = tid >> 5, ln = tid & 31;
+#pragma unroll
+            for (int i = 0; i < BM * BK / NT; i++) {
+                const int id = i * (NT / 32) + wp;
+                const int row = (id / QR) * 8 + (ln & 7), k = (id % QR) * 4 + (ln >> 3);
+                const bool ok = (l0 + k < a.Rl) & (row < krows);
+                ig_cp4(As + id * 32 + (ln & 7) * 4 + (ln >> 3), wg + (ok ? row * a.Rl + l0 + k : 0),
+                       ok ? 4 : 0);
+            }
+        } else if (a.avec) {
             const bool kok = l0 + akc < a.Rl;
 #pragma unroll
             for (int i = 0; i < BM * QR / NT; i++) {
                 const int row = arow + i * (NT / QR);
                 const bool ok = kok & (row < krows);
-                ig_cp16(As + row * AP + akc, wg + (ok ? aoff + i * (NT / QR) * a.Rl + l0 : 0),
-                        ok ? 16 : 0);
+                ig_cp16(As + (WG ? ig_cm(row, akc) : row * AP + akc),
+                        wg + (ok ? aoff + i * (NT / QR) * a.Rl + l0 : 0), ok ? 16 : 0);
             }
         } else {
             const bool kok = l0 + akc < a.Rl;
@@ -500,8 +664,8 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                        ok ? 4 : 0);
             }
         }
-        if (RS) {
-            /* B: load_b / store_b */
+        if (RS || R4) {
+            /* B: load_b / store_b, load_b4 / store_b4 */
         } else if (VEC1) {
 #pragma unroll
             for (int i = 0; i < VR; i++) {
@@ -518,7 +682,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                     const int2 e = lt[i];
                     const bool ok = (tin32 & (unsigned)e.y) != 0;
                     const unsigned o = ok ? (unsigned)(xoff + e.x) : 0u;
-                    ig_cp4(Bs + (brow0 + i) * BP + bcol, xi + o, ok ? 4 : 0);
+                    ig_cp4(Bs + (WG ? ig_bt(brow0 + i, bcol) : (brow0 + i) * BP + bcol), xi + o, ok ? 4 : 0);
                 }
             } else if (LM == IG_ZEROS && a.ltab) {
                 const int2 *lt = ltab + l;
@@ -527,7 +691,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                     const int2 e = lt[i];
                     const bool ok = (tin >> e.y) & 1;
                     const unsigned o = ok ? (unsigned)(xoff + e.x) : 0u;
-                    ig_cp4(Bs + (brow0 + i) * BP + bcol, xi + o, ok ? 4 : 0);
+                    ig_cp4(Bs + (WG ? ig_bt(brow0 + i, bcol) : (brow0 + i) * BP + bcol), xi + o, ok ? 4 : 0);
                 }
             } else if (LM == IG_ZEROS) {
                 /* zero-fill for padding, past-the-end rows and columns (the
@@ -538,7 +702,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                     int t = tb, c = cb;
 #pragma unroll
                     for (int i = 0; i < RPT; i++) {
-                        float *dst = Bs + (brow0 + i) * BP + bcol;
+                        float *dst = Bs + (WG ? ig_bt(brow0 + i, bcol) : (brow0 + i) * BP + bcol);
                         bool inb;
                         int off;
                         if (UM) {
@@ -567,7 +731,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                 int t = tb, c = cb;
 #pragma unroll
                 for (int i = 0; i < RPT; i++) {
-                    float *dst = Bs + (brow0 + i) * BP + bcol;
+                    float *dst = Bs + (WG ? ig_bt(brow0 + i, bcol) : (brow0 + i) * BP + bcol);
                     const int4 tp = taps[t];
                     const bool inb = ((unsigned)(b0 + tp.x) < (unsigned)a.in0) &
                                      ((unsigned)(b1 + tp.y) < (unsigned)a.in1) &
@@ -600,8 +764,12 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
         }
     };
 
+    /* stages in flight: NST - 1, V 4 NST - 2 (the slot a load overwrites
+     * was read by the wgmma two iterations back, which each warpgroup has
+     * waited for before the barrier) */
+    constexpr int PD = WG ? NST - 2 : NST - 1;
 #pragma unroll
-    for (int s = 0; s < NST - 1; s++) {
+    for (int s = 0; s < PD; s++) {
         if (s < nkt) load_stage(kt0 + s, s);
         ig_commit();
     }
@@ -669,6 +837,74 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                 }
             }
         }
+    } else if (WG) {
+        /* ---- TF32 wgmma: a warpgroup's m64 tiles are output positions,
+         * N = BM channels; NWG warpgroups split the 128 positions ---- */
+        constexpr int NWG = NT / 128, MW = IG_BN / NWG / 64, ND = BM / 2;
+        const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+        const int wgb = (warp >> 2) * (IG_BN / NWG), pw0 = wgb + (warp & 3) * 16;
+        float acc[MW][ND];
+#pragma unroll
+        for (int i = 0; i < MW; i++)
+#pragma unroll
+            for (int j = 0; j < ND; j++) acc[i][j] = 0.f;
+        float r4v[QN][4];
+        if (R4 && nkt > 0) {
+            load_b4(kt0, r4v);
+            store_b4(0, r4v);
+        }
+        for (int kt = 0; kt < nkt; kt++) {
+            ig_wait<PD - 1>();
+            ig_proxy_fence(); /* this thread's cp.async and STS for wgmma */
+            __syncthreads();
+            const int nk = kt + PD;
+            if (nk < nkt) load_stage(kt0 + nk, nk % NST);
+            ig_commit();
+            const float *As = smem + (kt % NST) * STF;
+            const float *Bs = As + BM * AP;
+            if (R4 && kt + 1 < nkt) load_b4(kt0 + kt + 1, r4v);
+            ig_wg_fence();
+#pragma unroll
+            for (int k8 = 0; k8 < BK / 8; k8++) {
+                /* each operand's two core-matrix columns of the step: 128
+                 * bytes apart along K, QR * 128 bytes between 8-row groups */
+                const uint64_t db = ig_desc(As + k8 * 64, 128, QR * 128);
+#pragma unroll
+                for (int mw = 0; mw < MW; mw++)
+                    ig_wgmma<BM>(acc[mw], ig_desc(Bs + ig_bt(k8 * 8, wgb + mw * 64), 128, QR * 128), db);
+            }
+            ig_wg_commit();
+            /* slot (kt+1) % NST was last read by the wgmma of tile kt+1-NST */
+            if (R4 && kt + 1 < nkt) store_b4((kt + 1) % NST, r4v);
+            /* the previous tile's wgmma done: its slot may be loaded next */
+            ig_wg_wait<1>();
+        }
+        ig_wg_wait<0>();
+        ig_wait<0>();
+        /* epilogue: acc[mw][4j + 2h + e] is position pw0 + mw*64 + gq + 8h,
+         * channel 8j + 2tq + e */
+#pragma unroll
+        for (int mw = 0; mw < MW; mw++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int qq = q0 + pw0 + mw * 64 + gq + 8 * h;
+                if (qq >= a.NP) continue;
+                const int n = qq / a.P, pp = qq - n * a.P;
+#pragma unroll
+                for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int k = k0 + 8 * j + 2 * tq + e;
+                        if (k >= a.Kg) continue;
+                        const int kk = g * a.Kg + k;
+                        const float v = acc[mw][4 * j + 2 * h + e];
+                        if (part)
+                            part[((int64_t)split * a.K + kk) * a.NP + qq] = v;
+                        else
+                            y[((int64_t)n * a.K + kk) * a.P + pp] =
+                                v + (bias ? __ldg(bias + kk) : 0.f);
+                    }
+            }
     } else {
         /* ---- TF32 mma.sync m16n8k8, warp tile 64 x 32 ---- */
         const int warp = tid >> 5, lane = tid & 31;
@@ -1039,13 +1275,14 @@ static igp ig_params(const tc__problem *p) {
     return a;
 }
 
-/* kernel kinds: 0 fp32 (V 0), 1 TF32 V 1, 2 TF32 V 3 */
-#define IG_NKIND 3
-static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<1>::BK, igv<3>::BK};
+/* kernel kinds: 0 fp32 (V 0), 1 TF32 V 1, 2 TF32 V 3, 3 TF32 V 4 (wgmma) */
+#define IG_NKIND 4
+#define IG_NDEV_PROBE 16
+static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<1>::BK, igv<3>::BK, igv<4>::BK};
 static size_t ig_smem(int bm, int taps, int kind) {
-    static const int st[IG_NKIND] = {igv<0>::ST, igv<1>::ST, igv<3>::ST};
-    static const int ap[IG_NKIND] = {igv<0>::AP, igv<1>::AP, igv<3>::AP};
-    static const int bp[IG_NKIND] = {igv<0>::BP, igv<1>::BP, igv<3>::BP};
+    static const int st[IG_NKIND] = {igv<0>::ST, igv<1>::ST, igv<3>::ST, igv<4>::ST};
+    static const int ap[IG_NKIND] = {igv<0>::AP, igv<1>::AP, igv<3>::AP, igv<4>::AP};
+    static const int bp[IG_NKIND] = {igv<0>::BP, igv<1>::BP, igv<3>::BP, igv<4>::BP};
     return (size_t)st[kind] * (bm * ap[kind] + ig_kbk[kind] * bp[kind]) * sizeof(float) +
            (size_t)taps * sizeof(int4);
 }
@@ -1057,17 +1294,44 @@ typedef void (*ig_kernel)(const float *, const float *, const float *, float *, 
 /* V3 differs from V1 only with zero padding (the other loaders are V1's) */
 #define IG_KV3(BM) {k_ig<BM, true, 0, 3>, k_ig<BM, true, 1, 1>, k_ig<BM, true, 2, 1>}
 static const ig_kernel ig_tab[3][IG_NKIND][3] = {
-    {IG_K3(128, false, 0), IG_K3(128, true, 1), IG_KV3(128)},
-    {IG_K3(64, false, 0), IG_K3(64, true, 1), IG_KV3(64)},
-    {IG_K3(32, false, 0), IG_K3(32, true, 1), IG_KV3(32)},
+    {IG_K3(128, false, 0), IG_K3(128, true, 1), IG_KV3(128), IG_K3(128, true, 4)},
+    {IG_K3(64, false, 0), IG_K3(64, true, 1), IG_KV3(64), IG_K3(64, true, 4)},
+    {IG_K3(32, false, 0), IG_K3(32, true, 1), IG_KV3(32), IG_K3(32, true, 4)},
 };
 #undef IG_KV3
 #undef IG_K3
-/* the TF32 kind: V 3 (falls back to V 1 where it does not apply), or
- * TC_CUDA_CONV_TFV=1 (tuning only) */
+/* Whether the current device runs this file's sm_90a image (the wgmma
+ * kernels have bodies there): a one-thread probe, once per device, at plan
+ * time (cuda.conv.igemm-tf32's applicability). */
+static int ig_wg_cache[IG_NDEV_PROBE]; /* 0 not probed, 1 yes, 2 no */
+static int ig_wgmma_ok(void) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    int *slot = dev >= 0 && dev < IG_NDEV_PROBE ? &ig_wg_cache[dev] : NULL;
+    int v = slot ? __atomic_load_n(slot, __ATOMIC_ACQUIRE) : 0;
+    if (v) return v == 1;
+    int h = 0, *d = NULL;
+    if (cudaMalloc(&d, sizeof(int)) == cudaSuccess) {
+        k_ig_wgmma_probe<<<1, 1>>>(d);
+        if (cudaGetLastError() != cudaSuccess ||
+            cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
+            h = 0;
+        cudaFree(d);
+    }
+    (void)cudaGetLastError(); /* a failed probe leaves no sticky error */
+    if (slot) __atomic_store_n(slot, h == 1 ? 1 : 2, __ATOMIC_RELEASE);
+    return h == 1;
+}
+/* the TF32 kind: V 3 (which falls back to V 1 where it does not apply);
+ * TC_CUDA_CONV_TFV=1 or 4 forces V 1 or, where the device runs it, the
+ * wgmma V 4 (tuning and A/B only: session 11 measured V 4 against V 3 at
+ * 0.88-1.13x, docs/perf-notes.md) */
 static int ig_tf_kind(void) {
     const char *e = getenv("TC_CUDA_CONV_TFV");
-    return e && e[0] == '1' && !e[1] ? 1 : 2;
+    const char c = e && e[0] && !e[1] ? e[0] : 0;
+    if (c == '1') return 1;
+    if (c == '4' && ig_wgmma_ok()) return 3;
+    return 2;
 }
 static const int ig_bm[3] = {128, 64, 32};
 static int ig_threads(int bm) { return bm == 32 ? 128 : 2 * bm; }
@@ -1160,7 +1424,9 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
                                                                   : IG_REMAP;
     g.avec = g.Rl % 4 == 0 && (uintptr_t)w % 16 == 0;
     g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
-    const int kind = tf32 ? ig_tf_kind() : 0, bk = ig_kbk[kind];
+    int kind = tf32 ? ig_tf_kind() : 0;
+    if (kind == 3 && lm == IG_1X1) kind = 2; /* V 4 has no 1x1 loader (V 1's) */
+    const int bk = ig_kbk[kind];
     int occ[3] = {0, 0, 0};
     tc_status st;
     for (int bi = 0; bi < 3; bi++)
@@ -1204,10 +1470,12 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     /* V3 stages B through registers only with the single-bit row table
      * (R <= 32; with R < 64 it measured slower on conv1); else V1, the same
      * shared-memory layout (its attribute set up here) */
-    if (kind >= 2 && g.ltab != 1) {
+    if (kind >= 2 && lm == IG_ZEROS && g.ltab != 1) {
         int o1 = 0;
         if ((st = ig_prepare(sh.bi, 1, lm, &o1))) return st;
         k = ig_tab[sh.bi][1][lm];
+        /* V 4's stages are smaller than V 1's: V 1's size (same BK) */
+        smem = ig_smem(bm, g.R, 1) + (g.ltab ? (size_t)KTt * bk * 8 : 0);
     }
     const int64_t gx = tc__cu_div_up(g.NP, IG_BN), gy = tc__cu_div_up(g.Kg, bm);
     const float *db;
@@ -1423,6 +1691,7 @@ static int tf_applicable(const tc__problem *p, const tc__env *e, char *why, size
                      IG_TAPMAX);
         return 0;
     }
+    (void)ig_wgmma_ok(); /* the probe at plan time, not in an execute */
     return 1;
 }
 

@@ -857,11 +857,12 @@ static cudaError_t dev_rows(tc_mpi_plan *p, int pi, const void *x, int up, cudaS
     return e;
 }
 
-/* Device arrays, before the exchange: the interior enqueued on the
- * per-thread default stream (the core's), and beside it on the side stream
- * the own elements the host side reads copied down: the sends into their
- * stages, the pieces' own rows and the self copies into ext. Returns after
- * those copies (not the interior). */
+/* Device arrays, before the exchange: on the side stream the own elements
+ * the host side reads copied down (the sends into their stages, the own
+ * rows of pieces assembled on the host, the self copies into ext), then the
+ * interior enqueued on the per-thread default stream (the core's), then on
+ * the side stream the slab pieces' own rows device to device. Returns after
+ * the copies down (not the interior). */
 static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *st) {
     cudaStream_t A = cudaStreamPerThread, S = (cudaStream_t)p->side;
     cudaEvent_t start = (cudaEvent_t)p->ev[0], down = (cudaEvent_t)p->ev[1];
@@ -869,16 +870,13 @@ static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *
     const int64_t *n = p->own.n;
     cudaError_t e = cudaEventRecord(start, A); /* x is ready behind this */
     if (e == cudaSuccess) e = cudaStreamWaitEvent(S, start, 0);
-    if (e == cudaSuccess && p->inner) *st = tc_execute_filter(p->inner, y, x, NULL);
+    /* the sends' copies are queued before the interior is launched */
     for (int i = p->nrecv; i < p->nrecv + p->nsend && e == cudaSuccess; i++)
         e = dev_box(p->stage[i], p->geo[i] + 3, zero, x, n, p->geo[i], p->geo[i] + 3, p->esize,
                     cudaMemcpyDeviceToHost, S);
     for (int i = 0; i < p->npiece && e == cudaSuccess; i++) {
         const piece *pc = &p->pc[i];
-        if (pc->rows) {
-            e = dev_rows(p, i, x, 0, S); /* its own rows, device to device */
-            continue;
-        }
+        if (pc->rows) continue; /* its own rows device to device, below */
         int64_t slo[3];
         for (int k = 0; k < 3; k++) slo[k] = pc->src.lo[k] - (p->own.lo[k] - p->x.xlo[k]);
         e = dev_box(p->ext, p->x.xn, pc->src.lo, x, n, slo, pc->src.n, p->esize,
@@ -888,6 +886,14 @@ static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *
         e = dev_box(p->ext, p->x.xn, p->copies[i].dlo, x, n, p->copies[i].slo, p->copies[i].n,
                     p->esize, cudaMemcpyDeviceToHost, S);
     if (e == cudaSuccess) e = cudaEventRecord(down, S);
+    if (e == cudaSuccess && p->inner) *st = tc_execute_filter(p->inner, y, x, NULL);
+    /* the pieces' own rows device to device after the event the host waits
+     * for: a device-to-device copy may run as a kernel, which gets SMs only
+     * once the interior's blocks are all dispatched, and the sends must not
+     * wait for that (they come down by DMA); the rims wait for them through
+     * the side stream's order (dev_rims) */
+    for (int i = 0; i < p->npiece && e == cudaSuccess; i++)
+        if (p->pc[i].rows) e = dev_rows(p, i, x, 0, S);
     if (e == cudaSuccess) e = cudaEventSynchronize(down);
     return e;
 }
