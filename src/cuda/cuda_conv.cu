@@ -315,6 +315,8 @@ __device__ __forceinline__ void ig_proxy_fence() {
  * db), fp32 accumulation */
 template <int N> __device__ __forceinline__ void ig_wgmma(float *d, uint64_t da, uint64_t db);
 #if IG_WGMMA
+/* one specialisation per N: inline asm needs its operand list written out
+ * (N / 2 accumulators a thread) */
 template <> __device__ __forceinline__ void ig_wgmma<32>(float *d, uint64_t da, uint64_t db) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
