@@ -811,7 +811,8 @@ static void run_conv_planner_checks(void) {
 /* cuda.conv.igemm-tf32's kernel variants beside the default one (V 3):
  * V 1 and, where the device runs sm_90a code, the wgmma kernel V 4,
  * forced through TC_CUDA_CONV_TFV on every conv case, host pointers
- * (every conv solver runs again; the variant only changes igemm-tf32) */
+ * (every conv solver runs again; the variant only changes igemm-tf32).
+ * Where the probe finds no sm_90a image, TFV=4 runs V 3 again. */
 static void run_conv_tf32_variants(void) {
     static const char *vs[] = {"1", "4"};
     for (int v = 0; v < 2; v++) {

@@ -345,6 +345,17 @@ template <> __device__ __forceinline__ void ig_wgmma<128>(float *d, uint64_t da,
 template <int N> __device__ __forceinline__ void ig_wgmma(float *, uint64_t, uint64_t) {}
 #endif
 
+/* *p through the read-only path where ok, else 0 (one predicated load, no
+ * branch): the register-staged gathers */
+__device__ __forceinline__ float ig_ldg_if(const float *p, bool ok) {
+    float v;
+    asm("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n mov.b32 %0, 0;\n"
+        " @p ld.global.nc.f32 %0, [%1];\n}\n"
+        : "=f"(v)
+        : "l"(p), "r"((int)ok));
+    return v;
+}
+
 /* An im2col element outside the input, padding mode reflect / replicate /
  * circular: the index remapped per axis and copied. */
 __device__ __noinline__ void ig_edge(float *dst, const float *xc, int i0, int i1, int i2,
@@ -387,14 +398,14 @@ template <bool B> struct ig_bool {
  *      entry per row for the four), one k tile ahead, rounds them to TF32
  *      and stores them with one STS.128 (the B fragments need no rounding)
  *   4  TF32 on Hopper's wgmma (session 11): the warpgroup's M is 64 output
- *      positions (the im2col tile read into the A fragments from the B
- *      layout of V 1, rounded at the load), its N the BM output channels
- *      (the weights, read by the tensor cores from shared memory stored as
- *      8 x 4 core matrices, so truncated to TF32 rather than rounded), the
- *      A fragments double-buffered so that a tile's wgmma runs while the
- *      next tile's are loaded, two of the four stages in flight; with zero
- *      padding B is register-staged as in V 3 (V 1 where that does not
- *      apply). Measured against V 3 on the H100 (session 11): 0.88-1.13x,
+ *      positions, its N the BM output channels; both operands are read by
+ *      the tensor cores from shared memory stored as 8 x 4 core matrices
+ *      (ig_cm, ig_bt), the im2col tile position-major. The weights are
+ *      truncated to TF32 rather than rounded; with zero padding and the
+ *      single-bit row table the im2col tile is register-staged and rounded
+ *      (R4; else V 1), with reflect / replicate / circular gathered by
+ *      cp.async and truncated. wgmma.wait_group 1: a tile's MMAs run while
+ *      the next tile is loaded, two of the four stages in flight. Measured against V 3 on the H100 (session 11): 0.88-1.13x,
  *      faster only on the 32-row tile (3D 3x3x3 32 @32); the register-
  *      staged gather, one tile ahead, bounds both, not the MMA. A variant
  *      with every B loader by cp.async and 6 stages (B truncated) ran
@@ -496,30 +507,29 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
     constexpr int RW = BK / (NT / 32);
     const float *rp[RS ? 4 : 1];
     unsigned long long rt[RS ? 4 : 1];
+    /* register staging (RS, R4): column q's image pointer at its window
+     * origin (*cp; x past the end) and its in-bounds taps, a bit each */
+    auto col_taps = [&](int q, const float **cp) -> unsigned long long {
+        *cp = x;
+        if (q >= a.NP) return 0;
+        const int n = q / a.P, p = q - n * a.P;
+        const int o2 = p % a.out2, u = p / a.out2;
+        const int o1 = u % a.out1, o0 = u / a.out1;
+        const int c0 = o0 * a.s0 - a.p0, c1 = o1 * a.s1 - a.p1, c2 = o2 * a.s2 - a.p2;
+        *cp = x + ((int64_t)n * a.C + (int64_t)g * a.Cg) * a.plane + ((c0 * a.in1 + c1) * a.in2 + c2);
+        unsigned long long m = 0;
+        for (int t = 0; t < a.R; t++) {
+            const int4 tp = taps[t];
+            const bool inb = ((unsigned)(c0 + tp.x) < (unsigned)a.in0) &
+                             ((unsigned)(c1 + tp.y) < (unsigned)a.in1) &
+                             ((unsigned)(c2 + tp.z) < (unsigned)a.in2);
+            m |= (unsigned long long)inb << t;
+        }
+        return m;
+    };
     if (RS) {
 #pragma unroll
-        for (int j = 0; j < (RS ? 4 : 1); j++) {
-            const int q = q0 + (tid & 31) * 4 + j;
-            rp[j] = x;
-            rt[j] = 0;
-            if (q < a.NP) {
-                const int n = q / a.P, p = q - n * a.P;
-                const int o2 = p % a.out2, u = p / a.out2;
-                const int o1 = u % a.out1, o0 = u / a.out1;
-                const int c0 = o0 * a.s0 - a.p0, c1 = o1 * a.s1 - a.p1, c2 = o2 * a.s2 - a.p2;
-                rp[j] = x + ((int64_t)n * a.C + (int64_t)g * a.Cg) * a.plane +
-                        ((c0 * a.in1 + c1) * a.in2 + c2);
-                unsigned long long m = 0;
-                for (int t = 0; t < a.R; t++) {
-                    const int4 tp = taps[t];
-                    const bool inb = ((unsigned)(c0 + tp.x) < (unsigned)a.in0) &
-                                     ((unsigned)(c1 + tp.y) < (unsigned)a.in1) &
-                                     ((unsigned)(c2 + tp.z) < (unsigned)a.in2);
-                    m |= (unsigned long long)inb << t;
-                }
-                rt[j] = m;
-            }
-        }
+        for (int j = 0; j < (RS ? 4 : 1); j++) rt[j] = col_taps(q0 + (tid & 31) * 4 + j, &rp[j]);
     }
     auto load_b = [&](int kt, float (&rv)[RW][4]) {
         const int2 *lt = ltab + kt * BK + (tid >> 5) * RW;
@@ -530,12 +540,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
             for (int j = 0; j < 4; j++) {
                 const bool ok = a.ltab == 1 ? ((unsigned)rt[j & (RS ? 3 : 0)] & (unsigned)e.y) != 0
                                             : ((rt[j & (RS ? 3 : 0)] >> e.y) & 1) != 0;
-                float v;
-                asm("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n mov.b32 %0, 0;\n"
-                    " @p ld.global.nc.f32 %0, [%1];\n}\n"
-                    : "=f"(v)
-                    : "l"(rp[j & (RS ? 3 : 0)] + e.x), "r"((int)ok));
-                rv[i][j] = v;
+                rv[i][j] = ig_ldg_if(rp[j & (RS ? 3 : 0)] + e.x, ok);
             }
         }
     };
@@ -552,24 +557,8 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
      * q0 + tid % 128, quads of rows tid / 128 + j * (NT / 128) */
     constexpr int QN = R4 ? (BK / 4) / (NT / IG_BN) : 1;
     const float *rp4 = x;
-    unsigned rt4 = 0;
-    if (R4) {
-        const int q = q0 + tid % IG_BN;
-        if (q < a.NP) {
-            const int n = q / a.P, p = q - n * a.P;
-            const int o2 = p % a.out2, u = p / a.out2;
-            const int o1 = u % a.out1, o0 = u / a.out1;
-            const int c0 = o0 * a.s0 - a.p0, c1 = o1 * a.s1 - a.p1, c2 = o2 * a.s2 - a.p2;
-            rp4 = x + ((int64_t)n * a.C + (int64_t)g * a.Cg) * a.plane + ((c0 * a.in1 + c1) * a.in2 + c2);
-            for (int t = 0; t < a.R; t++) {
-                const int4 tp = taps[t];
-                const bool inb = ((unsigned)(c0 + tp.x) < (unsigned)a.in0) &
-                                 ((unsigned)(c1 + tp.y) < (unsigned)a.in1) &
-                                 ((unsigned)(c2 + tp.z) < (unsigned)a.in2);
-                rt4 |= (unsigned)inb << t;
-            }
-        }
-    }
+    /* R <= 32 (the single-bit table): the mask fits 32 bits */
+    const unsigned rt4 = R4 ? (unsigned)col_taps(q0 + tid % IG_BN, &rp4) : 0u;
     auto load_b4 = [&](int kt, float (&rv)[QN][4]) {
         const int2 *lt = ltab + kt * BK + (tid / IG_BN) * 4;
 #pragma unroll
@@ -578,12 +567,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
             for (int i = 0; i < 4; i++) {
                 const int2 e = lt[j * (NT / IG_BN) * 4 + i];
                 const bool ok = (rt4 & (unsigned)e.y) != 0;
-                float v;
-                asm("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n mov.b32 %0, 0;\n"
-                    " @p ld.global.nc.f32 %0, [%1];\n}\n"
-                    : "=f"(v)
-                    : "l"(rp4 + e.x), "r"((int)ok));
-                rv[j][i] = v;
+                rv[j][i] = ig_ldg_if(rp4 + e.x, ok);
             }
     };
     auto store_b4 = [&](int st, const float (&rv)[QN][4]) {
@@ -1279,7 +1263,7 @@ static igp ig_params(const tc__problem *p) {
 
 /* kernel kinds: 0 fp32 (V 0), 1 TF32 V 1, 2 TF32 V 3, 3 TF32 V 4 (wgmma) */
 #define IG_NKIND 4
-#define IG_NDEV_PROBE 16
+#define IG_NDEV 16 /* devices with cached per-device facts */
 static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<1>::BK, igv<3>::BK, igv<4>::BK};
 static size_t ig_smem(int bm, int taps, int kind) {
     static const int st[IG_NKIND] = {igv<0>::ST, igv<1>::ST, igv<3>::ST, igv<4>::ST};
@@ -1305,11 +1289,11 @@ static const ig_kernel ig_tab[3][IG_NKIND][3] = {
 /* Whether the current device runs this file's sm_90a image (the wgmma
  * kernels have bodies there): a one-thread probe, once per device, at plan
  * time (cuda.conv.igemm-tf32's applicability). */
-static int ig_wg_cache[IG_NDEV_PROBE]; /* 0 not probed, 1 yes, 2 no */
+static int ig_wg_cache[IG_NDEV]; /* 0 not probed, 1 yes, 2 no */
 static int ig_wgmma_ok(void) {
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-    int *slot = dev >= 0 && dev < IG_NDEV_PROBE ? &ig_wg_cache[dev] : NULL;
+    int *slot = dev >= 0 && dev < IG_NDEV ? &ig_wg_cache[dev] : NULL;
     int v = slot ? __atomic_load_n(slot, __ATOMIC_ACQUIRE) : 0;
     if (v) return v == 1;
     int h = 0, *d = NULL;
@@ -1340,7 +1324,6 @@ static int ig_threads(int bm) { return bm == 32 ? 128 : 2 * bm; }
 
 /* Resident blocks per SM of a kernel at the largest dynamic shared memory
  * it is launched with (the tap table at IG_TAPMAX), set up once. */
-#define IG_NDEV 16
 static int ig_occ_cache[IG_NDEV][3][IG_NKIND][3]; /* per device, as the attribute */
 static tc_status ig_prepare(int bi, int kind, int lm, int *occ) {
     int dev = 0;
