@@ -303,6 +303,14 @@ void tc__mpi_plan_pieces(tc_mpi_plan *p, int *interior) {
     }
 }
 
+/* n elements of ext from element `at` set to cval. */
+void tc__mpi_fill_cval(tc_mpi_plan *p, size_t at, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        if (p->esize == 4) ((float *)p->ext)[at + k] = (float)p->d.cval;
+        else ((double *)p->ext)[at + k] = p->d.cval;
+    }
+}
+
 /* The mode's extension inside a piece's input (after the exchange). */
 void tc__mpi_fill_edges(tc_mpi_plan *p, const piece *c) {
     int any[3] = {0, 0, 0};
@@ -326,8 +334,7 @@ void tc__mpi_fill_edges(tc_mpi_plan *p, const piece *c) {
                 int64_t a = p->map[0][i], b = p->map[1][j], d = p->map[2][k];
                 size_t at = (size_t)((i * xn[1] + j) * xn[2] + k);
                 if (a < 0 || b < 0 || d < 0) {
-                    if (p->esize == 4) ((float *)p->ext)[at] = (float)p->d.cval;
-                    else ((double *)p->ext)[at] = p->d.cval;
+                    tc__mpi_fill_cval(p, at, 1);
                 } else {
                     /* a run whose sources are consecutive too (the maps
                      * point inside the array, never at filled elements):

@@ -111,6 +111,8 @@ void tc__mpi_unpack(tc_mpi_plan *p);
 /* The rim pieces of p's box; *interior = 0 when the box is too thin for an
  * interior (one piece: the whole box). */
 void tc__mpi_plan_pieces(tc_mpi_plan *p, int *interior);
+/* n elements of ext from element `at` set to cval. */
+void tc__mpi_fill_cval(tc_mpi_plan *p, size_t at, size_t n);
 /* The mode's extension inside a piece's input (after the exchange). */
 void tc__mpi_fill_edges(tc_mpi_plan *p, const piece *c);
 

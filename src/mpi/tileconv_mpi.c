@@ -838,13 +838,9 @@ static cudaError_t dev_rows(tc_mpi_plan *p, int pi, const void *x, int up, cudaS
             } else {
                 if (kind == 2) /* cval rows of ext, then up like the others */
                     for (int64_t q = r; q < r2; q++)
-                        for (int64_t j = pc->in.lo[1]; j < pc->in.lo[1] + pc->in.n[1]; j++) {
-                            size_t at = (size_t)((q * p->x.xn[1] + j) * p->x.xn[2] + pc->in.lo[2]);
-                            for (int64_t k = 0; k < pc->in.n[2]; k++) {
-                                if (p->esize == 4) ((float *)p->ext)[at + k] = (float)p->d.cval;
-                                else ((double *)p->ext)[at + k] = p->d.cval;
-                            }
-                        }
+                        for (int64_t j = pc->in.lo[1]; j < pc->in.lo[1] + pc->in.n[1]; j++)
+                            tc__mpi_fill_cval(p, (size_t)((q * p->x.xn[1] + j) * p->x.xn[2] + pc->in.lo[2]),
+                                              (size_t)pc->in.n[2]);
                 const int64_t slo[3] = {kind == 2 ? r : s, pc->in.lo[1], pc->in.lo[2]};
                 e = dev_box(p->dpin[pi], pc->in.n, dlo, p->ext, p->x.xn, slo, cnt, p->esize,
                             cudaMemcpyHostToDevice, S);
