@@ -470,7 +470,8 @@ TC_API int tc_cuda_device_count(void);
  *
  * CUDA execution: the execute functions accept device pointers (used in
  * place; the call only enqueues the work on the calling thread's default
- * stream and returns, as cuBLAS does: synchronise before reading the
+ * stream, or the plan's (tc_plan_set_cuda_stream), and returns, as cuBLAS
+ * does: synchronise before reading the
  * result) and host pointers (staged through pinned buffers; the call
  * returns when the result is in host memory). A batched filter (leading
  * batch axis longer than 1) on host pointers is run in chunks of whole
@@ -483,12 +484,24 @@ TC_API int tc_cuda_device_count(void);
  * TC_ERR_NOT_APPLICABLE. */
 TC_API tc_status tc_cuda_kernel_report(char *buf, size_t size);
 
+/* The CUDA stream (a cudaStream_t, passed as void *) on which later
+ * executes of a CUDA plan enqueue their work: on device arrays the call
+ * only enqueues on it; on host arrays it stages through it and
+ * synchronises it before returning. NULL (the default) is the calling
+ * thread's default stream (cudaStreamPerThread). The stream must stay
+ * valid while executes use it; it is not owned by the plan. Not safe
+ * concurrently with an execute of the same plan. TC_ERR_INVALID_ARGUMENT
+ * for a NULL plan, TC_ERR_UNSUPPORTED for a plan on the CPU backend.
+ * tc_cuda_time_plan records its events on this stream. */
+TC_API tc_status tc_plan_set_cuda_stream(tc_plan *plan, void *stream);
+
 /* Device time of a CUDA plan (filter, conv or gemm) on device-resident
  * data: copies the operands (host memory, laid out as for the execute
  * call: filter x; conv x, w and bias; gemm A = x, B = w, with C starting at
  * zero) to the GPU once, runs one warm-up execute and then `repeat`
- * executes on device arrays, each between two CUDA events on the calling
- * thread's default stream, and returns the median and the minimum in
+ * executes on device arrays, each between two CUDA events on the plan's
+ * stream (tc_plan_set_cuda_stream; by default the calling thread's default
+ * stream), and returns the median and the minimum in
  * milliseconds (min_ms may be NULL). No host copies are inside the times.
  * Conv: w = NULL and bias = NULL use the weights set on the plan
  * (tc_plan_conv_set_weights). Fails with TC_ERR_INVALID_ARGUMENT (NULL

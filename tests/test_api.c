@@ -821,6 +821,10 @@ static void test_cuda_time(void) {
         EXPECT_ERR(tc_cuda_time_filter(fp, x, 5, NULL, &mn), INV, "median_ms");
         EXPECT_ERR(tc_cuda_time_filter(fp, x, 5, &med, &mn), TC_ERR_UNSUPPORTED, "cpu backend");
         EXPECT_ERR(tc_cuda_time_filter(gp, x, 5, &med, &mn), TC_ERR_UNSUPPORTED, "filter plans");
+        int dummy;
+        EXPECT_ERR(tc_plan_set_cuda_stream(NULL, &dummy), INV, "plan is NULL");
+        EXPECT_ERR(tc_plan_set_cuda_stream(fp, &dummy), TC_ERR_UNSUPPORTED, "cpu backend");
+        EXPECT_ERR(tc_plan_set_cuda_stream(gp, NULL), TC_ERR_UNSUPPORTED, "not on CUDA");
     }
     tc_plan_destroy(fp);
     tc_plan_destroy(gp);

@@ -737,6 +737,59 @@ static void run_gpu_api_checks(void) {
     }
     TH_END();
 
+#if TC_TEST_CUDA
+    TH_BEGIN("tc_plan_set_cuda_stream: work on the caller's stream, bit-identical");
+    {
+        tc_filter_desc td;
+        tc_filter_desc_init(&td);
+        td.ndim = 2;
+        td.shape[0] = 300; td.shape[1] = 517;
+        td.mask_shape[0] = 5; td.mask_shape[1] = 5;
+        td.mode = TC_MODE_REFLECT;
+        const int64_t n = 300 * 517;
+        tc_plan_options to;
+        tc_plan_options_init(&to);
+        to.algorithm = "cuda.direct";
+        tc_plan *tp = NULL;
+        float *hx = malloc((size_t)n * 4), *h1 = malloc((size_t)n * 4), *h2 = malloc((size_t)n * 4),
+              *h3 = malloc((size_t)n * 4);
+        float *dx = NULL, *dy = NULL;
+        cudaStream_t S = NULL;
+        fill(hx, n, &r);
+        int ok = hx && h1 && h2 && h3 &&
+                 cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking) == cudaSuccess &&
+                 cudaMalloc((void **)&dx, (size_t)n * 4) == cudaSuccess &&
+                 cudaMalloc((void **)&dy, (size_t)n * 4) == cudaSuccess;
+        CHECK(ok, "setup (host memory, stream, device memory)");
+        if (ok && CHECK_STATUS(tc_plan_filter(&tp, NULL, &td, m, &to), TC_OK)) {
+            /* the default stream's result on host arrays */
+            CHECK_STATUS(tc_execute_filter(tp, h1, hx, NULL), TC_OK);
+            CHECK_STATUS(tc_plan_set_cuda_stream(tp, S), TC_OK);
+            /* device arrays: copy in, execute and copy out all on S; the
+             * host waits for S only */
+            cudaMemsetAsync(dy, 0xff, (size_t)n * 4, S);
+            cudaMemcpyAsync(dx, hx, (size_t)n * 4, cudaMemcpyHostToDevice, S);
+            CHECK_STATUS(tc_execute_filter(tp, dy, dx, NULL), TC_OK);
+            cudaMemcpyAsync(h2, dy, (size_t)n * 4, cudaMemcpyDeviceToHost, S);
+            CHECK(cudaStreamSynchronize(S) == cudaSuccess, "stream sync");
+            /* host arrays staged through S */
+            CHECK_STATUS(tc_execute_filter(tp, h3, hx, NULL), TC_OK);
+            CHECK(memcmp(h1, h2, (size_t)n * 4) == 0, "device arrays on the stream differ");
+            CHECK(memcmp(h1, h3, (size_t)n * 4) == 0, "host arrays on the stream differ");
+            double med = -1, mn = -1;
+            if (CHECK_STATUS(tc_cuda_time_filter(tp, hx, 5, &med, &mn), TC_OK))
+                CHECK(med > 0 && mn > 0 && mn <= med, "median %g ms, min %g ms", med, mn);
+            CHECK_STATUS(tc_plan_set_cuda_stream(tp, NULL), TC_OK);
+        }
+        tc_plan_destroy(tp);
+        cudaFree(dx);
+        cudaFree(dy);
+        if (S) cudaStreamDestroy(S);
+        free(hx); free(h1); free(h2); free(h3);
+    }
+    TH_END();
+#endif
+
     TH_BEGIN("const seed rejects an oversized mask with a reason");
     tc_filter_desc_init(&d);
     d.ndim = 1;

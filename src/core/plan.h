@@ -19,5 +19,7 @@ struct tc_plan {
     void *w_copy, *bias_copy;  /* caller's layout */
     void *wpacked;             /* solver->wpack form, or NULL */
     size_t wp_off;             /* per-execute packing region in the workspace */
+    void *stream;              /* CUDA: tc_plan_set_cuda_stream (NULL: the
+                                * calling thread's default stream) */
 };
 #endif

@@ -96,6 +96,7 @@ static tc_status tc__run_solver(const tc_plan *pl, const tc__solver *s,
     a.wpack = wpack;
     a.ws = ws;
     a.threads = pl->env.threads;
+    a.stream = pl->stream;
     return s->execute(&a);
 }
 
@@ -434,7 +435,7 @@ const char *tc_plan_algorithm(const tc_plan *pl) {
 /* src/cuda/cuda_common.cu */
 tc_status tc__cu_time_plan(const tc_plan *pl, const tc__problem *p, const void *x,
                            const void *w, const void *bias, int repeat, double *median_ms,
-                           double *min_ms);
+                           double *min_ms, void *stream);
 #endif
 
 tc_status tc_cuda_time_plan(const tc_plan *pl, const void *x, const void *w, const void *bias,
@@ -471,7 +472,8 @@ tc_status tc_cuda_time_plan(const tc_plan *pl, const void *x, const void *w, con
                          "cuda time: the plan packs strided or swapped arrays on the host");
 #if TC_HAVE_CUDA
     return tc__cu_time_plan(pl, p, x, p->op == TC_OP_FILTER ? NULL : w,
-                            p->op == TC_OP_CONV ? bias : NULL, repeat, median_ms, min_ms);
+                            p->op == TC_OP_CONV ? bias : NULL, repeat, median_ms, min_ms,
+                            pl->stream);
 #else
     (void)min_ms;
     return tc__error(TC_ERR_NO_DEVICE, "cuda time: built without CUDA");
@@ -490,6 +492,17 @@ tc_backend tc_plan_backend(const tc_plan *pl) {
     return pl && pl->solver ? pl->solver->backend : TC_BACKEND_AUTO;
 }
 size_t tc_plan_workspace_size(const tc_plan *pl) { return pl ? pl->ws_total : 0; }
+
+tc_status tc_plan_set_cuda_stream(tc_plan *pl, void *stream) {
+    if (!pl) return tc__error(TC_ERR_INVALID_ARGUMENT, "set stream: plan is NULL");
+    if (!pl->solver || pl->solver->backend != TC_BACKEND_CUDA)
+        return tc__error(TC_ERR_UNSUPPORTED,
+                         "set stream: the plan runs %s on the %s backend, not on CUDA",
+                         tc_plan_algorithm(pl),
+                         tc_backend_name(pl->solver ? pl->solver->backend : TC_BACKEND_AUTO));
+    pl->stream = stream;
+    return TC_OK;
+}
 double tc_plan_flops(const tc_plan *pl) { return pl ? tc__problem_flops(&pl->p) : 0; }
 double tc_plan_bytes(const tc_plan *pl) { return pl ? tc__problem_bytes(&pl->p) : 0; }
 

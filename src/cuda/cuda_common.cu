@@ -506,11 +506,12 @@ static int tc__cu_cmp_double(const void *a, const void *b) {
 /* Device time of any CUDA plan: every operand copied to the device once;
  * executes on device pointers between CUDA events. x / w / bias are host
  * arrays (w, bias NULL for filters; for gemm x = A, w = B and C starts at
- * zero). */
+ * zero). The events are recorded on the plan's stream. */
 extern "C" tc_status tc__cu_time_plan(const tc_plan *pl, const tc__problem *p, const void *x,
                                       const void *w, const void *bias, int repeat,
-                                      double *median_ms, double *min_ms) {
+                                      double *median_ms, double *min_ms, void *stream) {
     if (!tc__cu_available()) return tc__error(TC_ERR_NO_DEVICE, "cuda time: no usable CUDA device");
+    cudaStream_t s = stream ? (cudaStream_t)stream : cudaStreamPerThread; /* the plan's */
     const int gemm = p->op == TC_OP_GEMM, conv = p->op == TC_OP_CONV;
     const int64_t nx = gemm ? (p->trans_a ? p->k * p->lda : p->m * p->lda) : tc__x_count(p);
     const int64_t nw = gemm ? (p->trans_b ? p->n * p->ldb : p->k * p->ldb)
@@ -540,15 +541,15 @@ extern "C" tc_status tc__cu_time_plan(const tc_plan *pl, const tc__problem *p, c
     (gemm ? tc_execute_gemm(pl, dy, dx, dw, NULL)                                     \
           : conv ? tc_execute_conv(pl, dy, dx, dw, db, NULL) : tc_execute_filter(pl, dy, dx, NULL))
     if ((st = TC__CU_RUN()) != TC_OK) goto out; /* warm-up */
-    if ((e = cudaStreamSynchronize(cudaStreamPerThread)) != cudaSuccess) {
+    if ((e = cudaStreamSynchronize(s)) != cudaSuccess) {
         st = tc__cu_fail(e, "cuda time: warm-up", __FILE__, __LINE__);
         goto out;
     }
     for (int r = 0; r < repeat; r++) {
         float t = 0.f;
-        if ((e = cudaEventRecord(e0, cudaStreamPerThread)) != cudaSuccess) break;
+        if ((e = cudaEventRecord(e0, s)) != cudaSuccess) break;
         if ((st = TC__CU_RUN()) != TC_OK) goto out;
-        if ((e = cudaEventRecord(e1, cudaStreamPerThread)) != cudaSuccess ||
+        if ((e = cudaEventRecord(e1, s)) != cudaSuccess ||
             (e = cudaEventSynchronize(e1)) != cudaSuccess ||
             (e = cudaEventElapsedTime(&t, e0, e1)) != cudaSuccess)
             break;

@@ -90,8 +90,9 @@ struct tc_mpi_plan {
      * ext (pinned where cudaHostRegister allowed: pinned[i] for stage i,
      * pinned[nrecv + nsend] for ext), each piece's input goes up into
      * dpin[i] and its plan writes dpout[i] on the device; `side` is the
-     * stream those copies run on beside the interior, ev[3] its events
-     * (start, edges down, inputs up). dev_ok = 0: device arrays refused. */
+     * stream (the device's highest priority) those copies and the pieces'
+     * plans run on beside the interior, ev[3] its events (start, edges
+     * down, pieces done). dev_ok = 0: device arrays refused. */
     int gpu, dev, dev_ok;
     unsigned char *pinned;
     void *dmem, *dpin[TC_MPI_MAXPIECE], *dpout[TC_MPI_MAXPIECE];

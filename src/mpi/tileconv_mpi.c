@@ -796,9 +796,17 @@ static int dev_setup(tc_mpi_plan *p, size_t ext_elems) {
         p->dpin[i] = (char *)p->dmem + off[i];
         p->dpout[i] = (char *)p->dmem + off[i] + (v + 255) / 256 * 256;
     }
+    /* the side stream at the device's highest priority: its copies and
+     * the rims' kernels get SMs as the interior's blocks retire, ahead of
+     * the interior's blocks not yet dispatched */
+    int least = 0, greatest = 0;
+    if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess) greatest = 0;
     cudaStream_t side;
-    if (cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) != cudaSuccess) return -1;
+    if (cudaStreamCreateWithPriority(&side, cudaStreamNonBlocking, greatest) != cudaSuccess)
+        return -1;
     p->side = side;
+    for (int i = 0; i < p->npiece; i++)
+        if (tc_plan_set_cuda_stream(p->pc[i].pl, side) != TC_OK) return -1;
     for (int i = 0; i < 3; i++) {
         cudaEvent_t e;
         if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) return -1;
@@ -884,48 +892,48 @@ static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *
     if (e == cudaSuccess) e = cudaEventRecord(down, S);
     if (e == cudaSuccess && p->inner) *st = tc_execute_filter(p->inner, y, x, NULL);
     /* the pieces' own rows device to device after the event the host waits
-     * for: a device-to-device copy may run as a kernel, which gets SMs only
-     * once the interior's blocks are all dispatched, and the sends must not
-     * wait for that (they come down by DMA); the rims wait for them through
-     * the side stream's order (dev_rims) */
+     * for: a device-to-device copy may run as a kernel, which needs SMs the
+     * interior holds, and the sends must not wait for that (they come down
+     * by DMA); the rims wait for them through the side stream's order
+     * (dev_rims) */
     for (int i = 0; i < p->npiece && e == cudaSuccess; i++)
         if (p->pc[i].rows) e = dev_rows(p, i, x, 0, S);
     if (e == cudaSuccess) e = cudaEventSynchronize(down);
     return e;
 }
 
-/* Device arrays, after the receives: each piece's input (filled in ext) up
- * into dpin on the side stream (beside the interior), then on the
- * per-thread stream behind the interior the piece plans and their outputs
- * into y, and the wait for all of it. */
+/* Device arrays, after the receives: on the side stream, beside the
+ * interior, each piece's input (filled in ext) up into dpin and the piece's
+ * plan (the plans enqueue on the side stream, dev_setup); then on the
+ * per-thread stream, behind the interior (which writes the whole box), the
+ * pieces' outputs into y; and the wait for all of it. */
 static cudaError_t dev_rims(tc_mpi_plan *p, void *y, tc_status *st) {
     cudaStream_t A = cudaStreamPerThread, S = (cudaStream_t)p->side;
-    cudaEvent_t up = (cudaEvent_t)p->ev[2];
+    cudaEvent_t done = (cudaEvent_t)p->ev[2];
     static const int64_t zero[3] = {0, 0, 0};
     cudaError_t e = cudaSuccess;
-    for (int i = 0; i < p->npiece && e == cudaSuccess; i++) {
+    for (int i = 0; i < p->npiece && e == cudaSuccess && *st == TC_OK; i++) {
         const piece *pc = &p->pc[i];
         if (pc->rows) {
             e = dev_rows(p, i, NULL, 1, S); /* received and cval rows, up */
-            continue;
+        } else {
+            tc__mpi_fill_edges(p, pc);
+            e = dev_box(p->dpin[i], pc->in.n, zero, p->ext, p->x.xn, pc->in.lo, pc->in.n,
+                        p->esize, cudaMemcpyHostToDevice, S);
         }
-        tc__mpi_fill_edges(p, pc);
-        e = dev_box(p->dpin[i], pc->in.n, zero, p->ext, p->x.xn, pc->in.lo, pc->in.n, p->esize,
-                    cudaMemcpyHostToDevice, S);
+        if (e == cudaSuccess) *st = tc_execute_filter(pc->pl, p->dpout[i], p->dpin[i], NULL);
     }
-    if (e == cudaSuccess && p->npiece) e = cudaEventRecord(up, S);
-    if (e == cudaSuccess && p->npiece) e = cudaStreamWaitEvent(A, up, 0);
+    if (e == cudaSuccess && p->npiece) e = cudaEventRecord(done, S);
+    if (e == cudaSuccess && p->npiece) e = cudaStreamWaitEvent(A, done, 0);
     for (int i = 0; i < p->npiece && e == cudaSuccess && *st == TC_OK; i++) {
         const piece *pc = &p->pc[i];
-        *st = tc_execute_filter(pc->pl, p->dpout[i], p->dpin[i], NULL);
         int64_t from[3], to[3];
         for (int k = 0; k < 3; k++) {
             from[k] = pc->out.lo[k] - (pc->in.lo[k] + p->x.xlo[k]);
             to[k] = pc->out.lo[k] - p->own.lo[k];
         }
-        if (*st == TC_OK)
-            e = dev_box(y, p->own.n, to, p->dpout[i], pc->in.n, from, pc->out.n, p->esize,
-                        cudaMemcpyDeviceToDevice, A);
+        e = dev_box(y, p->own.n, to, p->dpout[i], pc->in.n, from, pc->out.n, p->esize,
+                    cudaMemcpyDeviceToDevice, A);
     }
     cudaError_t e2 = cudaStreamSynchronize(A); /* y complete on return */
     cudaError_t e3 = cudaStreamSynchronize(S);
