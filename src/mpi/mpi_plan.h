@@ -97,6 +97,12 @@ struct tc_mpi_plan {
     unsigned char *pinned;
     void *dmem, *dpin[TC_MPI_MAXPIECE], *dpout[TC_MPI_MAXPIECE];
     void *side, *ev[3];
+    /* TILECONV_MPI_TRACE=1 (device arrays): timing events (start, sends
+     * down, interior enqueued behind, inputs up, pieces done, end) and the
+     * host's times of the same execute, one stderr line per execute */
+    int trace;
+    void *tev[6];
+    double th[4];
     tc_mpi_stats st;
 };
 

@@ -138,6 +138,8 @@ void tc_mpi_plan_destroy(tc_mpi_plan *p) {
         if (p->dmem) cudaFree(p->dmem);
         for (int i = 0; i < 3; i++)
             if (p->ev[i]) cudaEventDestroy((cudaEvent_t)p->ev[i]);
+        for (int i = 0; i < 6; i++)
+            if (p->tev[i]) cudaEventDestroy((cudaEvent_t)p->tev[i]);
         if (p->side) cudaStreamDestroy((cudaStream_t)p->side);
     }
 #endif
@@ -812,7 +814,35 @@ static int dev_setup(tc_mpi_plan *p, size_t ext_elems) {
         if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) return -1;
         p->ev[i] = e;
     }
+    const char *tr = getenv("TILECONV_MPI_TRACE");
+    p->trace = tr && tr[0] == '1';
+    for (int i = 0; i < 6 && p->trace; i++) {
+        cudaEvent_t e;
+        if (cudaEventCreate(&e) != cudaSuccess) return -1;
+        p->tev[i] = e;
+    }
     return 0;
+}
+
+/* TILECONV_MPI_TRACE=1: event tev[i] recorded on stream s */
+static void trace_ev(tc_mpi_plan *p, int i, cudaStream_t s) {
+    if (p->trace) cudaEventRecord((cudaEvent_t)p->tev[i], s);
+}
+
+/* ... and one line per execute: the GPU's times from tev[0], the host's
+ * from the call's start (milliseconds) */
+static void trace_line(tc_mpi_plan *p, double t0) {
+    if (!p->trace) return;
+    float g[6] = {0};
+    for (int i = 1; i < 6; i++)
+        if (cudaEventElapsedTime(&g[i], (cudaEvent_t)p->tev[0], (cudaEvent_t)p->tev[i]) !=
+            cudaSuccess)
+            g[i] = -1;
+    fprintf(stderr,
+            "mpi-trace rank %d: host down %.3f recv %.3f rims-enqueued %.3f end %.3f | gpu "
+            "sends-down %.3f interior-end %.3f inputs-up %.3f pieces-done %.3f end %.3f ms\n",
+            p->rank, 1e3 * (p->th[0] - t0), 1e3 * (p->th[1] - t0), 1e3 * (p->th[2] - t0),
+            1e3 * (p->th[3] - t0), g[1], g[2], g[3], g[4], g[5]);
 }
 
 /* A rows piece's input (dev_setup), along axis 0 of ext: row r reads ext
@@ -872,6 +902,7 @@ static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *
     cudaEvent_t start = (cudaEvent_t)p->ev[0], down = (cudaEvent_t)p->ev[1];
     static const int64_t zero[3] = {0, 0, 0};
     const int64_t *n = p->own.n;
+    trace_ev(p, 0, A);
     cudaError_t e = cudaEventRecord(start, A); /* x is ready behind this */
     if (e == cudaSuccess) e = cudaStreamWaitEvent(S, start, 0);
     /* the sends' copies are queued before the interior is launched */
@@ -890,7 +921,9 @@ static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *
         e = dev_box(p->ext, p->x.xn, p->copies[i].dlo, x, n, p->copies[i].slo, p->copies[i].n,
                     p->esize, cudaMemcpyDeviceToHost, S);
     if (e == cudaSuccess) e = cudaEventRecord(down, S);
+    trace_ev(p, 1, S);
     if (e == cudaSuccess && p->inner) *st = tc_execute_filter(p->inner, y, x, NULL);
+    trace_ev(p, 2, A);
     /* the pieces' own rows device to device after the event the host waits
      * for: a device-to-device copy may run as a kernel, which needs SMs the
      * interior holds, and the sends must not wait for that (they come down
@@ -899,6 +932,7 @@ static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *
     for (int i = 0; i < p->npiece && e == cudaSuccess; i++)
         if (p->pc[i].rows) e = dev_rows(p, i, x, 0, S);
     if (e == cudaSuccess) e = cudaEventSynchronize(down);
+    p->th[0] = now();
     return e;
 }
 
@@ -921,8 +955,10 @@ static cudaError_t dev_rims(tc_mpi_plan *p, void *y, tc_status *st) {
             e = dev_box(p->dpin[i], pc->in.n, zero, p->ext, p->x.xn, pc->in.lo, pc->in.n,
                         p->esize, cudaMemcpyHostToDevice, S);
         }
+        if (i == p->npiece - 1) trace_ev(p, 3, S);
         if (e == cudaSuccess) *st = tc_execute_filter(pc->pl, p->dpout[i], p->dpin[i], NULL);
     }
+    trace_ev(p, 4, S);
     if (e == cudaSuccess && p->npiece) e = cudaEventRecord(done, S);
     if (e == cudaSuccess && p->npiece) e = cudaStreamWaitEvent(A, done, 0);
     for (int i = 0; i < p->npiece && e == cudaSuccess && *st == TC_OK; i++) {
@@ -935,6 +971,8 @@ static cudaError_t dev_rims(tc_mpi_plan *p, void *y, tc_status *st) {
         e = dev_box(y, p->own.n, to, p->dpout[i], pc->in.n, from, pc->out.n, p->esize,
                     cudaMemcpyDeviceToDevice, A);
     }
+    trace_ev(p, 5, A);
+    p->th[2] = now();
     cudaError_t e2 = cudaStreamSynchronize(A); /* y complete on return */
     cudaError_t e3 = cudaStreamSynchronize(S);
     return e != cudaSuccess ? e : e2 != cudaSuccess ? e2 : e3;
@@ -1044,6 +1082,7 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
         ex += e - c;
     }
 #if TC_MPI_HAVE_CUDA
+    p->th[1] = now();
     if (dev && ce == cudaSuccess) ce = dev_rims(p, y, &st);
 #endif
     for (int i = 0; i < p->npiece && st == TC_OK && !dev; i++) {
@@ -1078,6 +1117,8 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
                      cudaGetErrorString(ce));
         }
         e = now();
+        p->th[3] = e;
+        if (ce == cudaSuccess) trace_line(p, t0);
     }
 #endif
     double busy = p->prog ? p->prog->busy : 0;
