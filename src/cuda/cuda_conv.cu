@@ -246,11 +246,16 @@ struct igp {
     int yvec; /* float4 output stores */
     int ktps; /* k tiles per split */
     int ltab; /* zero padding: the reduction-row table, 1: R <= 32, 2: R < 64 */
+    int ca;   /* V 6: im2col rows through L1 (cp.async.ca; TC_CUDA_CONV_V6CA=1) */
 };
 
 __device__ __forceinline__ void ig_cp16(float *dst, const float *src, int bytes) {
     unsigned s = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void ig_cp16ca(float *dst, const float *src, int bytes) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
 }
 __device__ __forceinline__ void ig_cp4(float *dst, const float *src, int bytes) {
     unsigned s = (unsigned)__cvta_generic_to_shared(dst);
@@ -1105,8 +1110,12 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 1 : 2)
                 i2 = cv_bidx(i2, a.in2, a.mode);
             }
             const int64_t px = pix[i] + ((int64_t)i0 * a.in1 + i1) * a.in2 + i2;
-            ig_cp16(Ps + (rg * QR + kq) * 32 + (tid & 7) * 4, ok ? xg + px * a.C + cc : x,
-                    ok ? 16 : 0);
+            float *dst = Ps + (rg * QR + kq) * 32 + (tid & 7) * 4;
+            const float *src = ok ? xg + px * a.C + cc : x;
+            if (a.ca)
+                ig_cp16ca(dst, src, ok ? 16 : 0);
+            else
+                ig_cp16(dst, src, ok ? 16 : 0);
         }
 #pragma unroll
         for (int j = 0; j < WPT; j++) {
@@ -1455,6 +1464,7 @@ static igp ig_params(const tc__problem *p) {
     a.yvec = 0;
     a.ktps = 1;
     a.ltab = 0;
+    a.ca = 0;
     return a;
 }
 
@@ -1623,6 +1633,8 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     if (v6) {
         ckp = (int)tc__cu_div_up(g.Cg, IG6_BK) * IG6_BK;
         g.Rl = g.R * ckp; /* the packed weights' row, tap-major */
+        const char *ca = getenv("TC_CUDA_CONV_V6CA");
+        g.ca = ca && ca[0] == '1';
     }
     const int bk = ig_kbk[kind];
     int occ[3] = {0, 0, 0};

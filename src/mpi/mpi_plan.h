@@ -91,12 +91,13 @@ struct tc_mpi_plan {
      * pinned[nrecv + nsend] for ext), each piece's input goes up into
      * dpin[i] and its plan writes dpout[i] on the device; `side` is the
      * stream (the device's highest priority) those copies and the pieces'
-     * plans run on beside the interior, ev[3] its events (start, edges
-     * down, pieces done). dev_ok = 0: device arrays refused. */
+     * plans run on beside the interior, ev[4] its events (start, edges
+     * down, pieces done, own rows copied). dev_ok = 0: device arrays
+     * refused. */
     int gpu, dev, dev_ok;
     unsigned char *pinned;
     void *dmem, *dpin[TC_MPI_MAXPIECE], *dpout[TC_MPI_MAXPIECE];
-    void *side, *ev[3];
+    void *side, *ev[4];
     /* TILECONV_MPI_TRACE=1 (device arrays): timing events (start, sends
      * down, interior enqueued behind, inputs up, pieces done, end) and the
      * host's times of the same execute, one stderr line per execute */

@@ -136,7 +136,7 @@ void tc_mpi_plan_destroy(tc_mpi_plan *p) {
             }
         }
         if (p->dmem) cudaFree(p->dmem);
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 4; i++)
             if (p->ev[i]) cudaEventDestroy((cudaEvent_t)p->ev[i]);
         for (int i = 0; i < 6; i++)
             if (p->tev[i]) cudaEventDestroy((cudaEvent_t)p->tev[i]);
@@ -809,7 +809,7 @@ static int dev_setup(tc_mpi_plan *p, size_t ext_elems) {
     p->side = side;
     for (int i = 0; i < p->npiece; i++)
         if (tc_plan_set_cuda_stream(p->pc[i].pl, side) != TC_OK) return -1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         cudaEvent_t e;
         if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) return -1;
         p->ev[i] = e;
@@ -893,10 +893,10 @@ static cudaError_t dev_rows(tc_mpi_plan *p, int pi, const void *x, int up, cudaS
 
 /* Device arrays, before the exchange: on the side stream the own elements
  * the host side reads copied down (the sends into their stages, the own
- * rows of pieces assembled on the host, the self copies into ext), then the
- * interior enqueued on the per-thread default stream (the core's), then on
- * the side stream the slab pieces' own rows device to device. Returns after
- * the copies down (not the interior). */
+ * rows of pieces assembled on the host, the self copies into ext); on the
+ * per-thread default stream (the core's) the slab pieces' own rows device
+ * to device, then the interior. Returns after the copies down (not the
+ * interior). */
 static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *st) {
     cudaStream_t A = cudaStreamPerThread, S = (cudaStream_t)p->side;
     cudaEvent_t start = (cudaEvent_t)p->ev[0], down = (cudaEvent_t)p->ev[1];
@@ -922,15 +922,22 @@ static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *
                     p->esize, cudaMemcpyDeviceToHost, S);
     if (e == cudaSuccess) e = cudaEventRecord(down, S);
     trace_ev(p, 1, S);
+    /* the pieces' own rows device to device on the per-thread stream before
+     * the interior: such a copy may run as a kernel, which would get SMs
+     * only as the interior's blocks retire (session 12's trace: the rims'
+     * inputs then went up only after the interior's end); the side stream
+     * waits for them behind the sends' copies, which come down by DMA
+     * meanwhile */
+    int rows = 0;
+    for (int i = 0; i < p->npiece && e == cudaSuccess; i++)
+        if (p->pc[i].rows) {
+            e = dev_rows(p, i, x, 0, A);
+            rows = 1;
+        }
+    if (e == cudaSuccess && rows) e = cudaEventRecord((cudaEvent_t)p->ev[3], A);
+    if (e == cudaSuccess && rows) e = cudaStreamWaitEvent(S, (cudaEvent_t)p->ev[3], 0);
     if (e == cudaSuccess && p->inner) *st = tc_execute_filter(p->inner, y, x, NULL);
     trace_ev(p, 2, A);
-    /* the pieces' own rows device to device after the event the host waits
-     * for: a device-to-device copy may run as a kernel, which needs SMs the
-     * interior holds, and the sends must not wait for that (they come down
-     * by DMA); the rims wait for them through the side stream's order
-     * (dev_rims) */
-    for (int i = 0; i < p->npiece && e == cudaSuccess; i++)
-        if (p->pc[i].rows) e = dev_rows(p, i, x, 0, S);
     if (e == cudaSuccess) e = cudaEventSynchronize(down);
     p->th[0] = now();
     return e;
