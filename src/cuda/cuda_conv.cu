@@ -246,16 +246,11 @@ struct igp {
     int yvec; /* float4 output stores */
     int ktps; /* k tiles per split */
     int ltab; /* zero padding: the reduction-row table, 1: R <= 32, 2: R < 64 */
-    int ca;   /* V 6: im2col rows through L1 (cp.async.ca; TC_CUDA_CONV_V6CA=1) */
 };
 
 __device__ __forceinline__ void ig_cp16(float *dst, const float *src, int bytes) {
     unsigned s = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void ig_cp16ca(float *dst, const float *src, int bytes) {
-    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
 }
 __device__ __forceinline__ void ig_cp4(float *dst, const float *src, int bytes) {
     unsigned s = (unsigned)__cvta_generic_to_shared(dst);
@@ -988,207 +983,6 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
     }
 }
 
-/* V 6 (session 12): the TF32 wgmma implicit GEMM on channels-last data.
- * The call first copies x into xT (N, spatial, C) and the weights into
- * wT (K, tap, CKP), CKP = Cg rounded up to 32 with zeros, both rounded to
- * TF32 (k_ig6_nhwc, k_ig6_wpack). The reduction runs tap-major: k tile kt
- * is tap kt / CK and channels 32 * (kt % CK) .. +31 of the group, so the
- * im2col tile's row for output position q is 32 consecutive channels of
- * one input pixel, loaded by 16-byte cp.async straight into a core-matrix
- * row (8 per row): no per-element gather, and every padding mode is a
- * per-(position, tap) index map (zeros: zero-fill). Both operands are
- * stored as V 4 stores them ([8-row group][k quad][8 rows][4]); 4 stages,
- * two in flight, wgmma.wait_group 1. */
-#define IG6_BK 32
-#define IG6_ST 4
-template <> struct igv<6> {
-    static constexpr int BK = IG6_BK;
-    static constexpr int ST = IG6_ST;
-    static constexpr int AP = IG6_BK;  /* a stage: BM x 32 weights ... */
-    static constexpr int BP = IG_BN;   /* ... and 32 x 128 im2col */
-};
-/* x (N, C, S) -> xt (N, S, C), rounded to TF32 */
-__global__ void __launch_bounds__(256) k_ig6_nhwc(const float *__restrict__ x,
-                                                  float *__restrict__ xt, int C, int S) {
-    __shared__ float tile[32][33];
-    const int s0 = blockIdx.x * 32, c0 = blockIdx.y * 32;
-    const int64_t base = (int64_t)blockIdx.z * C * S;
-    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
-    for (int j = ty; j < 32; j += 8)
-        if (c0 + j < C && s0 + tx < S) tile[j][tx] = x[base + (int64_t)(c0 + j) * S + s0 + tx];
-    __syncthreads();
-    for (int j = ty; j < 32; j += 8)
-        if (s0 + j < S && c0 + tx < C)
-            xt[base + (int64_t)(s0 + j) * C + c0 + tx] = __uint_as_float(ig_tf32(tile[tx][j]));
-}
-/* w (rows, Cg, R) -> wt (rows, R, CKP), zeros for c >= Cg, rounded */
-__global__ void __launch_bounds__(256) k_ig6_wpack(const float *__restrict__ w,
-                                                   float *__restrict__ wt, int64_t total,
-                                                   int Cg, int R, int CKP) {
-    const int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x;
-    if (i >= total) return;
-    const int c = (int)(i % CKP);
-    const int64_t u = i / CKP;
-    const int t = (int)(u % R);
-    const int64_t k = u / R;
-    wt[i] = c < Cg ? __uint_as_float(ig_tf32(w[(k * Cg + c) * R + t])) : 0.f;
-}
-/* a.Rl is R * CKP here; LM: IG_ZEROS or IG_REMAP (reflect, replicate,
- * circular) */
-template <int BM, int LM>
-__global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 1 : 2)
-    k_ig6(const float *__restrict__ x, const float *__restrict__ w,
-          const float *__restrict__ bias, float *__restrict__ y, float *__restrict__ part,
-          const igp a) {
-    constexpr int NT = BM == 32 ? 128 : 2 * BM;
-    constexpr int BK = IG6_BK, QR = BK / 4, NST = IG6_ST, PD = NST - 2;
-    constexpr int STF = BM * BK + BK * IG_BN;
-    constexpr int CPT = IG_BN * QR / NT; /* im2col 16-byte copies a thread */
-    constexpr int WPT = BM * QR / NT;    /* weight copies a thread */
-    extern __shared__ float4 ig_smem4[];
-    float *smem = reinterpret_cast<float *>(ig_smem4);
-    int4 *taps = reinterpret_cast<int4 *>(smem + NST * STF);
-    const int tid = threadIdx.x;
-    const int g = blockIdx.z % a.G, split = blockIdx.z / a.G;
-    const int q0 = blockIdx.x * IG_BN, k0 = blockIdx.y * BM;
-    const int CKP = a.Rl / a.R, CK = CKP / BK;
-    const int KT = a.R * CK;
-    const int kt0 = split * a.ktps;
-    const int nkt = min(KT - kt0, a.ktps);
-    const int krows = min(BM, a.Kg - k0);
-    const float *wg = w + ((int64_t)g * a.Kg + k0) * a.Rl;
-    for (int t = tid; t < a.R; t += NT) {
-        int r2 = t % a.m2, u = t / a.m2;
-        int r1 = u % a.m1, r0 = u / a.m1;
-        taps[t] = make_int4(r0 * a.d0, r1 * a.d1, r2 * a.d2, 0);
-    }
-    /* this thread's im2col copies: rows 8 * (i * NT / 64 + tid / 64) +
-     * tid % 8, channel quad (tid / 8) % 8 (a warp fills 4 whole core
-     * matrices); per row the pixel index of its image's origin and its
-     * window origin */
-    const int kq = (tid >> 3) & 7;
-    int64_t pix[CPT];
-    int o0[CPT], o1[CPT], o2[CPT];
-#pragma unroll
-    for (int i = 0; i < CPT; i++) {
-        const int row = 8 * (i * (NT / 64) + (tid >> 6)) + (tid & 7);
-        const int q = q0 + row;
-        if (q < a.NP) {
-            const int n = q / a.P, p = q - n * a.P;
-            const int c2 = p % a.out2, u = p / a.out2;
-            const int c1 = u % a.out1, c0 = u / a.out1;
-            pix[i] = (int64_t)n * a.plane;
-            o0[i] = c0 * a.s0 - a.p0;
-            o1[i] = c1 * a.s1 - a.p1;
-            o2[i] = c2 * a.s2 - a.p2;
-        } else {
-            pix[i] = 0;
-            o0[i] = -(1 << 29); /* fails every bound: zero-filled */
-            o1[i] = o2[i] = 0;
-        }
-    }
-    const float *xg = x + (int64_t)g * a.Cg + 4 * kq;
-    __syncthreads();
-
-    auto load_stage = [&](int kt, int st) {
-        float *Ws = smem + st * STF, *Ps = Ws + BM * BK;
-        const int t = kt / CK, cc = (kt - t * CK) * BK;
-        const int4 tp = taps[t];
-        const bool cok = cc + 4 * kq < a.Cg;
-#pragma unroll
-        for (int i = 0; i < CPT; i++) {
-            const int rg = i * (NT / 64) + (tid >> 6);
-            int i0 = o0[i] + tp.x, i1 = o1[i] + tp.y, i2 = o2[i] + tp.z;
-            bool ok = cok;
-            if (LM == IG_ZEROS) {
-                ok &= ((unsigned)i0 < (unsigned)a.in0) & ((unsigned)i1 < (unsigned)a.in1) &
-                      ((unsigned)i2 < (unsigned)a.in2);
-            } else {
-                ok &= o0[i] > -(1 << 28);
-                i0 = cv_bidx(i0, a.in0, a.mode);
-                i1 = cv_bidx(i1, a.in1, a.mode);
-                i2 = cv_bidx(i2, a.in2, a.mode);
-            }
-            const int64_t px = pix[i] + ((int64_t)i0 * a.in1 + i1) * a.in2 + i2;
-            float *dst = Ps + (rg * QR + kq) * 32 + (tid & 7) * 4;
-            const float *src = ok ? xg + px * a.C + cc : x;
-            if (a.ca)
-                ig_cp16ca(dst, src, ok ? 16 : 0);
-            else
-                ig_cp16(dst, src, ok ? 16 : 0);
-        }
-#pragma unroll
-        for (int j = 0; j < WPT; j++) {
-            const int ci = j * NT + tid;
-            const int r8 = ci & 7, q4 = (ci >> 3) & 7, rg = ci >> 6;
-            const int row = rg * 8 + r8;
-            const bool ok = row < krows;
-            ig_cp16(Ws + (rg * QR + q4) * 32 + r8 * 4,
-                    ok ? wg + (int64_t)row * a.Rl + kt * BK + 4 * q4 : w, ok ? 16 : 0);
-        }
-    };
-
-#pragma unroll
-    for (int s = 0; s < PD; s++) {
-        if (s < nkt) load_stage(kt0 + s, s);
-        ig_commit();
-    }
-    constexpr int NWG = NT / 128, MW = IG_BN / NWG / 64, ND = BM / 2;
-    const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-    const int wgb = (warp >> 2) * (IG_BN / NWG), pw0 = wgb + (warp & 3) * 16;
-    float acc[MW][ND];
-#pragma unroll
-    for (int i = 0; i < MW; i++)
-#pragma unroll
-        for (int j = 0; j < ND; j++) acc[i][j] = 0.f;
-    for (int kt = 0; kt < nkt; kt++) {
-        ig_wait<PD - 1>();
-        ig_proxy_fence();
-        __syncthreads();
-        const int nk = kt + PD;
-        if (nk < nkt) load_stage(kt0 + nk, nk % NST);
-        ig_commit();
-        const float *Ws = smem + (kt % NST) * STF;
-        const float *Ps = Ws + BM * BK;
-        ig_wg_fence();
-#pragma unroll
-        for (int k8 = 0; k8 < BK / 8; k8++) {
-            const uint64_t db = ig_desc(Ws + k8 * 64, 128, QR * 128);
-#pragma unroll
-            for (int mw = 0; mw < MW; mw++)
-                ig_wgmma<BM>(acc[mw], ig_desc(Ps + ((wgb + mw * 64) >> 3) * QR * 32 + k8 * 64, 128, QR * 128),
-                             db);
-        }
-        ig_wg_commit();
-        ig_wg_wait<1>();
-    }
-    ig_wg_wait<0>();
-    ig_wait<0>();
-    /* epilogue (V 4's): acc[mw][4j + 2h + e] is position pw0 + mw*64 + gq +
-     * 8h, channel 8j + 2tq + e */
-#pragma unroll
-    for (int mw = 0; mw < MW; mw++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int qq = q0 + pw0 + mw * 64 + gq + 8 * h;
-            if (qq >= a.NP) continue;
-            const int n = qq / a.P, pp = qq - n * a.P;
-#pragma unroll
-            for (int j = 0; j < BM / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int k = k0 + 8 * j + 2 * tq + e;
-                    if (k >= a.Kg) continue;
-                    const int kk = g * a.Kg + k;
-                    const float v = acc[mw][4 * j + 2 * h + e];
-                    if (part)
-                        part[((int64_t)split * a.K + kk) * a.NP + qq] = v;
-                    else
-                        y[((int64_t)n * a.K + kk) * a.P + pp] = v + (bias ? __ldg(bias + kk) : 0.f);
-                }
-        }
-}
-
 /* split-K: y = bias + sum over splits, NCHW */
 __global__ void __launch_bounds__(256)
     k_ig_reduce(const float *__restrict__ part, const float *__restrict__ bias,
@@ -1464,19 +1258,17 @@ static igp ig_params(const tc__problem *p) {
     a.yvec = 0;
     a.ktps = 1;
     a.ltab = 0;
-    a.ca = 0;
     return a;
 }
 
-/* kernel kinds: 0 fp32 (V 0), 1 TF32 V 1, 2 TF32 V 3, 3 TF32 V 4 (wgmma),
- * 4 TF32 V 6 (wgmma on channels-last copies) */
-#define IG_NKIND 5
+/* kernel kinds: 0 fp32 (V 0), 1 TF32 V 1, 2 TF32 V 3, 3 TF32 V 4 (wgmma) */
+#define IG_NKIND 4
 #define IG_NDEV 16 /* devices with cached per-device facts */
-static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<1>::BK, igv<3>::BK, igv<4>::BK, igv<6>::BK};
+static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<1>::BK, igv<3>::BK, igv<4>::BK};
 static size_t ig_smem(int bm, int taps, int kind) {
-    static const int st[IG_NKIND] = {igv<0>::ST, igv<1>::ST, igv<3>::ST, igv<4>::ST, igv<6>::ST};
-    static const int ap[IG_NKIND] = {igv<0>::AP, igv<1>::AP, igv<3>::AP, igv<4>::AP, igv<6>::AP};
-    static const int bp[IG_NKIND] = {igv<0>::BP, igv<1>::BP, igv<3>::BP, igv<4>::BP, igv<6>::BP};
+    static const int st[IG_NKIND] = {igv<0>::ST, igv<1>::ST, igv<3>::ST, igv<4>::ST};
+    static const int ap[IG_NKIND] = {igv<0>::AP, igv<1>::AP, igv<3>::AP, igv<4>::AP};
+    static const int bp[IG_NKIND] = {igv<0>::BP, igv<1>::BP, igv<3>::BP, igv<4>::BP};
     return (size_t)st[kind] * (bm * ap[kind] + ig_kbk[kind] * bp[kind]) * sizeof(float) +
            (size_t)taps * sizeof(int4);
 }
@@ -1487,14 +1279,11 @@ typedef void (*ig_kernel)(const float *, const float *, const float *, float *, 
 #define IG_K3(BM, TF, V) {k_ig<BM, TF, 0, V>, k_ig<BM, TF, 1, V>, k_ig<BM, TF, 2, V>}
 /* V3 differs from V1 only with zero padding (the other loaders are V1's) */
 #define IG_KV3(BM) {k_ig<BM, true, 0, 3>, k_ig<BM, true, 1, 1>, k_ig<BM, true, 2, 1>}
-/* V 6 has no 1x1 loader (ig_run takes V 3 there) */
-#define IG_KV6(BM) {k_ig6<BM, IG_ZEROS>, k_ig6<BM, IG_REMAP>, k_ig6<BM, IG_REMAP>}
 static const ig_kernel ig_tab[3][IG_NKIND][3] = {
-    {IG_K3(128, false, 0), IG_K3(128, true, 1), IG_KV3(128), IG_K3(128, true, 4), IG_KV6(128)},
-    {IG_K3(64, false, 0), IG_K3(64, true, 1), IG_KV3(64), IG_K3(64, true, 4), IG_KV6(64)},
-    {IG_K3(32, false, 0), IG_K3(32, true, 1), IG_KV3(32), IG_K3(32, true, 4), IG_KV6(32)},
+    {IG_K3(128, false, 0), IG_K3(128, true, 1), IG_KV3(128), IG_K3(128, true, 4)},
+    {IG_K3(64, false, 0), IG_K3(64, true, 1), IG_KV3(64), IG_K3(64, true, 4)},
+    {IG_K3(32, false, 0), IG_K3(32, true, 1), IG_KV3(32), IG_K3(32, true, 4)},
 };
-#undef IG_KV6
 #undef IG_KV3
 #undef IG_K3
 /* Whether the current device runs this file's sm_90a image (the wgmma
@@ -1520,15 +1309,14 @@ static int ig_wgmma_ok(void) {
     return h == 1;
 }
 /* the TF32 kind: V 3 (which falls back to V 1 where it does not apply);
- * TC_CUDA_CONV_TFV=1, 4 or 6 forces V 1 or, where the device runs it, the
- * wgmma V 4 or V 6 (tuning and A/B only: session 11 measured V 4 against
- * V 3 at 0.88-1.13x, docs/perf-notes.md) */
+ * TC_CUDA_CONV_TFV=1 or 4 forces V 1 or, where the device runs it, the
+ * wgmma V 4 (tuning and A/B only: session 11 measured V 4 against V 3 at
+ * 0.88-1.13x, docs/perf-notes.md) */
 static int ig_tf_kind(void) {
     const char *e = getenv("TC_CUDA_CONV_TFV");
     const char c = e && e[0] && !e[1] ? e[0] : 0;
     if (c == '1') return 1;
     if (c == '4' && ig_wgmma_ok()) return 3;
-    if (c == '6' && ig_wgmma_ok()) return 4;
     return 2;
 }
 static const int ig_bm[3] = {128, 64, 32};
@@ -1623,28 +1411,14 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
     int kind = tf32 ? ig_tf_kind() : 0;
     if (kind == 3 && lm == IG_1X1) kind = 2; /* V 4 has no 1x1 loader (V 1's) */
-    /* V 6: channels in whole 16-byte quads (every group), no 1x1 (its
-     * channels-last copy would cost more than V 3's direct 16-byte loads),
-     * a constant other than zero is V 3's, the copy's grid (N <= 65535) */
-    const int v6 = kind == 4 && lm != IG_1X1 && g.Cg % 4 == 0 &&
-                   (lm == IG_ZEROS || p->mode != TC_MODE_CONSTANT) && p->N <= 65535;
-    if (kind == 4 && !v6) kind = 2;
-    int ckp = 0;
-    if (v6) {
-        ckp = (int)tc__cu_div_up(g.Cg, IG6_BK) * IG6_BK;
-        g.Rl = g.R * ckp; /* the packed weights' row, tap-major */
-        const char *ca = getenv("TC_CUDA_CONV_V6CA");
-        g.ca = ca && ca[0] == '1';
-    }
     const int bk = ig_kbk[kind];
     int occ[3] = {0, 0, 0};
     tc_status st;
     for (int bi = 0; bi < 3; bi++)
         if (ig_tile_ok(bi, g.Kg) && (st = ig_prepare(bi, kind, lm, &occ[bi]))) return st;
     const tc__cu_device *d = tc__cu_dev();
-    const int lt_ok = v6 || (lm == IG_ZEROS && g.R < 64 &&
-                             tc__cu_div_up(g.Rl, bk) * bk <= IG_LTMAX &&
-                             !getenv("TC_CUDA_CONV_NOLTAB"));
+    const int lt_ok = lm == IG_ZEROS && g.R < 64 &&
+                      tc__cu_div_up(g.Rl, bk) * bk <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB");
     ig_shape sh = ig_choose(g, tf32, bk, d ? d->sms : 132, occ, lt_ok);
     const char *fb = getenv("TC_CUDA_CONV_SHAPE"); /* "bm,S": tuning only */
     if (fb) {
@@ -1664,8 +1438,7 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     ig_kernel k = ig_tab[sh.bi][kind][lm];
     /* the reduction-row table (within the tap table's IG_TAPMAX room) */
     const int KTt = (int)tc__cu_div_up(g.Rl, bk);
-    g.ltab = !v6 && lm == IG_ZEROS && g.R < 64 && KTt * bk <= IG_LTMAX &&
-                     !getenv("TC_CUDA_CONV_NOLTAB")
+    g.ltab = lm == IG_ZEROS && g.R < 64 && KTt * bk <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB")
                  ? (g.R <= 32 ? 1 : 2)
                  : 0;
     size_t smem = ig_smem(bm, lm == IG_1X1 ? 0 : g.R, kind);
@@ -1682,7 +1455,7 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     /* V3 stages B through registers only with the single-bit row table
      * (R <= 32; with R < 64 it measured slower on conv1); else V1, the same
      * shared-memory layout (its attribute set up here) */
-    if ((kind == 2 || kind == 3) && lm == IG_ZEROS && g.ltab != 1) {
+    if (kind >= 2 && lm == IG_ZEROS && g.ltab != 1) {
         int o1 = 0;
         if ((st = ig_prepare(sh.bi, 1, lm, &o1))) return st;
         k = ig_tab[sh.bi][1][lm];
@@ -1699,31 +1472,8 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
         return st;
     }
     dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)(g.G * S));
-    void *xt = NULL, *wt = NULL;
-    cudaError_t e = cudaSuccess;
-    if (v6) {
-        /* the channels-last input and the tap-major weights, in the call */
-        const int64_t nx = p->N * (int64_t)g.plane * g.C, nw = (int64_t)g.K * g.Rl;
-        if ((st = tc__cu_alloc(&xt, (size_t)nx * sizeof(float), b->s)) ||
-            (st = tc__cu_alloc(&wt, (size_t)nw * sizeof(float), b->s))) {
-            tc__cu_free(xt, b->s);
-            tc__cu_free(part, b->s);
-            tc__cu_free(own, b->s);
-            return st;
-        }
-        dim3 tg((unsigned)tc__cu_div_up(g.plane, 32), (unsigned)tc__cu_div_up(g.C, 32),
-                (unsigned)p->N);
-        k_ig6_nhwc<<<tg, 256, 0, b->s>>>(x, (float *)xt, g.C, g.plane);
-        k_ig6_wpack<<<(unsigned)tc__cu_div_up(nw, 256), 256, 0, b->s>>>(w, (float *)wt, nw, g.Cg,
-                                                                        g.R, ckp);
-        x = (const float *)xt;
-        w = (const float *)wt;
-        e = cudaGetLastError();
-    }
-    if (e == cudaSuccess) {
-        k<<<grid, ig_threads(bm), smem, b->s>>>(x, w, db, y, (float *)part, g);
-        e = cudaGetLastError();
-    }
+    k<<<grid, ig_threads(bm), smem, b->s>>>(x, w, db, y, (float *)part, g);
+    cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess && S > 1) {
         int64_t total = (int64_t)g.K * g.NP;
         k_ig_reduce<<<(unsigned)tc__cu_div_up(total, 256), 256, 0, b->s>>>((const float *)part, db, y,
@@ -1732,8 +1482,6 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     }
     tc__cu_free(part, b->s);
     tc__cu_free(own, b->s);
-    tc__cu_free(xt, b->s);
-    tc__cu_free(wt, b->s);
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_ig", __FILE__, __LINE__);
     return TC_OK;
 }
