@@ -983,6 +983,200 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
     }
 }
 
+/* V 7 (session 12): stride-1 layers as shifted views of a shared-memory
+ * patch, TF32 wgmma. The call copies x into xT (N, spatial, C) and the
+ * weights into wT (K, tap, CKP), CKP = Cg rounded up to 32 with zeros, both
+ * rounded to TF32 (k_ig7_nhwc, k_ig7_wpack). A block computes TH output
+ * rows of one output plane (of one image) over the whole padded width PW,
+ * M = TH * PW <= 64 * MT positions (the columns past the output width are
+ * computed and dropped), for BM output channels. For each chunk of 32
+ * channels it loads the input patch those rows read, (m0-1)*d0+1 planes x
+ * TH+(m1-1)*d1 rows x PW columns, once, stored [channel quad][pixel][4]:
+ * the im2col tile of tap t is then the same patch shifted by the tap's
+ * offset in pixels, so its wgmma descriptor is the patch's plus 16 bytes a
+ * pixel (core matrices are 8 consecutive pixels' 16-byte rows; 8-row groups
+ * 128 bytes apart, channel quads NPIXA * 16 bytes apart). Every input pixel
+ * crosses L2 once per block instead of once per tap; every padding mode is
+ * a per-pixel map (zeros: zero-fill). Weights: a ring of 4 stages, two in
+ * flight; the patch: two buffers, the next chunk's loaded with the first
+ * weight stage of that chunk. One warpgroup. */
+#define IG7_BK 32
+#define IG7_ST 4
+#define IG7_PPT 8 /* patch pixels a thread at most: NPIXA <= 128 * IG7_PPT */
+/* x (N, C, S) -> xt (N, S, C), rounded to TF32 */
+__global__ void __launch_bounds__(256) k_ig7_nhwc(const float *__restrict__ x,
+                                                  float *__restrict__ xt, int C, int S) {
+    __shared__ float tile[32][33];
+    const int s0 = blockIdx.x * 32, c0 = blockIdx.y * 32;
+    const int64_t base = (int64_t)blockIdx.z * C * S;
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    for (int j = ty; j < 32; j += 8)
+        if (c0 + j < C && s0 + tx < S) tile[j][tx] = x[base + (int64_t)(c0 + j) * S + s0 + tx];
+    __syncthreads();
+    for (int j = ty; j < 32; j += 8)
+        if (s0 + j < S && c0 + tx < C)
+            xt[base + (int64_t)(s0 + j) * C + c0 + tx] = __uint_as_float(ig_tf32(tile[tx][j]));
+}
+/* w (rows, Cg, R) -> wt (rows, R, CKP), zeros for c >= Cg, rounded; one
+ * thread a (row, channel), its R taps */
+__global__ void __launch_bounds__(256) k_ig7_wpack(const float *__restrict__ w,
+                                                   float *__restrict__ wt, int64_t rows,
+                                                   int Cg, int R, int CKP) {
+    const int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x;
+    if (i >= rows * CKP) return;
+    const int c = (int)(i % CKP);
+    const int64_t k = i / CKP;
+    for (int t = 0; t < R; t++)
+        wt[(k * R + t) * CKP + c] = c < Cg ? __uint_as_float(ig_tf32(w[(k * Cg + c) * R + t])) : 0.f;
+}
+struct ig7p {
+    igp a;
+    int PW, TH, PH, PD0, NPIX, NPIXA, nrb, CKP, out0;
+};
+template <int BM, int MT, int LM>
+__global__ void __launch_bounds__(128, 1)
+    k_ig7(const float *__restrict__ x, const float *__restrict__ w,
+          const float *__restrict__ bias, float *__restrict__ y, const ig7p q) {
+    const igp &a = q.a;
+    constexpr int BK = IG7_BK, QR = BK / 4, NST = IG7_ST, PD = NST - 2;
+    constexpr int WS = BM * BK;          /* a weight stage (floats) */
+    constexpr int WPT = BM * QR / 128;   /* weight copies a thread */
+    extern __shared__ float4 ig_smem4[];
+    float *smem = reinterpret_cast<float *>(ig_smem4);
+    float *patch = smem + NST * WS;      /* two buffers of NPIXA * BK floats */
+    int *toff = reinterpret_cast<int *>(patch + 2 * q.NPIXA * BK);
+    const int tid = threadIdx.x;
+    const int g = blockIdx.z;
+    const int k0 = blockIdx.y * BM;
+    const int rb = blockIdx.x % q.nrb, u = blockIdx.x / q.nrb;
+    const int oz = u % q.out0, n = u / q.out0;
+    const int oy0 = rb * q.TH;
+    const int CK = q.CKP / BK, R = a.R;
+    const int nst = CK * R;
+    const int krows = min(BM, a.Kg - k0);
+    const float *wg = w + ((int64_t)g * a.Kg + k0) * a.Rl;
+    /* the taps' offsets in patch pixels */
+    for (int t = tid; t < R; t += 128) {
+        int r2 = t % a.m2, v = t / a.m2;
+        int r1 = v % a.m1, r0 = v / a.m1;
+        toff[t] = ((r0 * a.d0) * q.PH + r1 * a.d1) * q.PW + r2 * a.d2;
+    }
+    /* this thread's patch pixels tid + 128 j: the source pixel in xT (-1:
+     * zero) */
+    int64_t src[IG7_PPT];
+#pragma unroll
+    for (int j = 0; j < IG7_PPT; j++) {
+        const int p = tid + 128 * j;
+        src[j] = -1;
+        if (p < q.NPIX) {
+            const int c2 = p % q.PW, v = p / q.PW;
+            const int c1 = v % q.PH, c0 = v / q.PH;
+            int i0 = oz - a.p0 + c0, i1 = oy0 - a.p1 + c1, i2 = c2 - a.p2;
+            bool ok;
+            if (LM == IG_ZEROS) {
+                ok = ((unsigned)i0 < (unsigned)a.in0) & ((unsigned)i1 < (unsigned)a.in1) &
+                     ((unsigned)i2 < (unsigned)a.in2);
+            } else {
+                /* rows past the outputs' reach may lie beyond one reflection:
+                 * they feed only dropped positions */
+                i0 = min(max(cv_bidx(i0, a.in0, a.mode), 0), a.in0 - 1);
+                i1 = min(max(cv_bidx(i1, a.in1, a.mode), 0), a.in1 - 1);
+                i2 = min(max(cv_bidx(i2, a.in2, a.mode), 0), a.in2 - 1);
+                ok = true;
+            }
+            if (ok) src[j] = (int64_t)n * a.plane + ((int64_t)i0 * a.in1 + i1) * a.in2 + i2;
+        }
+    }
+    const float *xg = x + (int64_t)g * a.Cg;
+    __syncthreads();
+    auto load_patch = [&](int cc, int pb) {
+        float *P = patch + pb * q.NPIXA * BK;
+#pragma unroll
+        for (int j = 0; j < IG7_PPT; j++) {
+            const int p = tid + 128 * j;
+            if (p >= q.NPIXA) break;
+#pragma unroll
+            for (int kq = 0; kq < QR; kq++) {
+                const bool ok = src[j] >= 0 && cc * BK + 4 * kq < a.Cg;
+                ig_cp16(P + ((int64_t)kq * q.NPIXA + p) * 4,
+                        ok ? xg + src[j] * a.C + cc * BK + 4 * kq : x, ok ? 16 : 0);
+            }
+        }
+    };
+    /* stage s: chunk s / R, tap s % R */
+    auto load_stage = [&](int s) {
+        const int cc = s / R, t = s - cc * R;
+        if (t == 0) load_patch(cc, cc & 1);
+        float *Ws = smem + (s % NST) * WS;
+#pragma unroll
+        for (int j = 0; j < WPT; j++) {
+            const int ci = j * 128 + tid;
+            const int r8 = ci & 7, q4 = (ci >> 3) & 7, rg = ci >> 6;
+            const int row = rg * 8 + r8;
+            const bool ok = row < krows;
+            ig_cp16(Ws + (rg * QR + q4) * 32 + r8 * 4,
+                    ok ? wg + (int64_t)row * a.Rl + t * q.CKP + cc * BK + 4 * q4 : w, ok ? 16 : 0);
+        }
+    };
+#pragma unroll
+    for (int s = 0; s < PD; s++) {
+        if (s < nst) load_stage(s);
+        ig_commit();
+    }
+    constexpr int ND = BM / 2;
+    const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+    float acc[MT][ND];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < ND; j++) acc[i][j] = 0.f;
+    const unsigned lbo = (unsigned)q.NPIXA * 16;
+    for (int s = 0; s < nst; s++) {
+        ig_wait<PD - 1>();
+        ig_proxy_fence();
+        __syncthreads();
+        if (s + PD < nst) load_stage(s + PD);
+        ig_commit();
+        const int cc = s / R, t = s - cc * R;
+        const float *Ws = smem + (s % NST) * WS;
+        const float *P = patch + (cc & 1) * q.NPIXA * BK + toff[t] * 4;
+        ig_wg_fence();
+#pragma unroll
+        for (int k8 = 0; k8 < BK / 8; k8++) {
+            const uint64_t db = ig_desc(Ws + k8 * 64, 128, QR * 128);
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+                ig_wgmma<BM>(acc[mt], ig_desc(P + ((int64_t)2 * k8 * q.NPIXA + mt * 64) * 4, lbo, 128),
+                             db);
+        }
+        ig_wg_commit();
+        ig_wg_wait<1>();
+    }
+    ig_wg_wait<0>();
+    ig_wait<0>();
+    /* epilogue: acc[mt][4j + 2h + e] is position m = mt*64 + warp*16 + gq +
+     * 8h (row m / PW of the block, column m % PW), channel 8j + 2tq + e */
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int m = mt * 64 + warp * 16 + gq + 8 * h;
+            const int r = m / q.PW, c = m - r * q.PW;
+            if (r >= q.TH || oy0 + r >= a.out1 || c >= a.out2) continue;
+            const int64_t pos = ((int64_t)oz * a.out1 + oy0 + r) * a.out2 + c;
+#pragma unroll
+            for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int k = k0 + 8 * j + 2 * tq + e;
+                    if (k >= a.Kg) continue;
+                    const int kk = g * a.Kg + k;
+                    y[((int64_t)n * a.K + kk) * a.P + pos] =
+                        acc[mt][4 * j + 2 * h + e] + (bias ? __ldg(bias + kk) : 0.f);
+                }
+        }
+}
+
 /* split-K: y = bias + sum over splits, NCHW */
 __global__ void __launch_bounds__(256)
     k_ig_reduce(const float *__restrict__ part, const float *__restrict__ bias,
@@ -1308,15 +1502,17 @@ static int ig_wgmma_ok(void) {
     if (slot) __atomic_store_n(slot, h == 1 ? 1 : 2, __ATOMIC_RELEASE);
     return h == 1;
 }
-/* the TF32 kind: V 3 (which falls back to V 1 where it does not apply);
- * TC_CUDA_CONV_TFV=1 or 4 forces V 1 or, where the device runs it, the
- * wgmma V 4 (tuning and A/B only: session 11 measured V 4 against V 3 at
- * 0.88-1.13x, docs/perf-notes.md) */
+/* the TF32 kind: V 3 (which falls back to V 1 where it does not apply;
+ * ig_run takes V 4 for the 32-row tile);
+ * TC_CUDA_CONV_TFV=1, 4 or 7 forces V 1 or, where the device runs it, the
+ * wgmma V 4 or V 7 (tuning and A/B only: session 11 measured V 4 against
+ * V 3 at 0.88-1.13x, docs/perf-notes.md) */
 static int ig_tf_kind(void) {
     const char *e = getenv("TC_CUDA_CONV_TFV");
     const char c = e && e[0] && !e[1] ? e[0] : 0;
     if (c == '1') return 1;
     if (c == '4' && ig_wgmma_ok()) return 3;
+    if (c == '7' && ig_wgmma_ok()) return 5; /* V 7: its own launcher (ig7_run) */
     return 2;
 }
 static const int ig_bm[3] = {128, 64, 32};
@@ -1399,6 +1595,81 @@ static ig_shape ig_choose(const igp &g, int tf32, int bk, int sms, const int occ
     return best;
 }
 
+/* V 7's kernels [BM 128, 64, 32][MT 1, 2][zeros, remap] and its plan: 0,
+ * or 1 with *q and the block's shared memory filled in */
+typedef void (*ig7_kernel)(const float *, const float *, const float *, float *, const ig7p);
+#define IG7_K(BM) {{k_ig7<BM, 1, IG_ZEROS>, k_ig7<BM, 1, IG_REMAP>}, {k_ig7<BM, 2, IG_ZEROS>, k_ig7<BM, 2, IG_REMAP>}}
+static const ig7_kernel ig7_tab[3][2][2] = {IG7_K(128), IG7_K(64), IG7_K(32)};
+#undef IG7_K
+static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t *smem, int *bi) {
+    for (int i = 0; i < 3; i++)
+        if (p->stride[i] != 1) return 0;
+    if (lm == IG_1X1 || g.Cg % 4 || g.R < 3 || (lm != IG_ZEROS && p->mode == TC_MODE_CONSTANT))
+        return 0;
+    q->a = g;
+    q->PW = g.out2 + (g.m2 - 1) * g.d2;
+    if (q->PW > 128) return 0;
+    q->TH = 128 / q->PW < g.out1 ? 128 / q->PW : g.out1;
+    q->PH = q->TH + (g.m1 - 1) * g.d1;
+    q->PD0 = (g.m0 - 1) * g.d0 + 1;
+    q->NPIX = q->PD0 * q->PH * q->PW;
+    const int mt = q->TH * q->PW > 64 ? 2 : 1;
+    const int maxoff = ((g.m0 - 1) * g.d0 * q->PH + (g.m1 - 1) * g.d1) * q->PW + (g.m2 - 1) * g.d2;
+    int na = q->NPIX > mt * 64 + maxoff ? q->NPIX : mt * 64 + maxoff;
+    q->NPIXA = (na + 7) / 8 * 8;
+    if (q->NPIXA > 128 * IG7_PPT) return 0;
+    q->CKP = (int)tc__cu_div_up(g.Cg, IG7_BK) * IG7_BK;
+    q->a.Rl = g.R * q->CKP;
+    q->nrb = (int)tc__cu_div_up(g.out1, q->TH);
+    q->out0 = g.P / (g.out1 * g.out2);
+    *bi = g.Kg > 64 ? 0 : g.Kg > 32 ? 1 : 2;
+    const int bm = ig_bm[*bi];
+    *smem = ((size_t)IG7_ST * bm * IG7_BK + 2 * (size_t)q->NPIXA * IG7_BK) * sizeof(float) +
+            (size_t)g.R * sizeof(int);
+    const tc__cu_device *d = tc__cu_dev();
+    const size_t lim = d && d->smem_optin ? d->smem_optin : 227 * 1024;
+    if (*smem > lim) return 0;
+    const int64_t nb = (int64_t)p->N * q->out0 * q->nrb;
+    if (nb > INT32_MAX || p->N > 65535 || g.G > 65535) return 0;
+    return mt;
+}
+static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0, int lm) {
+    const tc__problem *p = a->p;
+    ig7p q;
+    size_t smem = 0;
+    int bi = 0;
+    const int mt = ig7_plan(p, g0, lm, &q, &smem, &bi);
+    if (!mt) return TC_ERR_NOT_APPLICABLE;
+    const igp &g = q.a;
+    ig7_kernel k = ig7_tab[bi][mt - 1][lm == IG_ZEROS ? 0 : 1];
+    TC_CU(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)smem));
+    const float *db;
+    void *own, *xt = NULL, *wt = NULL;
+    tc_status st = cv_bias(a, b->s, &db, &own);
+    if (st) return st;
+    const int64_t nx = p->N * (int64_t)g.plane * g.C, nw = (int64_t)g.K * g.Rl;
+    if ((st = tc__cu_alloc(&xt, (size_t)nx * sizeof(float), b->s)) ||
+        (st = tc__cu_alloc(&wt, (size_t)nw * sizeof(float), b->s))) {
+        tc__cu_free(xt, b->s);
+        tc__cu_free(own, b->s);
+        return st;
+    }
+    dim3 tg((unsigned)tc__cu_div_up(g.plane, 32), (unsigned)tc__cu_div_up(g.C, 32), (unsigned)p->N);
+    k_ig7_nhwc<<<tg, 256, 0, b->s>>>((const float *)b->x, (float *)xt, g.C, g.plane);
+    k_ig7_wpack<<<(unsigned)tc__cu_div_up((int64_t)g.K * q.CKP, 256), 256, 0, b->s>>>(
+        (const float *)b->w, (float *)wt, g.K, g.Cg, g.R, q.CKP);
+    dim3 grid((unsigned)((int64_t)p->N * q.out0 * q.nrb), (unsigned)tc__cu_div_up(g.Kg, ig_bm[bi]),
+              (unsigned)g.G);
+    k<<<grid, 128, smem, b->s>>>((const float *)xt, (const float *)wt, db, (float *)b->y, q);
+    cudaError_t e = cudaGetLastError();
+    tc__cu_free(xt, b->s);
+    tc__cu_free(wt, b->s);
+    tc__cu_free(own, b->s);
+    if (e != cudaSuccess) return tc__cu_fail(e, "launch k_ig7", __FILE__, __LINE__);
+    return TC_OK;
+}
+
 static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     const tc__problem *p = a->p;
     igp g = ig_params(p);
@@ -1411,6 +1682,11 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
     int kind = tf32 ? ig_tf_kind() : 0;
     if (kind == 3 && lm == IG_1X1) kind = 2; /* V 4 has no 1x1 loader (V 1's) */
+    if (kind == 5) {
+        tc_status s7 = ig7_run(a, b, g, lm);
+        if (s7 != TC_ERR_NOT_APPLICABLE) return s7;
+        kind = 2; /* V 7 does not take the layer: V 3 */
+    }
     const int bk = ig_kbk[kind];
     int occ[3] = {0, 0, 0};
     tc_status st;
@@ -1432,6 +1708,15 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
             sh.ktps = (int)tc__cu_div_up(KT, fs);
             sh.S = (int)tc__cu_div_up(KT, sh.ktps);
         }
+    }
+    /* V 4 where it measured faster than V 3 on the H100: the 32-row tile
+     * with zero padding (3D 3x3x3 32 @32 b8: 0.276-0.279 ms against
+     * 0.310-0.316 in four calls of sessions 11-12; docs/perf-notes.md);
+     * not when TC_CUDA_CONV_TFV forces a kernel */
+    if (kind == 2 && sh.bi == 2 && lm == IG_ZEROS && !getenv("TC_CUDA_CONV_TFV") &&
+        ig_wgmma_ok()) {
+        int o4 = 0;
+        if (ig_prepare(2, 3, lm, &o4) == TC_OK && o4 > 0) kind = 3;
     }
     const int bm = ig_bm[sh.bi], S = sh.S;
     g.ktps = sh.ktps;
