@@ -1032,7 +1032,18 @@ __global__ void __launch_bounds__(256) k_ig7_wpack(const float *__restrict__ w,
 struct ig7p {
     igp a;
     int PW, TH, PH, PD0, NPIX, NPIXA, nrb, CKP, out0;
+    int swz; /* 1: both operands in the 128-byte swizzled layout (the default;
+              * TC_CUDA_CONV_V7SW=0: no-swizzle core matrices) */
 };
+/* A 128-byte-swizzled K-major operand: rows of 128 bytes (32 tf32 of K),
+ * 8-row groups 1024 bytes apart, 16-byte chunk c of row r stored at chunk
+ * c ^ (r & 7) (the row counted from a 1024-byte boundary); base: the start
+ * row's phase when it is not on such a boundary */
+__device__ __forceinline__ uint64_t ig_desc_sw128(const void *p, unsigned base) {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    return (uint64_t)((a & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
+           ((uint64_t)(base & 7) << 49) | ((uint64_t)1 << 62);
+}
 template <int BM, int MT, int LM>
 __global__ void __launch_bounds__(128, 1)
     k_ig7(const float *__restrict__ x, const float *__restrict__ w,
@@ -1043,6 +1054,9 @@ __global__ void __launch_bounds__(128, 1)
     constexpr int WPT = BM * QR / 128;   /* weight copies a thread */
     extern __shared__ float4 ig_smem4[];
     float *smem = reinterpret_cast<float *>(ig_smem4);
+    /* a 1024-byte boundary (the swizzle's period; the host adds 1 KiB) */
+    smem += ((1024 - ((unsigned)__cvta_generic_to_shared(smem) & 1023)) & 1023) / 4;
+    const bool SW = q.swz != 0;
     float *patch = smem + NST * WS;      /* two buffers of NPIXA * BK floats */
     int *toff = reinterpret_cast<int *>(patch + 2 * q.NPIXA * BK);
     const int tid = threadIdx.x;
@@ -1098,7 +1112,7 @@ __global__ void __launch_bounds__(128, 1)
 #pragma unroll
             for (int kq = 0; kq < QR; kq++) {
                 const bool ok = src[j] >= 0 && cc * BK + 4 * kq < a.Cg;
-                ig_cp16(P + ((int64_t)kq * q.NPIXA + p) * 4,
+                ig_cp16(P + (SW ? p * 32 + ((kq ^ (p & 7)) * 4) : ((int64_t)kq * q.NPIXA + p) * 4),
                         ok ? xg + src[j] * a.C + cc * BK + 4 * kq : x, ok ? 16 : 0);
             }
         }
@@ -1114,7 +1128,7 @@ __global__ void __launch_bounds__(128, 1)
             const int r8 = ci & 7, q4 = (ci >> 3) & 7, rg = ci >> 6;
             const int row = rg * 8 + r8;
             const bool ok = row < krows;
-            ig_cp16(Ws + (rg * QR + q4) * 32 + r8 * 4,
+            ig_cp16(Ws + (SW ? row * 32 + ((q4 ^ r8) * 4) : (rg * QR + q4) * 32 + r8 * 4),
                     ok ? wg + (int64_t)row * a.Rl + t * q.CKP + cc * BK + 4 * q4 : w, ok ? 16 : 0);
         }
     };
@@ -1139,16 +1153,27 @@ __global__ void __launch_bounds__(128, 1)
         ig_commit();
         const int cc = s / R, t = s - cc * R;
         const float *Ws = smem + (s % NST) * WS;
-        const float *P = patch + (cc & 1) * q.NPIXA * BK + toff[t] * 4;
-        ig_wg_fence();
+        const float *P0 = patch + (cc & 1) * q.NPIXA * BK;
+        const int ot = toff[t];
+        /* the descriptors first: no branch between the wgmmas. Swizzled: a
+         * k8 step is 32 bytes along the rows; the view of tap t starts ot
+         * rows into the patch */
+        uint64_t da[BK / 8][MT], db[BK / 8];
 #pragma unroll
         for (int k8 = 0; k8 < BK / 8; k8++) {
-            const uint64_t db = ig_desc(Ws + k8 * 64, 128, QR * 128);
+            db[k8] = SW ? ig_desc_sw128(Ws + k8 * 8, 0) : ig_desc(Ws + k8 * 64, 128, QR * 128);
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-                ig_wgmma<BM>(acc[mt], ig_desc(P + ((int64_t)2 * k8 * q.NPIXA + mt * 64) * 4, lbo, 128),
-                             db);
+            for (int mt = 0; mt < MT; mt++) {
+                const int r0 = ot + mt * 64;
+                da[k8][mt] = SW ? ig_desc_sw128(P0 + r0 * 32 + k8 * 8, (unsigned)r0)
+                                : ig_desc(P0 + ((int64_t)2 * k8 * q.NPIXA + r0) * 4, lbo, 128);
+            }
         }
+        ig_wg_fence();
+#pragma unroll
+        for (int k8 = 0; k8 < BK / 8; k8++)
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) ig_wgmma<BM>(acc[mt], da[k8][mt], db[k8]);
         ig_wg_commit();
         ig_wg_wait<1>();
     }
@@ -1625,7 +1650,9 @@ static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t 
     *bi = g.Kg > 64 ? 0 : g.Kg > 32 ? 1 : 2;
     const int bm = ig_bm[*bi];
     *smem = ((size_t)IG7_ST * bm * IG7_BK + 2 * (size_t)q->NPIXA * IG7_BK) * sizeof(float) +
-            (size_t)g.R * sizeof(int);
+            (size_t)g.R * sizeof(int) + 1024; /* + the alignment to 1 KiB */
+    const char *sw = getenv("TC_CUDA_CONV_V7SW");
+    q->swz = !(sw && sw[0] == '0');
     const tc__cu_device *d = tc__cu_dev();
     const size_t lim = d && d->smem_optin ? d->smem_optin : 227 * 1024;
     if (*smem > lim) return 0;
