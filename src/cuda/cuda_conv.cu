@@ -1032,9 +1032,23 @@ __global__ void __launch_bounds__(256) k_ig7_wpack(const float *__restrict__ w,
 struct ig7p {
     igp a;
     int PW, TH, PH, PD0, NPIX, NPIXA, nrb, CKP, out0;
-    int swz; /* 1: both operands in the 128-byte swizzled layout (the default;
-              * TC_CUDA_CONV_V7SW=0: no-swizzle core matrices) */
+    int swz; /* both operands in the 128-byte swizzled layout, the patch
+              * views' base offset 0 (2, the default) or their row phase (1);
+              * 0: no-swizzle core matrices (TC_CUDA_CONV_V7SW) */
+    int nst; /* weight stages, nst - 2 in flight (TC_CUDA_CONV_V7NST, 3..8) */
 };
+/* cp.async.wait_group n for a run-time n in 0..6 */
+__device__ __forceinline__ void ig_wait_n(int n) {
+    switch (n) {
+    case 0: ig_wait<0>(); break;
+    case 1: ig_wait<1>(); break;
+    case 2: ig_wait<2>(); break;
+    case 3: ig_wait<3>(); break;
+    case 4: ig_wait<4>(); break;
+    case 5: ig_wait<5>(); break;
+    default: ig_wait<6>(); break;
+    }
+}
 /* A 128-byte-swizzled K-major operand: rows of 128 bytes (32 tf32 of K),
  * 8-row groups 1024 bytes apart, 16-byte chunk c of row r stored at chunk
  * c ^ (r & 7) (the row counted from a 1024-byte boundary); base: the start
@@ -1049,7 +1063,8 @@ __global__ void __launch_bounds__(128, 1)
     k_ig7(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, float *__restrict__ y, const ig7p q) {
     const igp &a = q.a;
-    constexpr int BK = IG7_BK, QR = BK / 4, NST = IG7_ST, PD = NST - 2;
+    constexpr int BK = IG7_BK, QR = BK / 4;
+    const int NST = q.nst, PD = NST - 2;
     constexpr int WS = BM * BK;          /* a weight stage (floats) */
     constexpr int WPT = BM * QR / 128;   /* weight copies a thread */
     extern __shared__ float4 ig_smem4[];
@@ -1132,7 +1147,6 @@ __global__ void __launch_bounds__(128, 1)
                     ok ? wg + (int64_t)row * a.Rl + t * q.CKP + cc * BK + 4 * q4 : w, ok ? 16 : 0);
         }
     };
-#pragma unroll
     for (int s = 0; s < PD; s++) {
         if (s < nst) load_stage(s);
         ig_commit();
@@ -1146,7 +1160,7 @@ __global__ void __launch_bounds__(128, 1)
         for (int j = 0; j < ND; j++) acc[i][j] = 0.f;
     const unsigned lbo = (unsigned)q.NPIXA * 16;
     for (int s = 0; s < nst; s++) {
-        ig_wait<PD - 1>();
+        ig_wait_n(PD - 1);
         ig_proxy_fence();
         __syncthreads();
         if (s + PD < nst) load_stage(s + PD);
@@ -1165,7 +1179,7 @@ __global__ void __launch_bounds__(128, 1)
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
                 const int r0 = ot + mt * 64;
-                da[k8][mt] = SW ? ig_desc_sw128(P0 + r0 * 32 + k8 * 8, (unsigned)r0)
+                da[k8][mt] = SW ? ig_desc_sw128(P0 + r0 * 32 + k8 * 8, q.swz == 1 ? (unsigned)r0 : 0u)
                                 : ig_desc(P0 + ((int64_t)2 * k8 * q.NPIXA + r0) * 4, lbo, 128);
             }
         }
@@ -1648,11 +1662,16 @@ static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t 
     q->nrb = (int)tc__cu_div_up(g.out1, q->TH);
     q->out0 = g.P / (g.out1 * g.out2);
     *bi = g.Kg > 64 ? 0 : g.Kg > 32 ? 1 : 2;
+    const char *fb = getenv("TC_CUDA_CONV_SHAPE"); /* "bm,S": tuning only (S ignored) */
+    int fbm = 0;
+    if (fb && sscanf(fb, "%d", &fbm) == 1 && (fbm == 128 || fbm == 64 || fbm == 32))
+        *bi = fbm == 128 ? 0 : fbm == 64 ? 1 : 2;
     const int bm = ig_bm[*bi];
-    *smem = ((size_t)IG7_ST * bm * IG7_BK + 2 * (size_t)q->NPIXA * IG7_BK) * sizeof(float) +
+    const char *sw = getenv("TC_CUDA_CONV_V7SW"), *ns = getenv("TC_CUDA_CONV_V7NST");
+    q->swz = sw && sw[0] >= '0' && sw[0] <= '2' && !sw[1] ? sw[0] - '0' : 2;
+    q->nst = ns && ns[0] >= '3' && ns[0] <= '8' && !ns[1] ? ns[0] - '0' : IG7_ST;
+    *smem = ((size_t)q->nst * bm * IG7_BK + 2 * (size_t)q->NPIXA * IG7_BK) * sizeof(float) +
             (size_t)g.R * sizeof(int) + 1024; /* + the alignment to 1 KiB */
-    const char *sw = getenv("TC_CUDA_CONV_V7SW");
-    q->swz = !(sw && sw[0] == '0');
     const tc__cu_device *d = tc__cu_dev();
     const size_t lim = d && d->smem_optin ? d->smem_optin : 227 * 1024;
     if (*smem > lim) return 0;
