@@ -1032,9 +1032,8 @@ __global__ void __launch_bounds__(256) k_ig7_wpack(const float *__restrict__ w,
 struct ig7p {
     igp a;
     int PW, TH, PH, PD0, NPIX, NPIXA, nrb, CKP, out0;
-    int swz; /* both operands in the 128-byte swizzled layout, the patch
-              * views' base offset 0 (2, the default) or their row phase (1);
-              * 0: no-swizzle core matrices (TC_CUDA_CONV_V7SW) */
+    int swz; /* 1: both operands in the 128-byte swizzled layout (the
+              * default); 0: no-swizzle core matrices (TC_CUDA_CONV_V7SW=0) */
     int nst; /* weight stages, nst - 2 in flight (TC_CUDA_CONV_V7NST, 3..8) */
 };
 /* cp.async.wait_group n for a run-time n in 0..6 */
@@ -1050,23 +1049,28 @@ __device__ __forceinline__ void ig_wait_n(int n) {
     }
 }
 /* A 128-byte-swizzled K-major operand: rows of 128 bytes (32 tf32 of K),
- * 8-row groups 1024 bytes apart, 16-byte chunk c of row r stored at chunk
- * c ^ (r & 7) (the row counted from a 1024-byte boundary); base: the start
- * row's phase when it is not on such a boundary */
-__device__ __forceinline__ uint64_t ig_desc_sw128(const void *p, unsigned base) {
+ * 8-row groups 1024 bytes apart, 16-byte chunk c of the row at shared
+ * address A stored at chunk c ^ ((A >> 7) & 7). The hardware takes the
+ * phase from the absolute address: a view may start at any 128-byte row
+ * (and 32 bytes into it for a k8 step) with base offset 0 (session 12 on
+ * the H100: the row phase as base offset gave wrong sums) */
+__device__ __forceinline__ uint64_t ig_desc_sw128(const void *p) {
     const unsigned a = (unsigned)__cvta_generic_to_shared(p);
     return (uint64_t)((a & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
-           ((uint64_t)(base & 7) << 49) | ((uint64_t)1 << 62);
+           ((uint64_t)1 << 62);
 }
 template <int BM, int MT, int LM>
-__global__ void __launch_bounds__(128, 1)
+__global__ void __launch_bounds__(BM >= 64 ? 256 : 128, 1)
     k_ig7(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, float *__restrict__ y, const ig7p q) {
     const igp &a = q.a;
+    /* two warpgroups for BM >= 64, each taking BM / 2 of the channels */
+    constexpr int NT = BM >= 64 ? 256 : 128, NWG = NT / 128, BN = BM / NWG;
     constexpr int BK = IG7_BK, QR = BK / 4;
     const int NST = q.nst, PD = NST - 2;
     constexpr int WS = BM * BK;          /* a weight stage (floats) */
-    constexpr int WPT = BM * QR / 128;   /* weight copies a thread */
+    constexpr int WPT = BM * QR / NT;    /* weight copies a thread */
+    constexpr int PPT = (IG7_PPT * 128 + NT - 1) / NT; /* patch pixels a thread at most */
     extern __shared__ float4 ig_smem4[];
     float *smem = reinterpret_cast<float *>(ig_smem4);
     /* a 1024-byte boundary (the swizzle's period; the host adds 1 KiB) */
@@ -1085,17 +1089,17 @@ __global__ void __launch_bounds__(128, 1)
     const int krows = min(BM, a.Kg - k0);
     const float *wg = w + ((int64_t)g * a.Kg + k0) * a.Rl;
     /* the taps' offsets in patch pixels */
-    for (int t = tid; t < R; t += 128) {
+    for (int t = tid; t < R; t += NT) {
         int r2 = t % a.m2, v = t / a.m2;
         int r1 = v % a.m1, r0 = v / a.m1;
         toff[t] = ((r0 * a.d0) * q.PH + r1 * a.d1) * q.PW + r2 * a.d2;
     }
-    /* this thread's patch pixels tid + 128 j: the source pixel in xT (-1:
+    /* this thread's patch pixels tid + NT j: the source pixel in xT (-1:
      * zero) */
-    int64_t src[IG7_PPT];
+    int64_t src[PPT];
 #pragma unroll
-    for (int j = 0; j < IG7_PPT; j++) {
-        const int p = tid + 128 * j;
+    for (int j = 0; j < PPT; j++) {
+        const int p = tid + NT * j;
         src[j] = -1;
         if (p < q.NPIX) {
             const int c2 = p % q.PW, v = p / q.PW;
@@ -1121,8 +1125,8 @@ __global__ void __launch_bounds__(128, 1)
     auto load_patch = [&](int cc, int pb) {
         float *P = patch + pb * q.NPIXA * BK;
 #pragma unroll
-        for (int j = 0; j < IG7_PPT; j++) {
-            const int p = tid + 128 * j;
+        for (int j = 0; j < PPT; j++) {
+            const int p = tid + NT * j;
             if (p >= q.NPIXA) break;
 #pragma unroll
             for (int kq = 0; kq < QR; kq++) {
@@ -1139,7 +1143,7 @@ __global__ void __launch_bounds__(128, 1)
         float *Ws = smem + (s % NST) * WS;
 #pragma unroll
         for (int j = 0; j < WPT; j++) {
-            const int ci = j * 128 + tid;
+            const int ci = j * NT + tid;
             const int r8 = ci & 7, q4 = (ci >> 3) & 7, rg = ci >> 6;
             const int row = rg * 8 + r8;
             const bool ok = row < krows;
@@ -1151,8 +1155,8 @@ __global__ void __launch_bounds__(128, 1)
         if (s < nst) load_stage(s);
         ig_commit();
     }
-    constexpr int ND = BM / 2;
-    const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+    constexpr int ND = BN / 2;
+    const int warp = (tid >> 5) & 3, wgi = tid >> 7, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
     float acc[MT][ND];
 #pragma unroll
     for (int i = 0; i < MT; i++)
@@ -1175,11 +1179,13 @@ __global__ void __launch_bounds__(128, 1)
         uint64_t da[BK / 8][MT], db[BK / 8];
 #pragma unroll
         for (int k8 = 0; k8 < BK / 8; k8++) {
-            db[k8] = SW ? ig_desc_sw128(Ws + k8 * 8, 0) : ig_desc(Ws + k8 * 64, 128, QR * 128);
+            /* this warpgroup's BN channels: BN rows into the stage */
+            db[k8] = SW ? ig_desc_sw128(Ws + wgi * BN * 32 + k8 * 8)
+                        : ig_desc(Ws + wgi * (BN / 8) * QR * 32 + k8 * 64, 128, QR * 128);
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
                 const int r0 = ot + mt * 64;
-                da[k8][mt] = SW ? ig_desc_sw128(P0 + r0 * 32 + k8 * 8, q.swz == 1 ? (unsigned)r0 : 0u)
+                da[k8][mt] = SW ? ig_desc_sw128(P0 + r0 * 32 + k8 * 8)
                                 : ig_desc(P0 + ((int64_t)2 * k8 * q.NPIXA + r0) * 4, lbo, 128);
             }
         }
@@ -1187,7 +1193,7 @@ __global__ void __launch_bounds__(128, 1)
 #pragma unroll
         for (int k8 = 0; k8 < BK / 8; k8++)
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++) ig_wgmma<BM>(acc[mt], da[k8][mt], db[k8]);
+            for (int mt = 0; mt < MT; mt++) ig_wgmma<BN>(acc[mt], da[k8][mt], db[k8]);
         ig_wg_commit();
         ig_wg_wait<1>();
     }
@@ -1204,10 +1210,10 @@ __global__ void __launch_bounds__(128, 1)
             if (r >= q.TH || oy0 + r >= a.out1 || c >= a.out2) continue;
             const int64_t pos = ((int64_t)oz * a.out1 + oy0 + r) * a.out2 + c;
 #pragma unroll
-            for (int j = 0; j < BM / 8; j++)
+            for (int j = 0; j < BN / 8; j++)
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
-                    const int k = k0 + 8 * j + 2 * tq + e;
+                    const int k = k0 + wgi * BN + 8 * j + 2 * tq + e;
                     if (k >= a.Kg) continue;
                     const int kk = g * a.Kg + k;
                     y[((int64_t)n * a.K + kk) * a.P + pos] =
@@ -1668,7 +1674,7 @@ static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t 
         *bi = fbm == 128 ? 0 : fbm == 64 ? 1 : 2;
     const int bm = ig_bm[*bi];
     const char *sw = getenv("TC_CUDA_CONV_V7SW"), *ns = getenv("TC_CUDA_CONV_V7NST");
-    q->swz = sw && sw[0] >= '0' && sw[0] <= '2' && !sw[1] ? sw[0] - '0' : 2;
+    q->swz = !(sw && sw[0] == '0' && !sw[1]);
     q->nst = ns && ns[0] >= '3' && ns[0] <= '8' && !ns[1] ? ns[0] - '0' : IG7_ST;
     *smem = ((size_t)q->nst * bm * IG7_BK + 2 * (size_t)q->NPIXA * IG7_BK) * sizeof(float) +
             (size_t)g.R * sizeof(int) + 1024; /* + the alignment to 1 KiB */
@@ -1707,7 +1713,8 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0,
         (const float *)b->w, (float *)wt, g.K, g.Cg, g.R, q.CKP);
     dim3 grid((unsigned)((int64_t)p->N * q.out0 * q.nrb), (unsigned)tc__cu_div_up(g.Kg, ig_bm[bi]),
               (unsigned)g.G);
-    k<<<grid, 128, smem, b->s>>>((const float *)xt, (const float *)wt, db, (float *)b->y, q);
+    k<<<grid, ig_bm[bi] >= 64 ? 256 : 128, smem, b->s>>>((const float *)xt, (const float *)wt, db,
+                                                         (float *)b->y, q);
     cudaError_t e = cudaGetLastError();
     tc__cu_free(xt, b->s);
     tc__cu_free(wt, b->s);
