@@ -983,23 +983,27 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
     }
 }
 
-/* V 7 (session 12): stride-1 layers as shifted views of a shared-memory
- * patch, TF32 wgmma. The call copies x into xT (N, spatial, C) and the
- * weights into wT (K, tap, CKP), CKP = Cg rounded up to 32 with zeros, both
- * rounded to TF32 (k_ig7_nhwc, k_ig7_wpack). A block computes TH output
- * rows of one output plane (of one image) over the whole padded width PW,
- * M = TH * PW <= 64 * MT positions (the columns past the output width are
- * computed and dropped), for BM output channels. For each chunk of 32
- * channels it loads the input patch those rows read, (m0-1)*d0+1 planes x
- * TH+(m1-1)*d1 rows x PW columns, once, stored [channel quad][pixel][4]:
- * the im2col tile of tap t is then the same patch shifted by the tap's
- * offset in pixels, so its wgmma descriptor is the patch's plus 16 bytes a
- * pixel (core matrices are 8 consecutive pixels' 16-byte rows; 8-row groups
- * 128 bytes apart, channel quads NPIXA * 16 bytes apart). Every input pixel
- * crosses L2 once per block instead of once per tap; every padding mode is
- * a per-pixel map (zeros: zero-fill). Weights: a ring of 4 stages, two in
- * flight; the patch: two buffers, the next chunk's loaded with the first
- * weight stage of that chunk. One warpgroup. */
+/* V 7 (session 12, opt-in: TC_CUDA_CONV_TFV=7): stride-1 layers as
+ * shifted views of a shared-memory patch, TF32 wgmma. The call copies x
+ * into xT (N, spatial, C) and the weights into wT (K, tap, CKP), CKP = Cg
+ * rounded up to 32 with zeros, both rounded to TF32 (k_ig7_nhwc,
+ * k_ig7_wpack). A block computes TH output rows of one output plane (of one
+ * image) over the whole padded width PW, M = TH * PW <= 64 * MT positions
+ * (the columns past the output width are computed and dropped), for BM
+ * output channels. For each chunk of 32 channels it loads the input patch
+ * those rows read, (m0-1)*d0+1 planes x TH+(m1-1)*d1 rows x PW columns,
+ * once, one pixel's 32 channels a 128-byte row in the 128-byte swizzled
+ * layout (TC_CUDA_CONV_V7SW=0: no-swizzle core matrices, [channel
+ * quad][pixel][4]): the im2col tile of tap t is then the same patch
+ * shifted by the tap's offset in pixels, so its wgmma descriptor is the
+ * patch's plus 128 bytes a pixel. Every input pixel crosses L2 once per
+ * block instead of once per tap; every padding mode is a per-pixel map
+ * (zeros: zero-fill). Weights: a ring of 4 stages (TC_CUDA_CONV_V7NST), two
+ * in flight; the patch: two buffers, the next chunk's loaded with the first
+ * weight stage of that chunk. Measured on the H100 (docs/perf-notes.md,
+ * session 12) at 0.5-1.15x of V 3: faster only at 3x3 256 @14, where
+ * cuda.conv.winograd2-tf32 is faster still; ncu at 128 @28: one block per
+ * SM, 6% occupancy, no eligible warp 75% of the cycles. */
 #define IG7_BK 32
 #define IG7_ST 4
 #define IG7_PPT 8 /* patch pixels a thread at most: NPIXA <= 128 * IG7_PPT */
@@ -1060,12 +1064,15 @@ __device__ __forceinline__ uint64_t ig_desc_sw128(const void *p) {
            ((uint64_t)1 << 62);
 }
 template <int BM, int MT, int LM>
-__global__ void __launch_bounds__(BM >= 64 ? 256 : 128, 1)
+__global__ void __launch_bounds__(BM == 128 ? 256 : 128, 1)
     k_ig7(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, float *__restrict__ y, const ig7p q) {
     const igp &a = q.a;
-    /* two warpgroups for BM >= 64, each taking BM / 2 of the channels */
-    constexpr int NT = BM >= 64 ? 256 : 128, NWG = NT / 128, BN = BM / NWG;
+    /* two warpgroups for the 128-channel tile, each taking 64 of them
+     * (session 12 on the H100: 0.118 against 0.134 ms at 3x3 128 @28, 0.151
+     * against 0.25 at 512 @7; at 64 channels two warpgroups of 32 lost:
+     * 0.19-0.27 against 0.15 ms at 64 @56) */
+    constexpr int NT = BM == 128 ? 256 : 128, NWG = NT / 128, BN = BM / NWG;
     constexpr int BK = IG7_BK, QR = BK / 4;
     const int NST = q.nst, PD = NST - 2;
     constexpr int WS = BM * BK;          /* a weight stage (floats) */
@@ -1713,7 +1720,7 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0,
         (const float *)b->w, (float *)wt, g.K, g.Cg, g.R, q.CKP);
     dim3 grid((unsigned)((int64_t)p->N * q.out0 * q.nrb), (unsigned)tc__cu_div_up(g.Kg, ig_bm[bi]),
               (unsigned)g.G);
-    k<<<grid, ig_bm[bi] >= 64 ? 256 : 128, smem, b->s>>>((const float *)xt, (const float *)wt, db,
+    k<<<grid, ig_bm[bi] == 128 ? 256 : 128, smem, b->s>>>((const float *)xt, (const float *)wt, db,
                                                          (float *)b->y, q);
     cudaError_t e = cudaGetLastError();
     tc__cu_free(xt, b->s);
