@@ -38,7 +38,11 @@
  * each execute) or device arrays of that device (cudaMalloc): then the
  * interior runs on them in place, and the halo exchange and the rims go
  * through host copies of the box's edges (the MPI library need not be
- * CUDA-aware). The halos always travel through host memory.
+ * CUDA-aware); the rims are filtered on a stream of their own beside the
+ * interior, and the execute returns with y_local complete. The halos
+ * always travel through host memory. TILECONV_MPI_TRACE=1 prints one line
+ * per device-array execute to stderr: the host's and the GPU's times of
+ * its steps (docs/mpi.md).
  *
  * Every call is collective over the plan's communicator.
  */
