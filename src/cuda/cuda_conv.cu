@@ -1683,13 +1683,17 @@ static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t 
     const char *sw = getenv("TC_CUDA_CONV_V7SW"), *ns = getenv("TC_CUDA_CONV_V7NST");
     q->swz = !(sw && sw[0] == '0' && !sw[1]);
     q->nst = ns && ns[0] >= '3' && ns[0] <= '8' && !ns[1] ? ns[0] - '0' : IG7_ST;
+    /* a patch buffer is reloaded nst - 2 stages before the chunk after next
+     * starts: the taps of a chunk must outlast that (R >= nst - 1) */
+    if (g.R < q->nst - 1) return 0;
     *smem = ((size_t)q->nst * bm * IG7_BK + 2 * (size_t)q->NPIXA * IG7_BK) * sizeof(float) +
             (size_t)g.R * sizeof(int) + 1024; /* + the alignment to 1 KiB */
     const tc__cu_device *d = tc__cu_dev();
     const size_t lim = d && d->smem_optin ? d->smem_optin : 227 * 1024;
     if (*smem > lim) return 0;
     const int64_t nb = (int64_t)p->N * q->out0 * q->nrb;
-    if (nb > INT32_MAX || p->N > 65535 || g.G > 65535) return 0;
+    if (nb > INT32_MAX || p->N > 65535 || g.G > 65535 || tc__cu_div_up(g.Kg, bm) > 65535)
+        return 0;
     return mt;
 }
 static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0, int lm) {
