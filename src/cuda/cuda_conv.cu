@@ -1652,6 +1652,7 @@ static ig_shape ig_choose(const igp &g, int tf32, int bk, int sms, const int occ
 typedef void (*ig7_kernel)(const float *, const float *, const float *, float *, const ig7p);
 #define IG7_K(BM) {{k_ig7<BM, 1, IG_ZEROS>, k_ig7<BM, 1, IG_REMAP>}, {k_ig7<BM, 2, IG_ZEROS>, k_ig7<BM, 2, IG_REMAP>}}
 static const ig7_kernel ig7_tab[3][2][2] = {IG7_K(128), IG7_K(64), IG7_K(32)};
+static int ig7_attr_set[IG_NDEV][3][2][2]; /* per device: the smem attribute set */
 #undef IG7_K
 static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t *smem, int *bi) {
     for (int i = 0; i < 3; i++)
@@ -1704,9 +1705,21 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0,
     const int mt = ig7_plan(p, g0, lm, &q, &smem, &bi);
     if (!mt) return TC_ERR_NOT_APPLICABLE;
     const igp &g = q.a;
-    ig7_kernel k = ig7_tab[bi][mt - 1][lm == IG_ZEROS ? 0 : 1];
-    TC_CU(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               (int)smem));
+    const int li = lm == IG_ZEROS ? 0 : 1;
+    ig7_kernel k = ig7_tab[bi][mt - 1][li];
+    /* the kernel's shared-memory limit raised to the device's opt-in
+     * maximum once per device (ig7_plan checked smem against it), not in
+     * every execute */
+    int dev = 0;
+    TC_CU(cudaGetDevice(&dev));
+    int *slot = dev >= 0 && dev < IG_NDEV ? &ig7_attr_set[dev][bi][mt - 1][li] : NULL;
+    if (!slot || !__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
+        const tc__cu_device *d = tc__cu_dev();
+        const size_t lim = d && d->smem_optin ? d->smem_optin : smem;
+        TC_CU(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)(lim > smem ? lim : smem)));
+        if (slot && d && d->smem_optin) __atomic_store_n(slot, 1, __ATOMIC_RELEASE);
+    }
     const float *db;
     void *own, *xt = NULL, *wt = NULL;
     tc_status st = cv_bias(a, b->s, &db, &own);
