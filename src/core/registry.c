@@ -14,7 +14,6 @@ extern const tc__solver tc__solver_cpu_conv_depthwise;
 extern const tc__solver tc__solver_cpu_conv_winograd;
 extern const tc__solver tc__solver_cpu_conv_winograd4;
 extern const tc__solver tc__solver_cpu_conv_winograd4_raw;
-extern const tc__solver tc__solver_cpu_conv_winograd_u9;
 extern const tc__solver tc__solver_cpu_conv_direct;
 extern const tc__solver tc__solver_cpu_conv_direct8;
 extern const tc__solver tc__solver_cpu_conv_1d;
@@ -63,7 +62,6 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cpu_conv_winograd,
     &tc__solver_cpu_conv_winograd4,
     &tc__solver_cpu_conv_winograd4_raw,
-    &tc__solver_cpu_conv_winograd_u9,
     &tc__solver_cpu_conv_direct,
     &tc__solver_cpu_conv_direct8,
     &tc__solver_cpu_conv_1d,

@@ -36,11 +36,6 @@
 #define WG4_MAXKD 32 /* depth taps (3D) */
 #define WG_KCB 64    /* raw weights: reduction steps of U transformed at a time */
 #define WG_WT_NS 0.08 /* raw weights: ns per value of U transformed in the call */
-#define WG_U9_NS 0.03 /* u9: ns per value of U derived in the call */
-
-/* u9 (raw == 2, F(2x2) only): position xi -> its stored slot (>= 0), or
- * -1 - d for plane d of tc__wg2_u9_derive_avx512's derived seven */
-static const int8_t wg_u9_slot[16] = {0, 1, -1, 2, 3, 4, -2, 5, -4, -5, -7, -6, 6, 7, -3, 8};
 
 typedef struct wg4_geom {
     int m, xi;       /* output tile m x m (4 or 2), (m + 2)^2 positions */
@@ -56,8 +51,7 @@ typedef struct wg4_geom {
     int64_t rcols;   /* GEMM columns per group: full blocks + the tail's */
     int64_t kgroups, ppg;
     int64_t vstride, mstride; /* floats between xi planes of V and M */
-    int raw;         /* 0: U stored; 1: weights kept raw (9 a kernel), transformed
-                      * in the call; 2 (u9, F(2x2)): 9 of U's 16 stored, 7 derived */
+    int raw;         /* weights kept raw (9 a kernel), transformed in the call */
     int64_t ustride; /* raw: floats between xi planes of a panel's U chunk */
     int pfa;         /* stored U past L2: the kernels prefetch it (TC__WG_PFA) */
     size_t vbytes, mbytes, ubytes, per_thread;
@@ -124,7 +118,7 @@ static void wg4_geometry(const tc__problem *p, int threads, int m, int raw, wg4_
     /* raw: a chunk of WG_KCB reduction steps of U for two panels (the
      * 16-wide kernels take panels in pairs) */
     g->ustride = WG_KCB * g->mr + 16; /* a multiple of 16: aligned stores */
-    g->ubytes = raw ? wg4_rup((size_t)(2 * (raw == 2 ? 7 : g->xi) * g->ustride) * sizeof(float)) : 0;
+    g->ubytes = raw ? wg4_rup((size_t)(2 * g->xi * g->ustride) * sizeof(float)) : 0;
     g->per_thread = g->vbytes + g->mbytes + g->ubytes + 256;
     /* a unit's share of the stored U past L2 streams from L3 or memory:
      * the micro-kernels prefetch it 64 steps ahead (512 @7 F(2,3), two
@@ -176,15 +170,14 @@ static size_t wgx_wpack_size(const tc__problem *p, const tc__env *env, int m, in
  * raw: the 3x3 kernels as they are (9 floats a kernel instead of 36 or
  * 16), per panel and chunk of WG_KCB reduction steps tap-major over the
  * chunk's [step][row] stream, so that the call transforms 16 kernels a
- * vector and stores U in the panel layout with whole-vector stores.
- * u9: U's layout with only the 9 stored positions, [g][slot][panel][..]. */
+ * vector and stores U in the panel layout with whole-vector stores. */
 static tc_status wgx_wpack(const tc__problem *p, const tc__env *env, const void *wv, void *dst,
                            int m, int raw) {
     wg4_geom g;
     wg4_geometry(p, env->threads, m, raw, &g);
     const float *w = wv;
     float *U = dst;
-    if (raw == 1) { /* [g][panel][chunk of WG_KCB steps][tap][step][mr], rows past Kg zero */
+    if (raw) { /* [g][panel][chunk of WG_KCB steps][tap][step][mr], rows past Kg zero */
         for (int64_t gi = 0; gi < p->G; gi++)
             for (int64_t q = 0; q < g.npan; q++)
                 for (int64_t l0 = 0; l0 < g.kc; l0 += WG_KCB) {
@@ -208,7 +201,6 @@ static tc_status wgx_wpack(const tc__problem *p, const tc__env *env, const void 
                             {0, 0, 1}};
     const int A = m + 2;
     const double(*G)[3] = m == 2 ? G2 : G4;
-    const int64_t nx = raw == 2 ? 9 : g.xi; /* positions stored a kernel */
     for (int64_t gi = 0; gi < p->G; gi++)
         for (int64_t q = 0; q < g.npan; q++)
             for (int64_t l = 0; l < g.kc; l++)
@@ -226,12 +218,9 @@ static tc_status wgx_wpack(const tc__problem *p, const tc__env *env, const void 
                             for (int b = 0; b < A; b++)
                                 u[a][b] = t[a][0] * G[b][0] + t[a][1] * G[b][1] + t[a][2] * G[b][2];
                     }
-                    for (int xi = 0; xi < g.xi; xi++) {
-                        int slot = raw == 2 ? wg_u9_slot[xi] : xi; /* u9: 9 of the 16 */
-                        if (slot >= 0)
-                            U[((((gi * nx + slot) * g.npan + q) * g.kc + l) * g.mr) + i] =
-                                (float)u[xi / A][xi % A];
-                    }
+                    for (int xi = 0; xi < g.xi; xi++)
+                        U[((((gi * g.xi + xi) * g.npan + q) * g.kc + l) * g.mr) + i] =
+                            (float)u[xi / A][xi % A];
                 }
     return TC_OK;
 }
@@ -300,71 +289,44 @@ static void wg4_slice(const wg4_job *j, float *V, int64_t gi, wg4_seg *seg, int 
     }
 }
 
-/* raw == 1: the 36 (16) GEMMs of A panels [qc, qe) against the block's V,
- * their U transformed from the raw kernels WG_KCB reduction steps at a
+/* raw weights: the 36 (16) GEMMs of A panels [qc, qe) against the block's
+ * V, their U transformed from the raw kernels WG_KCB reduction steps at a
  * time into Ub (for one panel, or a pair on the 16-wide kernels) and
- * accumulated into M over the chunks. raw == 2 (u9): the same chunks, the
- * 9 stored positions read from the pack and the 7 others derived into Ub. */
-static void wg_gemm_chunked(const wg4_geom *g, const float *W, const float *Vw, float *M,
-                            float *Ub, int64_t gi, int64_t nb, int nr, int64_t qc, int64_t qe) {
+ * accumulated into M over the chunks. */
+static void wg_gemm_raw(const wg4_geom *g, const float *W9, const float *Vw, float *M, float *Ub,
+                        int64_t gi, int64_t nb, int nr, int64_t qc, int64_t qe) {
     const int64_t PR = g->mr;
     const int64_t step = nb == 32 ? 1 : 2;
-    const int u9 = g->raw == 2;
-    const int64_t nd = u9 ? 7 : g->xi;            /* planes of a panel in Ub */
-    const int64_t splane = g->npan * g->kc * PR;  /* u9: floats between stored slots */
-    const float *W9 = W + gi * 9 * splane;        /* this group's pack (9 floats a kernel) */
     for (int64_t q = qc; q < qe; q += step) {
         int64_t rows = g->Kg - q * PR;
         int np = step == 2 && q + 1 < qe && rows > PR ? 2 : 1;
         int mr = (int)(rows < np * PR ? rows : np * PR);
         for (int64_t l0 = 0; l0 < g->kc; l0 += WG_KCB) {
             int64_t nl = g->kc - l0 < WG_KCB ? g->kc - l0 : WG_KCB;
-            for (int pp = 0; pp < np; pp++) {
-                float *ub = Ub + pp * nd * g->ustride;
-                if (u9)
-                    tc__wg2_u9_derive_avx512(W9 + (q + pp) * g->kc * PR + l0 * PR, splane, nl * PR,
-                                             ub, g->ustride);
-                else
-                    tc__wg_wt_avx512(g->m, W9 + ((q + pp) * g->kc + l0) * 9 * PR, nl * PR, ub,
-                                     g->ustride);
-            }
-            /* what the next chunk (or the next panels' first) reads,
-             * prefetched a slice per GEMM below: raw, its raw kernels (their
-             * loads otherwise stall the transform: perf, ~70% of its samples
-             * on them, the weights in L3); u9, each stored position's next
-             * chunk during that position's GEMM, by the kernels' own
-             * prefetch 64 steps ahead (TC__WG_PFA: a burst of prefetches
-             * here stalled, perf) */
+            for (int pp = 0; pp < np; pp++)
+                tc__wg_wt_avx512(g->m, W9 + ((gi * g->npan + q + pp) * g->kc + l0) * 9 * PR, nl * PR,
+                                 Ub + pp * g->xi * g->ustride, g->ustride);
+            /* the raw kernels of the next transform (the next chunk, or the
+             * next panels' first), prefetched a slice per GEMM below: their
+             * loads otherwise stall the transform (perf: ~70% of its
+             * samples on them, the weights in L3) */
             int64_t nq = q, nl0 = l0 + nl;
             if (nl0 >= g->kc) {
                 nq = q + np;
                 nl0 = 0;
             }
-            int64_t nnl = nq < qe ? (g->kc - nl0 < WG_KCB ? g->kc - nl0 : WG_KCB) : 0;
-            int64_t pq[2] = {nq, nq + 1 < qe ? nq + 1 : nq};
+            const float *pf[2];
+            int64_t pfn = nq < qe ? 9 * PR * (g->kc - nl0 < WG_KCB ? g->kc - nl0 : WG_KCB) : 0;
+            for (int pp = 0; pp < 2; pp++)
+                pf[pp] = W9 + ((gi * g->npan + nq + (nq + pp < qe ? pp : 0)) * g->kc + nl0) * 9 * PR;
             int acc = l0 > 0;
             for (int xi = 0; xi < g->xi; xi++) {
-                const float *a0, *a1;
-                int slot = u9 ? wg_u9_slot[xi] : -1, pfa = 0;
-                if (!u9) {
-                    int64_t pfn = 9 * PR * nnl;
-                    for (int64_t o = pfn * xi / g->xi; o < pfn * (xi + 1) / g->xi; o += 16)
-                        for (int pp = 0; pp < 2; pp++)
-                            __builtin_prefetch(W9 + (pq[pp] * g->kc + nl0) * 9 * PR + o, 0, 3);
-                    a0 = Ub + xi * g->ustride;
-                    a1 = np == 2 ? a0 + nd * g->ustride : a0;
-                } else if (slot >= 0) {
-                    /* the 14x32 kernel has no prefetch flag: a burst here */
-                    for (int64_t o = 0; nb == 32 && PR == WG4_MR && o < nnl * PR; o += 16)
-                        for (int pp = 0; pp < 2; pp++)
-                            __builtin_prefetch(W9 + slot * splane + (pq[pp] * g->kc + nl0) * PR + o, 0, 3);
-                    pfa = TC__WG_PFA;
-                    a0 = W9 + slot * splane + (q * g->kc + l0) * PR;
-                    a1 = np == 2 ? a0 + g->kc * PR : a0;
-                } else {
-                    a0 = Ub + (-1 - slot) * g->ustride;
-                    a1 = np == 2 ? a0 + nd * g->ustride : a0;
+                for (int64_t o = pfn * xi / g->xi; o < pfn * (xi + 1) / g->xi; o += 16) {
+                    __builtin_prefetch(pf[0] + o, 0, 3);
+                    __builtin_prefetch(pf[1] + o, 0, 3);
                 }
+                const float *a0 = Ub + xi * g->ustride;
+                const float *a1 = np == 2 ? a0 + g->xi * g->ustride : a0;
                 const float *Vx = Vw + xi * g->vstride + l0 * nb;
                 float *Mx = M + xi * g->mstride + (q - qc) * PR * nb;
                 if (nb == 32) {
@@ -372,11 +334,11 @@ static void wg_gemm_chunked(const wg4_geom *g, const float *W, const float *Vw, 
                         tc__f32_gemm_ukernel_14x32__avx512(nl, a0, Vx, Mx, 32, 1.0f,
                                                            acc ? 1.0f : 0.0f, mr, nr);
                     else
-                        tc__wg4_ukernel_8x32_avx512(nl, a0, Vx, Mx, 32, mr, (acc ? TC__WG_ACC : 0) | pfa);
+                        tc__wg4_ukernel_8x32_avx512(nl, a0, Vx, Mx, 32, mr, acc ? TC__WG_ACC : 0);
                 } else if (PR == WG4_MR) {
-                    tc__wg4_ukernel_28x16_avx512(nl, a0, a1, Vx, Mx, 16, mr, (acc ? TC__WG_ACC : 0) | pfa);
+                    tc__wg4_ukernel_28x16_avx512(nl, a0, a1, Vx, Mx, 16, mr, acc ? TC__WG_ACC : 0);
                 } else {
-                    tc__wg4_ukernel_16x16_avx512(nl, a0, a1, Vx, Mx, 16, mr, (acc ? TC__WG_ACC : 0) | pfa);
+                    tc__wg4_ukernel_16x16_avx512(nl, a0, a1, Vx, Mx, 16, mr, acc ? TC__WG_ACC : 0);
                 }
             }
         }
@@ -466,7 +428,7 @@ static void wg4_block(const wg4_job *j, float *V, float *M, float *Ub, int64_t g
                     }
                 }
             }
-            if (g->raw) wg_gemm_chunked(g, (const float *)a->wpack, Vw, M, Ub, gi, nb, nr, qc, qe);
+            if (g->raw) wg_gemm_raw(g, (const float *)a->wpack, Vw, M, Ub, gi, nb, nr, qc, qe);
             int64_t k0 = qc * g->mr, k1 = qe * g->mr < g->Kg ? qe * g->mr : g->Kg;
             const float *bias = p->has_bias ? (const float *)a->bias + gi * g->Kg + k0 : NULL;
             for (int s = 0; s < ns; s++) {
@@ -560,12 +522,11 @@ static double wgx_estimate(const tc__problem *p, const tc__env *env, int m, int 
     double utotal = g.xi * (double)(p->G * g.npan * g.mr) * (double)g.kc * 4.0;
     double odpi = (double)wg4_cdiv(g.OD, g.odch); /* output depths per item */
     double t_wt = 0.0;
-    if (raw) { /* 9 floats a kernel, transformed (raw: all xi values of U;
-                * u9: the 7 derived) per item and output depth */
+    if (raw) { /* 9 raw floats a kernel, transformed per item and output depth */
         ui = ui * 9.0 / g.xi;
         utotal = utotal * 9.0 / g.xi;
-        t_wt = items * odpi * (double)(ppi * g.mr) * (double)g.kc *
-               (raw == 2 ? 7.0 * WG_U9_NS : g.xi * WG_WT_NS) * 1e-9 / (env->threads * bal);
+        t_wt = items * odpi * (double)(ppi * g.mr) * (double)g.kc * g.xi * WG_WT_NS * 1e-9 /
+               (env->threads * bal);
     }
     int fits = ui <= 768e3;
     double traffic = items * ui * (fits ? 1.0 : odpi);
@@ -582,7 +543,7 @@ static double wgx_estimate(const tc__problem *p, const tc__env *env, int m, int 
      * 1.36 ms, so ESTIMATE kept cpu.conv.direct (0.67-1.06 ms against
      * F(2x2)'s 0.63-0.86 in the same runs). */
     double t_mem = 4.0 * (double)(tc__x_count(p) + tc__y_count(p)) / tc__peak_bandwidth(env);
-    double t_core = t_gemm + t_u - (g.pfa || raw == 2 ? 0.5 * (t_gemm < t_u ? t_gemm : t_u) : 0.0);
+    double t_core = t_gemm + t_u - (g.pfa ? 0.5 * (t_gemm < t_u ? t_gemm : t_u) : 0.0);
     return t_core + t_tr + t_wt + t_mem;
 }
 
@@ -623,7 +584,5 @@ WGX_SOLVER(4, 0, tc__solver_cpu_conv_winograd4, "cpu.conv.winograd4",
            "Winograd F(4x4,3x3) for 3x3 stride-1 layers (2D, and 3D kd x 3 x 3 with the depth taps summed in the GEMM): 6x6 tiles, transforms fused per 16/32-tile block, 36 GEMMs on packed micro-kernels, weights transformed once; float32, AVX-512.")
 WGX_SOLVER(2, 0, tc__solver_cpu_conv_winograd, "cpu.conv.winograd",
            "Winograd F(2x2,3x3), the same blocks as cpu.conv.winograd4 (2D and 3D kd x 3 x 3): 4x4 tiles, 16 GEMMs, 2.25x fewer multiplies than direct with 10-20x less error than F(4x4,3x3); float32, AVX-512.")
-WGX_SOLVER(2, 2, tc__solver_cpu_conv_winograd_u9, "cpu.conv.winograd-u9",
-           "cpu.conv.winograd storing 9 of the 16 values of each transformed kernel (U's rows and columns 0, 1, 3: the other 7 are sums of three of them, since G's rows obey r1 + r2 = r0 + r3) and deriving the 7 inside the call, 64 reduction steps at a time: the raw weights' bytes (16/9 fewer than the stored U) for two additions a derived value, for layers whose stored U streams from memory (512 @7 batch 1).")
 WGX_SOLVER(4, 1, tc__solver_cpu_conv_winograd4_raw, "cpu.conv.winograd4-raw",
            "cpu.conv.winograd4 with the weights kept raw (9 floats a 3x3 kernel, as the layer holds them) and transformed inside the call, 64 reduction steps at a time into a cached buffer: 4x fewer weight bytes read per call, for layers with few tiles and many channels (256 @14), where streaming the transformed weights bounds the stored variant.")

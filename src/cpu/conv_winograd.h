@@ -59,9 +59,5 @@ void tc__wg4_ukernel_16x16_avx512(int64_t kc, const float *a0, const float *a1, 
  * (tap t of kernel e at w[t * n + e]): value xi of kernel e stored at
  * dst + xi * xi_stride + e (dst and xi_stride 64-byte aligned). */
 void tc__wg_wt_avx512(int m, const float *w, int64_t n, float *dst, int64_t xi_stride);
-/* F(2x2, 3x3) with 9 of U's 16 values stored (cpu.conv.winograd-u9): the
- * other 7 derived from them, two additions each (conv_winograd_avx512.c) */
-void tc__wg2_u9_derive_avx512(const float *src, int64_t sstride, int64_t n, float *dst,
-                              int64_t dstride);
 
 #endif

@@ -493,30 +493,6 @@ void tc__wg_wt_avx512(int m, const float *w, int64_t n, float *dst, int64_t xi_s
     }
 }
 
-/* F(2x2, 3x3)'s G has rows r1 + r2 = r0 + r3, so U = G g G^T obeys
- * U[a][2] = U[a][0] + U[a][3] - U[a][1] and U[2][b] = U[0][b] + U[3][b] -
- * U[1][b]: 9 values (rows and columns 0, 1, 3) determine the 16. From the
- * 9 stored planes (slot (i, j) = 3 i + j for rows and columns 0, 1, 3, at
- * src + slot * sstride) the 7 others, n floats each, to dst + d * dstride
- * in the order of tc__wg2_u9_slot's negative entries: (0,2) (1,2) (3,2)
- * (2,0) (2,1) (2,3) (2,2). */
-void tc__wg2_u9_derive_avx512(const float *src, int64_t sstride, int64_t n, float *dst,
-                              int64_t dstride) {
-    static const int8_t from[6][3] = {{0, 2, 1}, {3, 5, 4}, {6, 8, 7},
-                                      {0, 6, 3}, {1, 7, 4}, {2, 8, 5}};
-    for (int64_t e = 0; e < n; e += 16) {
-        const __mmask16 k = n - e >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - e)) - 1u);
-        __m512 s[9], d[6];
-        for (int t = 0; t < 9; t++) s[t] = _mm512_maskz_loadu_ps(k, src + t * sstride + e);
-        for (int i = 0; i < 6; i++) {
-            d[i] = _mm512_sub_ps(_mm512_add_ps(s[from[i][0]], s[from[i][1]]), s[from[i][2]]);
-            _mm512_mask_storeu_ps(dst + i * dstride + e, k, d[i]);
-        }
-        _mm512_mask_storeu_ps(dst + 6 * dstride + e, k,
-                              _mm512_sub_ps(_mm512_add_ps(d[0], d[2]), d[1]));
-    }
-}
-
 /* ---- F(2x2, 3x3): 4x4 input tiles at stride 2, points 0, 1, -1, infinity
  *
  *   B^T = [1  0 -1  0]   A^T = [1 1  1  0]
