@@ -862,15 +862,16 @@ static void run_conv_planner_checks(void) {
 }
 
 /* cuda.conv.igemm-tf32's kernel variants beside the default one (V 3):
- * V 1 and, where the device runs sm_90a code, the wgmma kernels V 4 and
- * V 7 (stride 1, C/G % 4 == 0, at least 3 taps, padded width <= 128; V 3
- * takes the other cases), forced through TC_CUDA_CONV_TFV on every conv
- * case, host pointers (every conv solver runs again; the variant only
- * changes igemm-tf32). Where the probe finds no sm_90a image, TFV=4 and 7
- * run V 3 again. */
+ * V 1 and, where the device runs sm_90a code, the wgmma kernels V 4, V 7
+ * (stride 1, C/G % 4 == 0, at least 3 taps, padded width <= 128; V 3
+ * takes the other cases) and V 8 (V 7's zero-padded cases with G == 1 or
+ * C/G % 32 == 0, copies by TMA; V 7 takes its other cases), forced through
+ * TC_CUDA_CONV_TFV on every conv case, host pointers (every conv solver
+ * runs again; the variant only changes igemm-tf32). Where the probe finds
+ * no sm_90a image, TFV=4, 7 and 8 run V 3 again. */
 static void run_conv_tf32_variants(void) {
-    static const char *vs[] = {"1", "4", "7"};
-    for (int v = 0; v < 3; v++) {
+    static const char *vs[] = {"1", "4", "7", "8"};
+    for (int v = 0; v < 4; v++) {
         printf("conv cases with TC_CUDA_CONV_TFV=%s\n", vs[v]);
         setenv("TC_CUDA_CONV_TFV", vs[v], 1);
         for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);

@@ -68,6 +68,8 @@
  */
 #include "cuda/cuda_common.h"
 
+#include <cudaTypedefs.h> /* cuTensorMapEncodeTiled (V 8), through the runtime */
+
 namespace {
 
 #define CV_M 128
@@ -309,6 +311,65 @@ template <int N> __device__ __forceinline__ void ig_wg_wait() {
 __device__ __forceinline__ void ig_proxy_fence() {
 #if IG_WGMMA
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+/* V 8's tensor-memory-accelerator copies and their mbarriers (sm_90a
+ * image only, as wgmma): a shared-memory barrier counts arrivals and the
+ * bytes the copies that signal it still owe; a wait spins on its phase. */
+#if IG_WGMMA
+__device__ __forceinline__ unsigned ig_sa(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+#endif
+__device__ __forceinline__ void ig_mbar_init(uint64_t *b, unsigned count) {
+#if IG_WGMMA
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(ig_sa(b)), "r"(count) : "memory");
+#endif
+}
+__device__ __forceinline__ void ig_mbar_init_fence() {
+#if IG_WGMMA
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ig_mbar_expect(uint64_t *b, unsigned bytes) {
+#if IG_WGMMA
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(ig_sa(b)),
+                 "r"(bytes)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void ig_mbar_arrive(uint64_t *b) {
+#if IG_WGMMA
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(ig_sa(b)) : "memory");
+#endif
+}
+__device__ __forceinline__ void ig_mbar_wait(uint64_t *b, unsigned parity) {
+#if IG_WGMMA
+    asm volatile("{\n.reg .pred P;\nIG_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
+                 "@!P bra IG_WAIT;\n}\n" ::"r"(ig_sa(b)),
+                 "r"(parity)
+                 : "memory");
+#endif
+}
+/* box of a 2D / 5D tensor map at the given coordinates (elements; negative
+ * and past the end read as zeros) into shared memory at dst, signalling b */
+__device__ __forceinline__ void ig_tma2(void *dst, const CUtensorMap *m, int c0, int c1,
+                                        uint64_t *b) {
+#if IG_WGMMA
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(ig_sa(dst)),
+                 "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(ig_sa(b))
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void ig_tma5(void *dst, const CUtensorMap *m, int c0, int c1, int c2,
+                                        int c3, int c4, uint64_t *b) {
+#if IG_WGMMA
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n" ::"r"(ig_sa(dst)),
+                 "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(ig_sa(b))
+                 : "memory");
 #endif
 }
 /* D[64 x N] += A[64 x 8] * B[8 x N], both K-major in shared memory (da,
@@ -1063,10 +1124,23 @@ __device__ __forceinline__ uint64_t ig_desc_sw128(const void *p) {
     return (uint64_t)((a & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
            ((uint64_t)1 << 62);
 }
-template <int BM, int MT, int LM>
-__global__ void __launch_bounds__(BM == 128 ? 256 : 128, 1)
+/* V 8 (session 13, opt-in: TC_CUDA_CONV_TFV=8): V 7 with its copies
+ * issued by a producer warp as tensor-memory-accelerator boxes (the patch
+ * a 5D box of xT with zeros outside, the weight stage a 2D box of wT, both
+ * 128-byte swizzled by the copy engine into V 7's layout) and mbarriers in
+ * place of cp.async groups and block barriers: the consumer warpgroups
+ * wait only for their stage's bytes and free it when its wgmmas are done.
+ * Zero padding, groups == 1 or Cg % 32 == 0 (a box reads 32 channels);
+ * other layers run V 7. */
+#define IG7_MAXST 8
+struct ig7tm {
+    CUtensorMap x, w; /* V 8: xT (C, in2, in1, in0, N) and wT (Rl, K) */
+};
+template <int BM, int MT, int LM, int TMA>
+__global__ void __launch_bounds__((BM == 128 ? 256 : 128) + 32 * TMA, 1)
     k_ig7(const float *__restrict__ x, const float *__restrict__ w,
-          const float *__restrict__ bias, float *__restrict__ y, const ig7p q) {
+          const float *__restrict__ bias, float *__restrict__ y, const ig7p q,
+          const __grid_constant__ ig7tm tm) {
     const igp &a = q.a;
     /* two warpgroups for the 128-channel tile, each taking 64 of them
      * (session 12 on the H100: 0.118 against 0.134 ms at 3x3 128 @28, 0.151
@@ -1084,7 +1158,9 @@ __global__ void __launch_bounds__(BM == 128 ? 256 : 128, 1)
     smem += ((1024 - ((unsigned)__cvta_generic_to_shared(smem) & 1023)) & 1023) / 4;
     const bool SW = q.swz != 0;
     float *patch = smem + NST * WS;      /* two buffers of NPIXA * BK floats */
-    int *toff = reinterpret_cast<int *>(patch + 2 * q.NPIXA * BK);
+    /* V 8: full[IG7_MAXST], empty[IG7_MAXST] */
+    uint64_t *full = reinterpret_cast<uint64_t *>(patch + 2 * q.NPIXA * BK), *empty = full + IG7_MAXST;
+    int *toff = reinterpret_cast<int *>(full + 2 * IG7_MAXST);
     const int tid = threadIdx.x;
     const int g = blockIdx.z;
     const int k0 = blockIdx.y * BM;
@@ -1102,10 +1178,10 @@ __global__ void __launch_bounds__(BM == 128 ? 256 : 128, 1)
         toff[t] = ((r0 * a.d0) * q.PH + r1 * a.d1) * q.PW + r2 * a.d2;
     }
     /* this thread's patch pixels tid + NT j: the source pixel in xT (-1:
-     * zero) */
+     * zero); V 8: unused */
     int64_t src[PPT];
 #pragma unroll
-    for (int j = 0; j < PPT; j++) {
+    for (int j = 0; j < (TMA ? 0 : PPT); j++) {
         const int p = tid + NT * j;
         src[j] = -1;
         if (p < q.NPIX) {
@@ -1128,7 +1204,37 @@ __global__ void __launch_bounds__(BM == 128 ? 256 : 128, 1)
         }
     }
     const float *xg = x + (int64_t)g * a.Cg;
-    __syncthreads();
+    if constexpr (TMA) {
+        if (tid == 0) {
+            for (int i = 0; i < NST; i++) {
+                ig_mbar_init(full + i, 1);
+                ig_mbar_init(empty + i, NT / 32);
+            }
+            ig_mbar_init_fence();
+        }
+        /* rows past the box that views of dropped positions reach: zeros */
+        for (int i = q.NPIX * BK + tid; i < q.NPIXA * BK; i += NT + 32) {
+            patch[i] = 0.f;
+            patch[q.NPIXA * BK + i] = 0.f;
+        }
+        ig_proxy_fence();
+        __syncthreads();
+        if (tid >= NT) { /* the producer warp: one lane issues every copy */
+            if (tid == NT)
+                for (int s = 0; s < CK * R; s++) {
+                    const int slot = s % NST, cc = s / R, t = s - cc * R;
+                    if (s >= NST) ig_mbar_wait(empty + slot, (unsigned)((s / NST) - 1) & 1u);
+                    ig_mbar_expect(full + slot, (unsigned)(WS + (t == 0 ? q.NPIX * BK : 0)) * 4u);
+                    ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * BK, g * a.Kg + k0, full + slot);
+                    if (t == 0)
+                        ig_tma5(patch + (cc & 1) * q.NPIXA * BK, &tm.x, g * a.Cg + cc * BK, -a.p2,
+                                oy0 - a.p1, oz - a.p0, n, full + slot);
+                }
+            return;
+        }
+    } else {
+        __syncthreads();
+    }
     auto load_patch = [&](int cc, int pb) {
         float *P = patch + pb * q.NPIXA * BK;
 #pragma unroll
@@ -1158,7 +1264,7 @@ __global__ void __launch_bounds__(BM == 128 ? 256 : 128, 1)
                     ok ? wg + (int64_t)row * a.Rl + t * q.CKP + cc * BK + 4 * q4 : w, ok ? 16 : 0);
         }
     };
-    for (int s = 0; s < PD; s++) {
+    for (int s = 0; s < (TMA ? 0 : PD); s++) {
         if (s < nst) load_stage(s);
         ig_commit();
     }
@@ -1171,11 +1277,15 @@ __global__ void __launch_bounds__(BM == 128 ? 256 : 128, 1)
         for (int j = 0; j < ND; j++) acc[i][j] = 0.f;
     const unsigned lbo = (unsigned)q.NPIXA * 16;
     for (int s = 0; s < nst; s++) {
-        ig_wait_n(PD - 1);
-        ig_proxy_fence();
-        __syncthreads();
-        if (s + PD < nst) load_stage(s + PD);
-        ig_commit();
+        if constexpr (TMA) {
+            ig_mbar_wait(full + s % NST, (unsigned)(s / NST) & 1u);
+        } else {
+            ig_wait_n(PD - 1);
+            ig_proxy_fence();
+            __syncthreads();
+            if (s + PD < nst) load_stage(s + PD);
+            ig_commit();
+        }
         const int cc = s / R, t = s - cc * R;
         const float *Ws = smem + (s % NST) * WS;
         const float *P0 = patch + (cc & 1) * q.NPIXA * BK;
@@ -1203,6 +1313,8 @@ __global__ void __launch_bounds__(BM == 128 ? 256 : 128, 1)
             for (int mt = 0; mt < MT; mt++) ig_wgmma<BN>(acc[mt], da[k8][mt], db[k8]);
         ig_wg_commit();
         ig_wg_wait<1>();
+        /* V 8: the previous stage's wgmmas are done: its slot is free */
+        if (TMA && s > 0 && lane == 0) ig_mbar_arrive(empty + (s - 1) % NST);
     }
     ig_wg_wait<0>();
     ig_wait<0>();
@@ -1556,8 +1668,8 @@ static int ig_wgmma_ok(void) {
 }
 /* the TF32 kind: V 3 (which falls back to V 1 where it does not apply;
  * ig_run takes V 4 for the 32-row tile);
- * TC_CUDA_CONV_TFV=1, 4 or 7 forces V 1 or, where the device runs it, the
- * wgmma V 4 or V 7 (tuning and A/B only: session 11 measured V 4 against
+ * TC_CUDA_CONV_TFV=1, 4, 7 or 8 forces V 1 or, where the device runs it,
+ * the wgmma V 4, V 7 or V 8 (tuning and A/B only: session 11 measured V 4 against
  * V 3 at 0.88-1.13x, docs/perf-notes.md) */
 static int ig_tf_kind(void) {
     const char *e = getenv("TC_CUDA_CONV_TFV");
@@ -1565,6 +1677,7 @@ static int ig_tf_kind(void) {
     if (c == '1') return 1;
     if (c == '4' && ig_wgmma_ok()) return 3;
     if (c == '7' && ig_wgmma_ok()) return 5; /* V 7: its own launcher (ig7_run) */
+    if (c == '8' && ig_wgmma_ok()) return 6; /* V 8: V 7's launcher with copies by TMA */
     return 2;
 }
 static const int ig_bm[3] = {128, 64, 32};
@@ -1649,10 +1762,14 @@ static ig_shape ig_choose(const igp &g, int tf32, int bk, int sms, const int occ
 
 /* V 7's kernels [BM 128, 64, 32][MT 1, 2][zeros, remap] and its plan: 0,
  * or 1 with *q and the block's shared memory filled in */
-typedef void (*ig7_kernel)(const float *, const float *, const float *, float *, const ig7p);
-#define IG7_K(BM) {{k_ig7<BM, 1, IG_ZEROS>, k_ig7<BM, 1, IG_REMAP>}, {k_ig7<BM, 2, IG_ZEROS>, k_ig7<BM, 2, IG_REMAP>}}
-static const ig7_kernel ig7_tab[3][2][2] = {IG7_K(128), IG7_K(64), IG7_K(32)};
-static int ig7_attr_set[IG_NDEV][3][2][2]; /* per device: the smem attribute set */
+typedef void (*ig7_kernel)(const float *, const float *, const float *, float *, const ig7p,
+                           const ig7tm);
+/* [BM][MT][zeros, remap, V 8 (zeros)] */
+#define IG7_K(BM)                                                                              \
+    {{k_ig7<BM, 1, IG_ZEROS, 0>, k_ig7<BM, 1, IG_REMAP, 0>, k_ig7<BM, 1, IG_ZEROS, 1>},        \
+     {k_ig7<BM, 2, IG_ZEROS, 0>, k_ig7<BM, 2, IG_REMAP, 0>, k_ig7<BM, 2, IG_ZEROS, 1>}}
+static const ig7_kernel ig7_tab[3][2][3] = {IG7_K(128), IG7_K(64), IG7_K(32)};
+static int ig7_attr_set[IG_NDEV][3][2][3]; /* per device: the smem attribute set */
 #undef IG7_K
 static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t *smem, int *bi) {
     for (int i = 0; i < 3; i++)
@@ -1688,7 +1805,8 @@ static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t 
      * starts: the taps of a chunk must outlast that (R >= nst - 1) */
     if (g.R < q->nst - 1) return 0;
     *smem = ((size_t)q->nst * bm * IG7_BK + 2 * (size_t)q->NPIXA * IG7_BK) * sizeof(float) +
-            (size_t)g.R * sizeof(int) + 1024; /* + the alignment to 1 KiB */
+            2 * IG7_MAXST * sizeof(uint64_t) + (size_t)g.R * sizeof(int) +
+            1024; /* + the alignment to 1 KiB */
     const tc__cu_device *d = tc__cu_dev();
     const size_t lim = d && d->smem_optin ? d->smem_optin : 227 * 1024;
     if (*smem > lim) return 0;
@@ -1697,7 +1815,53 @@ static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t 
         return 0;
     return mt;
 }
-static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0, int lm) {
+/* cuTensorMapEncodeTiled from the driver, through the runtime (no -lcuda);
+ * NULL where the driver lacks it */
+static PFN_cuTensorMapEncodeTiled_v12000 ig8_encoder(void) {
+    static void *fn;
+    static int state; /* 0 not asked, 1 found, 2 not found */
+    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (!st) {
+        void *f = NULL;
+        cudaDriverEntryPointQueryResult qr;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
+                                             &qr) != cudaSuccess ||
+            qr != cudaDriverEntryPointSuccess)
+            f = NULL;
+        (void)cudaGetLastError();
+        __atomic_store_n(&fn, f, __ATOMIC_RELAXED);
+        __atomic_store_n(&state, f ? 1 : 2, __ATOMIC_RELEASE);
+        st = f ? 1 : 2;
+    }
+    return st == 1 ? (PFN_cuTensorMapEncodeTiled_v12000)__atomic_load_n(&fn, __ATOMIC_RELAXED)
+                   : NULL;
+}
+/* V 8's two tensor maps over the call's copies: 0 on success */
+static int ig8_maps(const ig7p &q, int bm, const void *xt, const void *wt, int64_t N, ig7tm *tm) {
+    PFN_cuTensorMapEncodeTiled_v12000 enc = ig8_encoder();
+    const igp &g = q.a;
+    if (!enc) return 1;
+    const cuuint64_t C = (cuuint64_t)g.C;
+    const cuuint64_t xd[5] = {C, (cuuint64_t)g.in2, (cuuint64_t)g.in1, (cuuint64_t)g.in0,
+                              (cuuint64_t)N};
+    const cuuint64_t xs[4] = {C * 4, C * 4 * g.in2, C * 4 * g.in2 * g.in1,
+                              C * 4 * g.in2 * g.in1 * g.in0};
+    const cuuint32_t xb[5] = {IG7_BK, (cuuint32_t)q.PW, (cuuint32_t)q.PH, (cuuint32_t)q.PD0, 1};
+    const cuuint32_t one[5] = {1, 1, 1, 1, 1};
+    const cuuint64_t wd[2] = {(cuuint64_t)g.Rl, (cuuint64_t)g.K};
+    const cuuint64_t ws[1] = {(cuuint64_t)g.Rl * 4};
+    const cuuint32_t wb[2] = {IG7_BK, (cuuint32_t)bm};
+    if (enc(&tm->x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5, (void *)xt, xd, xs, xb, one,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+        return 1;
+    if (enc(&tm->w, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)wt, wd, ws, wb, one,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+        return 1;
+    return 0;
+}
+static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0, int lm, int v8) {
     const tc__problem *p = a->p;
     ig7p q;
     size_t smem = 0;
@@ -1705,20 +1869,27 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0,
     const int mt = ig7_plan(p, g0, lm, &q, &smem, &bi);
     if (!mt) return TC_ERR_NOT_APPLICABLE;
     const igp &g = q.a;
+    /* V 8 where its boxes fit the layer (else V 7): zero padding, whole
+     * 32-channel boxes within a group, box sides <= 256 */
+    v8 = v8 && lm == IG_ZEROS && (g.G == 1 || g.Cg % IG7_BK == 0) && q.PH <= 256 &&
+         q.PD0 <= 256 && ig8_encoder() != NULL;
     const int li = lm == IG_ZEROS ? 0 : 1;
-    ig7_kernel k = ig7_tab[bi][mt - 1][li];
-    /* the kernel's shared-memory limit raised to the device's opt-in
+    /* the kernels' shared-memory limit raised to the device's opt-in
      * maximum once per device (ig7_plan checked smem against it), not in
-     * every execute */
+     * every execute: V 7's, and V 8's where it may run */
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
-    int *slot = dev >= 0 && dev < IG_NDEV ? &ig7_attr_set[dev][bi][mt - 1][li] : NULL;
-    if (!slot || !__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
-        const tc__cu_device *d = tc__cu_dev();
-        const size_t lim = d && d->smem_optin ? d->smem_optin : smem;
-        TC_CU(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)(lim > smem ? lim : smem)));
-        if (slot && d && d->smem_optin) __atomic_store_n(slot, 1, __ATOMIC_RELEASE);
+    for (int v = 0; v <= v8; v++) {
+        const int kl = v ? 2 : li;
+        int *slot = dev >= 0 && dev < IG_NDEV ? &ig7_attr_set[dev][bi][mt - 1][kl] : NULL;
+        if (!slot || !__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
+            const tc__cu_device *d = tc__cu_dev();
+            const size_t lim = d && d->smem_optin ? d->smem_optin : smem;
+            TC_CU(cudaFuncSetAttribute((const void *)ig7_tab[bi][mt - 1][kl],
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)(lim > smem ? lim : smem)));
+            if (slot && d && d->smem_optin) __atomic_store_n(slot, 1, __ATOMIC_RELEASE);
+        }
     }
     const float *db;
     void *own, *xt = NULL, *wt = NULL;
@@ -1737,8 +1908,12 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0,
         (const float *)b->w, (float *)wt, g.K, g.Cg, g.R, q.CKP);
     dim3 grid((unsigned)((int64_t)p->N * q.out0 * q.nrb), (unsigned)tc__cu_div_up(g.Kg, ig_bm[bi]),
               (unsigned)g.G);
-    k<<<grid, ig_bm[bi] == 128 ? 256 : 128, smem, b->s>>>((const float *)xt, (const float *)wt, db,
-                                                         (float *)b->y, q);
+    ig7tm tm;
+    memset(&tm, 0, sizeof tm);
+    if (v8 && ig8_maps(q, ig_bm[bi], xt, wt, p->N, &tm)) v8 = 0; /* V 7 then */
+    ig7_kernel k = ig7_tab[bi][mt - 1][v8 ? 2 : li];
+    k<<<grid, (ig_bm[bi] == 128 ? 256 : 128) + (v8 ? 32 : 0), smem, b->s>>>(
+        (const float *)xt, (const float *)wt, db, (float *)b->y, q, tm);
     cudaError_t e = cudaGetLastError();
     tc__cu_free(xt, b->s);
     tc__cu_free(wt, b->s);
@@ -1759,8 +1934,8 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
     int kind = tf32 ? ig_tf_kind() : 0;
     if (kind == 3 && lm == IG_1X1) kind = 2; /* V 4 has no 1x1 loader (V 1's) */
-    if (kind == 5) {
-        tc_status s7 = ig7_run(a, b, g, lm);
+    if (kind == 5 || kind == 6) {
+        tc_status s7 = ig7_run(a, b, g, lm, kind == 6);
         if (s7 != TC_ERR_NOT_APPLICABLE) return s7;
         kind = 2; /* V 7 does not take the layer: V 3 */
     }
