@@ -1268,13 +1268,24 @@ __global__ void __launch_bounds__((BM == 128 ? 256 : 128) + 32 * TMA, 1)
         if (s < nst) load_stage(s);
         ig_commit();
     }
-    constexpr int ND = BN / 2;
+    /* V 8 with two warpgroups over two 64-position row tiles: each takes
+     * one row tile and all BM channels. An m64nNk8 wgmma reads 2 KiB of
+     * patch and 32N bytes of weights from shared memory: two m64n64 per
+     * warpgroup (the channel split) move 128 bytes a clock at the tensor
+     * cores' rate, all the shared memory gives; one m64n128, 96. */
+    constexpr bool SPM = TMA && NWG == 2 && MT == 2;
+    constexpr int MTW = SPM ? 1 : MT, BNW = SPM ? BM : BN, ND = BNW / 2;
     const int warp = (tid >> 5) & 3, wgi = tid >> 7, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-    float acc[MT][ND];
+    const int mt0 = SPM ? wgi : 0, nb0 = SPM ? 0 : wgi * BN; /* this warpgroup's tiles */
+    float acc[MTW][ND];
 #pragma unroll
-    for (int i = 0; i < MT; i++)
+    for (int i = 0; i < MTW; i++)
 #pragma unroll
-        for (int j = 0; j < ND; j++) acc[i][j] = 0.f;
+        for (int j = 0; j < ND; j++) {
+            acc[i][j] = 0.f;
+            /* defined here, not inside the first wgmma stage (ptxas C7515) */
+            asm volatile("" : "+f"(acc[i][j]));
+        }
     const unsigned lbo = (unsigned)q.NPIXA * 16;
     for (int s = 0; s < nst; s++) {
         if constexpr (TMA) {
@@ -1293,15 +1304,15 @@ __global__ void __launch_bounds__((BM == 128 ? 256 : 128) + 32 * TMA, 1)
         /* the descriptors first: no branch between the wgmmas. Swizzled: a
          * k8 step is 32 bytes along the rows; the view of tap t starts ot
          * rows into the patch */
-        uint64_t da[BK / 8][MT], db[BK / 8];
+        uint64_t da[BK / 8][MTW], db[BK / 8];
 #pragma unroll
         for (int k8 = 0; k8 < BK / 8; k8++) {
-            /* this warpgroup's BN channels: BN rows into the stage */
-            db[k8] = SW ? ig_desc_sw128(Ws + wgi * BN * 32 + k8 * 8)
-                        : ig_desc(Ws + wgi * (BN / 8) * QR * 32 + k8 * 64, 128, QR * 128);
+            /* this warpgroup's BNW channels: nb0 rows into the stage */
+            db[k8] = SW ? ig_desc_sw128(Ws + nb0 * 32 + k8 * 8)
+                        : ig_desc(Ws + (nb0 / 8) * QR * 32 + k8 * 64, 128, QR * 128);
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-                const int r0 = ot + mt * 64;
+            for (int mt = 0; mt < MTW; mt++) {
+                const int r0 = ot + (mt0 + mt) * 64;
                 da[k8][mt] = SW ? ig_desc_sw128(P0 + r0 * 32 + k8 * 8)
                                 : ig_desc(P0 + ((int64_t)2 * k8 * q.NPIXA + r0) * 4, lbo, 128);
             }
@@ -1310,7 +1321,7 @@ __global__ void __launch_bounds__((BM == 128 ? 256 : 128) + 32 * TMA, 1)
 #pragma unroll
         for (int k8 = 0; k8 < BK / 8; k8++)
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++) ig_wgmma<BN>(acc[mt], da[k8][mt], db[k8]);
+            for (int mt = 0; mt < MTW; mt++) ig_wgmma<BNW>(acc[mt], da[k8][mt], db[k8]);
         ig_wg_commit();
         ig_wg_wait<1>();
         /* V 8: the previous stage's wgmmas are done: its slot is free */
@@ -1318,21 +1329,22 @@ __global__ void __launch_bounds__((BM == 128 ? 256 : 128) + 32 * TMA, 1)
     }
     ig_wg_wait<0>();
     ig_wait<0>();
-    /* epilogue: acc[mt][4j + 2h + e] is position m = mt*64 + warp*16 + gq +
-     * 8h (row m / PW of the block, column m % PW), channel 8j + 2tq + e */
+    /* epilogue: acc[mt][4j + 2h + e] is position m = (mt0 + mt)*64 +
+     * warp*16 + gq + 8h (row m / PW of the block, column m % PW), channel
+     * nb0 + 8j + 2tq + e */
 #pragma unroll
-    for (int mt = 0; mt < MT; mt++)
+    for (int mt = 0; mt < MTW; mt++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const int m = mt * 64 + warp * 16 + gq + 8 * h;
+            const int m = (mt0 + mt) * 64 + warp * 16 + gq + 8 * h;
             const int r = m / q.PW, c = m - r * q.PW;
             if (r >= q.TH || oy0 + r >= a.out1 || c >= a.out2) continue;
             const int64_t pos = ((int64_t)oz * a.out1 + oy0 + r) * a.out2 + c;
 #pragma unroll
-            for (int j = 0; j < BN / 8; j++)
+            for (int j = 0; j < BNW / 8; j++)
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
-                    const int k = k0 + wgi * BN + 8 * j + 2 * tq + e;
+                    const int k = k0 + nb0 + 8 * j + 2 * tq + e;
                     if (k >= a.Kg) continue;
                     const int kk = g * a.Kg + k;
                     y[((int64_t)n * a.K + kk) * a.P + pos] =
