@@ -511,6 +511,11 @@ static const ccase ccases[] = {
     {2, 1, 20, 24, 1, {10, 9}, {3, 3}, 1, 1, 2, TC_PADDING_ZEROS, 0},    /* pad 2 */
     {2, 2, 70, 140, 1, {15, 17}, {3, 3}, 1, 1, 1, TC_PADDING_REPLICATE, 1},
     {3, 2, 6, 10, 2, {5, 9, 10}, {2, 3, 3}, 1, 1, 1, TC_PADDING_REFLECT, 1}, /* 3D kd 2 */
+    /* session 13: layers with blocks for a wave, where TF32 plans run V 8
+     * by default (ig8_default): the 64-channel tile with C % 32 != 0 (the
+     * channel box past C), the 128-channel tile with K % 128 != 0 */
+    {2, 18, 40, 64, 1, {28, 28}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
+    {2, 20, 128, 130, 1, {16, 16}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 0},
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",

@@ -1679,7 +1679,7 @@ static int ig_wgmma_ok(void) {
     return h == 1;
 }
 /* the TF32 kind: V 3 (which falls back to V 1 where it does not apply;
- * ig_run takes V 4 for the 32-row tile);
+ * ig_run takes V 4 for the 32-row tile and V 8 for ig8_default's layers);
  * TC_CUDA_CONV_TFV=1, 4, 7 or 8 forces V 1 or, where the device runs it,
  * the wgmma V 4, V 7 or V 8 (tuning and A/B only: session 11 measured V 4 against
  * V 3 at 0.88-1.13x, docs/perf-notes.md) */
@@ -1873,6 +1873,39 @@ static int ig8_maps(const ig7p &q, int bm, const void *xt, const void *wt, int64
         return 1;
     return 0;
 }
+/* V 8 takes a layer V 7 planned (q) where its boxes fit: zero padding,
+ * whole 32-channel boxes within a group, box sides <= 256 */
+static int ig8_fits(const ig7p &q, int lm) {
+    const igp &g = q.a;
+    return lm == IG_ZEROS && (g.G == 1 || g.Cg % IG7_BK == 0) && q.PH <= 256 && q.PD0 <= 256 &&
+           ig8_encoder() != NULL;
+}
+/* V 8 by default in TF32 plans (no TC_CUDA_CONV_TFV): 2D layers with
+ * stride 1 and zero padding whose V 8 tile has 64 or 128 channels, on a
+ * device running the sm_90a image, with blocks for at least 0.9 of a wave
+ * (V 7 and V 8 have no split-K; V 3 splits small layers). Measured on the
+ * H100 (session 13, batch 32): 3x3 128 @28 0.082 ms against V 3's 0.112,
+ * 256 @14 0.073 / 0.124, 512 @7 0.106 / 0.115, 64 @56 0.118 / 0.120; the
+ * 3D layer (32-channel tile) 0.45 against V 4's 0.27, so not there. *fill
+ * (may be NULL): the useful share of the tiles' positions and channels */
+static int ig8_default(const tc__problem *p, const igp &g, int lm, double *fill) {
+    if (lm != IG_ZEROS || g.m0 != 1 || g.in0 != 1 || g.m1 < 2 || getenv("TC_CUDA_CONV_TFV"))
+        return 0;
+    ig7p q;
+    size_t smem = 0;
+    int bi = 0;
+    const int mt = ig7_plan(p, g, lm, &q, &smem, &bi);
+    if (!mt || bi == 2) return 0;
+    const int64_t bm = ig_bm[bi], kt = tc__cu_div_up(g.Kg, bm);
+    const double blocks = (double)p->N * q.out0 * q.nrb * (double)kt * g.G;
+    const tc__cu_device *d = tc__cu_dev();
+    if (blocks < 0.9 * (d && d->sms > 0 ? d->sms : 132) || !ig8_fits(q, lm) || !ig_wgmma_ok())
+        return 0;
+    if (fill)
+        *fill = (double)g.out1 * g.out2 / ((double)q.nrb * mt * 64) * (double)g.Kg /
+                ((double)kt * bm);
+    return bi == 0 ? 1 : 2; /* 1: the 128-channel tile, 2: the 64 */
+}
 static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0, int lm, int v8) {
     const tc__problem *p = a->p;
     ig7p q;
@@ -1881,10 +1914,7 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0,
     const int mt = ig7_plan(p, g0, lm, &q, &smem, &bi);
     if (!mt) return TC_ERR_NOT_APPLICABLE;
     const igp &g = q.a;
-    /* V 8 where its boxes fit the layer (else V 7): zero padding, whole
-     * 32-channel boxes within a group, box sides <= 256 */
-    v8 = v8 && lm == IG_ZEROS && (g.G == 1 || g.Cg % IG7_BK == 0) && q.PH <= 256 &&
-         q.PD0 <= 256 && ig8_encoder() != NULL;
+    v8 = v8 && ig8_fits(q, lm); /* else V 7 */
     const int li = lm == IG_ZEROS ? 0 : 1;
     /* the kernels' shared-memory limit raised to the device's opt-in
      * maximum once per device (ig7_plan checked smem against it), not in
@@ -1946,6 +1976,7 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
     int kind = tf32 ? ig_tf_kind() : 0;
     if (kind == 3 && lm == IG_1X1) kind = 2; /* V 4 has no 1x1 loader (V 1's) */
+    if (kind == 2 && ig8_default(p, g, lm, NULL)) kind = 6;
     if (kind == 5 || kind == 6) {
         tc_status s7 = ig7_run(a, b, g, lm, kind == 6);
         if (s7 != TC_ERR_NOT_APPLICABLE) return s7;
@@ -2271,6 +2302,16 @@ static double ig_estimate(const tc__problem *p, const tc__env *e) {
  * of the nominal 67; at 2x, TF32 plans never took cuda.conv.winograd2-tf32
  * where it is 1.3x faster (3x3 256 @14, 512 @7). */
 static double tf_estimate(const tc__problem *p, const tc__env *e) {
+    /* V 8 (ig8_default): its useful share of the tiles at 1.4x (128
+     * channels) or 1.1x (64) the nominal FP32 rate, fitted to session 13's
+     * H100 runs (128 @28 0.090 ms estimated / 0.082 measured, 256 @14 0.090
+     * / 0.073, 512 @7 0.103 / 0.106, 64 @56 0.115 / 0.118) */
+    double f8 = 1.0;
+    const int lm = p->mode == TC_MODE_CONSTANT && p->cval == 0 ? IG_ZEROS : IG_REMAP;
+    const int v8 = ig_is_1x1(p) ? 0 : ig8_default(p, ig_params(p), lm, &f8);
+    if (v8)
+        return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / f8, v8 == 1 ? 1.4 : 1.1) +
+               ig_blocks_time(p);
     return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / ig_fill(p), 1.0) +
            ig_blocks_time(p);
 }
