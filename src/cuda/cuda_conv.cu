@@ -1886,9 +1886,15 @@ static int ig8_fits(const ig7p &q, int lm) {
  * (V 7 and V 8 have no split-K; V 3 splits small layers). Measured on the
  * H100 (session 13, batch 32): 3x3 128 @28 0.082 ms against V 3's 0.112,
  * 256 @14 0.073 / 0.124, 512 @7 0.106 / 0.115, 64 @56 0.118 / 0.120; the
- * 3D layer (32-channel tile) 0.45 against V 4's 0.27, so not there. *fill
- * (may be NULL): the useful share of the tiles' positions and channels */
-static int ig8_default(const tc__problem *p, const igp &g, int lm, double *fill) {
+ * 3D layer (32-channel tile) 0.45 against V 4's 0.27, so not there.
+ * *est (may be NULL): seconds, as waves of blocks (one per SM) times a
+ * block's MACs (its whole tile, dropped positions included) at a rate per
+ * SM in units of the nominal FP32 peak per SM, fitted to those runs (the
+ * copies in the call folded in): 2.1 with the warpgroups on the two row
+ * tiles (m64n128: 256 @14 0.070 ms, 128 @28 0.078 in two waves), 1.5 with
+ * them on the channels (m64n64, one row tile: 512 @7 0.100), 1.15 for the
+ * 64-channel tile (one warpgroup, m64n64: 64 @56 0.112) */
+static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est) {
     if (lm != IG_ZEROS || g.m0 != 1 || g.in0 != 1 || g.m1 < 2 || getenv("TC_CUDA_CONV_TFV"))
         return 0;
     ig7p q;
@@ -1901,10 +1907,14 @@ static int ig8_default(const tc__problem *p, const igp &g, int lm, double *fill)
     const tc__cu_device *d = tc__cu_dev();
     if (blocks < 0.9 * (d && d->sms > 0 ? d->sms : 132) || !ig8_fits(q, lm) || !ig_wgmma_ok())
         return 0;
-    if (fill)
-        *fill = (double)g.out1 * g.out2 / ((double)q.nrb * mt * 64) * (double)g.Kg /
-                ((double)kt * bm);
-    return bi == 0 ? 1 : 2; /* 1: the 128-channel tile, 2: the 64 */
+    if (est) {
+        const double sms = d && d->sms > 0 ? d->sms : 132;
+        const double per_sm = (d ? d->peak_flops32 : 67e12) / sms;
+        const double rate = bi == 1 ? 1.15 : mt == 2 ? 2.1 : 1.5;
+        const double fpb = 2.0 * mt * 64.0 * (double)bm * (double)g.R * (double)g.Cg;
+        *est = ceil(blocks / sms) * fpb / (rate * per_sm) + 5e-6;
+    }
+    return 1;
 }
 static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0, int lm, int v8) {
     const tc__problem *p = a->p;
@@ -2302,16 +2312,10 @@ static double ig_estimate(const tc__problem *p, const tc__env *e) {
  * of the nominal 67; at 2x, TF32 plans never took cuda.conv.winograd2-tf32
  * where it is 1.3x faster (3x3 256 @14, 512 @7). */
 static double tf_estimate(const tc__problem *p, const tc__env *e) {
-    /* V 8 (ig8_default): its useful share of the tiles at 1.4x (128
-     * channels) or 1.1x (64) the nominal FP32 rate, fitted to session 13's
-     * H100 runs (128 @28 0.090 ms estimated / 0.082 measured, 256 @14 0.090
-     * / 0.073, 512 @7 0.103 / 0.106, 64 @56 0.115 / 0.118) */
-    double f8 = 1.0;
+    /* V 8 where the plan will run it: its own model (ig8_default) */
+    double t8 = 0.0;
     const int lm = p->mode == TC_MODE_CONSTANT && p->cval == 0 ? IG_ZEROS : IG_REMAP;
-    const int v8 = ig_is_1x1(p) ? 0 : ig8_default(p, ig_params(p), lm, &f8);
-    if (v8)
-        return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / f8, v8 == 1 ? 1.4 : 1.1) +
-               ig_blocks_time(p);
+    if (!ig_is_1x1(p) && ig8_default(p, ig_params(p), lm, &t8)) return t8;
     return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / ig_fill(p), 1.0) +
            ig_blocks_time(p);
 }
