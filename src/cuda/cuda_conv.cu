@@ -1137,7 +1137,7 @@ struct ig7tm {
     CUtensorMap x, w; /* V 8: xT (C, in2, in1, in0, N) and wT (Rl, K) */
 };
 template <int BM, int MT, int LM, int TMA>
-__global__ void __launch_bounds__((BM == 128 ? 256 : 128) + 32 * TMA, 1)
+__global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) + 32 * TMA, 1)
     k_ig7(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, float *__restrict__ y, const ig7p q,
           const __grid_constant__ ig7tm tm) {
@@ -1146,7 +1146,9 @@ __global__ void __launch_bounds__((BM == 128 ? 256 : 128) + 32 * TMA, 1)
      * (session 12 on the H100: 0.118 against 0.134 ms at 3x3 128 @28, 0.151
      * against 0.25 at 512 @7; at 64 channels two warpgroups of 32 lost:
      * 0.19-0.27 against 0.15 ms at 64 @56) */
-    constexpr int NT = BM == 128 ? 256 : 128, NWG = NT / 128, BN = BM / NWG;
+    /* V 8's 128-channel tile with one row tile: one warpgroup of m64n128
+     * wgmmas (two of m64n64 move 128 shared bytes a clock: ig8_default) */
+    constexpr int NT = BM == 128 && !(TMA && MT == 1) ? 256 : 128, NWG = NT / 128, BN = BM / NWG;
     constexpr int BK = IG7_BK, QR = BK / 4;
     const int NST = q.nst, PD = NST - 2;
     constexpr int WS = BM * BK;          /* a weight stage (floats) */
@@ -1910,7 +1912,7 @@ static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est) 
     if (est) {
         const double sms = d && d->sms > 0 ? d->sms : 132;
         const double per_sm = (d ? d->peak_flops32 : 67e12) / sms;
-        const double rate = bi == 1 ? 1.15 : mt == 2 ? 2.1 : 1.5;
+        const double rate = bi == 1 ? 1.15 : mt == 2 ? 2.1 : 1.5; /* TODO */
         const double fpb = 2.0 * mt * 64.0 * (double)bm * (double)g.R * (double)g.Cg;
         *est = ceil(blocks / sms) * fpb / (rate * per_sm) + 5e-6;
     }
@@ -1964,7 +1966,7 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0,
     memset(&tm, 0, sizeof tm);
     if (v8 && ig8_maps(q, ig_bm[bi], xt, wt, p->N, &tm)) v8 = 0; /* V 7 then */
     ig7_kernel k = ig7_tab[bi][mt - 1][v8 ? 2 : li];
-    k<<<grid, (ig_bm[bi] == 128 ? 256 : 128) + (v8 ? 32 : 0), smem, b->s>>>(
+    k<<<grid, (ig_bm[bi] == 128 && !(v8 && mt == 1) ? 256 : 128) + (v8 ? 32 : 0), smem, b->s>>>(
         (const float *)xt, (const float *)wt, db, (float *)b->y, q, tm);
     cudaError_t e = cudaGetLastError();
     tc__cu_free(xt, b->s);
