@@ -1892,10 +1892,13 @@ static int ig8_fits(const ig7p &q, int lm) {
  * *est (may be NULL): seconds, as waves of blocks (one per SM) times a
  * block's MACs (its whole tile, dropped positions included) at a rate per
  * SM in units of the nominal FP32 peak per SM, fitted to those runs (the
- * copies in the call folded in): 2.1 with the warpgroups on the two row
- * tiles (m64n128: 256 @14 0.070 ms, 128 @28 0.078 in two waves), 1.5 with
- * them on the channels (m64n64, one row tile: 512 @7 0.100), 1.15 for the
- * 64-channel tile (one warpgroup, m64n64: 64 @56 0.112) */
+ * copies in the call folded in): 2.1 with two warpgroups on the two row
+ * tiles (m64n128: 256 @14 0.070 ms, 128 @28 0.078 in two waves), 1.6 for
+ * one warpgroup on one row tile (m64n128: 512 @7 0.097; two warpgroups on
+ * the channels, m64n64, took 0.099-0.106), 1.15 for the 64-channel tile
+ * (one warpgroup, m64n64: 64 @56 0.112-0.116). About 28% of the tensor
+ * cores' TF32 rate at best: latency, not shared-memory bandwidth (an
+ * m64n128k8 wgmma needs 96 of the 128 bytes a clock at full rate). */
 static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est) {
     if (lm != IG_ZEROS || g.m0 != 1 || g.in0 != 1 || g.m1 < 2 || getenv("TC_CUDA_CONV_TFV"))
         return 0;
@@ -1912,7 +1915,7 @@ static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est) 
     if (est) {
         const double sms = d && d->sms > 0 ? d->sms : 132;
         const double per_sm = (d ? d->peak_flops32 : 67e12) / sms;
-        const double rate = bi == 1 ? 1.15 : mt == 2 ? 2.1 : 1.5; /* TODO */
+        const double rate = bi == 1 ? 1.15 : mt == 2 ? 2.1 : 1.6;
         const double fpb = 2.0 * mt * 64.0 * (double)bm * (double)g.R * (double)g.Cg;
         *est = ceil(blocks / sms) * fpb / (rate * per_sm) + 5e-6;
     }
