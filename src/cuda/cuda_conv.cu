@@ -1067,6 +1067,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
  * SM, 6% occupancy, no eligible warp 75% of the cycles. */
 #define IG7_BK 32
 #define IG7_ST 4
+#define IG8_ST 3 /* V 8: three stages, so that two blocks share an SM */
 #define IG7_PPT 8 /* patch pixels a thread at most: NPIXA <= 128 * IG7_PPT */
 /* x (N, C, S) -> xt (N, S, C), rounded to TF32 */
 __global__ void __launch_bounds__(256) k_ig7_nhwc(const float *__restrict__ x,
@@ -1137,7 +1138,8 @@ struct ig7tm {
     CUtensorMap x, w; /* V 8: xT (C, in2, in1, in0, N) and wT (Rl, K) */
 };
 template <int BM, int MT, int LM, int TMA>
-__global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) + 32 * TMA, 1)
+__global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) + 32 * TMA,
+                                  TMA ? 2 : 1)
     k_ig7(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, float *__restrict__ y, const ig7p q,
           const __grid_constant__ ig7tm tm) {
@@ -1785,7 +1787,8 @@ typedef void (*ig7_kernel)(const float *, const float *, const float *, float *,
 static const ig7_kernel ig7_tab[3][2][3] = {IG7_K(128), IG7_K(64), IG7_K(32)};
 static int ig7_attr_set[IG_NDEV][3][2][3]; /* per device: the smem attribute set */
 #undef IG7_K
-static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t *smem, int *bi) {
+static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t *smem, int *bi,
+                    int v8) {
     for (int i = 0; i < 3; i++)
         if (p->stride[i] != 1) return 0;
     if (lm == IG_1X1 || g.Cg % 4 || g.R < 3 || (lm != IG_ZEROS && p->mode == TC_MODE_CONSTANT))
@@ -1814,7 +1817,7 @@ static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t 
     const int bm = ig_bm[*bi];
     const char *sw = getenv("TC_CUDA_CONV_V7SW"), *ns = getenv("TC_CUDA_CONV_V7NST");
     q->swz = !(sw && sw[0] == '0' && !sw[1]);
-    q->nst = ns && ns[0] >= '3' && ns[0] <= '8' && !ns[1] ? ns[0] - '0' : IG7_ST;
+    q->nst = ns && ns[0] >= '3' && ns[0] <= '8' && !ns[1] ? ns[0] - '0' : v8 ? IG8_ST : IG7_ST;
     /* a patch buffer is reloaded nst - 2 stages before the chunk after next
      * starts: the taps of a chunk must outlast that (R >= nst - 1) */
     if (g.R < q->nst - 1) return 0;
@@ -1905,7 +1908,7 @@ static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est) 
     ig7p q;
     size_t smem = 0;
     int bi = 0;
-    const int mt = ig7_plan(p, g, lm, &q, &smem, &bi);
+    const int mt = ig7_plan(p, g, lm, &q, &smem, &bi, 1);
     if (!mt || bi == 2) return 0;
     const int64_t bm = ig_bm[bi], kt = tc__cu_div_up(g.Kg, bm);
     const double blocks = (double)p->N * q.out0 * q.nrb * (double)kt * g.G;
@@ -1926,10 +1929,13 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0,
     ig7p q;
     size_t smem = 0;
     int bi = 0;
-    const int mt = ig7_plan(p, g0, lm, &q, &smem, &bi);
+    int mt = ig7_plan(p, g0, lm, &q, &smem, &bi, v8);
+    if (mt && v8 && !ig8_fits(q, lm)) { /* V 7 then, with its own stages */
+        v8 = 0;
+        mt = ig7_plan(p, g0, lm, &q, &smem, &bi, 0);
+    }
     if (!mt) return TC_ERR_NOT_APPLICABLE;
     const igp &g = q.a;
-    v8 = v8 && ig8_fits(q, lm); /* else V 7 */
     const int li = lm == IG_ZEROS ? 0 : 1;
     /* the kernels' shared-memory limit raised to the device's opt-in
      * maximum once per device (ig7_plan checked smem against it), not in
