@@ -1067,7 +1067,12 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
  * SM, 6% occupancy, no eligible warp 75% of the cycles. */
 #define IG7_BK 32
 #define IG7_ST 4
-#define IG8_ST 3 /* V 8: three stages, so that two blocks share an SM */
+/* V 8's stages: three where the grid has more blocks than SMs (two
+ * blocks then share an SM: 3x3 128 @28 0.072 ms against 0.081 with four
+ * stages and one block an SM, session 13), else four (256 @14, 128
+ * blocks: 0.071 against 0.075 with three) */
+#define IG8_ST_MANY 3
+#define IG8_ST_FEW 4
 #define IG7_PPT 8 /* patch pixels a thread at most: NPIXA <= 128 * IG7_PPT */
 /* x (N, C, S) -> xt (N, S, C), rounded to TF32 */
 __global__ void __launch_bounds__(256) k_ig7_nhwc(const float *__restrict__ x,
@@ -1817,14 +1822,18 @@ static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t 
     const int bm = ig_bm[*bi];
     const char *sw = getenv("TC_CUDA_CONV_V7SW"), *ns = getenv("TC_CUDA_CONV_V7NST");
     q->swz = !(sw && sw[0] == '0' && !sw[1]);
-    q->nst = ns && ns[0] >= '3' && ns[0] <= '8' && !ns[1] ? ns[0] - '0' : v8 ? IG8_ST : IG7_ST;
+    const tc__cu_device *d = tc__cu_dev();
+    const double blocks = (double)p->N * q->out0 * q->nrb * (double)tc__cu_div_up(g.Kg, bm) * g.G;
+    const int many = blocks > (d && d->sms > 0 ? d->sms : 132);
+    q->nst = ns && ns[0] >= '3' && ns[0] <= '8' && !ns[1] ? ns[0] - '0'
+             : v8                                         ? (many ? IG8_ST_MANY : IG8_ST_FEW)
+                                                          : IG7_ST;
     /* a patch buffer is reloaded nst - 2 stages before the chunk after next
      * starts: the taps of a chunk must outlast that (R >= nst - 1) */
     if (g.R < q->nst - 1) return 0;
     *smem = ((size_t)q->nst * bm * IG7_BK + 2 * (size_t)q->NPIXA * IG7_BK) * sizeof(float) +
             2 * IG7_MAXST * sizeof(uint64_t) + (size_t)g.R * sizeof(int) +
             1024; /* + the alignment to 1 KiB */
-    const tc__cu_device *d = tc__cu_dev();
     const size_t lim = d && d->smem_optin ? d->smem_optin : 227 * 1024;
     if (*smem > lim) return 0;
     const int64_t nb = (int64_t)p->N * q->out0 * q->nrb;
@@ -1895,8 +1904,8 @@ static int ig8_fits(const ig7p &q, int lm) {
  * *est (may be NULL): seconds, as waves of blocks (one per SM) times a
  * block's MACs (its whole tile, dropped positions included) at a rate per
  * SM in units of the nominal FP32 peak per SM, fitted to those runs (the
- * copies in the call folded in): 2.1 with two warpgroups on the two row
- * tiles (m64n128: 256 @14 0.070 ms, 128 @28 0.078 in two waves), 1.6 for
+ * copies in the call folded in): 2.2 with two warpgroups on the two row
+ * tiles (m64n128: 256 @14 0.071 ms; 128 @28 0.072, two blocks an SM), 1.6 for
  * one warpgroup on one row tile (m64n128: 512 @7 0.097; two warpgroups on
  * the channels, m64n64, took 0.099-0.106), 1.15 for the 64-channel tile
  * (one warpgroup, m64n64: 64 @56 0.112-0.116). About 28% of the tensor
@@ -1918,7 +1927,7 @@ static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est) 
     if (est) {
         const double sms = d && d->sms > 0 ? d->sms : 132;
         const double per_sm = (d ? d->peak_flops32 : 67e12) / sms;
-        const double rate = bi == 1 ? 1.15 : mt == 2 ? 2.1 : 1.6;
+        const double rate = bi == 1 ? 1.15 : mt == 2 ? 2.2 : 1.6;
         const double fpb = 2.0 * mt * 64.0 * (double)bm * (double)g.R * (double)g.Cg;
         *est = ceil(blocks / sms) * fpb / (rate * per_sm) + 5e-6;
     }
