@@ -75,9 +75,31 @@ static int tc_py_tuple64(PyObject *seq, int64_t *out, int max, const char *name)
 }
 
 /* ---------------- FilterPlan ---------------- */
+/* Device-array executes on the caller's stream (the framework's current
+ * stream, a raw cudaStream_t; 0: the calling thread's default stream,
+ * which waits for the legacy default stream). A plan cached by the package
+ * may be shared by threads with different streams: the stream is set and
+ * the work enqueued under the plan's own lock (tc_plan_set_cuda_stream is
+ * not safe beside an execute of the same plan). Called without the GIL. */
+static tc_status tc_py_stream_begin(PyThread_type_lock lock, tc_plan *plan, unsigned long long s) {
+    PyThread_acquire_lock(lock, WAIT_LOCK);
+    tc_status st = tc_plan_set_cuda_stream(plan, (void *)(uintptr_t)s);
+    if (st == TC_ERR_UNSUPPORTED && s == 0) st = TC_OK; /* a CPU plan, no stream asked */
+    if (st != TC_OK) PyThread_release_lock(lock);
+    return st;
+}
+static int tc_py_lock_init(PyThread_type_lock *lock) {
+    if (!*lock && !(*lock = PyThread_allocate_lock())) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
 typedef struct {
     PyObject_HEAD tc_plan *plan;
     tc_context *ctx;
+    PyThread_type_lock lock; /* execute_ptr: the stream set and the execute together */
     int ndim, dtype;
     int64_t shape[TC_MAX_DIMS], in_strides[TC_MAX_DIMS], out_strides[TC_MAX_DIMS];
     int64_t out_shape[TC_MAX_DIMS];
@@ -86,6 +108,7 @@ typedef struct {
 static void FilterPlan_dealloc(FilterPlan *self) {
     tc_plan_destroy(self->plan);
     tc_context_destroy(self->ctx);
+    if (self->lock) PyThread_free_lock(self->lock);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -204,19 +227,24 @@ static PyObject *FilterPlan_execute(FilterPlan *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* execute_ptr(x_ptr, y_ptr): raw addresses (device arrays through
+/* execute_ptr(x_ptr, y_ptr[, stream]): raw addresses (device arrays through
  * __cuda_array_interface__); the caller guarantees shapes and layout. On a
- * CUDA plan with device pointers the call only enqueues. */
+ * CUDA plan with device pointers the call only enqueues, on stream (a raw
+ * cudaStream_t; 0 or absent: the thread's default stream). */
 static PyObject *FilterPlan_execute_ptr(FilterPlan *self, PyObject *args) {
-    unsigned long long xp, yp;
-    if (!PyArg_ParseTuple(args, "KK", &xp, &yp)) return NULL;
+    unsigned long long xp, yp, sp = 0;
+    if (!PyArg_ParseTuple(args, "KK|K", &xp, &yp, &sp)) return NULL;
     if (!xp || !yp) {
         PyErr_SetString(PyExc_ValueError, "tileconv: NULL array address");
         return NULL;
     }
+    if (tc_py_lock_init(&self->lock)) return NULL;
     tc_status st;
-    Py_BEGIN_ALLOW_THREADS st = tc_execute_filter(self->plan, (void *)(uintptr_t)yp,
-                                                  (const void *)(uintptr_t)xp, NULL);
+    Py_BEGIN_ALLOW_THREADS st = tc_py_stream_begin(self->lock, self->plan, sp);
+    if (st == TC_OK) {
+        st = tc_execute_filter(self->plan, (void *)(uintptr_t)yp, (const void *)(uintptr_t)xp, NULL);
+        PyThread_release_lock(self->lock);
+    }
     Py_END_ALLOW_THREADS if (st != TC_OK) return tc_py_error(st, "execute");
     Py_RETURN_NONE;
 }
@@ -235,7 +263,7 @@ static PyMethodDef FilterPlan_methods[] = {
     {"execute", (PyCFunction)FilterPlan_execute, METH_VARARGS,
      "execute(x, y): y = filter(x); the GIL is released meanwhile"},
     {"execute_ptr", (PyCFunction)FilterPlan_execute_ptr, METH_VARARGS,
-     "execute_ptr(x_addr, y_addr): raw (device) addresses"},
+     "execute_ptr(x_addr, y_addr[, stream]): raw (device) addresses, enqueued on stream"},
     {NULL, NULL, 0, NULL}};
 static PyGetSetDef FilterPlan_getset[] = {
     {"algorithm", (getter)FilterPlan_algorithm, NULL, "the algorithm chosen", NULL},
@@ -258,6 +286,7 @@ static PyTypeObject FilterPlanType = {
 typedef struct {
     PyObject_HEAD tc_plan *plan;
     tc_context *ctx;
+    PyThread_type_lock lock; /* execute_ptr: the stream set and the execute together */
     int dtype, ndim, has_bias;
     int64_t x_shape[TC_MAX_DIMS], w_shape[TC_MAX_DIMS], y_shape[TC_MAX_DIMS];
 } ConvPlan;
@@ -265,6 +294,7 @@ typedef struct {
 static void ConvPlan_dealloc(ConvPlan *self) {
     tc_plan_destroy(self->plan);
     tc_context_destroy(self->ctx);
+    if (self->lock) PyThread_free_lock(self->lock);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -379,17 +409,21 @@ static PyObject *ConvPlan_execute(ConvPlan *self, PyObject *args) {
 }
 
 static PyObject *ConvPlan_execute_ptr(ConvPlan *self, PyObject *args) {
-    unsigned long long xp, wp, bp, yp;
-    if (!PyArg_ParseTuple(args, "KKKK", &xp, &wp, &bp, &yp)) return NULL;
+    unsigned long long xp, wp, bp, yp, sp = 0;
+    if (!PyArg_ParseTuple(args, "KKKK|K", &xp, &wp, &bp, &yp, &sp)) return NULL;
     if (!xp || !wp || !yp || (self->has_bias != (bp != 0))) {
         PyErr_SetString(PyExc_ValueError, "tileconv: NULL array address or bias mismatch");
         return NULL;
     }
+    if (tc_py_lock_init(&self->lock)) return NULL;
     tc_status st;
-    Py_BEGIN_ALLOW_THREADS st = tc_execute_conv(self->plan, (void *)(uintptr_t)yp,
-                                                (const void *)(uintptr_t)xp,
-                                                (const void *)(uintptr_t)wp,
-                                                bp ? (const void *)(uintptr_t)bp : NULL, NULL);
+    Py_BEGIN_ALLOW_THREADS st = tc_py_stream_begin(self->lock, self->plan, sp);
+    if (st == TC_OK) {
+        st = tc_execute_conv(self->plan, (void *)(uintptr_t)yp, (const void *)(uintptr_t)xp,
+                             (const void *)(uintptr_t)wp, bp ? (const void *)(uintptr_t)bp : NULL,
+                             NULL);
+        PyThread_release_lock(self->lock);
+    }
     Py_END_ALLOW_THREADS if (st != TC_OK) return tc_py_error(st, "conv execute");
     Py_RETURN_NONE;
 }
@@ -407,7 +441,8 @@ static PyMethodDef ConvPlan_methods[] = {
     {"execute", (PyCFunction)ConvPlan_execute, METH_VARARGS,
      "execute(x, w, bias_or_None, y); the GIL is released meanwhile"},
     {"execute_ptr", (PyCFunction)ConvPlan_execute_ptr, METH_VARARGS,
-     "execute_ptr(x_addr, w_addr, bias_addr_or_0, y_addr): raw (device) addresses"},
+     "execute_ptr(x_addr, w_addr, bias_addr_or_0, y_addr[, stream]): raw (device) addresses, "
+     "enqueued on stream"},
     {NULL, NULL, 0, NULL}};
 static PyGetSetDef ConvPlan_getset[] = {
     {"algorithm", (getter)ConvPlan_algorithm, NULL, "the algorithm chosen", NULL},

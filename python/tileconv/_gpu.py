@@ -1,8 +1,25 @@
 """Device arrays through __cuda_array_interface__ (CuPy arrays, torch CUDA
 tensors): no host copy; the C library gets the device addresses and only
-enqueues its kernels (on the calling thread's default stream, which
-synchronises with the legacy default stream torch and CuPy use by default)."""
+enqueues its kernels, on the framework's current stream (torch:
+torch.cuda.current_stream(device); CuPy: cupy.cuda.get_current_stream()),
+so the work is ordered with what the caller queued there. The legacy
+default stream (handle 0) maps to the calling thread's default stream,
+which waits for it. Other __cuda_array_interface__ producers: that
+default stream."""
 import numpy as np
+
+
+def stream(a):
+    """The raw cudaStream_t of the current stream of a's framework (an
+    int; 0 for the legacy default stream)."""
+    mod = type(a).__module__
+    if mod.startswith("torch"):
+        import torch
+        return int(torch.cuda.current_stream(a.device).cuda_stream)
+    if mod.startswith("cupy"):
+        import cupy
+        return int(cupy.cuda.get_current_stream().ptr)
+    return 0
 
 
 def is_gpu(a):

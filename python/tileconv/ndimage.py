@@ -201,7 +201,7 @@ def _correlate_gpu(input, weights, output, mode, cval, origin, kind):
         with _cache_lock:
             _cache[key] = p
     y = _gpu.empty_like(input, xs, xdt)
-    p.execute_ptr(xp, _gpu.info(y, "output")[0])
+    p.execute_ptr(xp, _gpu.info(y, "output")[0], _gpu.stream(input))
     return y
 
 

@@ -69,3 +69,50 @@ def test_conv2d_allow_tf32():
         F.allow_tf32 = False
     y = F.conv2d(x, w, padding=1)
     assert (y.double() - r).abs().max().item() <= 1e-4 * tol
+
+
+def test_torch_current_stream():
+    """The work is enqueued on torch's current stream: the input is written
+    on a side stream behind a long sleep kernel, then convolved there. Had
+    the call gone to another stream, it would have read the zeros before
+    the write."""
+    g = torch.Generator(device="cpu").manual_seed(5)
+    x0 = torch.rand((2, 8, 40, 40), generator=g).cuda()
+    w = torch.rand((8, 8, 3, 3), generator=g).cuda()
+    x = torch.zeros_like(x0)
+    ref = F.conv2d(x0, w, padding=1)
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(200_000_000)
+        x.copy_(x0)
+        y = F.conv2d(x, w, padding=1)
+        ys = T.correlate(x[0, 0], np.ones((3, 3)), mode="constant")
+    s.synchronize()
+    assert torch.allclose(y, ref, atol=1e-4 * ref.abs().max().item())
+    rs = T.correlate(x0[0, 0], np.ones((3, 3)), mode="constant")
+    torch.cuda.synchronize()
+    assert torch.allclose(ys, rs, atol=1e-4 * rs.abs().max().item())
+
+
+def test_cupy_current_stream():
+    """The same with CuPy's current stream (a non-blocking stream, which
+    does not wait for the default streams)."""
+    cp = pytest.importorskip("cupy", reason="cupy not installed")
+    a0 = cp.random.default_rng(6).random((50, 60), dtype=cp.float32)
+    w = np.random.default_rng(7).random((3, 4))
+    ref = T.correlate(a0, w, mode="reflect")
+    x = cp.zeros_like(a0)
+    cp.cuda.Device().synchronize()
+    spin = cp.RawKernel(r'''
+extern "C" __global__ void spin(long long n) {
+    long long t = clock64();
+    while (clock64() - t < n) {}
+}''', "spin")
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        spin((1,), (1,), (cp.int64(200_000_000),))
+        x[...] = a0
+        y = T.correlate(x, w, mode="reflect")
+    s.synchronize()
+    assert float(cp.abs(y - ref).max()) <= 1e-5 * float(cp.abs(ref).max())

@@ -91,7 +91,7 @@ def _conv_gpu(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
                 _cache.popitem(last=False)
     y = _gpu.empty_like(x, p.out_shape, xdt)
     yp = _gpu.info(y, "output")[0]
-    p.execute_ptr(xp, wp, bp, yp)
+    p.execute_ptr(xp, wp, bp, yp, _gpu.stream(x))
     return _gpu.drop_batch(y) if unbatched else y
 
 
