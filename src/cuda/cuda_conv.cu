@@ -1106,6 +1106,7 @@ struct ig7p {
     int swz; /* 1: both operands in the 128-byte swizzled layout (the
               * default); 0: no-swizzle core matrices (TC_CUDA_CONV_V7SW=0) */
     int nst; /* weight stages, nst - 2 in flight (TC_CUDA_CONV_V7NST, 3..8) */
+    double blocks; /* the grid's blocks (host side: V 8's stages and estimate) */
 };
 /* cp.async.wait_group n for a run-time n in 0..6 */
 __device__ __forceinline__ void ig_wait_n(int n) {
@@ -1823,8 +1824,8 @@ static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t 
     const char *sw = getenv("TC_CUDA_CONV_V7SW"), *ns = getenv("TC_CUDA_CONV_V7NST");
     q->swz = !(sw && sw[0] == '0' && !sw[1]);
     const tc__cu_device *d = tc__cu_dev();
-    const double blocks = (double)p->N * q->out0 * q->nrb * (double)tc__cu_div_up(g.Kg, bm) * g.G;
-    const int many = blocks > (d && d->sms > 0 ? d->sms : 132);
+    q->blocks = (double)p->N * q->out0 * q->nrb * (double)tc__cu_div_up(g.Kg, bm) * g.G;
+    const int many = q->blocks > (d && d->sms > 0 ? d->sms : 132);
     q->nst = ns && ns[0] >= '3' && ns[0] <= '8' && !ns[1] ? ns[0] - '0'
              : v8                                         ? (many ? IG8_ST_MANY : IG8_ST_FEW)
                                                           : IG7_ST;
@@ -1919,17 +1920,15 @@ static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est) 
     int bi = 0;
     const int mt = ig7_plan(p, g, lm, &q, &smem, &bi, 1);
     if (!mt || bi == 2) return 0;
-    const int64_t bm = ig_bm[bi], kt = tc__cu_div_up(g.Kg, bm);
-    const double blocks = (double)p->N * q.out0 * q.nrb * (double)kt * g.G;
+    const int64_t bm = ig_bm[bi];
     const tc__cu_device *d = tc__cu_dev();
-    if (blocks < 0.9 * (d && d->sms > 0 ? d->sms : 132) || !ig8_fits(q, lm) || !ig_wgmma_ok())
-        return 0;
+    const double sms = d && d->sms > 0 ? d->sms : 132;
+    if (q.blocks < 0.9 * sms || !ig8_fits(q, lm) || !ig_wgmma_ok()) return 0;
     if (est) {
-        const double sms = d && d->sms > 0 ? d->sms : 132;
         const double per_sm = (d ? d->peak_flops32 : 67e12) / sms;
         const double rate = bi == 1 ? 1.15 : mt == 2 ? 2.2 : 1.6;
         const double fpb = 2.0 * mt * 64.0 * (double)bm * (double)g.R * (double)g.Cg;
-        *est = ceil(blocks / sms) * fpb / (rate * per_sm) + 5e-6;
+        *est = ceil(q.blocks / sms) * fpb / (rate * per_sm) + 5e-6;
     }
     return 1;
 }
