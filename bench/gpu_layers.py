@@ -18,6 +18,8 @@ tiled depthwise kernel's variants (printed, and in the JSON as "sweep");
 GPU_LAYERS_TFV="1 3" repeats the TF32 sweep once per TF32 kernel variant
 (TC_CUDA_CONV_TFV), with each variant's error;
 GPU_LAYERS_EXTRA=1 adds three more MobileNet depthwise layers.
+GPU_LAYERS_KPROF=1 prints each TF32 call's device time split by kernel,
+ours and cuDNN's (torch.profiler), and keeps it in the JSON as "kprof".
 Forced cuda.conv.winograd(2) rows are timed (and their error measured) on
 every layer they apply to; GPU_LAYERS_WINO_SWEEP=1 adds their GEMM tile
 heights and per-stage times.
@@ -163,6 +165,26 @@ def run_err(pl, x, w, ref, yshape):
     if st != 0:
         return None
     return float(np.abs(y.astype(np.float64) - ref).max() / max(np.abs(ref).max(), 1e-30))
+
+
+def kprof(fn, calls):
+    # [(kernel, mean us a call, launches a call)] of fn's kernels (memcpy and
+    # memset left out), the longest first
+    from torch.profiler import ProfilerActivity, profile
+    with torch.no_grad():
+        fn()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as pr:
+            fn()
+            torch.cuda.synchronize()
+    out = []
+    for e in pr.key_averages():
+        t = getattr(e, "self_device_time_total", None)
+        if t is None:
+            t = getattr(e, "self_cuda_time_total", 0)
+        if t and not e.key.lower().startswith(("memcpy", "memset")):
+            out.append((e.key[:60], t / calls, e.count / calls))
+    return sorted(out, key=lambda r: -r[1])[:6]
 
 
 torch.backends.cudnn.benchmark = True
@@ -333,6 +355,19 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
     row["cudnn_fp32_ms"] = c32 = min(c32a, cudnn_ms(F[nsp], X, W, kw))
     torch.backends.cudnn.allow_tf32 = True
     row["cudnn_tf32_ms"] = ctf = min(ctfa, cudnn_ms(F[nsp], X, W, kw))
+    # GPU_LAYERS_KPROF=1: the TF32 plan's kernels and cuDNN's (TF32), each
+    # call's device time split by kernel (torch.profiler; CUPTI sees the
+    # library's launches in this process too)
+    if os.environ.get("GPU_LAYERS_KPROF") == "1":
+        row["kprof"] = kp = {}
+        pl, _ = plan(d, TF32)
+        kp["ours"] = kprof(lambda: lib.tc_cuda_time_plan(pl, ptr(x), ptr(w), None, 10, C.byref(C.c_double()), None), 11) if pl else []
+        if pl:
+            lib.tc_plan_destroy(pl)
+        kp["cudnn"] = kprof(lambda: [F[nsp](X, W, **kw) for _ in range(10)], 10)
+        for who in ("ours", "cudnn"):
+            print(f"  kprof {name} {who}: " + "; ".join(f"{k} {us:.1f}us x{c:.0f}" for k, us, c in kp[who]),
+                  flush=True)
     torch.backends.cudnn.allow_tf32 = False
     del X, W
     torch.cuda.empty_cache()

@@ -125,7 +125,9 @@ fi
 if has profile-layers; then
   # (only when named) Nsight Compute on one launch of the conv-layer kernels
   # (regex GPU_CHECK_NCU_KERNELS, default k_ig|k_dw) for each layer of
-  # GPU_CHECK_NCU_LAYERS ("|"-separated substrings of gpu_layers.py names)
+  # GPU_CHECK_NCU_LAYERS ("|"-separated substrings of gpu_layers.py names);
+  # GPU_CHECK_NCU_BASE=demangled matches the regex against names with their
+  # template arguments; GPU_CHECK_NCU_SKIP / _COUNT: launches (default 2 / 1)
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   : >"$OUT/ncu_layers.txt"
   IFS='|' read -ra LCASES <<<"${GPU_CHECK_NCU_LAYERS:-128@28|mbv1-dw}"
@@ -133,7 +135,9 @@ if has profile-layers; then
     stamp "ncu: layer $l"
     echo "######## $l" >>"$OUT/ncu_layers.txt"
     GPU_LAYERS_ONLY="$l" GPU_LAYERS_REPEAT=3 GPU_LAYERS_SWEEP=0 timeout "$(left 90)" "$NCU" --clock-control none \
-        -k "regex:${GPU_CHECK_NCU_KERNELS:-k_ig|k_dw}" --launch-skip 2 --launch-count 1 \
+        --kernel-name-base "${GPU_CHECK_NCU_BASE:-function}" \
+        -k "regex:${GPU_CHECK_NCU_KERNELS:-k_ig|k_dw}" --launch-skip "${GPU_CHECK_NCU_SKIP:-2}" \
+        --launch-count "${GPU_CHECK_NCU_COUNT:-1}" \
         --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
         --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats \
         "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" /tmp/ncu_layers >>"$OUT/ncu_layers.txt" 2>&1

@@ -876,7 +876,10 @@ static void run_conv_planner_checks(void) {
  * no sm_90a image, TFV=4, 7 and 8 run V 3 again. */
 static void run_conv_tf32_variants(void) {
     static const char *vs[] = {"1", "4", "7", "8"};
+    /* TC_TEST_CUDA_TFV=V: that variant alone (sanitizer runs of one kernel) */
+    const char *only = getenv("TC_TEST_CUDA_TFV");
     for (int v = 0; v < 4; v++) {
+        if (only && strcmp(only, vs[v])) continue;
         printf("conv cases with TC_CUDA_CONV_TFV=%s\n", vs[v]);
         setenv("TC_CUDA_CONV_TFV", vs[v], 1);
         for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
@@ -912,7 +915,8 @@ int main(int argc, char **argv) {
      * of the conv kernels) */
     const char *conv_only = getenv("TC_TEST_CUDA_CONV_ONLY");
     if (conv_only && conv_only[0] == '1') {
-        for (int ci = 0; ci < NCC; ci++) {
+        /* with TC_TEST_CUDA_TFV set, that TF32 variant's loop alone */
+        for (int ci = 0; ci < NCC && !getenv("TC_TEST_CUDA_TFV"); ci++) {
             run_conv_case(ci, 0, 0);
 #if TC_TEST_CUDA
             run_conv_case(ci, 1, 0);
