@@ -30,6 +30,7 @@ import ctypes as C
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -185,6 +186,23 @@ def kprof(fn, calls):
         if t and not e.key.lower().startswith(("memcpy", "memset")):
             out.append((e.key[:60], t / calls, e.count / calls))
     return sorted(out, key=lambda r: -r[1])[:6]
+
+
+def host_b2b(fn, n=50):
+    # (host us a call, us a call back to back): n calls enqueued in a row
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    best_h = best_b = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        best_h, best_b = min(best_h, (t1 - t0) / n * 1e6), min(best_b, (t2 - t0) / n * 1e6)
+    return best_h, best_b
 
 
 torch.backends.cudnn.benchmark = True
@@ -359,12 +377,27 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
     # call's device time split by kernel (torch.profiler; CUPTI sees the
     # library's launches in this process too)
     if os.environ.get("GPU_LAYERS_KPROF") == "1":
+        nan = float("nan")
         row["kprof"] = kp = {}
         pl, _ = plan(d, TF32)
         kp["ours"] = kprof(lambda: lib.tc_cuda_time_plan(pl, ptr(x), ptr(w), None, 10, C.byref(C.c_double()), None), 11) if pl else []
         if pl:
             lib.tc_plan_destroy(pl)
         kp["cudnn"] = kprof(lambda: [F[nsp](X, W, **kw) for _ in range(10)], 10)
+        # host us a call (device pointers: the call only enqueues) and us a
+        # call back to back (no idle GPU between calls), ours and cuDNN's
+        pl, _ = plan(d, TF32)
+        if pl:
+            Y = torch.empty(yshape, device="cuda", dtype=torch.float32)
+            a = (pl, VP(Y.data_ptr()), VP(X.data_ptr()), VP(W.data_ptr()), None, None)
+            kp["ours_host_us"], kp["ours_b2b_us"] = host_b2b(lambda: lib.tc_execute_conv(*a))
+            lib.tc_plan_destroy(pl)
+            del Y
+        with torch.no_grad():
+            kp["cudnn_host_us"], kp["cudnn_b2b_us"] = host_b2b(lambda: F[nsp](X, W, **kw))
+        print(f"  kprof {name}: host us a call ours {kp.get('ours_host_us', nan):.1f} cuDNN "
+              f"{kp['cudnn_host_us']:.1f}; back to back us a call ours {kp.get('ours_b2b_us', nan):.1f} "
+              f"cuDNN {kp['cudnn_b2b_us']:.1f}", flush=True)
         for who in ("ours", "cudnn"):
             print(f"  kprof {name} {who}: " + "; ".join(f"{k} {us:.1f}us x{c:.0f}" for k, us, c in kp[who]),
                   flush=True)
