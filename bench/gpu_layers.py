@@ -18,8 +18,12 @@ tiled depthwise kernel's variants (printed, and in the JSON as "sweep");
 GPU_LAYERS_TFV="1 3" repeats the TF32 sweep once per TF32 kernel variant
 (TC_CUDA_CONV_TFV), with each variant's error;
 GPU_LAYERS_EXTRA=1 adds three more MobileNet depthwise layers.
-GPU_LAYERS_KPROF=1 prints each TF32 call's device time split by kernel,
-ours and cuDNN's (torch.profiler), and keeps it in the JSON as "kprof".
+GPU_LAYERS_KPROF=1 prints each call's device time split by kernel, ours and
+cuDNN's, fp32 and TF32 (torch.profiler: CUPTI sees the library's launches
+too), the host's us a call (device pointers, enqueue only) and the us a call
+of 50 calls back to back, then a table of the device-time ratios (the main
+table's ratios include each side's host time before its first kernel: a
+single call between events on an idle GPU); JSON key "kprof".
 Forced cuda.conv.winograd(2) rows are timed (and their error measured) on
 every layer they apply to; GPU_LAYERS_WINO_SWEEP=1 adds their GEMM tile
 heights and per-stage times.
@@ -169,8 +173,9 @@ def run_err(pl, x, w, ref, yshape):
 
 
 def kprof(fn, calls):
-    # [(kernel, mean us a call, launches a call)] of fn's kernels (memcpy and
-    # memset left out), the longest first
+    # ([(kernel, mean us a call, launches a call)] of fn's kernels, the
+    # longest six first, and all kernels' us a call; memcpy and memset left
+    # out)
     from torch.profiler import ProfilerActivity, profile
     with torch.no_grad():
         fn()
@@ -178,14 +183,15 @@ def kprof(fn, calls):
         with profile(activities=[ProfilerActivity.CUDA]) as pr:
             fn()
             torch.cuda.synchronize()
-    out = []
+    out, tot = [], 0.0
     for e in pr.key_averages():
         t = getattr(e, "self_device_time_total", None)
         if t is None:
             t = getattr(e, "self_cuda_time_total", 0)
         if t and not e.key.lower().startswith(("memcpy", "memset")):
             out.append((e.key[:60], t / calls, e.count / calls))
-    return sorted(out, key=lambda r: -r[1])[:6]
+            tot += t / calls
+    return sorted(out, key=lambda r: -r[1])[:6], tot
 
 
 def host_b2b(fn, n=50):
@@ -379,28 +385,36 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
     if os.environ.get("GPU_LAYERS_KPROF") == "1":
         nan = float("nan")
         row["kprof"] = kp = {}
-        pl, _ = plan(d, TF32)
-        kp["ours"] = kprof(lambda: lib.tc_cuda_time_plan(pl, ptr(x), ptr(w), None, 10, C.byref(C.c_double()), None), 11) if pl else []
-        if pl:
-            lib.tc_plan_destroy(pl)
-        kp["cudnn"] = kprof(lambda: [F[nsp](X, W, **kw) for _ in range(10)], 10)
-        # host us a call (device pointers: the call only enqueues) and us a
-        # call back to back (no idle GPU between calls), ours and cuDNN's
-        pl, _ = plan(d, TF32)
-        if pl:
-            Y = torch.empty(yshape, device="cuda", dtype=torch.float32)
-            a = (pl, VP(Y.data_ptr()), VP(X.data_ptr()), VP(W.data_ptr()), None, None)
-            kp["ours_host_us"], kp["ours_b2b_us"] = host_b2b(lambda: lib.tc_execute_conv(*a))
-            lib.tc_plan_destroy(pl)
-            del Y
-        with torch.no_grad():
-            kp["cudnn_host_us"], kp["cudnn_b2b_us"] = host_b2b(lambda: F[nsp](X, W, **kw))
-        print(f"  kprof {name}: host us a call ours {kp.get('ours_host_us', nan):.1f} cuDNN "
-              f"{kp['cudnn_host_us']:.1f}; back to back us a call ours {kp.get('ours_b2b_us', nan):.1f} "
-              f"cuDNN {kp['cudnn_b2b_us']:.1f}", flush=True)
-        for who in ("ours", "cudnn"):
-            print(f"  kprof {name} {who}: " + "; ".join(f"{k} {us:.1f}us x{c:.0f}" for k, us, c in kp[who]),
-                  flush=True)
+        for mode, fl in (("fp32", 0), ("tf32", TF32)):
+            torch.backends.cudnn.allow_tf32 = fl == TF32
+            pl, _ = plan(d, fl)
+            if pl:
+                kp[f"ours_{mode}"] = kprof(lambda: lib.tc_cuda_time_plan(
+                    pl, ptr(x), ptr(w), None, 10, C.byref(C.c_double()), None), 11)
+                # host us a call (device pointers: the call only enqueues)
+                # and us a call back to back (no idle GPU between calls)
+                Y = torch.empty(yshape, device="cuda", dtype=torch.float32)
+                a = (pl, VP(Y.data_ptr()), VP(X.data_ptr()), VP(W.data_ptr()), None, None)
+                kp[f"ours_{mode}_host_us"], kp[f"ours_{mode}_b2b_us"] = host_b2b(
+                    lambda: lib.tc_execute_conv(*a))
+                lib.tc_plan_destroy(pl)
+                del Y
+            with torch.no_grad():
+                kp[f"cudnn_{mode}"] = kprof(lambda: [F[nsp](X, W, **kw) for _ in range(10)], 10)
+                kp[f"cudnn_{mode}_host_us"], kp[f"cudnn_{mode}_b2b_us"] = host_b2b(
+                    lambda: F[nsp](X, W, **kw))
+            for who in ("ours", "cudnn"):
+                kk = kp.get(f"{who}_{mode}", ([], nan))
+                print(f"  kprof {name} {mode} {who}: device {kk[1]:.1f}us: " +
+                      "; ".join(f"{k} {us:.1f}us x{c:.0f}" for k, us, c in kk[0]), flush=True)
+            g = lambda k: kp.get(k, nan)  # noqa: E731
+            od, cd = kp.get(f"ours_{mode}", ([], nan))[1], kp[f"cudnn_{mode}"][1]
+            kp[f"device_ratio_{mode}"] = cd / od
+            print(f"  kprof {name} {mode}: device us a call ours {od:.1f} cuDNN {cd:.1f} (ratio "
+                  f"{cd / od:.2f}); host us a call ours {g(f'ours_{mode}_host_us'):.1f} cuDNN "
+                  f"{g(f'cudnn_{mode}_host_us'):.1f}; back to back us a call ours "
+                  f"{g(f'ours_{mode}_b2b_us'):.1f} cuDNN {g(f'cudnn_{mode}_b2b_us'):.1f} (ratio "
+                  f"{g(f'cudnn_{mode}_b2b_us') / g(f'ours_{mode}_b2b_us'):.2f})", flush=True)
     torch.backends.cudnn.allow_tf32 = False
     del X, W
     torch.cuda.empty_cache()
@@ -417,6 +431,22 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
                                        for a, t in alts_t.items() if t) + "]") if alts_t else ""))
     lines.append(line)
     print(line, flush=True)
+if any("kprof" in r for r in rows):
+    lines.append("device time a call (us, all kernels, torch.profiler) and back to back (us a call, "
+                 "50 calls enqueued); ratio = cuDNN / ours")
+    lines.append(f"{'layer':22s} {'fp32 ours':>9s} {'cuDNN':>7s} {'ratio':>5s} {'b2b':>5s} "
+                 f"{'tf32 ours':>9s} {'cuDNN':>7s} {'ratio':>5s} {'b2b':>5s}")
+    for r in rows:
+        k = r.get("kprof")
+        if not k:
+            continue
+        f = []
+        for m in ("fp32", "tf32"):
+            o, c = k.get(f"ours_{m}", ([], float("nan")))[1], k[f"cudnn_{m}"][1]
+            bo, bc = k.get(f"ours_{m}_b2b_us", float("nan")), k[f"cudnn_{m}_b2b_us"]
+            f.append(f"{o:9.1f} {c:7.1f} {c / o:5.2f} {bc / bo:5.2f}")
+        lines.append(f"{r['layer']:22s} " + " ".join(f))
+    print("\n".join(lines[-len(rows) - 2:]), flush=True)
 os.makedirs(outdir, exist_ok=True)
 open(os.path.join(outdir, "gpu_layers.txt"), "w").write("\n".join(lines) + "\n")
 json.dump(rows, open(os.path.join(outdir, "gpu_layers.json"), "w"), indent=1)

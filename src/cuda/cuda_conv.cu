@@ -1047,8 +1047,8 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 /* V 7 (session 12, opt-in: TC_CUDA_CONV_TFV=7): stride-1 layers as
  * shifted views of a shared-memory patch, TF32 wgmma. The call copies x
  * into xT (N, spatial, C) and the weights into wT (K, tap, CKP), CKP = Cg
- * rounded up to 32 with zeros, both rounded to TF32 (k_ig7_nhwc,
- * k_ig7_wpack). A block computes TH output rows of one output plane (of one
+ * rounded up to 32 with zeros, both rounded to TF32 (k_ig7_prep, one
+ * launch). A block computes TH output rows of one output plane (of one
  * image) over the whole padded width PW, M = TH * PW <= 64 * MT positions
  * (the columns past the output width are computed and dropped), for BM
  * output channels. For each chunk of 32 channels it loads the input patch
@@ -1074,31 +1074,40 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 #define IG8_ST_MANY 3
 #define IG8_ST_FEW 4
 #define IG7_PPT 8 /* patch pixels a thread at most: NPIXA <= 128 * IG7_PPT */
-/* x (N, C, S) -> xt (N, S, C), rounded to TF32 */
-__global__ void __launch_bounds__(256) k_ig7_nhwc(const float *__restrict__ x,
-                                                  float *__restrict__ xt, int C, int S) {
+/* V 7's copies in one launch (session 14: one launch less on the host's
+ * path before the main kernel): blocks below nxb copy x (N, C, S) -> xt
+ * (N, S, C) by 32 x 32 tiles (tx tiles along S, ty along C), rounded to
+ * TF32; the blocks after them repack w (rows, Cg, R) -> wt (rows, R, CKP),
+ * zeros for c >= Cg, rounded: one thread a (row, channel), its R taps */
+__global__ void __launch_bounds__(256) k_ig7_prep(const float *__restrict__ x,
+                                                  float *__restrict__ xt, int C, int S, int tx,
+                                                  int ty, int64_t nxb,
+                                                  const float *__restrict__ w,
+                                                  float *__restrict__ wt, int64_t rows, int Cg,
+                                                  int R, int CKP) {
     __shared__ float tile[32][33];
-    const int s0 = blockIdx.x * 32, c0 = blockIdx.y * 32;
-    const int64_t base = (int64_t)blockIdx.z * C * S;
-    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
-    for (int j = ty; j < 32; j += 8)
-        if (c0 + j < C && s0 + tx < S) tile[j][tx] = x[base + (int64_t)(c0 + j) * S + s0 + tx];
+    const int64_t bid = blockIdx.x;
+    if (bid >= nxb) {
+        const int64_t i = (bid - nxb) * 256 + threadIdx.x;
+        if (i >= rows * CKP) return;
+        const int c = (int)(i % CKP);
+        const int64_t k = i / CKP;
+        for (int t = 0; t < R; t++)
+            wt[(k * R + t) * CKP + c] =
+                c < Cg ? __uint_as_float(ig_tf32(w[(k * Cg + c) * R + t])) : 0.f;
+        return;
+    }
+    const int bx = (int)(bid % tx), by = (int)(bid / tx % ty);
+    const int64_t bz = bid / ((int64_t)tx * ty);
+    const int s0 = bx * 32, c0 = by * 32;
+    const int64_t base = bz * C * S;
+    const int lx = threadIdx.x & 31, ly = threadIdx.x >> 5;
+    for (int j = ly; j < 32; j += 8)
+        if (c0 + j < C && s0 + lx < S) tile[j][lx] = x[base + (int64_t)(c0 + j) * S + s0 + lx];
     __syncthreads();
-    for (int j = ty; j < 32; j += 8)
-        if (s0 + j < S && c0 + tx < C)
-            xt[base + (int64_t)(s0 + j) * C + c0 + tx] = __uint_as_float(ig_tf32(tile[tx][j]));
-}
-/* w (rows, Cg, R) -> wt (rows, R, CKP), zeros for c >= Cg, rounded; one
- * thread a (row, channel), its R taps */
-__global__ void __launch_bounds__(256) k_ig7_wpack(const float *__restrict__ w,
-                                                   float *__restrict__ wt, int64_t rows,
-                                                   int Cg, int R, int CKP) {
-    const int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x;
-    if (i >= rows * CKP) return;
-    const int c = (int)(i % CKP);
-    const int64_t k = i / CKP;
-    for (int t = 0; t < R; t++)
-        wt[(k * R + t) * CKP + c] = c < Cg ? __uint_as_float(ig_tf32(w[(k * Cg + c) * R + t])) : 0.f;
+    for (int j = ly; j < 32; j += 8)
+        if (s0 + j < S && c0 + lx < C)
+            xt[base + (int64_t)(s0 + j) * C + c0 + lx] = __uint_as_float(ig_tf32(tile[lx][j]));
 }
 struct ig7p {
     igp a;
@@ -1840,6 +1849,10 @@ static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t 
     const int64_t nb = (int64_t)p->N * q->out0 * q->nrb;
     if (nb > INT32_MAX || p->N > 65535 || g.G > 65535 || tc__cu_div_up(g.Kg, bm) > 65535)
         return 0;
+    /* k_ig7_prep's one-dimensional grid */
+    if (tc__cu_div_up(g.plane, 32) * tc__cu_div_up(g.C, 32) * p->N +
+            tc__cu_div_up((int64_t)g.K * q->CKP, 256) > INT32_MAX)
+        return 0;
     return mt;
 }
 /* cuTensorMapEncodeTiled from the driver, through the runtime (no -lcuda);
@@ -1912,82 +1925,101 @@ static int ig8_fits(const ig7p &q, int lm) {
  * (one warpgroup, m64n64: 64 @56 0.112-0.116). About 28% of the tensor
  * cores' TF32 rate at best: latency, not shared-memory bandwidth (an
  * m64n128k8 wgmma needs 96 of the 128 bytes a clock at full rate). */
-static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est) {
+/* A V 7 / V 8 launch as planned on the host: the plan, its block's shared
+ * memory, tile index, row tiles and kernel form (v8: copies by TMA) */
+struct ig7sel {
+    ig7p q;
+    size_t smem;
+    int bi, mt, v8;
+};
+/* V 7 (v8 = 0) or V 8 planned for the layer, V 7 where V 8's boxes do not
+ * fit: 0 where neither takes it */
+static int ig7_select(const tc__problem *p, const igp &g, int lm, int v8, ig7sel *s) {
+    s->mt = ig7_plan(p, g, lm, &s->q, &s->smem, &s->bi, v8);
+    if (s->mt && v8 && !ig8_fits(s->q, lm)) { /* V 7 then, with its own stages */
+        v8 = 0;
+        s->mt = ig7_plan(p, g, lm, &s->q, &s->smem, &s->bi, 0);
+    }
+    s->v8 = v8;
+    return s->mt > 0;
+}
+static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est, ig7sel *sel) {
     if (lm != IG_ZEROS || g.m0 != 1 || g.in0 != 1 || g.m1 < 2 || getenv("TC_CUDA_CONV_TFV"))
         return 0;
-    ig7p q;
-    size_t smem = 0;
-    int bi = 0;
-    const int mt = ig7_plan(p, g, lm, &q, &smem, &bi, 1);
-    if (!mt || bi == 2) return 0;
-    const int64_t bm = ig_bm[bi];
+    ig7sel s;
+    if (!ig7_select(p, g, lm, 1, &s) || !s.v8 || s.bi == 2) return 0;
+    const int64_t bm = ig_bm[s.bi];
     const tc__cu_device *d = tc__cu_dev();
     const double sms = d && d->sms > 0 ? d->sms : 132;
-    if (q.blocks < 0.9 * sms || !ig8_fits(q, lm) || !ig_wgmma_ok()) return 0;
+    if (s.q.blocks < 0.9 * sms || !ig_wgmma_ok()) return 0;
     if (est) {
         const double per_sm = (d ? d->peak_flops32 : 67e12) / sms;
-        const double rate = bi == 1 ? 1.15 : mt == 2 ? 2.2 : 1.6;
-        const double fpb = 2.0 * mt * 64.0 * (double)bm * (double)g.R * (double)g.Cg;
-        *est = ceil(q.blocks / sms) * fpb / (rate * per_sm) + 5e-6;
+        const double rate = s.bi == 1 ? 1.15 : s.mt == 2 ? 2.2 : 1.6;
+        const double fpb = 2.0 * s.mt * 64.0 * (double)bm * (double)g.R * (double)g.Cg;
+        *est = ceil(s.q.blocks / sms) * fpb / (rate * per_sm) + 5e-6;
     }
+    if (sel) *sel = s;
     return 1;
 }
-static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const igp &g0, int lm, int v8) {
+/* The launch of a layer planned by ig7_select: the copies of x and w into
+ * one scratch allocation by one k_ig7_prep launch, then the kernel */
+static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const ig7sel &sel, int lm) {
     const tc__problem *p = a->p;
-    ig7p q;
-    size_t smem = 0;
-    int bi = 0;
-    int mt = ig7_plan(p, g0, lm, &q, &smem, &bi, v8);
-    if (mt && v8 && !ig8_fits(q, lm)) { /* V 7 then, with its own stages */
-        v8 = 0;
-        mt = ig7_plan(p, g0, lm, &q, &smem, &bi, 0);
-    }
-    if (!mt) return TC_ERR_NOT_APPLICABLE;
+    const ig7p &q = sel.q;
     const igp &g = q.a;
+    const int bi = sel.bi, mt = sel.mt;
+    const size_t smem = sel.smem;
+    int v8 = sel.v8;
     const int li = lm == IG_ZEROS ? 0 : 1;
-    /* the kernels' shared-memory limit raised to the device's opt-in
-     * maximum once per device (ig7_plan checked smem against it), not in
-     * every execute: V 7's, and V 8's where it may run */
+    const float *db;
+    void *own, *xt = NULL;
+    tc_status st = cv_bias(a, b->s, &db, &own);
+    if (st) return st;
+    /* xT, then wT at a 1 KiB boundary (TMA: 16-byte aligned bases) */
+    const int64_t nx = p->N * (int64_t)g.plane * g.C, nw = (int64_t)g.K * g.Rl;
+    const size_t woff = ((size_t)nx * sizeof(float) + 1023) / 1024 * 1024;
+    if ((st = tc__cu_alloc(&xt, woff + (size_t)nw * sizeof(float), b->s))) {
+        tc__cu_free(own, b->s);
+        return st;
+    }
+    float *wt = (float *)((char *)xt + woff);
+    const int tx = (int)tc__cu_div_up(g.plane, 32), ty = (int)tc__cu_div_up(g.C, 32);
+    const int64_t nxb = (int64_t)tx * ty * p->N,
+                  nwb = tc__cu_div_up((int64_t)g.K * q.CKP, 256);
+    k_ig7_prep<<<(unsigned)(nxb + nwb), 256, 0, b->s>>>((const float *)b->x, (float *)xt, g.C,
+                                                        g.plane, tx, ty, nxb,
+                                                        (const float *)b->w, wt, g.K, g.Cg, g.R,
+                                                        q.CKP);
+    /* while the copies run: the kernels' shared-memory limit, raised to the
+     * device's opt-in maximum once per device (ig7_plan checked smem
+     * against it): V 7's, and V 8's where it may run */
     int dev = 0;
-    TC_CU(cudaGetDevice(&dev));
-    for (int v = 0; v <= v8; v++) {
+    cudaError_t e = cudaGetDevice(&dev);
+    for (int v = 0; v <= v8 && e == cudaSuccess; v++) {
         const int kl = v ? 2 : li;
         int *slot = dev >= 0 && dev < IG_NDEV ? &ig7_attr_set[dev][bi][mt - 1][kl] : NULL;
         if (!slot || !__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
             const tc__cu_device *d = tc__cu_dev();
             const size_t lim = d && d->smem_optin ? d->smem_optin : smem;
-            TC_CU(cudaFuncSetAttribute((const void *)ig7_tab[bi][mt - 1][kl],
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)(lim > smem ? lim : smem)));
-            if (slot && d && d->smem_optin) __atomic_store_n(slot, 1, __ATOMIC_RELEASE);
+            e = cudaFuncSetAttribute((const void *)ig7_tab[bi][mt - 1][kl],
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)(lim > smem ? lim : smem));
+            if (e == cudaSuccess && slot && d && d->smem_optin)
+                __atomic_store_n(slot, 1, __ATOMIC_RELEASE);
         }
     }
-    const float *db;
-    void *own, *xt = NULL, *wt = NULL;
-    tc_status st = cv_bias(a, b->s, &db, &own);
-    if (st) return st;
-    const int64_t nx = p->N * (int64_t)g.plane * g.C, nw = (int64_t)g.K * g.Rl;
-    if ((st = tc__cu_alloc(&xt, (size_t)nx * sizeof(float), b->s)) ||
-        (st = tc__cu_alloc(&wt, (size_t)nw * sizeof(float), b->s))) {
-        tc__cu_free(xt, b->s);
-        tc__cu_free(own, b->s);
-        return st;
+    if (e == cudaSuccess) {
+        dim3 grid((unsigned)((int64_t)p->N * q.out0 * q.nrb),
+                  (unsigned)tc__cu_div_up(g.Kg, ig_bm[bi]), (unsigned)g.G);
+        ig7tm tm;
+        memset(&tm, 0, sizeof tm);
+        if (v8 && ig8_maps(q, ig_bm[bi], xt, wt, p->N, &tm)) v8 = 0; /* V 7 then */
+        ig7_kernel k = ig7_tab[bi][mt - 1][v8 ? 2 : li];
+        k<<<grid, (ig_bm[bi] == 128 && !(v8 && mt == 1) ? 256 : 128) + (v8 ? 32 : 0), smem,
+            b->s>>>((const float *)xt, wt, db, (float *)b->y, q, tm);
+        e = cudaGetLastError();
     }
-    dim3 tg((unsigned)tc__cu_div_up(g.plane, 32), (unsigned)tc__cu_div_up(g.C, 32), (unsigned)p->N);
-    k_ig7_nhwc<<<tg, 256, 0, b->s>>>((const float *)b->x, (float *)xt, g.C, g.plane);
-    k_ig7_wpack<<<(unsigned)tc__cu_div_up((int64_t)g.K * q.CKP, 256), 256, 0, b->s>>>(
-        (const float *)b->w, (float *)wt, g.K, g.Cg, g.R, q.CKP);
-    dim3 grid((unsigned)((int64_t)p->N * q.out0 * q.nrb), (unsigned)tc__cu_div_up(g.Kg, ig_bm[bi]),
-              (unsigned)g.G);
-    ig7tm tm;
-    memset(&tm, 0, sizeof tm);
-    if (v8 && ig8_maps(q, ig_bm[bi], xt, wt, p->N, &tm)) v8 = 0; /* V 7 then */
-    ig7_kernel k = ig7_tab[bi][mt - 1][v8 ? 2 : li];
-    k<<<grid, (ig_bm[bi] == 128 && !(v8 && mt == 1) ? 256 : 128) + (v8 ? 32 : 0), smem, b->s>>>(
-        (const float *)xt, (const float *)wt, db, (float *)b->y, q, tm);
-    cudaError_t e = cudaGetLastError();
     tc__cu_free(xt, b->s);
-    tc__cu_free(wt, b->s);
     tc__cu_free(own, b->s);
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_ig7", __FILE__, __LINE__);
     return TC_OK;
@@ -2005,11 +2037,12 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
     int kind = tf32 ? ig_tf_kind() : 0;
     if (kind == 3 && lm == IG_1X1) kind = 2; /* V 4 has no 1x1 loader (V 1's) */
-    if (kind == 2 && ig8_default(p, g, lm, NULL)) kind = 6;
-    if (kind == 5 || kind == 6) {
-        tc_status s7 = ig7_run(a, b, g, lm, kind == 6);
-        if (s7 != TC_ERR_NOT_APPLICABLE) return s7;
-        kind = 2; /* V 7 does not take the layer: V 3 */
+    {
+        ig7sel sel;
+        if ((kind == 2 && ig8_default(p, g, lm, NULL, &sel)) ||
+            ((kind == 5 || kind == 6) && ig7_select(p, g, lm, kind == 6, &sel)))
+            return ig7_run(a, b, sel, lm);
+        if (kind == 5 || kind == 6) kind = 2; /* V 7 does not take the layer: V 3 */
     }
     const int bk = ig_kbk[kind];
     int occ[3] = {0, 0, 0};
@@ -2334,7 +2367,7 @@ static double tf_estimate(const tc__problem *p, const tc__env *e) {
     /* V 8 where the plan will run it: its own model (ig8_default) */
     double t8 = 0.0;
     const int lm = p->mode == TC_MODE_CONSTANT && p->cval == 0 ? IG_ZEROS : IG_REMAP;
-    if (!ig_is_1x1(p) && ig8_default(p, ig_params(p), lm, &t8)) return t8;
+    if (!ig_is_1x1(p) && ig8_default(p, ig_params(p), lm, &t8, NULL)) return t8;
     return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / ig_fill(p), 1.0) +
            ig_blocks_time(p);
 }

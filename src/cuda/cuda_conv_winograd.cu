@@ -24,7 +24,7 @@
  *      block tile, BM = 128, 64 or 32 (2 * BM threads);
  *   4. output transform: y = A^T M A + bias, written to NC(D)HW with the
  *      partial tiles at the right and bottom edges masked.
- * U, V and M come from the stream-ordered device pool (tc__cu_alloc keeps
+ * U, V and M come from the stream-ordered device pool, in one allocation (tc__cu_alloc keeps
  * its memory, so no cudaMalloc per execute). U is rebuilt on every execute
  * (the weights come with each call; 36 K CRp floats).
  * cuda.conv.winograd2-tf32 (under TC_PLAN_ALLOW_TF32) runs step 3 on the
@@ -525,9 +525,15 @@ static tc_status wg_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     const char *sv = getenv("TC_CUDA_WINO_STAGES");
     const int stages = sv ? atoi(sv) : 15;
     tc_status st = tc__cu_conv_bias(a, s, &db, &own);
-    if (st == TC_OK) st = tc__cu_alloc(&U, (size_t)nu * sizeof(float), s);
-    if (st == TC_OK) st = tc__cu_alloc(&V, (size_t)nv * sizeof(float), s);
-    if (st == TC_OK) st = tc__cu_alloc(&Mo, (size_t)nm * sizeof(float), s);
+    /* U, V and M in one allocation (one pool call and one free on the
+     * host's path, not three), each at a 256-byte boundary */
+    const size_t ub = ((size_t)nu * sizeof(float) + 255) / 256 * 256,
+                 vb = ((size_t)nv * sizeof(float) + 255) / 256 * 256;
+    if (st == TC_OK) st = tc__cu_alloc(&U, ub + vb + (size_t)nm * sizeof(float), s);
+    if (st == TC_OK) {
+        V = (char *)U + ub;
+        Mo = (char *)U + ub + vb;
+    }
     if (st == TC_OK && (stages & 1)) {
         const int64_t nw = g.K * g.CRp;
         k_wg_wtrans<M><<<(unsigned)tc__cu_div_up(nw, 256), 256, 0, s>>>(
@@ -572,9 +578,7 @@ static tc_status wg_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
             }
         })
     }
-    if (Mo) tc__cu_free(Mo, s);
-    if (V) tc__cu_free(V, s);
-    if (U) tc__cu_free(U, s);
+    if (U) tc__cu_free(U, s); /* V and M with it */
     if (own) tc__cu_free(own, s);
     return st;
 }
