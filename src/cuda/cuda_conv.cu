@@ -1044,6 +1044,118 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
     }
 }
 
+/* V 9 (session 14): the 1x1 layer in TF32 as a stream. A persistent
+ * block holds its 64 output channels' weights (64 x Cg, rounded to TF32)
+ * in shared memory for the whole call and walks tiles of 128 positions of
+ * the input, four stages of 32 channels x 128 positions in flight
+ * (cp.async, 16 bytes a copy: P % 4 == 0 and x 16-byte aligned, as for
+ * the 1x1 loader); 8 warps, each 16 positions x 64 channels with mma.sync
+ * m16n8k8 (A: positions x channels from the [channel][position] stage,
+ * rounded when loaded; B: the resident weights, one LDS.64 a fragment with
+ * the k slots paired as V 1 pairs them). V 1 reloads the weights from L2
+ * for every 128-position block (64 KB each at 1x1 256->64, as many bytes
+ * as the input: ncu 78% of L2 throughput, 52% of DRAM, session 14); here
+ * they cross L2 once per block. */
+#define IG9_TP 128 /* positions a tile */
+#define IG9_XP 132 /* stage row pitch (floats): 8t + g conflict-free A loads */
+#define IG9_ST 4
+#define IG9_SMEM(CGP) ((size_t)(64 * ((CGP) + 8) + IG9_ST * 32 * IG9_XP) * sizeof(float))
+struct ig9p {
+    int C, Cg, CgP, K, Kg, G, P, tpi; /* tpi: tiles an image */
+    int64_t ntiles;                   /* N * tpi */
+    int ktiles;                       /* output-channel tiles of 64 a group */
+};
+__global__ void __launch_bounds__(256, 2)
+    k_ig9(const float *__restrict__ x, const float *__restrict__ w,
+          const float *__restrict__ bias, float *__restrict__ y, const ig9p a) {
+    extern __shared__ float4 ig9_smem4[];
+    float *Ws = reinterpret_cast<float *>(ig9_smem4); /* [64][CgP + 8] */
+    const int PW = a.CgP + 8;
+    float *Xs = Ws + 64 * PW; /* IG9_ST x [32][IG9_XP] */
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2,
+              tq = lane & 3;
+    const int g = blockIdx.y / a.ktiles, k0 = (blockIdx.y % a.ktiles) * 64;
+    const int nch = a.CgP / 32;
+    const int64_t first = blockIdx.x, stride = gridDim.x;
+    const int64_t mytiles = first < a.ntiles ? (a.ntiles - first + stride - 1) / stride : 0;
+    const int64_t nsteps = mytiles * nch;
+    /* stage s: tile first + (s / nch) * stride, channels 32 * (s % nch) */
+    auto issue = [&](int64_t s) {
+        if (s < nsteps) {
+            const int64_t t = first + (s / nch) * stride;
+            const int ch = (int)(s % nch) * 32;
+            const int64_t n = t / a.tpi;
+            const int p0 = (int)(t - n * a.tpi) * IG9_TP;
+            float *dst = Xs + (int)(s % IG9_ST) * 32 * IG9_XP;
+            const float *src = x + (n * a.C + (int64_t)g * a.Cg) * a.P;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const int id = tid + 256 * j, c = id >> 5, q = (id & 31) * 4;
+                const bool ok = (ch + c < a.Cg) & (p0 + q < a.P);
+                ig_cp16(dst + c * IG9_XP + q, ok ? src + (int64_t)(ch + c) * a.P + p0 + q : x,
+                        ok ? 16 : 0);
+            }
+        }
+        ig_commit();
+    };
+#pragma unroll
+    for (int s = 0; s < IG9_ST - 1; s++) issue(s);
+    /* the block's weights, rounded, zeros past Kg and Cg */
+    for (int i = tid; i < 64 * a.CgP; i += 256) {
+        const int k = i / a.CgP, c = i - k * a.CgP;
+        const bool ok = (k0 + k < a.Kg) & (c < a.Cg);
+        Ws[k * PW + c] = __uint_as_float(
+            ok ? ig_tf32(__ldg(w + ((int64_t)g * a.Kg + k0 + k) * a.Cg + c)) : 0u);
+    }
+    float acc[8][4];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[j][e] = 0.f;
+    for (int64_t s = 0; s < nsteps; s++) {
+        ig_wait<IG9_ST - 2>();
+        __syncthreads();
+        issue(s + IG9_ST - 1);
+        const float *Xt = Xs + (int)(s % IG9_ST) * 32 * IG9_XP + warp * 16 + gq;
+        const float *Wt = Ws + gq * PW + (int)(s % nch) * 32 + 2 * tq;
+#pragma unroll
+        for (int k8 = 0; k8 < 4; k8++) {
+            /* k slot tq <-> channel 8*k8 + 2*tq, slot tq + 4 <-> 2*tq + 1 */
+            const float *xp = Xt + (k8 * 8 + 2 * tq) * IG9_XP;
+            unsigned af[4];
+            af[0] = ig_tf32(xp[0]);
+            af[1] = ig_tf32(xp[8]);
+            af[2] = ig_tf32(xp[IG9_XP]);
+            af[3] = ig_tf32(xp[IG9_XP + 8]);
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const float2 b2 = *reinterpret_cast<const float2 *>(Wt + j * 8 * PW + k8 * 8);
+                const unsigned bf[2] = {__float_as_uint(b2.x), __float_as_uint(b2.y)};
+                ig_mma(acc[j], af, bf);
+            }
+        }
+        if (s % nch == nch - 1) {
+            /* the tile's outputs: acc[j][e] is position warp*16 + gq +
+             * 8*(e>>1), channel k0 + 8j + 2tq + (e&1) */
+            const int64_t t = first + (s / nch) * stride;
+            const int64_t n = t / a.tpi;
+            const int pb = (int)(t - n * a.tpi) * IG9_TP + warp * 16 + gq;
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int kk = k0 + 8 * j + 2 * tq + (e & 1), pp = pb + 8 * (e >> 1);
+                    if (kk < a.Kg && pp < a.P) {
+                        const int ko = g * a.Kg + kk;
+                        y[(n * a.K + ko) * a.P + pp] = acc[j][e] + (bias ? __ldg(bias + ko) : 0.f);
+                    }
+                    acc[j][e] = 0.f;
+                }
+        }
+    }
+    ig_wait<0>();
+}
+
 /* V 7 (session 12, opt-in: TC_CUDA_CONV_TFV=7): stride-1 layers as
  * shifted views of a shared-memory patch, TF32 wgmma. The call copies x
  * into xT (N, spatial, C) and the weights into wT (K, tap, CKP), CKP = Cg
@@ -2025,6 +2137,60 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const ig7sel &
     return TC_OK;
 }
 
+/* V 9 (k_ig9) for a TF32 1x1 layer (lm == IG_1X1): its geometry and grid
+ * in *q / *gx, 0 where it does not take the layer (weights of 64 channels
+ * past the shared memory). By default only where each block walks at least
+ * four tiles (the resident weights amortized); TC_CUDA_CONV_TFV=11 takes
+ * every layer it fits (tests, sweeps). */
+static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, size_t *smem) {
+    const tc__cu_device *d = tc__cu_dev();
+    if (!d || !d->smem_optin) return 0;
+    q->C = g.C; q->Cg = g.Cg; q->K = g.K; q->Kg = g.Kg; q->G = g.G; q->P = g.P;
+    q->CgP = (int)tc__cu_div_up(g.Cg, 32) * 32;
+    q->tpi = (int)tc__cu_div_up(g.P, IG9_TP);
+    q->ntiles = p->N * (int64_t)q->tpi;
+    q->ktiles = (int)tc__cu_div_up(g.Kg, 64);
+    *smem = IG9_SMEM(q->CgP);
+    if (*smem > d->smem_optin || (int64_t)q->ktiles * g.G > 65535) return 0;
+    const size_t per_sm = d->smem_per_sm ? d->smem_per_sm : 228 * 1024;
+    int occ = (int)(per_sm / (*smem + 1024));
+    occ = occ < 1 ? 1 : occ > 2 ? 2 : occ;
+    const int64_t cols = (int64_t)q->ktiles * g.G;
+    int64_t x = tc__cu_div_up((int64_t)d->sms * occ, cols);
+    if (x > q->ntiles) x = q->ntiles;
+    if (x < 1) x = 1;
+    /* TC_CUDA_CONV_V9GRID=n: n blocks along the tiles (tests: several
+     * tiles a block on small layers) */
+    const char *gv = getenv("TC_CUDA_CONV_V9GRID");
+    if (gv && atoi(gv) >= 1 && atoi(gv) <= 65535) x = atoi(gv);
+    *gx = (unsigned)x;
+    const char *f = getenv("TC_CUDA_CONV_TFV");
+    if (f && !strcmp(f, "11")) return 1;
+    return !f && g.Cg >= 32 && q->ntiles >= 4 * x;
+}
+static tc_status ig9_run(const tc__args *a, const tc__cu_bufs *b, const ig9p &q, unsigned gx,
+                         size_t smem) {
+    static int attr_set[IG_NDEV];
+    int dev = 0;
+    TC_CU(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&attr_set[dev], __ATOMIC_ACQUIRE)) {
+        const tc__cu_device *d = tc__cu_dev();
+        TC_CU(cudaFuncSetAttribute((const void *)k_ig9, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)d->smem_optin));
+        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&attr_set[dev], 1, __ATOMIC_RELEASE);
+    }
+    const float *db;
+    void *own;
+    tc_status st = cv_bias(a, b->s, &db, &own);
+    if (st) return st;
+    k_ig9<<<dim3(gx, (unsigned)(q.ktiles * q.G)), 256, smem, b->s>>>(
+        (const float *)b->x, (const float *)b->w, db, (float *)b->y, q);
+    cudaError_t e = cudaGetLastError();
+    tc__cu_free(own, b->s);
+    if (e != cudaSuccess) return tc__cu_fail(e, "launch k_ig9", __FILE__, __LINE__);
+    return TC_OK;
+}
+
 static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     const tc__problem *p = a->p;
     igp g = ig_params(p);
@@ -2037,6 +2203,12 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
     int kind = tf32 ? ig_tf_kind() : 0;
     if (kind == 3 && lm == IG_1X1) kind = 2; /* V 4 has no 1x1 loader (V 1's) */
+    if (kind == 2 && lm == IG_1X1) { /* V 9 where it takes the layer */
+        ig9p q9;
+        unsigned gx9 = 0;
+        size_t sm9 = 0;
+        if (ig9_plan(p, g, &q9, &gx9, &sm9)) return ig9_run(a, b, q9, gx9, sm9);
+    }
     {
         ig7sel sel;
         if ((kind == 2 && ig8_default(p, g, lm, NULL, &sel)) ||
