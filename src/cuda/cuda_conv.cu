@@ -1047,9 +1047,9 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 /* V 9 (session 14): the 1x1 layer in TF32 as a stream. A persistent
  * block holds its 64 output channels' weights (64 x Cg, rounded to TF32)
  * in shared memory for the whole call and walks tiles of 128 positions of
- * the input, four stages of 32 channels x 128 positions in flight
+ * the input, four stages of 64 channels x 128 positions (three in flight)
  * (cp.async, 16 bytes a copy: P % 4 == 0 and x 16-byte aligned, as for
- * the 1x1 loader); 8 warps, each 16 positions x 64 channels with mma.sync
+ * the 1x1 loader; 64 channels a stage); 8 warps, each 16 positions x 64 channels with mma.sync
  * m16n8k8 (A: positions x channels from the [channel][position] stage,
  * rounded when loaded; B: the resident weights, one LDS.64 a fragment with
  * the k slots paired as V 1 pairs them). V 1 reloads the weights from L2
@@ -1059,7 +1059,8 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 #define IG9_TP 128 /* positions a tile */
 #define IG9_XP 132 /* stage row pitch (floats): 8t + g conflict-free A loads */
 #define IG9_ST 4
-#define IG9_SMEM(CGP) ((size_t)(64 * ((CGP) + 8) + IG9_ST * 32 * IG9_XP) * sizeof(float))
+#define IG9_BC 64 /* channels a stage */
+#define IG9_SMEM(CGP) ((size_t)(64 * ((CGP) + 8) + IG9_ST * IG9_BC * IG9_XP) * sizeof(float))
 struct ig9p {
     int C, Cg, CgP, K, Kg, G, P, tpi; /* tpi: tiles an image */
     int64_t ntiles;                   /* N * tpi */
@@ -1075,7 +1076,7 @@ __global__ void __launch_bounds__(256, 2)
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2,
               tq = lane & 3;
     const int g = blockIdx.y / a.ktiles, k0 = (blockIdx.y % a.ktiles) * 64;
-    const int nch = a.CgP / 32;
+    const int nch = a.CgP / IG9_BC;
     const int64_t first = blockIdx.x, stride = gridDim.x;
     const int64_t mytiles = first < a.ntiles ? (a.ntiles - first + stride - 1) / stride : 0;
     const int64_t nsteps = mytiles * nch;
@@ -1083,13 +1084,13 @@ __global__ void __launch_bounds__(256, 2)
     auto issue = [&](int64_t s) {
         if (s < nsteps) {
             const int64_t t = first + (s / nch) * stride;
-            const int ch = (int)(s % nch) * 32;
+            const int ch = (int)(s % nch) * IG9_BC;
             const int64_t n = t / a.tpi;
             const int p0 = (int)(t - n * a.tpi) * IG9_TP;
-            float *dst = Xs + (int)(s % IG9_ST) * 32 * IG9_XP;
+            float *dst = Xs + (int)(s % IG9_ST) * IG9_BC * IG9_XP;
             const float *src = x + (n * a.C + (int64_t)g * a.Cg) * a.P;
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < IG9_BC / 8; j++) {
                 const int id = tid + 256 * j, c = id >> 5, q = (id & 31) * 4;
                 const bool ok = (ch + c < a.Cg) & (p0 + q < a.P);
                 ig_cp16(dst + c * IG9_XP + q, ok ? src + (int64_t)(ch + c) * a.P + p0 + q : x,
@@ -1116,10 +1117,10 @@ __global__ void __launch_bounds__(256, 2)
         ig_wait<IG9_ST - 2>();
         __syncthreads();
         issue(s + IG9_ST - 1);
-        const float *Xt = Xs + (int)(s % IG9_ST) * 32 * IG9_XP + warp * 16 + gq;
-        const float *Wt = Ws + gq * PW + (int)(s % nch) * 32 + 2 * tq;
+        const float *Xt = Xs + (int)(s % IG9_ST) * IG9_BC * IG9_XP + warp * 16 + gq;
+        const float *Wt = Ws + gq * PW + (int)(s % nch) * IG9_BC + 2 * tq;
 #pragma unroll
-        for (int k8 = 0; k8 < 4; k8++) {
+        for (int k8 = 0; k8 < IG9_BC / 8; k8++) {
             /* k slot tq <-> channel 8*k8 + 2*tq, slot tq + 4 <-> 2*tq + 1 */
             const float *xp = Xt + (k8 * 8 + 2 * tq) * IG9_XP;
             unsigned af[4];
@@ -2146,7 +2147,7 @@ static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, s
     const tc__cu_device *d = tc__cu_dev();
     if (!d || !d->smem_optin) return 0;
     q->C = g.C; q->Cg = g.Cg; q->K = g.K; q->Kg = g.Kg; q->G = g.G; q->P = g.P;
-    q->CgP = (int)tc__cu_div_up(g.Cg, 32) * 32;
+    q->CgP = (int)tc__cu_div_up(g.Cg, IG9_BC) * IG9_BC;
     q->tpi = (int)tc__cu_div_up(g.P, IG9_TP);
     q->ntiles = p->N * (int64_t)q->tpi;
     q->ktiles = (int)tc__cu_div_up(g.Kg, 64);
