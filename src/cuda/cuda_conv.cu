@@ -1055,7 +1055,11 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
  * the k slots paired as V 1 pairs them). V 1 reloads the weights from L2
  * for every 128-position block (64 KB each at 1x1 256->64, as many bytes
  * as the input: ncu 78% of L2 throughput, 52% of DRAM, session 14); here
- * they cross L2 once per block. */
+ * they cross L2 once per block. Measured on the H100 (session 14, 1x1
+ * 256->64 @56 b32): 78.7 us with 32 channels a stage, 71.6 with 64,
+ * against V 1's 69.7-70.2 and cuDNN's 48.6: the weights' L2 traffic was
+ * not what bounds V 1, and twice the bytes in flight gained 9%. So V 9 is
+ * opt-in (TC_CUDA_CONV_TFV=11) until a form of it is faster. */
 #define IG9_TP 128 /* positions a tile */
 #define IG9_XP 132 /* stage row pitch (floats): 8t + g conflict-free A loads */
 #define IG9_ST 4
@@ -2138,11 +2142,10 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const ig7sel &
     return TC_OK;
 }
 
-/* V 9 (k_ig9) for a TF32 1x1 layer (lm == IG_1X1): its geometry and grid
- * in *q / *gx, 0 where it does not take the layer (weights of 64 channels
- * past the shared memory). By default only where each block walks at least
- * four tiles (the resident weights amortized); TC_CUDA_CONV_TFV=11 takes
- * every layer it fits (tests, sweeps). */
+/* V 9 (k_ig9) for a TF32 1x1 layer (lm == IG_1X1) under
+ * TC_CUDA_CONV_TFV=11 (tests, sweeps; not a default: no faster than V 1
+ * yet): its geometry and grid in *q / *gx, 0 where it does not take the
+ * layer (weights of 64 channels past the shared memory). */
 static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, size_t *smem) {
     const tc__cu_device *d = tc__cu_dev();
     if (!d || !d->smem_optin) return 0;
@@ -2165,9 +2168,10 @@ static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, s
     const char *gv = getenv("TC_CUDA_CONV_V9GRID");
     if (gv && atoi(gv) >= 1 && atoi(gv) <= 65535) x = atoi(gv);
     *gx = (unsigned)x;
+    /* opt-in only: at 1x1 256->64 @56 b32 it measured 71.6 us against V 1's
+     * 70.2 (64 channels a stage; 78.7 with 32), cuDNN 48.6 (session 14) */
     const char *f = getenv("TC_CUDA_CONV_TFV");
-    if (f && !strcmp(f, "11")) return 1;
-    return !f && g.Cg >= 32 && q->ntiles >= 4 * x;
+    return f && !strcmp(f, "11");
 }
 static tc_status ig9_run(const tc__args *a, const tc__cu_bufs *b, const ig9p &q, unsigned gx,
                          size_t smem) {
