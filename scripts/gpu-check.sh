@@ -10,7 +10,9 @@
 #   layers    bench/gpu_layers.py: the conv-layer table beside cuDNN (PyTorch)
 #             in one process (libtileconv.so through ctypes): fp32 rows with
 #             TF32 off on both sides, TF32 rows (TC_PLAN_ALLOW_TF32) beside
-#             cuDNN with TF32 on -> $OUT/gpu_layers.txt
+#             cuDNN with TF32 on, then each call's device time and 50 calls
+#             back to back, ours and cuDNN's (GPU_LAYERS_KPROF, default 1)
+#             -> $OUT/gpu_layers.txt
 #   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick;
 #             GPU_CHECK_SANITIZE_CONV=1: the conv-layer cases only)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
@@ -95,8 +97,10 @@ if has layers; then
   # conv layers beside cuDNN (bench/gpu_layers.py): ours through the CLI's
   # --stats device time, cuDNN through PyTorch
   stamp "gpu_layers.py"
-  PYTHONUNBUFFERED=1 timeout "$(left 240)" "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" "$OUT" \
-      >"$OUT/layers.log" 2>&1
+  # with the device-time table (GPU_LAYERS_KPROF=1) unless the caller says
+  # otherwise: the single-call table counts each side's host time
+  GPU_LAYERS_KPROF=${GPU_LAYERS_KPROF:-1} PYTHONUNBUFFERED=1 timeout "$(left 240)" "$PY" \
+      "$SRC/bench/gpu_layers.py" "$BUILD" "$OUT" >"$OUT/layers.log" 2>&1
   echo "gpu_layers rc=$?"
   cat "$OUT/gpu_layers.txt" 2>/dev/null || tail -20 "$OUT/layers.log"
 fi
