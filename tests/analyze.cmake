@@ -21,3 +21,10 @@ if(TC_ANALYZE_PYTHON)
   set_tests_properties(analyze_layers PROPERTIES TIMEOUT 120 LABELS "tools"
     FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed,")
 endif()
+if(TC_ANALYZE_PYTHON)
+  # bench/dnn_targets.py (the CPU layer issue's targets over suite runs) on
+  # synthetic runs
+  add_test(NAME dnn_targets COMMAND ${TC_ANALYZE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test_dnn_targets.py)
+  set_tests_properties(dnn_targets PROPERTIES TIMEOUT 60 LABELS "tools"
+    FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed,")
+endif()
