@@ -50,7 +50,11 @@ stamp "device"; nvidia-smi -L 2>&1 | head -4; "$NVCC" --version | tail -1
 
 if has build; then
   stamp "configure + build $SRC in $BUILD"
-  cfg() { cmake -S "$1" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  # Ninja where the machine has it and the build folder is new: its log
+  # gives each object's build time (the slowest are printed below)
+  GEN=()
+  if command -v ninja >/dev/null 2>&1 && [ ! -f "$BUILD/CMakeCache.txt" ]; then GEN=(-G Ninja); fi
+  cfg() { cmake -S "$1" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
           -DCMAKE_CUDA_COMPILER="$NVCC" >"$OUT/build.log" 2>&1; }
   if ! cfg "$SRC"; then
     # Another contributor's half-finished optional subdirectory must not
@@ -64,6 +68,11 @@ if has build; then
   grep -E "CUDA backend" "$OUT/build.log"
   cmake --build "$BUILD" -j"$JOBS" --target tileconv_static tileconv test_cuda test_solvers tileconv_cli >>"$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" "$OUT/build.log" | head -30; exit 2; }
+  if [ -f "$BUILD/.ninja_log" ]; then
+    echo "slowest build steps (s):"
+    awk -F'\t' 'NR > 1 { printf "%7.1f %s\n", ($2 - $1) / 1000, $4 }' "$BUILD/.ninja_log" |
+      sort -rn | head -6
+  fi
   EXTRA=$(pkg-config --libs fftw3f fftw3 2>/dev/null || true)
   "$NVCC" -O2 -std=c++17 -arch=sm_90 -I"$SRC/include" "$SRC/bench/gpu_bench.cu" \
       "$BUILD/libtileconv.a" -lcufft -lpthread $EXTRA -o "$BUILD/gpu_bench" >>"$OUT/build.log" 2>&1 \
