@@ -1047,9 +1047,9 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 /* V 9 (session 14): the 1x1 layer in TF32 as a stream. A persistent
  * block holds its 64 output channels' weights (64 x Cg, rounded to TF32)
  * in shared memory for the whole call and walks tiles of 128 positions of
- * the input, four stages of 64 channels x 128 positions (three in flight)
+ * the input, four stages of 64 channels x 128 positions, three in flight
  * (cp.async, 16 bytes a copy: P % 4 == 0 and x 16-byte aligned, as for
- * the 1x1 loader; 64 channels a stage); 8 warps, each 16 positions x 64 channels with mma.sync
+ * the 1x1 loader); 8 warps, each 16 positions x 64 channels with mma.sync
  * m16n8k8 (A: positions x channels from the [channel][position] stage,
  * rounded when loaded; B: the resident weights, one LDS.64 a fragment with
  * the k slots paired as V 1 pairs them). V 1 reloads the weights from L2
@@ -1076,7 +1076,7 @@ __global__ void __launch_bounds__(256, 2)
     extern __shared__ float4 ig9_smem4[];
     float *Ws = reinterpret_cast<float *>(ig9_smem4); /* [64][CgP + 8] */
     const int PW = a.CgP + 8;
-    float *Xs = Ws + 64 * PW; /* IG9_ST x [32][IG9_XP] */
+    float *Xs = Ws + 64 * PW; /* IG9_ST x [IG9_BC][IG9_XP] */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2,
               tq = lane & 3;
     const int g = blockIdx.y / a.ktiles, k0 = (blockIdx.y % a.ktiles) * 64;
@@ -1084,7 +1084,7 @@ __global__ void __launch_bounds__(256, 2)
     const int64_t first = blockIdx.x, stride = gridDim.x;
     const int64_t mytiles = first < a.ntiles ? (a.ntiles - first + stride - 1) / stride : 0;
     const int64_t nsteps = mytiles * nch;
-    /* stage s: tile first + (s / nch) * stride, channels 32 * (s % nch) */
+    /* stage s: tile first + (s / nch) * stride, channels IG9_BC * (s % nch) */
     auto issue = [&](int64_t s) {
         if (s < nsteps) {
             const int64_t t = first + (s / nch) * stride;
