@@ -11,18 +11,9 @@ import subprocess
 import sys
 import tempfile
 
+from pycheck import check, finish
+
 cli = sys.argv[1]
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
 
 
 def run(*layers):
@@ -93,5 +84,4 @@ for bad in ("1,3,4,2,8x8,3,1,1", "1,4,4,1,2x2,5,1,0", "x"):
                        capture_output=True, text=True)
     check(f"bad --layer {bad!r}: exit 2", p.returncode == 2 and "--layer" in p.stderr, p.stderr)
 
-print(f"{passed} passed, {failed} failed, 0 skipped")
-sys.exit(1 if failed else 0)
+finish()

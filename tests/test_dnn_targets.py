@@ -12,19 +12,10 @@ import subprocess
 import sys
 import tempfile
 
+from pycheck import check, finish
+
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "..", "bench", "dnn_targets.py")
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
 
 
 def layer(lid, auto, any_, forced=None, modes=None, err=1e-6):
@@ -123,5 +114,4 @@ check("bad JSON: exit non-zero, one line naming the file",
 rc, out = run('{"machine": "x"}')
 check("JSON without layers: exit non-zero", rc != 0 and "not a --suite dnn JSON" in out, out)
 
-print(f"{passed} passed, {failed} failed, 0 skipped")
-sys.exit(1 if failed else 0)
+finish()
