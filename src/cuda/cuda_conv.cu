@@ -2063,8 +2063,10 @@ static int ig7_select(const tc__problem *p, const igp &g, int lm, int v8, ig7sel
 static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est, ig7sel *sel) {
     if (lm != IG_ZEROS || g.m0 != 1 || g.in0 != 1 || g.m1 < 2 || getenv("TC_CUDA_CONV_TFV"))
         return 0;
-    ig7sel s;
-    if (!ig7_select(p, g, lm, 1, &s) || !s.v8 || s.bi == 2) return 0;
+    ig7sel s; /* V 8 as planned, without ig7_select's V 7 fallback plan */
+    s.v8 = 1;
+    s.mt = ig7_plan(p, g, lm, &s.q, &s.smem, &s.bi, 1);
+    if (!s.mt || s.bi == 2 || !ig8_fits(s.q, lm)) return 0;
     const int64_t bm = ig_bm[s.bi];
     const tc__cu_device *d = tc__cu_dev();
     const double sms = d && d->sms > 0 ? d->sms : 132;
