@@ -140,7 +140,9 @@ if has profile-layers; then
   # (regex GPU_CHECK_NCU_KERNELS, default k_ig|k_dw) for each layer of
   # GPU_CHECK_NCU_LAYERS ("|"-separated substrings of gpu_layers.py names);
   # GPU_CHECK_NCU_BASE=demangled matches the regex against names with their
-  # template arguments; GPU_CHECK_NCU_SKIP / _COUNT: launches (default 2 / 1)
+  # template arguments; GPU_CHECK_NCU_SKIP / _COUNT: launches (default 2 / 1);
+  # GPU_CHECK_NCU_EXTRA: more ncu arguments (e.g. --metrics for the stall
+  # reasons: regex:smsp__average_warp_latency_issue_stalled_.*)
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   : >"$OUT/ncu_layers.txt"
   IFS='|' read -ra LCASES <<<"${GPU_CHECK_NCU_LAYERS:-128@28|mbv1-dw}"
@@ -153,7 +155,7 @@ if has profile-layers; then
         --launch-count "${GPU_CHECK_NCU_COUNT:-1}" \
         --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
         --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats \
-        "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" /tmp/ncu_layers >>"$OUT/ncu_layers.txt" 2>&1
+        ${GPU_CHECK_NCU_EXTRA:-} "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" /tmp/ncu_layers >>"$OUT/ncu_layers.txt" 2>&1
     echo "ncu rc=$?"
   done
   grep -E "^  [a-zA-Z_<]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|No Eligible|Issued Warp|Registers Per|Executed Ipc|Stall|Block Limit|Waves Per SM" "$OUT/ncu_layers.txt" | head -70
