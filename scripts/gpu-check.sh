@@ -66,7 +66,11 @@ if has build; then
     cfg "$SRC" || { tail -30 "$OUT/build.log"; exit 2; }
   fi
   grep -E "CUDA backend" "$OUT/build.log"
-  cmake --build "$BUILD" -j"$JOBS" --target tileconv_static tileconv test_cuda test_solvers tileconv_cli >>"$OUT/build.log" 2>&1 \
+  # the shared library's target is `tileconv`, which Ninja reads as the
+  # CLI's output file (tileconv_cli's OUTPUT_NAME): name the library's file
+  LIBT=tileconv
+  [ -f "$BUILD/build.ninja" ] && LIBT=libtileconv.so
+  cmake --build "$BUILD" -j"$JOBS" --target tileconv_static "$LIBT" test_cuda test_solvers tileconv_cli >>"$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" "$OUT/build.log" | head -30; exit 2; }
   if [ -f "$BUILD/.ninja_log" ]; then
     echo "slowest build steps (s):"

@@ -519,6 +519,9 @@ static const ccase ccases[] = {
     /* session 14: V 9 (the streaming 1x1 kernel): C % 32 != 0 over several
      * 32-channel chunks, two 64-channel tiles with K % 64 != 0, P % 128 != 0 */
     {2, 3, 72, 100, 1, {20, 36}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
+    /* session 15: V 10 (wgmma): four 64-channel stages, each two 32-channel
+     * blocks of the swizzled weights, Cg % 64 != 0, K % 64 != 0 */
+    {2, 2, 200, 70, 1, {10, 30}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",
@@ -874,21 +877,22 @@ static void run_conv_planner_checks(void) {
  * (stride 1, C/G % 4 == 0, at least 3 taps, padded width <= 128; V 3
  * takes the other cases) and V 8 (V 7's zero-padded cases with G == 1 or
  * C/G % 32 == 0, copies by TMA; V 7 takes its other cases), forced through
- * TC_CUDA_CONV_TFV on every conv case, and V 9 (TFV=11: the streaming 1x1
- * kernel on every 1x1 case it fits, V 1's layers otherwise), host pointers (every conv solver
+ * TC_CUDA_CONV_TFV on every conv case, and V 9 / V 10 (TFV=11 / 12: the
+ * streaming 1x1 kernel, mma.sync / wgmma, on every 1x1 case it fits, V 1's
+ * layers otherwise), host pointers (every conv solver
  * runs again; the variant only changes igemm-tf32). Where the probe finds
  * no sm_90a image, TFV=4, 7 and 8 run V 3 again. */
 static void run_conv_tf32_variants(void) {
-    static const char *vs[] = {"1", "4", "7", "8", "11"};
+    static const char *vs[] = {"1", "4", "7", "8", "11", "12"};
     /* TC_TEST_CUDA_TFV=V: that variant alone (sanitizer runs of one kernel) */
     const char *only = getenv("TC_TEST_CUDA_TFV");
-    for (int v = 0; v < 5; v++) {
+    for (int v = 0; v < 6; v++) {
         if (only && strcmp(only, vs[v])) continue;
         printf("conv cases with TC_CUDA_CONV_TFV=%s\n", vs[v]);
         setenv("TC_CUDA_CONV_TFV", vs[v], 1);
         /* V 9 with 3 blocks along the tiles: several tiles a block, the
          * stages running across tile boundaries */
-        if (v == 4) setenv("TC_CUDA_CONV_V9GRID", "3", 1);
+        if (v >= 4) setenv("TC_CUDA_CONV_V9GRID", "3", 1);
         for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
         unsetenv("TC_CUDA_CONV_V9GRID");
     }

@@ -291,6 +291,17 @@ __device__ __forceinline__ uint64_t ig_desc(const void *p, unsigned lbo, unsigne
     return (uint64_t)((a & 0x3FFFF) >> 4) | ((uint64_t)(lbo >> 4) << 16) |
            ((uint64_t)(sbo >> 4) << 32);
 }
+/* A 128-byte-swizzled K-major operand: rows of 128 bytes (32 tf32 of K),
+ * 8-row groups 1024 bytes apart, 16-byte chunk c of the row at shared
+ * address A stored at chunk c ^ ((A >> 7) & 7). The hardware takes the
+ * phase from the absolute address: a view may start at any 128-byte row
+ * (and 32 bytes into it for a k8 step) with base offset 0 (session 12 on
+ * the H100: the row phase as base offset gave wrong sums) */
+__device__ __forceinline__ uint64_t ig_desc_sw128(const void *p) {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    return (uint64_t)((a & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
+           ((uint64_t)1 << 62);
+}
 __device__ __forceinline__ void ig_wg_fence() {
 #if IG_WGMMA
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -402,8 +413,22 @@ template <> __device__ __forceinline__ void ig_wgmma<128>(float *d, uint64_t da,
                  : "l"(da), "l"(db), "r"(1)
                  : "memory");
 }
+/* D[64 x 64] (+)= A[64 x 8] * B[8 x 64], A from registers (the m16n8k8
+ * TF32 A fragment of each warp's 16 rows: a0 (g, t), a1 (g + 8, t), a2
+ * (g, t + 4), a3 (g + 8, t + 4)), B K-major in shared memory (db); acc
+ * scaled by `keep` (0: D = A * B, a tile's first k step) */
+__device__ __forceinline__ void ig_wgmma_rs64(float *d, const unsigned *a, uint64_t db,
+                                              int keep) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(keep)
+                 : "memory");
+}
 #else
 template <int N> __device__ __forceinline__ void ig_wgmma(float *, uint64_t, uint64_t) {}
+__device__ __forceinline__ void ig_wgmma_rs64(float *, const unsigned *, uint64_t, int) {}
 #endif
 
 /* *p through the read-only path where ok, else 0 (one predicated load, no
@@ -1062,21 +1087,39 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
  * opt-in (TC_CUDA_CONV_TFV=11) until a form of it is faster. */
 #define IG9_TP 128 /* positions a tile */
 #define IG9_XP 132 /* stage row pitch (floats): 8t + g conflict-free A loads */
+#define IG10_XP 136 /* V 10's pitch: channel t, position g at bank 8t + g */
 #define IG9_ST 4
 #define IG9_BC 64 /* channels a stage */
 #define IG9_SMEM(CGP) ((size_t)(64 * ((CGP) + 8) + IG9_ST * IG9_BC * IG9_XP) * sizeof(float))
+/* V 10: the weights swizzled (64 x CgP), the stages, 1 KiB to align */
+#define IG10_SMEM(CGP) ((size_t)(64 * (CGP) + IG9_ST * IG9_BC * IG10_XP) * sizeof(float) + 1024)
 struct ig9p {
     int C, Cg, CgP, K, Kg, G, P, tpi; /* tpi: tiles an image */
     int64_t ntiles;                   /* N * tpi */
     int ktiles;                       /* output-channel tiles of 64 a group */
 };
-__global__ void __launch_bounds__(256, 2)
+/* V 10 (WG = 1, session 15): V 9's stream with the MMAs on Hopper's
+ * wgmma. Each warpgroup takes 64 of the tile's 128 positions and all 64
+ * channels: wgmma m64n64k8 with A (positions x input channels) from
+ * registers, loaded from the [channel][position] stage (pitch 136:
+ * conflict-free) and rounded, and B the resident weights in the 128-byte
+ * swizzled K-major layout (32 channels a 128-byte row, one 8 KB block of
+ * 64 rows per 32 channels), read by the tensor cores themselves. A
+ * warpgroup's shared reads per k8 step: 2 KB of A (128 LDS.32) and 2 KB of
+ * B for 32 mma.sync-equivalents, 128 bytes each against V 9's 320. A stage's
+ * wgmmas are waited for before the next stage's fragments are loaded (the
+ * stage is DRAM-bound: ~2500 clocks of loads against ~500 of MMAs). */
+template <int WG>
+__global__ void __launch_bounds__(256, WG ? 1 : 2)
     k_ig9(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, float *__restrict__ y, const ig9p a) {
     extern __shared__ float4 ig9_smem4[];
-    float *Ws = reinterpret_cast<float *>(ig9_smem4); /* [64][CgP + 8] */
+    float *Ws = reinterpret_cast<float *>(ig9_smem4); /* V 9: [64][CgP + 8] */
+    if (WG) /* a 1024-byte boundary (the swizzle's period) */
+        Ws += ((1024 - ((unsigned)__cvta_generic_to_shared(Ws) & 1023)) & 1023) / 4;
     const int PW = a.CgP + 8;
-    float *Xs = Ws + 64 * PW; /* IG9_ST x [IG9_BC][IG9_XP] */
+    constexpr int XP = WG ? IG10_XP : IG9_XP;
+    float *Xs = Ws + (WG ? 64 * a.CgP : 64 * PW); /* IG9_ST x [IG9_BC][XP] */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2,
               tq = lane & 3;
     const int g = blockIdx.y / a.ktiles, k0 = (blockIdx.y % a.ktiles) * 64;
@@ -1091,13 +1134,13 @@ __global__ void __launch_bounds__(256, 2)
             const int ch = (int)(s % nch) * IG9_BC;
             const int64_t n = t / a.tpi;
             const int p0 = (int)(t - n * a.tpi) * IG9_TP;
-            float *dst = Xs + (int)(s % IG9_ST) * IG9_BC * IG9_XP;
+            float *dst = Xs + (int)(s % IG9_ST) * IG9_BC * XP;
             const float *src = x + (n * a.C + (int64_t)g * a.Cg) * a.P;
 #pragma unroll
             for (int j = 0; j < IG9_BC / 8; j++) {
                 const int id = tid + 256 * j, c = id >> 5, q = (id & 31) * 4;
                 const bool ok = (ch + c < a.Cg) & (p0 + q < a.P);
-                ig_cp16(dst + c * IG9_XP + q, ok ? src + (int64_t)(ch + c) * a.P + p0 + q : x,
+                ig_cp16(dst + c * XP + q, ok ? src + (int64_t)(ch + c) * a.P + p0 + q : x,
                         ok ? 16 : 0);
             }
         }
@@ -1105,13 +1148,20 @@ __global__ void __launch_bounds__(256, 2)
     };
 #pragma unroll
     for (int s = 0; s < IG9_ST - 1; s++) issue(s);
-    /* the block's weights, rounded, zeros past Kg and Cg */
+    /* the block's weights, rounded, zeros past Kg and Cg. V 10: row k,
+     * channel c at 32-channel block c / 32, 16-byte chunk (c % 32) / 4
+     * swizzled by k % 8 */
     for (int i = tid; i < 64 * a.CgP; i += 256) {
         const int k = i / a.CgP, c = i - k * a.CgP;
         const bool ok = (k0 + k < a.Kg) & (c < a.Cg);
-        Ws[k * PW + c] = __uint_as_float(
+        const float v = __uint_as_float(
             ok ? ig_tf32(__ldg(w + ((int64_t)g * a.Kg + k0 + k) * a.Cg + c)) : 0u);
+        if (WG)
+            Ws[(c >> 5) * 2048 + k * 32 + ((((c & 31) >> 2) ^ (k & 7)) << 2) + (c & 3)] = v;
+        else
+            Ws[k * PW + c] = v;
     }
+    if (WG) ig_proxy_fence(); /* the weights (generic proxy) to wgmma (async) */
     float acc[8][4];
 #pragma unroll
     for (int j = 0; j < 8; j++)
@@ -1121,27 +1171,52 @@ __global__ void __launch_bounds__(256, 2)
         ig_wait<IG9_ST - 2>();
         __syncthreads();
         issue(s + IG9_ST - 1);
-        const float *Xt = Xs + (int)(s % IG9_ST) * IG9_BC * IG9_XP + warp * 16 + gq;
-        const float *Wt = Ws + gq * PW + (int)(s % nch) * IG9_BC + 2 * tq;
+        if constexpr (WG) {
+            /* warpgroup warp >> 2 takes positions 64 (warp >> 2) .. + 63; its
+             * warp (warp & 3) rows 16 (warp & 3) + gq (+ 8) of them */
+            const float *Xt = Xs + (int)(s % IG9_ST) * IG9_BC * XP + warp * 16 + gq;
+            unsigned af[IG9_BC / 8][4];
 #pragma unroll
-        for (int k8 = 0; k8 < IG9_BC / 8; k8++) {
-            /* k slot tq <-> channel 8*k8 + 2*tq, slot tq + 4 <-> 2*tq + 1 */
-            const float *xp = Xt + (k8 * 8 + 2 * tq) * IG9_XP;
-            unsigned af[4];
-            af[0] = ig_tf32(xp[0]);
-            af[1] = ig_tf32(xp[8]);
-            af[2] = ig_tf32(xp[IG9_XP]);
-            af[3] = ig_tf32(xp[IG9_XP + 8]);
+            for (int k8 = 0; k8 < IG9_BC / 8; k8++) {
+                const float *xp = Xt + (k8 * 8 + tq) * XP;
+                af[k8][0] = ig_tf32(xp[0]);
+                af[k8][1] = ig_tf32(xp[8]);
+                af[k8][2] = ig_tf32(xp[4 * XP]);
+                af[k8][3] = ig_tf32(xp[4 * XP + 8]);
+            }
+            const float *Wc = Ws + (int)(s % nch) * (IG9_BC / 32) * 2048;
+            const int keep0 = s % nch != 0; /* a tile's first stage: D = A * B */
+            ig_wg_fence();
 #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const float2 b2 = *reinterpret_cast<const float2 *>(Wt + j * 8 * PW + k8 * 8);
-                const unsigned bf[2] = {__float_as_uint(b2.x), __float_as_uint(b2.y)};
-                ig_mma(acc[j], af, bf);
+            for (int k8 = 0; k8 < IG9_BC / 8; k8++)
+                ig_wgmma_rs64(&acc[0][0], af[k8], ig_desc_sw128(Wc + (k8 >> 2) * 2048 + (k8 & 3) * 8),
+                              k8 > 0 || keep0);
+            ig_wg_commit();
+            ig_wg_wait<0>();
+        } else {
+            const float *Xt = Xs + (int)(s % IG9_ST) * IG9_BC * XP + warp * 16 + gq;
+            const float *Wt = Ws + gq * PW + (int)(s % nch) * IG9_BC + 2 * tq;
+#pragma unroll
+            for (int k8 = 0; k8 < IG9_BC / 8; k8++) {
+                /* k slot tq <-> channel 8*k8 + 2*tq, slot tq + 4 <-> 2*tq + 1 */
+                const float *xp = Xt + (k8 * 8 + 2 * tq) * XP;
+                unsigned af[4];
+                af[0] = ig_tf32(xp[0]);
+                af[1] = ig_tf32(xp[8]);
+                af[2] = ig_tf32(xp[XP]);
+                af[3] = ig_tf32(xp[XP + 8]);
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const float2 b2 = *reinterpret_cast<const float2 *>(Wt + j * 8 * PW + k8 * 8);
+                    const unsigned bf[2] = {__float_as_uint(b2.x), __float_as_uint(b2.y)};
+                    ig_mma(acc[j], af, bf);
+                }
             }
         }
         if (s % nch == nch - 1) {
             /* the tile's outputs: acc[j][e] is position warp*16 + gq +
-             * 8*(e>>1), channel k0 + 8j + 2tq + (e&1) */
+             * 8*(e>>1), channel k0 + 8j + 2tq + (e&1) (wgmma's m64n64
+             * accumulators, d[4j + e], lie the same way) */
             const int64_t t = first + (s / nch) * stride;
             const int64_t n = t / a.tpi;
             const int pb = (int)(t - n * a.tpi) * IG9_TP + warp * 16 + gq;
@@ -1154,7 +1229,7 @@ __global__ void __launch_bounds__(256, 2)
                         const int ko = g * a.Kg + kk;
                         y[(n * a.K + ko) * a.P + pp] = acc[j][e] + (bias ? __ldg(bias + ko) : 0.f);
                     }
-                    acc[j][e] = 0.f;
+                    if (!WG) acc[j][e] = 0.f;
                 }
         }
     }
@@ -1245,17 +1320,6 @@ __device__ __forceinline__ void ig_wait_n(int n) {
     case 5: ig_wait<5>(); break;
     default: ig_wait<6>(); break;
     }
-}
-/* A 128-byte-swizzled K-major operand: rows of 128 bytes (32 tf32 of K),
- * 8-row groups 1024 bytes apart, 16-byte chunk c of the row at shared
- * address A stored at chunk c ^ ((A >> 7) & 7). The hardware takes the
- * phase from the absolute address: a view may start at any 128-byte row
- * (and 32 bytes into it for a k8 step) with base offset 0 (session 12 on
- * the H100: the row phase as base offset gave wrong sums) */
-__device__ __forceinline__ uint64_t ig_desc_sw128(const void *p) {
-    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
-    return (uint64_t)((a & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
-           ((uint64_t)1 << 62);
 }
 /* V 8 (session 13, opt-in: TC_CUDA_CONV_TFV=8): V 7 with its copies
  * issued by a producer warp as tensor-memory-accelerator boxes (the patch
@@ -2144,19 +2208,32 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const ig7sel &
     return TC_OK;
 }
 
-/* V 9 (k_ig9) for a TF32 1x1 layer (lm == IG_1X1) under
- * TC_CUDA_CONV_TFV=11 (tests, sweeps; not a default: no faster than V 1
- * yet): its geometry and grid in *q / *gx, 0 where it does not take the
- * layer (weights of 64 channels past the shared memory). */
-static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, size_t *smem) {
+/* V 9 / V 10 (k_ig9<0> / <1>) for a TF32 1x1 layer (lm == IG_1X1):
+ * V 9 under TC_CUDA_CONV_TFV=11, V 10 under TC_CUDA_CONV_TFV=12 where the
+ * device runs the sm_90a image (tests, sweeps; neither is a default yet:
+ * V 9 measured no faster than V 1). Its geometry and grid in *q / *gx and
+ * the form in *wg; 0 where neither takes the layer (weights of 64
+ * channels past the shared memory, or no variant asked for). */
+static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, size_t *smem,
+                    int *wg) {
     const tc__cu_device *d = tc__cu_dev();
     if (!d || !d->smem_optin) return 0;
+    /* opt-in only: V 9 at 1x1 256->64 @56 b32 measured 71.6 us against
+     * V 1's 70.2 (64 channels a stage; 78.7 with 32), cuDNN 48.6 (session
+     * 14) */
+    const char *f = getenv("TC_CUDA_CONV_TFV");
+    if (f && !strcmp(f, "11"))
+        *wg = 0;
+    else if (f && !strcmp(f, "12") && ig_wgmma_ok())
+        *wg = 1;
+    else
+        return 0;
     q->C = g.C; q->Cg = g.Cg; q->K = g.K; q->Kg = g.Kg; q->G = g.G; q->P = g.P;
     q->CgP = (int)tc__cu_div_up(g.Cg, IG9_BC) * IG9_BC;
     q->tpi = (int)tc__cu_div_up(g.P, IG9_TP);
     q->ntiles = p->N * (int64_t)q->tpi;
     q->ktiles = (int)tc__cu_div_up(g.Kg, 64);
-    *smem = IG9_SMEM(q->CgP);
+    *smem = *wg ? IG10_SMEM(q->CgP) : IG9_SMEM(q->CgP);
     if (*smem > d->smem_optin || (int64_t)q->ktiles * g.G > 65535) return 0;
     const size_t per_sm = d->smem_per_sm ? d->smem_per_sm : 228 * 1024;
     int occ = (int)(per_sm / (*smem + 1024));
@@ -2170,28 +2247,31 @@ static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, s
     const char *gv = getenv("TC_CUDA_CONV_V9GRID");
     if (gv && atoi(gv) >= 1 && atoi(gv) <= 65535) x = atoi(gv);
     *gx = (unsigned)x;
-    /* opt-in only: at 1x1 256->64 @56 b32 it measured 71.6 us against V 1's
-     * 70.2 (64 channels a stage; 78.7 with 32), cuDNN 48.6 (session 14) */
-    const char *f = getenv("TC_CUDA_CONV_TFV");
-    return f && !strcmp(f, "11");
+    return 1;
 }
 static tc_status ig9_run(const tc__args *a, const tc__cu_bufs *b, const ig9p &q, unsigned gx,
-                         size_t smem) {
-    static int attr_set[IG_NDEV];
+                         size_t smem, int wg) {
+    static int attr_set[IG_NDEV][2];
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
-    if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&attr_set[dev], __ATOMIC_ACQUIRE)) {
+    const void *kf = wg ? (const void *)k_ig9<1> : (const void *)k_ig9<0>;
+    if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&attr_set[dev][wg], __ATOMIC_ACQUIRE)) {
         const tc__cu_device *d = tc__cu_dev();
-        TC_CU(cudaFuncSetAttribute((const void *)k_ig9, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        TC_CU(cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)d->smem_optin));
-        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&attr_set[dev], 1, __ATOMIC_RELEASE);
+        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&attr_set[dev][wg], 1, __ATOMIC_RELEASE);
     }
     const float *db;
     void *own;
     tc_status st = cv_bias(a, b->s, &db, &own);
     if (st) return st;
-    k_ig9<<<dim3(gx, (unsigned)(q.ktiles * q.G)), 256, smem, b->s>>>(
-        (const float *)b->x, (const float *)b->w, db, (float *)b->y, q);
+    const dim3 grid(gx, (unsigned)(q.ktiles * q.G));
+    if (wg)
+        k_ig9<1><<<grid, 256, smem, b->s>>>((const float *)b->x, (const float *)b->w, db,
+                                            (float *)b->y, q);
+    else
+        k_ig9<0><<<grid, 256, smem, b->s>>>((const float *)b->x, (const float *)b->w, db,
+                                            (float *)b->y, q);
     cudaError_t e = cudaGetLastError();
     tc__cu_free(own, b->s);
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_ig9", __FILE__, __LINE__);
@@ -2214,7 +2294,8 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
         ig9p q9;
         unsigned gx9 = 0;
         size_t sm9 = 0;
-        if (ig9_plan(p, g, &q9, &gx9, &sm9)) return ig9_run(a, b, q9, gx9, sm9);
+        int wg9 = 0;
+        if (ig9_plan(p, g, &q9, &gx9, &sm9, &wg9)) return ig9_run(a, b, q9, gx9, sm9, wg9);
     }
     {
         ig7sel sel;
