@@ -17,7 +17,8 @@ GPU_LAYERS_SWEEP=1 adds forced shapes of cuda.conv.igemm(-tf32) and the
 tiled depthwise kernel's variants (printed, and in the JSON as "sweep");
 GPU_LAYERS_TFV="1 3" repeats the TF32 sweep once per TF32 kernel variant
 (TC_CUDA_CONV_TFV), with each variant's error;
-GPU_LAYERS_EXTRA=1 adds three more MobileNet depthwise layers.
+GPU_LAYERS_EXTRA=1 adds three more MobileNet depthwise layers, =1x1 four
+more ResNet-50 1x1 layers.
 GPU_LAYERS_KPROF=1 prints each call's device time split by kernel, ours and
 cuDNN's, fp32 and TF32 (torch.profiler: CUPTI sees the library's launches
 too), the host's us a call (device pointers, enqueue only) and the us a call
@@ -100,6 +101,14 @@ if os.environ.get("GPU_LAYERS_EXTRA") == "1":
         ("mbv1-dw-32@112 b32", 2, 32, 32, 32, 32, 112, 3, 1, 1),
         ("mbv1-dw-s2-128@56 b32", 2, 32, 128, 128, 128, 56, 3, 2, 1),
         ("mbv1-dw-512@14 b32", 2, 32, 512, 512, 512, 14, 3, 1, 1),
+    ]
+# GPU_LAYERS_EXTRA=1x1: the other ResNet-50 1x1 layers (batch 32)
+if os.environ.get("GPU_LAYERS_EXTRA") == "1x1":
+    LAYERS += [
+        ("r50-1x1-64-256@56 b32", 2, 32, 64, 256, 1, 56, 1, 1, 0),
+        ("r50-1x1-128-512@28 b32", 2, 32, 128, 512, 1, 28, 1, 1, 0),
+        ("r50-1x1-512-128@28 b32", 2, 32, 512, 128, 1, 28, 1, 1, 0),
+        ("r50-1x1-256-1024@14 b32", 2, 32, 256, 1024, 1, 14, 1, 1, 0),
     ]
 if os.environ.get("GPU_LAYERS_ONLY"):
     LAYERS = [l for l in LAYERS if os.environ["GPU_LAYERS_ONLY"] in l[0]]

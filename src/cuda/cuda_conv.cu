@@ -1094,9 +1094,10 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 /* V 10: the weights swizzled (64 x CgP), the stages, 1 KiB to align */
 #define IG10_SMEM(CGP) ((size_t)(64 * (CGP) + IG9_ST * IG9_BC * IG10_XP) * sizeof(float) + 1024)
 struct ig9p {
-    int C, Cg, CgP, K, Kg, G, P, tpi; /* tpi: tiles an image */
-    int64_t ntiles;                   /* N * tpi */
-    int ktiles;                       /* output-channel tiles of 64 a group */
+    int C, Cg, CgP, K, Kg, G, P;
+    int64_t NP;     /* N * P: the positions of all images, tiled as one run */
+    int64_t ntiles; /* NP / 128 rounded up */
+    int ktiles;     /* output-channel tiles of 64 a group */
 };
 /* V 10 (WG = 1, session 15): V 9's stream with the MMAs on Hopper's
  * wgmma. Each warpgroup takes 64 of the tile's 128 positions and all 64
@@ -1110,7 +1111,7 @@ struct ig9p {
  * wgmmas are waited for before the next stage's fragments are loaded (the
  * stage is DRAM-bound: ~2500 clocks of loads against ~500 of MMAs). */
 template <int WG>
-__global__ void __launch_bounds__(256, WG ? 1 : 2)
+__global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block an SM */
     k_ig9(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, float *__restrict__ y, const ig9p a) {
     extern __shared__ float4 ig9_smem4[];
@@ -1127,21 +1128,25 @@ __global__ void __launch_bounds__(256, WG ? 1 : 2)
     const int64_t first = blockIdx.x, stride = gridDim.x;
     const int64_t mytiles = first < a.ntiles ? (a.ntiles - first + stride - 1) / stride : 0;
     const int64_t nsteps = mytiles * nch;
-    /* stage s: tile first + (s / nch) * stride, channels IG9_BC * (s % nch) */
+    /* stage s: tile first + (s / nch) * stride, channels IG9_BC * (s % nch).
+     * A tile is 128 consecutive positions of the N * P run, so it may span
+     * two images (session 15: with tiles per image, 1x1 256->64 @56 b32 had
+     * 25 tiles an image, the last half empty, and 7 tiles on the busiest
+     * block against 6.06 on average). A thread copies positions qq .. qq + 3
+     * of the tile (P % 4 == 0: one image) for channel rows id >> 5. */
+    const int qq = (tid & 31) * 4;
     auto issue = [&](int64_t s) {
         if (s < nsteps) {
             const int64_t t = first + (s / nch) * stride;
             const int ch = (int)(s % nch) * IG9_BC;
-            const int64_t n = t / a.tpi;
-            const int p0 = (int)(t - n * a.tpi) * IG9_TP;
+            const int64_t q = t * IG9_TP + qq, n = q / a.P;
             float *dst = Xs + (int)(s % IG9_ST) * IG9_BC * XP;
-            const float *src = x + (n * a.C + (int64_t)g * a.Cg) * a.P;
+            const float *src = x + (n * a.C + (int64_t)g * a.Cg) * a.P + (q - n * a.P);
 #pragma unroll
             for (int j = 0; j < IG9_BC / 8; j++) {
-                const int id = tid + 256 * j, c = id >> 5, q = (id & 31) * 4;
-                const bool ok = (ch + c < a.Cg) & (p0 + q < a.P);
-                ig_cp16(dst + c * XP + q, ok ? src + (int64_t)(ch + c) * a.P + p0 + q : x,
-                        ok ? 16 : 0);
+                const int c = (tid + 256 * j) >> 5;
+                const bool ok = (ch + c < a.Cg) & (q < a.NP);
+                ig_cp16(dst + c * XP + qq, ok ? src + (int64_t)(ch + c) * a.P : x, ok ? 16 : 0);
             }
         }
         ig_commit();
@@ -1218,16 +1223,24 @@ __global__ void __launch_bounds__(256, WG ? 1 : 2)
              * 8*(e>>1), channel k0 + 8j + 2tq + (e&1) (wgmma's m64n64
              * accumulators, d[4j + e], lie the same way) */
             const int64_t t = first + (s / nch) * stride;
-            const int64_t n = t / a.tpi;
-            const int pb = (int)(t - n * a.tpi) * IG9_TP + warp * 16 + gq;
+            /* this thread's two positions, each in its own image */
+            float *yp[2];
+            bool in[2];
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int64_t q = t * IG9_TP + warp * 16 + gq + 8 * h, n = q / a.P;
+                in[h] = q < a.NP;
+                yp[h] = y + (n * a.K + (int64_t)g * a.Kg) * a.P + (q - n * a.P);
+            }
 #pragma unroll
             for (int j = 0; j < 8; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    const int kk = k0 + 8 * j + 2 * tq + (e & 1), pp = pb + 8 * (e >> 1);
-                    if (kk < a.Kg && pp < a.P) {
+                    const int kk = k0 + 8 * j + 2 * tq + (e & 1);
+                    if (kk < a.Kg && in[e >> 1]) {
                         const int ko = g * a.Kg + kk;
-                        y[(n * a.K + ko) * a.P + pp] = acc[j][e] + (bias ? __ldg(bias + ko) : 0.f);
+                        yp[e >> 1][(int64_t)kk * a.P] =
+                            acc[j][e] + (bias ? __ldg(bias + ko) : 0.f);
                     }
                     if (!WG) acc[j][e] = 0.f;
                 }
@@ -2209,11 +2222,11 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const ig7sel &
 }
 
 /* V 9 / V 10 (k_ig9<0> / <1>) for a TF32 1x1 layer (lm == IG_1X1):
- * V 9 under TC_CUDA_CONV_TFV=11, V 10 under TC_CUDA_CONV_TFV=12 where the
- * device runs the sm_90a image (tests, sweeps; neither is a default yet:
- * V 9 measured no faster than V 1). Its geometry and grid in *q / *gx and
- * the form in *wg; 0 where neither takes the layer (weights of 64
- * channels past the shared memory, or no variant asked for). */
+ * V 10 by default where the device runs the sm_90a image (and under
+ * TC_CUDA_CONV_TFV=12), V 9 only under TC_CUDA_CONV_TFV=11 (it measured
+ * no faster than V 1). Its geometry and grid in *q / *gx and the form in
+ * *wg; 0 where neither takes the layer (another TFV forced, no sm_90a
+ * image, or 64 channels' weights past the shared memory: V 1 then). */
 static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, size_t *smem,
                     int *wg) {
     const tc__cu_device *d = tc__cu_dev();
@@ -2224,22 +2237,21 @@ static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, s
     const char *f = getenv("TC_CUDA_CONV_TFV");
     if (f && !strcmp(f, "11"))
         *wg = 0;
-    else if (f && !strcmp(f, "12") && ig_wgmma_ok())
+    else if ((!f || !strcmp(f, "12")) && ig_wgmma_ok())
         *wg = 1;
     else
         return 0;
     q->C = g.C; q->Cg = g.Cg; q->K = g.K; q->Kg = g.Kg; q->G = g.G; q->P = g.P;
     q->CgP = (int)tc__cu_div_up(g.Cg, IG9_BC) * IG9_BC;
-    q->tpi = (int)tc__cu_div_up(g.P, IG9_TP);
-    q->ntiles = p->N * (int64_t)q->tpi;
+    q->NP = p->N * (int64_t)g.P;
+    q->ntiles = tc__cu_div_up(q->NP, IG9_TP);
     q->ktiles = (int)tc__cu_div_up(g.Kg, 64);
     *smem = *wg ? IG10_SMEM(q->CgP) : IG9_SMEM(q->CgP);
     if (*smem > d->smem_optin || (int64_t)q->ktiles * g.G > 65535) return 0;
-    const size_t per_sm = d->smem_per_sm ? d->smem_per_sm : 228 * 1024;
-    int occ = (int)(per_sm / (*smem + 1024));
-    occ = occ < 1 ? 1 : occ > 2 ? 2 : occ;
+    /* one block an SM (212 registers a thread, ~200 KB of shared memory
+     * at Cg = 256): a persistent grid of one block an SM */
     const int64_t cols = (int64_t)q->ktiles * g.G;
-    int64_t x = tc__cu_div_up((int64_t)d->sms * occ, cols);
+    int64_t x = tc__cu_div_up((int64_t)d->sms, cols);
     if (x > q->ntiles) x = q->ntiles;
     if (x < 1) x = 1;
     /* TC_CUDA_CONV_V9GRID=n: n blocks along the tiles (tests: several
