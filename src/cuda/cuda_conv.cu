@@ -1433,22 +1433,14 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
         ig_proxy_fence();
         __syncthreads();
         if (tid >= NT) { /* the producer warp: one lane issues every copy */
-            /* The patch of chunk pc goes with the weights of step 0 (pc = 0)
-             * or step (pc - 1) R + NST - 1: the first step whose empty wait
-             * proves chunk pc - 2 (the last user of its buffer) done, and
-             * no later than the chunk's first stage (R >= NST - 1). Session
-             * 15: with each patch in its chunk's first stage it was loaded
-             * only NST - 2 stages ahead, 23 KB beside the stage's 16 KB. */
             if (tid == NT)
                 for (int s = 0; s < CK * R; s++) {
                     const int slot = s % NST, cc = s / R, t = s - cc * R;
                     if (s >= NST) ig_mbar_wait(empty + slot, (unsigned)((s / NST) - 1) & 1u);
-                    const int sp = s - (NST - 1);
-                    const int pc = s == 0 ? 0 : sp >= 0 && sp % R == 0 && sp / R + 1 < CK ? sp / R + 1 : -1;
-                    ig_mbar_expect(full + slot, (unsigned)(WS + (pc >= 0 ? q.NPIX * BK : 0)) * 4u);
+                    ig_mbar_expect(full + slot, (unsigned)(WS + (t == 0 ? q.NPIX * BK : 0)) * 4u);
                     ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * BK, g * a.Kg + k0, full + slot);
-                    if (pc >= 0)
-                        ig_tma5(patch + (pc & 1) * q.NPIXA * BK, &tm.x, g * a.Cg + pc * BK, -a.p2,
+                    if (t == 0)
+                        ig_tma5(patch + (cc & 1) * q.NPIXA * BK, &tm.x, g * a.Cg + cc * BK, -a.p2,
                                 oy0 - a.p1, oz - a.p0, n, full + slot);
                 }
             return;
@@ -2230,13 +2222,9 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const ig7sel &
 }
 
 /* V 9 / V 10 (k_ig9<0> / <1>) for a TF32 1x1 layer (lm == IG_1X1):
- * V 10 by default where the device runs the sm_90a image and K/G <= 256
- * (and under TC_CUDA_CONV_TFV=12), V 9 only under TC_CUDA_CONV_TFV=11 (it
- * measured no faster than V 1). Each block streams all of x for its 64
- * output channels: on the H100 (session 15, b32, us) V 10 / V 1 measured
- * 256->64 @56 56.4 / 73.5, 64->256 @56 75.5 / 127.8, but 128->512 @28
- * 103.4 / 72.1 and 256->1024 @14 98.0 / 57.2, where x is streamed 8 and 16
- * times. Its geometry and grid in *q / *gx and the form in
+ * V 10 by default where the device runs the sm_90a image (and under
+ * TC_CUDA_CONV_TFV=12), V 9 only under TC_CUDA_CONV_TFV=11 (it measured
+ * no faster than V 1). Its geometry and grid in *q / *gx and the form in
  * *wg; 0 where neither takes the layer (another TFV forced, no sm_90a
  * image, or 64 channels' weights past the shared memory: V 1 then). */
 static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, size_t *smem,
@@ -2249,7 +2237,7 @@ static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, s
     const char *f = getenv("TC_CUDA_CONV_TFV");
     if (f && !strcmp(f, "11"))
         *wg = 0;
-    else if (((!f && tc__cu_div_up(g.Kg, 64) <= 4) || (f && !strcmp(f, "12"))) && ig_wgmma_ok())
+    else if ((!f || !strcmp(f, "12")) && ig_wgmma_ok())
         *wg = 1;
     else
         return 0;
