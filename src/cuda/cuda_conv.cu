@@ -2222,9 +2222,13 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const ig7sel &
 }
 
 /* V 9 / V 10 (k_ig9<0> / <1>) for a TF32 1x1 layer (lm == IG_1X1):
- * V 10 by default where the device runs the sm_90a image (and under
- * TC_CUDA_CONV_TFV=12), V 9 only under TC_CUDA_CONV_TFV=11 (it measured
- * no faster than V 1). Its geometry and grid in *q / *gx and the form in
+ * V 10 by default where the device runs the sm_90a image and K/G <= 256
+ * (and under TC_CUDA_CONV_TFV=12), V 9 only under TC_CUDA_CONV_TFV=11 (it
+ * measured no faster than V 1). Each block streams all of x for its 64
+ * output channels: on the H100 (session 15, b32, us) V 10 / V 1 measured
+ * 256->64 @56 56.4 / 73.5, 64->256 @56 75.5 / 127.8, but 128->512 @28
+ * 103.4 / 72.1 and 256->1024 @14 98.0 / 57.2, where x is streamed 8 and 16
+ * times. Its geometry and grid in *q / *gx and the form in
  * *wg; 0 where neither takes the layer (another TFV forced, no sm_90a
  * image, or 64 channels' weights past the shared memory: V 1 then). */
 static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, size_t *smem,
@@ -2237,7 +2241,7 @@ static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, s
     const char *f = getenv("TC_CUDA_CONV_TFV");
     if (f && !strcmp(f, "11"))
         *wg = 0;
-    else if ((!f || !strcmp(f, "12")) && ig_wgmma_ok())
+    else if (((!f && tc__cu_div_up(g.Kg, 64) <= 4) || (f && !strcmp(f, "12"))) && ig_wgmma_ok())
         *wg = 1;
     else
         return 0;
