@@ -522,6 +522,8 @@ static const ccase ccases[] = {
     /* session 15: V 10 (wgmma): four 64-channel stages, each two 32-channel
      * blocks of the swizzled weights, Cg % 64 != 0, K % 64 != 0 */
     {2, 2, 200, 70, 1, {10, 30}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
+    /* Cg % 4 != 0: V 9 / V 10's weights element by element, not cp.async */
+    {2, 2, 30, 20, 1, {8, 10}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",

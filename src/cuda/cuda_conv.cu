@@ -1098,6 +1098,7 @@ struct ig9p {
     int64_t NP;     /* N * P: the positions of all images, tiled as one run */
     int64_t ntiles; /* NP / 128 rounded up */
     int ktiles;     /* output-channel tiles of 64 a group */
+    int wvec;       /* Cg % 4 == 0 and w 16-byte aligned: weights by cp.async */
 };
 /* V 10 (WG = 1, session 15): V 9's stream with the MMAs on Hopper's
  * wgmma. Each warpgroup takes 64 of the tile's 128 positions and all 64
@@ -1151,20 +1152,43 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
         }
         ig_commit();
     };
-#pragma unroll
-    for (int s = 0; s < IG9_ST - 1; s++) issue(s);
     /* the block's weights, rounded, zeros past Kg and Cg. V 10: row k,
      * channel c at 32-channel block c / 32, 16-byte chunk (c % 32) / 4
      * swizzled by k % 8 */
-    for (int i = tid; i < 64 * a.CgP; i += 256) {
-        const int k = i / a.CgP, c = i - k * a.CgP;
-        const bool ok = (k0 + k < a.Kg) & (c < a.Cg);
-        const float v = __uint_as_float(
-            ok ? ig_tf32(__ldg(w + ((int64_t)g * a.Kg + k0 + k) * a.Cg + c)) : 0u);
-        if (WG)
-            Ws[(c >> 5) * 2048 + k * 32 + ((((c & 31) >> 2) ^ (k & 7)) << 2) + (c & 3)] = v;
-        else
-            Ws[k * PW + c] = v;
+    auto wslot = [&](int k, int c) -> float * {
+        return WG ? Ws + (c >> 5) * 2048 + k * 32 + ((((c & 31) >> 2) ^ (k & 7)) << 2) + (c & 3)
+                  : Ws + k * PW + c;
+    };
+    /* with wvec, 16-byte copies in their own cp.async group ahead of the
+     * stages' (all in flight at once; session 15: the element loop issued
+     * about four loads at a time, ~16 L2 round trips a thread before the
+     * first stage), then each thread rounds the chunks it copied */
+    const int cq = a.CgP / 4;
+    if (a.wvec)
+        for (int i = tid; i < 64 * cq; i += 256) {
+            const int k = i / cq, c = (i - k * cq) * 4;
+            const bool ok = (k0 + k < a.Kg) & (c < a.Cg);
+            ig_cp16(wslot(k, c), ok ? w + ((int64_t)g * a.Kg + k0 + k) * a.Cg + c : w, ok ? 16 : 0);
+        }
+    ig_commit();
+#pragma unroll
+    for (int s = 0; s < IG9_ST - 1; s++) issue(s);
+    if (a.wvec) {
+        ig_wait<IG9_ST - 1>(); /* this thread's weight copies (the stages may be in flight) */
+        for (int i = tid; i < 64 * cq; i += 256) {
+            const int k = i / cq, c = (i - k * cq) * 4;
+            float4 *p4 = reinterpret_cast<float4 *>(wslot(k, c));
+            const float4 v = *p4;
+            *p4 = make_float4(__uint_as_float(ig_tf32(v.x)), __uint_as_float(ig_tf32(v.y)),
+                              __uint_as_float(ig_tf32(v.z)), __uint_as_float(ig_tf32(v.w)));
+        }
+    } else {
+        for (int i = tid; i < 64 * a.CgP; i += 256) {
+            const int k = i / a.CgP, c = i - k * a.CgP;
+            const bool ok = (k0 + k < a.Kg) & (c < a.Cg);
+            *wslot(k, c) = __uint_as_float(
+                ok ? ig_tf32(__ldg(w + ((int64_t)g * a.Kg + k0 + k) * a.Cg + c)) : 0u);
+        }
     }
     if (WG) ig_proxy_fence(); /* the weights (generic proxy) to wgmma (async) */
     float acc[8][4];
@@ -2231,8 +2255,8 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const ig7sel &
  * times. Its geometry and grid in *q / *gx and the form in
  * *wg; 0 where neither takes the layer (another TFV forced, no sm_90a
  * image, or 64 channels' weights past the shared memory: V 1 then). */
-static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, size_t *smem,
-                    int *wg) {
+static int ig9_plan(const tc__problem *p, const igp &g, const void *a_w, ig9p *q, unsigned *gx,
+                    size_t *smem, int *wg) {
     const tc__cu_device *d = tc__cu_dev();
     if (!d || !d->smem_optin) return 0;
     /* opt-in only: V 9 at 1x1 256->64 @56 b32 measured 71.6 us against
@@ -2250,6 +2274,7 @@ static int ig9_plan(const tc__problem *p, const igp &g, ig9p *q, unsigned *gx, s
     q->NP = p->N * (int64_t)g.P;
     q->ntiles = tc__cu_div_up(q->NP, IG9_TP);
     q->ktiles = (int)tc__cu_div_up(g.Kg, 64);
+    q->wvec = g.Cg % 4 == 0 && (uintptr_t)a_w % 16 == 0;
     *smem = *wg ? IG10_SMEM(q->CgP) : IG9_SMEM(q->CgP);
     if (*smem > d->smem_optin || (int64_t)q->ktiles * g.G > 65535) return 0;
     /* one block an SM (212 registers a thread, ~200 KB of shared memory
@@ -2311,7 +2336,7 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
         unsigned gx9 = 0;
         size_t sm9 = 0;
         int wg9 = 0;
-        if (ig9_plan(p, g, &q9, &gx9, &sm9, &wg9)) return ig9_run(a, b, q9, gx9, sm9, wg9);
+        if (ig9_plan(p, g, w, &q9, &gx9, &sm9, &wg9)) return ig9_run(a, b, q9, gx9, sm9, wg9);
     }
     {
         ig7sel sel;
