@@ -1163,10 +1163,24 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
      * stages' (all in flight at once; session 15: the element loop issued
      * about four loads at a time, ~16 L2 round trips a thread before the
      * first stage), then each thread rounds the chunks it copied */
+    /* chunk i of the block's 64 x CgP / 4: V 10 in shared-memory order
+     * (32-channel block, row, chunk: a warp stores 512 contiguous bytes;
+     * row-major, four rows of one warp fell on the same banks 8 KB apart:
+     * ncu, session 15), V 9 row-major */
     const int cq = a.CgP / 4;
+    auto wchunk = [&](int i, int &k, int &c) {
+        if (WG) {
+            k = (i >> 3) & 63;
+            c = (i >> 9) * 32 + (i & 7) * 4;
+        } else {
+            k = i / cq;
+            c = (i - k * cq) * 4;
+        }
+    };
     if (a.wvec)
         for (int i = tid; i < 64 * cq; i += 256) {
-            const int k = i / cq, c = (i - k * cq) * 4;
+            int k, c;
+            wchunk(i, k, c);
             const bool ok = (k0 + k < a.Kg) & (c < a.Cg);
             ig_cp16(wslot(k, c), ok ? w + ((int64_t)g * a.Kg + k0 + k) * a.Cg + c : w, ok ? 16 : 0);
         }
@@ -1176,7 +1190,8 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
     if (a.wvec) {
         ig_wait<IG9_ST - 1>(); /* this thread's weight copies (the stages may be in flight) */
         for (int i = tid; i < 64 * cq; i += 256) {
-            const int k = i / cq, c = (i - k * cq) * 4;
+            int k, c;
+            wchunk(i, k, c);
             float4 *p4 = reinterpret_cast<float4 *>(wslot(k, c));
             const float4 v = *p4;
             *p4 = make_float4(__uint_as_float(ig_tf32(v.x)), __uint_as_float(ig_tf32(v.y)),
