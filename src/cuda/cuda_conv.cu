@@ -297,10 +297,11 @@ __device__ __forceinline__ uint64_t ig_desc(const void *p, unsigned lbo, unsigne
  * phase from the absolute address: a view may start at any 128-byte row
  * (and 32 bytes into it for a k8 step) with base offset 0 (session 12 on
  * the H100: the row phase as base offset gave wrong sums) */
+/* its high word: the 8-row stride 1024 bytes and the 128-byte swizzle */
+constexpr uint64_t ig_desc_sw128_hi = (1024 >> 4) | (1u << 30);
 __device__ __forceinline__ uint64_t ig_desc_sw128(const void *p) {
     const unsigned a = (unsigned)__cvta_generic_to_shared(p);
-    return (uint64_t)((a & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
-           ((uint64_t)1 << 62);
+    return (uint64_t)(((a & 0x3FFFF) >> 4) | (1u << 16)) | (ig_desc_sw128_hi << 32);
 }
 __device__ __forceinline__ void ig_wg_fence() {
 #if IG_WGMMA
@@ -1472,16 +1473,22 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
         ig_proxy_fence();
         __syncthreads();
         if (tid >= NT) { /* the producer warp: one lane issues every copy */
-            if (tid == NT)
+            /* step s: slot s % NST of phase (s / NST) & 1, chunk cc = s / R,
+             * tap t = s % R, all counted (no division in the loop) */
+            if (tid == NT) {
+                int slot = 0, cc = 0, t = 0;
+                unsigned ph = 0;
                 for (int s = 0; s < CK * R; s++) {
-                    const int slot = s % NST, cc = s / R, t = s - cc * R;
-                    if (s >= NST) ig_mbar_wait(empty + slot, (unsigned)((s / NST) - 1) & 1u);
+                    if (s >= NST) ig_mbar_wait(empty + slot, ph ^ 1u);
                     ig_mbar_expect(full + slot, (unsigned)(WS + (t == 0 ? q.NPIX * BK : 0)) * 4u);
                     ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * BK, g * a.Kg + k0, full + slot);
                     if (t == 0)
                         ig_tma5(patch + (cc & 1) * q.NPIXA * BK, &tm.x, g * a.Cg + cc * BK, -a.p2,
                                 oy0 - a.p1, oz - a.p0, n, full + slot);
+                    if (++slot == NST) slot = 0, ph ^= 1u;
+                    if (++t == R) t = 0, ++cc;
                 }
+            }
             return;
         }
     } else {
@@ -1539,9 +1546,22 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
             asm volatile("" : "+f"(acc[i][j]));
         }
     const unsigned lbo = (unsigned)q.NPIXA * 16;
+    /* stage s: slot s % NST of phase (s / NST) & 1, chunk cc = s / R, tap
+     * t = s % R, counted, and the swizzled descriptors as bases plus
+     * offsets (16-byte units: a slot WS / 4, a patch buffer NPIXA * BK / 4,
+     * a pixel row 8, a 64-row tile 512, a k8 step 2). Session 15: ncu's
+     * source view of V 8 found the consumers' stalls spread over the
+     * integer divisions by R and NST between one stage's wgmmas and the
+     * next's */
+    int slot = 0, cc = 0, t = 0, pslot = 0;
+    unsigned ph = 0;
+    /* the low words (the high word is the constant of ig_desc_sw128) */
+    const unsigned dw0 = SW ? (unsigned)ig_desc_sw128(smem + nb0 * 32) : 0u;
+    const unsigned dp0 = SW ? (unsigned)ig_desc_sw128(patch + mt0 * 64 * 32) : 0u;
+    constexpr uint64_t DHI = ig_desc_sw128_hi << 32;
     for (int s = 0; s < nst; s++) {
         if constexpr (TMA) {
-            ig_mbar_wait(full + s % NST, (unsigned)(s / NST) & 1u);
+            ig_mbar_wait(full + slot, ph);
         } else {
             ig_wait_n(PD - 1);
             ig_proxy_fence();
@@ -1549,24 +1569,32 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
             if (s + PD < nst) load_stage(s + PD);
             ig_commit();
         }
-        const int cc = s / R, t = s - cc * R;
-        const float *Ws = smem + (s % NST) * WS;
-        const float *P0 = patch + (cc & 1) * q.NPIXA * BK;
         const int ot = toff[t];
         /* the descriptors first: no branch between the wgmmas. Swizzled: a
          * k8 step is 32 bytes along the rows; the view of tap t starts ot
-         * rows into the patch */
+         * rows into the patch; this warpgroup's BNW channels nb0 rows into
+         * the stage */
         uint64_t da[BK / 8][MTW], db[BK / 8];
+        if (SW) {
+            const unsigned w0 = dw0 + (unsigned)(slot * (WS / 4));
+            const unsigned p0 = dp0 + (unsigned)((cc & 1) * (q.NPIXA * BK / 4) + ot * 8);
 #pragma unroll
-        for (int k8 = 0; k8 < BK / 8; k8++) {
-            /* this warpgroup's BNW channels: nb0 rows into the stage */
-            db[k8] = SW ? ig_desc_sw128(Ws + nb0 * 32 + k8 * 8)
-                        : ig_desc(Ws + (nb0 / 8) * QR * 32 + k8 * 64, 128, QR * 128);
+            for (int k8 = 0; k8 < BK / 8; k8++) {
+                db[k8] = DHI | (w0 + 2 * k8);
 #pragma unroll
-            for (int mt = 0; mt < MTW; mt++) {
-                const int r0 = ot + (mt0 + mt) * 64;
-                da[k8][mt] = SW ? ig_desc_sw128(P0 + r0 * 32 + k8 * 8)
-                                : ig_desc(P0 + ((int64_t)2 * k8 * q.NPIXA + r0) * 4, lbo, 128);
+                for (int mt = 0; mt < MTW; mt++) da[k8][mt] = DHI | (p0 + (unsigned)(mt * 512 + 2 * k8));
+            }
+        } else {
+            const float *Ws = smem + slot * WS;
+            const float *P0 = patch + (cc & 1) * q.NPIXA * BK;
+#pragma unroll
+            for (int k8 = 0; k8 < BK / 8; k8++) {
+                db[k8] = ig_desc(Ws + (nb0 / 8) * QR * 32 + k8 * 64, 128, QR * 128);
+#pragma unroll
+                for (int mt = 0; mt < MTW; mt++) {
+                    const int r0 = ot + (mt0 + mt) * 64;
+                    da[k8][mt] = ig_desc(P0 + ((int64_t)2 * k8 * q.NPIXA + r0) * 4, lbo, 128);
+                }
             }
         }
         ig_wg_fence();
@@ -1577,7 +1605,10 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
         ig_wg_commit();
         ig_wg_wait<1>();
         /* V 8: the previous stage's wgmmas are done: its slot is free */
-        if (TMA && s > 0 && lane == 0) ig_mbar_arrive(empty + (s - 1) % NST);
+        if (TMA && s > 0 && lane == 0) ig_mbar_arrive(empty + pslot);
+        pslot = slot;
+        if (++slot == NST) slot = 0, ph ^= 1u;
+        if (++t == R) t = 0, ++cc;
     }
     ig_wg_wait<0>();
     ig_wait<0>();
