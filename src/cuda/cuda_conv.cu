@@ -51,7 +51,13 @@
  *                   wgmma m64nBMk8 with both operands in shared memory
  *                   as core matrices; it is compiled into the file's
  *                   sm_90a image and used only where a probe finds that
- *                   image loaded (session 11).
+ *                   image loaded (session 11). On that image the TF32
+ *                   plans also take V 8 (TMA copies of channels-last
+ *                   copies, wgmma on shifted views of an input patch) for
+ *                   2D stride-1 zero-padded layers that fill a wave
+ *                   (ig8_default, session 13), and V 10 (a persistent
+ *                   stream of x through wgmma with the weights resident)
+ *                   for 1x1 layers with K/G <= 256 (ig9_plan, session 15).
  * cuda.conv.depthwise  groups == C: 1D/2D layers take the tiled kernel
  *                   (k_dw_tile): a block copies the padded input of several
  *                   (n, k) planes, or of a band of output rows, into shared
