@@ -2187,14 +2187,15 @@ static int ig8_fits(const ig7p &q, int lm) {
  * 3D layer (32-channel tile) 0.45 against V 4's 0.27, so not there.
  * *est (may be NULL): seconds, as waves of blocks (one per SM) times a
  * block's MACs (its whole tile, dropped positions included) at a rate per
- * SM in units of the nominal FP32 peak per SM, fitted to those runs (the
- * copies in the call folded in): 2.2 with two warpgroups on the two row
- * tiles (m64n128: 256 @14 0.071 ms; 128 @28 0.072, two blocks an SM), 1.6 for
- * one warpgroup on one row tile (m64n128: 512 @7 0.097; two warpgroups on
- * the channels, m64n64, took 0.099-0.106), 1.15 for the 64-channel tile
- * (one warpgroup, m64n64: 64 @56 0.112-0.116). About 28% of the tensor
- * cores' TF32 rate at best: latency, not shared-memory bandwidth (an
- * m64n128k8 wgmma needs 96 of the 128 bytes a clock at full rate). */
+ * SM in units of the nominal FP32 peak per SM, fitted to the single-call
+ * times (the copies and the host's time in the call folded in, as the
+ * Winograd model is): since session 15's stage counters (no divisions in
+ * the loops), 3.0 for the 128-channel tile (two warpgroups on two row
+ * tiles: 128 @28 0.056 ms, two blocks an SM, 256 @14 0.048; one warpgroup
+ * on one row tile: 512 @7 0.054) and 1.55 for the 64-channel tile (one
+ * warpgroup, m64n64: 64 @56 0.089). Session 13's rates were 2.2 / 1.6 /
+ * 1.15, when the consumers' integer divisions stood between one stage's
+ * wgmmas and the next's. */
 /* A V 7 / V 8 launch as planned on the host: the plan, its block's shared
  * memory, tile index, row tiles and kernel form (v8: copies by TMA) */
 struct ig7sel {
@@ -2226,7 +2227,7 @@ static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est, 
     if (s.q.blocks < 0.9 * sms || !ig_wgmma_ok()) return 0;
     if (est) {
         const double per_sm = (d ? d->peak_flops32 : 67e12) / sms;
-        const double rate = s.bi == 1 ? 1.15 : s.mt == 2 ? 2.2 : 1.6;
+        const double rate = s.bi == 1 ? 1.55 : 3.0;
         const double fpb = 2.0 * s.mt * 64.0 * (double)bm * (double)g.R * (double)g.Cg;
         *est = ceil(s.q.blocks / sms) * fpb / (rate * per_sm) + 5e-6;
     }
