@@ -524,6 +524,9 @@ static const ccase ccases[] = {
     {2, 2, 200, 70, 1, {10, 30}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
     /* Cg % 4 != 0: V 9 / V 10's weights element by element, not cp.async */
     {2, 2, 30, 20, 1, {8, 10}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
+    /* 64 x 448 weights past V 10's shared memory: V 1 takes the layer (not
+     * yet run on a GPU: added after session 15's last device call) */
+    {2, 2, 400, 40, 1, {8, 8}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",
