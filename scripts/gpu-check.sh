@@ -21,6 +21,10 @@
 #             another object (cuda_conv.cu.o), GPU_CHECK_SASS its kernel regex
 #   profile-layers (only when named) ncu on one launch of the conv-layer
 #             kernels of the layers in GPU_CHECK_NCU_LAYERS -> $OUT/ncu_layers.txt
+#   profile-source (only when named) ncu's source view of one launch of the
+#             conv-layer kernel GPU_CHECK_NCU_KERNELS on the first layer of
+#             GPU_CHECK_NCU_LAYERS: the SASS instructions with the most
+#             stall samples (bench/ncu_source_top.py) -> $OUT/ncu_source.txt
 #   profile   (only when named) ncu on one launch of the main cuda.direct
 #             kernels -> $OUT/ncu.txt; TC_BENCH_SWEEP=1 in the environment
 #             makes the bench step time every kernel variant too
@@ -163,6 +167,23 @@ if has profile-layers; then
     echo "ncu rc=$?"
   done
   grep -E "^  [a-zA-Z_<]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|No Eligible|Issued Warp|Registers Per|Executed Ipc|Stall|Block Limit|Waves Per SM" "$OUT/ncu_layers.txt" | head -70
+fi
+
+if has profile-source; then
+  # (only when named) where the warps of one kernel stall, instruction by
+  # instruction (session 15: it found V 8's stage divisions)
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  L=${GPU_CHECK_NCU_LAYERS:-128@28}; L=${L%%|*}
+  stamp "ncu source view: layer $L, kernels ${GPU_CHECK_NCU_KERNELS:-^k_ig7\$}"
+  GPU_LAYERS_ONLY="$L" GPU_LAYERS_REPEAT=3 GPU_LAYERS_SWEEP=0 timeout "$(left 120)" "$NCU" --clock-control none \
+      --kernel-name-base "${GPU_CHECK_NCU_BASE:-function}" -k "regex:${GPU_CHECK_NCU_KERNELS:-^k_ig7\$}" \
+      --launch-skip "${GPU_CHECK_NCU_SKIP:-2}" --launch-count 1 --section SourceCounters \
+      --section WarpStateStats -f -o /tmp/tc_ncu_src "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" \
+      /tmp/ncu_src_layers >"$OUT/ncu_source.log" 2>&1
+  echo "ncu rc=$?"
+  "$NCU" -i /tmp/tc_ncu_src.ncu-rep --page source --csv --print-source sass >/tmp/tc_ncu_src.csv 2>>"$OUT/ncu_source.log"
+  "$PY" "$SRC/bench/ncu_source_top.py" /tmp/tc_ncu_src.csv "${GPU_CHECK_NCU_TOP:-40}" >"$OUT/ncu_source.txt" 2>&1
+  cut -c1-200 "$OUT/ncu_source.txt" | head -45
 fi
 
 if has sass; then
