@@ -101,6 +101,9 @@ tail = out[out.index("best of 2 runs"):] if "best of 2 runs" in out else ""
 check("best of two runs: each run and the combination miss", out.count("MISS 3x3") == 3, out)
 check("best of two runs: each runner's best median (oneDNN 1.2 / ours 1.0)",
       rc == 1 and "MISS 3x3 stride-1 layers >= 1.3x: r50-3x3-64 1.20" in tail, out)
+check("best of two runs: the tally of single runs",
+      "3x3 stride-1 layers >= 1.3x: met in 0 of 2" in out and "no layer below 0.8x: met in 2 of 2" in out
+      and "every target in one run: 0 of 2" in out, out)
 b[0] = layer("r50-3x3-64", 1.0, 1.5)
 a[0] = layer("r50-3x3-64", 1.2, 1.6)
 rc, out = run(a, b)
