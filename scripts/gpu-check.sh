@@ -45,6 +45,8 @@ PY=${GPU_CHECK_PYTHON:-python3}
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 mkdir -p "$OUT"
 has() { case " $STEPS " in *" $1 "*) return 0;; esac; return 1; }
+# Nsight Compute for the profile steps
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 t0=$(date +%s)
 stamp() { echo "== [$(( $(date +%s) - t0 ))s] $*"; }
 # left CAP: seconds a step may take: min(CAP, time left - 10)
@@ -125,7 +127,6 @@ fi
 if has profile; then
   # Nsight Compute on one launch of the main kernels (not in the default
   # steps): speed of light, stall reasons, memory, occupancy.
-  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   : >"$OUT/ncu.txt"
   for c in "${GPU_CHECK_PROFILE_CASES[@]:-2D 8192^2 k3|2D 8192^2 k15|3D 512^3 k5|1D 2^26 k63|report test 1 }"; do
     IFS='|' read -ra CASES <<<"$c"
@@ -151,7 +152,6 @@ if has profile-layers; then
   # template arguments; GPU_CHECK_NCU_SKIP / _COUNT: launches (default 2 / 1);
   # GPU_CHECK_NCU_EXTRA: more ncu arguments (e.g. --metrics for the stall
   # reasons: regex:smsp__average_warp_latency_issue_stalled_.*)
-  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   : >"$OUT/ncu_layers.txt"
   IFS='|' read -ra LCASES <<<"${GPU_CHECK_NCU_LAYERS:-128@28|mbv1-dw}"
   for l in "${LCASES[@]}"; do
@@ -172,7 +172,6 @@ fi
 if has profile-source; then
   # (only when named) where the warps of one kernel stall, instruction by
   # instruction (session 15: it found V 8's stage divisions)
-  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   L=${GPU_CHECK_NCU_LAYERS:-128@28}; L=${L%%|*}
   stamp "ncu source view: layer $L, kernels ${GPU_CHECK_NCU_KERNELS:-^k_ig7\$}"
   GPU_LAYERS_ONLY="$L" GPU_LAYERS_REPEAT=3 GPU_LAYERS_SWEEP=0 timeout "$(left 120)" "$NCU" --clock-control none \

@@ -891,7 +891,7 @@ static void run_conv_tf32_variants(void) {
     static const char *vs[] = {"1", "4", "7", "8", "11", "12"};
     /* TC_TEST_CUDA_TFV=V: that variant alone (sanitizer runs of one kernel) */
     const char *only = getenv("TC_TEST_CUDA_TFV");
-    for (int v = 0; v < 6; v++) {
+    for (int v = 0; v < (int)(sizeof vs / sizeof vs[0]); v++) {
         if (only && strcmp(only, vs[v])) continue;
         printf("conv cases with TC_CUDA_CONV_TFV=%s\n", vs[v]);
         setenv("TC_CUDA_CONV_TFV", vs[v], 1);

@@ -1169,8 +1169,8 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
     /* with wvec, 16-byte copies in their own cp.async group ahead of the
      * stages' (all in flight at once; session 15: the element loop issued
      * about four loads at a time, ~16 L2 round trips a thread before the
-     * first stage), then each thread rounds the chunks it copied */
-    /* chunk i of the block's 64 x CgP / 4: V 10 in shared-memory order
+     * first stage), then each thread rounds the chunks it copied. Chunk i
+     * of the block's 64 x CgP / 4: V 10 in shared-memory order
      * (32-channel block, row, chunk: a warp stores 512 contiguous bytes;
      * row-major, four rows of one warp fell on the same banks 8 KB apart:
      * ncu, session 15), V 9 row-major */
