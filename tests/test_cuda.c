@@ -524,9 +524,17 @@ static const ccase ccases[] = {
     {2, 2, 200, 70, 1, {10, 30}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
     /* Cg % 4 != 0: V 9 / V 10's weights element by element, not cp.async */
     {2, 2, 30, 20, 1, {8, 10}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
-    /* 64 x 448 weights past V 10's shared memory: V 1 takes the layer (not
-     * yet run on a GPU: added after session 15's last device call) */
+    /* 64 x 448 weights past V 10's shared memory: V 1 takes the layer */
     {2, 2, 400, 40, 1, {8, 8}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
+    /* session 16: V 11 (3D, the plane ring, resident weights; the default
+     * for zero-padded 3D TF32 layers with C/G <= 32): two 32-channel
+     * output tiles with K % 32 != 0 and a one-row last band; dilation 2
+     * (five planes a view, six slots) with C past the box's 32 channels
+     * read as zeros; groups of 32 channels; kd = 2 with one warpgroup */
+    {3, 2, 32, 40, 1, {9, 10, 11}, {3, 3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
+    {3, 3, 12, 20, 1, {7, 6, 13}, {3, 3, 3}, 1, 2, 2, TC_PADDING_ZEROS, 0},
+    {3, 1, 64, 48, 2, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
+    {3, 2, 8, 16, 1, {6, 4, 5}, {2, 3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",
@@ -884,11 +892,13 @@ static void run_conv_planner_checks(void) {
  * C/G % 32 == 0, copies by TMA; V 7 takes its other cases), forced through
  * TC_CUDA_CONV_TFV on every conv case, and V 9 / V 10 (TFV=11 / 12: the
  * streaming 1x1 kernel, mma.sync / wgmma, on every 1x1 case it fits, V 1's
- * layers otherwise), host pointers (every conv solver
+ * layers otherwise), V 11 (TFV=13: the plane ring with resident weights,
+ * on every zero-padded stride-1 case with C/G <= 32, 2D ones included),
+ * host pointers (every conv solver
  * runs again; the variant only changes igemm-tf32). Where the probe finds
  * no sm_90a image, TFV=4, 7 and 8 run V 3 again. */
 static void run_conv_tf32_variants(void) {
-    static const char *vs[] = {"1", "4", "7", "8", "11", "12"};
+    static const char *vs[] = {"1", "4", "7", "8", "11", "12", "13"};
     /* TC_TEST_CUDA_TFV=V: that variant alone (sanitizer runs of one kernel) */
     const char *only = getenv("TC_TEST_CUDA_TFV");
     for (int v = 0; v < (int)(sizeof vs / sizeof vs[0]); v++) {
@@ -898,8 +908,12 @@ static void run_conv_tf32_variants(void) {
         /* V 9 with 3 blocks along the tiles: several tiles a block, the
          * stages running across tile boundaries */
         if (v >= 4) setenv("TC_CUDA_CONV_V9GRID", "3", 1);
+        /* V 11 (TFV=13, on the 2D layers too): two output planes an item,
+         * so that the items and the plane ring wrap within a block */
+        if (!strcmp(vs[v], "13")) setenv("TC_CUDA_CONV_V11DS", "2", 1);
         for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
         unsetenv("TC_CUDA_CONV_V9GRID");
+        unsetenv("TC_CUDA_CONV_V11DS");
     }
     unsetenv("TC_CUDA_CONV_TFV");
 }

@@ -1642,6 +1642,190 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
         }
 }
 
+/* V 11 (session 16; default for 3D TF32 layers it takes, TC_CUDA_CONV_TFV=13
+ * forces it on 2D ones too): V 8's shifted views of an input patch, made
+ * persistent along the first spatial axis (depth) with every weight of
+ * the block's 32 output channels resident. Session 15's V 8 loaded a whole
+ * (m0-1)*d0+1-plane patch per block and streamed a weight stage per tap:
+ * at 3D 3x3x3 32 @32 (one 32-channel chunk) each block loaded 69 KB of
+ * patch and 110 KB of weights for 96 outputs x 32 channels, and the load
+ * did not overlap the block's own compute. Here a block takes items of DS
+ * consecutive output planes (of one image and one band of TH output rows)
+ * and holds a ring of NSL plane slots: each input plane (TH+(m1-1)*d1 rows
+ * x PW columns x 32 channels, one TMA box, 128-byte swizzled) is loaded
+ * once per item and serves the m0 output planes that read it; the producer
+ * warp loads plane j+NSL-1 while the consumers compute on planes j.. . The
+ * weights (R taps x 32 channels x 32 input channels, 4 KB a tap) are
+ * loaded once per block. Consumer warpgroup i takes output rows 64i..64i+63
+ * of the TH * PW positions (columns past the output width computed and
+ * dropped, as in V 7), wgmma m64n32k8, all R * 4 of an output plane in one
+ * group. Plane slots: SROWS >= PH * PW rows (pixels); the rows past the box
+ * (zeroed once) are read only by dropped positions. Cg <= 32 (one chunk:
+ * channels past Cg are zero weights; past C the box reads zeros), G == 1
+ * or Cg == 32, zero padding, stride 1. */
+#define IG11_MAXSL 8
+struct ig11p {
+    igp a;
+    int PW, TH, PH, PD0, nrb, out0, CKP;
+    int SROWS;     /* pixel rows of a plane slot (a multiple of 8: 1 KiB) */
+    int NSL;       /* plane slots */
+    int DS, nseg;  /* output planes an item, items along depth */
+    int ktiles;    /* 32-channel output tiles a group */
+    int64_t items; /* N * nrb * nseg */
+};
+template <int MT>
+__global__ void __launch_bounds__(MT * 128 + 32, 1)
+    k_ig11(const float *__restrict__ bias, float *__restrict__ y, const ig11p q,
+           const __grid_constant__ ig7tm tm) {
+    const igp &a = q.a;
+    constexpr int NT = MT * 128;
+    extern __shared__ float4 ig_smem4[];
+    float *smem = reinterpret_cast<float *>(ig_smem4);
+    smem += ((1024 - ((unsigned)__cvta_generic_to_shared(smem) & 1023)) & 1023) / 4;
+    float *wsm = smem;                 /* tap t at t * 1024 floats (4 KB) */
+    float *pl = wsm + a.R * 1024;      /* slot s at s * SROWS * 32 floats */
+    uint64_t *full = reinterpret_cast<uint64_t *>(pl + q.NSL * q.SROWS * 32),
+             *empty = full + IG11_MAXSL, *wbar = empty + IG11_MAXSL;
+    int *toff = reinterpret_cast<int *>(wbar + 1); /* m1 * m2 in-plane offsets (pixels) */
+    const int tid = threadIdx.x;
+    const int gcol = blockIdx.y, g = gcol / q.ktiles, k0 = (gcol - g * q.ktiles) * 32;
+    const int R12 = a.m1 * a.m2, PPX = q.PH * q.PW;
+    for (int t = tid; t < R12; t += NT + 32) {
+        const int r1 = t / a.m2, r2 = t - r1 * a.m2;
+        toff[t] = r1 * a.d1 * q.PW + r2 * a.d2;
+    }
+    /* the slots' rows past the box: zeros (read only by dropped positions) */
+    for (int s = 0; s < q.NSL; s++)
+        for (int i = PPX * 32 + tid; i < q.SROWS * 32; i += NT + 32) pl[s * q.SROWS * 32 + i] = 0.f;
+    if (tid == 0) {
+        for (int i = 0; i < q.NSL; i++) {
+            ig_mbar_init(full + i, 1);
+            ig_mbar_init(empty + i, NT / 32);
+        }
+        ig_mbar_init(wbar, 1);
+        ig_mbar_init_fence();
+    }
+    ig_proxy_fence();
+    __syncthreads();
+    if (tid >= NT) { /* the producer warp: one lane issues every copy */
+        if (tid == NT) {
+            ig_mbar_expect(wbar, (unsigned)a.R * 4096u);
+            for (int t = 0; t < a.R; t++)
+                ig_tma2(wsm + t * 1024, &tm.w, t * q.CKP, g * a.Kg + k0, wbar);
+            const unsigned pbytes = (unsigned)PPX * 128u;
+            int slot = 0;
+            unsigned ph = 0;
+            int64_t L = 0; /* planes loaded */
+            for (int64_t it = blockIdx.x; it < q.items; it += gridDim.x) {
+                const int seg = (int)(it % q.nseg);
+                const int64_t u = it / q.nseg;
+                const int rb = (int)(u % q.nrb), n = (int)(u / q.nrb);
+                const int oz0 = seg * q.DS, ds = min(q.DS, q.out0 - oz0), nj = ds + q.PD0 - 1;
+                for (int j = 0; j < nj; j++, L++) {
+                    if (L >= q.NSL) ig_mbar_wait(empty + slot, ph ^ 1u);
+                    ig_mbar_expect(full + slot, pbytes);
+                    ig_tma5(pl + slot * q.SROWS * 32, &tm.x, g * a.Cg, -a.p2, rb * q.TH - a.p1,
+                            oz0 - a.p0 + j, n, full + slot);
+                    if (++slot == q.NSL) slot = 0, ph ^= 1u;
+                }
+            }
+        }
+        return;
+    }
+    const int wgi = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31, gq = lane >> 2,
+              tq = lane & 3;
+    /* this thread's output rows m (h = 0, 1) of the TH * PW positions: row
+     * r of the band, column c; its channels k0 + 8j + 2tq + e */
+    int pr[2], pc[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int m = wgi * 64 + warp * 16 + gq + 8 * h;
+        pr[h] = m / q.PW;
+        pc[h] = m - pr[h] * q.PW;
+    }
+    const int64_t OP = (int64_t)a.out1 * a.out2, KOP = (int64_t)q.out0 * OP;
+    float bv[4][2];
+    int64_t kof[4][2]; /* channel offsets in y, -1: past Kg */
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int k = k0 + 8 * j + 2 * tq + e;
+            const int kk = g * a.Kg + k;
+            bv[j][e] = k < a.Kg && bias ? __ldg(bias + kk) : 0.f;
+            kof[j][e] = k < a.Kg ? (int64_t)kk * KOP : -1;
+        }
+    const unsigned dw0 = (unsigned)ig_desc_sw128(wsm);
+    const unsigned dp0 = (unsigned)ig_desc_sw128(pl + wgi * 64 * 32);
+    constexpr uint64_t DHI = ig_desc_sw128_hi << 32;
+    const unsigned SLOTU = (unsigned)q.SROWS * 8u; /* a slot in 16-byte units */
+    ig_mbar_wait(wbar, 0);
+    int cws = 0, fs = 0, sb = 0; /* the next plane waited for / freed, the item's first */
+    unsigned cwp = 0;
+    for (int64_t it = blockIdx.x; it < q.items; it += gridDim.x) {
+        const int seg = (int)(it % q.nseg);
+        const int64_t u = it / q.nseg;
+        const int rb = (int)(u % q.nrb), n = (int)(u / q.nrb);
+        const int oz0 = seg * q.DS, ds = min(q.DS, q.out0 - oz0), nj = ds + q.PD0 - 1;
+        const int oy0 = rb * q.TH;
+        int64_t yo[2]; /* position offsets in plane oz0 of image n, -1: dropped */
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            yo[h] = pr[h] < q.TH && oy0 + pr[h] < a.out1 && pc[h] < a.out2
+                        ? (int64_t)n * a.K * KOP + oz0 * OP + (int64_t)(oy0 + pr[h]) * a.out2 + pc[h]
+                        : -1;
+        int so = sb; /* slot of plane o (the output plane's first tap plane) */
+        for (int o = 0; o < ds; o++) {
+            for (int i = o == 0 ? q.PD0 : 1; i > 0; i--) {
+                ig_mbar_wait(full + cws, cwp);
+                if (++cws == q.NSL) cws = 0, cwp ^= 1u;
+            }
+            float acc[16];
+#pragma unroll
+            for (int i = 0; i < 16; i++) {
+                acc[i] = 0.f;
+                asm volatile("" : "+f"(acc[i]));
+            }
+            ig_wg_fence();
+            for (int r0 = 0; r0 < a.m0; r0++) {
+                int s = so + r0 * a.d0;
+                if (s >= q.NSL) s -= q.NSL;
+                const unsigned pb = dp0 + (unsigned)s * SLOTU;
+                const unsigned wb = dw0 + (unsigned)(r0 * R12) * 256u;
+                for (int t = 0; t < R12; t++) {
+                    const unsigned pa = pb + (unsigned)toff[t] * 8u, wa = wb + (unsigned)t * 256u;
+#pragma unroll
+                    for (int k8 = 0; k8 < 4; k8++)
+                        ig_wgmma<32>(acc, DHI | (pa + 2u * k8), DHI | (wa + 2u * k8));
+                }
+            }
+            ig_wg_commit();
+            ig_wg_wait<0>();
+            /* plane o is read by no later output plane of the item */
+            if (lane == 0) ig_mbar_arrive(empty + fs);
+            if (++fs == q.NSL) fs = 0;
+            /* acc[4j + 2h + e]: row h, channel 8j + 2tq + e */
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                if (yo[h] < 0) continue;
+                float *yp = y + yo[h] + (int64_t)o * OP;
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++)
+                        if (kof[j][e] >= 0) yp[kof[j][e]] = acc[4 * j + 2 * h + e] + bv[j][e];
+            }
+            if (++so == q.NSL) so = 0;
+        }
+        /* the item's last PD0 - 1 planes */
+        for (int j = ds; j < nj; j++) {
+            if (lane == 0) ig_mbar_arrive(empty + fs);
+            if (++fs == q.NSL) fs = 0;
+        }
+        sb = fs;
+    }
+}
+
 /* split-K: y = bias + sum over splits, NCHW */
 __global__ void __launch_bounds__(256)
     k_ig_reduce(const float *__restrict__ part, const float *__restrict__ bias,
@@ -2234,6 +2418,24 @@ static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est, 
     if (sel) *sel = s;
     return 1;
 }
+/* V 7 / V 8 / V 11's copies: xT (N, spatial, C), then wT (K, tap, CKP) at
+ * a 1 KiB boundary (TMA: 16-byte aligned bases), in one scratch allocation
+ * (*xt, freed by the caller) by one k_ig7_prep launch (g.Rl = R * CKP) */
+static tc_status ig7_copies(const tc__problem *p, const tc__cu_bufs *b, const igp &g, int CKP,
+                            void **xt, float **wt) {
+    const int64_t nx = p->N * (int64_t)g.plane * g.C, nw = (int64_t)g.K * g.Rl;
+    const size_t woff = ((size_t)nx * sizeof(float) + 1023) / 1024 * 1024;
+    tc_status st = tc__cu_alloc(xt, woff + (size_t)nw * sizeof(float), b->s);
+    if (st) return st;
+    *wt = (float *)((char *)*xt + woff);
+    const int tx = (int)tc__cu_div_up(g.plane, 32), ty = (int)tc__cu_div_up(g.C, 32);
+    const int64_t nxb = (int64_t)tx * ty * p->N, nwb = tc__cu_div_up((int64_t)g.K * CKP, 256);
+    k_ig7_prep<<<(unsigned)(nxb + nwb), 256, 0, b->s>>>((const float *)b->x, (float *)*xt, g.C,
+                                                        g.plane, tx, ty, nxb,
+                                                        (const float *)b->w, *wt, g.K, g.Cg, g.R,
+                                                        CKP);
+    return TC_OK;
+}
 /* The launch of a layer planned by ig7_select: the copies of x and w into
  * one scratch allocation by one k_ig7_prep launch, then the kernel */
 static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const ig7sel &sel, int lm) {
@@ -2248,21 +2450,11 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const ig7sel &
     void *own, *xt = NULL;
     tc_status st = cv_bias(a, b->s, &db, &own);
     if (st) return st;
-    /* xT, then wT at a 1 KiB boundary (TMA: 16-byte aligned bases) */
-    const int64_t nx = p->N * (int64_t)g.plane * g.C, nw = (int64_t)g.K * g.Rl;
-    const size_t woff = ((size_t)nx * sizeof(float) + 1023) / 1024 * 1024;
-    if ((st = tc__cu_alloc(&xt, woff + (size_t)nw * sizeof(float), b->s))) {
+    float *wt;
+    if ((st = ig7_copies(p, b, g, q.CKP, &xt, &wt))) {
         tc__cu_free(own, b->s);
         return st;
     }
-    float *wt = (float *)((char *)xt + woff);
-    const int tx = (int)tc__cu_div_up(g.plane, 32), ty = (int)tc__cu_div_up(g.C, 32);
-    const int64_t nxb = (int64_t)tx * ty * p->N,
-                  nwb = tc__cu_div_up((int64_t)g.K * q.CKP, 256);
-    k_ig7_prep<<<(unsigned)(nxb + nwb), 256, 0, b->s>>>((const float *)b->x, (float *)xt, g.C,
-                                                        g.plane, tx, ty, nxb,
-                                                        (const float *)b->w, wt, g.K, g.Cg, g.R,
-                                                        q.CKP);
     /* while the copies run: the kernels' shared-memory limit, raised to the
      * device's opt-in maximum once per device (ig7_plan checked smem
      * against it): V 7's, and V 8's where it may run */
@@ -2298,6 +2490,147 @@ static tc_status ig7_run(const tc__args *a, const tc__cu_bufs *b, const ig7sel &
     return TC_OK;
 }
 
+/* V 11's plan (k_ig11): 0 where it does not take the layer, else MT (1
+ * or 2 consumer warpgroups) with *q, the block's shared memory and the
+ * grid's x (persistent blocks along the items) filled in. TC_CUDA_CONV_
+ * V11DS=n forces n output planes an item, TC_CUDA_CONV_V9GRID=n n blocks
+ * along the items (tests: items wrapping the plane ring, several items a
+ * block). */
+static int ig11_plan(const tc__problem *p, const igp &g, int lm, ig11p *q, size_t *smem,
+                     unsigned *gx) {
+    for (int i = 0; i < 3; i++)
+        if (p->stride[i] != 1) return 0;
+    if (lm != IG_ZEROS || g.Cg > IG7_BK || g.Cg % 4 || (g.G > 1 && g.Cg != IG7_BK)) return 0;
+    const tc__cu_device *d = tc__cu_dev();
+    if (!d || !d->smem_optin || !ig_wgmma_ok() || !ig8_encoder()) return 0;
+    q->a = g;
+    q->CKP = IG7_BK;
+    q->a.Rl = g.R * IG7_BK;
+    q->PW = g.out2 + (g.m2 - 1) * g.d2;
+    if (q->PW > 128) return 0;
+    q->TH = 128 / q->PW < g.out1 ? 128 / q->PW : g.out1;
+    q->PH = q->TH + (g.m1 - 1) * g.d1;
+    q->PD0 = (g.m0 - 1) * g.d0 + 1;
+    q->NSL = q->PD0 + 1;
+    if (q->PH > 256 || q->NSL > IG11_MAXSL) return 0;
+    const int mt = q->TH * q->PW > 64 ? 2 : 1;
+    const int reach = mt * 64 + (g.m1 - 1) * g.d1 * q->PW + (g.m2 - 1) * g.d2;
+    const int rows = q->PH * q->PW > reach ? q->PH * q->PW : reach;
+    q->SROWS = (rows + 7) / 8 * 8;
+    *smem = ((size_t)g.R * 1024 + (size_t)q->NSL * q->SROWS * 32) * sizeof(float) +
+            (2 * IG11_MAXSL + 1) * sizeof(uint64_t) + (size_t)g.m1 * g.m2 * sizeof(int) + 1024;
+    if (*smem > d->smem_optin) return 0;
+    q->out0 = g.P / (g.out1 * g.out2);
+    q->nrb = (int)tc__cu_div_up(g.out1, q->TH);
+    q->ktiles = (int)tc__cu_div_up(g.Kg, 32);
+    const int64_t cols = (int64_t)q->ktiles * g.G;
+    if (cols > 65535 || p->N > INT32_MAX / 2) return 0;
+    /* k_ig7_prep's one-dimensional grid */
+    if (tc__cu_div_up(g.plane, 32) * tc__cu_div_up(g.C, 32) * p->N +
+            tc__cu_div_up((int64_t)g.K * IG7_BK, 256) > INT32_MAX)
+        return 0;
+    /* blocks along the items: the SMs over the grid's columns (one block
+     * an SM: ~200 KB of shared memory at 3x3x3) */
+    int64_t x = tc__cu_div_up((int64_t)d->sms, cols);
+    /* planes an item: the fewest waves of items times (DS + 0.5), the half
+     * plane the item's extra m0 - 1 input planes and its start */
+    const char *fd = getenv("TC_CUDA_CONV_V11DS");
+    int best = 1;
+    double tb = 1e300;
+    for (int ds = 1; ds <= q->out0; ds++) {
+        const int64_t it = (int64_t)p->N * q->nrb * tc__cu_div_up(q->out0, ds);
+        const double t = (double)tc__cu_div_up(it, x < it ? x : it) * (ds + 0.5);
+        if (t < tb - 1e-9) tb = t, best = ds;
+    }
+    if (fd && atoi(fd) >= 1) best = atoi(fd) < q->out0 ? atoi(fd) : q->out0;
+    q->DS = best;
+    q->nseg = (int)tc__cu_div_up(q->out0, best);
+    q->items = (int64_t)p->N * q->nrb * q->nseg;
+    if (x > q->items) x = q->items;
+    const char *gv = getenv("TC_CUDA_CONV_V9GRID");
+    if (gv && atoi(gv) >= 1 && atoi(gv) <= 65535) x = atoi(gv);
+    *gx = (unsigned)(x < 1 ? 1 : x);
+    return mt;
+}
+/* V 11 by default in TF32 plans (no TC_CUDA_CONV_TFV) for the 3D layers
+ * it takes; *est (may be NULL): seconds, the copies (x read and written,
+ * at 2.5 TB/s) plus the busiest block's output planes, each MT * 64
+ * positions x 32 channels x R * 32 MACs at 3.0 times the nominal FP32
+ * rate per SM (a guess before the first measurement), in waves of
+ * blocks where the grid has more blocks than SMs */
+static int ig11_default(const tc__problem *p, const igp &g, int lm, double *est) {
+    if (g.m0 < 2 || getenv("TC_CUDA_CONV_TFV")) return 0;
+    ig11p q;
+    size_t smem;
+    unsigned gx;
+    const int mt = ig11_plan(p, g, lm, &q, &smem, &gx);
+    if (!mt) return 0;
+    if (est) {
+        const tc__cu_device *d = tc__cu_dev();
+        const double sms = d && d->sms > 0 ? d->sms : 132;
+        const double per_sm = (d ? d->peak_flops32 : 67e12) / sms;
+        const double planes = (double)tc__cu_div_up(q.items, gx) * q.DS;
+        const double waves = ceil((double)gx * q.ktiles * g.G / sms);
+        const double fpp = 2.0 * mt * 64.0 * 32.0 * (double)g.R * IG7_BK;
+        *est = waves * planes * fpp / (3.0 * per_sm) +
+               2.0 * (double)p->N * g.plane * g.C * 4 / 2.5e12 + 5e-6;
+    }
+    return mt;
+}
+static int ig11_attr_set[IG_NDEV][2];
+static tc_status ig11_run(const tc__args *a, const tc__cu_bufs *b, int lm) {
+    const tc__problem *p = a->p;
+    ig11p q;
+    size_t smem;
+    unsigned gx;
+    const int mt = ig11_plan(p, ig_params(p), lm, &q, &smem, &gx);
+    if (!mt) return tc__error(TC_ERR_INTERNAL, "cuda.conv.igemm-tf32: V 11 planned a layer it does not take");
+    const float *db;
+    void *own, *xt = NULL;
+    float *wt;
+    tc_status st = cv_bias(a, b->s, &db, &own);
+    if (st) return st;
+    if ((st = ig7_copies(p, b, q.a, IG7_BK, &xt, &wt))) {
+        tc__cu_free(own, b->s);
+        return st;
+    }
+    const void *kf = mt == 2 ? (const void *)k_ig11<2> : (const void *)k_ig11<1>;
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    int *slot = e == cudaSuccess && dev >= 0 && dev < IG_NDEV ? &ig11_attr_set[dev][mt - 1] : NULL;
+    if (e == cudaSuccess && (!slot || !__atomic_load_n(slot, __ATOMIC_ACQUIRE))) {
+        e = cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)tc__cu_dev()->smem_optin);
+        if (e == cudaSuccess && slot) __atomic_store_n(slot, 1, __ATOMIC_RELEASE);
+    }
+    if (e == cudaSuccess) {
+        /* the tensor maps: x one plane a box (V 7's plan with PD0 = 1), wT
+         * one tap of 32 output channels */
+        ig7p q7;
+        memset(&q7, 0, sizeof q7);
+        q7.a = q.a;
+        q7.PW = q.PW;
+        q7.PH = q.PH;
+        q7.PD0 = 1;
+        ig7tm tm;
+        memset(&tm, 0, sizeof tm);
+        if (ig8_maps(q7, 32, xt, wt, p->N, &tm)) {
+            tc__cu_free(xt, b->s);
+            tc__cu_free(own, b->s);
+            return tc__error(TC_ERR_INTERNAL, "cuda.conv.igemm-tf32: cuTensorMapEncodeTiled failed for V 11");
+        }
+        const dim3 grid(gx, (unsigned)(q.ktiles * q.a.G));
+        if (mt == 2)
+            k_ig11<2><<<grid, 288, smem, b->s>>>(db, (float *)b->y, q, tm);
+        else
+            k_ig11<1><<<grid, 160, smem, b->s>>>(db, (float *)b->y, q, tm);
+        e = cudaGetLastError();
+    }
+    tc__cu_free(xt, b->s);
+    tc__cu_free(own, b->s);
+    if (e != cudaSuccess) return tc__cu_fail(e, "launch k_ig11", __FILE__, __LINE__);
+    return TC_OK;
+}
 /* V 9 / V 10 (k_ig9<0> / <1>) for a TF32 1x1 layer (lm == IG_1X1):
  * V 10 by default where the device runs the sm_90a image and K/G <= 256
  * (and under TC_CUDA_CONV_TFV=12), V 9 only under TC_CUDA_CONV_TFV=11 (it
@@ -2390,6 +2723,15 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
         size_t sm9 = 0;
         int wg9 = 0;
         if (ig9_plan(p, g, w, &q9, &gx9, &sm9, &wg9)) return ig9_run(a, b, q9, gx9, sm9, wg9);
+    }
+    if (kind == 2 && lm == IG_ZEROS) { /* V 11: 3D by default, any layer it takes with TFV=13 */
+        const char *f = getenv("TC_CUDA_CONV_TFV");
+        ig11p q11;
+        size_t s11;
+        unsigned x11;
+        if ((f && !strcmp(f, "13") && ig11_plan(p, g, lm, &q11, &s11, &x11)) ||
+            ig11_default(p, g, lm, NULL))
+            return ig11_run(a, b, lm);
     }
     {
         ig7sel sel;
@@ -2722,6 +3064,8 @@ static double tf_estimate(const tc__problem *p, const tc__env *e) {
     double t8 = 0.0;
     const int lm = p->mode == TC_MODE_CONSTANT && p->cval == 0 ? IG_ZEROS : IG_REMAP;
     if (!ig_is_1x1(p) && ig8_default(p, ig_params(p), lm, &t8, NULL)) return t8;
+    /* V 11 likewise (ig11_default) */
+    if (!ig_is_1x1(p) && ig11_default(p, ig_params(p), lm, &t8)) return t8;
     return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / ig_fill(p), 1.0) +
            ig_blocks_time(p);
 }
