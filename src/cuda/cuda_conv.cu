@@ -1137,29 +1137,39 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
               tq = lane & 3;
     const int g = blockIdx.y / a.ktiles, k0 = (blockIdx.y % a.ktiles) * 64;
     const int nch = a.CgP / IG9_BC;
-    const int64_t first = blockIdx.x, stride = gridDim.x;
-    const int64_t mytiles = first < a.ntiles ? (a.ntiles - first + stride - 1) / stride : 0;
-    const int64_t nsteps = mytiles * nch;
-    /* stage s: tile first + (s / nch) * stride, channels IG9_BC * (s % nch).
-     * A tile is 128 consecutive positions of the N * P run, so it may span
-     * two images (session 15: with tiles per image, 1x1 256->64 @56 b32 had
-     * 25 tiles an image, the last half empty, and 7 tiles on the busiest
-     * block against 6.06 on average). A thread copies positions qq .. qq + 3
-     * of the tile (P % 4 == 0: one image) for channel rows id >> 5. */
+    const int first = blockIdx.x, stride = gridDim.x;
+    const int mytiles = first < a.ntiles ? (int)((a.ntiles - first + stride - 1) / stride) : 0;
+    const int nsteps = mytiles * nch;
+    /* stage s: tile first + (s / nch) * stride, channels IG9_BC * (s % nch),
+     * slot s % IG9_ST, all counted (session 16: no 64-bit division by P
+     * or nch in the loop; ig9_plan keeps N * P + 256 within int). A tile
+     * is 128 consecutive positions of the N * P run, so it may span two
+     * images (session 15: with tiles per image, 1x1 256->64 @56 b32 had 25
+     * tiles an image, the last half empty, and 7 tiles on the busiest
+     * block against 6.06 on average). A thread copies positions qq .. qq
+     * + 3 of the tile (P % 4 == 0: one image) for channel rows id >> 5. */
     const int qq = (tid & 31) * 4;
-    auto issue = [&](int64_t s) {
-        if (s < nsteps) {
-            const int64_t t = first + (s / nch) * stride;
-            const int ch = (int)(s % nch) * IG9_BC;
-            const int64_t q = t * IG9_TP + qq, n = q / a.P;
-            float *dst = Xs + (int)(s % IG9_ST) * IG9_BC * XP;
-            const float *src = x + (n * a.C + (int64_t)g * a.Cg) * a.P + (q - n * a.P);
+    int is = 0, ich = 0, isl = 0, itile = first; /* the next stage to issue */
+    const float *isrc = x;
+    bool iqok = false;
+    auto issue = [&]() {
+        if (is < nsteps) {
+            if (ich == 0) { /* a new tile: this thread's image and position */
+                const int q = itile * IG9_TP + qq, n = q / a.P;
+                iqok = q < a.NP;
+                isrc = x + ((int64_t)n * a.C + (int64_t)g * a.Cg) * a.P + (q - n * a.P);
+            }
+            const int ch = ich * IG9_BC;
+            float *dst = Xs + isl * IG9_BC * XP;
 #pragma unroll
             for (int j = 0; j < IG9_BC / 8; j++) {
                 const int c = (tid + 256 * j) >> 5;
-                const bool ok = (ch + c < a.Cg) & (q < a.NP);
-                ig_cp16(dst + c * XP + qq, ok ? src + (int64_t)(ch + c) * a.P : x, ok ? 16 : 0);
+                const bool ok = (ch + c < a.Cg) & iqok;
+                ig_cp16(dst + c * XP + qq, ok ? isrc + (int64_t)(ch + c) * a.P : x, ok ? 16 : 0);
             }
+            if (++ich == nch) ich = 0, itile += stride;
+            if (++isl == IG9_ST) isl = 0;
+            is++;
         }
         ig_commit();
     };
@@ -1197,7 +1207,7 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
         }
     ig_commit();
 #pragma unroll
-    for (int s = 0; s < IG9_ST - 1; s++) issue(s);
+    for (int s = 0; s < IG9_ST - 1; s++) issue();
     if (a.wvec) {
         ig_wait<IG9_ST - 1>(); /* this thread's weight copies (the stages may be in flight) */
         for (int i = tid; i < 64 * cq; i += 256) {
@@ -1222,14 +1232,15 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
     for (int j = 0; j < 8; j++)
 #pragma unroll
         for (int e = 0; e < 4; e++) acc[j][e] = 0.f;
-    for (int64_t s = 0; s < nsteps; s++) {
+    int csl = 0, cch = 0, ctile = first; /* the stage computed: slot, chunk, tile */
+    for (int s = 0; s < nsteps; s++) {
         ig_wait<IG9_ST - 2>();
         __syncthreads();
-        issue(s + IG9_ST - 1);
+        issue(); /* stage s + IG9_ST - 1 */
         if constexpr (WG) {
             /* warpgroup warp >> 2 takes positions 64 (warp >> 2) .. + 63; its
              * warp (warp & 3) rows 16 (warp & 3) + gq (+ 8) of them */
-            const float *Xt = Xs + (int)(s % IG9_ST) * IG9_BC * XP + warp * 16 + gq;
+            const float *Xt = Xs + csl * IG9_BC * XP + warp * 16 + gq;
             unsigned af[IG9_BC / 8][4];
 #pragma unroll
             for (int k8 = 0; k8 < IG9_BC / 8; k8++) {
@@ -1239,8 +1250,8 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
                 af[k8][2] = ig_tf32(xp[4 * XP]);
                 af[k8][3] = ig_tf32(xp[4 * XP + 8]);
             }
-            const float *Wc = Ws + (int)(s % nch) * (IG9_BC / 32) * 2048;
-            const int keep0 = s % nch != 0; /* a tile's first stage: D = A * B */
+            const float *Wc = Ws + cch * (IG9_BC / 32) * 2048;
+            const int keep0 = cch != 0; /* a tile's first stage: D = A * B */
             ig_wg_fence();
 #pragma unroll
             for (int k8 = 0; k8 < IG9_BC / 8; k8++)
@@ -1249,8 +1260,8 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
             ig_wg_commit();
             ig_wg_wait<0>();
         } else {
-            const float *Xt = Xs + (int)(s % IG9_ST) * IG9_BC * XP + warp * 16 + gq;
-            const float *Wt = Ws + gq * PW + (int)(s % nch) * IG9_BC + 2 * tq;
+            const float *Xt = Xs + csl * IG9_BC * XP + warp * 16 + gq;
+            const float *Wt = Ws + gq * PW + cch * IG9_BC + 2 * tq;
 #pragma unroll
             for (int k8 = 0; k8 < IG9_BC / 8; k8++) {
                 /* k slot tq <-> channel 8*k8 + 2*tq, slot tq + 4 <-> 2*tq + 1 */
@@ -1268,17 +1279,16 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
                 }
             }
         }
-        if (s % nch == nch - 1) {
+        if (cch == nch - 1) {
             /* the tile's outputs: acc[j][e] is position warp*16 + gq +
              * 8*(e>>1), channel k0 + 8j + 2tq + (e&1) (wgmma's m64n64
              * accumulators, d[4j + e], lie the same way) */
-            const int64_t t = first + (s / nch) * stride;
             /* this thread's two positions, each in its own image */
             float *yp[2];
             bool in[2];
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int64_t q = t * IG9_TP + warp * 16 + gq + 8 * h, n = q / a.P;
+                const int q = ctile * IG9_TP + warp * 16 + gq + 8 * h, n = q / a.P;
                 in[h] = q < a.NP;
                 yp[h] = y + (n * a.K + (int64_t)g * a.Kg) * a.P + (q - n * a.P);
             }
@@ -1295,6 +1305,8 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
                     if (!WG) acc[j][e] = 0.f;
                 }
         }
+        if (++cch == nch) cch = 0, ctile += stride;
+        if (++csl == IG9_ST) csl = 0;
     }
     ig_wait<0>();
 }
@@ -2674,7 +2686,10 @@ static int ig9_plan(const tc__problem *p, const igp &g, const void *a_w, ig9p *q
     q->ktiles = (int)tc__cu_div_up(g.Kg, 64);
     q->wvec = g.Cg % 4 == 0 && (uintptr_t)a_w % 16 == 0;
     *smem = *wg ? IG10_SMEM(q->CgP) : IG9_SMEM(q->CgP);
-    if (*smem > d->smem_optin || (int64_t)q->ktiles * g.G > 65535) return 0;
+    /* positions in int in the kernel (a tile past the end included) */
+    if (*smem > d->smem_optin || (int64_t)q->ktiles * g.G > 65535 ||
+        q->NP > INT32_MAX - 2 * IG9_TP)
+        return 0;
     /* one block an SM (212 registers a thread, ~200 KB of shared memory
      * at Cg = 256): a persistent grid of one block an SM */
     const int64_t cols = (int64_t)q->ktiles * g.G;
