@@ -3146,7 +3146,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_tf32) = {
     .name = "cuda.conv.igemm-tf32",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "implicit-GEMM conv layer on the TF32 tensor cores (mma.sync m16n8k8, fp32 accumulation, conflict-free fragment loads, register-staged im2col gather with zero padding); only under TC_PLAN_ALLOW_TF32.",
+    .summary = "implicit-GEMM conv layer on the TF32 tensor cores (mma.sync m16n8k8, fp32 accumulation, conflict-free fragment loads, register-staged im2col gather with zero padding; on Hopper's sm_90a image wgmma kernels: TMA-fed shifted views for 2D stride-1 zero-padded layers, the same marching along depth with resident weights for 3D ones with C/G <= 32, a streaming kernel for 1x1 layers); only under TC_PLAN_ALLOW_TF32.",
     .available = cv_available,
     .applicable = tf_applicable,
     .estimate = tf_estimate,
