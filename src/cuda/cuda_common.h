@@ -167,6 +167,10 @@ __device__ __forceinline__ int64_t tc__cu_bidx(int64_t i, int64_t n, int mode) {
  * plus a launch overhead; huge without a device. */
 double tc__cu_estimate(double bytes, double flops, double eff);
 
+/* cuda.gemm's launch (strict FP32) on the call's device buffers: the
+ * fallback of cuda.gemm-tf32 for operands its tensor copies cannot read */
+tc_status tc__cu_sgemm_launch(const tc__args *a, const tc__cu_bufs *b);
+
 /* ---- resource report (tc_cuda_kernel_report) ---- */
 typedef struct tc__cu_report tc__cu_report;
 void tc__cu_report_kernel(tc__cu_report *r, const char *name,

@@ -78,7 +78,7 @@
  */
 #include "cuda/cuda_common.h"
 
-#include <cudaTypedefs.h> /* cuTensorMapEncodeTiled (V 8), through the runtime */
+#include "cuda/cuda_hopper.h" /* wgmma, mbarriers, TMA (V 4, V 7-V 11) */
 
 namespace {
 
@@ -272,11 +272,6 @@ __device__ __forceinline__ void ig_commit() { asm volatile("cp.async.commit_grou
 template <int N> __device__ __forceinline__ void ig_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
-/* Round to TF32, nearest with ties away from zero, in one integer add: the
- * tensor cores ignore the low 13 bits, so adding half of their unit rounds
- * (cvt.rna.tf32.f32 is a 5-instruction sequence on sm_90). Inf stays Inf and
- * a quiet NaN stays NaN. */
-__device__ __forceinline__ unsigned ig_tf32(float f) { return __float_as_uint(f) + 0x1000u; }
 __device__ __forceinline__ void ig_mma(float *c, const unsigned *a, const unsigned *b) {
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
                  "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -284,163 +279,6 @@ __device__ __forceinline__ void ig_mma(float *c, const unsigned *a, const unsign
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-/* V 4 (session 11): Hopper's wgmma, the warpgroup MMA. Compiled only for
- * sm_90a (the arch-specific image CMake adds for this file); ig_wgmma_ok
- * tells the host whether the image the runtime loaded has it. */
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define IG_WGMMA 1
-#else
-#define IG_WGMMA 0
-#endif
-__global__ void k_ig_wgmma_probe(int *out) { *out = IG_WGMMA; }
-/* A shared-memory matrix descriptor, no swizzle: the operand is stored as
- * core matrices of 8 rows x 16 bytes (128 contiguous bytes), lbo bytes
- * apart along K and sbo bytes apart along N */
-__device__ __forceinline__ uint64_t ig_desc(const void *p, unsigned lbo, unsigned sbo) {
-    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
-    return (uint64_t)((a & 0x3FFFF) >> 4) | ((uint64_t)(lbo >> 4) << 16) |
-           ((uint64_t)(sbo >> 4) << 32);
-}
-/* A 128-byte-swizzled K-major operand: rows of 128 bytes (32 tf32 of K),
- * 8-row groups 1024 bytes apart, 16-byte chunk c of the row at shared
- * address A stored at chunk c ^ ((A >> 7) & 7). The hardware takes the
- * phase from the absolute address: a view may start at any 128-byte row
- * (and 32 bytes into it for a k8 step) with base offset 0 (session 12 on
- * the H100: the row phase as base offset gave wrong sums) */
-/* its high word: the 8-row stride 1024 bytes and the 128-byte swizzle */
-constexpr uint64_t ig_desc_sw128_hi = (1024 >> 4) | (1u << 30);
-__device__ __forceinline__ uint64_t ig_desc_sw128(const void *p) {
-    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
-    return (uint64_t)(((a & 0x3FFFF) >> 4) | (1u << 16)) | (ig_desc_sw128_hi << 32);
-}
-__device__ __forceinline__ void ig_wg_fence() {
-#if IG_WGMMA
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void ig_wg_commit() {
-#if IG_WGMMA
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-#endif
-}
-template <int N> __device__ __forceinline__ void ig_wg_wait() {
-#if IG_WGMMA
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-#endif
-}
-/* cp.async's shared-memory writes (the generic proxy) made visible to
- * wgmma's reads (the async proxy) */
-__device__ __forceinline__ void ig_proxy_fence() {
-#if IG_WGMMA
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-/* V 8's tensor-memory-accelerator copies and their mbarriers (sm_90a
- * image only, as wgmma): a shared-memory barrier counts arrivals and the
- * bytes the copies that signal it still owe; a wait spins on its phase. */
-#if IG_WGMMA
-__device__ __forceinline__ unsigned ig_sa(const void *p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-#endif
-__device__ __forceinline__ void ig_mbar_init(uint64_t *b, unsigned count) {
-#if IG_WGMMA
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(ig_sa(b)), "r"(count) : "memory");
-#endif
-}
-__device__ __forceinline__ void ig_mbar_init_fence() {
-#if IG_WGMMA
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void ig_mbar_expect(uint64_t *b, unsigned bytes) {
-#if IG_WGMMA
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(ig_sa(b)),
-                 "r"(bytes)
-                 : "memory");
-#endif
-}
-__device__ __forceinline__ void ig_mbar_arrive(uint64_t *b) {
-#if IG_WGMMA
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(ig_sa(b)) : "memory");
-#endif
-}
-__device__ __forceinline__ void ig_mbar_wait(uint64_t *b, unsigned parity) {
-#if IG_WGMMA
-    asm volatile("{\n.reg .pred P;\nIG_WAIT:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
-                 "@!P bra IG_WAIT;\n}\n" ::"r"(ig_sa(b)),
-                 "r"(parity)
-                 : "memory");
-#endif
-}
-/* box of a 2D / 5D tensor map at the given coordinates (elements; negative
- * and past the end read as zeros) into shared memory at dst, signalling b */
-__device__ __forceinline__ void ig_tma2(void *dst, const CUtensorMap *m, int c0, int c1,
-                                        uint64_t *b) {
-#if IG_WGMMA
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(ig_sa(dst)),
-                 "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(ig_sa(b))
-                 : "memory");
-#endif
-}
-__device__ __forceinline__ void ig_tma5(void *dst, const CUtensorMap *m, int c0, int c1, int c2,
-                                        int c3, int c4, uint64_t *b) {
-#if IG_WGMMA
-    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n" ::"r"(ig_sa(dst)),
-                 "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(ig_sa(b))
-                 : "memory");
-#endif
-}
-/* D[64 x N] += A[64 x 8] * B[8 x N], both K-major in shared memory (da,
- * db), fp32 accumulation */
-template <int N> __device__ __forceinline__ void ig_wgmma(float *d, uint64_t da, uint64_t db);
-#if IG_WGMMA
-/* one specialisation per N: inline asm needs its operand list written out
- * (N / 2 accumulators a thread) */
-template <> __device__ __forceinline__ void ig_wgmma<32>(float *d, uint64_t da, uint64_t db) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-                 : "l"(da), "l"(db), "r"(1)
-                 : "memory");
-}
-template <> __device__ __forceinline__ void ig_wgmma<64>(float *d, uint64_t da, uint64_t db) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                 : "l"(da), "l"(db), "r"(1)
-                 : "memory");
-}
-template <> __device__ __forceinline__ void ig_wgmma<128>(float *d, uint64_t da, uint64_t db) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "l"(da), "l"(db), "r"(1)
-                 : "memory");
-}
-/* D[64 x 64] (+)= A[64 x 8] * B[8 x 64], A from registers (the m16n8k8
- * TF32 A fragment of each warp's 16 rows: a0 (g, t), a1 (g + 8, t), a2
- * (g, t + 4), a3 (g + 8, t + 4)), B K-major in shared memory (db); acc
- * scaled by `keep` (0: D = A * B, a tile's first k step) */
-__device__ __forceinline__ void ig_wgmma_rs64(float *d, const unsigned *a, uint64_t db,
-                                              int keep) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(keep)
-                 : "memory");
-}
-#else
-template <int N> __device__ __forceinline__ void ig_wgmma(float *, uint64_t, uint64_t) {}
-__device__ __forceinline__ void ig_wgmma_rs64(float *, const unsigned *, uint64_t, int) {}
-#endif
 
 /* *p through the read-only path where ok, else 0 (one predicated load, no
  * branch): the register-staged gathers */
@@ -1706,14 +1544,9 @@ __global__ void __launch_bounds__(MT * 128 + 32, 1)
     float *pl = wsm + a.R * 1024;      /* slot s at s * SROWS * 32 floats */
     uint64_t *full = reinterpret_cast<uint64_t *>(pl + q.NSL * q.SROWS * 32),
              *empty = full + IG11_MAXSL, *wbar = empty + IG11_MAXSL;
-    int *toff = reinterpret_cast<int *>(wbar + 1); /* m1 * m2 in-plane offsets (pixels) */
     const int tid = threadIdx.x;
     const int gcol = blockIdx.y, g = gcol / q.ktiles, k0 = (gcol - g * q.ktiles) * 32;
-    const int R12 = a.m1 * a.m2, PPX = q.PH * q.PW;
-    for (int t = tid; t < R12; t += NT + 32) {
-        const int r1 = t / a.m2, r2 = t - r1 * a.m2;
-        toff[t] = r1 * a.d1 * q.PW + r2 * a.d2;
-    }
+    const int PPX = q.PH * q.PW;
     /* the slots' rows past the box: zeros (read only by dropped positions) */
     for (int s = 0; s < q.NSL; s++)
         for (int i = PPX * 32 + tid; i < q.SROWS * 32; i += NT + 32) pl[s * q.SROWS * 32 + i] = 0.f;
@@ -1779,6 +1612,7 @@ __global__ void __launch_bounds__(MT * 128 + 32, 1)
     const unsigned dp0 = (unsigned)ig_desc_sw128(pl + wgi * 64 * 32);
     constexpr uint64_t DHI = ig_desc_sw128_hi << 32;
     const unsigned SLOTU = (unsigned)q.SROWS * 8u; /* a slot in 16-byte units */
+    const unsigned rstep = (unsigned)(a.d1 * q.PW) * 8u, cstep = (unsigned)a.d2 * 8u;
     ig_mbar_wait(wbar, 0);
     int cws = 0, fs = 0, sb = 0; /* the next plane waited for / freed, the item's first */
     unsigned cwp = 0;
@@ -1807,16 +1641,22 @@ __global__ void __launch_bounds__(MT * 128 + 32, 1)
                 asm volatile("" : "+f"(acc[i]));
             }
             ig_wg_fence();
+            /* the taps' views: plane slot s, row r1 * d1 * PW + column r2 *
+             * d2 pixels in, counted (session 16: with the in-plane offsets
+             * read from a shared table, ncu put 26% of the stall samples on
+             * the adds waiting for those loads) */
+            unsigned wa = dw0;
             for (int r0 = 0; r0 < a.m0; r0++) {
                 int s = so + r0 * a.d0;
                 if (s >= q.NSL) s -= q.NSL;
-                const unsigned pb = dp0 + (unsigned)s * SLOTU;
-                const unsigned wb = dw0 + (unsigned)(r0 * R12) * 256u;
-                for (int t = 0; t < R12; t++) {
-                    const unsigned pa = pb + (unsigned)toff[t] * 8u, wa = wb + (unsigned)t * 256u;
+                unsigned prow = dp0 + (unsigned)s * SLOTU;
+                for (int r1 = 0; r1 < a.m1; r1++, prow += rstep) {
+                    unsigned pa = prow;
+                    for (int r2 = 0; r2 < a.m2; r2++, pa += cstep, wa += 256u) {
 #pragma unroll
-                    for (int k8 = 0; k8 < 4; k8++)
-                        ig_wgmma<32>(acc, DHI | (pa + 2u * k8), DHI | (wa + 2u * k8));
+                        for (int k8 = 0; k8 < 4; k8++)
+                            ig_wgmma<32>(acc, DHI | (pa + 2u * k8), DHI | (wa + 2u * k8));
+                    }
                 }
             }
             ig_wg_commit();
@@ -2126,7 +1966,6 @@ static igp ig_params(const tc__problem *p) {
 
 /* kernel kinds: 0 fp32 (V 0), 1 TF32 V 1, 2 TF32 V 3, 3 TF32 V 4 (wgmma) */
 #define IG_NKIND 4
-#define IG_NDEV 16 /* devices with cached per-device facts */
 static const int ig_kbk[IG_NKIND] = {igv<0>::BK, igv<1>::BK, igv<3>::BK, igv<4>::BK};
 static size_t ig_smem(int bm, int taps, int kind) {
     static const int st[IG_NKIND] = {igv<0>::ST, igv<1>::ST, igv<3>::ST, igv<4>::ST};
@@ -2149,28 +1988,6 @@ static const ig_kernel ig_tab[3][IG_NKIND][3] = {
 };
 #undef IG_KV3
 #undef IG_K3
-/* Whether the current device runs this file's sm_90a image (the wgmma
- * kernels have bodies there): a one-thread probe, once per device, at plan
- * time (cuda.conv.igemm-tf32's applicability). */
-static int ig_wg_cache[IG_NDEV]; /* 0 not probed, 1 yes, 2 no */
-static int ig_wgmma_ok(void) {
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-    int *slot = dev >= 0 && dev < IG_NDEV ? &ig_wg_cache[dev] : NULL;
-    int v = slot ? __atomic_load_n(slot, __ATOMIC_ACQUIRE) : 0;
-    if (v) return v == 1;
-    int h = 0, *d = NULL;
-    if (cudaMalloc(&d, sizeof(int)) == cudaSuccess) {
-        k_ig_wgmma_probe<<<1, 1>>>(d);
-        if (cudaGetLastError() != cudaSuccess ||
-            cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
-            h = 0;
-        cudaFree(d);
-    }
-    (void)cudaGetLastError(); /* a failed probe leaves no sticky error */
-    if (slot) __atomic_store_n(slot, h == 1 ? 1 : 2, __ATOMIC_RELEASE);
-    return h == 1;
-}
 /* the TF32 kind: V 3 (which falls back to V 1 where it does not apply;
  * ig_run takes V 4 for the 32-row tile, V 8 for ig8_default's layers,
  * V 10 for ig9_plan's and V 11 for ig11_default's; TFV=11, 12 and 13 are
@@ -2331,30 +2148,9 @@ static int ig7_plan(const tc__problem *p, const igp &g, int lm, ig7p *q, size_t 
         return 0;
     return mt;
 }
-/* cuTensorMapEncodeTiled from the driver, through the runtime (no -lcuda);
- * NULL where the driver lacks it */
-static PFN_cuTensorMapEncodeTiled_v12000 ig8_encoder(void) {
-    static void *fn;
-    static int state; /* 0 not asked, 1 found, 2 not found */
-    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-    if (!st) {
-        void *f = NULL;
-        cudaDriverEntryPointQueryResult qr;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
-                                             &qr) != cudaSuccess ||
-            qr != cudaDriverEntryPointSuccess)
-            f = NULL;
-        (void)cudaGetLastError();
-        __atomic_store_n(&fn, f, __ATOMIC_RELAXED);
-        __atomic_store_n(&state, f ? 1 : 2, __ATOMIC_RELEASE);
-        st = f ? 1 : 2;
-    }
-    return st == 1 ? (PFN_cuTensorMapEncodeTiled_v12000)__atomic_load_n(&fn, __ATOMIC_RELAXED)
-                   : NULL;
-}
 /* V 8's two tensor maps over the call's copies: 0 on success */
 static int ig8_maps(const ig7p &q, int bm, const void *xt, const void *wt, int64_t N, ig7tm *tm) {
-    PFN_cuTensorMapEncodeTiled_v12000 enc = ig8_encoder();
+    PFN_cuTensorMapEncodeTiled_v12000 enc = ig_tma_encoder();
     const igp &g = q.a;
     if (!enc) return 1;
     const cuuint64_t C = (cuuint64_t)g.C;
@@ -2382,7 +2178,7 @@ static int ig8_maps(const ig7p &q, int bm, const void *xt, const void *wt, int64
 static int ig8_fits(const ig7p &q, int lm) {
     const igp &g = q.a;
     return lm == IG_ZEROS && (g.G == 1 || g.Cg % IG7_BK == 0) && q.PH <= 256 && q.PD0 <= 256 &&
-           ig8_encoder() != NULL;
+           ig_tma_encoder() != NULL;
 }
 /* V 8 by default in TF32 plans (no TC_CUDA_CONV_TFV): 2D layers with
  * stride 1 and zero padding whose V 8 tile has 64 or 128 channels, on a
@@ -2524,7 +2320,7 @@ static int ig11_plan(const tc__problem *p, const igp &g, int lm, ig11p *q, size_
         if (p->stride[i] != 1) return 0;
     if (lm != IG_ZEROS || g.Cg > IG7_BK || g.Cg % 4 || (g.G > 1 && g.Cg != IG7_BK)) return 0;
     const tc__cu_device *d = tc__cu_dev();
-    if (!d || !d->smem_optin || !ig_wgmma_ok() || !ig8_encoder()) return 0;
+    if (!d || !d->smem_optin || !ig_wgmma_ok() || !ig_tma_encoder()) return 0;
     q->a = g;
     q->CKP = IG7_BK;
     q->a.Rl = g.R * IG7_BK;
@@ -2540,7 +2336,7 @@ static int ig11_plan(const tc__problem *p, const igp &g, int lm, ig11p *q, size_
     const int rows = q->PH * q->PW > reach ? q->PH * q->PW : reach;
     q->SROWS = (rows + 7) / 8 * 8;
     *smem = ((size_t)g.R * 1024 + (size_t)q->NSL * q->SROWS * 32) * sizeof(float) +
-            (2 * IG11_MAXSL + 1) * sizeof(uint64_t) + (size_t)g.m1 * g.m2 * sizeof(int) + 1024;
+            (2 * IG11_MAXSL + 1) * sizeof(uint64_t) + 1024;
     if (*smem > d->smem_optin) return 0;
     q->out0 = g.P / (g.out1 * g.out2);
     q->nrb = (int)tc__cu_div_up(g.out1, q->TH);

@@ -259,6 +259,9 @@ static tc_status g_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, la
 
 } // namespace
 
+/* cuda.gemm's launch, for cuda.gemm-tf32's executes it cannot take */
+tc_status tc__cu_sgemm_launch(const tc__args *a, const tc__cu_bufs *b) { return launch_gemm(a, b); }
+
 TC__CU_SOLVER(tc__solver_cuda_gemm) = {
     "cuda.gemm", TC_BACKEND_CUDA, TC_OP_GEMM,
     "GPU SGEMM (strict FP32): 128x128x16 tiles, 8x8 per thread, 4-stage cp.async pipeline.",

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""gpu_gemm.py - the GEMM core beside cuBLAS (issue 11, item 4), one process.
+
+    python3 bench/gpu_gemm.py BUILD_DIR OUTDIR
+
+Square C = A B (float32, row-major) at GPU_GEMM_SIZES (default "2048 4096
+8192"): tileconv's cuda.gemm (strict FP32) beside torch.matmul with TF32
+off (cuBLAS SGEMM), and cuda.gemm-tf32 (planned with TC_PLAN_ALLOW_TF32)
+beside torch.matmul with TF32 on. tileconv through ctypes on
+BUILD_DIR/libtileconv.so: tc_cuda_time_plan (operands copied to the GPU
+once, a warm-up, median of R executes between CUDA events); cuBLAS timed
+the same way (median of R calls between CUDA events, after 3 warm-ups).
+ms = the smaller of two medians. Errors against a float64 product (torch,
+on the GPU) at the sizes up to 4096: max |C - C64| / max |C64|. Writes
+OUTDIR/gpu_gemm.txt and .json. Never asserts."""
+import ctypes as C
+import json
+import os
+import sys
+
+import numpy as np
+
+arg, outdir = sys.argv[1], sys.argv[2]
+bdir = arg if os.path.isdir(arg) else os.path.dirname(arg)
+try:
+    import torch
+except Exception as e:  # noqa: BLE001
+    print(f"gpu_gemm: no torch ({e}): nothing to compare")
+    sys.exit(0)
+if not torch.cuda.is_available():
+    print("gpu_gemm: no CUDA device")
+    sys.exit(0)
+lib = C.CDLL(os.path.join(bdir, "libtileconv.so"))
+
+
+class GemmDesc(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("dtype", C.c_int), ("trans_a", C.c_int),
+                ("trans_b", C.c_int), ("m", C.c_int64), ("n", C.c_int64), ("k", C.c_int64),
+                ("lda", C.c_int64), ("ldb", C.c_int64), ("ldc", C.c_int64),
+                ("alpha", C.c_double), ("beta", C.c_double)]
+
+
+class PlanOpts(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("flags", C.c_uint), ("algorithm", C.c_char_p),
+                ("workspace_limit", C.c_size_t)]
+
+
+VP = C.c_void_p
+lib.tc_last_error.restype = C.c_char_p
+lib.tc_plan_algorithm.restype = C.c_char_p
+lib.tc_plan_algorithm.argtypes = [VP]
+lib.tc_plan_gemm.argtypes = [C.POINTER(VP), VP, C.POINTER(GemmDesc), C.POINTER(PlanOpts)]
+lib.tc_execute_gemm.argtypes = [VP, VP, VP, VP, VP]
+lib.tc_cuda_time_plan.argtypes = [VP, VP, VP, VP, C.c_int, C.POINTER(C.c_double),
+                                  C.POINTER(C.c_double)]
+lib.tc_plan_destroy.argtypes = [VP]
+TF32 = 4
+R = int(os.environ.get("GPU_GEMM_REPEAT", "20"))
+SIZES = [int(s) for s in os.environ.get("GPU_GEMM_SIZES", "2048 4096 8192").split()]
+
+
+def tc_plan(n, algo, flags):
+    d = GemmDesc()
+    lib.tc_gemm_desc_init(C.byref(d))
+    d.dtype = 0
+    d.m = d.n = d.k = n
+    d.lda = d.ldb = d.ldc = n
+    o = PlanOpts()
+    lib.tc_plan_options_init(C.byref(o))
+    o.flags = flags
+    o.algorithm = algo.encode()
+    pl = VP()
+    if lib.tc_plan_gemm(C.byref(pl), None, C.byref(d), C.byref(o)) != 0:
+        return None, lib.tc_last_error().decode()
+    return pl, lib.tc_plan_algorithm(pl).decode()
+
+
+def tc_ms(pl, A, B):
+    best = None
+    for _ in range(2):
+        med, mn = C.c_double(), C.c_double()
+        if lib.tc_cuda_time_plan(pl, A.ctypes.data_as(VP), B.ctypes.data_as(VP), None, R,
+                                 C.byref(med), C.byref(mn)) != 0:
+            return None
+        best = med.value if best is None else min(best, med.value)
+    return best
+
+
+def torch_ms(a, b):
+    for _ in range(3):
+        torch.matmul(a, b)
+    torch.cuda.synchronize()
+    best = None
+    for _ in range(2):
+        ts = []
+        for _ in range(R):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            torch.matmul(a, b)
+            e1.record()
+            e1.synchronize()
+            ts.append(e0.elapsed_time(e1))
+        med = float(np.median(ts))
+        best = med if best is None else min(best, med)
+    return best
+
+
+def tc_err(pl, A, B, ref):
+    Cc = np.empty_like(A)
+    if lib.tc_execute_gemm(pl, Cc.ctypes.data_as(VP), A.ctypes.data_as(VP), B.ctypes.data_as(VP),
+                           None) != 0:
+        return float("nan")
+    return float(np.max(np.abs(Cc.astype(np.float64) - ref)) / np.max(np.abs(ref)))
+
+
+rows = []
+lines = [f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; ms = the smaller of "
+         f"two medians of {R} calls, CUDA events, device-resident operands; ratio = cuBLAS ms / "
+         "ours (> 1: ours faster); TFLOP/s counts 2 n^3",
+         f"{'size':>6} {'mode':5} {'ours ms':>9} {'TFLOP/s':>8} {'cuBLAS ms':>9} {'TFLOP/s':>8} "
+         f"{'ratio':>6} {'err ours':>9} {'err cuBLAS':>10}  algorithm"]
+rng = np.random.default_rng(16)
+for n in SIZES:
+    A = rng.standard_normal((n, n), dtype=np.float32)
+    B = rng.standard_normal((n, n), dtype=np.float32)
+    a, b = torch.from_numpy(A).cuda(), torch.from_numpy(B).cuda()
+    ref = None
+    if n <= 4096:
+        ref = (a.double() @ b.double()).cpu().numpy()
+    for mode, algo, flags in (("fp32", "cuda.gemm", 0), ("tf32", "cuda.gemm-tf32", TF32)):
+        torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
+        pl, name = tc_plan(n, algo, flags)
+        ours = tc_ms(pl, A, B) if pl else None
+        theirs = torch_ms(a, b)
+        e_ours = tc_err(pl, A, B, ref) if (pl and ref is not None) else float("nan")
+        e_cub = (float(np.max(np.abs((a @ b).double().cpu().numpy() - ref)) / np.max(np.abs(ref)))
+                 if ref is not None else float("nan"))
+        if pl:
+            lib.tc_plan_destroy(pl)
+        fl = 2.0 * n ** 3
+        r = {"n": n, "mode": mode, "algo": name, "ours_ms": ours, "cublas_ms": theirs,
+             "err_ours": e_ours, "err_cublas": e_cub}
+        rows.append(r)
+        if ours is None:
+            lines.append(f"{n:6d} {mode:5} {'-':>9} {'-':>8} {theirs:9.3f} {fl / theirs / 1e9:8.1f} "
+                         f"{'-':>6} {'-':>9} {e_cub:10.1e}  {name}")
+        else:
+            lines.append(f"{n:6d} {mode:5} {ours:9.3f} {fl / ours / 1e9:8.1f} {theirs:9.3f} "
+                         f"{fl / theirs / 1e9:8.1f} {theirs / ours:6.2f} {e_ours:9.1e} "
+                         f"{e_cub:10.1e}  {name}")
+        print(lines[-1], flush=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    del a, b
+    torch.cuda.empty_cache()
+os.makedirs(outdir, exist_ok=True)
+with open(os.path.join(outdir, "gpu_gemm.txt"), "w") as f:
+    f.write("\n".join(lines) + "\n")
+with open(os.path.join(outdir, "gpu_gemm.json"), "w") as f:
+    json.dump(rows, f, indent=1)
+print("\n".join(lines[:2]))

@@ -1,0 +1,264 @@
+/*
+ * cuda_gemm_tf32.cu - cuda.gemm-tf32: single-precision GEMM on Hopper's
+ * TF32 tensor cores (wgmma), chosen only under TC_PLAN_ALLOW_TF32. Inputs
+ * take TF32's 10-bit mantissa: B rounded to nearest (ties away) when its
+ * fragments are loaded, A truncated by the tensor cores (wgmma reads the
+ * top 19 bits of a float); products summed in fp32. Relative error about
+ * 1e-3 of max |C| at k ~ 1000 (docs/semantics.md), against ~1e-6 for
+ * cuda.gemm.
+ *
+ * C = alpha * A B + beta * C with A (m x k) and B (k x n) row-major. The
+ * tensor cores take a TF32 operand from shared memory only K-major (k
+ * contiguous): A is, B is not. So the kernel computes the transpose,
+ * C^T (n x m) = B^T A^T: wgmma's A operand is B^T, 64 x 8 a warpgroup and
+ * k8 step, loaded into registers from a [k][n] tile of B (the transpose
+ * done by the fragment loads), and its B operand is A^T, which is A's rows
+ * K-major as they lie. No copy of either operand.
+ *
+ * Block tile 128 (m) x 128 (n) x 32 (k), 5 stages, one block an SM: a
+ * producer warp issues tensor-memory-accelerator copies into mbarrier
+ * stages (A: one 128 x 32 box, 128-byte swizzled; B: 16 boxes of 8 n x 32
+ * k, each 1 KB, so that a fragment load's 32 lanes hit 32 banks: k row
+ * t at 8t floats, column g at g), and two consumer warpgroups each take 64
+ * of the tile's n, wgmma m64n128k8 with A from registers. A stage's
+ * fragments are loaded while the previous stage's wgmmas run (two
+ * register buffers); its slot is freed once the wgmmas after it retire.
+ * Copies past m, n or k read zeros, so any size runs; tiles are walked in
+ * groups of 8 m-tiles for L2 reuse.
+ *
+ * Applies to trans_a = trans_b = 0, lda and ldb multiples of 4, sizes
+ * below 2^31, where the device runs this file's sm_90a image (the probe);
+ * an execute whose A or B is not 16-byte aligned (device pointers) runs
+ * cuda.gemm's FP32 kernel instead.
+ */
+#include "cuda/cuda_common.h"
+#include "cuda/cuda_hopper.h"
+
+#include <type_traits>
+
+namespace {
+
+#define GT_BM 128 /* C rows (m) a block: wgmma's N */
+#define GT_BN 128 /* C columns (n) a block: two warpgroups of 64 (wgmma's M) */
+#define GT_BK 32
+#define GT_ST 5
+#define GT_AS (GT_BM * GT_BK) /* floats: an A stage, [m][32 k] swizzled */
+#define GT_BS (GT_BK * GT_BN) /* floats: a B stage, 16 boxes [32 k][8 n] */
+#define GT_GROUP 8            /* m-tiles a raster group */
+#define GT_SMEM ((size_t)GT_ST * (GT_AS + GT_BS) * sizeof(float) + 2 * GT_ST * 8 + 1024)
+
+struct gtp {
+    int m, n, k, ldc, ntm, ntn, kt;
+    float alpha, beta;
+};
+struct gttm {
+    CUtensorMap a, b;
+};
+
+/* D[64 x 128] += A[64 x 8] * B[8 x 128], A from registers (the m16n8k8
+ * TF32 A fragment of each warp's 16 rows: a0 (g, t), a1 (g + 8, t), a2
+ * (g, t + 4), a3 (g + 8, t + 4)), B K-major in shared memory (db) */
+__device__ __forceinline__ void gt_wgmma_rs128(float *d, const unsigned *a, uint64_t db) {
+#if IG_WGMMA
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
+                 : "memory");
+#endif
+}
+
+__global__ void __launch_bounds__(288, 1)
+    k_gemm_tf32(float *__restrict__ C, const gtp q, const __grid_constant__ gttm tm) {
+    extern __shared__ float4 gt_smem4[];
+    float *smem = reinterpret_cast<float *>(gt_smem4);
+    smem += ((1024 - ((unsigned)__cvta_generic_to_shared(smem) & 1023)) & 1023) / 4;
+    float *As = smem, *Bs = smem + GT_ST * GT_AS;
+    uint64_t *full = reinterpret_cast<uint64_t *>(Bs + GT_ST * GT_BS), *empty = full + GT_ST;
+    const int tid = threadIdx.x;
+    /* the tile: groups of GT_GROUP m-tiles, m fastest within a group */
+    const int tile = blockIdx.x, per = GT_GROUP * q.ntn, grp = tile / per;
+    const int fm = grp * GT_GROUP, gs = min(GT_GROUP, q.ntm - fm), r = tile - grp * per;
+    const int m0 = (fm + r % gs) * GT_BM, n0 = (r / gs) * GT_BN;
+    if (tid == 0) {
+        for (int i = 0; i < GT_ST; i++) {
+            ig_mbar_init(full + i, 1);
+            ig_mbar_init(empty + i, 8);
+        }
+        ig_mbar_init_fence();
+    }
+    __syncthreads();
+    if (tid >= 256) { /* the producer warp: lane 0 the A box, lanes 1-16 the B boxes */
+        const int lane = tid & 31;
+        if (lane <= 16) {
+            int slot = 0;
+            unsigned ph = 0;
+            for (int kt = 0; kt < q.kt; kt++) {
+                if (kt >= GT_ST) ig_mbar_wait(empty + slot, ph ^ 1u);
+                if (lane == 0) ig_mbar_expect(full + slot, (GT_AS + GT_BS) * 4u);
+                __syncwarp(0x1ffffu);
+                if (lane == 0)
+                    ig_tma2(As + slot * GT_AS, &tm.a, kt * GT_BK, m0, full + slot);
+                else
+                    ig_tma2(Bs + slot * GT_BS + (lane - 1) * 256, &tm.b, n0 + 8 * (lane - 1),
+                            kt * GT_BK, full + slot);
+                if (++slot == GT_ST) slot = 0, ph ^= 1u;
+            }
+        }
+        return;
+    }
+    const int wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    float acc[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++) {
+        acc[i] = 0.f;
+        asm volatile("" : "+f"(acc[i]));
+    }
+    /* this thread's fragment rows: n = 64 wg + 16 warp + g (+ 8), in B boxes
+     * bx and bx + 1, k row t (+ 4) of each k8 step */
+    const int fo = (8 * wg + 2 * warp) * 256 + t * 8 + g;
+    const unsigned da0 = (unsigned)ig_desc_sw128(As);
+    constexpr uint64_t DHI = ig_desc_sw128_hi << 32;
+    unsigned af[2][4][4];
+    int slot = 0, pslot = 0;
+    unsigned ph = 0;
+    /* a stage: its fragments into buffer BUF while the previous stage's
+     * wgmmas run, then its 4 wgmmas, then wait for the previous ones and
+     * free their slot */
+    auto stage = [&](int kt, auto bufc) {
+        constexpr int BUF = decltype(bufc)::value;
+        ig_mbar_wait(full + slot, ph);
+        const float *bs = Bs + slot * GT_BS + fo;
+#pragma unroll
+        for (int k8 = 0; k8 < 4; k8++) {
+            af[BUF][k8][0] = ig_tf32(bs[k8 * 64]);
+            af[BUF][k8][1] = ig_tf32(bs[k8 * 64 + 256]);
+            af[BUF][k8][2] = ig_tf32(bs[k8 * 64 + 32]);
+            af[BUF][k8][3] = ig_tf32(bs[k8 * 64 + 256 + 32]);
+        }
+        ig_wg_fence();
+        const unsigned da = da0 + (unsigned)slot * (GT_AS / 4);
+#pragma unroll
+        for (int k8 = 0; k8 < 4; k8++) gt_wgmma_rs128(acc, af[BUF][k8], DHI | (da + 2u * k8));
+        ig_wg_commit();
+        ig_wg_wait<1>();
+        if (kt > 0 && lane == 0) ig_mbar_arrive(empty + pslot);
+        pslot = slot;
+        if (++slot == GT_ST) slot = 0, ph ^= 1u;
+    };
+    int kt = 0;
+    for (; kt + 1 < q.kt; kt += 2) {
+        stage(kt, std::integral_constant<int, 0>());
+        stage(kt + 1, std::integral_constant<int, 1>());
+    }
+    if (kt < q.kt) stage(kt, std::integral_constant<int, 0>());
+    ig_wg_wait<0>();
+    /* acc[4j + 2h + e]: n = n0 + 64 wg + 16 warp + g + 8h, m = m0 + 8j + 2t + e */
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int n = n0 + 64 * wg + 16 * warp + g + 8 * h;
+        if (n >= q.n) continue;
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int m = m0 + 8 * j + 2 * t + e;
+                if (m >= q.m) continue;
+                float *c = C + (int64_t)m * q.ldc + n;
+                const float v = q.alpha * acc[4 * j + 2 * h + e];
+                *c = q.beta != 0.f ? v + q.beta * *c : v;
+            }
+    }
+}
+
+int gt_shape(const tc__problem *p, char *why, size_t n) {
+    const char *w = NULL;
+    if (p->op != TC_OP_GEMM || p->dtype != TC_FLOAT32)
+        w = "float32 GEMM only";
+    else if (p->trans_a || p->trans_b)
+        w = "transposed operands (cuda.gemm takes them)";
+    else if (p->lda % 4 || p->ldb % 4)
+        w = "lda and ldb must be multiples of 4 (16-byte rows for the tensor copies)";
+    else if (p->m > INT32_MAX - GT_BM || p->n > INT32_MAX - GT_BN || p->k > INT32_MAX - GT_BK ||
+             p->ldc > INT32_MAX || p->m * p->ldc > ((int64_t)1 << 40))
+        w = "sizes beyond 32-bit tile indexing";
+    if (w && why) snprintf(why, n, "%s", w);
+    return w == NULL;
+}
+int gt_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
+    if (!gt_shape(p, why, n)) return 0;
+    if (!e || !(e->flags & TC_PLAN_ALLOW_TF32)) {
+        if (why) snprintf(why, n, "TF32 only when the plan flags include TC_PLAN_ALLOW_TF32");
+        return 0;
+    }
+    if (!tc__cu_available()) {
+        if (why) snprintf(why, n, "no usable CUDA device");
+        return 0;
+    }
+    if (!ig_wgmma_ok() || !ig_tma_encoder()) {
+        if (why) snprintf(why, n, "needs a Hopper GPU (sm_90a image, wgmma) and the driver's tensor maps");
+        return 0;
+    }
+    const int64_t tiles = tc__cu_div_up(p->m, GT_BM) * tc__cu_div_up(p->n, GT_BN);
+    if (tiles > INT32_MAX) {
+        if (why) snprintf(why, n, "more than 2^31 tiles");
+        return 0;
+    }
+    return 1;
+}
+/* The TF32 tensor cores' dense rate is ~7.4x the nominal FP32 rate on the
+ * H100; modelled at 4x (a first guess, before measurement) */
+double gt_estimate(const tc__problem *p, const tc__env *e) {
+    return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / 4.0, 1.0);
+}
+
+int gt_attr_set[IG_NDEV];
+tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
+    const tc__problem *p = a->p;
+    const float *A = (const float *)b->x, *B = (const float *)b->w;
+    if ((uintptr_t)A % 16 || (uintptr_t)B % 16) return tc__cu_sgemm_launch(a, b);
+    PFN_cuTensorMapEncodeTiled_v12000 enc = ig_tma_encoder();
+    if (!enc) return tc__error(TC_ERR_BACKEND, "cuda.gemm-tf32: cuTensorMapEncodeTiled not found");
+    gttm tm;
+    memset(&tm, 0, sizeof tm);
+    const cuuint32_t one[2] = {1, 1};
+    const cuuint64_t ad[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m}, as[1] = {(cuuint64_t)p->lda * 4};
+    const cuuint32_t ab[2] = {GT_BK, GT_BM};
+    const cuuint64_t bd[2] = {(cuuint64_t)p->n, (cuuint64_t)p->k}, bstr[1] = {(cuuint64_t)p->ldb * 4};
+    const cuuint32_t bb[2] = {8, GT_BK};
+    if (enc(&tm.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)A, ad, as, ab, one,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS ||
+        enc(&tm.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)B, bd, bstr, bb, one,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+        return tc__error(TC_ERR_BACKEND, "cuda.gemm-tf32: tensor map encoding failed (m=%lld n=%lld k=%lld)",
+                         (long long)p->m, (long long)p->n, (long long)p->k);
+    int dev = 0;
+    TC_CU(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&gt_attr_set[dev], __ATOMIC_ACQUIRE)) {
+        TC_CU(cudaFuncSetAttribute(k_gemm_tf32, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)GT_SMEM));
+        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_attr_set[dev], 1, __ATOMIC_RELEASE);
+    }
+    gtp q;
+    q.m = (int)p->m; q.n = (int)p->n; q.k = (int)p->k; q.ldc = (int)p->ldc;
+    q.ntm = (int)tc__cu_div_up(p->m, GT_BM);
+    q.ntn = (int)tc__cu_div_up(p->n, GT_BN);
+    q.kt = (int)tc__cu_div_up(p->k, GT_BK);
+    q.alpha = (float)p->alpha;
+    q.beta = (float)p->beta;
+    k_gemm_tf32<<<(unsigned)((int64_t)q.ntm * q.ntn), 288, GT_SMEM, b->s>>>((float *)b->y, q, tm);
+    TC_CU_LAUNCH("cuda.gemm-tf32");
+    return TC_OK;
+}
+tc_status gt_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_gemm_tf32); }
+
+} // namespace
+
+TC__CU_SOLVER(tc__solver_cuda_gemm_tf32) = {
+    "cuda.gemm-tf32", TC_BACKEND_CUDA, TC_OP_GEMM,
+    "GPU GEMM on Hopper's TF32 tensor cores (wgmma m64n128k8, B^T from registers, A by TMA; 128x128x32 tiles, 5 stages); only under TC_PLAN_ALLOW_TF32.",
+    tc__cu_available, gt_applicable, gt_estimate, NULL, NULL, NULL, gt_execute,
+};
