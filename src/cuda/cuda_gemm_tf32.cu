@@ -16,10 +16,14 @@
  * K-major as they lie. No copy of either operand.
  *
  * Block tile 128 (m) x 128 (n) x 32 (k), 5 stages, one block an SM: a
- * producer warp issues tensor-memory-accelerator copies into mbarrier
- * stages (A: one 128 x 32 box, 128-byte swizzled; B: 16 boxes of 8 n x 32
- * k, each 1 KB, so that a fragment load's 32 lanes hit 32 banks: k row
- * t at 8t floats, column g at g), and two consumer warpgroups each take 64
+ * producer warp fills mbarrier stages, A by the tensor memory accelerator
+ * (one 128 x 32 box, 128-byte swizzled) and B by cp.async (a 512-byte row
+ * a warp instruction, rows 136 floats apart so that a fragment load's 32
+ * lanes hit 32 banks; each lane's copies arrive on the stage's barrier when
+ * they land). Session 16's first form took B as 16 TMA boxes of 8 n x 32
+ * k (32-byte rows): 162-166 TFLOP/s at 4096^3 and 8192^3, 0.46x cuBLAS,
+ * the copy engine walking 512 rows of 32 bytes a stage. Two consumer
+ * warpgroups each take 64
  * of the tile's n, wgmma m64n128k8 with A from registers. A stage's
  * fragments are loaded while the previous stage's wgmmas run (two
  * register buffers); its slot is freed once the wgmmas after it retire.
@@ -43,16 +47,17 @@ namespace {
 #define GT_BK 32
 #define GT_ST 5
 #define GT_AS (GT_BM * GT_BK) /* floats: an A stage, [m][32 k] swizzled */
-#define GT_BS (GT_BK * GT_BN) /* floats: a B stage, 16 boxes [32 k][8 n] */
+#define GT_BP 136             /* B stage row pitch (floats): k row t at bank 8t */
+#define GT_BS (GT_BK * GT_BP) /* floats: a B stage, [32 k][128 n + 8] */
 #define GT_GROUP 8            /* m-tiles a raster group */
 #define GT_SMEM ((size_t)GT_ST * (GT_AS + GT_BS) * sizeof(float) + 2 * GT_ST * 8 + 1024)
 
 struct gtp {
-    int m, n, k, ldc, ntm, ntn, kt;
+    int m, n, k, ldb, ldc, ntm, ntn, kt;
     float alpha, beta;
 };
 struct gttm {
-    CUtensorMap a, b;
+    CUtensorMap a;
 };
 
 /* D[64 x 128] += A[64 x 8] * B[8 x 128], A from registers (the m16n8k8
@@ -70,7 +75,8 @@ __device__ __forceinline__ void gt_wgmma_rs128(float *d, const unsigned *a, uint
 }
 
 __global__ void __launch_bounds__(288, 1)
-    k_gemm_tf32(float *__restrict__ C, const gtp q, const __grid_constant__ gttm tm) {
+    k_gemm_tf32(const float *__restrict__ B, float *__restrict__ C, const gtp q,
+                const __grid_constant__ gttm tm) {
     extern __shared__ float4 gt_smem4[];
     float *smem = reinterpret_cast<float *>(gt_smem4);
     smem += ((1024 - ((unsigned)__cvta_generic_to_shared(smem) & 1023)) & 1023) / 4;
@@ -83,28 +89,33 @@ __global__ void __launch_bounds__(288, 1)
     const int m0 = (fm + r % gs) * GT_BM, n0 = (r / gs) * GT_BN;
     if (tid == 0) {
         for (int i = 0; i < GT_ST; i++) {
-            ig_mbar_init(full + i, 1);
+            ig_mbar_init(full + i, 1 + 32); /* lane 0's expect, 32 lanes' copies */
             ig_mbar_init(empty + i, 8);
         }
         ig_mbar_init_fence();
     }
     __syncthreads();
-    if (tid >= 256) { /* the producer warp: lane 0 the A box, lanes 1-16 the B boxes */
+    if (tid >= 256) { /* the producer warp: lane 0 the A box, all lanes B by cp.async */
         const int lane = tid & 31;
-        if (lane <= 16) {
-            int slot = 0;
-            unsigned ph = 0;
-            for (int kt = 0; kt < q.kt; kt++) {
-                if (kt >= GT_ST) ig_mbar_wait(empty + slot, ph ^ 1u);
-                if (lane == 0) ig_mbar_expect(full + slot, (GT_AS + GT_BS) * 4u);
-                __syncwarp(0x1ffffu);
-                if (lane == 0)
-                    ig_tma2(As + slot * GT_AS, &tm.a, kt * GT_BK, m0, full + slot);
-                else
-                    ig_tma2(Bs + slot * GT_BS + (lane - 1) * 256, &tm.b, n0 + 8 * (lane - 1),
-                            kt * GT_BK, full + slot);
-                if (++slot == GT_ST) slot = 0, ph ^= 1u;
+        const int nb = n0 + 4 * lane; /* this lane's 4 columns of every B row */
+        const int nbytes = nb >= q.n ? 0 : q.n - nb >= 4 ? 16 : 4 * (q.n - nb);
+        int slot = 0;
+        unsigned ph = 0;
+        for (int kt = 0; kt < q.kt; kt++) {
+            if (kt >= GT_ST) ig_mbar_wait(empty + slot, ph ^ 1u);
+            if (lane == 0) {
+                ig_mbar_expect(full + slot, GT_AS * 4u);
+                ig_tma2(As + slot * GT_AS, &tm.a, kt * GT_BK, m0, full + slot);
             }
+            float *bs = Bs + slot * GT_BS + 4 * lane;
+            const int k0 = kt * GT_BK;
+#pragma unroll 8
+            for (int j = 0; j < GT_BK; j++) {
+                const int by = k0 + j < q.k ? nbytes : 0;
+                ig_cp16(bs + j * GT_BP, by ? B + (int64_t)(k0 + j) * q.ldb + nb : B, by);
+            }
+            ig_cp_mbar_arrive(full + slot);
+            if (++slot == GT_ST) slot = 0, ph ^= 1u;
         }
         return;
     }
@@ -115,9 +126,9 @@ __global__ void __launch_bounds__(288, 1)
         acc[i] = 0.f;
         asm volatile("" : "+f"(acc[i]));
     }
-    /* this thread's fragment rows: n = 64 wg + 16 warp + g (+ 8), in B boxes
-     * bx and bx + 1, k row t (+ 4) of each k8 step */
-    const int fo = (8 * wg + 2 * warp) * 256 + t * 8 + g;
+    /* this thread's fragment rows: n = 64 wg + 16 warp + g (+ 8), k row t
+     * (+ 4) of each k8 step */
+    const int fo = t * GT_BP + 64 * wg + 16 * warp + g;
     const unsigned da0 = (unsigned)ig_desc_sw128(As);
     constexpr uint64_t DHI = ig_desc_sw128_hi << 32;
     unsigned af[2][4][4];
@@ -132,10 +143,10 @@ __global__ void __launch_bounds__(288, 1)
         const float *bs = Bs + slot * GT_BS + fo;
 #pragma unroll
         for (int k8 = 0; k8 < 4; k8++) {
-            af[BUF][k8][0] = ig_tf32(bs[k8 * 64]);
-            af[BUF][k8][1] = ig_tf32(bs[k8 * 64 + 256]);
-            af[BUF][k8][2] = ig_tf32(bs[k8 * 64 + 32]);
-            af[BUF][k8][3] = ig_tf32(bs[k8 * 64 + 256 + 32]);
+            af[BUF][k8][0] = ig_tf32(bs[k8 * 8 * GT_BP]);
+            af[BUF][k8][1] = ig_tf32(bs[k8 * 8 * GT_BP + 8]);
+            af[BUF][k8][2] = ig_tf32(bs[(k8 * 8 + 4) * GT_BP]);
+            af[BUF][k8][3] = ig_tf32(bs[(k8 * 8 + 4) * GT_BP + 8]);
         }
         ig_wg_fence();
         const unsigned da = da0 + (unsigned)slot * (GT_AS / 4);
@@ -225,13 +236,8 @@ tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
     const cuuint32_t one[2] = {1, 1};
     const cuuint64_t ad[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m}, as[1] = {(cuuint64_t)p->lda * 4};
     const cuuint32_t ab[2] = {GT_BK, GT_BM};
-    const cuuint64_t bd[2] = {(cuuint64_t)p->n, (cuuint64_t)p->k}, bstr[1] = {(cuuint64_t)p->ldb * 4};
-    const cuuint32_t bb[2] = {8, GT_BK};
     if (enc(&tm.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)A, ad, as, ab, one,
             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS ||
-        enc(&tm.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)B, bd, bstr, bb, one,
-            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
         return tc__error(TC_ERR_BACKEND, "cuda.gemm-tf32: tensor map encoding failed (m=%lld n=%lld k=%lld)",
                          (long long)p->m, (long long)p->n, (long long)p->k);
@@ -243,13 +249,13 @@ tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
         if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_attr_set[dev], 1, __ATOMIC_RELEASE);
     }
     gtp q;
-    q.m = (int)p->m; q.n = (int)p->n; q.k = (int)p->k; q.ldc = (int)p->ldc;
+    q.m = (int)p->m; q.n = (int)p->n; q.k = (int)p->k; q.ldb = (int)p->ldb; q.ldc = (int)p->ldc;
     q.ntm = (int)tc__cu_div_up(p->m, GT_BM);
     q.ntn = (int)tc__cu_div_up(p->n, GT_BN);
     q.kt = (int)tc__cu_div_up(p->k, GT_BK);
     q.alpha = (float)p->alpha;
     q.beta = (float)p->beta;
-    k_gemm_tf32<<<(unsigned)((int64_t)q.ntm * q.ntn), 288, GT_SMEM, b->s>>>((float *)b->y, q, tm);
+    k_gemm_tf32<<<(unsigned)((int64_t)q.ntm * q.ntn), 288, GT_SMEM, b->s>>>(B, (float *)b->y, q, tm);
     TC_CU_LAUNCH("cuda.gemm-tf32");
     return TC_OK;
 }

@@ -1,7 +1,7 @@
 /*
  * cuda_hopper.h - Hopper (sm_90a) building blocks shared by the TF32
  * tensor-core kernels (cuda_conv.cu's V 4 and V 7-V 11, cuda_gemm_tf32.cu):
- * TF32 rounding, wgmma (the warpgroup MMA) and its shared-memory
+ * cp.async copies, TF32 rounding, wgmma (the warpgroup MMA) and its shared-memory
  * descriptors, mbarriers and the tensor memory accelerator's copies, and
  * the per-device probe that tells the host whether the image the runtime
  * loaded for the including file has them, and the driver's tensor-map
@@ -21,6 +21,27 @@
 #define IG_NDEV 16 /* devices with cached per-device facts */
 
 namespace {
+
+/* cp.async (sm_80 and later): 16- and 4-byte copies to shared memory,
+ * zero-filled past `bytes`; groups; and an mbarrier arrival when this
+ * thread's earlier copies have landed (counted among the barrier's
+ * expected arrivals: .noinc) */
+__device__ __forceinline__ void ig_cp16(float *dst, const float *src, int bytes) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void ig_cp4(float *dst, const float *src, int bytes) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void ig_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void ig_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+__device__ __forceinline__ void ig_cp_mbar_arrive(uint64_t *b) {
+    const unsigned s = (unsigned)__cvta_generic_to_shared(b);
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(s) : "memory");
+}
 
 /* Round to TF32, nearest with ties away from zero, in one integer add: the
  * tensor cores ignore the low 13 bits, so adding half of their unit rounds
