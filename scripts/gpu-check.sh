@@ -13,6 +13,9 @@
 #             cuDNN with TF32 on, then each call's device time and 50 calls
 #             back to back, ours and cuDNN's (GPU_LAYERS_KPROF, default 1)
 #             -> $OUT/gpu_layers.txt
+#   gemm      bench/gpu_gemm.py: the GEMM core beside cuBLAS (PyTorch) in one
+#             process: cuda.gemm with TF32 off on both sides, cuda.gemm-tf32
+#             beside cuBLAS with TF32 on, 2048^3 to 8192^3 -> $OUT/gpu_gemm.txt
 #   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick;
 #             GPU_CHECK_SANITIZE_CONV=1: the conv-layer cases only)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
@@ -37,7 +40,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRC=$(cd "${GPU_CHECK_SRC:-$ROOT}" && pwd)
 OUT=${OUT:-$ROOT/gpu-check-out}
-STEPS=${GPU_CHECK_STEPS:-build test bench layers sanitize solvers}
+STEPS=${GPU_CHECK_STEPS:-build test bench layers gemm sanitize solvers}
 BUILD=${GPU_CHECK_BUILD:-$ROOT/build-cuda}
 DEADLINE=${GPU_CHECK_DEADLINE:-560}
 JOBS=$(nproc 2>/dev/null || echo 8)
@@ -122,6 +125,15 @@ if has layers; then
       "$SRC/bench/gpu_layers.py" "$BUILD" "$OUT" >"$OUT/layers.log" 2>&1
   echo "gpu_layers rc=$?"
   cat "$OUT/gpu_layers.txt" 2>/dev/null || tail -20 "$OUT/layers.log"
+fi
+
+if has gemm; then
+  # the GEMM core beside cuBLAS (bench/gpu_gemm.py), fp32 and TF32
+  stamp "gpu_gemm.py"
+  PYTHONUNBUFFERED=1 timeout "$(left 150)" "$PY" "$SRC/bench/gpu_gemm.py" "$BUILD" "$OUT" \
+      >"$OUT/gemm.log" 2>&1
+  echo "gpu_gemm rc=$?"
+  cat "$OUT/gpu_gemm.txt" 2>/dev/null || tail -20 "$OUT/gemm.log"
 fi
 
 if has profile; then
