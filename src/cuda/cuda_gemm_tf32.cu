@@ -15,26 +15,29 @@
  * done by the fragment loads), and its B operand is A^T, which is A's rows
  * K-major as they lie. No copy of either operand.
  *
- * Block tile 256 (m) x 128 (n) x 32 (k), 4 stages, one block an SM: a
+ * Block tile 128 (m) x 128 (n) x 32 (k), 5 stages, one block an SM: a
  * producer warp issues tensor-memory-accelerator copies into mbarrier
- * stages (A: one 256 x 32 box, 128-byte swizzled; B: 16 boxes of 8 n x 32
+ * stages (A: one 128 x 32 box, 128-byte swizzled; B: 16 boxes of 8 n x 32
  * k, each 1 KB, so that a fragment load's 32 lanes hit 32 banks: k row
  * t at 8t floats, column g at g), and two consumer warpgroups each take 64
- * of the tile's n, wgmma m64n256k8 with A from registers. A stage's
+ * of the tile's n, wgmma m64n128k8 with A from registers. A stage's
  * fragments are loaded while the previous stage's wgmmas run (two
  * register buffers); its slot is freed once the wgmmas after it retire.
  * Copies past m, n or k read zeros, so any size runs; tiles are walked in
  * groups of 8 m-tiles for L2 reuse.
  *
- * What bounds it (session 16, H100): a tile of M x N x 32 loads (M + N) *
- * 128 bytes a stage for M * N * 32 MACs. At 128 x 128 that is 16 MACs a
- * byte: the tensor cores' 1024 TF32 MACs a clock an SM need 64 bytes a
- * clock an SM from L2, ~15 TB/s over 132 SMs, about 3x what L2 gives; 162-166
- * TFLOP/s measured (0.46x cuBLAS at 4096^3 and 8192^3). B by cp.async from
- * the producer warp instead of TMA boxes ran 109-114. 256 x 128 moves 48
- * KB a stage for twice the MACs (22 a byte). cuBLAS (~370-400 TFLOP/s)
+ * Measured on the H100 (session 16, bench/gpu_gemm.py): 162-169 TFLOP/s,
+ * 0.73x cuBLAS's TF32 mode at 2048^3 and 0.46x at 4096^3 and 8192^3
+ * (cuBLAS 355-357). What bounds it: a 128 x 128 x 32 stage loads 32 KB for
+ * 524k MACs, 16 MACs a byte, so the tensor cores' ~1024 TF32 MACs a clock
+ * an SM would need 64 bytes a clock an SM from L2, ~15 TB/s over 132 SMs,
+ * about 3x what L2 delivers: at ~5 TB/s that is ~35% of the TF32 rate,
+ * where it runs. Tried and not kept (perf-notes, session 16): B by
+ * cp.async from the producer warp (rows 136 floats apart) 109-114 TFLOP/s;
+ * a 256 x 128 tile (wgmma m64n256k8, 22 MACs a byte) failed to launch
+ * (too many resources) and was not diagnosed within the session. cuBLAS
  * also shares operand tiles between the SMs of a cluster (TMA multicast),
- * which this kernel does not.
+ * which halves one operand's L2 traffic; this kernel does not.
  *
  * Applies to trans_a = trans_b = 0, lda and ldb multiples of 4, sizes
  * below 2^31, where the device runs this file's sm_90a image (the probe);
@@ -48,10 +51,10 @@
 
 namespace {
 
-#define GT_BM 256 /* C rows (m) a block: wgmma's N */
+#define GT_BM 128 /* C rows (m) a block: wgmma's N */
 #define GT_BN 128 /* C columns (n) a block: two warpgroups of 64 (wgmma's M) */
 #define GT_BK 32
-#define GT_ST 4
+#define GT_ST 5
 #define GT_AS (GT_BM * GT_BK) /* floats: an A stage, [m][32 k] swizzled */
 #define GT_BS (GT_BK * GT_BN) /* floats: a B stage, 16 boxes [32 k][8 n] */
 #define GT_GROUP 8            /* m-tiles a raster group */
@@ -65,25 +68,21 @@ struct gttm {
     CUtensorMap a, b;
 };
 
-/* D[64 x 256] += A[64 x 8] * B[8 x 256], A from registers (the m16n8k8
+/* D[64 x 128] += A[64 x 8] * B[8 x 128], A from registers (the m16n8k8
  * TF32 A fragment of each warp's 16 rows: a0 (g, t), a1 (g + 8, t), a2
  * (g, t + 4), a3 (g + 8, t + 4)), B K-major in shared memory (db) */
-__device__ __forceinline__ void gt_wgmma_rs256(float *d, const unsigned *a, uint64_t db) {
+__device__ __forceinline__ void gt_wgmma_rs128(float *d, const unsigned *a, uint64_t db) {
 #if IG_WGMMA
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, {%128,%129,%130,%131}, %132, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
                  : "memory");
 #endif
 }
 
-/* 288 threads (two consumer warpgroups and the producer warp), one block
- * an SM: up to 224 registers a thread (with __launch_bounds__(288, 1)
- * ptxas kept 166, spilled, and serialized the wgmmas: 128 accumulators and
- * two fragment buffers a thread) */
-__global__ void __maxnreg__(224)
+__global__ void __launch_bounds__(288, 1)
     k_gemm_tf32(float *__restrict__ C, const gtp q, const __grid_constant__ gttm tm) {
     extern __shared__ float4 gt_smem4[];
     float *smem = reinterpret_cast<float *>(gt_smem4);
@@ -123,9 +122,9 @@ __global__ void __maxnreg__(224)
         return;
     }
     const int wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    float acc[128];
+    float acc[64];
 #pragma unroll
-    for (int i = 0; i < 128; i++) {
+    for (int i = 0; i < 64; i++) {
         acc[i] = 0.f;
         asm volatile("" : "+f"(acc[i]));
     }
@@ -154,7 +153,7 @@ __global__ void __maxnreg__(224)
         ig_wg_fence();
         const unsigned da = da0 + (unsigned)slot * (GT_AS / 4);
 #pragma unroll
-        for (int k8 = 0; k8 < 4; k8++) gt_wgmma_rs256(acc, af[BUF][k8], DHI | (da + 2u * k8));
+        for (int k8 = 0; k8 < 4; k8++) gt_wgmma_rs128(acc, af[BUF][k8], DHI | (da + 2u * k8));
         ig_wg_commit();
         ig_wg_wait<1>();
         if (kt > 0 && lane == 0) ig_mbar_arrive(empty + pslot);
@@ -174,7 +173,7 @@ __global__ void __maxnreg__(224)
         const int n = n0 + 64 * wg + 16 * warp + g + 8 * h;
         if (n >= q.n) continue;
 #pragma unroll
-        for (int j = 0; j < 32; j++)
+        for (int j = 0; j < 16; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 const int m = m0 + 8 * j + 2 * t + e;
@@ -222,9 +221,10 @@ int gt_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
     return 1;
 }
 /* The TF32 tensor cores' dense rate is ~7.4x the nominal FP32 rate on the
- * H100; modelled at 4x (a first guess, before measurement) */
+ * H100; modelled at 2.4x (162-169 TFLOP/s measured at 2048^3 to 8192^3,
+ * session 16, against the nominal 67) */
 double gt_estimate(const tc__problem *p, const tc__env *e) {
-    return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / 4.0, 1.0);
+    return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / 2.4, 1.0);
 }
 
 int gt_attr_set[IG_NDEV];
@@ -273,6 +273,6 @@ tc_status gt_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_g
 
 TC__CU_SOLVER(tc__solver_cuda_gemm_tf32) = {
     "cuda.gemm-tf32", TC_BACKEND_CUDA, TC_OP_GEMM,
-    "GPU GEMM on Hopper's TF32 tensor cores (wgmma m64n256k8, B^T from registers, A by TMA; 256x128x32 tiles, 4 stages); only under TC_PLAN_ALLOW_TF32.",
+    "GPU GEMM on Hopper's TF32 tensor cores (wgmma m64n128k8, B^T from registers, A by TMA; 128x128x32 tiles, 5 stages); only under TC_PLAN_ALLOW_TF32.",
     tc__cu_available, gt_applicable, gt_estimate, NULL, NULL, NULL, gt_execute,
 };
