@@ -35,7 +35,9 @@
  * where it runs. Tried and not kept (perf-notes, session 16): B by
  * cp.async from the producer warp (rows 136 floats apart) 109-114 TFLOP/s;
  * a 256 x 128 tile (wgmma m64n256k8, 22 MACs a byte) failed to launch
- * (too many resources) and was not diagnosed within the session. cuBLAS
+ * (too many resources at 186 registers: likely 3 of the 9 warps on one
+ * scheduler's 16K registers; whole warpgroups with setmaxnreg would fit
+ * it). cuBLAS
  * also shares operand tiles between the SMs of a cluster (TMA multicast),
  * which halves one operand's L2 traffic; this kernel does not.
  *
