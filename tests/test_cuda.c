@@ -920,6 +920,16 @@ static void run_gemm_tf32_checks(void) {
 #endif
 }
 
+/* cuda.gemm-tf32's 256-row form (TC_CUDA_GEMM_TF32_BM=256, opt-in) on every
+ * GEMM case (the other solvers run again; the variant changes only
+ * cuda.gemm-tf32) */
+static void run_gemm_tf32_variants(void) {
+    printf("gemm cases with TC_CUDA_GEMM_TF32_BM=256\n");
+    setenv("TC_CUDA_GEMM_TF32_BM", "256", 1);
+    for (int gi = 0; gi < NGC; gi++) run_gemm_case(gi, 0);
+    unsetenv("TC_CUDA_GEMM_TF32_BM");
+}
+
 /* The planner takes the TF32 kernel only when the flags allow it. */
 static void run_conv_planner_checks(void) {
     tc_conv_desc d;
@@ -1040,6 +1050,7 @@ int main(int argc, char **argv) {
 #endif
         }
         run_gemm_tf32_checks();
+        run_gemm_tf32_variants();
         printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
         return th_finish();
     }
@@ -1102,6 +1113,7 @@ int main(int argc, char **argv) {
 #endif
     }
     run_gemm_tf32_checks();
+    run_gemm_tf32_variants();
     for (int ci = 0; ci < NCC; ci++) {
         run_conv_case(ci, 0, 0);
 #if TC_TEST_CUDA

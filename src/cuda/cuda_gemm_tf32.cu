@@ -34,10 +34,13 @@
  * about 3x what L2 delivers: at ~5 TB/s that is ~35% of the TF32 rate,
  * where it runs. Tried and not kept (perf-notes, session 16): B by
  * cp.async from the producer warp (rows 136 floats apart) 109-114 TFLOP/s;
- * a 256 x 128 tile (wgmma m64n256k8, 22 MACs a byte) failed to launch
- * (too many resources at 186 registers: likely 3 of the 9 warps on one
- * scheduler's 16K registers; whole warpgroups with setmaxnreg would fit
- * it). cuBLAS
+ * a 256 x 128 tile (wgmma m64n256k8, 22 MACs a byte) in 288 threads
+ * failed to launch (too many resources at 186 registers: likely 3 of the
+ * 9 warps on one scheduler's 16K registers). Its form with whole
+ * warpgroups and setmaxnreg (gtc<256>; ptxas: 168 registers at launch, no
+ * spill, no serialized wgmma) is here as an opt-in,
+ * TC_CUDA_GEMM_TF32_BM=256, written after the session's last device call
+ * and not yet run on a GPU (test_cuda runs every GEMM case under it). cuBLAS
  * also shares operand tiles between the SMs of a cluster (TMA multicast),
  * which halves one operand's L2 traffic; this kernel does not.
  *
@@ -53,14 +56,25 @@
 
 namespace {
 
-#define GT_BM 128 /* C rows (m) a block: wgmma's N */
 #define GT_BN 128 /* C columns (n) a block: two warpgroups of 64 (wgmma's M) */
 #define GT_BK 32
-#define GT_ST 5
-#define GT_AS (GT_BM * GT_BK) /* floats: an A stage, [m][32 k] swizzled */
 #define GT_BS (GT_BK * GT_BN) /* floats: a B stage, 16 boxes [32 k][8 n] */
 #define GT_GROUP 8            /* m-tiles a raster group */
-#define GT_SMEM ((size_t)GT_ST * (GT_AS + GT_BS) * sizeof(float) + 2 * GT_ST * 8 + 1024)
+/* The two forms, by BM (C rows a block, wgmma's N): 128 (the default,
+ * GPU-tested) with 5 stages, two consumer warpgroups and one producer warp
+ * (288 threads); 256 (opt-in: TC_CUDA_GEMM_TF32_BM=256, session 16, NOT
+ * YET RUN ON A GPU) with 4 stages and whole warpgroups, producer first
+ * (384 threads, launched at 168 registers; the producer warpgroup gives
+ * its registers back with setmaxnreg.dec to 40 and the consumers take 232
+ * with setmaxnreg.inc: 128 accumulators a thread). */
+template <int BM> struct gtc {
+    static constexpr int ST = BM == 256 ? 4 : 5;
+    static constexpr int NT = BM == 256 ? 384 : 288;
+    static constexpr int PROD = BM == 256 ? 0 : 256;  /* the producer's first thread */
+    static constexpr int CONS = BM == 256 ? 128 : 0;  /* the consumers' first thread */
+    static constexpr int AS = BM * GT_BK;             /* floats: an A stage, swizzled */
+    static constexpr size_t SMEM = (size_t)ST * (AS + GT_BS) * sizeof(float) + 2 * ST * 8 + 1024;
+};
 
 struct gtp {
     int m, n, k, ldc, ntm, ntn, kt;
@@ -84,8 +98,39 @@ __device__ __forceinline__ void gt_wgmma_rs128(float *d, const unsigned *a, uint
 #endif
 }
 
-__global__ void __launch_bounds__(288, 1)
+/* D[64 x 256] += A[64 x 8] * B[8 x 256]: the same for the 256-row tile */
+__device__ __forceinline__ void gt_wgmma_rs256(float *d, const unsigned *a, uint64_t db) {
+#if IG_WGMMA
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, {%128,%129,%130,%131}, %132, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
+                 : "memory");
+#endif
+}
+template <int BM> __device__ __forceinline__ void gt_wgmma(float *d, const unsigned *a, uint64_t db) {
+    if constexpr (BM == 256)
+        gt_wgmma_rs256(d, a, db);
+    else
+        gt_wgmma_rs128(d, a, db);
+}
+/* a warpgroup's register budget from here on (whole warpgroups, sm_90a) */
+template <int N> __device__ __forceinline__ void gt_setmaxnreg_dec() {
+#if IG_WGMMA
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N> __device__ __forceinline__ void gt_setmaxnreg_inc() {
+#if IG_WGMMA
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+
+template <int BM>
+__global__ void __launch_bounds__(gtc<BM>::NT, 1)
     k_gemm_tf32(float *__restrict__ C, const gtp q, const __grid_constant__ gttm tm) {
+    constexpr int GT_ST = gtc<BM>::ST, GT_AS = gtc<BM>::AS, GT_BM = BM;
     extern __shared__ float4 gt_smem4[];
     float *smem = reinterpret_cast<float *>(gt_smem4);
     smem += ((1024 - ((unsigned)__cvta_generic_to_shared(smem) & 1023)) & 1023) / 4;
@@ -104,8 +149,11 @@ __global__ void __launch_bounds__(288, 1)
         ig_mbar_init_fence();
     }
     __syncthreads();
-    if (tid >= 256) { /* the producer warp: lane 0 the A box, lanes 1-16 the B boxes */
-        const int lane = tid & 31;
+    if (tid >= gtc<BM>::PROD && tid < gtc<BM>::PROD + (BM == 256 ? 128 : 32)) {
+        /* the producer: lane 0 of its first warp the A box, lanes 1-16 the
+         * B boxes */
+        if constexpr (BM == 256) gt_setmaxnreg_dec<40>();
+        const int lane = tid - gtc<BM>::PROD;
         if (lane <= 16) {
             int slot = 0;
             unsigned ph = 0;
@@ -123,10 +171,12 @@ __global__ void __launch_bounds__(288, 1)
         }
         return;
     }
-    const int wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    float acc[64];
+    if constexpr (BM == 256) gt_setmaxnreg_inc<232>();
+    const int ct = tid - gtc<BM>::CONS;
+    const int wg = ct >> 7, warp = (ct >> 5) & 3, lane = ct & 31, g = lane >> 2, t = lane & 3;
+    float acc[BM / 2];
 #pragma unroll
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < BM / 2; i++) {
         acc[i] = 0.f;
         asm volatile("" : "+f"(acc[i]));
     }
@@ -155,7 +205,7 @@ __global__ void __launch_bounds__(288, 1)
         ig_wg_fence();
         const unsigned da = da0 + (unsigned)slot * (GT_AS / 4);
 #pragma unroll
-        for (int k8 = 0; k8 < 4; k8++) gt_wgmma_rs128(acc, af[BUF][k8], DHI | (da + 2u * k8));
+        for (int k8 = 0; k8 < 4; k8++) gt_wgmma<BM>(acc, af[BUF][k8], DHI | (da + 2u * k8));
         ig_wg_commit();
         ig_wg_wait<1>();
         if (kt > 0 && lane == 0) ig_mbar_arrive(empty + pslot);
@@ -175,7 +225,7 @@ __global__ void __launch_bounds__(288, 1)
         const int n = n0 + 64 * wg + 16 * warp + g + 8 * h;
         if (n >= q.n) continue;
 #pragma unroll
-        for (int j = 0; j < 16; j++)
+        for (int j = 0; j < BM / 8; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 const int m = m0 + 8 * j + 2 * t + e;
@@ -195,7 +245,7 @@ int gt_shape(const tc__problem *p, char *why, size_t n) {
         w = "transposed operands (cuda.gemm takes them)";
     else if (p->lda % 4 || p->ldb % 4)
         w = "lda and ldb must be multiples of 4 (16-byte rows for the tensor copies)";
-    else if (p->m > INT32_MAX - GT_BM || p->n > INT32_MAX - GT_BN || p->k > INT32_MAX - GT_BK ||
+    else if (p->m > INT32_MAX - 256 || p->n > INT32_MAX - GT_BN || p->k > INT32_MAX - GT_BK ||
              p->ldc > INT32_MAX || p->m * p->ldc > ((int64_t)1 << 40))
         w = "sizes beyond 32-bit tile indexing";
     if (w && why) snprintf(why, n, "%s", w);
@@ -215,7 +265,7 @@ int gt_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
         if (why) snprintf(why, n, "needs a Hopper GPU (sm_90a image, wgmma) and the driver's tensor maps");
         return 0;
     }
-    const int64_t tiles = tc__cu_div_up(p->m, GT_BM) * tc__cu_div_up(p->n, GT_BN);
+    const int64_t tiles = tc__cu_div_up(p->m, 128) * tc__cu_div_up(p->n, GT_BN);
     if (tiles > INT32_MAX) {
         if (why) snprintf(why, n, "more than 2^31 tiles");
         return 0;
@@ -229,9 +279,10 @@ double gt_estimate(const tc__problem *p, const tc__env *e) {
     return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / 2.4, 1.0);
 }
 
-int gt_attr_set[IG_NDEV];
-tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
+int gt_attr_set[IG_NDEV][2];
+template <int BM> tc_status launch_gemm_tf32_bm(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
+    constexpr int GT_BM = BM;
     const float *A = (const float *)b->x, *B = (const float *)b->w;
     if ((uintptr_t)A % 16 || (uintptr_t)B % 16) return tc__cu_sgemm_launch(a, b);
     PFN_cuTensorMapEncodeTiled_v12000 enc = ig_tma_encoder();
@@ -253,10 +304,11 @@ tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
                          (long long)p->m, (long long)p->n, (long long)p->k);
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
-    if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&gt_attr_set[dev], __ATOMIC_ACQUIRE)) {
-        TC_CU(cudaFuncSetAttribute(k_gemm_tf32, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)GT_SMEM));
-        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_attr_set[dev], 1, __ATOMIC_RELEASE);
+    const int fi = BM == 256;
+    if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&gt_attr_set[dev][fi], __ATOMIC_ACQUIRE)) {
+        TC_CU(cudaFuncSetAttribute(k_gemm_tf32<BM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)gtc<BM>::SMEM));
+        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_attr_set[dev][fi], 1, __ATOMIC_RELEASE);
     }
     gtp q;
     q.m = (int)p->m; q.n = (int)p->n; q.k = (int)p->k; q.ldc = (int)p->ldc;
@@ -265,9 +317,17 @@ tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
     q.kt = (int)tc__cu_div_up(p->k, GT_BK);
     q.alpha = (float)p->alpha;
     q.beta = (float)p->beta;
-    k_gemm_tf32<<<(unsigned)((int64_t)q.ntm * q.ntn), 288, GT_SMEM, b->s>>>((float *)b->y, q, tm);
+    k_gemm_tf32<BM><<<(unsigned)((int64_t)q.ntm * q.ntn), gtc<BM>::NT, gtc<BM>::SMEM, b->s>>>(
+        (float *)b->y, q, tm);
     TC_CU_LAUNCH("cuda.gemm-tf32");
     return TC_OK;
+}
+/* the 128-row form, or the 256-row one under TC_CUDA_GEMM_TF32_BM=256
+ * (opt-in, not yet run on a GPU) */
+tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
+    const char *e = getenv("TC_CUDA_GEMM_TF32_BM");
+    if (e && !strcmp(e, "256")) return launch_gemm_tf32_bm<256>(a, b);
+    return launch_gemm_tf32_bm<128>(a, b);
 }
 tc_status gt_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_gemm_tf32); }
 
