@@ -18,21 +18,12 @@ OUTDIR/gpu_gemm.txt and .json. Never asserts."""
 import ctypes as C
 import json
 import os
-import sys
 
 import numpy as np
 
-arg, outdir = sys.argv[1], sys.argv[2]
-bdir = arg if os.path.isdir(arg) else os.path.dirname(arg)
-try:
-    import torch
-except Exception as e:  # noqa: BLE001
-    print(f"gpu_gemm: no torch ({e}): nothing to compare")
-    sys.exit(0)
-if not torch.cuda.is_available():
-    print("gpu_gemm: no CUDA device")
-    sys.exit(0)
-lib = C.CDLL(os.path.join(bdir, "libtileconv.so"))
+from gpu_common import setup
+
+torch, lib, outdir = setup("gpu_gemm")
 
 
 class GemmDesc(C.Structure):

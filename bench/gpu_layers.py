@@ -39,18 +39,9 @@ import time
 
 import numpy as np
 
-arg, outdir = sys.argv[1], sys.argv[2]
-bdir = arg if os.path.isdir(arg) else os.path.dirname(arg)
-try:
-    import torch
-except Exception as e:  # noqa: BLE001
-    print(f"gpu_layers: no torch ({e}): nothing to compare")
-    sys.exit(0)
-if not torch.cuda.is_available():
-    print("gpu_layers: no CUDA device")
-    sys.exit(0)
+from gpu_common import setup
 
-lib = C.CDLL(os.path.join(bdir, "libtileconv.so"))
+torch, lib, outdir = setup("gpu_layers")
 I64x3 = C.c_int64 * 3
 
 
