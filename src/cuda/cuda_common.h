@@ -184,6 +184,7 @@ void tc__cu_report_direct(tc__cu_report *r);
 void tc__cu_report_separable(tc__cu_report *r);
 void tc__cu_report_fft(tc__cu_report *r);
 void tc__cu_report_gemm(tc__cu_report *r);
+void tc__cu_report_gemm_tf32(tc__cu_report *r);
 
 /* Declares a solver with C linkage (C++ const objects are internal). */
 #define TC__CU_SOLVER(sym) extern "C" const tc__solver sym; const tc__solver sym

@@ -333,6 +333,19 @@ tc_status gt_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_g
 
 } // namespace
 
+/* the kernel report (tc_cuda_kernel_report): registers and the largest
+ * block each form can launch ("maxthr" below "thr": it cannot) */
+void tc__cu_report_gemm_tf32(tc__cu_report *r) {
+    for (int bm = 128; bm <= 256; bm += 128) {
+        const void *f = bm == 256 ? (const void *)k_gemm_tf32<256> : (const void *)k_gemm_tf32<128>;
+        const size_t smem = bm == 256 ? gtc<256>::SMEM : gtc<128>::SMEM;
+        cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        (void)cudaGetLastError();
+        tc__cu_report_kernel(r, bm == 256 ? "cuda.gemm-tf32 256x128 (opt-in)" : "cuda.gemm-tf32 128x128",
+                             f, bm == 256 ? gtc<256>::NT : gtc<128>::NT, smem);
+    }
+}
+
 TC__CU_SOLVER(tc__solver_cuda_gemm_tf32) = {
     "cuda.gemm-tf32", TC_BACKEND_CUDA, TC_OP_GEMM,
     "GPU GEMM on Hopper's TF32 tensor cores (wgmma m64n128k8, B^T from registers, A by TMA; 128x128x32 tiles, 5 stages); only under TC_PLAN_ALLOW_TF32.",
