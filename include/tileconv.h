@@ -302,7 +302,9 @@ typedef struct tc_plan tc_plan;
                                   weights rounded to 10-bit mantissas, fp32
                                   sums: ~3e-4 relative error;
                                   cuda.conv.winograd2-tf32, the F(2x2,3x3)
-                                  transforms rounded: ~5e-4; see
+                                  transforms rounded: ~5e-4; gemm:
+                                  cuda.gemm-tf32, B rounded and A
+                                  truncated to TF32: ~5e-4; see
                                   docs/semantics.md); without the flag no
                                   TF32 algorithm is applicable. The
                                   environment variable TC_PLAN_TRACE=1

@@ -17,7 +17,7 @@
     "  --threads N      CPU threads, 0 = all cores (default)\n"              \
     "  --measure        plan with TC_PLAN_MEASURE (time the candidates)\n"   \
     "  --tf32           allow TF32 tensor cores on the GPU (TC_PLAN_ALLOW_TF32:\n" \
-    "                   ~5e-4 relative error instead of ~1e-6; conv layers)\n" \
+    "                   ~5e-4 relative error instead of ~1e-6; conv, gemm)\n" \
     "  --repeat N       time N executes after one warm-up (default 1); with\n" \
     "                   none of --repeat, --stats, --verbose: one untimed run\n" \
     "  --stats FILE     write timing statistics as JSON to FILE\n"            \
