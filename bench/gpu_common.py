@@ -3,10 +3,19 @@
 setup(tool): reads BUILD_DIR_or_CLI and OUTDIR from the command line;
 exits 0 with one line when torch or a CUDA device is missing (the scripts
 never assert); else returns (torch, the ctypes library
-BUILD_DIR/libtileconv.so, OUTDIR)."""
+BUILD_DIR/libtileconv.so with the calls both scripts make typed, OUTDIR).
+PlanOpts mirrors tc_plan_options."""
 import ctypes
 import os
 import sys
+
+
+VP = ctypes.c_void_p
+
+
+class PlanOpts(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("flags", ctypes.c_uint),
+                ("algorithm", ctypes.c_char_p), ("workspace_limit", ctypes.c_size_t)]
 
 
 def setup(tool):
@@ -20,4 +29,12 @@ def setup(tool):
     if not torch.cuda.is_available():
         print(f"{tool}: no CUDA device")
         sys.exit(0)
-    return torch, ctypes.CDLL(os.path.join(bdir, "libtileconv.so")), outdir
+    lib = ctypes.CDLL(os.path.join(bdir, "libtileconv.so"))
+    lib.tc_last_error.restype = ctypes.c_char_p
+    lib.tc_plan_algorithm.restype = ctypes.c_char_p
+    lib.tc_plan_algorithm.argtypes = [VP]
+    lib.tc_plan_destroy.argtypes = [VP]
+    lib.tc_cuda_time_plan.argtypes = [VP, VP, VP, VP, ctypes.c_int,
+                                      ctypes.POINTER(ctypes.c_double),
+                                      ctypes.POINTER(ctypes.c_double)]
+    return torch, lib, outdir

@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from gpu_common import setup
+from gpu_common import VP, PlanOpts, setup
 
 torch, lib, outdir = setup("gpu_gemm")
 
@@ -33,20 +33,8 @@ class GemmDesc(C.Structure):
                 ("alpha", C.c_double), ("beta", C.c_double)]
 
 
-class PlanOpts(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("flags", C.c_uint), ("algorithm", C.c_char_p),
-                ("workspace_limit", C.c_size_t)]
-
-
-VP = C.c_void_p
-lib.tc_last_error.restype = C.c_char_p
-lib.tc_plan_algorithm.restype = C.c_char_p
-lib.tc_plan_algorithm.argtypes = [VP]
 lib.tc_plan_gemm.argtypes = [C.POINTER(VP), VP, C.POINTER(GemmDesc), C.POINTER(PlanOpts)]
 lib.tc_execute_gemm.argtypes = [VP, VP, VP, VP, VP]
-lib.tc_cuda_time_plan.argtypes = [VP, VP, VP, VP, C.c_int, C.POINTER(C.c_double),
-                                  C.POINTER(C.c_double)]
-lib.tc_plan_destroy.argtypes = [VP]
 TF32 = 4
 R = int(os.environ.get("GPU_GEMM_REPEAT", "20"))
 SIZES = [int(s) for s in os.environ.get("GPU_GEMM_SIZES", "2048 4096 8192").split()]

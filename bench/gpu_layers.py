@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from gpu_common import setup
+from gpu_common import VP, PlanOpts, setup
 
 torch, lib, outdir = setup("gpu_layers")
 I64x3 = C.c_int64 * 3
@@ -53,20 +53,8 @@ class ConvDesc(C.Structure):
                 ("padding_kind", C.c_int), ("padding_mode", C.c_int), ("has_bias", C.c_int)]
 
 
-class PlanOpts(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("flags", C.c_uint), ("algorithm", C.c_char_p),
-                ("workspace_limit", C.c_size_t)]
-
-
-VP = C.c_void_p
-lib.tc_last_error.restype = C.c_char_p
-lib.tc_plan_algorithm.restype = C.c_char_p
 lib.tc_plan_conv.argtypes = [C.POINTER(VP), VP, C.POINTER(ConvDesc), C.POINTER(PlanOpts)]
 lib.tc_execute_conv.argtypes = [VP, VP, VP, VP, VP, VP]
-lib.tc_cuda_time_plan.argtypes = [VP, VP, VP, VP, C.c_int, C.POINTER(C.c_double),
-                                  C.POINTER(C.c_double)]
-lib.tc_plan_algorithm.argtypes = [VP]
-lib.tc_plan_destroy.argtypes = [VP]
 lib.tc_context_set_backend.argtypes = [VP, C.c_int]
 TC_BACKEND_CUDA = 2
 TF32 = 4
