@@ -2366,13 +2366,25 @@ static int ig11_plan(const tc__problem *p, const igp &g, int lm, ig11p *q, size_
  * SMs. Guessed before the first measurement; it then gave 0.134 ms at 3D
  * 3x3x3 32 @32 b8 against 0.133 measured in a single call (session 16;
  * the kernel alone ran at 3.4x: 91 us for 22 planes a block). */
-static int ig11_default(const tc__problem *p, const igp &g, int lm, double *est) {
-    if (g.m0 < 2 || getenv("TC_CUDA_CONV_TFV")) return 0;
+/* V 11 as planned for a launch: the plan, the block's shared memory, the
+ * grid's x and the consumer warpgroups (0: not taken) */
+struct ig11sel {
     ig11p q;
     size_t smem;
     unsigned gx;
-    const int mt = ig11_plan(p, g, lm, &q, &smem, &gx);
-    if (!mt) return 0;
+    int mt;
+};
+static int ig11_select(const tc__problem *p, const igp &g, int lm, ig11sel *s) {
+    s->mt = ig11_plan(p, g, lm, &s->q, &s->smem, &s->gx);
+    return s->mt;
+}
+static int ig11_default(const tc__problem *p, const igp &g, int lm, double *est, ig11sel *sel) {
+    if (g.m0 < 2 || getenv("TC_CUDA_CONV_TFV")) return 0;
+    ig11sel s;
+    if (!ig11_select(p, g, lm, &s)) return 0;
+    const ig11p &q = s.q;
+    const unsigned gx = s.gx;
+    const int mt = s.mt;
     if (est) {
         const tc__cu_device *d = tc__cu_dev();
         const double sms = d && d->sms > 0 ? d->sms : 132;
@@ -2383,16 +2395,16 @@ static int ig11_default(const tc__problem *p, const igp &g, int lm, double *est)
         *est = waves * planes * fpp / (3.0 * per_sm) +
                2.0 * (double)p->N * g.plane * g.C * 4 / 2.5e12 + 5e-6;
     }
+    if (sel) *sel = s;
     return mt;
 }
 static int ig11_attr_set[IG_NDEV][2];
-static tc_status ig11_run(const tc__args *a, const tc__cu_bufs *b, int lm) {
+static tc_status ig11_run(const tc__args *a, const tc__cu_bufs *b, const ig11sel &sel) {
     const tc__problem *p = a->p;
-    ig11p q;
-    size_t smem;
-    unsigned gx;
-    const int mt = ig11_plan(p, ig_params(p), lm, &q, &smem, &gx);
-    if (!mt) return tc__error(TC_ERR_INTERNAL, "cuda.conv.igemm-tf32: V 11 planned a layer it does not take");
+    const ig11p &q = sel.q;
+    const size_t smem = sel.smem;
+    const unsigned gx = sel.gx;
+    const int mt = sel.mt;
     const float *db;
     void *own, *xt = NULL;
     float *wt;
@@ -2537,12 +2549,10 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     }
     if (kind == 2 && lm == IG_ZEROS) { /* V 11: 3D by default, any layer it takes with TFV=13 */
         const char *f = getenv("TC_CUDA_CONV_TFV");
-        ig11p q11;
-        size_t s11;
-        unsigned x11;
-        if ((f && !strcmp(f, "13") && ig11_plan(p, g, lm, &q11, &s11, &x11)) ||
-            ig11_default(p, g, lm, NULL))
-            return ig11_run(a, b, lm);
+        ig11sel s11;
+        if ((f && !strcmp(f, "13") && ig11_select(p, g, lm, &s11)) ||
+            ig11_default(p, g, lm, NULL, &s11))
+            return ig11_run(a, b, s11);
     }
     {
         ig7sel sel;
@@ -2876,7 +2886,7 @@ static double tf_estimate(const tc__problem *p, const tc__env *e) {
     const int lm = p->mode == TC_MODE_CONSTANT && p->cval == 0 ? IG_ZEROS : IG_REMAP;
     if (!ig_is_1x1(p) && ig8_default(p, ig_params(p), lm, &t8, NULL)) return t8;
     /* V 11 likewise (ig11_default) */
-    if (!ig_is_1x1(p) && ig11_default(p, ig_params(p), lm, &t8)) return t8;
+    if (!ig_is_1x1(p) && ig11_default(p, ig_params(p), lm, &t8, NULL)) return t8;
     return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / ig_fill(p), 1.0) +
            ig_blocks_time(p);
 }
