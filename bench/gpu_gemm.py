@@ -10,8 +10,9 @@ beside torch.matmul with TF32 on. tileconv through ctypes on
 BUILD_DIR/libtileconv.so: tc_cuda_time_plan (operands copied to the GPU
 once, a warm-up, median of R executes between CUDA events); cuBLAS timed
 the same way (median of R calls between CUDA events, after 3 warm-ups).
-GPU_GEMM_BM256=1 adds rows "tf32-256": cuda.gemm-tf32's opt-in 256-row
-form (TC_CUDA_GEMM_TF32_BM=256).
+GPU_GEMM_FORMS="256x1 128x2 ..." adds rows "tf32-BMxCL": cuda.gemm-tf32
+forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
+TC_CUDA_GEMM_TF32_CL = CL blocks a cluster sharing A).
 ms = the smaller of two medians. Errors against a float64 product (torch,
 on the GPU) at the sizes up to 4096: max |C - C64| / max |C64|. Writes
 OUTDIR/gpu_gemm.txt and .json. Never asserts."""
@@ -98,7 +99,7 @@ rows = []
 lines = [f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; ms = the smaller of "
          f"two medians of {R} calls, CUDA events, device-resident operands; ratio = cuBLAS ms / "
          "ours (> 1: ours faster); TFLOP/s counts 2 n^3",
-         f"{'size':>6} {'mode':8} {'ours ms':>9} {'TFLOP/s':>8} {'cuBLAS ms':>9} {'TFLOP/s':>8} "
+         f"{'size':>6} {'mode':10} {'ours ms':>9} {'TFLOP/s':>8} {'cuBLAS ms':>9} {'TFLOP/s':>8} "
          f"{'ratio':>6} {'err ours':>9} {'err cuBLAS':>10}  algorithm"]
 rng = np.random.default_rng(16)
 for n in SIZES:
@@ -109,14 +110,16 @@ for n in SIZES:
     if n <= 4096:
         ref = (a.double() @ b.double()).cpu().numpy()
     modes = [("fp32", "cuda.gemm", 0), ("tf32", "cuda.gemm-tf32", TF32)]
-    if os.environ.get("GPU_GEMM_BM256") == "1":
-        modes.append(("tf32-256", "cuda.gemm-tf32", TF32))
+    for f in os.environ.get("GPU_GEMM_FORMS", "").split():
+        modes.append(("tf32-" + f, "cuda.gemm-tf32", TF32))
     for mode, algo, flags in modes:
         torch.backends.cuda.matmul.allow_tf32 = mode.startswith("tf32")
-        if mode == "tf32-256":
-            os.environ["TC_CUDA_GEMM_TF32_BM"] = "256"
+        if mode.startswith("tf32-"):
+            bm, cl = mode[5:].split("x")
+            os.environ["TC_CUDA_GEMM_TF32_BM"], os.environ["TC_CUDA_GEMM_TF32_CL"] = bm, cl
         else:
             os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
+            os.environ.pop("TC_CUDA_GEMM_TF32_CL", None)
         pl, name = tc_plan(n, algo, flags)
         ours = tc_ms(pl, A, B) if pl else None
         theirs = torch_ms(a, b)
@@ -130,10 +133,10 @@ for n in SIZES:
              "err_ours": e_ours, "err_cublas": e_cub}
         rows.append(r)
         if ours is None:
-            lines.append(f"{n:6d} {mode:8} {'-':>9} {'-':>8} {theirs:9.3f} {fl / theirs / 1e9:8.1f} "
+            lines.append(f"{n:6d} {mode:10} {'-':>9} {'-':>8} {theirs:9.3f} {fl / theirs / 1e9:8.1f} "
                          f"{'-':>6} {'-':>9} {e_cub:10.1e}  {name}")
         else:
-            lines.append(f"{n:6d} {mode:8} {ours:9.3f} {fl / ours / 1e9:8.1f} {theirs:9.3f} "
+            lines.append(f"{n:6d} {mode:10} {ours:9.3f} {fl / ours / 1e9:8.1f} {theirs:9.3f} "
                          f"{fl / theirs / 1e9:8.1f} {theirs / ours:6.2f} {e_ours:9.1e} "
                          f"{e_cub:10.1e}  {name}")
         print(lines[-1], flush=True)

@@ -380,6 +380,11 @@ static const gcase gcases[] = {
     {256, 384, 96, 0, 0, 4, 0.75, -1},
     {517, 132, 1040, 0, 0, 0, 1, 0},
     {3, 4, 8, 0, 0, 0, 2, 0},
+    /* session 17: the cluster forms (two blocks along n): an odd number of
+     * n-tiles (the second block of the last pair past n) over more than
+     * one raster group of m-tiles */
+    {1100, 300, 70, 0, 0, 0, 1, 0},
+    {2100, 600, 36, 0, 0, 4, 1, 0.5},
 };
 #define NGC (int)(sizeof gcases / sizeof gcases[0])
 
@@ -920,14 +925,20 @@ static void run_gemm_tf32_checks(void) {
 #endif
 }
 
-/* cuda.gemm-tf32's 256-row form (TC_CUDA_GEMM_TF32_BM=256, opt-in) on every
- * GEMM case (the other solvers run again; the variant changes only
- * cuda.gemm-tf32) */
+/* cuda.gemm-tf32's other forms (TC_CUDA_GEMM_TF32_BM=128/256 rows a block,
+ * TC_CUDA_GEMM_TF32_CL=1/2 blocks a cluster) on every GEMM case (the other
+ * solvers run again; the variables change only cuda.gemm-tf32) */
 static void run_gemm_tf32_variants(void) {
-    printf("gemm cases with TC_CUDA_GEMM_TF32_BM=256\n");
-    setenv("TC_CUDA_GEMM_TF32_BM", "256", 1);
-    for (int gi = 0; gi < NGC; gi++) run_gemm_case(gi, 0);
+    static const char *forms[][2] = {{"128", "1"}, {"256", "1"}, {"128", "2"}, {"256", "2"}};
+    for (int f = 0; f < 4; f++) {
+        printf("gemm cases with TC_CUDA_GEMM_TF32_BM=%s TC_CUDA_GEMM_TF32_CL=%s\n", forms[f][0],
+               forms[f][1]);
+        setenv("TC_CUDA_GEMM_TF32_BM", forms[f][0], 1);
+        setenv("TC_CUDA_GEMM_TF32_CL", forms[f][1], 1);
+        for (int gi = 0; gi < NGC; gi++) run_gemm_case(gi, 0);
+    }
     unsetenv("TC_CUDA_GEMM_TF32_BM");
+    unsetenv("TC_CUDA_GEMM_TF32_CL");
 }
 
 /* The planner takes the TF32 kernel only when the flags allow it. */

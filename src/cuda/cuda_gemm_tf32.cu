@@ -127,7 +127,42 @@ template <int N> __device__ __forceinline__ void gt_setmaxnreg_inc() {
 #endif
 }
 
-template <int BM>
+/* The cluster pieces (CL = 2: two blocks along n share the A tile; each
+ * copies half of it into both blocks' shared memory, and frees a stage only
+ * once both blocks' consumers are done with it) */
+__device__ __forceinline__ unsigned gt_cluster_rank() {
+    unsigned r = 0;
+#if IG_WGMMA
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+    return r;
+}
+__device__ __forceinline__ void gt_cluster_sync() {
+#if IG_WGMMA
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+#endif
+}
+/* arrive on the barrier at b's offset in the cluster's block `rank` */
+__device__ __forceinline__ void gt_mbar_arrive_cluster(uint64_t *b, unsigned rank) {
+#if IG_WGMMA
+    unsigned ra;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(ig_sa(b)), "r"(rank));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(ra) : "memory");
+#endif
+}
+/* a 2D box into dst's offset in every block of mask, each signalling its
+ * barrier at b's offset */
+__device__ __forceinline__ void gt_tma2_mc(void *dst, const CUtensorMap *m, int c0, int c1,
+                                           uint64_t *b, unsigned short mask) {
+#if IG_WGMMA
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(ig_sa(dst)),
+                 "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(ig_sa(b)), "h"(mask)
+                 : "memory");
+#endif
+}
+
+template <int BM, int CL>
 __global__ void __launch_bounds__(gtc<BM>::NT, 1)
     k_gemm_tf32(float *__restrict__ C, const gtp q, const __grid_constant__ gttm tm) {
     constexpr int GT_ST = gtc<BM>::ST, GT_AS = gtc<BM>::AS, GT_BM = BM;
@@ -137,21 +172,28 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
     float *As = smem, *Bs = smem + GT_ST * GT_AS;
     uint64_t *full = reinterpret_cast<uint64_t *>(Bs + GT_ST * GT_BS), *empty = full + GT_ST;
     const int tid = threadIdx.x;
-    /* the tile: groups of GT_GROUP m-tiles, m fastest within a group */
-    const int tile = blockIdx.x, per = GT_GROUP * q.ntn, grp = tile / per;
+    /* the tile: groups of GT_GROUP m-tiles, m fastest within a group; with
+     * clusters, the CL blocks of a cluster take CL neighbouring n-tiles of
+     * one m-tile (q.ntn is then the number of such n-tile groups) */
+    const unsigned rank = CL > 1 ? gt_cluster_rank() : 0u;
+    const int tile = blockIdx.x / CL, per = GT_GROUP * q.ntn, grp = tile / per;
     const int fm = grp * GT_GROUP, gs = min(GT_GROUP, q.ntm - fm), r = tile - grp * per;
-    const int m0 = (fm + r % gs) * GT_BM, n0 = (r / gs) * GT_BN;
+    const int m0 = (fm + r % gs) * GT_BM, n0 = ((r / gs) * CL + (int)rank) * GT_BN;
     if (tid == 0) {
         for (int i = 0; i < GT_ST; i++) {
             ig_mbar_init(full + i, 1);
-            ig_mbar_init(empty + i, 8);
+            ig_mbar_init(empty + i, 8 * CL);
         }
         ig_mbar_init_fence();
     }
-    __syncthreads();
+    if constexpr (CL > 1)
+        gt_cluster_sync(); /* the peers' barriers are ready before any copy */
+    else
+        __syncthreads();
     if (tid >= gtc<BM>::PROD && tid < gtc<BM>::PROD + (BM == 256 ? 128 : 32)) {
-        /* the producer: lane 0 of its first warp the A box, lanes 1-16 the
-         * B boxes */
+        /* the producer: lane 0 of its first warp the A box (with clusters,
+         * this block's 1/CL of it, to every block of the cluster), lanes
+         * 1-16 the B boxes */
         if constexpr (BM == 256) gt_setmaxnreg_dec<40>();
         const int lane = tid - gtc<BM>::PROD;
         if (lane <= 16) {
@@ -161,14 +203,19 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
                 if (kt >= GT_ST) ig_mbar_wait(empty + slot, ph ^ 1u);
                 if (lane == 0) ig_mbar_expect(full + slot, (GT_AS + GT_BS) * 4u);
                 __syncwarp(0x1ffffu);
-                if (lane == 0)
-                    ig_tma2(As + slot * GT_AS, &tm.a, kt * GT_BK, m0, full + slot);
-                else
+                if (lane > 0)
                     ig_tma2(Bs + slot * GT_BS + (lane - 1) * 256, &tm.b, n0 + 8 * (lane - 1),
                             kt * GT_BK, full + slot);
+                else if constexpr (CL > 1)
+                    gt_tma2_mc(As + slot * GT_AS + rank * (GT_AS / CL), &tm.a, kt * GT_BK,
+                               m0 + (int)rank * (GT_BM / CL), full + slot,
+                               (unsigned short)((1u << CL) - 1u));
+                else
+                    ig_tma2(As + slot * GT_AS, &tm.a, kt * GT_BK, m0, full + slot);
                 if (++slot == GT_ST) slot = 0, ph ^= 1u;
             }
         }
+        if constexpr (CL > 1) gt_cluster_sync(); /* see the consumers' end */
         return;
     }
     if constexpr (BM == 256) gt_setmaxnreg_inc<232>();
@@ -190,7 +237,8 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
     unsigned ph = 0;
     /* a stage: its fragments into buffer BUF while the previous stage's
      * wgmmas run, then its 4 wgmmas, then wait for the previous ones and
-     * free their slot */
+     * free their slot (in every block of the cluster: the next copy into
+     * it writes all of them) */
     auto stage = [&](int kt, auto bufc) {
         constexpr int BUF = decltype(bufc)::value;
         ig_mbar_wait(full + slot, ph);
@@ -208,7 +256,14 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
         for (int k8 = 0; k8 < 4; k8++) gt_wgmma<BM>(acc, af[BUF][k8], DHI | (da + 2u * k8));
         ig_wg_commit();
         ig_wg_wait<1>();
-        if (kt > 0 && lane == 0) ig_mbar_arrive(empty + pslot);
+        if (kt > 0 && lane == 0) {
+            if constexpr (CL > 1) {
+#pragma unroll
+                for (int c = 0; c < CL; c++) gt_mbar_arrive_cluster(empty + pslot, (unsigned)c);
+            } else {
+                ig_mbar_arrive(empty + pslot);
+            }
+        }
         pslot = slot;
         if (++slot == GT_ST) slot = 0, ph ^= 1u;
     };
@@ -235,6 +290,7 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
                 *c = q.beta != 0.f ? v + q.beta * *c : v;
             }
     }
+    if constexpr (CL > 1) gt_cluster_sync(); /* the peer's arrivals on our barriers are done */
 }
 
 int gt_shape(const tc__problem *p, char *why, size_t n) {
@@ -279,8 +335,8 @@ double gt_estimate(const tc__problem *p, const tc__env *e) {
     return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / 2.4, 1.0);
 }
 
-int gt_attr_set[IG_NDEV][2];
-template <int BM> tc_status launch_gemm_tf32_bm(const tc__args *a, const tc__cu_bufs *b) {
+int gt_attr_set[IG_NDEV][4];
+template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     constexpr int GT_BM = BM;
     const float *A = (const float *)b->x, *B = (const float *)b->w;
@@ -291,7 +347,7 @@ template <int BM> tc_status launch_gemm_tf32_bm(const tc__args *a, const tc__cu_
     memset(&tm, 0, sizeof tm);
     const cuuint32_t one[2] = {1, 1};
     const cuuint64_t ad[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m}, as[1] = {(cuuint64_t)p->lda * 4};
-    const cuuint32_t ab[2] = {GT_BK, GT_BM};
+    const cuuint32_t ab[2] = {GT_BK, GT_BM / CL}; /* with clusters, each block's share */
     const cuuint64_t bd[2] = {(cuuint64_t)p->n, (cuuint64_t)p->k}, bstr[1] = {(cuuint64_t)p->ldb * 4};
     const cuuint32_t bb[2] = {8, GT_BK};
     if (enc(&tm.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)A, ad, as, ab, one,
@@ -304,30 +360,48 @@ template <int BM> tc_status launch_gemm_tf32_bm(const tc__args *a, const tc__cu_
                          (long long)p->m, (long long)p->n, (long long)p->k);
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
-    const int fi = BM == 256;
+    const int fi = (BM == 256) + 2 * (CL > 1);
     if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&gt_attr_set[dev][fi], __ATOMIC_ACQUIRE)) {
-        TC_CU(cudaFuncSetAttribute(k_gemm_tf32<BM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        TC_CU(cudaFuncSetAttribute(k_gemm_tf32<BM, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)gtc<BM>::SMEM));
         if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_attr_set[dev][fi], 1, __ATOMIC_RELEASE);
     }
     gtp q;
     q.m = (int)p->m; q.n = (int)p->n; q.k = (int)p->k; q.ldc = (int)p->ldc;
     q.ntm = (int)tc__cu_div_up(p->m, GT_BM);
-    q.ntn = (int)tc__cu_div_up(p->n, GT_BN);
+    q.ntn = (int)tc__cu_div_up(tc__cu_div_up(p->n, GT_BN), CL); /* groups of CL n-tiles */
     q.kt = (int)tc__cu_div_up(p->k, GT_BK);
     q.alpha = (float)p->alpha;
     q.beta = (float)p->beta;
-    k_gemm_tf32<BM><<<(unsigned)((int64_t)q.ntm * q.ntn), gtc<BM>::NT, gtc<BM>::SMEM, b->s>>>(
-        (float *)b->y, q, tm);
+    const unsigned nblk = (unsigned)((int64_t)q.ntm * q.ntn * CL);
+    if constexpr (CL > 1) {
+        cudaLaunchConfig_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = CL;
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = 1;
+        cfg.gridDim = dim3(nblk);
+        cfg.blockDim = dim3(gtc<BM>::NT);
+        cfg.dynamicSmemBytes = gtc<BM>::SMEM;
+        cfg.stream = b->s;
+        cfg.attrs = at;
+        cfg.numAttrs = 1;
+        TC_CU(cudaLaunchKernelEx(&cfg, k_gemm_tf32<BM, CL>, (float *)b->y, q, tm));
+    } else {
+        k_gemm_tf32<BM, CL><<<nblk, gtc<BM>::NT, gtc<BM>::SMEM, b->s>>>((float *)b->y, q, tm);
+    }
     TC_CU_LAUNCH("cuda.gemm-tf32");
     return TC_OK;
 }
-/* the 128-row form, or the 256-row one under TC_CUDA_GEMM_TF32_BM=256
- * (opt-in, not yet run on a GPU) */
+/* the form: 128 or 256 rows a block (TC_CUDA_GEMM_TF32_BM), alone or in
+ * clusters of 2 along n sharing A (TC_CUDA_GEMM_TF32_CL=2) */
 tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
-    const char *e = getenv("TC_CUDA_GEMM_TF32_BM");
-    if (e && !strcmp(e, "256")) return launch_gemm_tf32_bm<256>(a, b);
-    return launch_gemm_tf32_bm<128>(a, b);
+    const char *e = getenv("TC_CUDA_GEMM_TF32_BM"), *c = getenv("TC_CUDA_GEMM_TF32_CL");
+    const int bm256 = e && !strcmp(e, "256"), cl2 = c && !strcmp(c, "2");
+    if (bm256) return cl2 ? launch_gemm_tf32_f<256, 2>(a, b) : launch_gemm_tf32_f<256, 1>(a, b);
+    return cl2 ? launch_gemm_tf32_f<128, 2>(a, b) : launch_gemm_tf32_f<128, 1>(a, b);
 }
 tc_status gt_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_gemm_tf32); }
 
@@ -336,13 +410,19 @@ tc_status gt_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_g
 /* the kernel report (tc_cuda_kernel_report): registers and the largest
  * block each form can launch ("maxthr" below "thr": it cannot) */
 void tc__cu_report_gemm_tf32(tc__cu_report *r) {
-    for (int bm = 128; bm <= 256; bm += 128) {
-        const void *f = bm == 256 ? (const void *)k_gemm_tf32<256> : (const void *)k_gemm_tf32<128>;
-        const size_t smem = bm == 256 ? gtc<256>::SMEM : gtc<128>::SMEM;
-        cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    struct {
+        const void *f;
+        const char *name;
+        int nt;
+        size_t smem;
+    } fs[4] = {{(const void *)k_gemm_tf32<128, 1>, "cuda.gemm-tf32 128x128", gtc<128>::NT, gtc<128>::SMEM},
+               {(const void *)k_gemm_tf32<256, 1>, "cuda.gemm-tf32 256x128", gtc<256>::NT, gtc<256>::SMEM},
+               {(const void *)k_gemm_tf32<128, 2>, "cuda.gemm-tf32 128x128 cluster 2", gtc<128>::NT, gtc<128>::SMEM},
+               {(const void *)k_gemm_tf32<256, 2>, "cuda.gemm-tf32 256x128 cluster 2", gtc<256>::NT, gtc<256>::SMEM}};
+    for (int i = 0; i < 4; i++) {
+        cudaFuncSetAttribute(fs[i].f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fs[i].smem);
         (void)cudaGetLastError();
-        tc__cu_report_kernel(r, bm == 256 ? "cuda.gemm-tf32 256x128 (opt-in)" : "cuda.gemm-tf32 128x128",
-                             f, bm == 256 ? gtc<256>::NT : gtc<128>::NT, smem);
+        tc__cu_report_kernel(r, fs[i].name, fs[i].f, fs[i].nt, fs[i].smem);
     }
 }
 
