@@ -10,7 +10,7 @@ beside torch.matmul with TF32 on. tileconv through ctypes on
 BUILD_DIR/libtileconv.so: tc_cuda_time_plan (operands copied to the GPU
 once, a warm-up, median of R executes between CUDA events); cuBLAS timed
 the same way (median of R calls between CUDA events, after 3 warm-ups).
-GPU_GEMM_FORMS="256x1 128x2 ..." adds rows "tf32-BMxCL": cuda.gemm-tf32
+GPU_GEMM_FORMS="128x1 256x2 ..." adds rows "tf32-BMxCL": cuda.gemm-tf32
 forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
 TC_CUDA_GEMM_TF32_CL = CL blocks a cluster sharing A).
 ms = the smaller of two medians. Errors against a float64 product (torch,

@@ -925,20 +925,31 @@ static void run_gemm_tf32_checks(void) {
 #endif
 }
 
-/* cuda.gemm-tf32's other forms (TC_CUDA_GEMM_TF32_BM=128/256 rows a block,
- * TC_CUDA_GEMM_TF32_CL=1/2 blocks a cluster) on every GEMM case (the other
- * solvers run again; the variables change only cuda.gemm-tf32) */
+/* cuda.gemm-tf32's forms (TC_CUDA_GEMM_TF32_BM=128/256 rows a block,
+ * TC_CUDA_GEMM_TF32_CL=1/2 blocks a cluster) on every GEMM case, with the
+ * persistent grid as planned and capped at one and at three clusters
+ * (TC_CUDA_GEMM_TF32_GRID: several tiles a cluster, the stages running on
+ * across tiles). The other solvers run again; the variables change only
+ * cuda.gemm-tf32. */
 static void run_gemm_tf32_variants(void) {
     static const char *forms[][2] = {{"128", "1"}, {"256", "1"}, {"128", "2"}, {"256", "2"}};
-    for (int f = 0; f < 4; f++) {
-        printf("gemm cases with TC_CUDA_GEMM_TF32_BM=%s TC_CUDA_GEMM_TF32_CL=%s\n", forms[f][0],
-               forms[f][1]);
-        setenv("TC_CUDA_GEMM_TF32_BM", forms[f][0], 1);
-        setenv("TC_CUDA_GEMM_TF32_CL", forms[f][1], 1);
-        for (int gi = 0; gi < NGC; gi++) run_gemm_case(gi, 0);
-    }
+    static const char *grids[] = {NULL, "1", "3"};
+    for (int gr = 0; gr < 3; gr++)
+        for (int f = 0; f < 4; f++) {
+            if (gr && f != 0 && f != 3) continue; /* the capped grids: one form a cluster size */
+            printf("gemm cases with TC_CUDA_GEMM_TF32_BM=%s TC_CUDA_GEMM_TF32_CL=%s GRID=%s\n",
+                   forms[f][0], forms[f][1], grids[gr] ? grids[gr] : "planned");
+            setenv("TC_CUDA_GEMM_TF32_BM", forms[f][0], 1);
+            setenv("TC_CUDA_GEMM_TF32_CL", forms[f][1], 1);
+            if (grids[gr])
+                setenv("TC_CUDA_GEMM_TF32_GRID", grids[gr], 1);
+            else
+                unsetenv("TC_CUDA_GEMM_TF32_GRID");
+            for (int gi = 0; gi < NGC; gi++) run_gemm_case(gi, 0);
+        }
     unsetenv("TC_CUDA_GEMM_TF32_BM");
     unsetenv("TC_CUDA_GEMM_TF32_CL");
+    unsetenv("TC_CUDA_GEMM_TF32_GRID");
 }
 
 /* The planner takes the TF32 kernel only when the flags allow it. */

@@ -176,13 +176,19 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
     float *As = smem, *Bs = smem + GT_ST * GT_AS;
     uint64_t *full = reinterpret_cast<uint64_t *>(Bs + GT_ST * GT_BS), *empty = full + GT_ST;
     const int tid = threadIdx.x;
-    /* the tile: groups of GT_GROUP m-tiles, m fastest within a group; with
-     * clusters, the CL blocks of a cluster take CL neighbouring n-tiles of
-     * one m-tile (q.ntn is then the number of such n-tile groups) */
+    /* Persistent: cluster c takes tiles c, c + ncl, ... (each tile CL
+     * neighbouring n-tiles of one m-tile, one a block; q.ntn counts such
+     * groups), walked in groups of GT_GROUP m-tiles, m fastest within a
+     * group. The stages run on across tiles, so the next tile's copies
+     * overlap this one's last MMAs and its epilogue. */
     const unsigned rank = CL > 1 ? gt_cluster_rank() : 0u;
-    const int tile = blockIdx.x / CL, per = GT_GROUP * q.ntn, grp = tile / per;
-    const int fm = grp * GT_GROUP, gs = min(GT_GROUP, q.ntm - fm), r = tile - grp * per;
-    const int m0 = (fm + r % gs) * GT_BM, n0 = ((r / gs) * CL + (int)rank) * GT_BN;
+    const int ncl = (int)(gridDim.x / CL), ntiles = q.ntm * q.ntn, per = GT_GROUP * q.ntn;
+    auto origin = [&](int tile, int &m0, int &n0) {
+        const int grp = tile / per, fm = grp * GT_GROUP, gs = min(GT_GROUP, q.ntm - fm);
+        const int r = tile - grp * per;
+        m0 = (fm + r % gs) * GT_BM;
+        n0 = ((r / gs) * CL + (int)rank) * GT_BN;
+    };
     if (tid == 0) {
         for (int i = 0; i < GT_ST; i++) {
             ig_mbar_init(full + i, 1);
@@ -201,22 +207,26 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
         if constexpr (BM == 256) gt_setmaxnreg_dec<40>();
         const int lane = tid - gtc<BM>::PROD;
         if (lane <= 16) {
-            int slot = 0;
+            int slot = 0, it = 0;
             unsigned ph = 0;
-            for (int kt = 0; kt < q.kt; kt++) {
-                if (kt >= GT_ST) ig_mbar_wait(empty + slot, ph ^ 1u);
-                if (lane == 0) ig_mbar_expect(full + slot, (GT_AS + GT_BS) * 4u);
-                __syncwarp(0x1ffffu);
-                if (lane > 0)
-                    ig_tma2(Bs + slot * GT_BS + (lane - 1) * 256, &tm.b, n0 + 8 * (lane - 1),
-                            kt * GT_BK, full + slot);
-                else if constexpr (CL > 1)
-                    gt_tma2_mc(As + slot * GT_AS + rank * (GT_AS / CL), &tm.a, kt * GT_BK,
-                               m0 + (int)rank * (GT_BM / CL), full + slot,
-                               (unsigned short)((1u << CL) - 1u));
-                else
-                    ig_tma2(As + slot * GT_AS, &tm.a, kt * GT_BK, m0, full + slot);
-                if (++slot == GT_ST) slot = 0, ph ^= 1u;
+            for (int tile = (int)(blockIdx.x / CL); tile < ntiles; tile += ncl) {
+                int m0, n0;
+                origin(tile, m0, n0);
+                for (int kt = 0; kt < q.kt; kt++, it++) {
+                    if (it >= GT_ST) ig_mbar_wait(empty + slot, ph ^ 1u);
+                    if (lane == 0) ig_mbar_expect(full + slot, (GT_AS + GT_BS) * 4u);
+                    __syncwarp(0x1ffffu);
+                    if (lane > 0)
+                        ig_tma2(Bs + slot * GT_BS + (lane - 1) * 256, &tm.b, n0 + 8 * (lane - 1),
+                                kt * GT_BK, full + slot);
+                    else if constexpr (CL > 1)
+                        gt_tma2_mc(As + slot * GT_AS + rank * (GT_AS / CL), &tm.a, kt * GT_BK,
+                                   m0 + (int)rank * (GT_BM / CL), full + slot,
+                                   (unsigned short)((1u << CL) - 1u));
+                    else
+                        ig_tma2(As + slot * GT_AS, &tm.a, kt * GT_BK, m0, full + slot);
+                    if (++slot == GT_ST) slot = 0, ph ^= 1u;
+                }
             }
         }
         if constexpr (CL > 1) gt_cluster_sync(); /* see the consumers' end */
@@ -226,11 +236,6 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
     const int ct = tid - gtc<BM>::CONS;
     const int wg = ct >> 7, warp = (ct >> 5) & 3, lane = ct & 31, g = lane >> 2, t = lane & 3;
     float acc[BM / 2];
-#pragma unroll
-    for (int i = 0; i < BM / 2; i++) {
-        acc[i] = 0.f;
-        asm volatile("" : "+f"(acc[i]));
-    }
     /* this thread's fragment rows: n = 64 wg + 16 warp + g (+ 8), in B boxes
      * bx and bx + 1, k row t (+ 4) of each k8 step */
     const int fo = (8 * wg + 2 * warp) * 256 + t * 8 + g;
@@ -239,10 +244,18 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
     unsigned af[2][4][4];
     int slot = 0, pslot = 0;
     unsigned ph = 0;
+    /* free a stage's slot once this warp's wgmmas on it are done: in every
+     * block of the cluster (the next copy into it writes all of them) */
+    auto release = [&](int sl) {
+        if constexpr (CL > 1) {
+            if (lane < CL) gt_mbar_arrive_cluster(empty + sl, (unsigned)lane); /* lane c: block c */
+        } else if (lane == 0) {
+            ig_mbar_arrive(empty + sl);
+        }
+    };
     /* a stage: its fragments into buffer BUF while the previous stage's
      * wgmmas run, then its 4 wgmmas, then wait for the previous ones and
-     * free their slot (in every block of the cluster: the next copy into
-     * it writes all of them) */
+     * free their slot */
     auto stage = [&](int kt, auto bufc) {
         constexpr int BUF = decltype(bufc)::value;
         ig_mbar_wait(full + slot, ph);
@@ -260,38 +273,42 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
         for (int k8 = 0; k8 < 4; k8++) gt_wgmma<BM>(acc, af[BUF][k8], DHI | (da + 2u * k8));
         ig_wg_commit();
         ig_wg_wait<1>();
-        if (kt > 0) {
-            if constexpr (CL > 1) {
-                if (lane < CL) gt_mbar_arrive_cluster(empty + pslot, (unsigned)lane); /* lane c: block c */
-            } else if (lane == 0) {
-                ig_mbar_arrive(empty + pslot);
-            }
-        }
+        if (kt > 0) release(pslot);
         pslot = slot;
         if (++slot == GT_ST) slot = 0, ph ^= 1u;
     };
-    int kt = 0;
-    for (; kt + 1 < q.kt; kt += 2) {
-        stage(kt, std::integral_constant<int, 0>());
-        stage(kt + 1, std::integral_constant<int, 1>());
-    }
-    if (kt < q.kt) stage(kt, std::integral_constant<int, 0>());
-    ig_wg_wait<0>();
-    /* acc[4j + 2h + e]: n = n0 + 64 wg + 16 warp + g + 8h, m = m0 + 8j + 2t + e */
+    for (int tile = (int)(blockIdx.x / CL); tile < ntiles; tile += ncl) {
+        int m0, n0;
+        origin(tile, m0, n0);
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int n = n0 + 64 * wg + 16 * warp + g + 8 * h;
-        if (n >= q.n) continue;
+        for (int i = 0; i < BM / 2; i++) {
+            acc[i] = 0.f;
+            asm volatile("" : "+f"(acc[i]));
+        }
+        int kt = 0;
+        for (; kt + 1 < q.kt; kt += 2) {
+            stage(kt, std::integral_constant<int, 0>());
+            stage(kt + 1, std::integral_constant<int, 1>());
+        }
+        if (kt < q.kt) stage(kt, std::integral_constant<int, 0>());
+        ig_wg_wait<0>();
+        release(pslot); /* the tile's last stage: the producer is already on the next tile */
+        /* acc[4j + 2h + e]: n = n0 + 64 wg + 16 warp + g + 8h, m = m0 + 8j + 2t + e */
 #pragma unroll
-        for (int j = 0; j < BM / 8; j++)
+        for (int h = 0; h < 2; h++) {
+            const int n = n0 + 64 * wg + 16 * warp + g + 8 * h;
+            if (n >= q.n) continue;
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const int m = m0 + 8 * j + 2 * t + e;
-                if (m >= q.m) continue;
-                float *c = C + (int64_t)m * q.ldc + n;
-                const float v = q.alpha * acc[4 * j + 2 * h + e];
-                *c = q.beta != 0.f ? v + q.beta * *c : v;
-            }
+            for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int m = m0 + 8 * j + 2 * t + e;
+                    if (m >= q.m) continue;
+                    float *c = C + (int64_t)m * q.ldc + n;
+                    const float v = q.alpha * acc[4 * j + 2 * h + e];
+                    *c = q.beta != 0.f ? v + q.beta * *c : v;
+                }
+        }
     }
     if constexpr (CL > 1) gt_cluster_sync(); /* the peer's arrivals on our barriers are done */
 }
@@ -325,8 +342,8 @@ int gt_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
         return 0;
     }
     const int64_t tiles = tc__cu_div_up(p->m, 128) * tc__cu_div_up(p->n, GT_BN);
-    if (tiles > INT32_MAX) {
-        if (why) snprintf(why, n, "more than 2^31 tiles");
+    if (tiles > INT32_MAX - 65536) {
+        if (why) snprintf(why, n, "more than 2^31 - 65536 tiles");
         return 0;
     }
     return 1;
@@ -339,6 +356,7 @@ double gt_estimate(const tc__problem *p, const tc__env *e) {
 }
 
 int gt_attr_set[IG_NDEV][4];
+int gt_resident[IG_NDEV][4]; /* clusters (blocks) of each form resident at once, 0: not asked */
 template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     constexpr int GT_BM = BM;
@@ -376,33 +394,51 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     q.kt = (int)tc__cu_div_up(p->k, GT_BK);
     q.alpha = (float)p->alpha;
     q.beta = (float)p->beta;
-    const unsigned nblk = (unsigned)((int64_t)q.ntm * q.ntn * CL);
-    if constexpr (CL > 1) {
-        cudaLaunchConfig_t cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cudaLaunchAttribute at[1];
-        at[0].id = cudaLaunchAttributeClusterDimension;
-        at[0].val.clusterDim.x = CL;
-        at[0].val.clusterDim.y = 1;
-        at[0].val.clusterDim.z = 1;
-        cfg.gridDim = dim3(nblk);
-        cfg.blockDim = dim3(gtc<BM>::NT);
-        cfg.dynamicSmemBytes = gtc<BM>::SMEM;
-        cfg.stream = b->s;
-        cfg.attrs = at;
-        cfg.numAttrs = 1;
-        TC_CU(cudaLaunchKernelEx(&cfg, k_gemm_tf32<BM, CL>, (float *)b->y, q, tm));
-    } else {
-        k_gemm_tf32<BM, CL><<<nblk, gtc<BM>::NT, gtc<BM>::SMEM, b->s>>>((float *)b->y, q, tm);
+    /* the persistent grid: as many clusters as are resident at once (asked
+     * once a device and form), at most one a tile; TC_CUDA_GEMM_TF32_GRID=n
+     * caps it at n clusters (tests: several tiles a cluster) */
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = CL;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.blockDim = dim3(gtc<BM>::NT);
+    cfg.dynamicSmemBytes = gtc<BM>::SMEM;
+    cfg.stream = b->s;
+    cfg.attrs = CL > 1 ? at : NULL;
+    cfg.numAttrs = CL > 1 ? 1 : 0;
+    int res = dev >= 0 && dev < IG_NDEV ? __atomic_load_n(&gt_resident[dev][fi], __ATOMIC_ACQUIRE) : 0;
+    if (res <= 0) {
+        const tc__cu_device *d = tc__cu_dev();
+        res = d ? d->sms / CL : 1;
+        if (CL > 1) {
+            int nc = 0;
+            cfg.gridDim = dim3((unsigned)(res * CL));
+            if (cudaOccupancyMaxActiveClusters(&nc, k_gemm_tf32<BM, CL>, &cfg) == cudaSuccess && nc > 0)
+                res = nc;
+            (void)cudaGetLastError();
+        }
+        if (res < 1) res = 1;
+        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_resident[dev][fi], res, __ATOMIC_RELEASE);
     }
+    const char *ge = getenv("TC_CUDA_GEMM_TF32_GRID");
+    if (ge && atoi(ge) >= 1 && atoi(ge) < res) res = atoi(ge);
+    const int64_t ntiles = (int64_t)q.ntm * q.ntn;
+    cfg.gridDim = dim3((unsigned)((ntiles < res ? ntiles : res) * CL));
+    TC_CU(cudaLaunchKernelEx(&cfg, k_gemm_tf32<BM, CL>, (float *)b->y, q, tm));
     TC_CU_LAUNCH("cuda.gemm-tf32");
     return TC_OK;
 }
-/* the form: 128 or 256 rows a block (TC_CUDA_GEMM_TF32_BM), alone or in
- * clusters of 2 along n sharing A (TC_CUDA_GEMM_TF32_CL=2) */
+/* The form: 256 rows a block where m > 128 (128 otherwise), in clusters of
+ * two along n sharing A where there are two n-tiles or more (session 17,
+ * H200: 256 x 2 274-328 TFLOP/s, the 128 form alone 169-185);
+ * TC_CUDA_GEMM_TF32_BM=128|256 and TC_CUDA_GEMM_TF32_CL=1|2 force one. */
 tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
     const char *e = getenv("TC_CUDA_GEMM_TF32_BM"), *c = getenv("TC_CUDA_GEMM_TF32_CL");
-    const int bm256 = e && !strcmp(e, "256"), cl2 = c && !strcmp(c, "2");
+    const int bm256 = e && (!strcmp(e, "256") || !strcmp(e, "128")) ? !strcmp(e, "256") : a->p->m > 128;
+    const int cl2 = c && (!strcmp(c, "2") || !strcmp(c, "1")) ? !strcmp(c, "2") : a->p->n > GT_BN;
     if (bm256) return cl2 ? launch_gemm_tf32_f<256, 2>(a, b) : launch_gemm_tf32_f<256, 1>(a, b);
     return cl2 ? launch_gemm_tf32_f<128, 2>(a, b) : launch_gemm_tf32_f<128, 1>(a, b);
 }
