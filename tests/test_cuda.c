@@ -925,13 +925,15 @@ static void run_gemm_tf32_checks(void) {
 #endif
 }
 
-/* cuda.gemm-tf32's forms (TC_CUDA_GEMM_TF32_BM=128/256 rows a block,
- * TC_CUDA_GEMM_TF32_CL=1/2 blocks a cluster) on every GEMM case, with the
- * persistent grid as planned and capped at one and at three clusters
- * (TC_CUDA_GEMM_TF32_GRID: several tiles a cluster, the stages running on
- * across tiles). The other solvers run again; the variables change only
- * cuda.gemm-tf32. */
-static void run_gemm_tf32_variants(void) {
+/* The GEMM kernels' other forms on every GEMM case: cuda.gemm-tf32's
+ * (TC_CUDA_GEMM_TF32_BM=128/256 rows a block, TC_CUDA_GEMM_TF32_CL=1/2
+ * blocks a cluster), with its persistent grid as planned and capped at one
+ * and three clusters (TC_CUDA_GEMM_TF32_GRID: several tiles a cluster, the
+ * stages running on across tiles; under TC_TEST_QUICK, for the sanitizers,
+ * only on cases up to 400k outputs), and cuda.gemm's BK = 16 kernel
+ * (TC_CUDA_GEMM_BK=16). The other solvers run again; each variable
+ * changes one solver only. */
+static void run_gemm_variants(void) {
     static const char *forms[][2] = {{"128", "1"}, {"256", "1"}, {"128", "2"}, {"256", "2"}};
     static const char *grids[] = {NULL, "1", "3"};
     for (int gr = 0; gr < 3; gr++)
@@ -945,11 +947,16 @@ static void run_gemm_tf32_variants(void) {
                 setenv("TC_CUDA_GEMM_TF32_GRID", grids[gr], 1);
             else
                 unsetenv("TC_CUDA_GEMM_TF32_GRID");
-            for (int gi = 0; gi < NGC; gi++) run_gemm_case(gi, 0);
+            for (int gi = 0; gi < NGC; gi++)
+                if (!gr || !th_g.quick || gcases[gi].m * gcases[gi].n <= 400000) run_gemm_case(gi, 0);
         }
     unsetenv("TC_CUDA_GEMM_TF32_BM");
     unsetenv("TC_CUDA_GEMM_TF32_CL");
     unsetenv("TC_CUDA_GEMM_TF32_GRID");
+    printf("gemm cases with TC_CUDA_GEMM_BK=16\n");
+    setenv("TC_CUDA_GEMM_BK", "16", 1);
+    for (int gi = 0; gi < NGC; gi++) run_gemm_case(gi, 0);
+    unsetenv("TC_CUDA_GEMM_BK");
 }
 
 /* The planner takes the TF32 kernel only when the flags allow it. */
@@ -1072,7 +1079,7 @@ int main(int argc, char **argv) {
 #endif
         }
         run_gemm_tf32_checks();
-        run_gemm_tf32_variants();
+        run_gemm_variants();
         printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
         return th_finish();
     }
@@ -1135,7 +1142,7 @@ int main(int argc, char **argv) {
 #endif
     }
     run_gemm_tf32_checks();
-    run_gemm_tf32_variants();
+    run_gemm_variants();
     for (int ci = 0; ci < NCC; ci++) {
         run_conv_case(ci, 0, 0);
 #if TC_TEST_CUDA

@@ -4,12 +4,15 @@
  * CPU to float rounding).
  *
  * Fast path (op(A) = A, op(B) = B, k, n, lda, ldb multiples of 4, A and B
- * 16-byte aligned): 128x128 block tile, BK = 16, 256 threads, 8x8 outputs
- * per thread (two 4x4 quadrants 64 apart, so a warp's shared loads hit
- * distinct banks), a 4-stage cp.async pipeline (16-byte copies, zero-fill
- * at the edges, so any m works), A kept row-major in shared memory with a
- * 20-float pitch and read with 16-byte loads along k (4 k-steps per load),
- * B read with 16-byte loads along n. 2 blocks per SM (<= 128 registers).
+ * 16-byte aligned): 128x128 block tile, BK = 32 (session 17; 16 before,
+ * still there under TC_CUDA_GEMM_BK=16), 256 threads, 8x8 outputs per
+ * thread (two 4x4 quadrants 64 apart, so a warp's shared loads hit
+ * distinct banks), a 3-stage cp.async pipeline (4 with BK = 16; 16-byte
+ * copies from pointers set once, zero-fill at the edges, so any m works),
+ * A kept row-major in shared memory with a BK + 4 float pitch and read with
+ * 16-byte loads along k (4 k-steps per load), B read with 16-byte loads
+ * along n. 2 blocks per SM (<= 128 registers, 2 x 102 KB of shared
+ * memory).
  *
  * Generic path (transposes, odd sizes or strides): 64x64 tiles, 4x4 per
  * thread, bounds-checked loads.
@@ -20,10 +23,17 @@ namespace {
 
 #define GB_M 128
 #define GB_N 128
-#define GB_K 16
-#define GB_AP 20 /* A row pitch (floats): 16 + 4 */
-#define GB_STAGES 4
-#define GB_STAGE_FLOATS (GB_M * GB_AP + GB_K * GB_N)
+/* Two depths of k a stage: BK = 32 with 3 stages (the default since
+ * session 17: half the barriers and copy set-ups per FMA) and BK = 16 with
+ * 4 (sessions 5-16; TC_CUDA_GEMM_BK=16). A's row pitch is BK + 4 floats. */
+template <int BK> struct gbc {
+    static constexpr int AP = BK + 4;
+    static constexpr int ST = BK == 32 ? 3 : 4;
+    static constexpr int SF = GB_M * AP + BK * GB_N; /* floats a stage */
+    static constexpr size_t SMEM = (size_t)ST * SF * sizeof(float);
+    static constexpr int CA = GB_M * BK / 4 / 256; /* 16-byte copies a thread a stage, A */
+    static constexpr int CB = BK * GB_N / 4 / 256; /* and B */
+};
 
 struct gargs {
     int64_t m, n, k, lda, ldb, ldc;
@@ -40,42 +50,46 @@ template <int N> __device__ __forceinline__ void cp_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-__device__ __forceinline__ void load_stage(float *st, const float *__restrict__ A,
-                                           const float *__restrict__ B, const gargs &g,
-                                           int64_t m0, int64_t n0, int64_t k0, int tid) {
-    float *As = st, *Bs = st + GB_M * GB_AP;
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        int c = tid + i * 256;
-        int row = c >> 2, kc = c & 3;
-        int64_t gm = m0 + row, gk = k0 + kc * 4;
-        bool ok = gm < g.m && gk < g.k;
-        const float *src = ok ? A + gm * g.lda + gk : A;
-        cp_async16(As + row * GB_AP + kc * 4, src, ok ? 16 : 0);
-    }
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        int c = tid + i * 256;
-        int row = c >> 5, nc = c & 31;
-        int64_t gk = k0 + row, gn = n0 + nc * 4;
-        bool ok = gk < g.k && gn < g.n;
-        const float *src = ok ? B + gk * g.ldb + gn : B;
-        cp_async16(Bs + row * GB_N + nc * 4, src, ok ? 16 : 0);
-    }
-}
-
+template <int BK>
 __global__ void __launch_bounds__(256, 2)
 sgemm_128x128(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
               const gargs g, int64_t gy0) {
+    using K = gbc<BK>;
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const int64_t m0 = ((int64_t)blockIdx.y + gy0) * GB_M, n0 = (int64_t)blockIdx.x * GB_N;
-    const int64_t KT = (g.k + GB_K - 1) / GB_K;
+    const int KT = (int)((g.k + BK - 1) / BK);
+    /* this thread's copies: A rows ar + (256 / (BK / 4)) i at k chunk akc, B
+     * k rows bkr + 8 i at n chunk bnc; base pointers set once (session 17:
+     * the per-stage 64-bit set-up was a good part of the non-FMA
+     * instructions) */
+    constexpr int ARS = 256 / (BK / 4); /* A rows between a thread's copies */
+    const int ar = tid / (BK / 4), akc = (tid % (BK / 4)) * 4, bkr = tid >> 5, bnc = (tid & 31) * 4;
+    const float *pa = A + (m0 + ar < g.m ? (m0 + ar) * g.lda : 0) + akc;
+    const float *pb = B + (int64_t)bkr * g.ldb + n0 + bnc;
+    const bool bok = n0 + bnc < g.n;
+    const int64_t astep = (int64_t)ARS * g.lda, bstep8 = (int64_t)8 * g.ldb;
+    auto load = [&](int slot, int kt) {
+        float *As = smem + slot * K::SF, *Bs = As + GB_M * K::AP;
+        const int64_t k0 = (int64_t)kt * BK;
+        const bool kaok = k0 + akc < g.k;
+#pragma unroll
+        for (int i = 0; i < K::CA; i++) {
+            const bool ok = kaok && m0 + ar + ARS * i < g.m;
+            cp_async16(As + (ar + ARS * i) * K::AP + akc, ok ? pa + i * astep + k0 : A, ok ? 16 : 0);
+        }
+        const float *pbk = pb + k0 * g.ldb;
+#pragma unroll
+        for (int i = 0; i < K::CB; i++) {
+            const bool ok = bok && k0 + bkr + 8 * i < g.k;
+            cp_async16(Bs + (bkr + 8 * i) * GB_N + bnc, ok ? pbk + i * bstep8 : B, ok ? 16 : 0);
+        }
+    };
 
 #pragma unroll
-    for (int s = 0; s < GB_STAGES - 1; s++) {
-        if (s < KT) load_stage(smem + s * GB_STAGE_FLOATS, A, B, g, m0, n0, s * GB_K, tid);
+    for (int s = 0; s < K::ST - 1; s++) {
+        if (s < KT) load(s, s);
         cp_commit();
     }
     float acc[8][8];
@@ -84,22 +98,23 @@ sgemm_128x128(const float *__restrict__ A, const float *__restrict__ B, float *_
 #pragma unroll
         for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
 
-    for (int64_t kt = 0; kt < KT; kt++) {
-        cp_wait<GB_STAGES - 2>();
+    int cs = 0, ls = K::ST - 1; /* the slot computed, the slot loaded next */
+    for (int kt = 0; kt < KT; kt++) {
+        cp_wait<K::ST - 2>();
         __syncthreads();
-        const int64_t nk = kt + GB_STAGES - 1;
-        if (nk < KT)
-            load_stage(smem + (nk % GB_STAGES) * GB_STAGE_FLOATS, A, B, g, m0, n0, nk * GB_K, tid);
+        if (kt + K::ST - 1 < KT) load(ls, kt + K::ST - 1);
         cp_commit();
-        const float *As = smem + (kt % GB_STAGES) * GB_STAGE_FLOATS;
-        const float *Bs = As + GB_M * GB_AP;
+        if (++ls == K::ST) ls = 0;
+        const float *As = smem + cs * K::SF;
+        const float *Bs = As + GB_M * K::AP;
+        if (++cs == K::ST) cs = 0;
 #pragma unroll
-        for (int kc = 0; kc < GB_K / 4; kc++) {
+        for (int kc = 0; kc < BK / 4; kc++) {
             float a[8][4];
 #pragma unroll
             for (int i = 0; i < 8; i++) {
                 int row = (i < 4 ? 0 : 64) + ty * 4 + (i & 3);
-                float4 q = *reinterpret_cast<const float4 *>(As + row * GB_AP + kc * 4);
+                float4 q = *reinterpret_cast<const float4 *>(As + row * K::AP + kc * 4);
                 a[i][0] = q.x; a[i][1] = q.y; a[i][2] = q.z; a[i][3] = q.w;
             }
 #pragma unroll
@@ -219,6 +234,7 @@ static int fast_shape(const tc__problem *p) {
            p->ldb % 4 == 0;
 }
 
+static int g_attr_set[16][2]; /* per device: the BK = 32 / 16 kernel's shared-memory size set */
 static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     gargs g = make_args(p);
@@ -226,12 +242,22 @@ static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     float *C = (float *)b->y;
     if (fast_shape(p) && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0) {
         g.vec_c = p->ldc % 4 == 0 && (uintptr_t)C % 16 == 0;
-        const size_t smem = (size_t)GB_STAGES * GB_STAGE_FLOATS * sizeof(float);
-        TC_CU(cudaFuncSetAttribute(sgemm_128x128, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)smem));
+        const char *e = getenv("TC_CUDA_GEMM_BK");
+        const bool bk16 = e && !strcmp(e, "16");
+        const void *kf = bk16 ? (const void *)sgemm_128x128<16> : (const void *)sgemm_128x128<32>;
+        const size_t smem = bk16 ? gbc<16>::SMEM : gbc<32>::SMEM;
+        int dev = 0;
+        TC_CU(cudaGetDevice(&dev));
+        if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[dev][bk16], __ATOMIC_ACQUIRE)) {
+            TC_CU(cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+            if (dev >= 0 && dev < 16) __atomic_store_n(&g_attr_set[dev][bk16], 1, __ATOMIC_RELEASE);
+        }
         int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, GB_M);
         TC__CU_FOR_GRID(gyn, 1, {
-            sgemm_128x128<<<dim3((unsigned)gx, gny), 256, smem, b->s>>>(A, B, C, g, gy0);
+            if (bk16)
+                sgemm_128x128<16><<<dim3((unsigned)gx, gny), 256, smem, b->s>>>(A, B, C, g, gy0);
+            else
+                sgemm_128x128<32><<<dim3((unsigned)gx, gny), 256, smem, b->s>>>(A, B, C, g, gy0);
             TC_CU_LAUNCH("cuda.gemm");
         })
         return TC_OK;
@@ -264,13 +290,15 @@ tc_status tc__cu_sgemm_launch(const tc__args *a, const tc__cu_bufs *b) { return 
 
 TC__CU_SOLVER(tc__solver_cuda_gemm) = {
     "cuda.gemm", TC_BACKEND_CUDA, TC_OP_GEMM,
-    "GPU SGEMM (strict FP32): 128x128x16 tiles, 8x8 per thread, 4-stage cp.async pipeline.",
+    "GPU SGEMM (strict FP32): 128x128x32 tiles, 8x8 per thread, 3-stage cp.async pipeline.",
     tc__cu_available, g_applicable, g_estimate, NULL, NULL, NULL, g_execute,
 };
 
 void tc__cu_report_gemm(tc__cu_report *r) {
-    const size_t smem = (size_t)GB_STAGES * GB_STAGE_FLOATS * sizeof(float);
-    cudaFuncSetAttribute(sgemm_128x128, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    tc__cu_report_kernel(r, "cuda.gemm 128x128x16 4-stage", (const void *)sgemm_128x128, 256, smem);
+    cudaFuncSetAttribute(sgemm_128x128<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gbc<32>::SMEM);
+    tc__cu_report_kernel(r, "cuda.gemm 128x128x32 3-stage", (const void *)sgemm_128x128<32>, 256, gbc<32>::SMEM);
+    cudaFuncSetAttribute(sgemm_128x128<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gbc<16>::SMEM);
+    tc__cu_report_kernel(r, "cuda.gemm 128x128x16 4-stage", (const void *)sgemm_128x128<16>, 256, gbc<16>::SMEM);
+    (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.gemm generic 64x64", (const void *)sgemm_generic64, 256, 0);
 }
