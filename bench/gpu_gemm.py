@@ -12,8 +12,7 @@ once, a warm-up, median of R executes between CUDA events); cuBLAS timed
 the same way (median of R calls between CUDA events, after 3 warm-ups).
 GPU_GEMM_FORMS="128x1 256x2 ..." adds rows "tf32-BMxCL": cuda.gemm-tf32
 forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
-TC_CUDA_GEMM_TF32_CL = CL blocks a cluster sharing A); the entry "fp32-bk16"
-adds cuda.gemm's BK = 16 kernel (TC_CUDA_GEMM_BK=16).
+TC_CUDA_GEMM_TF32_CL = CL blocks a cluster sharing A).
 ms = the smaller of two medians. Errors against a float64 product (torch,
 on the GPU) at the sizes up to 4096: max |C - C64| / max |C64|. Writes
 OUTDIR/gpu_gemm.txt and .json. Never asserts."""
@@ -112,15 +111,9 @@ for n in SIZES:
         ref = (a.double() @ b.double()).cpu().numpy()
     modes = [("fp32", "cuda.gemm", 0), ("tf32", "cuda.gemm-tf32", TF32)]
     for f in os.environ.get("GPU_GEMM_FORMS", "").split():
-        if f == "fp32-bk16":
-            modes.append((f, "cuda.gemm", 0))
-        else:
-            modes.append(("tf32-" + f, "cuda.gemm-tf32", TF32))
+        modes.append(("tf32-" + f, "cuda.gemm-tf32", TF32))
     for mode, algo, flags in modes:
         torch.backends.cuda.matmul.allow_tf32 = mode.startswith("tf32")
-        os.environ.pop("TC_CUDA_GEMM_BK", None)
-        if mode == "fp32-bk16":
-            os.environ["TC_CUDA_GEMM_BK"] = "16"
         if mode.startswith("tf32-"):
             bm, cl = mode[5:].split("x")
             os.environ["TC_CUDA_GEMM_TF32_BM"], os.environ["TC_CUDA_GEMM_TF32_CL"] = bm, cl

@@ -4,15 +4,17 @@
  * CPU to float rounding).
  *
  * Fast path (op(A) = A, op(B) = B, k, n, lda, ldb multiples of 4, A and B
- * 16-byte aligned): 128x128 block tile, BK = 32 (session 17; 16 before,
- * still there under TC_CUDA_GEMM_BK=16), 256 threads, 8x8 outputs per
- * thread (two 4x4 quadrants 64 apart, so a warp's shared loads hit
- * distinct banks), a 3-stage cp.async pipeline (4 with BK = 16; 16-byte
- * copies from pointers set once, zero-fill at the edges, so any m works),
- * A kept row-major in shared memory with a BK + 4 float pitch and read with
- * 16-byte loads along k (4 k-steps per load), B read with 16-byte loads
- * along n. 2 blocks per SM (<= 128 registers, 2 x 102 KB of shared
- * memory).
+ * 16-byte aligned): 128x128 block tile, BK = 16, 256 threads, 8x8 outputs
+ * per thread (two 4x4 quadrants 64 apart, so a warp's shared loads hit
+ * distinct banks), a 4-stage cp.async pipeline (16-byte copies from
+ * pointers set once, zero-fill at the edges, so any m works), A kept
+ * row-major in shared memory with a 20-float pitch and read with 16-byte
+ * loads along k (4 k-steps per load), B read with 16-byte loads along n.
+ * 2 blocks per SM (<= 128 registers). Session 17 (perf-notes): the copy
+ * pointers set once took the kernel from 41.0-41.4 to 42.6-42.9 TFLOP/s
+ * (H200, 4096^3 and 8192^3; cuBLAS 50.8-50.9); BK = 32 with 3 stages
+ * issued 4% fewer instructions but ran slower (40.6-41.1: fewer warps
+ * eligible, 27% of cycles with none against 23%) and was dropped.
  *
  * Generic path (transposes, odd sizes or strides): 64x64 tiles, 4x4 per
  * thread, bounds-checked loads.
@@ -23,12 +25,11 @@ namespace {
 
 #define GB_M 128
 #define GB_N 128
-/* Two depths of k a stage: BK = 32 with 3 stages (the default since
- * session 17: half the barriers and copy set-ups per FMA) and BK = 16 with
- * 4 (sessions 5-16; TC_CUDA_GEMM_BK=16). A's row pitch is BK + 4 floats. */
+/* The k depth of a stage and what follows from it: A's row pitch BK + 4
+ * floats, the stages, each thread's 16-byte copies a stage */
 template <int BK> struct gbc {
     static constexpr int AP = BK + 4;
-    static constexpr int ST = BK == 32 ? 3 : 4;
+    static constexpr int ST = 4;
     static constexpr int SF = GB_M * AP + BK * GB_N; /* floats a stage */
     static constexpr size_t SMEM = (size_t)ST * SF * sizeof(float);
     static constexpr int CA = GB_M * BK / 4 / 256; /* 16-byte copies a thread a stage, A */
@@ -62,8 +63,7 @@ sgemm_128x128(const float *__restrict__ A, const float *__restrict__ B, float *_
     const int KT = (int)((g.k + BK - 1) / BK);
     /* this thread's copies: A rows ar + (256 / (BK / 4)) i at k chunk akc, B
      * k rows bkr + 8 i at n chunk bnc; base pointers set once (session 17:
-     * the per-stage 64-bit set-up was a good part of the non-FMA
-     * instructions) */
+     * 1.04x, the per-stage 64-bit set-up gone) */
     constexpr int ARS = 256 / (BK / 4); /* A rows between a thread's copies */
     const int ar = tid / (BK / 4), akc = (tid % (BK / 4)) * 4, bkr = tid >> 5, bnc = (tid & 31) * 4;
     const float *pa = A + (m0 + ar < g.m ? (m0 + ar) * g.lda : 0) + akc;
@@ -231,10 +231,10 @@ static gargs make_args(const tc__problem *p) {
 
 static int fast_shape(const tc__problem *p) {
     return !p->trans_a && !p->trans_b && p->k % 4 == 0 && p->n % 4 == 0 && p->lda % 4 == 0 &&
-           p->ldb % 4 == 0;
+           p->ldb % 4 == 0 && p->k < INT32_MAX / 2; /* k tiles counted in int */
 }
 
-static int g_attr_set[16][2]; /* per device: the BK = 32 / 16 kernel's shared-memory size set */
+static int g_attr_set[16]; /* per device: the fast kernel's shared-memory size set */
 static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     gargs g = make_args(p);
@@ -242,22 +242,17 @@ static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     float *C = (float *)b->y;
     if (fast_shape(p) && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0) {
         g.vec_c = p->ldc % 4 == 0 && (uintptr_t)C % 16 == 0;
-        const char *e = getenv("TC_CUDA_GEMM_BK");
-        const bool bk16 = e && !strcmp(e, "16");
-        const void *kf = bk16 ? (const void *)sgemm_128x128<16> : (const void *)sgemm_128x128<32>;
-        const size_t smem = bk16 ? gbc<16>::SMEM : gbc<32>::SMEM;
+        const size_t smem = gbc<16>::SMEM;
         int dev = 0;
         TC_CU(cudaGetDevice(&dev));
-        if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[dev][bk16], __ATOMIC_ACQUIRE)) {
-            TC_CU(cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-            if (dev >= 0 && dev < 16) __atomic_store_n(&g_attr_set[dev][bk16], 1, __ATOMIC_RELEASE);
+        if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[dev], __ATOMIC_ACQUIRE)) {
+            TC_CU(cudaFuncSetAttribute(sgemm_128x128<16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)smem));
+            if (dev >= 0 && dev < 16) __atomic_store_n(&g_attr_set[dev], 1, __ATOMIC_RELEASE);
         }
         int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, GB_M);
         TC__CU_FOR_GRID(gyn, 1, {
-            if (bk16)
-                sgemm_128x128<16><<<dim3((unsigned)gx, gny), 256, smem, b->s>>>(A, B, C, g, gy0);
-            else
-                sgemm_128x128<32><<<dim3((unsigned)gx, gny), 256, smem, b->s>>>(A, B, C, g, gy0);
+            sgemm_128x128<16><<<dim3((unsigned)gx, gny), 256, smem, b->s>>>(A, B, C, g, gy0);
             TC_CU_LAUNCH("cuda.gemm");
         })
         return TC_OK;
@@ -290,13 +285,11 @@ tc_status tc__cu_sgemm_launch(const tc__args *a, const tc__cu_bufs *b) { return 
 
 TC__CU_SOLVER(tc__solver_cuda_gemm) = {
     "cuda.gemm", TC_BACKEND_CUDA, TC_OP_GEMM,
-    "GPU SGEMM (strict FP32): 128x128x32 tiles, 8x8 per thread, 3-stage cp.async pipeline.",
+    "GPU SGEMM (strict FP32): 128x128x16 tiles, 8x8 per thread, 4-stage cp.async pipeline.",
     tc__cu_available, g_applicable, g_estimate, NULL, NULL, NULL, g_execute,
 };
 
 void tc__cu_report_gemm(tc__cu_report *r) {
-    cudaFuncSetAttribute(sgemm_128x128<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gbc<32>::SMEM);
-    tc__cu_report_kernel(r, "cuda.gemm 128x128x32 3-stage", (const void *)sgemm_128x128<32>, 256, gbc<32>::SMEM);
     cudaFuncSetAttribute(sgemm_128x128<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gbc<16>::SMEM);
     tc__cu_report_kernel(r, "cuda.gemm 128x128x16 4-stage", (const void *)sgemm_128x128<16>, 256, gbc<16>::SMEM);
     (void)cudaGetLastError();

@@ -15,34 +15,39 @@
  * done by the fragment loads), and its B operand is A^T, which is A's rows
  * K-major as they lie. No copy of either operand.
  *
- * Block tile 128 (m) x 128 (n) x 32 (k), 5 stages, one block an SM: a
- * producer warp issues tensor-memory-accelerator copies into mbarrier
- * stages (A: one 128 x 32 box, 128-byte swizzled; B: 16 boxes of 8 n x 32
- * k, each 1 KB, so that a fragment load's 32 lanes hit 32 banks: k row
- * t at 8t floats, column g at g), and two consumer warpgroups each take 64
- * of the tile's n, wgmma m64n128k8 with A from registers. A stage's
- * fragments are loaded while the previous stage's wgmmas run (two
- * register buffers); its slot is freed once the wgmmas after it retire.
- * Copies past m, n or k read zeros, so any size runs; tiles are walked in
- * groups of 8 m-tiles for L2 reuse.
+ * Block tiles BM (m, 128 or 256) x 128 (n) x 32 (k), one block an SM. A
+ * producer (a warp for BM 128, a warpgroup for 256 that gives its
+ * registers back with setmaxnreg) issues tensor-memory-accelerator copies
+ * into mbarrier stages (A: a BM x 32 box, 128-byte swizzled; B: 16 boxes
+ * of 8 n x 32 k, each 1 KB, so that a fragment load's 32 lanes hit 32
+ * banks: k row t at 8t floats, column g at g), and two consumer
+ * warpgroups each take 64 of the tile's n, wgmma m64nBMk8 with A from
+ * registers. A stage's fragments are loaded while the previous stage's
+ * wgmmas run (two register buffers); its slot is freed once the wgmmas
+ * after it retire. Copies past m, n or k read zeros, so any size runs.
  *
- * Measured on the H100 (session 16, bench/gpu_gemm.py): 162-169 TFLOP/s,
- * 0.73x cuBLAS's TF32 mode at 2048^3 and 0.46x at 4096^3 and 8192^3
- * (cuBLAS 355-357). What bounds it: a 128 x 128 x 32 stage loads 32 KB for
- * 524k MACs, 16 MACs a byte, so the tensor cores' ~1024 TF32 MACs a clock
- * an SM would need 64 bytes a clock an SM from L2, ~15 TB/s over 132 SMs,
- * about 3x what L2 delivers: at ~5 TB/s that is ~35% of the TF32 rate,
- * where it runs. Tried and not kept (perf-notes, session 16): B by
- * cp.async from the producer warp (rows 136 floats apart) 109-114 TFLOP/s;
- * a 256 x 128 tile (wgmma m64n256k8, 22 MACs a byte) in 288 threads
- * failed to launch (too many resources at 186 registers: likely 3 of the
- * 9 warps on one scheduler's 16K registers). Its form with whole
- * warpgroups and setmaxnreg (gtc<256>; ptxas: 168 registers at launch, no
- * spill, no serialized wgmma) is here as an opt-in,
- * TC_CUDA_GEMM_TF32_BM=256, written after the session's last device call
- * and not yet run on a GPU (test_cuda runs every GEMM case under it). cuBLAS
- * also shares operand tiles between the SMs of a cluster (TMA multicast),
- * which halves one operand's L2 traffic; this kernel does not.
+ * Forms (session 17): BM 128 with 5 stages (288 threads) or 256 with 4
+ * (384 threads: launched at 168 registers, the consumers raised to 232 for
+ * their 128 accumulators), alone or in clusters of two blocks along n that
+ * share the A tile: each copies half of it into both blocks' shared memory
+ * (TMA multicast) and a stage is freed only when both blocks' consumers
+ * are done with it. The grid is persistent (as many clusters as are
+ * resident at once; tiles strided over them, walked in groups of 8
+ * m-tiles for L2 reuse), so a tile's copies overlap the previous tile's
+ * last MMAs and epilogue. Default: 256 rows where m > 128, clusters where
+ * n > 128; TC_CUDA_GEMM_TF32_BM / _CL force a form, TC_CUDA_GEMM_TF32_GRID
+ * caps the grid (tests).
+ *
+ * What bounds it is L2 bytes per MAC: a 128 x 128 x 32 stage loads 32 KB
+ * for 524k MACs (16 MACs a byte), and the tensor cores' ~1024 TF32 MACs a
+ * clock an SM would need ~64 bytes a clock an SM from L2, about 3x what it
+ * delivers. 256 rows: 22 MACs a byte; 256 rows in pairs sharing A: 32.
+ * Measured (bench/gpu_gemm.py, H200, session 17, TFLOP/s against cuBLAS's
+ * TF32 mode in the same process): 128 form 165-188 (0.47-0.74x); 256 form
+ * 264-287; the default (256 x 2, persistent) 280 at 2048^3 (1.15x), 320 at
+ * 4096^3 (0.84-0.85x), 334 at 8192^3 (0.91-0.93x). Not kept: B by cp.async
+ * (109-114 on the H100, session 16); the stage release at cluster scope
+ * (a GPU-wide memory barrier a stage: the cluster forms at 0.53-0.68x).
  *
  * Applies to trans_a = trans_b = 0, lda and ldb multiples of 4, sizes
  * below 2^31, where the device runs this file's sm_90a image (the probe);
@@ -60,13 +65,12 @@ namespace {
 #define GT_BK 32
 #define GT_BS (GT_BK * GT_BN) /* floats: a B stage, 16 boxes [32 k][8 n] */
 #define GT_GROUP 8            /* m-tiles a raster group */
-/* The two forms, by BM (C rows a block, wgmma's N): 128 (the default,
- * GPU-tested) with 5 stages, two consumer warpgroups and one producer warp
- * (288 threads); 256 (opt-in: TC_CUDA_GEMM_TF32_BM=256, session 16, NOT
- * YET RUN ON A GPU) with 4 stages and whole warpgroups, producer first
- * (384 threads, launched at 168 registers; the producer warpgroup gives
- * its registers back with setmaxnreg.dec to 40 and the consumers take 232
- * with setmaxnreg.inc: 128 accumulators a thread). */
+/* The two block shapes, by BM (C rows a block, wgmma's N): 128 with 5
+ * stages, two consumer warpgroups and one producer warp (288 threads); 256
+ * with 4 stages and whole warpgroups, producer first (384 threads,
+ * launched at 168 registers; the producer warpgroup gives its registers
+ * back with setmaxnreg.dec to 40 and the consumers take 232 with
+ * setmaxnreg.inc: 128 accumulators a thread). */
 template <int BM> struct gtc {
     static constexpr int ST = BM == 256 ? 4 : 5;
     static constexpr int NT = BM == 256 ? 384 : 288;
@@ -349,10 +353,11 @@ int gt_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
     return 1;
 }
 /* The TF32 tensor cores' dense rate is ~7.4x the nominal FP32 rate on the
- * H100; modelled at 2.4x (162-169 TFLOP/s measured at 2048^3 to 8192^3,
- * session 16, against the nominal 67) */
+ * H100 and H200; modelled at 4.5x for the 256-row forms (280-334 TFLOP/s
+ * measured at 2048^3 to 8192^3, session 17, against the nominal 67) and
+ * 2.6x for the 128-row one (m <= 128; 165-188) */
 double gt_estimate(const tc__problem *p, const tc__env *e) {
-    return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / 2.4, 1.0);
+    return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / (p->m > 128 ? 4.5 : 2.6), 1.0);
 }
 
 int gt_attr_set[IG_NDEV][4];
@@ -467,6 +472,6 @@ void tc__cu_report_gemm_tf32(tc__cu_report *r) {
 
 TC__CU_SOLVER(tc__solver_cuda_gemm_tf32) = {
     "cuda.gemm-tf32", TC_BACKEND_CUDA, TC_OP_GEMM,
-    "GPU GEMM on Hopper's TF32 tensor cores (wgmma m64n128k8, B^T from registers, A by TMA; 128x128x32 tiles, 5 stages); only under TC_PLAN_ALLOW_TF32.",
+    "GPU GEMM on Hopper's TF32 tensor cores (wgmma, B^T from registers, A by TMA; 256x128x32 tiles in clusters of two sharing A by TMA multicast, persistent; 128x128 where m <= 128); only under TC_PLAN_ALLOW_TF32.",
     tc__cu_available, gt_applicable, gt_estimate, NULL, NULL, NULL, gt_execute,
 };
