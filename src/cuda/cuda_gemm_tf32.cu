@@ -131,45 +131,6 @@ template <int N> __device__ __forceinline__ void gt_setmaxnreg_inc() {
 #endif
 }
 
-/* The cluster pieces (CL = 2: two blocks along n share the A tile; each
- * copies half of it into both blocks' shared memory, and frees a stage only
- * once both blocks' consumers are done with it) */
-__device__ __forceinline__ unsigned gt_cluster_rank() {
-    unsigned r = 0;
-#if IG_WGMMA
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-#endif
-    return r;
-}
-__device__ __forceinline__ void gt_cluster_sync() {
-#if IG_WGMMA
-    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
-#endif
-}
-/* arrive on the barrier at b's offset in the cluster's block `rank` */
-__device__ __forceinline__ void gt_mbar_arrive_cluster(uint64_t *b, unsigned rank) {
-#if IG_WGMMA
-    unsigned ra;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(ig_sa(b)), "r"(rank));
-    /* release at CTA scope (the default), as a local arrive: what it orders
-     * is this warp's wgmma reads, complete before it (wgmma.wait_group).
-     * Session 17, call 2: .release.cluster here ran the cluster forms at
-     * 0.53-0.68x the single-block ones. */
-    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(ra) : "memory");
-#endif
-}
-/* a 2D box into dst's offset in every block of mask, each signalling its
- * barrier at b's offset */
-__device__ __forceinline__ void gt_tma2_mc(void *dst, const CUtensorMap *m, int c0, int c1,
-                                           uint64_t *b, unsigned short mask) {
-#if IG_WGMMA
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(ig_sa(dst)),
-                 "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(ig_sa(b)), "h"(mask)
-                 : "memory");
-#endif
-}
-
 template <int BM, int CL>
 __global__ void __launch_bounds__(gtc<BM>::NT, 1)
     k_gemm_tf32(float *__restrict__ C, const gtp q, const __grid_constant__ gttm tm) {
@@ -185,7 +146,7 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
      * groups), walked in groups of GT_GROUP m-tiles, m fastest within a
      * group. The stages run on across tiles, so the next tile's copies
      * overlap this one's last MMAs and its epilogue. */
-    const unsigned rank = CL > 1 ? gt_cluster_rank() : 0u;
+    const unsigned rank = CL > 1 ? ig_cluster_rank() : 0u;
     const int ncl = (int)(gridDim.x / CL), ntiles = q.ntm * q.ntn, per = GT_GROUP * q.ntn;
     auto origin = [&](int tile, int &m0, int &n0) {
         const int grp = tile / per, fm = grp * GT_GROUP, gs = min(GT_GROUP, q.ntm - fm);
@@ -201,7 +162,7 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
         ig_mbar_init_fence();
     }
     if constexpr (CL > 1)
-        gt_cluster_sync(); /* the peers' barriers are ready before any copy */
+        ig_cluster_sync(); /* the peers' barriers are ready before any copy */
     else
         __syncthreads();
     if (tid >= gtc<BM>::PROD && tid < gtc<BM>::PROD + (BM == 256 ? 128 : 32)) {
@@ -224,7 +185,7 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
                         ig_tma2(Bs + slot * GT_BS + (lane - 1) * 256, &tm.b, n0 + 8 * (lane - 1),
                                 kt * GT_BK, full + slot);
                     else if constexpr (CL > 1)
-                        gt_tma2_mc(As + slot * GT_AS + rank * (GT_AS / CL), &tm.a, kt * GT_BK,
+                        ig_tma2_mc(As + slot * GT_AS + rank * (GT_AS / CL), &tm.a, kt * GT_BK,
                                    m0 + (int)rank * (GT_BM / CL), full + slot,
                                    (unsigned short)((1u << CL) - 1u));
                     else
@@ -233,7 +194,7 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
                 }
             }
         }
-        if constexpr (CL > 1) gt_cluster_sync(); /* see the consumers' end */
+        if constexpr (CL > 1) ig_cluster_sync(); /* see the consumers' end */
         return;
     }
     if constexpr (BM == 256) gt_setmaxnreg_inc<232>();
@@ -252,7 +213,7 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
      * block of the cluster (the next copy into it writes all of them) */
     auto release = [&](int sl) {
         if constexpr (CL > 1) {
-            if (lane < CL) gt_mbar_arrive_cluster(empty + sl, (unsigned)lane); /* lane c: block c */
+            if (lane < CL) ig_mbar_arrive_cluster(empty + sl, (unsigned)lane); /* lane c: block c */
         } else if (lane == 0) {
             ig_mbar_arrive(empty + sl);
         }
@@ -314,7 +275,7 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
                 }
         }
     }
-    if constexpr (CL > 1) gt_cluster_sync(); /* the peer's arrivals on our barriers are done */
+    if constexpr (CL > 1) ig_cluster_sync(); /* the peer's arrivals on our barriers are done */
 }
 
 int gt_shape(const tc__problem *p, char *why, size_t n) {

@@ -159,6 +159,45 @@ __device__ __forceinline__ void ig_tma5(void *dst, const CUtensorMap *m, int c0,
                  : "memory");
 #endif
 }
+/* Clusters (cuda.gemm-tf32's pairs of blocks sharing a tile, session 17):
+ * the block's rank, a barrier over the cluster's threads, an arrival on a
+ * peer block's mbarrier, and a TMA box multicast into several blocks */
+__device__ __forceinline__ unsigned ig_cluster_rank() {
+    unsigned r = 0;
+#if IG_WGMMA
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+    return r;
+}
+__device__ __forceinline__ void ig_cluster_sync() {
+#if IG_WGMMA
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+#endif
+}
+/* arrive on the barrier at b's offset in the cluster's block `rank` */
+__device__ __forceinline__ void ig_mbar_arrive_cluster(uint64_t *b, unsigned rank) {
+#if IG_WGMMA
+    unsigned ra;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(ig_sa(b)), "r"(rank));
+    /* release at CTA scope (the default), as a local arrive: what it orders
+     * is this warp's wgmma reads, complete before it (wgmma.wait_group).
+     * Session 17, call 2: .release.cluster here ran the cluster forms at
+     * 0.53-0.68x the single-block ones. */
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(ra) : "memory");
+#endif
+}
+/* a 2D box into dst's offset in every block of mask, each signalling its
+ * barrier at b's offset */
+__device__ __forceinline__ void ig_tma2_mc(void *dst, const CUtensorMap *m, int c0, int c1,
+                                           uint64_t *b, unsigned short mask) {
+#if IG_WGMMA
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(ig_sa(dst)),
+                 "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(ig_sa(b)), "h"(mask)
+                 : "memory");
+#endif
+}
+
 /* D[64 x N] += A[64 x 8] * B[8 x N], both K-major in shared memory (da,
  * db), fp32 accumulation */
 template <int N> __device__ __forceinline__ void ig_wgmma(float *d, uint64_t da, uint64_t db);
