@@ -17,13 +17,17 @@
 #             process: cuda.gemm with TF32 off on both sides, cuda.gemm-tf32
 #             beside cuBLAS with TF32 on, 2048^3 to 8192^3 -> $OUT/gpu_gemm.txt
 #   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick;
-#             GPU_CHECK_SANITIZE_CONV=1: the conv-layer cases only)
+#             GPU_CHECK_SANITIZE_CONV=1: the conv-layer cases only,
+#             GPU_CHECK_SANITIZE_GEMM=1: the GEMM cases only)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
 #   sass      (only when named) opcode histogram of the cuda.direct kernels
 #             (bench/sass_hist.py) -> $OUT/sass.txt; GPU_CHECK_SASS_OBJ names
 #             another object (cuda_conv.cu.o), GPU_CHECK_SASS its kernel regex
 #   profile-layers (only when named) ncu on one launch of the conv-layer
 #             kernels of the layers in GPU_CHECK_NCU_LAYERS -> $OUT/ncu_layers.txt
+#   profile-gemm (only when named) ncu on one launch of each GEMM kernel
+#             (GPU_CHECK_NCU_GEMM, default "sgemm_128|k_gemm_tf32") at
+#             GPU_GEMM_SIZES (default 4096) -> $OUT/ncu_gemm.txt
 #   profile-source (only when named) ncu's source view of one launch of the
 #             conv-layer kernel GPU_CHECK_NCU_KERNELS on the first layer of
 #             GPU_CHECK_NCU_LAYERS: the SASS instructions with the most
@@ -181,6 +185,26 @@ if has profile-layers; then
   grep -E "^  [a-zA-Z_<]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|No Eligible|Issued Warp|Registers Per|Executed Ipc|Stall|Block Limit|Waves Per SM" "$OUT/ncu_layers.txt" | head -70
 fi
 
+if has profile-gemm; then
+  # (only when named) Nsight Compute on one launch of each GEMM kernel
+  # (regexes GPU_CHECK_NCU_GEMM, default "sgemm_128|k_gemm_tf32": one ncu
+  # run each) at GPU_GEMM_SIZES (default 4096) through bench/gpu_gemm.py
+  # -> $OUT/ncu_gemm.txt
+  : >"$OUT/ncu_gemm.txt"
+  IFS='|' read -ra GKS <<<"${GPU_CHECK_NCU_GEMM:-sgemm_128|k_gemm_tf32}"
+  for k in "${GKS[@]}"; do
+    stamp "ncu: GEMM kernel $k"
+    echo "######## $k" >>"$OUT/ncu_gemm.txt"
+    GPU_GEMM_SIZES="${GPU_GEMM_SIZES:-4096}" timeout "$(left 90)" "$NCU" --clock-control none \
+        -k "regex:$k" --launch-count 1 \
+        --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
+        --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats \
+        ${GPU_CHECK_NCU_EXTRA:-} "$PY" "$SRC/bench/gpu_gemm.py" "$BUILD" /tmp/ncu_gemm >>"$OUT/ncu_gemm.txt" 2>&1
+    echo "ncu rc=$?"
+  done
+  grep -E "^  [a-zA-Z_<]+.*\(|Duration|SM Frequency|L2 Cache Throughput|DRAM Throughput|Compute \(SM\) Throughput|No Eligible|Issued Warp|Executed Instructions  |Stall|Block Limit" "$OUT/ncu_gemm.txt" | head -60
+fi
+
 if has profile-source; then
   # (only when named) where the warps of one kernel stall, instruction by
   # instruction (session 15: it found V 8's stage divisions)
@@ -210,7 +234,7 @@ if has sanitize; then
   CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
   for tool in memcheck racecheck; do
     stamp "compute-sanitizer --tool $tool (test_cuda, quick)"
-    TC_TEST_CUDA_CONV_ONLY=${GPU_CHECK_SANITIZE_CONV:-0} TC_TEST_QUICK=1 \
+    TC_TEST_CUDA_CONV_ONLY=${GPU_CHECK_SANITIZE_CONV:-0} TC_TEST_CUDA_GEMM_ONLY=${GPU_CHECK_SANITIZE_GEMM:-0} TC_TEST_QUICK=1 \
       timeout "$(left 150)" "$CS" --tool $tool --error-exitcode 3 "$TEST" >"$OUT/$tool.log" 2>&1
     echo "$tool rc=$?"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed,|Invalid|hazard|rror" "$OUT/$tool.log" | head -8
