@@ -528,9 +528,12 @@ static double wgx_estimate(const tc__problem *p, const tc__env *env, int m, int 
         t_wt = items * odpi * (double)(ppi * g.mr) * (double)g.kc * g.xi * WG_WT_NS * 1e-9 /
                (env->threads * bal);
     }
-    int fits = ui <= 768e3;
+    /* U read once per item when the item's share stays cached across its
+     * output depths; from L2 (4x the copy bandwidth) only when it fits
+     * there beside the thread's own buffers (V, M, the raw chunk) */
+    int fits = ui <= 768e3, inl2 = ui + (double)g.per_thread <= 768e3;
     double traffic = items * ui * (fits ? 1.0 : odpi);
-    double t_u = traffic / (tc__peak_bandwidth(env) * (fits ? 4.0 : utotal <= 4e6 ? 2.0 : 1.0));
+    double t_u = traffic / (tc__peak_bandwidth(env) * (inl2 ? 4.0 : utotal <= 4e6 ? 2.0 : 1.0));
     /* Stored U past L2 is prefetched by the micro-kernels (g.pfa): half of
      * the shorter of its streaming and the GEMMs is hidden behind the
      * other (session 9, two threads, Zen 5, fitted on the ResNet-50 3x3
