@@ -59,6 +59,16 @@ stamp() { echo "== [$(( $(date +%s) - t0 ))s] $*"; }
 # left CAP: seconds a step may take: min(CAP, time left - 10)
 left() { local l=$(( DEADLINE - ($(date +%s) - t0) - 10 )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 1 ] && l=1; echo "$l"; }
 
+# ncu_std ARGS...: Nsight Compute with the sections every profile step
+# reads, under what is left of the deadline (at most 90 s); the profile
+# steps add the kernel filter, launch counts and the program
+ncu_std() {
+  timeout "$(left 90)" "$NCU" --clock-control none \
+    --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
+    --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats \
+    ${GPU_CHECK_NCU_EXTRA:-} "$@"
+}
+
 stamp "device"; nvidia-smi -L 2>&1 | head -4; "$NVCC" --version | tail -1
 
 if has build; then
@@ -173,13 +183,11 @@ if has profile-layers; then
   for l in "${LCASES[@]}"; do
     stamp "ncu: layer $l"
     echo "######## $l" >>"$OUT/ncu_layers.txt"
-    GPU_LAYERS_ONLY="$l" GPU_LAYERS_REPEAT=3 GPU_LAYERS_SWEEP=0 timeout "$(left 90)" "$NCU" --clock-control none \
+    GPU_LAYERS_ONLY="$l" GPU_LAYERS_REPEAT=3 GPU_LAYERS_SWEEP=0 ncu_std \
         --kernel-name-base "${GPU_CHECK_NCU_BASE:-function}" \
         -k "regex:${GPU_CHECK_NCU_KERNELS:-k_ig|k_dw}" --launch-skip "${GPU_CHECK_NCU_SKIP:-2}" \
         --launch-count "${GPU_CHECK_NCU_COUNT:-1}" \
-        --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
-        --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats \
-        ${GPU_CHECK_NCU_EXTRA:-} "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" /tmp/ncu_layers >>"$OUT/ncu_layers.txt" 2>&1
+        "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" /tmp/ncu_layers >>"$OUT/ncu_layers.txt" 2>&1
     echo "ncu rc=$?"
   done
   grep -E "^  [a-zA-Z_<]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|No Eligible|Issued Warp|Registers Per|Executed Ipc|Stall|Block Limit|Waves Per SM" "$OUT/ncu_layers.txt" | head -70
@@ -195,11 +203,8 @@ if has profile-gemm; then
   for k in "${GKS[@]}"; do
     stamp "ncu: GEMM kernel $k"
     echo "######## $k" >>"$OUT/ncu_gemm.txt"
-    GPU_GEMM_SIZES="${GPU_GEMM_SIZES:-4096}" timeout "$(left 90)" "$NCU" --clock-control none \
-        -k "regex:$k" --launch-count 1 \
-        --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
-        --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats \
-        ${GPU_CHECK_NCU_EXTRA:-} "$PY" "$SRC/bench/gpu_gemm.py" "$BUILD" /tmp/ncu_gemm >>"$OUT/ncu_gemm.txt" 2>&1
+    GPU_GEMM_SIZES="${GPU_GEMM_SIZES:-4096}" ncu_std -k "regex:$k" --launch-count 1 \
+        "$PY" "$SRC/bench/gpu_gemm.py" "$BUILD" /tmp/ncu_gemm >>"$OUT/ncu_gemm.txt" 2>&1
     echo "ncu rc=$?"
   done
   grep -E "^  [a-zA-Z_<]+.*\(|Duration|SM Frequency|L2 Cache Throughput|DRAM Throughput|Compute \(SM\) Throughput|No Eligible|Issued Warp|Executed Instructions  |Stall|Block Limit" "$OUT/ncu_gemm.txt" | head -60
