@@ -371,9 +371,25 @@ wg4_k28(int64_t kc, const float *restrict a0, const float *restrict a1, const fl
                                                      : acc[i]);
 }
 
+/* The stored U's first 64 steps of each panel (a0, a1: rows a step), asked
+ * for into L2 before the micro-kernel starts: its own prefetch runs 64
+ * steps ahead from step 0, so without this the first 64 steps of every
+ * call (3.5 KB a 14-row panel) are demand misses, and a call starts cold
+ * on every panel pair and every one of the 16 or 36 planes. Session 17:
+ * 512 @7 (F(2x2), U 16.8 MB from memory) 0.61-0.71 -> 0.58-0.65 ms best,
+ * 0.72-0.82 -> 0.66-0.77 median, four interleaved pairs of runs. */
+static inline void wg4_pf_start(int64_t kc, const float *a0, const float *a1, int rows) {
+    const int64_t n = (kc < 64 ? kc : 64) * rows * (int64_t)sizeof(float);
+    for (int64_t e = 0; e < n; e += 64) {
+        _mm_prefetch((const char *)a0 + e, _MM_HINT_T1);
+        if (a1 != a0) _mm_prefetch((const char *)a1 + e, _MM_HINT_T1);
+    }
+}
+
 void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *restrict a0, const float *restrict a1,
                                   const float *restrict b, float *restrict c, int64_t ldc,
                                   int mr, int flags) {
+    if (flags & TC__WG_PFA) wg4_pf_start(kc, a0, a1, 14);
     if (flags & TC__WG_PFA)
         wg4_k28(kc, a0, a1, b, c, ldc, mr, flags & TC__WG_ACC, 1);
     else
@@ -426,6 +442,7 @@ wg4_k8(int64_t kc, const float *restrict a0, const float *restrict a1, const flo
 
 void tc__wg4_ukernel_8x32_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                                  int mr, int flags) {
+    if (flags & TC__WG_PFA) wg4_pf_start(kc, a, a, 8);
     if (flags & TC__WG_PFA)
         wg4_k8(kc, a, a, b, c, ldc, mr, flags & TC__WG_ACC, 1, 2, 1);
     else
@@ -434,6 +451,7 @@ void tc__wg4_ukernel_8x32_avx512(int64_t kc, const float *a, const float *b, flo
 
 void tc__wg4_ukernel_16x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
                                   float *c, int64_t ldc, int mr, int flags) {
+    if (flags & TC__WG_PFA) wg4_pf_start(kc, a0, a1, 8);
     if (flags & TC__WG_PFA)
         wg4_k8(kc, a0, a1, b, c, ldc, mr, flags & TC__WG_ACC, 2, 1, 1);
     else
