@@ -389,10 +389,10 @@ static inline void wg4_pf_start(int64_t kc, const float *a0, const float *a1, in
 void tc__wg4_ukernel_28x16_avx512(int64_t kc, const float *restrict a0, const float *restrict a1,
                                   const float *restrict b, float *restrict c, int64_t ldc,
                                   int mr, int flags) {
-    if (flags & TC__WG_PFA) wg4_pf_start(kc, a0, a1, 14);
-    if (flags & TC__WG_PFA)
+    if (flags & TC__WG_PFA) {
+        wg4_pf_start(kc, a0, a1, 14);
         wg4_k28(kc, a0, a1, b, c, ldc, mr, flags & TC__WG_ACC, 1);
-    else
+    } else
         wg4_k28(kc, a0, a1, b, c, ldc, mr, flags & TC__WG_ACC, 0);
 }
 
@@ -442,19 +442,19 @@ wg4_k8(int64_t kc, const float *restrict a0, const float *restrict a1, const flo
 
 void tc__wg4_ukernel_8x32_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                                  int mr, int flags) {
-    if (flags & TC__WG_PFA) wg4_pf_start(kc, a, a, 8);
-    if (flags & TC__WG_PFA)
+    if (flags & TC__WG_PFA) {
+        wg4_pf_start(kc, a, a, 8);
         wg4_k8(kc, a, a, b, c, ldc, mr, flags & TC__WG_ACC, 1, 2, 1);
-    else
+    } else
         wg4_k8(kc, a, a, b, c, ldc, mr, flags & TC__WG_ACC, 1, 2, 0);
 }
 
 void tc__wg4_ukernel_16x16_avx512(int64_t kc, const float *a0, const float *a1, const float *b,
                                   float *c, int64_t ldc, int mr, int flags) {
-    if (flags & TC__WG_PFA) wg4_pf_start(kc, a0, a1, 8);
-    if (flags & TC__WG_PFA)
+    if (flags & TC__WG_PFA) {
+        wg4_pf_start(kc, a0, a1, 8);
         wg4_k8(kc, a0, a1, b, c, ldc, mr, flags & TC__WG_ACC, 2, 1, 1);
-    else
+    } else
         wg4_k8(kc, a0, a1, b, c, ldc, mr, flags & TC__WG_ACC, 2, 1, 0);
 }
 

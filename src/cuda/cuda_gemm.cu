@@ -27,7 +27,8 @@ namespace {
 #define GB_N 128
 /* The k depth of a stage and what follows from it: A's row pitch BK + 4
  * floats, the stages, each thread's 16-byte copies a stage */
-template <int BK> struct gbc {
+struct gbc {
+    static constexpr int BK = 16;
     static constexpr int AP = BK + 4;
     static constexpr int ST = 4;
     static constexpr int SF = GB_M * AP + BK * GB_N; /* floats a stage */
@@ -51,11 +52,11 @@ template <int N> __device__ __forceinline__ void cp_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-template <int BK>
 __global__ void __launch_bounds__(256, 2)
 sgemm_128x128(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
               const gargs g, int64_t gy0) {
-    using K = gbc<BK>;
+    using K = gbc;
+    constexpr int BK = K::BK;
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
@@ -242,17 +243,17 @@ static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     float *C = (float *)b->y;
     if (fast_shape(p) && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0) {
         g.vec_c = p->ldc % 4 == 0 && (uintptr_t)C % 16 == 0;
-        const size_t smem = gbc<16>::SMEM;
+        const size_t smem = gbc::SMEM;
         int dev = 0;
         TC_CU(cudaGetDevice(&dev));
         if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[dev], __ATOMIC_ACQUIRE)) {
-            TC_CU(cudaFuncSetAttribute(sgemm_128x128<16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            TC_CU(cudaFuncSetAttribute(sgemm_128x128, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        (int)smem));
             if (dev >= 0 && dev < 16) __atomic_store_n(&g_attr_set[dev], 1, __ATOMIC_RELEASE);
         }
         int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, GB_M);
         TC__CU_FOR_GRID(gyn, 1, {
-            sgemm_128x128<16><<<dim3((unsigned)gx, gny), 256, smem, b->s>>>(A, B, C, g, gy0);
+            sgemm_128x128<<<dim3((unsigned)gx, gny), 256, smem, b->s>>>(A, B, C, g, gy0);
             TC_CU_LAUNCH("cuda.gemm");
         })
         return TC_OK;
@@ -290,8 +291,8 @@ TC__CU_SOLVER(tc__solver_cuda_gemm) = {
 };
 
 void tc__cu_report_gemm(tc__cu_report *r) {
-    cudaFuncSetAttribute(sgemm_128x128<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gbc<16>::SMEM);
-    tc__cu_report_kernel(r, "cuda.gemm 128x128x16 4-stage", (const void *)sgemm_128x128<16>, 256, gbc<16>::SMEM);
+    cudaFuncSetAttribute(sgemm_128x128, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gbc::SMEM);
+    tc__cu_report_kernel(r, "cuda.gemm 128x128x16 4-stage", (const void *)sgemm_128x128, 256, gbc::SMEM);
     (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.gemm generic 64x64", (const void *)sgemm_generic64, 256, 0);
 }
