@@ -385,6 +385,10 @@ static const gcase gcases[] = {
      * one raster group of m-tiles */
     {1100, 300, 70, 0, 0, 0, 1, 0},
     {2100, 600, 36, 0, 0, 4, 1, 0.5},
+    /* session 18: cuda.gemm's interior blocks (whole tiles, k a multiple
+     * of 16: copies without tests) beside edge blocks in one grid */
+    {160, 192, 48, 0, 0, 0, 1, 0},
+    {300, 400, 272, 0, 0, 4, 1, 0.5},
 };
 #define NGC (int)(sizeof gcases / sizeof gcases[0])
 
