@@ -21,8 +21,10 @@
 #             GPU_CHECK_SANITIZE_GEMM=1: the GEMM cases only)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
 #   sass      (only when named) opcode histogram of the cuda.direct kernels
-#             (bench/sass_hist.py) -> $OUT/sass.txt; GPU_CHECK_SASS_OBJ names
-#             another object (cuda_conv.cu.o), GPU_CHECK_SASS its kernel regex
+#             and of each one's hottest block (bench/sass_hist.py) ->
+#             $OUT/sass.txt, their SASS -> $OUT/sass_dump.txt;
+#             GPU_CHECK_SASS_OBJ names another object (cuda_conv.cu.o),
+#             GPU_CHECK_SASS its kernel regex
 #   profile-layers (only when named) ncu on one launch of the conv-layer
 #             kernels of the layers in GPU_CHECK_NCU_LAYERS -> $OUT/ncu_layers.txt
 #   profile-gemm (only when named) ncu on one launch of each GEMM kernel
@@ -231,7 +233,8 @@ if has sass; then
   CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
   O=$(find "$BUILD" -name "${GPU_CHECK_SASS_OBJ:-cuda_direct.cu.o}" | head -1)
   stamp "sass histogram of $O"
-  "$CUOBJ" -sass "$O" 2>/dev/null | "$PY" "$SRC/bench/sass_hist.py" ${GPU_CHECK_SASS:-direct_f32} >"$OUT/sass.txt" 2>&1
+  "$CUOBJ" -sass "$O" 2>/dev/null | SASS_DUMP="$OUT/sass_dump.txt" "$PY" "$SRC/bench/sass_hist.py" \
+      ${GPU_CHECK_SASS:-direct_f32} >"$OUT/sass.txt" 2>&1
   head -c 6000 "$OUT/sass.txt"
 fi
 

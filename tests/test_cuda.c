@@ -930,8 +930,10 @@ static void run_gemm_tf32_checks(void) {
 }
 
 /* The GEMM kernels' other forms on every GEMM case: cuda.gemm-tf32's
- * (TC_CUDA_GEMM_TF32_BM=128/256 rows a block, TC_CUDA_GEMM_TF32_CL=1/2
- * blocks a cluster), with its persistent grid as planned and capped at one
+ * (TC_CUDA_GEMM_TF32_BM=128/256 rows a block, TC_CUDA_GEMM_TF32_CL=1/2/4
+ * blocks a cluster: 1 x 2 sharing A, 2 x 2 sharing A and B; the cases
+ * include odd numbers of m- and n-tiles, so a cluster's last blocks lie
+ * past m or n), with its persistent grid as planned and capped at one
  * and three clusters (TC_CUDA_GEMM_TF32_GRID: several tiles a cluster, the
  * stages running on across tiles). Under TC_TEST_QUICK (the sanitizer
  * runs: racecheck did not get through the full set in 65-150 s, session
@@ -939,11 +941,12 @@ static void run_gemm_tf32_checks(void) {
  * grids on those up to 100k outputs. The other solvers run again; the
  * variables change only cuda.gemm-tf32. */
 static void run_gemm_variants(void) {
-    static const char *forms[][2] = {{"128", "1"}, {"256", "1"}, {"128", "2"}, {"256", "2"}};
+    static const char *forms[][2] = {{"128", "1"}, {"256", "1"}, {"128", "2"},
+                                     {"256", "2"}, {"128", "4"}, {"256", "4"}};
     static const char *grids[] = {NULL, "1", "3"};
     for (int gr = 0; gr < 3; gr++)
-        for (int f = 0; f < 4; f++) {
-            if (gr && f != 0 && f != 3) continue; /* the capped grids: one form a cluster size */
+        for (int f = 0; f < 6; f++) {
+            if (gr && f != 0 && f != 3 && f != 5) continue; /* the capped grids: one form a cluster size */
             printf("gemm cases with TC_CUDA_GEMM_TF32_BM=%s TC_CUDA_GEMM_TF32_CL=%s GRID=%s\n",
                    forms[f][0], forms[f][1], grids[gr] ? grids[gr] : "planned");
             setenv("TC_CUDA_GEMM_TF32_BM", forms[f][0], 1);

@@ -6,21 +6,24 @@
  * Fast path (op(A) = A, op(B) = B, k, n, lda, ldb multiples of 4, A and B
  * 16-byte aligned): 128x128 block tile, BK = 16, 256 threads, 8x8 outputs
  * per thread (two 4x4 quadrants 64 apart, so a warp's shared loads hit
- * distinct banks), a 4-stage cp.async pipeline (16-byte copies from
- * pointers set once, zero-fill at the edges, so any m works), A kept
- * row-major in shared memory with a 20-float pitch and read with 16-byte
- * loads along k (4 k-steps per load), B read with 16-byte loads along n.
- * 2 blocks per SM (<= 128 registers). Session 17 (perf-notes): the copy
- * pointers set once took the kernel from 41.0-41.4 to 42.6-42.9 TFLOP/s
- * (H200, 4096^3 and 8192^3; cuBLAS 50.8-50.9); BK = 32 with 3 stages
- * issued 4% fewer instructions but ran slower (40.6-41.1: fewer warps
- * eligible, 27% of cycles with none against 23%) and was dropped.
- * Session 18: blocks whose tile lies inside m and n (k a multiple of 16)
- * copy without per-copy tests from pointers stepped along k: 4.5% fewer
- * instructions, 44.0-44.8 TFLOP/s at 4096^3 and 8192^3 (cuBLAS 49.2-50.6).
- * A 128-thread form with 8 x 16 outputs a thread (cuBLAS's SIMT shape,
- * 255 registers, 8 warps an SM) issued 8% fewer instructions but at 0.69
- * a cycle against 0.77: 40.6-41.3, not kept.
+ * distinct banks), 2 blocks an SM (<= 128 registers). B: a 4-stage
+ * cp.async pipeline of 16-byte copies. A: through registers into a k-major
+ * tile (each thread loads two rows' 4 k with 16-byte loads one tile ahead
+ * and stores them transposed, 8 bytes at a time, after the tile's compute;
+ * two A buffers), so a k-step's fragments are 8 + 8 floats (two 16-byte
+ * shared loads each) and the next step's load while this one's 64 FMAs
+ * run. Blocks whose tile lies inside m and n, when k is a multiple of 16,
+ * load without per-load tests from pointers stepped along k; edge blocks
+ * test rows and k and read zeros past them, so any m and n run.
+ *
+ * History (perf-notes, H200, TFLOP/s at 4096^3 / 8192^3, cuBLAS 49-51):
+ * session 17, A row-major in shared memory read 4 k a 16-byte load, copy
+ * pointers set once: 42.6-42.9 (BK = 32 with 3 stages slower, dropped);
+ * session 18, interior copies without tests: 44.0-44.8; A k-major as above:
+ * 46.0-46.3 (issue 0.81 a cycle against 0.77: at 128 registers the old
+ * form held a k-chunk's 32 A values and could not load the next chunk's
+ * while computing). A 128-thread form with 8x16 outputs a thread (cuBLAS's
+ * SIMT shape, 255 registers, 8 warps an SM): 40.6-41.3, not kept.
  *
  * Generic path (transposes, odd sizes or strides): 64x64 tiles, 4x4 per
  * thread, bounds-checked loads.
@@ -31,18 +34,6 @@ namespace {
 
 #define GB_M 128
 #define GB_N 128
-/* The k depth of a stage and what follows from it: A's row pitch BK + 4
- * floats, the stages, each thread's 16-byte copies a stage */
-struct gbc {
-    static constexpr int BK = 16;
-    static constexpr int AP = BK + 4;
-    static constexpr int ST = 4;
-    static constexpr int SF = GB_M * AP + BK * GB_N; /* floats a stage */
-    static constexpr size_t SMEM = (size_t)ST * SF * sizeof(float);
-    static constexpr int CA = GB_M * BK / 4 / 256; /* 16-byte copies a thread a stage, A */
-    static constexpr int CB = BK * GB_N / 4 / 256; /* and B */
-};
-
 struct gargs {
     int64_t m, n, k, lda, ldb, ldc;
     int ta, tb, vec_c;
@@ -84,101 +75,125 @@ __device__ __forceinline__ void store4(const gargs &g, float *crow, int64_t col,
     }
 }
 
-/* EDGE: the block's tile crosses m or n, or k is not a multiple of BK: each
- * copy tests its row and k and zero-fills past them. Interior blocks copy
- * whole 16-byte pieces from pointers that step along k (no tests, no
- * per-stage 64-bit arithmetic: session 18). */
+/* the fast kernel's shape (see the top of the file) */
+struct gat {
+    static constexpr int BK = 16;
+    static constexpr int AP = GB_M + 4; /* k-major A: a k row of 128 m, padded */
+    static constexpr int ST = 4;
+    static constexpr int AF = BK * AP; /* floats an A buffer */
+    static constexpr int BF = BK * GB_N;
+    static constexpr size_t SMEM = (size_t)(2 * AF + ST * BF) * sizeof(float);
+};
+
+/* EDGE: the block's tile crosses m or n, or k is not a multiple of BK */
 template <bool EDGE>
-__device__ __forceinline__ void sgemm256_body(const float *__restrict__ A, const float *__restrict__ B,
+__device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const float *__restrict__ B,
                                               float *__restrict__ C, const gargs &g, int64_t m0,
                                               int64_t n0) {
-    using K = gbc;
+    using K = gat;
     constexpr int BK = K::BK;
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
+    float *AsT = smem, *Bsm = smem + 2 * K::AF;
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const int KT = (int)((g.k + BK - 1) / BK);
-    /* this thread's copies: A rows ar + (256 / (BK / 4)) i at k chunk akc, B
-     * k rows bkr + 8 i at n chunk bnc; base pointers set once (session 17:
-     * 1.04x, the per-stage 64-bit set-up gone) */
-    constexpr int ARS = 256 / (BK / 4); /* A rows between a thread's copies */
-    const int ar = tid / (BK / 4), akc = (tid % (BK / 4)) * 4, bkr = tid >> 5, bnc = (tid & 31) * 4;
-    const float *pa = A + (m0 + ar < g.m ? (m0 + ar) * g.lda : 0) + akc;
+    /* A staging: rows 2q, 2q + 1 of the tile, k 4c .. 4c + 3 */
+    const int q2 = (tid >> 2) * 2, c4 = (tid & 3) * 4;
+    const bool r0ok = m0 + q2 < g.m, r1ok = m0 + q2 + 1 < g.m;
+    const float *pa0 = A + (r0ok ? (m0 + q2) * g.lda : 0) + c4;
+    const float *pa1 = A + (r1ok ? (m0 + q2 + 1) * g.lda : 0) + c4;
+    /* B copies: k rows bkr, bkr + 8 at n chunk bnc */
+    const int bkr = tid >> 5, bnc = (tid & 31) * 4;
     const float *pb = B + (int64_t)bkr * g.ldb + n0 + bnc;
     const bool bok = n0 + bnc < g.n;
-    const int64_t astep = (int64_t)ARS * g.lda, bstep8 = (int64_t)8 * g.ldb;
-    const float *ra = pa, *rb = pb; /* interior: the next stage's sources */
-    auto load = [&](int slot, int kt) {
-        float *As = smem + slot * K::SF, *Bs = As + GB_M * K::AP;
+    const int64_t bstep8 = (int64_t)8 * g.ldb;
+    const float *rb = pb;
+    auto load_b = [&](int slot, int kt) {
+        float *Bs = Bsm + slot * K::BF;
         if constexpr (!EDGE) {
-#pragma unroll
-            for (int i = 0; i < K::CA; i++) cp_async16f(As + (ar + ARS * i) * K::AP + akc, ra + i * astep);
-#pragma unroll
-            for (int i = 0; i < K::CB; i++) cp_async16f(Bs + (bkr + 8 * i) * GB_N + bnc, rb + i * bstep8);
-            ra += BK;
+            cp_async16f(Bs + bkr * GB_N + bnc, rb);
+            cp_async16f(Bs + (bkr + 8) * GB_N + bnc, rb + bstep8);
             rb += BK * g.ldb;
             return;
         }
         const int64_t k0 = (int64_t)kt * BK;
-        const bool kaok = k0 + akc < g.k;
-#pragma unroll
-        for (int i = 0; i < K::CA; i++) {
-            const bool ok = kaok && m0 + ar + ARS * i < g.m;
-            cp_async16(As + (ar + ARS * i) * K::AP + akc, ok ? pa + i * astep + k0 : A, ok ? 16 : 0);
-        }
         const float *pbk = pb + k0 * g.ldb;
 #pragma unroll
-        for (int i = 0; i < K::CB; i++) {
+        for (int i = 0; i < 2; i++) {
             const bool ok = bok && k0 + bkr + 8 * i < g.k;
             cp_async16(Bs + (bkr + 8 * i) * GB_N + bnc, ok ? pbk + i * bstep8 : B, ok ? 16 : 0);
         }
     };
-
+    float4 v0, v1; /* the next A tile's two rows */
+    auto ldg_a = [&](int kt) {
+        const int64_t k = (int64_t)kt * BK;
+        if constexpr (!EDGE) {
+            v0 = __ldg(reinterpret_cast<const float4 *>(pa0 + k));
+            v1 = __ldg(reinterpret_cast<const float4 *>(pa1 + k));
+            return;
+        }
+        const bool kok = k + c4 < g.k;
+        const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+        v0 = kok && r0ok ? __ldg(reinterpret_cast<const float4 *>(pa0 + k)) : z;
+        v1 = kok && r1ok ? __ldg(reinterpret_cast<const float4 *>(pa1 + k)) : z;
+    };
+    auto sts_a = [&](int buf) {
+        float *d = AsT + buf * K::AF + c4 * K::AP + q2;
+        *reinterpret_cast<float2 *>(d) = make_float2(v0.x, v1.x);
+        *reinterpret_cast<float2 *>(d + K::AP) = make_float2(v0.y, v1.y);
+        *reinterpret_cast<float2 *>(d + 2 * K::AP) = make_float2(v0.z, v1.z);
+        *reinterpret_cast<float2 *>(d + 3 * K::AP) = make_float2(v0.w, v1.w);
+    };
 #pragma unroll
     for (int s = 0; s < K::ST - 1; s++) {
-        if (s < KT) load(s, s);
+        if (s < KT) load_b(s, s);
         cp_commit();
     }
+    ldg_a(0);
+    sts_a(0);
+    if (KT > 1) ldg_a(1);
     float acc[8][8];
 #pragma unroll
     for (int i = 0; i < 8; i++)
 #pragma unroll
         for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
-
-    int cs = 0, ls = K::ST - 1; /* the slot computed, the slot loaded next */
+    int cs = 0, ls = K::ST - 1;
     for (int kt = 0; kt < KT; kt++) {
         cp_wait<K::ST - 2>();
         __syncthreads();
-        if (kt + K::ST - 1 < KT) load(ls, kt + K::ST - 1);
+        if (kt + K::ST - 1 < KT) load_b(ls, kt + K::ST - 1);
         cp_commit();
         if (++ls == K::ST) ls = 0;
-        const float *As = smem + cs * K::SF;
-        const float *Bs = As + GB_M * K::AP;
+        const float *At = AsT + (kt & 1) * K::AF + ty * 4;
+        const float *Bt = Bsm + cs * K::BF + tx * 4;
         if (++cs == K::ST) cs = 0;
+        float4 fa[2][2], fb[2][2];
+        fa[0][0] = *reinterpret_cast<const float4 *>(At);
+        fa[0][1] = *reinterpret_cast<const float4 *>(At + 64);
+        fb[0][0] = *reinterpret_cast<const float4 *>(Bt);
+        fb[0][1] = *reinterpret_cast<const float4 *>(Bt + 64);
 #pragma unroll
-        for (int kc = 0; kc < BK / 4; kc++) {
-            float a[8][4];
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                int row = (i < 4 ? 0 : 64) + ty * 4 + (i & 3);
-                float4 q = *reinterpret_cast<const float4 *>(As + row * K::AP + kc * 4);
-                a[i][0] = q.x; a[i][1] = q.y; a[i][2] = q.z; a[i][3] = q.w;
+        for (int kk = 0; kk < BK; kk++) {
+            const int cb = kk & 1, nb = cb ^ 1;
+            if (kk + 1 < BK) {
+                fa[nb][0] = *reinterpret_cast<const float4 *>(At + (kk + 1) * K::AP);
+                fa[nb][1] = *reinterpret_cast<const float4 *>(At + (kk + 1) * K::AP + 64);
+                fb[nb][0] = *reinterpret_cast<const float4 *>(Bt + (kk + 1) * GB_N);
+                fb[nb][1] = *reinterpret_cast<const float4 *>(Bt + (kk + 1) * GB_N + 64);
             }
+            const float a[8] = {fa[cb][0].x, fa[cb][0].y, fa[cb][0].z, fa[cb][0].w,
+                                fa[cb][1].x, fa[cb][1].y, fa[cb][1].z, fa[cb][1].w};
+            const float b[8] = {fb[cb][0].x, fb[cb][0].y, fb[cb][0].z, fb[cb][0].w,
+                                fb[cb][1].x, fb[cb][1].y, fb[cb][1].z, fb[cb][1].w};
 #pragma unroll
-            for (int kk = 0; kk < 4; kk++) {
-                const float *br = Bs + (kc * 4 + kk) * GB_N;
-                float4 b0 = *reinterpret_cast<const float4 *>(br + tx * 4);
-                float4 b1 = *reinterpret_cast<const float4 *>(br + 64 + tx * 4);
-                float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+            for (int i = 0; i < 8; i++)
 #pragma unroll
-                for (int i = 0; i < 8; i++)
-#pragma unroll
-                    for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i][kk], b[j], acc[i][j]);
-            }
+                for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
         }
+        if (kt + 1 < KT) sts_a((kt + 1) & 1);
+        if (kt + 2 < KT) ldg_a(kt + 2);
     }
     cp_wait<0>();
-
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         int64_t row = m0 + (i < 4 ? 0 : 64) + ty * 4 + (i & 3);
@@ -190,12 +205,12 @@ __device__ __forceinline__ void sgemm256_body(const float *__restrict__ A, const
 
 __global__ void __launch_bounds__(256, 2)
 sgemm_128x128(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
-              const gargs g, int64_t gy0) {
+                 const gargs g, int64_t gy0) {
     const int64_t m0 = ((int64_t)blockIdx.y + gy0) * GB_M, n0 = (int64_t)blockIdx.x * GB_N;
-    if (m0 + GB_M <= g.m && n0 + GB_N <= g.n && g.k % gbc::BK == 0)
-        sgemm256_body<false>(A, B, C, g, m0, n0);
+    if (m0 + GB_M <= g.m && n0 + GB_N <= g.n && g.k % gat::BK == 0)
+        sgemm_at_body<false>(A, B, C, g, m0, n0);
     else
-        sgemm256_body<true>(A, B, C, g, m0, n0);
+        sgemm_at_body<true>(A, B, C, g, m0, n0);
 }
 
 /* ---- generic: any transposes, sizes and strides ---- */
@@ -279,7 +294,7 @@ static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     float *C = (float *)b->y;
     if (fast_shape(p) && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0) {
         g.vec_c = p->ldc % 4 == 0 && (uintptr_t)C % 16 == 0;
-        const size_t smem = gbc::SMEM;
+        const size_t smem = gat::SMEM;
         int dev = 0;
         TC_CU(cudaGetDevice(&dev));
         if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[dev], __ATOMIC_ACQUIRE)) {
@@ -322,13 +337,13 @@ tc_status tc__cu_sgemm_launch(const tc__args *a, const tc__cu_bufs *b) { return 
 
 TC__CU_SOLVER(tc__solver_cuda_gemm) = {
     "cuda.gemm", TC_BACKEND_CUDA, TC_OP_GEMM,
-    "GPU SGEMM (strict FP32): 128x128x16 tiles, 8x8 per thread, 4-stage cp.async pipeline.",
+    "GPU SGEMM (strict FP32): 128x128x16 tiles, 8x8 per thread, B by a 4-stage cp.async pipeline, A k-major through registers.",
     tc__cu_available, g_applicable, g_estimate, NULL, NULL, NULL, g_execute,
 };
 
 void tc__cu_report_gemm(tc__cu_report *r) {
-    cudaFuncSetAttribute(sgemm_128x128, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gbc::SMEM);
-    tc__cu_report_kernel(r, "cuda.gemm 128x128x16 4-stage", (const void *)sgemm_128x128, 256, gbc::SMEM);
+    cudaFuncSetAttribute(sgemm_128x128, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat::SMEM);
+    tc__cu_report_kernel(r, "cuda.gemm 128x128x16, A k-major", (const void *)sgemm_128x128, 256, gat::SMEM);
     (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.gemm generic 64x64", (const void *)sgemm_generic64, 256, 0);
 }

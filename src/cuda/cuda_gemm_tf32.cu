@@ -26,17 +26,20 @@
  * wgmmas run (two register buffers); its slot is freed once the wgmmas
  * after it retire. Copies past m, n or k read zeros, so any size runs.
  *
- * Forms (session 17): BM 128 with 5 stages (288 threads) or 256 with 4
+ * Forms (sessions 17-18): BM 128 with 5 stages (288 threads) or 256 with 4
  * (384 threads: launched at 168 registers, the consumers raised to 232 for
  * their 128 accumulators), alone or in clusters of two blocks along n that
  * share the A tile: each copies half of it into both blocks' shared memory
  * (TMA multicast) and a stage is freed only when both blocks' consumers
- * are done with it. The grid is persistent (as many clusters as are
+ * are done with it; or in 2 x 2 clusters (CL 4), whose columns also share
+ * the B tile (each block multicasts half of the 16 B boxes to both blocks
+ * of its column; a stage is freed when all four are done). The grid is persistent (as many clusters as are
  * resident at once; tiles strided over them, walked in groups of 8
  * m-tiles for L2 reuse), so a tile's copies overlap the previous tile's
  * last MMAs and epilogue. Default: 256 rows where m > 128, clusters where
- * n > 128; TC_CUDA_GEMM_TF32_BM / _CL force a form, TC_CUDA_GEMM_TF32_GRID
- * caps the grid (tests).
+ * n > 128, 2 x 2 where there are >= 1024 tiles of 256 x 128;
+ * TC_CUDA_GEMM_TF32_BM / _CL force a form, TC_CUDA_GEMM_TF32_GRID caps the
+ * grid (tests).
  *
  * What bounds it is L2 bytes per MAC: a 128 x 128 x 32 stage loads 32 KB
  * for 524k MACs (16 MACs a byte), and the tensor cores' ~1024 TF32 MACs a
@@ -45,7 +48,10 @@
  * Measured (bench/gpu_gemm.py, H200, session 17, TFLOP/s against cuBLAS's
  * TF32 mode in the same process): 128 form 165-188 (0.47-0.74x); 256 form
  * 264-287; the default (256 x 2, persistent) 280 at 2048^3 (1.15x), 320 at
- * 4096^3 (0.84-0.85x), 334 at 8192^3 (0.91-0.93x). Not kept: B by cp.async
+ * 4096^3 (0.84-0.85x), 334 at 8192^3 (0.91-0.93x). Session 18: 2 x 2
+ * clusters 352 at 8192^3 (0.97-0.98x; 1 x 2 322-330), 361 at 6144^3
+ * (0.95-0.98x; 1 x 2 333), level at 4096^3, 172-174 at 2048^3 (one tile a
+ * block). Not kept: B by cp.async
  * (109-114 on the H100, session 16); the stage release at cluster scope
  * (a GPU-wide memory barrier a stage: the cluster forms at 0.53-0.68x).
  *
@@ -146,13 +152,17 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
      * groups), walked in groups of GT_GROUP m-tiles, m fastest within a
      * group. The stages run on across tiles, so the next tile's copies
      * overlap this one's last MMAs and its epilogue. */
+    /* a cluster is CM x CN blocks (m x n): CL 2 is 1 x 2, CL 4 is 2 x 2;
+     * blocks in one row (rm) share the A tile, in one column (rn) B's */
+    constexpr int CM = CL == 4 ? 2 : 1, CN = CL / CM;
     const unsigned rank = CL > 1 ? ig_cluster_rank() : 0u;
+    const int rm = (int)rank / CN, rn = (int)rank % CN;
     const int ncl = (int)(gridDim.x / CL), ntiles = q.ntm * q.ntn, per = GT_GROUP * q.ntn;
     auto origin = [&](int tile, int &m0, int &n0) {
         const int grp = tile / per, fm = grp * GT_GROUP, gs = min(GT_GROUP, q.ntm - fm);
         const int r = tile - grp * per;
-        m0 = (fm + r % gs) * GT_BM;
-        n0 = ((r / gs) * CL + (int)rank) * GT_BN;
+        m0 = ((fm + r % gs) * CM + rm) * GT_BM;
+        n0 = ((r / gs) * CN + rn) * GT_BN;
     };
     if (tid == 0) {
         for (int i = 0; i < GT_ST; i++) {
@@ -167,8 +177,9 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
         __syncthreads();
     if (tid >= gtc<BM>::PROD && tid < gtc<BM>::PROD + (BM == 256 ? 128 : 32)) {
         /* the producer: lane 0 of its first warp the A box (with clusters,
-         * this block's 1/CL of it, to every block of the cluster), lanes
-         * 1-16 the B boxes */
+         * this block's 1/CN of it, to every block of its cluster row), lanes
+         * 1-16 the B boxes (in 2 x 2 clusters, this block's half of them,
+         * to both blocks of its cluster column) */
         if constexpr (BM == 256) gt_setmaxnreg_dec<40>();
         const int lane = tid - gtc<BM>::PROD;
         if (lane <= 16) {
@@ -181,13 +192,20 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
                     if (it >= GT_ST) ig_mbar_wait(empty + slot, ph ^ 1u);
                     if (lane == 0) ig_mbar_expect(full + slot, (GT_AS + GT_BS) * 4u);
                     __syncwarp(0x1ffffu);
-                    if (lane > 0)
-                        ig_tma2(Bs + slot * GT_BS + (lane - 1) * 256, &tm.b, n0 + 8 * (lane - 1),
-                                kt * GT_BK, full + slot);
-                    else if constexpr (CL > 1)
-                        ig_tma2_mc(As + slot * GT_AS + rank * (GT_AS / CL), &tm.a, kt * GT_BK,
-                                   m0 + (int)rank * (GT_BM / CL), full + slot,
-                                   (unsigned short)((1u << CL) - 1u));
+                    if (lane > 0) {
+                        if constexpr (CM > 1) {
+                            if ((lane - 1) / (16 / CM) == rm)
+                                ig_tma2_mc(Bs + slot * GT_BS + (lane - 1) * 256, &tm.b,
+                                           n0 + 8 * (lane - 1), kt * GT_BK, full + slot,
+                                           (unsigned short)((1u << rn) | (1u << (CN + rn))));
+                        } else {
+                            ig_tma2(Bs + slot * GT_BS + (lane - 1) * 256, &tm.b, n0 + 8 * (lane - 1),
+                                    kt * GT_BK, full + slot);
+                        }
+                    } else if constexpr (CL > 1)
+                        ig_tma2_mc(As + slot * GT_AS + rn * (GT_AS / CN), &tm.a, kt * GT_BK,
+                                   m0 + rn * (GT_BM / CN), full + slot,
+                                   (unsigned short)(((1u << CN) - 1u) << (rm * CN)));
                     else
                         ig_tma2(As + slot * GT_AS, &tm.a, kt * GT_BK, m0, full + slot);
                     if (++slot == GT_ST) slot = 0, ph ^= 1u;
@@ -321,8 +339,8 @@ double gt_estimate(const tc__problem *p, const tc__env *e) {
     return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / (p->m > 128 ? 4.5 : 2.6), 1.0);
 }
 
-int gt_attr_set[IG_NDEV][4];
-int gt_resident[IG_NDEV][4]; /* clusters (blocks) of each form resident at once, 0: not asked */
+int gt_attr_set[IG_NDEV][6];
+int gt_resident[IG_NDEV][6]; /* clusters (blocks) of each form resident at once, 0: not asked */
 template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     constexpr int GT_BM = BM;
@@ -334,7 +352,8 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     memset(&tm, 0, sizeof tm);
     const cuuint32_t one[2] = {1, 1};
     const cuuint64_t ad[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m}, as[1] = {(cuuint64_t)p->lda * 4};
-    const cuuint32_t ab[2] = {GT_BK, GT_BM / CL}; /* with clusters, each block's share */
+    constexpr int CM = CL == 4 ? 2 : 1, CN = CL / CM;
+    const cuuint32_t ab[2] = {GT_BK, GT_BM / CN}; /* with clusters, each block's share */
     const cuuint64_t bd[2] = {(cuuint64_t)p->n, (cuuint64_t)p->k}, bstr[1] = {(cuuint64_t)p->ldb * 4};
     const cuuint32_t bb[2] = {8, GT_BK};
     if (enc(&tm.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)A, ad, as, ab, one,
@@ -347,7 +366,7 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
                          (long long)p->m, (long long)p->n, (long long)p->k);
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
-    const int fi = (BM == 256) + 2 * (CL > 1);
+    const int fi = (BM == 256) + 2 * (CL == 2) + 4 * (CL == 4);
     if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&gt_attr_set[dev][fi], __ATOMIC_ACQUIRE)) {
         TC_CU(cudaFuncSetAttribute(k_gemm_tf32<BM, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)gtc<BM>::SMEM));
@@ -355,8 +374,8 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     }
     gtp q;
     q.m = (int)p->m; q.n = (int)p->n; q.k = (int)p->k; q.ldc = (int)p->ldc;
-    q.ntm = (int)tc__cu_div_up(p->m, GT_BM);
-    q.ntn = (int)tc__cu_div_up(tc__cu_div_up(p->n, GT_BN), CL); /* groups of CL n-tiles */
+    q.ntm = (int)tc__cu_div_up(tc__cu_div_up(p->m, GT_BM), CM); /* groups of CM m-tiles */
+    q.ntn = (int)tc__cu_div_up(tc__cu_div_up(p->n, GT_BN), CN); /* and of CN n-tiles */
     q.kt = (int)tc__cu_div_up(p->k, GT_BK);
     q.alpha = (float)p->alpha;
     q.beta = (float)p->beta;
@@ -399,14 +418,26 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
 }
 /* The form: 256 rows a block where m > 128 (128 otherwise), in clusters of
  * two along n sharing A where there are two n-tiles or more (session 17,
- * H200: 256 x 2 274-328 TFLOP/s, the 128 form alone 169-185);
- * TC_CUDA_GEMM_TF32_BM=128|256 and TC_CUDA_GEMM_TF32_CL=1|2 force one. */
+ * H200: 256 x 2 274-328 TFLOP/s, the 128 form alone 169-185), and in 2 x 2
+ * clusters (A shared along n, B along m) where there are 1024 tiles of
+ * 256 x 128 or more (session 18, H200: 8192^3 352 TFLOP/s against 322 for
+ * 1 x 2; level at 4096^3, 512 tiles; 0.6x at 2048^3);
+ * TC_CUDA_GEMM_TF32_BM=128|256 and TC_CUDA_GEMM_TF32_CL=1|2|4 force one. */
 tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
     const char *e = getenv("TC_CUDA_GEMM_TF32_BM"), *c = getenv("TC_CUDA_GEMM_TF32_CL");
     const int bm256 = e && (!strcmp(e, "256") || !strcmp(e, "128")) ? !strcmp(e, "256") : a->p->m > 128;
-    const int cl2 = c && (!strcmp(c, "2") || !strcmp(c, "1")) ? !strcmp(c, "2") : a->p->n > GT_BN;
-    if (bm256) return cl2 ? launch_gemm_tf32_f<256, 2>(a, b) : launch_gemm_tf32_f<256, 1>(a, b);
-    return cl2 ? launch_gemm_tf32_f<128, 2>(a, b) : launch_gemm_tf32_f<128, 1>(a, b);
+    const int64_t tiles = tc__cu_div_up(a->p->m, 256) * tc__cu_div_up(a->p->n, GT_BN);
+    const int cl = c && (!strcmp(c, "1") || !strcmp(c, "2") || !strcmp(c, "4")) ? atoi(c)
+                   : a->p->n <= GT_BN ? 1
+                   : bm256 && a->p->m > 256 && tiles >= 1024 ? 4
+                                                             : 2;
+    if (bm256)
+        return cl == 4   ? launch_gemm_tf32_f<256, 4>(a, b)
+               : cl == 2 ? launch_gemm_tf32_f<256, 2>(a, b)
+                         : launch_gemm_tf32_f<256, 1>(a, b);
+    return cl == 4 ? launch_gemm_tf32_f<128, 4>(a, b)
+           : cl == 2 ? launch_gemm_tf32_f<128, 2>(a, b)
+                     : launch_gemm_tf32_f<128, 1>(a, b);
 }
 tc_status gt_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_gemm_tf32); }
 
@@ -420,11 +451,13 @@ void tc__cu_report_gemm_tf32(tc__cu_report *r) {
         const char *name;
         int nt;
         size_t smem;
-    } fs[4] = {{(const void *)k_gemm_tf32<128, 1>, "cuda.gemm-tf32 128x128", gtc<128>::NT, gtc<128>::SMEM},
+    } fs[6] = {{(const void *)k_gemm_tf32<128, 1>, "cuda.gemm-tf32 128x128", gtc<128>::NT, gtc<128>::SMEM},
                {(const void *)k_gemm_tf32<256, 1>, "cuda.gemm-tf32 256x128", gtc<256>::NT, gtc<256>::SMEM},
-               {(const void *)k_gemm_tf32<128, 2>, "cuda.gemm-tf32 128x128 cluster 2", gtc<128>::NT, gtc<128>::SMEM},
-               {(const void *)k_gemm_tf32<256, 2>, "cuda.gemm-tf32 256x128 cluster 2", gtc<256>::NT, gtc<256>::SMEM}};
-    for (int i = 0; i < 4; i++) {
+               {(const void *)k_gemm_tf32<128, 2>, "cuda.gemm-tf32 128x128 cluster 1x2", gtc<128>::NT, gtc<128>::SMEM},
+               {(const void *)k_gemm_tf32<256, 2>, "cuda.gemm-tf32 256x128 cluster 1x2", gtc<256>::NT, gtc<256>::SMEM},
+               {(const void *)k_gemm_tf32<128, 4>, "cuda.gemm-tf32 128x128 cluster 2x2", gtc<128>::NT, gtc<128>::SMEM},
+               {(const void *)k_gemm_tf32<256, 4>, "cuda.gemm-tf32 256x128 cluster 2x2", gtc<256>::NT, gtc<256>::SMEM}};
+    for (int i = 0; i < 6; i++) {
         cudaFuncSetAttribute(fs[i].f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fs[i].smem);
         (void)cudaGetLastError();
         tc__cu_report_kernel(r, fs[i].name, fs[i].f, fs[i].nt, fs[i].smem);
@@ -433,6 +466,6 @@ void tc__cu_report_gemm_tf32(tc__cu_report *r) {
 
 TC__CU_SOLVER(tc__solver_cuda_gemm_tf32) = {
     "cuda.gemm-tf32", TC_BACKEND_CUDA, TC_OP_GEMM,
-    "GPU GEMM on Hopper's TF32 tensor cores (wgmma, B^T from registers, A by TMA; 256x128x32 tiles in clusters of two sharing A by TMA multicast, persistent; 128x128 where m <= 128); only under TC_PLAN_ALLOW_TF32.",
+    "GPU GEMM on Hopper's TF32 tensor cores (wgmma, B^T from registers, A by TMA; 256x128x32 tiles in clusters of two sharing A by TMA multicast, 2x2 sharing B too from 1024 tiles, persistent; 128x128 where m <= 128); only under TC_PLAN_ALLOW_TF32.",
     tc__cu_available, gt_applicable, gt_estimate, NULL, NULL, NULL, gt_execute,
 };
