@@ -8,8 +8,9 @@ functions when none is given) prints the instruction count, the share of
 FFMA, loads/stores and the most frequent opcodes: what the compiler made
 of an unrolled body (are the weights FFMA constant operands, how many
 shared loads per FFMA, any local-memory traffic), and the same for the
-basic block with the most FFMA (between two labels: an unrolled loop's
-body, where the instructions that are not FFMA cost issue slots).
+loop with the most FFMA (from a backward branch's target to the branch:
+an unrolled loop's body, where the instructions that are not FFMA cost
+issue slots).
 SASS_DUMP=FILE writes the matched functions' SASS there. Runs on the device
 machine (this VM has no cuobjdump); scripts/gpu-check.sh calls it in its
 `sass` step.
@@ -32,25 +33,23 @@ def demangle(names):
 
 def main():
     pats = [re.compile(p) for p in sys.argv[1:]]
-    funcs, blocks, lines, cur = {}, {}, {}, None
+    funcs, insts, lines, cur = {}, {}, {}, None
     for line in sys.stdin:
         m = re.match(r"\s*Function : (\S+)", line)
         if m:
             cur = m.group(1)
             funcs[cur] = collections.Counter()
-            blocks[cur] = [collections.Counter()]
+            insts[cur] = []
             lines[cur] = [line]
             continue
         if cur is None:
             continue
         lines[cur].append(line)
-        if re.match(r"\s*\.L_x_\d+:", line):
-            blocks[cur].append(collections.Counter())
-            continue
-        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*)", line)
         if m:
-            funcs[cur][m.group(2)] += 1
-            blocks[cur][-1][m.group(2)] += 1
+            funcs[cur][m.group(3)] += 1
+            tgt = re.search(r"0x([0-9a-f]+)", m.group(4)) if m.group(3) == "BRA" else None
+            insts[cur].append((int(m.group(1), 16), m.group(3), int(tgt.group(1), 16) if tgt else None))
     names = demangle(list(funcs))
     dump = open(os.environ["SASS_DUMP"], "w") if os.environ.get("SASS_DUMP") else None
     for f, c in funcs.items():
@@ -66,13 +65,21 @@ def main():
         top = ", ".join(f"{k} {v}" for k, v in c.most_common(10))
         print(f"{dn[:150]}\n  {total} instructions: FFMA {ffma} ({100.0 * ffma / total:.1f}%), "
               f"LDS {lds}, local {ldl}; top: {top}")
-        hot = max(blocks[f], key=lambda b: sum(v for k, v in b.items() if k.startswith("FFMA")))
-        bt = sum(hot.values())
-        bf = sum(v for k, v in hot.items() if k.startswith("FFMA"))
-        if bt and bf:
-            rest = ", ".join(f"{k} {v}" for k, v in hot.most_common() if not k.startswith("FFMA"))
-            print(f"  hottest block: {bt} instructions, FFMA {bf} ({100.0 * bf / bt:.1f}%); "
-                  f"the others: {rest}")
+        best = None
+        for a, op, t in insts[f]:
+            if op == "BRA" and t is not None and t < a:
+                h = collections.Counter(o for x, o, _ in insts[f] if t <= x <= a)
+                nf = sum(v for k, v in h.items() if k.startswith("FFMA"))
+                # the most FFMA; of equals (a kernel's interior and edge
+                # copies of one loop), the one with the fewest others
+                if best is None or (nf, -sum(h.values())) > (best[0], -sum(best[3].values())):
+                    best = (nf, t, a, h)
+        if best and best[0]:
+            nf, t, a, h = best
+            bt = sum(h.values())
+            rest = ", ".join(f"{k} {v}" for k, v in h.most_common() if not k.startswith("FFMA"))
+            print(f"  hottest loop ({t:#x}-{a:#x}): {bt} instructions, FFMA {nf} "
+                  f"({100.0 * nf / bt:.1f}%); the others: {rest}")
         if dump:
             dump.write("".join(lines[f]))
 
