@@ -12,7 +12,8 @@ once, a warm-up, median of R executes between CUDA events); cuBLAS timed
 the same way (median of R calls between CUDA events, after 3 warm-ups).
 GPU_GEMM_FORMS="128x1 256x2 ..." adds rows "tf32-BMxCL": cuda.gemm-tf32
 forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
-TC_CUDA_GEMM_TF32_CL = CL blocks a cluster sharing A).
+TC_CUDA_GEMM_TF32_CL = CL blocks a cluster sharing A); "fp32-BK" adds a
+cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16 or 32).
 ms = the smaller of two medians. Errors against a float64 product (torch,
 on the GPU) at the sizes up to 4096: max |C - C64| / max |C64|. Writes
 OUTDIR/gpu_gemm.txt and .json. Never asserts."""
@@ -111,7 +112,10 @@ for n in SIZES:
         ref = (a.double() @ b.double()).cpu().numpy()
     modes = [("fp32", "cuda.gemm", 0), ("tf32", "cuda.gemm-tf32", TF32)]
     for f in os.environ.get("GPU_GEMM_FORMS", "").split():
-        modes.append(("tf32-" + f, "cuda.gemm-tf32", TF32))
+        if f.startswith("fp32-"):
+            modes.append((f, "cuda.gemm", 0))
+        else:
+            modes.append(("tf32-" + f, "cuda.gemm-tf32", TF32))
     for mode, algo, flags in modes:
         torch.backends.cuda.matmul.allow_tf32 = mode.startswith("tf32")
         if mode.startswith("tf32-"):
@@ -120,6 +124,10 @@ for n in SIZES:
         else:
             os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
             os.environ.pop("TC_CUDA_GEMM_TF32_CL", None)
+        if mode.startswith("fp32-"):
+            os.environ["TC_CUDA_GEMM_FP32_BK"] = mode[5:]
+        else:
+            os.environ.pop("TC_CUDA_GEMM_FP32_BK", None)
         pl, name = tc_plan(n, algo, flags)
         ours = tc_ms(pl, A, B) if pl else None
         theirs = torch_ms(a, b)
@@ -142,6 +150,7 @@ for n in SIZES:
         print(lines[-1], flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
+    os.environ.pop("TC_CUDA_GEMM_FP32_BK", None)
     del a, b
     torch.cuda.empty_cache()
 os.makedirs(outdir, exist_ok=True)

@@ -4,17 +4,18 @@
  * CPU to float rounding).
  *
  * Fast path (op(A) = A, op(B) = B, k, n, lda, ldb multiples of 4, A and B
- * 16-byte aligned): 128x128 block tile, BK = 16, 256 threads, 8x8 outputs
- * per thread (two 4x4 quadrants 64 apart, so a warp's shared loads hit
- * distinct banks), 2 blocks an SM (<= 128 registers). B: a 4-stage
- * cp.async pipeline of 16-byte copies. A: through registers into a k-major
- * tile (each thread loads two rows' 4 k with 16-byte loads one tile ahead
- * and stores them transposed, 8 bytes at a time, after the tile's compute;
- * two A buffers), so a k-step's fragments are 8 + 8 floats (two 16-byte
- * shared loads each) and the next step's load while this one's 64 FMAs
- * run. Blocks whose tile lies inside m and n, when k is a multiple of 16,
- * load without per-load tests from pointers stepped along k; edge blocks
- * test rows and k and read zeros past them, so any m and n run.
+ * 16-byte aligned): 128x128 block tile, BK = 32 (16 where k is not a
+ * multiple of 32), 256 threads, 8x8 outputs per thread (two 4x4 quadrants
+ * 64 apart, so a warp's shared loads hit distinct banks), 2 blocks an SM
+ * (<= 128 registers). B: a 4-stage cp.async pipeline of 16-byte copies. A:
+ * through registers into a k-major tile, 16 k at a time (each thread loads
+ * two rows' 4 k with 16-byte loads and stores them transposed after the
+ * compute of the tile's matching half; two A buffers), so a k-step's
+ * fragments are 8 + 8 floats (two 16-byte shared loads each) and the next
+ * step's load while this one's 64 FMAs run. Blocks whose tile lies inside
+ * m and n, when k is a multiple of BK, load without per-load tests from
+ * pointers stepped along k; edge blocks test rows and k and read zeros
+ * past them, so any m and n run.
  *
  * History (perf-notes, H200, TFLOP/s at 4096^3 / 8192^3, cuBLAS 49-51):
  * session 17, A row-major in shared memory read 4 k a 16-byte load, copy
@@ -22,7 +23,8 @@
  * session 18, interior copies without tests: 44.0-44.8; A k-major as above:
  * 46.0-46.3 (issue 0.81 a cycle against 0.77: at 128 registers the old
  * form held a k-chunk's 32 A values and could not load the next chunk's
- * while computing). A 128-thread form with 8x16 outputs a thread (cuBLAS's
+ * while computing); BK = 32: 47.8-48.6, 0.94-0.95x (the hottest loop 90%
+ * FFMA against 88.7%). A 128-thread form with 8x16 outputs a thread (cuBLAS's
  * SIMT shape, 255 registers, 8 warps an SM): 40.6-41.3, not kept.
  *
  * Generic path (transposes, odd sizes or strides): 64x64 tiles, 4x4 per
@@ -75,34 +77,36 @@ __device__ __forceinline__ void store4(const gargs &g, float *crow, int64_t col,
     }
 }
 
-/* the fast kernel's shape (see the top of the file) */
-struct gat {
-    static constexpr int BK = 16;
+/* the fast kernel's shape (see the top of the file), by its k depth BK (32
+ * where k is a multiple of 32, else 16): A staged in halves of 16 k */
+template <int BK_> struct gat {
+    static constexpr int BK = BK_;
     static constexpr int AP = GB_M + 4; /* k-major A: a k row of 128 m, padded */
     static constexpr int ST = 4;
     static constexpr int AF = BK * AP; /* floats an A buffer */
     static constexpr int BF = BK * GB_N;
+    static constexpr int CB = BK * GB_N / 4 / 256; /* B copies a thread a stage */
     static constexpr size_t SMEM = (size_t)(2 * AF + ST * BF) * sizeof(float);
 };
 
 /* EDGE: the block's tile crosses m or n, or k is not a multiple of BK */
-template <bool EDGE>
+template <int BK, bool EDGE>
 __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const float *__restrict__ B,
                                               float *__restrict__ C, const gargs &g, int64_t m0,
                                               int64_t n0) {
-    using K = gat;
-    constexpr int BK = K::BK;
+    using K = gat<BK>;
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     float *AsT = smem, *Bsm = smem + 2 * K::AF;
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const int KT = (int)((g.k + BK - 1) / BK);
-    /* A staging: rows 2q, 2q + 1 of the tile, k 4c .. 4c + 3 */
+    /* A staging, a half (16 k) at a time: rows 2q, 2q + 1 of the tile, k
+     * 4c .. 4c + 3 of the half */
     const int q2 = (tid >> 2) * 2, c4 = (tid & 3) * 4;
     const bool r0ok = m0 + q2 < g.m, r1ok = m0 + q2 + 1 < g.m;
     const float *pa0 = A + (r0ok ? (m0 + q2) * g.lda : 0) + c4;
     const float *pa1 = A + (r1ok ? (m0 + q2 + 1) * g.lda : 0) + c4;
-    /* B copies: k rows bkr, bkr + 8 at n chunk bnc */
+    /* B copies: k rows bkr + 8 i at n chunk bnc */
     const int bkr = tid >> 5, bnc = (tid & 31) * 4;
     const float *pb = B + (int64_t)bkr * g.ldb + n0 + bnc;
     const bool bok = n0 + bnc < g.n;
@@ -111,22 +115,22 @@ __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const
     auto load_b = [&](int slot, int kt) {
         float *Bs = Bsm + slot * K::BF;
         if constexpr (!EDGE) {
-            cp_async16f(Bs + bkr * GB_N + bnc, rb);
-            cp_async16f(Bs + (bkr + 8) * GB_N + bnc, rb + bstep8);
+#pragma unroll
+            for (int i = 0; i < K::CB; i++) cp_async16f(Bs + (bkr + 8 * i) * GB_N + bnc, rb + i * bstep8);
             rb += BK * g.ldb;
             return;
         }
         const int64_t k0 = (int64_t)kt * BK;
         const float *pbk = pb + k0 * g.ldb;
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < K::CB; i++) {
             const bool ok = bok && k0 + bkr + 8 * i < g.k;
             cp_async16(Bs + (bkr + 8 * i) * GB_N + bnc, ok ? pbk + i * bstep8 : B, ok ? 16 : 0);
         }
     };
-    float4 v0, v1; /* the next A tile's two rows */
-    auto ldg_a = [&](int kt) {
-        const int64_t k = (int64_t)kt * BK;
+    float4 v0, v1; /* a half of the next A tile: two rows */
+    auto ldg_a = [&](int kt, int h) {
+        const int64_t k = (int64_t)kt * BK + 16 * h;
         if constexpr (!EDGE) {
             v0 = __ldg(reinterpret_cast<const float4 *>(pa0 + k));
             v1 = __ldg(reinterpret_cast<const float4 *>(pa1 + k));
@@ -137,21 +141,27 @@ __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const
         v0 = kok && r0ok ? __ldg(reinterpret_cast<const float4 *>(pa0 + k)) : z;
         v1 = kok && r1ok ? __ldg(reinterpret_cast<const float4 *>(pa1 + k)) : z;
     };
-    auto sts_a = [&](int buf) {
-        float *d = AsT + buf * K::AF + c4 * K::AP + q2;
-        *reinterpret_cast<float2 *>(d) = make_float2(v0.x, v1.x);
-        *reinterpret_cast<float2 *>(d + K::AP) = make_float2(v0.y, v1.y);
-        *reinterpret_cast<float2 *>(d + 2 * K::AP) = make_float2(v0.z, v1.z);
-        *reinterpret_cast<float2 *>(d + 3 * K::AP) = make_float2(v0.w, v1.w);
+    /* transposed, 4 bytes a store (8-byte stores of (v0.j, v1.j) cost a
+     * register move each to pair them) */
+    auto sts_a = [&](int buf, int h) {
+        float *d = AsT + buf * K::AF + (16 * h + c4) * K::AP + q2;
+        d[0] = v0.x; d[1] = v1.x;
+        d[K::AP] = v0.y; d[K::AP + 1] = v1.y;
+        d[2 * K::AP] = v0.z; d[2 * K::AP + 1] = v1.z;
+        d[3 * K::AP] = v0.w; d[3 * K::AP + 1] = v1.w;
     };
 #pragma unroll
     for (int s = 0; s < K::ST - 1; s++) {
         if (s < KT) load_b(s, s);
         cp_commit();
     }
-    ldg_a(0);
-    sts_a(0);
-    if (KT > 1) ldg_a(1);
+    constexpr int HALVES = BK / 16;
+#pragma unroll
+    for (int h = 0; h < HALVES; h++) {
+        ldg_a(0, h);
+        sts_a(0, h);
+    }
+    if (HALVES == 1 && KT > 1) ldg_a(1, 0);
     float acc[8][8];
 #pragma unroll
     for (int i = 0; i < 8; i++)
@@ -167,31 +177,43 @@ __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const
         const float *At = AsT + (kt & 1) * K::AF + ty * 4;
         const float *Bt = Bsm + cs * K::BF + tx * 4;
         if (++cs == K::ST) cs = 0;
+        const bool more = kt + 1 < KT;
         float4 fa[2][2], fb[2][2];
         fa[0][0] = *reinterpret_cast<const float4 *>(At);
         fa[0][1] = *reinterpret_cast<const float4 *>(At + 64);
         fb[0][0] = *reinterpret_cast<const float4 *>(Bt);
         fb[0][1] = *reinterpret_cast<const float4 *>(Bt + 64);
+        /* BK 32: each half of the next tile loaded from global memory before
+         * this tile's half computes, stored into the other buffer after it.
+         * BK 16: the next tile stored after the compute, the one after it
+         * loaded then (a whole tile to arrive; the other order spilled). */
 #pragma unroll
-        for (int kk = 0; kk < BK; kk++) {
-            const int cb = kk & 1, nb = cb ^ 1;
-            if (kk + 1 < BK) {
-                fa[nb][0] = *reinterpret_cast<const float4 *>(At + (kk + 1) * K::AP);
-                fa[nb][1] = *reinterpret_cast<const float4 *>(At + (kk + 1) * K::AP + 64);
-                fb[nb][0] = *reinterpret_cast<const float4 *>(Bt + (kk + 1) * GB_N);
-                fb[nb][1] = *reinterpret_cast<const float4 *>(Bt + (kk + 1) * GB_N + 64);
+        for (int h = 0; h < HALVES; h++) {
+            if (HALVES > 1 && more) ldg_a(kt + 1, h);
+#pragma unroll
+            for (int k16 = 0; k16 < 16; k16++) {
+                const int kk = 16 * h + k16, cb = kk & 1, nb = cb ^ 1;
+                if (kk + 1 < BK) {
+                    fa[nb][0] = *reinterpret_cast<const float4 *>(At + (kk + 1) * K::AP);
+                    fa[nb][1] = *reinterpret_cast<const float4 *>(At + (kk + 1) * K::AP + 64);
+                    fb[nb][0] = *reinterpret_cast<const float4 *>(Bt + (kk + 1) * GB_N);
+                    fb[nb][1] = *reinterpret_cast<const float4 *>(Bt + (kk + 1) * GB_N + 64);
+                }
+                const float a[8] = {fa[cb][0].x, fa[cb][0].y, fa[cb][0].z, fa[cb][0].w,
+                                    fa[cb][1].x, fa[cb][1].y, fa[cb][1].z, fa[cb][1].w};
+                const float b[8] = {fb[cb][0].x, fb[cb][0].y, fb[cb][0].z, fb[cb][0].w,
+                                    fb[cb][1].x, fb[cb][1].y, fb[cb][1].z, fb[cb][1].w};
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+#pragma unroll
+                    for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
             }
-            const float a[8] = {fa[cb][0].x, fa[cb][0].y, fa[cb][0].z, fa[cb][0].w,
-                                fa[cb][1].x, fa[cb][1].y, fa[cb][1].z, fa[cb][1].w};
-            const float b[8] = {fb[cb][0].x, fb[cb][0].y, fb[cb][0].z, fb[cb][0].w,
-                                fb[cb][1].x, fb[cb][1].y, fb[cb][1].z, fb[cb][1].w};
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-#pragma unroll
-                for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            if (HALVES > 1 && more) sts_a((kt + 1) & 1, h);
         }
-        if (kt + 1 < KT) sts_a((kt + 1) & 1);
-        if (kt + 2 < KT) ldg_a(kt + 2);
+        if (HALVES == 1) {
+            if (more) sts_a((kt + 1) & 1, 0);
+            if (kt + 2 < KT) ldg_a(kt + 2, 0);
+        }
     }
     cp_wait<0>();
 #pragma unroll
@@ -203,14 +225,15 @@ __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const
     }
 }
 
+template <int BK>
 __global__ void __launch_bounds__(256, 2)
 sgemm_128x128(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
-                 const gargs g, int64_t gy0) {
+              const gargs g, int64_t gy0) {
     const int64_t m0 = ((int64_t)blockIdx.y + gy0) * GB_M, n0 = (int64_t)blockIdx.x * GB_N;
-    if (m0 + GB_M <= g.m && n0 + GB_N <= g.n && g.k % gat::BK == 0)
-        sgemm_at_body<false>(A, B, C, g, m0, n0);
+    if (m0 + GB_M <= g.m && n0 + GB_N <= g.n && g.k % BK == 0)
+        sgemm_at_body<BK, false>(A, B, C, g, m0, n0);
     else
-        sgemm_at_body<true>(A, B, C, g, m0, n0);
+        sgemm_at_body<BK, true>(A, B, C, g, m0, n0);
 }
 
 /* ---- generic: any transposes, sizes and strides ---- */
@@ -286,7 +309,35 @@ static int fast_shape(const tc__problem *p) {
            p->ldb % 4 == 0 && p->k < INT32_MAX / 2; /* k tiles counted in int */
 }
 
-static int g_attr_set[16]; /* per device: the fast kernel's shared-memory size set */
+/* the fast kernel's k depth: 32 where k is a multiple of 32 (session 18,
+ * H200: 45.5-48.6 TFLOP/s against 44.9-46.4 at BK 16), else 16 (whose
+ * interior blocks then still load without tests); TC_CUDA_GEMM_FP32_BK=16
+ * or 32 forces one */
+static int fp32_bk32(int64_t k) {
+    const char *e = getenv("TC_CUDA_GEMM_FP32_BK");
+    if (e && (!strcmp(e, "16") || !strcmp(e, "32"))) return !strcmp(e, "32");
+    return k % 32 == 0;
+}
+
+static int g_attr_set[2][16]; /* per k depth and device: the shared-memory size set */
+template <int BK> static tc_status launch_fast(const gargs &g, const float *A, const float *B, float *C,
+                                               cudaStream_t st, int f) {
+    const size_t smem = gat<BK>::SMEM;
+    int dev = 0;
+    TC_CU(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[f][dev], __ATOMIC_ACQUIRE)) {
+        TC_CU(cudaFuncSetAttribute(sgemm_128x128<BK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)smem));
+        if (dev >= 0 && dev < 16) __atomic_store_n(&g_attr_set[f][dev], 1, __ATOMIC_RELEASE);
+    }
+    int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, GB_M);
+    TC__CU_FOR_GRID(gyn, 1, {
+        sgemm_128x128<BK><<<dim3((unsigned)gx, gny), 256, smem, st>>>(A, B, C, g, gy0);
+        TC_CU_LAUNCH("cuda.gemm");
+    })
+    return TC_OK;
+}
+
 static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     gargs g = make_args(p);
@@ -294,20 +345,7 @@ static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     float *C = (float *)b->y;
     if (fast_shape(p) && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0) {
         g.vec_c = p->ldc % 4 == 0 && (uintptr_t)C % 16 == 0;
-        const size_t smem = gat::SMEM;
-        int dev = 0;
-        TC_CU(cudaGetDevice(&dev));
-        if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[dev], __ATOMIC_ACQUIRE)) {
-            TC_CU(cudaFuncSetAttribute(sgemm_128x128, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)smem));
-            if (dev >= 0 && dev < 16) __atomic_store_n(&g_attr_set[dev], 1, __ATOMIC_RELEASE);
-        }
-        int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, GB_M);
-        TC__CU_FOR_GRID(gyn, 1, {
-            sgemm_128x128<<<dim3((unsigned)gx, gny), 256, smem, b->s>>>(A, B, C, g, gy0);
-            TC_CU_LAUNCH("cuda.gemm");
-        })
-        return TC_OK;
+        return fp32_bk32(p->k) ? launch_fast<32>(g, A, B, C, b->s, 1) : launch_fast<16>(g, A, B, C, b->s, 0);
     }
     int64_t gx = tc__cu_div_up(g.n, 64), gyn = tc__cu_div_up(g.m, 64);
     TC__CU_FOR_GRID(gyn, 1, {
@@ -342,8 +380,13 @@ TC__CU_SOLVER(tc__solver_cuda_gemm) = {
 };
 
 void tc__cu_report_gemm(tc__cu_report *r) {
-    cudaFuncSetAttribute(sgemm_128x128, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat::SMEM);
-    tc__cu_report_kernel(r, "cuda.gemm 128x128x16, A k-major", (const void *)sgemm_128x128, 256, gat::SMEM);
+    cudaFuncSetAttribute(sgemm_128x128<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat<16>::SMEM);
+    tc__cu_report_kernel(r, "cuda.gemm 128x128x16, A k-major", (const void *)sgemm_128x128<16>, 256,
+                         gat<16>::SMEM);
+    (void)cudaGetLastError();
+    cudaFuncSetAttribute(sgemm_128x128<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat<32>::SMEM);
+    tc__cu_report_kernel(r, "cuda.gemm 128x128x32, A k-major", (const void *)sgemm_128x128<32>, 256,
+                         gat<32>::SMEM);
     (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.gemm generic 64x64", (const void *)sgemm_generic64, 256, 0);
 }
