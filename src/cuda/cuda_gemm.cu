@@ -375,7 +375,7 @@ tc_status tc__cu_sgemm_launch(const tc__args *a, const tc__cu_bufs *b) { return 
 
 TC__CU_SOLVER(tc__solver_cuda_gemm) = {
     "cuda.gemm", TC_BACKEND_CUDA, TC_OP_GEMM,
-    "GPU SGEMM (strict FP32): 128x128x16 tiles, 8x8 per thread, B by a 4-stage cp.async pipeline, A k-major through registers.",
+    "GPU SGEMM (strict FP32): 128x128 tiles, BK 32 (16 where k is not a multiple of 32), 8x8 per thread, B by a 4-stage cp.async pipeline, A k-major through registers.",
     tc__cu_available, g_applicable, g_estimate, NULL, NULL, NULL, g_execute,
 };
 
