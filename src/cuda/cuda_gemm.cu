@@ -141,8 +141,8 @@ __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const
         v0 = kok && r0ok ? __ldg(reinterpret_cast<const float4 *>(pa0 + k)) : z;
         v1 = kok && r1ok ? __ldg(reinterpret_cast<const float4 *>(pa1 + k)) : z;
     };
-    /* transposed, 4 bytes a store (8-byte stores of (v0.j, v1.j) cost a
-     * register move each to pair them) */
+    /* transposed: (v0.j, v1.j) to k row 16 h + c4 + j, rows q2 and q2 + 1
+     * (ptxas pairs them into 8-byte stores, with a register move each) */
     auto sts_a = [&](int buf, int h) {
         float *d = AsT + buf * K::AF + (16 * h + c4) * K::AP + q2;
         d[0] = v0.x; d[1] = v1.x;
@@ -321,8 +321,9 @@ static int fp32_bk32(int64_t k) {
 
 static int g_attr_set[2][16]; /* per k depth and device: the shared-memory size set */
 template <int BK> static tc_status launch_fast(const gargs &g, const float *A, const float *B, float *C,
-                                               cudaStream_t st, int f) {
+                                               cudaStream_t st) {
     const size_t smem = gat<BK>::SMEM;
+    const int f = BK == 32;
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
     if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[f][dev], __ATOMIC_ACQUIRE)) {
@@ -345,7 +346,7 @@ static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     float *C = (float *)b->y;
     if (fast_shape(p) && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0) {
         g.vec_c = p->ldc % 4 == 0 && (uintptr_t)C % 16 == 0;
-        return fp32_bk32(p->k) ? launch_fast<32>(g, A, B, C, b->s, 1) : launch_fast<16>(g, A, B, C, b->s, 0);
+        return fp32_bk32(p->k) ? launch_fast<32>(g, A, B, C, b->s) : launch_fast<16>(g, A, B, C, b->s);
     }
     int64_t gx = tc__cu_div_up(g.n, 64), gyn = tc__cu_div_up(g.m, 64);
     TC__CU_FOR_GRID(gyn, 1, {

@@ -33,10 +33,10 @@
  * (TMA multicast) and a stage is freed only when both blocks' consumers
  * are done with it; or in 2 x 2 clusters (CL 4), whose columns also share
  * the B tile (each block multicasts half of the 16 B boxes to both blocks
- * of its column; a stage is freed when all four are done). The grid is persistent (as many clusters as are
- * resident at once; tiles strided over them, walked in groups of 8
- * m-tiles for L2 reuse), so a tile's copies overlap the previous tile's
- * last MMAs and epilogue. Default: 256 rows where m > 128, clusters where
+ * of its column; a stage is freed when all four are done). The grid is
+ * persistent (as many clusters as are resident at once; tiles strided over
+ * them, walked in groups of 8 m-tiles for L2 reuse), so a tile's copies
+ * overlap the previous tile's last MMAs and epilogue. Default: 256 rows where m > 128, clusters where
  * n > 128, 2 x 2 where there are >= 1024 tiles of 256 x 128;
  * TC_CUDA_GEMM_TF32_BM / _CL force a form, TC_CUDA_GEMM_TF32_GRID caps the
  * grid (tests).
