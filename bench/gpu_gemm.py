@@ -15,7 +15,7 @@ forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
 TC_CUDA_GEMM_TF32_CL = CL blocks a cluster sharing A); "fp32-BK" adds a
 cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16 or 32).
 ms = the smaller of two medians. Errors against a float64 product (torch,
-on the GPU) at the sizes up to 4096: max |C - C64| / max |C64|. Writes
+on the GPU) at the sizes up to 4096: max |C - C64| / max |C64| ("-" above). Writes
 OUTDIR/gpu_gemm.txt and .json. Never asserts."""
 import ctypes as C
 import json
@@ -96,6 +96,11 @@ def tc_err(pl, A, B, ref):
     return float(np.max(np.abs(Cc.astype(np.float64) - ref)) / np.max(np.abs(ref)))
 
 
+def fe(v, w):
+    """an error column: '-' where there is no float64 reference (sizes above 4096)"""
+    return f"{v:{w}.1e}" if v == v else f"{'-':>{w}}"
+
+
 rows = []
 lines = [f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; ms = the smaller of "
          f"two medians of {R} calls, CUDA events, device-resident operands; ratio = cuBLAS ms / "
@@ -142,11 +147,11 @@ for n in SIZES:
         rows.append(r)
         if ours is None:
             lines.append(f"{n:6d} {mode:10} {'-':>9} {'-':>8} {theirs:9.3f} {fl / theirs / 1e9:8.1f} "
-                         f"{'-':>6} {'-':>9} {e_cub:10.1e}  {name}")
+                         f"{'-':>6} {'-':>9} {fe(e_cub, 10)}  {name}")
         else:
             lines.append(f"{n:6d} {mode:10} {ours:9.3f} {fl / ours / 1e9:8.1f} {theirs:9.3f} "
-                         f"{fl / theirs / 1e9:8.1f} {theirs / ours:6.2f} {e_ours:9.1e} "
-                         f"{e_cub:10.1e}  {name}")
+                         f"{fl / theirs / 1e9:8.1f} {theirs / ours:6.2f} {fe(e_ours, 9)} "
+                         f"{fe(e_cub, 10)}  {name}")
         print(lines[-1], flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
