@@ -12,11 +12,11 @@ once, a warm-up, median of R executes between CUDA events); cuBLAS timed
 the same way (median of R calls between CUDA events, after 3 warm-ups).
 GPU_GEMM_FORMS="128x1 256x2 ..." adds rows "tf32-BMxCL": cuda.gemm-tf32
 forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
-TC_CUDA_GEMM_TF32_CL = CL blocks a cluster sharing A); "fp32-BK" adds a
-cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16 or 32).
-ms = the smaller of two medians. Errors against a float64 product (torch,
-on the GPU) at the sizes up to 4096: max |C - C64| / max |C64| ("-" above). Writes
-OUTDIR/gpu_gemm.txt and .json. Never asserts."""
+TC_CUDA_GEMM_TF32_CL = CL blocks a cluster: 2 share A, 4 as 2 x 2 share A
+and B); "fp32-BK" adds a cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16
+or 32). ms = the smaller of two medians. Errors against a float64 product
+(torch, on the GPU) at the sizes up to 4096: max |C - C64| / max |C64|
+("-" above). Writes OUTDIR/gpu_gemm.txt and .json. Never asserts."""
 import ctypes as C
 import json
 import os
