@@ -175,6 +175,9 @@ tc_status tc__cu_sgemm_launch(const tc__args *a, const tc__cu_bufs *b);
 typedef struct tc__cu_report tc__cu_report;
 void tc__cu_report_kernel(tc__cu_report *r, const char *name,
                           const void *func, int threads, size_t dyn_smem);
+/* clusters of cl blocks of a cluster kernel resident at once */
+void tc__cu_report_clusters(tc__cu_report *r, const char *name, const void *func, int threads,
+                            size_t dyn_smem, int cl);
 /* One per solver file; cuda_report.cu calls them all. */
 void tc__cu_report_seed1d(tc__cu_report *r);
 void tc__cu_report_seed2d(tc__cu_report *r);

@@ -462,6 +462,8 @@ void tc__cu_report_gemm_tf32(tc__cu_report *r) {
         (void)cudaGetLastError();
         tc__cu_report_kernel(r, fs[i].name, fs[i].f, fs[i].nt, fs[i].smem);
     }
+    for (int i = 2; i < 6; i++) /* the persistent grid of each cluster form */
+        tc__cu_report_clusters(r, fs[i].name, fs[i].f, fs[i].nt, fs[i].smem, i < 4 ? 2 : 4);
 }
 
 TC__CU_SOLVER(tc__solver_cuda_gemm_tf32) = {

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 struct tc__cu_report {
     char *buf;
@@ -38,6 +39,36 @@ void tc__cu_report_kernel(tc__cu_report *r, const char *name, const void *func, 
     double occ = d && d->max_threads_sm ? 100.0 * blocks * threads / d->max_threads_sm : 0;
     rprintf(r, "%-40s %5d %4d %7zu %7zu %6zu %7d %6d %5.0f%%\n", name, threads, fa.numRegs,
             fa.sharedSizeBytes, dyn_smem, fa.localSizeBytes, fa.maxThreadsPerBlock, blocks, occ);
+}
+
+/* clusters of cl blocks resident at once (cudaOccupancyMaxActiveClusters):
+ * a persistent grid's size, and the SMs that a cluster shape leaves idle
+ * (GPCs whose SM count the cluster does not divide) */
+void tc__cu_report_clusters(tc__cu_report *r, const char *name, const void *func, int threads,
+                            size_t dyn_smem, int cl) {
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = (unsigned)cl;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    const tc__cu_device *d = tc__cu_dev();
+    const int sms = d ? d->sms : 0;
+    cfg.gridDim = dim3((unsigned)(sms > cl ? sms - sms % cl : cl));
+    cfg.blockDim = dim3((unsigned)threads);
+    cfg.dynamicSmemBytes = dyn_smem;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    int nc = 0;
+    cudaError_t e = cudaOccupancyMaxActiveClusters(&nc, func, &cfg);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        rprintf(r, "  %-38s clusters of %d: (cudaOccupancyMaxActiveClusters: %s)\n", name, cl,
+                cudaGetErrorString(e));
+        return;
+    }
+    rprintf(r, "  %-38s clusters of %d resident: %d (%d blocks on %d SMs)\n", name, cl, nc, nc * cl, sms);
 }
 
 extern "C" TC_API tc_status tc_cuda_kernel_report(char *buf, size_t size) {
