@@ -13,7 +13,8 @@ the same way (median of R calls between CUDA events, after 3 warm-ups).
 GPU_GEMM_FORMS="128x1 256x2 ..." adds rows "tf32-BMxCL": cuda.gemm-tf32
 forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
 TC_CUDA_GEMM_TF32_CL = CL blocks a cluster: 2 share A, 4 as 2 x 2 share A
-and B); "fp32-BK" adds a cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16
+and B; "256x4s0" also sets TC_CUDA_GEMM_TF32_SPLIT = 0: no split tail);
+"fp32-BK" adds a cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16
 or 32). ms = the smaller of two medians. Errors against a float64 product
 (torch, on the GPU) at the sizes up to 4096: max |C - C64| / max |C64|
 ("-" above). Writes OUTDIR/gpu_gemm.txt and .json. Never asserts."""
@@ -125,10 +126,16 @@ for n in SIZES:
         torch.backends.cuda.matmul.allow_tf32 = mode.startswith("tf32")
         if mode.startswith("tf32-"):
             bm, cl = mode[5:].split("x")
+            cl, _, sp = cl.partition("s")
             os.environ["TC_CUDA_GEMM_TF32_BM"], os.environ["TC_CUDA_GEMM_TF32_CL"] = bm, cl
+            if sp:
+                os.environ["TC_CUDA_GEMM_TF32_SPLIT"] = sp
+            else:
+                os.environ.pop("TC_CUDA_GEMM_TF32_SPLIT", None)
         else:
             os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
             os.environ.pop("TC_CUDA_GEMM_TF32_CL", None)
+            os.environ.pop("TC_CUDA_GEMM_TF32_SPLIT", None)
         if mode.startswith("fp32-"):
             os.environ["TC_CUDA_GEMM_FP32_BK"] = mode[5:]
         else:
@@ -155,6 +162,7 @@ for n in SIZES:
         print(lines[-1], flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
+    os.environ.pop("TC_CUDA_GEMM_TF32_SPLIT", None)
     os.environ.pop("TC_CUDA_GEMM_FP32_BK", None)
     del a, b
     torch.cuda.empty_cache()

@@ -206,7 +206,7 @@ int main(int argc, char **argv) {
     MPI_Reduce(&wait, &wait_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
         printf("%s%s %ld^3%s, %d ranks, grid %dx%dx%d, %s%s: median %.2f ms; compute (mean per "
-               "rank) %.2f..%.2f ms, wait (median per rank) max %.3f ms; %d messages, %d pieces, %d chunks, %.1f "
+               "rank) %.2f..%.2f ms, wait (median per rank) max %.3f ms; %d messages (%s), %d pieces, %d chunks, %.1f "
                "MB/execute on rank 0, exchange alone %.3f ms (rank 0), exposed (median per "
                "rank) max %.3f ms, hidden (median per rank) %.0f..%.0f%%; progress thread %s, "
                "its work beside compute (median per rank) max %.3f ms, hidden_cpu %.0f..%.0f%%\n",
@@ -215,7 +215,7 @@ int main(int argc, char **argv) {
                s.grid[2], tc_mpi_plan_algorithm(p), local ? " LOCAL (no MPI, one-process plans)"
                                                           : "",
                t[repeat / 2] * 1e3, comp_min * 1e3, comp_max * 1e3, wait_max * 1e3, s.messages,
-               s.pieces, s.chunks, s.halo_bytes / 1e6, s.exchange_s * 1e3, exp_max * 1e3,
+               local ? "-" : device && s.ipc ? "GPU to GPU by CUDA IPC" : "host stages", s.pieces, s.chunks, s.halo_bytes / 1e6, s.exchange_s * 1e3, exp_max * 1e3,
                100 * hid_min, 100 * hid_max, local ? "-" : s.progress ? "on" : "off",
                pg_max * 1e3, 100 * hc_min, 100 * hc_max);
     tc_plan_destroy(lp);

@@ -160,9 +160,13 @@ if has gpuvar && time_left 40; then
     #     spare core per rank with the progress thread, --local
     #   device arrays (--device), 192^3 and 384^3 per rank, and --local
     stamp "GPU ranks: test_mpi (GPU cases) at 2 and 3 ranks"
-    for r in 2 3; do
-        timeout 120 $M -np $r "$BUILD/tests/test_mpi" >"$OUT/test_mpi_gpu$r.log" 2>&1
-        echo "test_mpi $r ranks rc=$?: $(grep -E 'passed|SKIP' "$OUT/test_mpi_gpu$r.log" | tr '\n' ' ')"
+    # (session 19) the device-array cases with the halos GPU to GPU
+    # required (TILECONV_MPI_IPC=1), then at 2 ranks with it off (=0)
+    for r in 2 3 2off; do
+        iv=1; [ "$r" = 2off ] && iv=0
+        timeout 120 env TILECONV_MPI_IPC=$iv $M -x TILECONV_MPI_IPC -np "${r%off}" "$BUILD/tests/test_mpi" \
+            >"$OUT/test_mpi_gpu$r.log" 2>&1
+        echo "test_mpi ${r%off} ranks TILECONV_MPI_IPC=$iv rc=$?: $(grep -E 'passed|SKIP|CUDA IPC' "$OUT/test_mpi_gpu$r.log" | tr '\n' ' ')"
         grep -E "FAIL|failed:" "$OUT/test_mpi_gpu$r.log" | head -5
     done
     stamp "GPU ranks: variants, GPUVAR_ROUNDS rounds"
@@ -178,6 +182,8 @@ if has gpuvar && time_left 40; then
         for n in 192 384; do
             for r in 1 2; do
                 run $M -np $r "$B" --backend "$GB" --device --weak $n --repeat 15
+                [ $r = 2 ] && run env TILECONV_MPI_IPC=0 $M -x TILECONV_MPI_IPC -np $r "$B" --backend "$GB" \
+                    --device --weak $n --repeat 15 | sed 's/^weak/weak IPC=0/'
                 run $M -np $r "$B" --backend "$GB" --device --weak $n --repeat 15 --local
             done
         done

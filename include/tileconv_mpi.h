@@ -98,6 +98,10 @@ typedef struct tc_mpi_stats {
                                in [0, 1]: the exchange work done by any thread of the
                                rank counted as paid (= hidden without a progress
                                thread; session 7's statistic) */
+    /* (field added in session 19) */
+    int ipc;                /* 1: on device arrays the halos go GPU to GPU by
+                               CUDA IPC (every rank on one node; docs/mpi.md),
+                               0: through host stages */
 } tc_mpi_stats;
 
 typedef struct tc_mpi_options {

@@ -389,6 +389,11 @@ static const gcase gcases[] = {
      * of 16: copies without tests) beside edge blocks in one grid */
     {160, 192, 48, 0, 0, 0, 1, 0},
     {300, 400, 272, 0, 0, 4, 1, 0.5},
+    /* session 19: cuda.gemm-tf32's split tail (a capped grid leaving a
+     * partial last round: the 256 x 128 cluster forms split 3 tiles on a
+     * grid of 2; k of 37 k-steps split unevenly), with beta */
+    {700, 650, 1180, 0, 0, 0, 1, 0.5},
+    {190, 520, 96, 0, 0, 0, 1, 0.5}, /* small enough for the sanitizer runs */
 };
 #define NGC (int)(sizeof gcases / sizeof gcases[0])
 
@@ -944,18 +949,26 @@ static void run_gemm_tf32_checks(void) {
 static void run_gemm_variants(void) {
     static const char *forms[][2] = {{"128", "1"}, {"256", "1"}, {"128", "2"},
                                      {"256", "2"}, {"128", "4"}, {"256", "4"}};
-    static const char *grids[] = {NULL, "1", "3"};
-    for (int gr = 0; gr < 3; gr++)
+    /* the capped grids; the last two with the split tail forced (3 parts
+     * of each tile of a partial last round: partial sums through the
+     * workspace, added by k_gemm_tf32_sum) */
+    static const char *grids[] = {NULL, "1", "3", "2", "3"};
+    for (int gr = 0; gr < 5; gr++)
         for (int f = 0; f < 6; f++) {
             if (gr && f != 0 && f != 3 && f != 5) continue; /* the capped grids: one form a cluster size */
-            printf("gemm cases with TC_CUDA_GEMM_TF32_BM=%s TC_CUDA_GEMM_TF32_CL=%s GRID=%s\n",
-                   forms[f][0], forms[f][1], grids[gr] ? grids[gr] : "planned");
+            printf("gemm cases with TC_CUDA_GEMM_TF32_BM=%s TC_CUDA_GEMM_TF32_CL=%s GRID=%s%s\n",
+                   forms[f][0], forms[f][1], grids[gr] ? grids[gr] : "planned",
+                   gr >= 3 ? " SPLIT=3" : "");
             setenv("TC_CUDA_GEMM_TF32_BM", forms[f][0], 1);
             setenv("TC_CUDA_GEMM_TF32_CL", forms[f][1], 1);
             if (grids[gr])
                 setenv("TC_CUDA_GEMM_TF32_GRID", grids[gr], 1);
             else
                 unsetenv("TC_CUDA_GEMM_TF32_GRID");
+            if (gr >= 3)
+                setenv("TC_CUDA_GEMM_TF32_SPLIT", "3", 1);
+            else
+                unsetenv("TC_CUDA_GEMM_TF32_SPLIT");
             for (int gi = 0; gi < NGC; gi++)
                 if (!th_g.quick || (gcases[gi].m * gcases[gi].n * gcases[gi].k <= 10000000 &&
                                     (!gr || gcases[gi].m * gcases[gi].n <= 100000)))
@@ -964,6 +977,7 @@ static void run_gemm_variants(void) {
     unsetenv("TC_CUDA_GEMM_TF32_BM");
     unsetenv("TC_CUDA_GEMM_TF32_CL");
     unsetenv("TC_CUDA_GEMM_TF32_GRID");
+    unsetenv("TC_CUDA_GEMM_TF32_SPLIT");
     /* cuda.gemm at each k depth on every case (by default BK 32 takes k a
      * multiple of 32, BK 16 the others) */
     static const char *bks[] = {"16", "32"};

@@ -31,6 +31,7 @@
 static int rank, size;
 static long passed, failed, chunked; /* chunked: this rank's plans with interior chunks */
 static long progressed;                /* this rank's plans with a progress thread */
+static long ipc_plans, dev_plans;      /* device-array plans: with halos GPU to GPU, all */
 static int single_mode;                /* MPI_THREAD_SINGLE: never force one */
 /* GPU ranks (a CUDA build on a machine with a GPU): 1 host arrays, 2 device
  * arrays; the reference is one process on the CUDA backend */
@@ -154,6 +155,10 @@ static void run(int nd, const int64_t *shape, const int64_t *mshape, tc_mode mod
     tc_mpi_plan_stats(mp, &ms);
     if (ms.chunks > 1) chunked++;
     if (ms.progress) progressed++;
+    if (gpu_mode == 2) {
+        dev_plans++;
+        if (ms.ipc) ipc_plans++;
+    }
     size_t mine = (size_t)(box[3] * box[4] * box[5]);
     void *xl = malloc(mine * es + 1), *yl = malloc(mine * es + 1);
     copy_box(xl, box + 3, zero, x, N, box, box + 3, es);
@@ -445,6 +450,19 @@ int main(int argc, char **argv) {
                     (decomp){0});
             }
         gpu_mode = 0;
+        /* halos GPU to GPU (CUDA IPC): where every rank shares one node,
+         * the slab plans use it; TILECONV_MPI_IPC=1 makes its absence a
+         * failure (the device machine), =0 turns it off (host stages) */
+        long ipc_all = 0, dev_all = 0;
+        MPI_Reduce(&ipc_plans, &ipc_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&dev_plans, &dev_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0 && least > 0) {
+            const char *ie = getenv("TILECONV_MPI_IPC");
+            printf("GPU device arrays: halos GPU to GPU (CUDA IPC) in %ld of %ld rank plans "
+                   "(TILECONV_MPI_IPC=%s)\n", ipc_all, dev_all, ie ? ie : "unset");
+            if (ie && !strcmp(ie, "1")) check(ipc_all > 0, "CUDA IPC used where required");
+            if (ie && !strcmp(ie, "0")) check(ipc_all == 0, "CUDA IPC off where turned off");
+        }
         if (rank == 0 && least <= 0)
             printf("SKIP GPU ranks: no CUDA device on every rank (tc_cuda_device_count() "
                    "= %d)\n", least);

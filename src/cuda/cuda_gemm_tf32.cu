@@ -88,8 +88,38 @@ template <int BM> struct gtc {
 
 struct gtp {
     int m, n, k, ldc, ntm, ntn, kt;
+    /* the split tail: work items 0 .. full - 1 are whole tiles, then the
+     * remaining tiles split along k in `split` parts each (item full + u:
+     * tile full + u / split, part u % split, k-steps [part kt / split,
+     * (part + 1) kt / split)), their partial sums to ws (k_gemm_tf32_sum
+     * adds them in part order into C); split 1: none */
+    int full, split, items;
     float alpha, beta;
+    float *ws;
 };
+/* the C origin of a tile (CL neighbouring n-tiles of one m-tile, CM x CN
+ * blocks, this block at (rm, rn) in it), walked in groups of GT_GROUP
+ * m-tiles, m fastest within a group */
+template <int BM, int CM, int CN>
+__device__ __forceinline__ void gt_origin(const gtp &q, int tile, int rm, int rn, int &m0, int &n0) {
+    const int per = GT_GROUP * q.ntn, grp = tile / per, fm = grp * GT_GROUP,
+              gs = min(GT_GROUP, q.ntm - fm);
+    const int r = tile - grp * per;
+    m0 = ((fm + r % gs) * CM + rm) * BM;
+    n0 = ((r / gs) * CN + rn) * GT_BN;
+}
+/* work item -> tile and k-steps [k0, k1); part -1: a whole tile */
+__device__ __forceinline__ void gt_item(const gtp &q, int item, int &tile, int &part, int &k0, int &k1) {
+    if (item < q.full) {
+        tile = item, part = -1, k0 = 0, k1 = q.kt;
+        return;
+    }
+    const int u = item - q.full;
+    tile = q.full + u / q.split;
+    part = u % q.split;
+    k0 = (int)((int64_t)part * q.kt / q.split);
+    k1 = (int)((int64_t)(part + 1) * q.kt / q.split);
+}
 struct gttm {
     CUtensorMap a, b;
 };
@@ -157,13 +187,7 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
     constexpr int CM = CL == 4 ? 2 : 1, CN = CL / CM;
     const unsigned rank = CL > 1 ? ig_cluster_rank() : 0u;
     const int rm = (int)rank / CN, rn = (int)rank % CN;
-    const int ncl = (int)(gridDim.x / CL), ntiles = q.ntm * q.ntn, per = GT_GROUP * q.ntn;
-    auto origin = [&](int tile, int &m0, int &n0) {
-        const int grp = tile / per, fm = grp * GT_GROUP, gs = min(GT_GROUP, q.ntm - fm);
-        const int r = tile - grp * per;
-        m0 = ((fm + r % gs) * CM + rm) * GT_BM;
-        n0 = ((r / gs) * CN + rn) * GT_BN;
-    };
+    const int ncl = (int)(gridDim.x / CL);
     if (tid == 0) {
         for (int i = 0; i < GT_ST; i++) {
             ig_mbar_init(full + i, 1);
@@ -185,10 +209,11 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
         if (lane <= 16) {
             int slot = 0, it = 0;
             unsigned ph = 0;
-            for (int tile = (int)(blockIdx.x / CL); tile < ntiles; tile += ncl) {
-                int m0, n0;
-                origin(tile, m0, n0);
-                for (int kt = 0; kt < q.kt; kt++, it++) {
+            for (int item = (int)(blockIdx.x / CL); item < q.items; item += ncl) {
+                int tile, part, k0, k1, m0, n0;
+                gt_item(q, item, tile, part, k0, k1);
+                gt_origin<BM, CM, CN>(q, tile, rm, rn, m0, n0);
+                for (int kt = k0; kt < k1; kt++, it++) {
                     if (it >= GT_ST) ig_mbar_wait(empty + slot, ph ^ 1u);
                     if (lane == 0) ig_mbar_expect(full + slot, (GT_AS + GT_BS) * 4u);
                     __syncwarp(0x1ffffu);
@@ -239,6 +264,7 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
     /* a stage: its fragments into buffer BUF while the previous stage's
      * wgmmas run, then its 4 wgmmas, then wait for the previous ones and
      * free their slot */
+    int k0 = 0;
     auto stage = [&](int kt, auto bufc) {
         constexpr int BUF = decltype(bufc)::value;
         ig_mbar_wait(full + slot, ph);
@@ -256,26 +282,35 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
         for (int k8 = 0; k8 < 4; k8++) gt_wgmma<BM>(acc, af[BUF][k8], DHI | (da + 2u * k8));
         ig_wg_commit();
         ig_wg_wait<1>();
-        if (kt > 0) release(pslot);
+        if (kt > k0) release(pslot);
         pslot = slot;
         if (++slot == GT_ST) slot = 0, ph ^= 1u;
     };
-    for (int tile = (int)(blockIdx.x / CL); tile < ntiles; tile += ncl) {
-        int m0, n0;
-        origin(tile, m0, n0);
+    for (int item = (int)(blockIdx.x / CL); item < q.items; item += ncl) {
+        int tile, part, k1, m0, n0;
+        gt_item(q, item, tile, part, k0, k1);
+        gt_origin<BM, CM, CN>(q, tile, rm, rn, m0, n0);
 #pragma unroll
         for (int i = 0; i < BM / 2; i++) {
             acc[i] = 0.f;
             asm volatile("" : "+f"(acc[i]));
         }
-        int kt = 0;
-        for (; kt + 1 < q.kt; kt += 2) {
+        int kt = k0;
+        for (; kt + 1 < k1; kt += 2) {
             stage(kt, std::integral_constant<int, 0>());
             stage(kt + 1, std::integral_constant<int, 1>());
         }
-        if (kt < q.kt) stage(kt, std::integral_constant<int, 0>());
+        if (kt < k1) stage(kt, std::integral_constant<int, 0>());
         ig_wg_wait<0>();
         release(pslot); /* the tile's last stage: the producer is already on the next tile */
+        if (part >= 0) {
+            /* a part of a split tile: its partial sums to ws, acc index
+             * major (a warp's stores are 128 contiguous bytes) */
+            float *w = q.ws + ((size_t)(item - q.full) * CL + rank) * (size_t)(BM / 2 * 256) + ct;
+#pragma unroll
+            for (int i = 0; i < BM / 2; i++) w[(size_t)i * 256] = acc[i];
+            continue;
+        }
         /* acc[4j + 2h + e]: n = n0 + 64 wg + 16 warp + g + 8h, m = m0 + 8j + 2t + e */
 #pragma unroll
         for (int h = 0; h < 2; h++) {
@@ -294,6 +329,31 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
         }
     }
     if constexpr (CL > 1) ig_cluster_sync(); /* the peer's arrivals on our barriers are done */
+}
+
+/* The split tail's sums: block b is block b % CL of remaining tile b / CL;
+ * thread ct adds the parts' partial sums of its accumulators in part order
+ * (the same result every run) and writes alpha sum + beta C where the
+ * epilogue would have. */
+template <int BM, int CL> __global__ void __launch_bounds__(256) k_gemm_tf32_sum(float *__restrict__ C, const gtp q) {
+    constexpr int CM = CL == 4 ? 2 : 1, CN = CL / CM;
+    const int rank = (int)blockIdx.x % CL, rt = (int)blockIdx.x / CL, ct = threadIdx.x;
+    const int rm = rank / CN, rn = rank % CN;
+    int m0, n0;
+    gt_origin<BM, CM, CN>(q, q.full + rt, rm, rn, m0, n0);
+    const int wg = ct >> 7, warp = (ct >> 5) & 3, lane = ct & 31, g = lane >> 2, t = lane & 3;
+    const size_t blk = (size_t)(BM / 2 * 256);
+    const float *w = q.ws + ((size_t)rt * q.split * CL + rank) * blk + ct;
+    for (int i = 0; i < BM / 2; i++) {
+        const int j = i >> 2, h = (i >> 1) & 1, e = i & 1;
+        const int n = n0 + 64 * wg + 16 * warp + g + 8 * h, m = m0 + 8 * j + 2 * t + e;
+        float s = 0.f;
+        for (int pt = 0; pt < q.split; pt++) s += w[(size_t)pt * CL * blk + (size_t)i * 256];
+        if (n >= q.n || m >= q.m) continue;
+        float *c = C + (int64_t)m * q.ldc + n;
+        const float v = q.alpha * s;
+        *c = q.beta != 0.f ? v + q.beta * *c : v;
+    }
 }
 
 int gt_shape(const tc__problem *p, char *why, size_t n) {
@@ -411,8 +471,39 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     const char *ge = getenv("TC_CUDA_GEMM_TF32_GRID");
     if (ge && atoi(ge) >= 1 && atoi(ge) < res) res = atoi(ge);
     const int64_t ntiles = (int64_t)q.ntm * q.ntn;
-    cfg.gridDim = dim3((unsigned)((ntiles < res ? ntiles : res) * CL));
-    TC_CU(cudaLaunchKernelEx(&cfg, k_gemm_tf32<BM, CL>, (float *)b->y, q, tm));
+    /* The split tail: where the last round of tiles would leave most of
+     * the grid idle (rem tiles, rem <= res / 2), those tiles are split
+     * along k into S = res / rem parts (at most 8, each >= 8 k-steps), so
+     * the round takes about 1 / S of a tile's time; their partial sums go
+     * through a workspace and k_gemm_tf32_sum. Session 19 (H200): the 2 x 2
+     * form has 30 clusters resident (120 of 132 SMs), 4096^3's 128 tiles
+     * took 5 rounds of it. TC_CUDA_GEMM_TF32_SPLIT=S forces S parts
+     * wherever a round is partial (tests), 0 or 1 turns it off. */
+    const int rem = (int)(ntiles % res);
+    int S = rem > 0 && 2 * rem <= res ? res / rem : 1;
+    if (S > 8) S = 8;
+    if (S > q.kt / 8) S = q.kt / 8;
+    const char *se = getenv("TC_CUDA_GEMM_TF32_SPLIT");
+    if (se && se[0] >= '0' && se[0] <= '9') S = rem > 0 ? atoi(se) : 1;
+    if (S > q.kt) S = q.kt;
+    if (S < 2 || ntiles <= res) S = 1;
+    q.full = (int)(S > 1 ? ntiles - rem : ntiles);
+    q.split = S;
+    q.items = q.full + (S > 1 ? rem * S : 0);
+    q.ws = NULL;
+    const size_t wsb = S > 1 ? (size_t)rem * S * CL * (BM / 2 * 256) * sizeof(float) : 0;
+    if (wsb && tc__cu_alloc((void **)&q.ws, wsb, b->s) != TC_OK) { /* no room: whole tiles */
+        tc__error_clear();
+        q.full = q.items = (int)ntiles;
+        q.split = 1;
+        q.ws = NULL;
+    }
+    cfg.gridDim = dim3((unsigned)((q.items < res ? q.items : res) * CL));
+    cudaError_t le = cudaLaunchKernelEx(&cfg, k_gemm_tf32<BM, CL>, (float *)b->y, q, tm);
+    if (le == cudaSuccess && q.split > 1)
+        k_gemm_tf32_sum<BM, CL><<<(unsigned)(rem * CL), 256, 0, b->s>>>((float *)b->y, q);
+    if (q.ws) tc__cu_free(q.ws, b->s);
+    TC_CU(le);
     TC_CU_LAUNCH("cuda.gemm-tf32");
     return TC_OK;
 }

@@ -104,6 +104,18 @@ struct tc_mpi_plan {
     int trace;
     void *tev[6];
     double th[4];
+    /* Halos GPU to GPU by CUDA IPC (mpi_ipc.c; device arrays, every rank on
+     * one node). ipc = 1: set up on every rank (agreed at plan time);
+     * ipc_now = 1: this execute uses it (every rank on device arrays), its
+     * messages are 0-byte signals. rbuf: this rank's receive bands, exported
+     * to the senders; rowoff[r]: byte offset in rbuf of ext row r (-1: not
+     * received); ipc_dst[i] (send i): where it goes in the receiver's rbuf
+     * (mapped here); ipc_map: the peers' rbufs mapped (nmap, closed at
+     * destroy). */
+    int ipc, ipc_now, nmap;
+    void *rbuf;
+    int64_t *rowoff;
+    void **ipc_dst, **ipc_map;
     tc_mpi_stats st;
 };
 
@@ -123,6 +135,14 @@ void tc__mpi_plan_pieces(tc_mpi_plan *p, int *interior);
 void tc__mpi_fill_cval(tc_mpi_plan *p, size_t at, size_t n);
 /* The mode's extension inside a piece's input (after the exchange). */
 void tc__mpi_fill_edges(tc_mpi_plan *p, const piece *c);
+
+/* mpi_ipc.c: sets up the halos GPU to GPU (p->ipc = 1) where every rank
+ * can (collective over p->comm: call it on every rank, after a successful
+ * plan); TILECONV_MPI_IPC=0 turns it off. A no-op in a build without CUDA.
+ * tc__mpi_ipc_free: undoes it; barrier = 1 (on every rank, or on none):
+ * first every rank unmaps its peers' buffers, then frees its own. */
+void tc__mpi_ipc_setup(tc_mpi_plan *p);
+void tc__mpi_ipc_free(tc_mpi_plan *p, int barrier);
 
 /* mpi_progress.c: a monotonic clock (seconds; not MPI_Wtime, which the
  * standard counts as an MPI call); start / stop the plan's progress thread

@@ -103,6 +103,7 @@ static tc_status local_plan(tc_plan **pl, const tc_mpi_plan *p, const int64_t n[
 void tc_mpi_plan_destroy(tc_mpi_plan *p) {
     if (!p) return;
     tc__mpi_prog_stop(p); /* idle between executes: no MPI call in flight */
+    tc__mpi_ipc_free(p, p->ipc); /* p->ipc: the same on every rank */
     if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
     tc_plan_destroy(p->inner);
     for (int k = 0; k < p->nchunk; k++) {
@@ -602,6 +603,8 @@ agree:
         snprintf(tc_mpi_err, sizeof tc_mpi_err, "%s", msg);
         return st;
     }
+    tc__mpi_ipc_setup(p); /* collective: every rank planned */
+    p->st.ipc = p->ipc;
     p->st.ranks = size;
     p->st.rows_first = p->own.lo[0];
     p->st.rows = p->own.n[0];
@@ -849,9 +852,10 @@ static void trace_line(tc_mpi_plan *p, double t0) {
  * row src(r) = r, or the mode's map where r lies outside the array (-1:
  * cval). Rows whose source is an own row are copied from x (device to
  * device; up = 0, before the exchange); the others, received rows and cval
- * rows (filled in ext here), from ext (host to device; up = 1, after it).
- * Runs of consecutive rows with consecutive sources of one kind are one
- * copy. */
+ * rows (filled in ext here), from ext (host to device; up = 1, after it),
+ * or with the halos GPU to GPU the received rows from rbuf (device to
+ * device). Runs of consecutive rows with consecutive sources of one kind
+ * (and, from rbuf, consecutive there) are one copy. */
 static cudaError_t dev_rows(tc_mpi_plan *p, int pi, const void *x, int up, cudaStream_t S) {
     const piece *pc = &p->pc[pi];
     const int64_t lo = pc->in.lo[0], nr = pc->in.n[0], olo0 = p->own.lo[0] - p->x.xlo[0];
@@ -863,7 +867,11 @@ static cudaError_t dev_rows(tc_mpi_plan *p, int pi, const void *x, int up, cudaS
         const int64_t s = SRC(r);
         const int kind = KIND(s);
         int64_t r2 = r + 1;
-        while (r2 < lo + nr && KIND(SRC(r2)) == kind && (kind == 2 || SRC(r2) == s + (r2 - r)))
+        const int64_t rowb = p->x.xn[1] * p->x.xn[2] * (int64_t)p->esize;
+        const int fromr = kind == 1 && p->ipc_now;
+        if (fromr && p->rowoff[s] < 0) return cudaErrorInvalidValue; /* not received: a bug */
+        while (r2 < lo + nr && KIND(SRC(r2)) == kind && (kind == 2 || SRC(r2) == s + (r2 - r)) &&
+               (!fromr || p->rowoff[SRC(r2)] == p->rowoff[s] + (r2 - r) * rowb))
             r2++;
         if ((kind == 0) == !up) {
             const int64_t cnt[3] = {r2 - r, pc->in.n[1], pc->in.n[2]};
@@ -873,6 +881,11 @@ static cudaError_t dev_rows(tc_mpi_plan *p, int pi, const void *x, int up, cudaS
                                         pc->in.lo[2] - (p->own.lo[2] - p->x.xlo[2])};
                 e = dev_box(p->dpin[pi], pc->in.n, dlo, x, p->own.n, slo, cnt, p->esize,
                             cudaMemcpyDeviceToDevice, S);
+            } else if (fromr) { /* received GPU to GPU: rows of rbuf */
+                const int64_t bs[3] = {r2 - r, p->x.xn[1], p->x.xn[2]};
+                const int64_t slo[3] = {0, pc->in.lo[1], pc->in.lo[2]};
+                e = dev_box(p->dpin[pi], pc->in.n, dlo, (const char *)p->rbuf + p->rowoff[s], bs,
+                            slo, cnt, p->esize, cudaMemcpyDeviceToDevice, S);
             } else {
                 if (kind == 2) /* cval rows of ext, then up like the others */
                     for (int64_t q = r; q < r2; q++)
@@ -905,10 +918,18 @@ static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *
     trace_ev(p, 0, A);
     cudaError_t e = cudaEventRecord(start, A); /* x is ready behind this */
     if (e == cudaSuccess) e = cudaStreamWaitEvent(S, start, 0);
-    /* the sends' copies are queued before the interior is launched */
-    for (int i = p->nrecv; i < p->nrecv + p->nsend && e == cudaSuccess; i++)
-        e = dev_box(p->stage[i], p->geo[i] + 3, zero, x, n, p->geo[i], p->geo[i] + 3, p->esize,
-                    cudaMemcpyDeviceToHost, S);
+    /* the sends' copies are queued before the interior is launched: down
+     * into their stages, or (IPC) straight into the receivers' buffers,
+     * each a contiguous run of x (tc__mpi_ipc_setup) */
+    for (int i = p->nrecv; i < p->nrecv + p->nsend && e == cudaSuccess; i++) {
+        const int64_t *g = p->geo[i];
+        if (p->ipc_now)
+            e = cudaMemcpyAsync(p->ipc_dst[i],
+                                (const char *)x + ((g[0] * n[1] + g[1]) * n[2] + g[2]) * (int64_t)p->esize,
+                                (size_t)(g[3] * g[4] * g[5]) * p->esize, cudaMemcpyDefault, S);
+        else
+            e = dev_box(p->stage[i], g + 3, zero, x, n, g, g + 3, p->esize, cudaMemcpyDeviceToHost, S);
+    }
     for (int i = 0; i < p->npiece && e == cudaSuccess; i++) {
         const piece *pc = &p->pc[i];
         if (pc->rows) continue; /* its own rows device to device, below */
@@ -1001,9 +1022,12 @@ tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
             dx = dev_ptr(x);
             dy = dev_ptr(y);
         }
-        /* agreed first: a rank cannot drop out of the exchange alone */
-        int bad = dx != dy ? 1 : dx && !p->dev_ok ? 2 : 0;
-        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, p->comm);
+        /* agreed first: a rank cannot drop out of the exchange alone; and
+         * the halos go GPU to GPU only when every rank has device arrays */
+        int ag[2] = {dx != dy ? 1 : dx && !p->dev_ok ? 2 : 0, !dx};
+        MPI_Allreduce(MPI_IN_PLACE, ag, 2, MPI_INT, MPI_MAX, p->comm);
+        const int bad = ag[0];
+        p->ipc_now = p->ipc && dx && !ag[1];
         if (bad) {
             if (dx != dy)
                 snprintf(msg, sizeof msg,
