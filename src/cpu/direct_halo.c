@@ -46,12 +46,18 @@ static size_t halo_workspace(const tc__problem *p, const tc__env *e) {
     return (size_t)halo_bytes(p, e->threads);
 }
 
+/* Seconds: the padded copy and the arrays through memory, or the
+ * multiply-adds at 1/6 of the peak (filters) or 1/25 (conv layers: one
+ * output row at a time over every input channel with double accumulators,
+ * 2-4% of the FMA peak measured on the dnn suite's layers, session 19,
+ * Zen 4; at 1/6 the planner took it for the depthwise layer, 10x slower
+ * than cpu.conv.depthwise), whichever is longer. */
 static double halo_estimate(const tc__problem *p, const tc__env *e) {
     int64_t P[3];
     halo_dims(p, P);
     double bytes = tc__problem_bytes(p) + 2.0 * p->N * p->C * P[0] * P[1] * P[2] * p->esize;
     double t_mem = bytes / tc__peak_bandwidth(e);
-    double t_fl = tc__problem_flops(p) / (tc__peak_flops(e) / 6.0);
+    double t_fl = tc__problem_flops(p) / (tc__peak_flops(e) / (p->op == TC_OP_CONV ? 25.0 : 6.0));
     return t_mem > t_fl ? t_mem : t_fl;
 }
 
