@@ -454,12 +454,14 @@ int main(int argc, char **argv) {
          * the slab plans use it; TILECONV_MPI_IPC=1 makes its absence a
          * failure (the device machine), =0 turns it off (host stages) */
         long ipc_all = 0, dev_all = 0;
-        MPI_Reduce(&ipc_plans, &ipc_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-        MPI_Reduce(&dev_plans, &dev_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-        if (rank == 0 && least > 0) {
+        MPI_Allreduce(&ipc_plans, &ipc_all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(&dev_plans, &dev_all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (least > 0) {
             const char *ie = getenv("TILECONV_MPI_IPC");
-            printf("GPU device arrays: halos GPU to GPU (CUDA IPC) in %ld of %ld rank plans "
-                   "(TILECONV_MPI_IPC=%s)\n", ipc_all, dev_all, ie ? ie : "unset");
+            if (rank == 0)
+                printf("GPU device arrays: halos GPU to GPU (CUDA IPC) in %ld of %ld rank plans "
+                       "(TILECONV_MPI_IPC=%s)\n", ipc_all, dev_all, ie ? ie : "unset");
+            /* check() is collective: every rank calls it */
             if (ie && !strcmp(ie, "1")) check(ipc_all > 0, "CUDA IPC used where required");
             if (ie && !strcmp(ie, "0")) check(ipc_all == 0, "CUDA IPC off where turned off");
         }

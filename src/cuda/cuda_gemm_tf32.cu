@@ -331,11 +331,15 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
     if constexpr (CL > 1) ig_cluster_sync(); /* the peer's arrivals on our barriers are done */
 }
 
-/* The split tail's sums: block b is block b % CL of remaining tile b / CL;
- * thread ct adds the parts' partial sums of its accumulators in part order
- * (the same result every run) and writes alpha sum + beta C where the
- * epilogue would have. */
-template <int BM, int CL> __global__ void __launch_bounds__(256) k_gemm_tf32_sum(float *__restrict__ C, const gtp q) {
+/* The split tail's sums: block (b, y) covers accumulators 8y .. 8y + 7 of
+ * block b % CL of remaining tile b / CL; thread ct adds the parts' partial
+ * sums of them in part order (the same result every run; the 8 loads of a
+ * part independent, so a thread keeps 8 in flight) and writes alpha sum +
+ * beta C where the epilogue would have. (Session 19's first form, one block
+ * a tile with a 128-step loop of dependent loads, took ~80 us at 4096^3.) */
+template <int BM, int CL>
+__global__ void __launch_bounds__(256) k_gemm_tf32_sum(float *__restrict__ C, const gtp q,
+                                                       const float *__restrict__ ws) {
     constexpr int CM = CL == 4 ? 2 : 1, CN = CL / CM;
     const int rank = (int)blockIdx.x % CL, rt = (int)blockIdx.x / CL, ct = threadIdx.x;
     const int rm = rank / CN, rn = rank % CN;
@@ -343,15 +347,21 @@ template <int BM, int CL> __global__ void __launch_bounds__(256) k_gemm_tf32_sum
     gt_origin<BM, CM, CN>(q, q.full + rt, rm, rn, m0, n0);
     const int wg = ct >> 7, warp = (ct >> 5) & 3, lane = ct & 31, g = lane >> 2, t = lane & 3;
     const size_t blk = (size_t)(BM / 2 * 256);
-    const float *w = q.ws + ((size_t)rt * q.split * CL + rank) * blk + ct;
-    for (int i = 0; i < BM / 2; i++) {
-        const int j = i >> 2, h = (i >> 1) & 1, e = i & 1;
+    const int i0 = 8 * (int)blockIdx.y;
+    const float *w = ws + ((size_t)rt * q.split * CL + rank) * blk + (size_t)i0 * 256 + ct;
+    float s[8];
+#pragma unroll
+    for (int ii = 0; ii < 8; ii++) s[ii] = 0.f;
+    for (int pt = 0; pt < q.split; pt++, w += (size_t)CL * blk)
+#pragma unroll
+        for (int ii = 0; ii < 8; ii++) s[ii] += __ldg(w + (size_t)ii * 256);
+#pragma unroll
+    for (int ii = 0; ii < 8; ii++) {
+        const int i = i0 + ii, j = i >> 2, h = (i >> 1) & 1, e = i & 1;
         const int n = n0 + 64 * wg + 16 * warp + g + 8 * h, m = m0 + 8 * j + 2 * t + e;
-        float s = 0.f;
-        for (int pt = 0; pt < q.split; pt++) s += w[(size_t)pt * CL * blk + (size_t)i * 256];
         if (n >= q.n || m >= q.m) continue;
         float *c = C + (int64_t)m * q.ldc + n;
-        const float v = q.alpha * s;
+        const float v = q.alpha * s[ii];
         *c = q.beta != 0.f ? v + q.beta * *c : v;
     }
 }
@@ -501,7 +511,7 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     cfg.gridDim = dim3((unsigned)((q.items < res ? q.items : res) * CL));
     cudaError_t le = cudaLaunchKernelEx(&cfg, k_gemm_tf32<BM, CL>, (float *)b->y, q, tm);
     if (le == cudaSuccess && q.split > 1)
-        k_gemm_tf32_sum<BM, CL><<<(unsigned)(rem * CL), 256, 0, b->s>>>((float *)b->y, q);
+        k_gemm_tf32_sum<BM, CL><<<dim3((unsigned)(rem * CL), BM / 16), 256, 0, b->s>>>((float *)b->y, q, q.ws);
     if (q.ws) tc__cu_free(q.ws, b->s);
     TC_CU(le);
     TC_CU_LAUNCH("cuda.gemm-tf32");
