@@ -36,11 +36,15 @@
  * and runs its local plans there; without a device planning fails on every
  * rank. Its x_local / y_local may be host arrays (staged to the device by
  * each execute) or device arrays of that device (cudaMalloc): then the
- * interior runs on them in place, and the halo exchange and the rims go
- * through host copies of the box's edges (the MPI library need not be
- * CUDA-aware); the rims are filtered on a stream of their own beside the
- * interior, and the execute returns with y_local complete. The halos
- * always travel through host memory. TILECONV_MPI_TRACE=1 prints one line
+ * interior runs on them in place, and the halos go GPU to GPU by CUDA IPC
+ * (each rank's receive buffer mapped into its senders at plan time, a
+ * 0-byte MPI message as the signal) where every rank is on one node, every
+ * rim piece is a band of whole rows and every rank executes on device
+ * arrays (tc_mpi_stats.ipc says whether the plan can; TILECONV_MPI_IPC=0
+ * turns it off), else through host copies of the box's edges (the MPI
+ * library need not be CUDA-aware); the rims are filtered on a stream of
+ * their own beside the interior, and the execute returns with y_local
+ * complete. TILECONV_MPI_TRACE=1 prints one line
  * per device-array execute to stderr: the host's and the GPU's times of
  * its steps (docs/mpi.md).
  *

@@ -36,10 +36,14 @@
  * of its column; a stage is freed when all four are done). The grid is
  * persistent (as many clusters as are resident at once; tiles strided over
  * them, walked in groups of 8 m-tiles for L2 reuse), so a tile's copies
- * overlap the previous tile's last MMAs and epilogue. Default: 256 rows where m > 128, clusters where
- * n > 128, 2 x 2 where there are >= 1024 tiles of 256 x 128;
+ * overlap the previous tile's last MMAs and epilogue. Where the last round
+ * of tiles would leave more than half the grid idle, its tiles are split
+ * along k (the split tail, at the launch below): the 2 x 2 form has 30
+ * clusters resident on the H200's 132 SMs, and 4096^3's 128 tiles of it
+ * took 5 rounds. Default: 256 rows where m > 128, clusters where
+ * n > 128, 2 x 2 where there are >= 384 tiles of 256 x 128;
  * TC_CUDA_GEMM_TF32_BM / _CL force a form, TC_CUDA_GEMM_TF32_GRID caps the
- * grid (tests).
+ * grid and TC_CUDA_GEMM_TF32_SPLIT the split (tests).
  *
  * What bounds it is L2 bytes per MAC: a 128 x 128 x 32 stage loads 32 KB
  * for 524k MACs (16 MACs a byte), and the tensor cores' ~1024 TF32 MACs a
@@ -51,7 +55,9 @@
  * 4096^3 (0.84-0.85x), 334 at 8192^3 (0.91-0.93x). Session 18: 2 x 2
  * clusters 352 at 8192^3 (0.97-0.98x; 1 x 2 322-330), 361 at 6144^3
  * (0.95-0.98x; 1 x 2 333), level at 4096^3, 172-174 at 2048^3 (one tile a
- * block). Not kept: B by cp.async
+ * block). Session 19, 2 x 2 with the split tail (whole tiles only): 333
+ * (296) at 3584^3, 337 (311) at 4096^3, 352 (331) at 4608^3, 366 (355) at
+ * 8192^3. Not kept: B by cp.async
  * (109-114 on the H100, session 16); the stage release at cluster scope
  * (a GPU-wide memory barrier a stage: the cluster forms at 0.53-0.68x).
  *
@@ -520,9 +526,11 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
 /* The form: 256 rows a block where m > 128 (128 otherwise), in clusters of
  * two along n sharing A where there are two n-tiles or more (session 17,
  * H200: 256 x 2 274-328 TFLOP/s, the 128 form alone 169-185), and in 2 x 2
- * clusters (A shared along n, B along m) where there are 1024 tiles of
- * 256 x 128 or more (session 18, H200: 8192^3 352 TFLOP/s against 322 for
- * 1 x 2; level at 4096^3, 512 tiles; 0.6x at 2048^3);
+ * clusters (A shared along n, B along m) where there are 384 tiles of
+ * 256 x 128 or more (session 19, H200, with the split tail: 3584^3 333
+ * TFLOP/s against 319 for 1 x 2, 4096^3 337 against 319, 4608^3 352
+ * against 328, 8192^3 366 against 332; session 18, whole tiles only:
+ * level at 4096^3, 0.6x at 2048^3, 128 tiles);
  * TC_CUDA_GEMM_TF32_BM=128|256 and TC_CUDA_GEMM_TF32_CL=1|2|4 force one. */
 tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
     const char *e = getenv("TC_CUDA_GEMM_TF32_BM"), *c = getenv("TC_CUDA_GEMM_TF32_CL");
@@ -530,7 +538,7 @@ tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
     const int64_t tiles = tc__cu_div_up(a->p->m, 256) * tc__cu_div_up(a->p->n, GT_BN);
     const int cl = c && (!strcmp(c, "1") || !strcmp(c, "2") || !strcmp(c, "4")) ? atoi(c)
                    : a->p->n <= GT_BN ? 1
-                   : bm256 && a->p->m > 256 && tiles >= 1024 ? 4
+                   : bm256 && a->p->m > 256 && tiles >= 384 ? 4
                                                              : 2;
     if (bm256)
         return cl == 4   ? launch_gemm_tf32_f<256, 4>(a, b)
@@ -569,6 +577,6 @@ void tc__cu_report_gemm_tf32(tc__cu_report *r) {
 
 TC__CU_SOLVER(tc__solver_cuda_gemm_tf32) = {
     "cuda.gemm-tf32", TC_BACKEND_CUDA, TC_OP_GEMM,
-    "GPU GEMM on Hopper's TF32 tensor cores (wgmma, B^T from registers, A by TMA; 256x128x32 tiles in clusters of two sharing A by TMA multicast, 2x2 sharing B too from 1024 tiles, persistent; 128x128 where m <= 128); only under TC_PLAN_ALLOW_TF32.",
+    "GPU GEMM on Hopper's TF32 tensor cores (wgmma, B^T from registers, A by TMA; 256x128x32 tiles in clusters of two sharing A by TMA multicast, 2x2 sharing B too from 384 tiles, persistent, a partial last round split along k; 128x128 where m <= 128); only under TC_PLAN_ALLOW_TF32.",
     tc__cu_available, gt_applicable, gt_estimate, NULL, NULL, NULL, gt_execute,
 };
