@@ -274,6 +274,19 @@ static void add_piece(tc_mpi_plan *p, const tc__mpi_box *out) {
     }
 }
 
+/* Whether side (0: below, 1: above) of the own box along a split axis k
+ * needs a rim piece. Not at a global edge in a mode other than wrap when the
+ * box is longer than the reach on both sides: there the interior plan's
+ * own extension of the box is the mode's extension of the whole array
+ * (constant, nearest; reflect and mirror read only the box's first rows),
+ * so its outputs are those of one process (session 19: one of the two
+ * pieces of each end rank of a slab decomposition, whose work beside the
+ * interior cost GPU ranks more than the exchange). */
+int tc__mpi_rim_needed(const tc_mpi_plan *p, int k, int side) {
+    const int edge = side ? p->own.lo[k] + p->own.n[k] == p->N[k] : p->own.lo[k] == 0;
+    return !edge || p->d.mode == TC_MODE_WRAP || p->own.n[k] <= p->before[k] + p->after[k];
+}
+
 void tc__mpi_plan_pieces(tc_mpi_plan *p, int *interior) {
     int64_t ilo[3], ihi[3];
     *interior = 1;
@@ -281,8 +294,10 @@ void tc__mpi_plan_pieces(tc_mpi_plan *p, int *interior) {
         ilo[k] = p->own.lo[k];
         ihi[k] = p->own.lo[k] + p->own.n[k];
         if (p->x.split[k]) {
-            ilo[k] += p->before[k];
-            ihi[k] -= p->after[k];
+            /* an edge side without a rim: the pieces of the later axes
+             * span its rows too */
+            if (tc__mpi_rim_needed(p, k, 0)) ilo[k] += p->before[k];
+            if (tc__mpi_rim_needed(p, k, 1)) ihi[k] -= p->after[k];
         }
         if (ihi[k] <= ilo[k]) *interior = 0;
     }
@@ -304,6 +319,7 @@ void tc__mpi_plan_pieces(tc_mpi_plan *p, int *interior) {
                     o.n[j] = p->own.n[j];
                 }
             }
+            if (!tc__mpi_rim_needed(p, k, side)) continue;
             if (side == 0) o.n[k] = p->before[k];
             else {
                 o.lo[k] = ihi[k];

@@ -128,6 +128,10 @@ int tc__mpi_build_messages(tc_mpi_plan *p, const tc__mpi_box *boxes, char *msg, 
 void tc__mpi_post(tc_mpi_plan *p, const void *x);
 /* Unpacks the staged receives into ext (after they completed). */
 void tc__mpi_unpack(tc_mpi_plan *p);
+/* Whether side (0 below, 1 above) of the own box along split axis k has a
+ * rim piece (not at a global edge outside wrap mode: the interior plan's
+ * extension is the mode's there). */
+int tc__mpi_rim_needed(const tc_mpi_plan *p, int k, int side);
 /* The rim pieces of p's box; *interior = 0 when the box is too thin for an
  * interior (one piece: the whole box). */
 void tc__mpi_plan_pieces(tc_mpi_plan *p, int *interior);

@@ -164,9 +164,10 @@ void tc_mpi_plan_destroy(tc_mpi_plan *p) {
 /* The interior's chunks along axis 0 (mpi_plan.h): nchunk = 1 when there is
  * nothing to overlap, no interior, or axis 0 is not split and the mode is
  * wrap (a chunk at the box's edge would wrap onto its own rows instead of
- * the box's). Along an unsplit axis 0 the edge chunks see the global edge
- * like the whole box does, provided they hold the rows the mode's extension
- * reads (more than the reach). Every chunk recomputes the reach rows of its
+ * the box's). Along an unsplit axis 0, and at an end rank's global edge
+ * (which has no rim piece), the edge chunks see the global edge like the
+ * whole box does, provided they hold the rows the mode's extension reads
+ * (more than the reach). Every chunk recomputes the reach rows of its
  * neighbours: (nchunk - 1) (before + after) rows in all, so the default
  * keeps that under ~5% of the box (TILECONV_MPI_CHUNKS=k forces k, as far as
  * the rows allow). */
@@ -186,7 +187,10 @@ static void plan_chunks(tc_mpi_plan *p, int interior) {
                                   : 1 + (long)(0.05 * (double)n0 /
                                                (double)(b + a > 0 ? b + a : 1));
     if (k > TC_MPI_MAXCHUNK) k = TC_MPI_MAXCHUNK;
-    int64_t need = p->x.split[0] ? 1 : (b > a ? b : a) + 1;
+    /* a chunk at a global edge without a rim piece (unsplit axis 0, or an
+     * end rank's edge side, mpi_halo.c) extends the array there itself */
+    int64_t need = p->x.split[0] && tc__mpi_rim_needed(p, 0, 0) && tc__mpi_rim_needed(p, 0, 1)
+                       ? 1 : (b > a ? b : a) + 1;
     for (; k > 1; k--) {
         int64_t least = n0;
         for (long i = 0; i < k; i++) {
