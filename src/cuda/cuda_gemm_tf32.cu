@@ -41,7 +41,7 @@
  * along k (the split tail, at the launch below): the 2 x 2 form has 30
  * clusters resident on the H200's 132 SMs, and 4096^3's 128 tiles of it
  * took 5 rounds. Default: 256 rows where m > 128, clusters where
- * n > 128, 2 x 2 where there are >= 384 tiles of 256 x 128;
+ * n > 128, 2 x 2 where there are >= 256 tiles of 256 x 128;
  * TC_CUDA_GEMM_TF32_BM / _CL force a form, TC_CUDA_GEMM_TF32_GRID caps the
  * grid and TC_CUDA_GEMM_TF32_SPLIT the split (tests).
  *
@@ -526,11 +526,11 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
 /* The form: 256 rows a block where m > 128 (128 otherwise), in clusters of
  * two along n sharing A where there are two n-tiles or more (session 17,
  * H200: 256 x 2 274-328 TFLOP/s, the 128 form alone 169-185), and in 2 x 2
- * clusters (A shared along n, B along m) where there are 384 tiles of
- * 256 x 128 or more (session 19, H200, with the split tail: 3584^3 333
- * TFLOP/s against 319 for 1 x 2, 4096^3 337 against 319, 4608^3 352
- * against 328, 8192^3 366 against 332; session 18, whole tiles only:
- * level at 4096^3, 0.6x at 2048^3, 128 tiles);
+ * clusters (A shared along n, B along m) where there are 256 tiles of
+ * 256 x 128 or more (session 19, H200, with the split tail: 3072^3 (288
+ * tiles) 305 TFLOP/s against 287 for 1 x 2, 3584^3 333 against 319,
+ * 4096^3 337-343 against 315-319, 4608^3 352 against 328, 8192^3 362-366
+ * against 322-332; 2048^3 (128 tiles) 238 against 257);
  * TC_CUDA_GEMM_TF32_BM=128|256 and TC_CUDA_GEMM_TF32_CL=1|2|4 force one. */
 tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
     const char *e = getenv("TC_CUDA_GEMM_TF32_BM"), *c = getenv("TC_CUDA_GEMM_TF32_CL");
@@ -538,7 +538,7 @@ tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
     const int64_t tiles = tc__cu_div_up(a->p->m, 256) * tc__cu_div_up(a->p->n, GT_BN);
     const int cl = c && (!strcmp(c, "1") || !strcmp(c, "2") || !strcmp(c, "4")) ? atoi(c)
                    : a->p->n <= GT_BN ? 1
-                   : bm256 && a->p->m > 256 && tiles >= 384 ? 4
+                   : bm256 && a->p->m > 256 && tiles >= 256 ? 4
                                                              : 2;
     if (bm256)
         return cl == 4   ? launch_gemm_tf32_f<256, 4>(a, b)
@@ -577,6 +577,6 @@ void tc__cu_report_gemm_tf32(tc__cu_report *r) {
 
 TC__CU_SOLVER(tc__solver_cuda_gemm_tf32) = {
     "cuda.gemm-tf32", TC_BACKEND_CUDA, TC_OP_GEMM,
-    "GPU GEMM on Hopper's TF32 tensor cores (wgmma, B^T from registers, A by TMA; 256x128x32 tiles in clusters of two sharing A by TMA multicast, 2x2 sharing B too from 384 tiles, persistent, a partial last round split along k; 128x128 where m <= 128); only under TC_PLAN_ALLOW_TF32.",
+    "GPU GEMM on Hopper's TF32 tensor cores (wgmma, B^T from registers, A by TMA; 256x128x32 tiles in clusters of two sharing A by TMA multicast, 2x2 sharing B too from 256 tiles, persistent, a partial last round split along k; 128x128 where m <= 128); only under TC_PLAN_ALLOW_TF32.",
     tc__cu_available, gt_applicable, gt_estimate, NULL, NULL, NULL, gt_execute,
 };
