@@ -143,13 +143,8 @@ void tc__mpi_ipc_setup(tc_mpi_plan *p) {
     if (!p->gpu || p->size < 2) return; /* the same on every rank (the arguments agreed) */
     const char *env = getenv("TILECONV_MPI_IPC");
     int ok = !(env && !strcmp(env, "0")) && p->size > 1 && local_ok(p);
-    MPI_Comm node;
-    int nsize = 0;
-    if (MPI_Comm_split_type(p->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-        MPI_SUCCESS) {
-        MPI_Comm_size(node, &nsize);
-        MPI_Comm_free(&node);
-    }
+    int nrank = 0, nsize = 0;
+    tc__mpi_node_place(p->comm, &nrank, &nsize);
     ok = ok && nsize == p->size;
     int all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, p->comm);

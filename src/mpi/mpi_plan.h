@@ -140,6 +140,10 @@ void tc__mpi_fill_cval(tc_mpi_plan *p, size_t at, size_t n);
 /* The mode's extension inside a piece's input (after the exchange). */
 void tc__mpi_fill_edges(tc_mpi_plan *p, const piece *c);
 
+/* This rank's rank among comm's ranks on its node and their number
+ * (MPI_COMM_TYPE_SHARED; unchanged if the split fails). Collective. */
+void tc__mpi_node_place(MPI_Comm comm, int *rank, int *size);
+
 /* mpi_ipc.c: sets up the halos GPU to GPU (p->ipc = 1) where every rank
  * can (collective over p->comm: call it on every rank, after a successful
  * plan); TILECONV_MPI_IPC=0 turns it off. A no-op in a build without CUDA.

@@ -207,6 +207,18 @@ static void plan_chunks(tc_mpi_plan *p, int interior) {
     }
 }
 
+/* This rank's place among the ranks of comm on its node
+ * (MPI_COMM_TYPE_SHARED): its rank there and their number (left as they
+ * were if the split fails). Collective over comm. */
+void tc__mpi_node_place(MPI_Comm comm, int *rank, int *size) {
+    MPI_Comm node;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return;
+    MPI_Comm_rank(node, rank);
+    MPI_Comm_size(node, size);
+    MPI_Comm_free(&node);
+}
+
 static void set_device(tc_mpi_plan *p, tc_context *ctx, const tc_mpi_options *mo, char *msg,
                        size_t n, tc_status *st) {
     if (!mo || mo->backend == TC_BACKEND_CPU) {
@@ -217,6 +229,9 @@ static void set_device(tc_mpi_plan *p, tc_context *ctx, const tc_mpi_options *mo
         return;
     }
     if (mo->backend != TC_BACKEND_CUDA) return;
+    /* collective: before any rank can leave for want of a device */
+    int local = 0, nsize = 0;
+    tc__mpi_node_place(p->comm, &local, &nsize);
     int devs = tc_cuda_device_count();
     if (devs <= 0) {
         *st = TC_ERR_NO_DEVICE;
@@ -228,13 +243,6 @@ static void set_device(tc_mpi_plan *p, tc_context *ctx, const tc_mpi_options *mo
 #endif
         );
         return;
-    }
-    MPI_Comm node;
-    int local = 0;
-    if (MPI_Comm_split_type(p->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-        MPI_SUCCESS) {
-        MPI_Comm_rank(node, &local);
-        MPI_Comm_free(&node);
     }
     p->gpu = 1;
     p->dev = local % devs;
@@ -313,12 +321,8 @@ static int choose_threads(MPI_Comm comm, const tc_mpi_options *mo) {
     if (env && atoi(env) > 0) return atoi(env);
     /* the node's CPUs shared by its ranks (each rank's pool would
      * otherwise take every CPU) */
-    MPI_Comm node;
-    int local = 1;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        MPI_Comm_size(node, &local);
-        MPI_Comm_free(&node);
-    }
+    int nrank = 0, local = 1;
+    tc__mpi_node_place(comm, &nrank, &local);
     int t = tc_cpu_count() / (local > 0 ? local : 1);
     return t < 1 ? 1 : t;
 }
