@@ -501,6 +501,7 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     if (S > q.kt / 8) S = q.kt / 8;
     const char *se = getenv("TC_CUDA_GEMM_TF32_SPLIT");
     if (se && se[0] >= '0' && se[0] <= '9') S = rem > 0 ? atoi(se) : 1;
+    if (S > 64) S = 64; /* a forced S: the workspace and the item count stay small */
     if (S > q.kt) S = q.kt;
     if (S < 2 || ntiles <= res) S = 1;
     q.full = (int)(S > 1 ? ntiles - rem : ntiles);
