@@ -17,10 +17,12 @@
 #            (--map-by slot:PE=2: a spare core for it; ranks up to half the
 #            cores), interleaved, PROGRESS_ROUNDS times (default 2), and
 #            --local at each rank count
-#   gpuvar   (session 10) GPU ranks: test_mpi's GPU cases at 2 and 3 ranks;
+#   gpuvar   (session 10) GPU ranks: test_mpi's GPU cases at 2 and 3 ranks
+#            (session 19: with TILECONV_MPI_IPC=1, which fails the test if
+#            no plan moved its halos GPU to GPU, and at 2 ranks with =0);
 #            weak 1 -> 2 ranks on host arrays (default, 3 slabs, progress
 #            thread with a spare core, --local) and on device arrays
-#            (--device, 192^3 and 384^3 per rank, --local)
+#            (--device, 192^3 and 384^3 per rank, IPC on and off, --local)
 #   gpu      (session 8) GPU ranks on this machine's GPU(s): a CUDA build
 #            (CMAKE_CUDA_ARCHITECTURES=90) is made for every step; then
 #            tileconv-mpi --backend cuda at 1 and 2 ranks (sharing one GPU
