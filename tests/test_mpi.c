@@ -499,6 +499,14 @@ int main(int argc, char **argv) {
             memcpy(m2, mask, sizeof m2);
             m2[4] += (float)rank;
             expect_refusal("a mask that differs across ranks", &d, m2, NULL, "different");
+            /* a rank that fails its own checks before the arguments are
+             * compared (session 19: it used to skip the collective the
+             * others were in) */
+            tc_filter_desc d2 = d;
+            if (rank == size - 1) d2.shape[0] = 0;
+            expect_refusal("a shape invalid on the last rank only", &d2, mask, NULL, "shape[0] = 0");
+            expect_refusal("no mask on the last rank only", &d, rank == size - 1 ? NULL : mask,
+                           NULL, "mask is NULL");
             tc_mpi_options_init(&mo);
             mo.box_first = rank ? NULL : first;
             expect_refusal("boxes on some ranks only", &d, mask, &mo, "different");

@@ -83,6 +83,14 @@ static tc_status mpi_agree(MPI_Comm comm, tc_status st, char *msg, size_t n) {
     return (tc_status)worst;
 }
 
+/* A checkpoint before a collective: every rank learns the worst status so
+ * far and its message (mpi_agree), so that a rank that failed on its own
+ * does not skip a collective the others enter. 1: every rank is fine. */
+static int all_ok(MPI_Comm comm, tc_status *st, char *msg, size_t n) {
+    *st = mpi_agree(comm, *st, msg, n);
+    return *st == TC_OK;
+}
+
 #if TC_MPI_HAVE_CUDA
 static int dev_setup(tc_mpi_plan *p, size_t ext_elems);
 #endif
@@ -387,7 +395,7 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
     if (!p) {
         st = TC_ERR_OUT_OF_MEMORY;
         snprintf(msg, sizeof msg, "mpi plan: out of memory");
-        goto agree;
+        goto ckA;
     }
     p->comm = dup;
     p->rank = rank;
@@ -395,12 +403,12 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
     if (!desc || !mask) {
         st = TC_ERR_INVALID_ARGUMENT;
         snprintf(msg, sizeof msg, "mpi plan: %s is NULL", !desc ? "description" : "mask");
-        goto agree;
+        goto ckA;
     }
     if (mo && mo->struct_size != sizeof *mo) {
         st = TC_ERR_INVALID_ARGUMENT;
         snprintf(msg, sizeof msg, "mpi plan: options not set up by tc_mpi_options_init");
-        goto agree;
+        goto ckA;
     }
     p->d = *desc;
     p->nd = desc->ndim;
@@ -412,25 +420,28 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
                  "mpi plan: output %d, ndim %d, nspatial %d: distributed filters take 'same' "
                  "output over 1 to 3 filtered axes (no batch axes)",
                  (int)desc->output, desc->ndim, desc->nspatial);
-        goto agree;
+        goto ckA;
     }
     for (int i = 0; i < desc->ndim; i++) {
         if (desc->in_strides[i] || desc->out_strides[i]) {
             st = TC_ERR_UNSUPPORTED;
             snprintf(msg, sizeof msg, "mpi plan: strided arrays are not supported (axis %d)", i);
-            goto agree;
+            goto ckA;
         }
         if (desc->shape[i] < 1 || desc->shape[i] > INT_MAX / 2 || desc->mask_shape[i] < 1) {
             st = TC_ERR_INVALID_ARGUMENT;
             snprintf(msg, sizeof msg, "mpi plan: shape[%d] = %lld, mask_shape[%d] = %lld", i,
                      (long long)desc->shape[i], i, (long long)desc->mask_shape[i]);
-            goto agree;
+            goto ckA;
         }
     }
     p->esize = desc->dtype == TC_FLOAT64 ? 8 : 4;
     p->etype = desc->dtype == TC_FLOAT64 ? MPI_DOUBLE : MPI_FLOAT;
     for (int i = 0; i < 3; i++) p->N[i] = i < p->nd ? desc->shape[i] : 1;
     tc__mpi_reach(desc, p->before, p->after);
+ckA: /* before the first collective: a rank that failed above must not
+      * leave the others in it (nor below: a checkpoint before each) */
+    if (!all_ok(comm, &st, msg, sizeof msg)) goto agreed;
     /* the same arguments everywhere (a mismatch would deadlock or mix data) */
     {
         uint64_t h = args_hash(desc, mask, opt, mo), hmin = 0, hmax = 0;
@@ -449,8 +460,10 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
     if (!boxes) {
         st = TC_ERR_OUT_OF_MEMORY;
         snprintf(msg, sizeof msg, "mpi plan: out of memory");
-        goto agree;
+        goto ckB;
     }
+ckB:
+    if (!all_ok(comm, &st, msg, sizeof msg)) goto agreed;
     if (mo && mo->box_first) {
         tc__mpi_box mine;
         for (int i = 0; i < 3; i++) {
@@ -499,7 +512,7 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
                  "periodic images of the array", (long long)desc->mask_shape[0],
                  (long long)(p->nd > 1 ? desc->mask_shape[1] : 1),
                  (long long)(p->nd > 2 ? desc->mask_shape[2] : 1), TC_MPI_MAXRUN);
-        goto agree;
+        goto ckC;
     }
     /* ext index maps (mode extension at the global edges) */
     for (int k = 0; k < 3; k++) {
@@ -508,7 +521,7 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
         if (!p->map[k] || !p->oob[k]) {
             st = TC_ERR_OUT_OF_MEMORY;
             snprintf(msg, sizeof msg, "mpi plan: out of memory");
-            goto agree;
+            goto ckC;
         }
         for (int64_t e = 0; e < p->x.xn[k]; e++) {
             int64_t g = p->x.xlo[k] + e;
@@ -523,8 +536,10 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
     }
     if (tc__mpi_build_messages(p, boxes, msg, sizeof msg)) {
         st = TC_ERR_OUT_OF_MEMORY;
-        goto agree;
+        goto ckC;
     }
+ckC:
+    if (!all_ok(comm, &st, msg, sizeof msg)) goto agreed;
     int interior, nthreads = 1;
     tc__mpi_plan_pieces(p, &interior);
     {
@@ -532,7 +547,7 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
         int want = want_progress(comm, nthreads, mo, msg, sizeof msg);
         if (want < 0) {
             st = TC_ERR_INVALID_ARGUMENT;
-            goto agree;
+            goto ckD;
         }
         /* a thread only when there are messages to drive (created before
          * the chunks are planned: with one, the interior is one plan) */
@@ -541,17 +556,19 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
             st = TC_ERR_OUT_OF_MEMORY;
             snprintf(msg, sizeof msg, "mpi plan: rank %d cannot start its progress thread",
                      rank);
-            goto agree;
+            goto ckD;
         }
     }
     st = tc_context_create(&ctx);
     if (st == TC_OK) st = tc_context_set_threads(ctx, nthreads);
     if (st) {
         snprintf(msg, sizeof msg, "mpi plan: %s", tc_last_error());
-        goto agree;
+        goto ckD;
     }
+ckD:
+    if (!all_ok(comm, &st, msg, sizeof msg)) goto agreed;
     set_device(p, ctx, mo, msg, sizeof msg, &st);
-    if (st) goto agree;
+    if (!all_ok(comm, &st, msg, sizeof msg)) goto agreed; /* a rank without its device */
     {
         /* rank 0 picks the algorithm (on its box), everyone uses it */
         char algo[64] = "";
@@ -602,9 +619,10 @@ tc_status tc_mpi_plan_filter_ex(tc_mpi_plan **plan, MPI_Comm comm, const tc_filt
 #endif
     }
 agree:
+    st = mpi_agree(comm, st, msg, sizeof msg);
+agreed:
     tc_context_destroy(ctx); /* plans keep what they need */
     free(boxes);
-    st = mpi_agree(comm, st, msg, sizeof msg);
     if (st != TC_OK) {
         if (p) tc_mpi_plan_destroy(p); /* frees dup */
         else MPI_Comm_free(&dup);
