@@ -160,7 +160,9 @@ TC_API tc_status tc_mpi_local_box(const tc_mpi_plan *plan, int64_t first[3], int
  * spans the other axes (TC_ERR_UNSUPPORTED otherwise: use tc_mpi_local_box). */
 TC_API tc_status tc_mpi_local_rows(const tc_mpi_plan *plan, int64_t *first, int64_t *count);
 /* y_local = filter(x)[this rank's box]; x_local and y_local are this rank's
- * boxes (dense, C order), not overlapping. GPU ranks: both host arrays or
+ * boxes (dense, C order), not overlapping; NULL on any rank fails the call
+ * on every rank (a NULL plan returns TC_ERR_INVALID_ARGUMENT on that rank
+ * alone: it cannot reach the others). GPU ranks: both host arrays or
  * both device arrays of the rank's device (anything else fails on every
  * rank with TC_ERR_INVALID_ARGUMENT); on device arrays y_local is complete
  * when the call returns. A failure on any rank fails the call on every rank

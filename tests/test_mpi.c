@@ -507,6 +507,28 @@ int main(int argc, char **argv) {
             expect_refusal("a shape invalid on the last rank only", &d2, mask, NULL, "shape[0] = 0");
             expect_refusal("no mask on the last rank only", &d, rank == size - 1 ? NULL : mask,
                            NULL, "mask is NULL");
+            /* an execute with NULL y_local on the last rank only: every
+             * rank fails with its message (before session 19 the others
+             * waited in the exchange) */
+            tc_mpi_plan *mp = NULL;
+            int ok = tc_mpi_plan_filter_ex(&mp, MPI_COMM_WORLD, &d, mask, NULL, NULL) == TC_OK;
+            check(ok, "plan for the NULL-array execute");
+            if (ok) {
+                int64_t b[6];
+                tc_mpi_local_box(mp, b, b + 3);
+                float *xl = calloc((size_t)(b[3] * b[4] * b[5]), sizeof(float)),
+                      *yl = malloc((size_t)(b[3] * b[4] * b[5]) * sizeof(float));
+                tc_status es = tc_mpi_execute_filter(mp, rank == size - 1 ? NULL : yl, xl);
+                const char *m = tc_mpi_last_error();
+                if (rank == 0) printf("  refusal (NULL y_local on the last rank only): %s\n", m);
+                check(es == TC_ERR_INVALID_ARGUMENT && strstr(m, "y_local is NULL") != NULL,
+                      "NULL y_local on the last rank only");
+                /* and the plan still works afterwards */
+                check(tc_mpi_execute_filter(mp, yl, xl) == TC_OK, "execute after the refusal");
+                free(xl);
+                free(yl);
+                tc_mpi_plan_destroy(mp);
+            }
             tc_mpi_options_init(&mo);
             mo.box_first = rank ? NULL : first;
             expect_refusal("boxes on some ranks only", &d, mask, &mo, "different");

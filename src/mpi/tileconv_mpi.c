@@ -1034,46 +1034,49 @@ static cudaError_t dev_rims(tc_mpi_plan *p, void *y, tc_status *st) {
 #endif
 
 tc_status tc_mpi_execute_filter(tc_mpi_plan *p, void *y, const void *x) {
-    if (!p || !y || !x) return TC_ERR_INVALID_ARGUMENT;
+    if (!p) return TC_ERR_INVALID_ARGUMENT; /* no plan: no communicator to tell the others */
     tc_status st = TC_OK;
     char msg[300] = "";
     /* GPU ranks on device arrays: the interior on them in place, the
-     * exchange through host stages, the rims on the device */
-    int dev = 0;
+     * halos GPU to GPU (IPC) or through host stages, the rims on the
+     * device */
+    int dev = 0, dx = 0, dy = 0;
 #if TC_MPI_HAVE_CUDA
     cudaError_t ce = cudaSuccess;
-    if (p->gpu) {
-        int dx = 0, dy = 0;
-        if (cudaSetDevice(p->dev) == cudaSuccess) {
-            dx = dev_ptr(x);
-            dy = dev_ptr(y);
-        }
-        /* agreed first: a rank cannot drop out of the exchange alone; and
-         * the halos go GPU to GPU only when every rank has device arrays */
-        int ag[2] = {dx != dy ? 1 : dx && !p->dev_ok ? 2 : 0, !dx};
-        MPI_Allreduce(MPI_IN_PLACE, ag, 2, MPI_INT, MPI_MAX, p->comm);
-        const int bad = ag[0];
-        p->ipc_now = p->ipc && dx && !ag[1];
-        if (bad) {
-            if (dx != dy)
-                snprintf(msg, sizeof msg,
-                         "mpi execute: x_local and y_local must both be host arrays or both "
-                         "device arrays of the rank's device (rank %d: x %s, y %s)",
-                         p->rank, dx ? "device" : "host", dy ? "device" : "host");
-            else if (dx && !p->dev_ok)
-                snprintf(msg, sizeof msg,
-                         "mpi execute: rank %d could not set up for device arrays at plan "
-                         "time (device memory, stream or events)", p->rank);
-            st = mpi_agree(p->comm, dx != dy ? TC_ERR_INVALID_ARGUMENT
-                                    : msg[0] ? TC_ERR_OUT_OF_MEMORY
-                                             : TC_OK,
-                           msg, sizeof msg);
-            snprintf(tc_mpi_err, sizeof tc_mpi_err, "%s", msg);
-            return st;
-        }
-        dev = dx;
+    if (p->gpu && x && y && cudaSetDevice(p->dev) == cudaSuccess) {
+        dx = dev_ptr(x);
+        dy = dev_ptr(y);
     }
 #endif
+    /* agreed first, on every plan: a rank cannot drop out of the exchange
+     * alone (NULL arrays, host and device arrays mixed, no device set-up),
+     * and the halos go GPU to GPU only when every rank has device arrays */
+    int ag[2] = {!x || !y || dx != dy || (dx && !p->dev_ok), !dx};
+    MPI_Allreduce(MPI_IN_PLACE, ag, 2, MPI_INT, MPI_MAX, p->comm);
+    p->ipc_now = p->ipc && dx && !ag[1];
+    if (ag[0]) {
+        tc_status mine = TC_OK;
+        if (!x || !y) {
+            mine = TC_ERR_INVALID_ARGUMENT;
+            snprintf(msg, sizeof msg, "mpi execute: rank %d: %s is NULL", p->rank,
+                     !x ? "x_local" : "y_local");
+        } else if (dx != dy) {
+            mine = TC_ERR_INVALID_ARGUMENT;
+            snprintf(msg, sizeof msg,
+                     "mpi execute: x_local and y_local must both be host arrays or both "
+                     "device arrays of the rank's device (rank %d: x %s, y %s)",
+                     p->rank, dx ? "device" : "host", dy ? "device" : "host");
+        } else if (dx && !p->dev_ok) {
+            mine = TC_ERR_OUT_OF_MEMORY;
+            snprintf(msg, sizeof msg,
+                     "mpi execute: rank %d could not set up for device arrays at plan "
+                     "time (device memory, stream or events)", p->rank);
+        }
+        st = mpi_agree(p->comm, mine, msg, sizeof msg);
+        snprintf(tc_mpi_err, sizeof tc_mpi_err, "%s", msg);
+        return st;
+    }
+    dev = dx;
     double t0 = now(), tw = 0, ex = 0, tdone = t0, c;
     int tot = p->nrecv + p->nsend, rdone = p->nrecv == 0, adone = tot == 0;
 #if TC_MPI_HAVE_CUDA
