@@ -114,6 +114,17 @@ __device__ __forceinline__ void gt_origin(const gtp &q, int tile, int rm, int rn
     m0 = ((fm + r % gs) * CM + rm) * BM;
     n0 = ((r / gs) * CN + rn) * GT_BN;
 }
+/* Accumulator i of consumer thread ct (acc[4j + 2h + e], wgmma's D
+ * fragment of C^T) is C's row m0 + 8j + 2t + e, column n0 + 64 wg + 16 warp
+ * + g + 8h: alpha v + beta C stored there when it lies inside m and n. */
+__device__ __forceinline__ void gt_put(float *C, const gtp &q, int m0, int n0, int ct, int i, float v) {
+    const int wg = ct >> 7, warp = (ct >> 5) & 3, lane = ct & 31, g = lane >> 2, t = lane & 3;
+    const int n = n0 + 64 * wg + 16 * warp + g + 8 * ((i >> 1) & 1), m = m0 + 8 * (i >> 2) + 2 * t + (i & 1);
+    if (n >= q.n || m >= q.m) return;
+    float *c = C + (int64_t)m * q.ldc + n;
+    const float a = q.alpha * v;
+    *c = q.beta != 0.f ? a + q.beta * *c : a;
+}
 /* work item -> tile and k-steps [k0, k1); part -1: a whole tile */
 __device__ __forceinline__ void gt_item(const gtp &q, int item, int &tile, int &part, int &k0, int &k1) {
     if (item < q.full) {
@@ -317,22 +328,8 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
             for (int i = 0; i < BM / 2; i++) w[(size_t)i * 256] = acc[i];
             continue;
         }
-        /* acc[4j + 2h + e]: n = n0 + 64 wg + 16 warp + g + 8h, m = m0 + 8j + 2t + e */
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int n = n0 + 64 * wg + 16 * warp + g + 8 * h;
-            if (n >= q.n) continue;
-#pragma unroll
-            for (int j = 0; j < BM / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int m = m0 + 8 * j + 2 * t + e;
-                    if (m >= q.m) continue;
-                    float *c = C + (int64_t)m * q.ldc + n;
-                    const float v = q.alpha * acc[4 * j + 2 * h + e];
-                    *c = q.beta != 0.f ? v + q.beta * *c : v;
-                }
-        }
+        for (int i = 0; i < BM / 2; i++) gt_put(C, q, m0, n0, ct, i, acc[i]);
     }
     if constexpr (CL > 1) ig_cluster_sync(); /* the peer's arrivals on our barriers are done */
 }
@@ -351,7 +348,6 @@ __global__ void __launch_bounds__(256) k_gemm_tf32_sum(float *__restrict__ C, co
     const int rm = rank / CN, rn = rank % CN;
     int m0, n0;
     gt_origin<BM, CM, CN>(q, q.full + rt, rm, rn, m0, n0);
-    const int wg = ct >> 7, warp = (ct >> 5) & 3, lane = ct & 31, g = lane >> 2, t = lane & 3;
     const size_t blk = (size_t)(BM / 2 * 256);
     const int i0 = 8 * (int)blockIdx.y;
     const float *w = ws + ((size_t)rt * q.split * CL + rank) * blk + (size_t)i0 * 256 + ct;
@@ -362,14 +358,7 @@ __global__ void __launch_bounds__(256) k_gemm_tf32_sum(float *__restrict__ C, co
 #pragma unroll
         for (int ii = 0; ii < 8; ii++) s[ii] += __ldg(w + (size_t)ii * 256);
 #pragma unroll
-    for (int ii = 0; ii < 8; ii++) {
-        const int i = i0 + ii, j = i >> 2, h = (i >> 1) & 1, e = i & 1;
-        const int n = n0 + 64 * wg + 16 * warp + g + 8 * h, m = m0 + 8 * j + 2 * t + e;
-        if (n >= q.n || m >= q.m) continue;
-        float *c = C + (int64_t)m * q.ldc + n;
-        const float v = q.alpha * s[ii];
-        *c = q.beta != 0.f ? v + q.beta * *c : v;
-    }
+    for (int ii = 0; ii < 8; ii++) gt_put(C, q, m0, n0, ct, i0 + ii, s[ii]);
 }
 
 int gt_shape(const tc__problem *p, char *why, size_t n) {

@@ -885,6 +885,7 @@ static void trace_line(tc_mpi_plan *p, double t0) {
 static cudaError_t dev_rows(tc_mpi_plan *p, int pi, const void *x, int up, cudaStream_t S) {
     const piece *pc = &p->pc[pi];
     const int64_t lo = pc->in.lo[0], nr = pc->in.n[0], olo0 = p->own.lo[0] - p->x.xlo[0];
+    const int64_t rowb = p->x.xn[1] * p->x.xn[2] * (int64_t)p->esize; /* an ext row in rbuf */
     cudaError_t e = cudaSuccess;
     /* 0 own, 1 ext, 2 cval */
 #define SRC(r) (p->oob[0][r] ? p->map[0][r] : (r))
@@ -893,7 +894,6 @@ static cudaError_t dev_rows(tc_mpi_plan *p, int pi, const void *x, int up, cudaS
         const int64_t s = SRC(r);
         const int kind = KIND(s);
         int64_t r2 = r + 1;
-        const int64_t rowb = p->x.xn[1] * p->x.xn[2] * (int64_t)p->esize;
         const int fromr = kind == 1 && p->ipc_now;
         if (fromr && p->rowoff[s] < 0) return cudaErrorInvalidValue; /* not received: a bug */
         while (r2 < lo + nr && KIND(SRC(r2)) == kind && (kind == 2 || SRC(r2) == s + (r2 - r)) &&
