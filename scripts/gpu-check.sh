@@ -33,7 +33,8 @@
 #   profile-source (only when named) ncu's source view of one launch of the
 #             conv-layer kernel GPU_CHECK_NCU_KERNELS on the first layer of
 #             GPU_CHECK_NCU_LAYERS: the SASS instructions with the most
-#             stall samples (bench/ncu_source_top.py) -> $OUT/ncu_source.txt
+#             stall samples (bench/ncu_source_top.py) -> $OUT/ncu_source.txt;
+#             GPU_CHECK_NCU_SRC_GEMM=REGEX: a GEMM kernel at 4096^3 instead
 #   profile   (only when named) ncu on one launch of the main cuda.direct
 #             kernels -> $OUT/ncu.txt; TC_BENCH_SWEEP=1 in the environment
 #             makes the bench step time every kernel variant too
@@ -215,13 +216,24 @@ fi
 if has profile-source; then
   # (only when named) where the warps of one kernel stall, instruction by
   # instruction (session 15: it found V 8's stage divisions)
-  L=${GPU_CHECK_NCU_LAYERS:-128@28}; L=${L%%|*}
-  stamp "ncu source view: layer $L, kernels ${GPU_CHECK_NCU_KERNELS:-^k_ig7\$}"
-  GPU_LAYERS_ONLY="$L" GPU_LAYERS_REPEAT=3 GPU_LAYERS_SWEEP=0 timeout "$(left 120)" "$NCU" --clock-control none \
-      --kernel-name-base "${GPU_CHECK_NCU_BASE:-function}" -k "regex:${GPU_CHECK_NCU_KERNELS:-^k_ig7\$}" \
-      --launch-skip "${GPU_CHECK_NCU_SKIP:-2}" --launch-count 1 --section SourceCounters \
-      --section WarpStateStats -f -o /tmp/tc_ncu_src "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" \
-      /tmp/ncu_src_layers >"$OUT/ncu_source.log" 2>&1
+  # GPU_CHECK_NCU_SRC_GEMM=REGEX: a GEMM kernel at GPU_GEMM_SIZES' first
+  # size (default 4096) through bench/gpu_gemm.py instead (its default
+  # forms only)
+  NCU_SRC=(--kernel-name-base "${GPU_CHECK_NCU_BASE:-function}" --launch-skip "${GPU_CHECK_NCU_SKIP:-2}"
+           --launch-count 1 --section SourceCounters --section WarpStateStats -f -o /tmp/tc_ncu_src)
+  if [ -n "${GPU_CHECK_NCU_SRC_GEMM:-}" ]; then
+    GS=${GPU_GEMM_SIZES:-4096}; GS=${GS%% *}
+    stamp "ncu source view: GEMM $GS^3, kernels $GPU_CHECK_NCU_SRC_GEMM"
+    GPU_GEMM_SIZES="$GS" GPU_GEMM_FORMS= timeout "$(left 120)" "$NCU" --clock-control none \
+        -k "regex:$GPU_CHECK_NCU_SRC_GEMM" "${NCU_SRC[@]}" "$PY" "$SRC/bench/gpu_gemm.py" "$BUILD" \
+        /tmp/ncu_src_gemm >"$OUT/ncu_source.log" 2>&1
+  else
+    L=${GPU_CHECK_NCU_LAYERS:-128@28}; L=${L%%|*}
+    stamp "ncu source view: layer $L, kernels ${GPU_CHECK_NCU_KERNELS:-^k_ig7\$}"
+    GPU_LAYERS_ONLY="$L" GPU_LAYERS_REPEAT=3 GPU_LAYERS_SWEEP=0 timeout "$(left 120)" "$NCU" --clock-control none \
+        -k "regex:${GPU_CHECK_NCU_KERNELS:-^k_ig7\$}" "${NCU_SRC[@]}" "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" \
+        /tmp/ncu_src_layers >"$OUT/ncu_source.log" 2>&1
+  fi
   echo "ncu rc=$?"
   "$NCU" -i /tmp/tc_ncu_src.ncu-rep --page source --csv --print-source sass >/tmp/tc_ncu_src.csv 2>>"$OUT/ncu_source.log"
   "$PY" "$SRC/bench/ncu_source_top.py" /tmp/tc_ncu_src.csv "${GPU_CHECK_NCU_TOP:-40}" >"$OUT/ncu_source.txt" 2>&1
