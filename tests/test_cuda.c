@@ -394,10 +394,9 @@ static const gcase gcases[] = {
      * grid of 2; k of 37 k-steps split unevenly), with beta */
     {700, 650, 1180, 0, 0, 0, 1, 0.5},
     {190, 520, 96, 0, 0, 0, 1, 0.5}, /* small enough for the sanitizer runs */
-    /* session 20: cuda.gemm's variants (TC_CUDA_GEMM_FP32_VAR) on interior
-     * blocks only: an odd number of 32-deep k tiles (the unrolled loop's
-     * last tile alone), and a single k tile (the late barrier with no next
-     * tile) */
+    /* session 20: cuda.gemm on interior blocks only (whole 128 x 128
+     * tiles, k a multiple of 32): an odd number of 32-deep k tiles, and a
+     * single k tile (the pipeline's prologue is all there is) */
     {384, 256, 160, 0, 0, 0, 1, 0.5},
     {256, 128, 32, 0, 0, 0, 1, 0},
 };
@@ -951,8 +950,7 @@ static void run_gemm_tf32_checks(void) {
  * 17) the forms run only on cases up to 10M multiply-adds, the capped
  * grids on those up to 100k outputs. The other solvers run again; the
  * variables change only cuda.gemm-tf32. Then every case again with
- * cuda.gemm forced to BK = 16 and 32 (TC_CUDA_GEMM_FP32_BK), under each of
- * its fast kernel's variants (TC_CUDA_GEMM_FP32_VAR 0-7). */
+ * cuda.gemm forced to BK = 16 and 32 (TC_CUDA_GEMM_FP32_BK). */
 static void run_gemm_variants(void) {
     static const char *forms[][2] = {{"128", "1"}, {"256", "1"}, {"128", "2"},
                                      {"256", "2"}, {"128", "4"}, {"256", "4"}};
@@ -987,18 +985,14 @@ static void run_gemm_variants(void) {
     unsetenv("TC_CUDA_GEMM_TF32_SPLIT");
     /* cuda.gemm at each k depth on every case (by default BK 32 takes k a
      * multiple of 32, BK 16 the others) */
-    static const char *bks[] = {"16", "32"}, *vars[] = {"0", "1", "2", "3", "4", "5", "6", "7"};
-    for (int v = 0; v < 8; v++)
-        for (int b = 0; b < 2; b++) {
-            printf("gemm cases with TC_CUDA_GEMM_FP32_BK=%s TC_CUDA_GEMM_FP32_VAR=%s\n", bks[b], vars[v]);
-            setenv("TC_CUDA_GEMM_FP32_BK", bks[b], 1);
-            setenv("TC_CUDA_GEMM_FP32_VAR", vars[v], 1);
-            for (int gi = 0; gi < NGC; gi++)
-                if (!th_g.quick || gcases[gi].m * gcases[gi].n * gcases[gi].k <= 10000000)
-                    run_gemm_case(gi, 0);
-        }
+    static const char *bks[] = {"16", "32"};
+    for (int b = 0; b < 2; b++) {
+        printf("gemm cases with TC_CUDA_GEMM_FP32_BK=%s\n", bks[b]);
+        setenv("TC_CUDA_GEMM_FP32_BK", bks[b], 1);
+        for (int gi = 0; gi < NGC; gi++)
+            if (!th_g.quick || gcases[gi].m * gcases[gi].n * gcases[gi].k <= 10000000) run_gemm_case(gi, 0);
+    }
     unsetenv("TC_CUDA_GEMM_FP32_BK");
-    unsetenv("TC_CUDA_GEMM_FP32_VAR");
 }
 
 /* The planner takes the TF32 kernel only when the flags allow it. */

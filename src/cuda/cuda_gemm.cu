@@ -31,7 +31,6 @@
  * thread, bounds-checked loads.
  */
 #include "cuda/cuda_common.h"
-#include <type_traits>
 
 namespace {
 
@@ -90,14 +89,8 @@ template <int BK_> struct gat {
     static constexpr size_t SMEM = (size_t)(2 * AF + ST * BF) * sizeof(float);
 };
 
-/* VAR (session 20, TC_CUDA_GEMM_FP32_VAR, bits): 1 = A staged from rows q
- * and q + 64 (a warp's threads: 16 rows x 2 k groups) and stored as single
- * floats (no register moves to pair them; a warp's stores hit 32 banks),
- * 2 = the k-tile loop unrolled by two at BK 32 (the A buffer of each tile a
- * compile-time constant; at BK 16 it spilled). Edge blocks keep rows q2,
- * q2 + 1 (with rows q2 + 64 they spilled). 4 = the barrier late (LATE
- * below). */
-template <int BK, bool EDGE, int VAR>
+/* EDGE: the block's tile crosses m or n, or k is not a multiple of BK */
+template <int BK, bool EDGE>
 __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const float *__restrict__ B,
                                               float *__restrict__ C, const gargs &g, int64_t m0,
                                               int64_t n0) {
@@ -107,16 +100,12 @@ __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const
     float *AsT = smem, *Bsm = smem + 2 * K::AF;
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const int KT = (int)((g.k + BK - 1) / BK);
-    /* A staging, a half (16 k) at a time: rows q2, q2 + RS of the tile
-     * (VAR 1: RS 64, else 1), k c4 .. c4 + 3 of the half */
-    constexpr bool A64 = (VAR & 1) && !EDGE; /* edge blocks: rows q2, q2 + 1 */
-    constexpr int RS = A64 ? 64 : 1;
-    const int lane = tid & 31, wp = tid >> 5;
-    const int q2 = A64 ? (lane & 15) + 16 * (wp & 3) : (tid >> 2) * 2;
-    const int c4 = A64 ? 4 * ((lane >> 4) + 2 * (wp >> 2)) : (tid & 3) * 4;
-    const bool r0ok = m0 + q2 < g.m, r1ok = m0 + q2 + RS < g.m;
+    /* A staging, a half (16 k) at a time: rows 2q, 2q + 1 of the tile, k
+     * 4c .. 4c + 3 of the half */
+    const int q2 = (tid >> 2) * 2, c4 = (tid & 3) * 4;
+    const bool r0ok = m0 + q2 < g.m, r1ok = m0 + q2 + 1 < g.m;
     const float *pa0 = A + (r0ok ? (m0 + q2) * g.lda : 0) + c4;
-    const float *pa1 = A + (r1ok ? (m0 + q2 + RS) * g.lda : 0) + c4;
+    const float *pa1 = A + (r1ok ? (m0 + q2 + 1) * g.lda : 0) + c4;
     /* B copies: k rows bkr + 8 i at n chunk bnc */
     const int bkr = tid >> 5, bnc = (tid & 31) * 4;
     const float *pb = B + (int64_t)bkr * g.ldb + n0 + bnc;
@@ -156,10 +145,10 @@ __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const
      * (ptxas pairs them into 8-byte stores, with a register move each) */
     auto sts_a = [&](int buf, int h) {
         float *d = AsT + buf * K::AF + (16 * h + c4) * K::AP + q2;
-        d[0] = v0.x; d[RS] = v1.x;
-        d[K::AP] = v0.y; d[K::AP + RS] = v1.y;
-        d[2 * K::AP] = v0.z; d[2 * K::AP + RS] = v1.z;
-        d[3 * K::AP] = v0.w; d[3 * K::AP + RS] = v1.w;
+        d[0] = v0.x; d[1] = v1.x;
+        d[K::AP] = v0.y; d[K::AP + 1] = v1.y;
+        d[2 * K::AP] = v0.z; d[2 * K::AP + 1] = v1.z;
+        d[3 * K::AP] = v0.w; d[3 * K::AP + 1] = v1.w;
     };
 #pragma unroll
     for (int s = 0; s < K::ST - 1; s++) {
@@ -179,64 +168,36 @@ __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const
 #pragma unroll
         for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
     int cs = 0, ls = K::ST - 1;
-    /* fragments of k-steps kk (buffer kk & 1) */
-    float4 fa[2][2], fb[2][2];
-    auto ld_frag = [&](float4(&x)[2], float4(&y)[2], const float *At, const float *Bt, int kk) {
-        x[0] = *reinterpret_cast<const float4 *>(At + kk * K::AP);
-        x[1] = *reinterpret_cast<const float4 *>(At + kk * K::AP + 64);
-        y[0] = *reinterpret_cast<const float4 *>(Bt + kk * GB_N);
-        y[1] = *reinterpret_cast<const float4 *>(Bt + kk * GB_N + 64);
-    };
-    /* LATE (VAR 4): the tile's barrier before its last k-step, after which
-     * the next tile's first fragments load while that step computes (else
-     * the barrier at the top and the first fragments' latency exposed). The
-     * hazards: a B slot is rewritten (load_b at the next tile's top) only
-     * after the barrier that follows the last reads of it (the fragments of
-     * the last k-step load a step early); the A buffer the same way. */
-    constexpr bool LATE = (VAR & 4) != 0;
-    if constexpr (LATE) {
+    for (int kt = 0; kt < KT; kt++) {
         cp_wait<K::ST - 2>();
         __syncthreads();
-        ld_frag(fa[0], fb[0], AsT + ty * 4, Bsm + tx * 4, 0);
-    }
-    /* one k-tile; PAR: its A buffer when it is a compile-time constant
-     * (VAR 2), else -1 (kt & 1) */
-    auto tile = [&](int kt, auto PARC) {
-        constexpr int PAR = decltype(PARC)::value;
-        if constexpr (!LATE) {
-            cp_wait<K::ST - 2>();
-            __syncthreads();
-        }
         if (kt + K::ST - 1 < KT) load_b(ls, kt + K::ST - 1);
         cp_commit();
         if (++ls == K::ST) ls = 0;
-        const int abuf = PAR >= 0 ? PAR : kt & 1;
-        const float *At = AsT + abuf * K::AF + ty * 4;
+        const float *At = AsT + (kt & 1) * K::AF + ty * 4;
         const float *Bt = Bsm + cs * K::BF + tx * 4;
         if (++cs == K::ST) cs = 0;
         const bool more = kt + 1 < KT;
-        if constexpr (!LATE) ld_frag(fa[0], fb[0], At, Bt, 0);
+        float4 fa[2][2], fb[2][2];
+        fa[0][0] = *reinterpret_cast<const float4 *>(At);
+        fa[0][1] = *reinterpret_cast<const float4 *>(At + 64);
+        fb[0][0] = *reinterpret_cast<const float4 *>(Bt);
+        fb[0][1] = *reinterpret_cast<const float4 *>(Bt + 64);
         /* BK 32: each half of the next tile loaded from global memory before
-         * this tile's half computes, stored into the other buffer after it
-         * (LATE: the last half before the last k-step).
-         * BK 16: the next tile stored after the compute (LATE: before the
-         * last k-step), the one after it loaded then (a whole tile to
-         * arrive; the other order spilled). */
+         * this tile's half computes, stored into the other buffer after it.
+         * BK 16: the next tile stored after the compute, the one after it
+         * loaded then (a whole tile to arrive; the other order spilled). */
 #pragma unroll
         for (int h = 0; h < HALVES; h++) {
             if (HALVES > 1 && more) ldg_a(kt + 1, h);
 #pragma unroll
             for (int k16 = 0; k16 < 16; k16++) {
                 const int kk = 16 * h + k16, cb = kk & 1, nb = cb ^ 1;
-                if (kk + 1 < BK) ld_frag(fa[nb], fb[nb], At, Bt, kk + 1);
-                if (LATE && kk + 1 == BK) {
-                    if (more) sts_a(abuf ^ 1, h);
-                    cp_wait<K::ST - 2>();
-                    __syncthreads();
-                    if (more)
-                        ld_frag(fa[nb], fb[nb], AsT + (abuf ^ 1) * K::AF + ty * 4, Bsm + cs * K::BF + tx * 4,
-                                0);
-                    if (HALVES == 1 && kt + 2 < KT) ldg_a(kt + 2, 0);
+                if (kk + 1 < BK) {
+                    fa[nb][0] = *reinterpret_cast<const float4 *>(At + (kk + 1) * K::AP);
+                    fa[nb][1] = *reinterpret_cast<const float4 *>(At + (kk + 1) * K::AP + 64);
+                    fb[nb][0] = *reinterpret_cast<const float4 *>(Bt + (kk + 1) * GB_N);
+                    fb[nb][1] = *reinterpret_cast<const float4 *>(Bt + (kk + 1) * GB_N + 64);
                 }
                 const float a[8] = {fa[cb][0].x, fa[cb][0].y, fa[cb][0].z, fa[cb][0].w,
                                     fa[cb][1].x, fa[cb][1].y, fa[cb][1].z, fa[cb][1].w};
@@ -247,22 +208,12 @@ __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const
 #pragma unroll
                     for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
             }
-            if (HALVES > 1 && more && !(LATE && h == HALVES - 1)) sts_a(abuf ^ 1, h);
+            if (HALVES > 1 && more) sts_a((kt + 1) & 1, h);
         }
-        if (HALVES == 1 && !LATE) {
-            if (more) sts_a(abuf ^ 1, 0);
+        if (HALVES == 1) {
+            if (more) sts_a((kt + 1) & 1, 0);
             if (kt + 2 < KT) ldg_a(kt + 2, 0);
         }
-    };
-    if constexpr ((VAR & 2) != 0 && BK == 32) { /* BK 16 unrolled spilled */
-        int kt = 0;
-        for (; kt + 1 < KT; kt += 2) {
-            tile(kt, std::integral_constant<int, 0>());
-            tile(kt + 1, std::integral_constant<int, 1>());
-        }
-        if (kt < KT) tile(kt, std::integral_constant<int, 0>());
-    } else {
-        for (int kt = 0; kt < KT; kt++) tile(kt, std::integral_constant<int, -1>());
     }
     cp_wait<0>();
 #pragma unroll
@@ -274,15 +225,15 @@ __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const
     }
 }
 
-template <int BK, int VAR>
+template <int BK>
 __global__ void __launch_bounds__(256, 2)
 sgemm_128x128(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
               const gargs g, int64_t gy0) {
     const int64_t m0 = ((int64_t)blockIdx.y + gy0) * GB_M, n0 = (int64_t)blockIdx.x * GB_N;
     if (m0 + GB_M <= g.m && n0 + GB_N <= g.n && g.k % BK == 0)
-        sgemm_at_body<BK, false, VAR>(A, B, C, g, m0, n0);
+        sgemm_at_body<BK, false>(A, B, C, g, m0, n0);
     else
-        sgemm_at_body<BK, true, VAR>(A, B, C, g, m0, n0);
+        sgemm_at_body<BK, true>(A, B, C, g, m0, n0);
 }
 
 /* ---- generic: any transposes, sizes and strides ---- */
@@ -368,45 +319,24 @@ static int fp32_bk32(int64_t k) {
     return k % 32 == 0;
 }
 
-/* the fast kernel's variant (VAR above): TC_CUDA_GEMM_FP32_VAR=0..7 forces
- * one; default 0 */
-static int fp32_var(void) {
-    const char *e = getenv("TC_CUDA_GEMM_FP32_VAR");
-    if (e && e[0] >= '0' && e[0] <= '7' && !e[1]) return e[0] - '0';
-    return 0;
-}
-
-static int g_attr_set[2][8][16]; /* per k depth, variant and device: the shared-memory size set */
-template <int BK, int VAR>
-static tc_status launch_fast(const gargs &g, const float *A, const float *B, float *C, cudaStream_t st) {
+static int g_attr_set[2][16]; /* per k depth and device: the shared-memory size set */
+template <int BK> static tc_status launch_fast(const gargs &g, const float *A, const float *B, float *C,
+                                               cudaStream_t st) {
     const size_t smem = gat<BK>::SMEM;
     const int f = BK == 32;
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
-    if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[f][VAR][dev], __ATOMIC_ACQUIRE)) {
-        TC_CU(cudaFuncSetAttribute(sgemm_128x128<BK, VAR>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[f][dev], __ATOMIC_ACQUIRE)) {
+        TC_CU(cudaFuncSetAttribute(sgemm_128x128<BK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)smem));
-        if (dev >= 0 && dev < 16) __atomic_store_n(&g_attr_set[f][VAR][dev], 1, __ATOMIC_RELEASE);
+        if (dev >= 0 && dev < 16) __atomic_store_n(&g_attr_set[f][dev], 1, __ATOMIC_RELEASE);
     }
     int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, GB_M);
     TC__CU_FOR_GRID(gyn, 1, {
-        sgemm_128x128<BK, VAR><<<dim3((unsigned)gx, gny), 256, smem, st>>>(A, B, C, g, gy0);
+        sgemm_128x128<BK><<<dim3((unsigned)gx, gny), 256, smem, st>>>(A, B, C, g, gy0);
         TC_CU_LAUNCH("cuda.gemm");
     })
     return TC_OK;
-}
-template <int BK>
-static tc_status launch_fast_var(const gargs &g, const float *A, const float *B, float *C, cudaStream_t st) {
-    switch (fp32_var()) {
-    case 1: return launch_fast<BK, 1>(g, A, B, C, st);
-    case 2: return launch_fast<BK, 2>(g, A, B, C, st);
-    case 3: return launch_fast<BK, 3>(g, A, B, C, st);
-    case 4: return launch_fast<BK, 4>(g, A, B, C, st);
-    case 5: return launch_fast<BK, 5>(g, A, B, C, st);
-    case 6: return launch_fast<BK, 6>(g, A, B, C, st);
-    case 7: return launch_fast<BK, 7>(g, A, B, C, st);
-    default: return launch_fast<BK, 0>(g, A, B, C, st);
-    }
 }
 
 static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
@@ -416,7 +346,7 @@ static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     float *C = (float *)b->y;
     if (fast_shape(p) && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0) {
         g.vec_c = p->ldc % 4 == 0 && (uintptr_t)C % 16 == 0;
-        return fp32_bk32(p->k) ? launch_fast_var<32>(g, A, B, C, b->s) : launch_fast_var<16>(g, A, B, C, b->s);
+        return fp32_bk32(p->k) ? launch_fast<32>(g, A, B, C, b->s) : launch_fast<16>(g, A, B, C, b->s);
     }
     int64_t gx = tc__cu_div_up(g.n, 64), gyn = tc__cu_div_up(g.m, 64);
     TC__CU_FOR_GRID(gyn, 1, {
@@ -451,12 +381,12 @@ TC__CU_SOLVER(tc__solver_cuda_gemm) = {
 };
 
 void tc__cu_report_gemm(tc__cu_report *r) {
-    cudaFuncSetAttribute(sgemm_128x128<16, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat<16>::SMEM);
-    tc__cu_report_kernel(r, "cuda.gemm 128x128x16, A k-major", (const void *)sgemm_128x128<16, 0>, 256,
+    cudaFuncSetAttribute(sgemm_128x128<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat<16>::SMEM);
+    tc__cu_report_kernel(r, "cuda.gemm 128x128x16, A k-major", (const void *)sgemm_128x128<16>, 256,
                          gat<16>::SMEM);
     (void)cudaGetLastError();
-    cudaFuncSetAttribute(sgemm_128x128<32, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat<32>::SMEM);
-    tc__cu_report_kernel(r, "cuda.gemm 128x128x32, A k-major", (const void *)sgemm_128x128<32, 0>, 256,
+    cudaFuncSetAttribute(sgemm_128x128<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat<32>::SMEM);
+    tc__cu_report_kernel(r, "cuda.gemm 128x128x32, A k-major", (const void *)sgemm_128x128<32>, 256,
                          gat<32>::SMEM);
     (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.gemm generic 64x64", (const void *)sgemm_generic64, 256, 0);
