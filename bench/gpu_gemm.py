@@ -15,8 +15,7 @@ forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
 TC_CUDA_GEMM_TF32_CL = CL blocks a cluster: 2 share A, 4 as 2 x 2 share A
 and B; "256x4s0" also sets TC_CUDA_GEMM_TF32_SPLIT = 0: no split tail);
 "fp32-BK" adds a cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16
-or 32), "fp32-cp" / "fp32-reg" one with TC_CUDA_GEMM_FP32_A = cp / reg
-(the k-depth-32 kernel's A path). ms = the smaller of two medians. Errors against a float64 product
+or 32). ms = the smaller of two medians. Errors against a float64 product
 (torch, on the GPU) at the sizes up to 4096: max |C - C64| / max |C64|
 ("-" above). Writes OUTDIR/gpu_gemm.txt and .json. Never asserts."""
 import ctypes as C
@@ -137,15 +136,10 @@ for n in SIZES:
             os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
             os.environ.pop("TC_CUDA_GEMM_TF32_CL", None)
             os.environ.pop("TC_CUDA_GEMM_TF32_SPLIT", None)
-        if mode in ("fp32-cp", "fp32-reg"):
-            os.environ["TC_CUDA_GEMM_FP32_A"] = mode[5:]
-            os.environ.pop("TC_CUDA_GEMM_FP32_BK", None)
-        elif mode.startswith("fp32-"):
+        if mode.startswith("fp32-"):
             os.environ["TC_CUDA_GEMM_FP32_BK"] = mode[5:]
-            os.environ.pop("TC_CUDA_GEMM_FP32_A", None)
         else:
             os.environ.pop("TC_CUDA_GEMM_FP32_BK", None)
-            os.environ.pop("TC_CUDA_GEMM_FP32_A", None)
         pl, name = tc_plan(n, algo, flags)
         ours = tc_ms(pl, A, B) if pl else None
         theirs = torch_ms(a, b)
@@ -170,7 +164,6 @@ for n in SIZES:
     os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
     os.environ.pop("TC_CUDA_GEMM_TF32_SPLIT", None)
     os.environ.pop("TC_CUDA_GEMM_FP32_BK", None)
-    os.environ.pop("TC_CUDA_GEMM_FP32_A", None)
     del a, b
     torch.cuda.empty_cache()
 os.makedirs(outdir, exist_ok=True)

@@ -950,8 +950,7 @@ static void run_gemm_tf32_checks(void) {
  * 17) the forms run only on cases up to 10M multiply-adds, the capped
  * grids on those up to 100k outputs. The other solvers run again; the
  * variables change only cuda.gemm-tf32. Then every case again with
- * cuda.gemm forced to BK = 16 and 32 (TC_CUDA_GEMM_FP32_BK), BK 32 with A
- * through registers and by 4-byte cp.async (TC_CUDA_GEMM_FP32_A). */
+ * cuda.gemm forced to BK = 16 and 32 (TC_CUDA_GEMM_FP32_BK). */
 static void run_gemm_variants(void) {
     static const char *forms[][2] = {{"128", "1"}, {"256", "1"}, {"128", "2"},
                                      {"256", "2"}, {"128", "4"}, {"256", "4"}};
@@ -986,16 +985,14 @@ static void run_gemm_variants(void) {
     unsetenv("TC_CUDA_GEMM_TF32_SPLIT");
     /* cuda.gemm at each k depth on every case (by default BK 32 takes k a
      * multiple of 32, BK 16 the others) */
-    static const char *bks[] = {"16", "32", "32"}, *apath[] = {"reg", "reg", "cp"};
-    for (int b = 0; b < 3; b++) {
-        printf("gemm cases with TC_CUDA_GEMM_FP32_BK=%s TC_CUDA_GEMM_FP32_A=%s\n", bks[b], apath[b]);
+    static const char *bks[] = {"16", "32"};
+    for (int b = 0; b < 2; b++) {
+        printf("gemm cases with TC_CUDA_GEMM_FP32_BK=%s\n", bks[b]);
         setenv("TC_CUDA_GEMM_FP32_BK", bks[b], 1);
-        setenv("TC_CUDA_GEMM_FP32_A", apath[b], 1);
         for (int gi = 0; gi < NGC; gi++)
             if (!th_g.quick || gcases[gi].m * gcases[gi].n * gcases[gi].k <= 10000000) run_gemm_case(gi, 0);
     }
     unsetenv("TC_CUDA_GEMM_FP32_BK");
-    unsetenv("TC_CUDA_GEMM_FP32_A");
 }
 
 /* The planner takes the TF32 kernel only when the flags allow it. */

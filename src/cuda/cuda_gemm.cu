@@ -236,151 +236,6 @@ sgemm_128x128(const float *__restrict__ A, const float *__restrict__ B, float *_
         sgemm_at_body<BK, true>(A, B, C, g, m0, n0);
 }
 
-/* ---- session 20: A by 4-byte cp.async, transposed in flight ----
- * The SASS of sgemm_128x128<32> (session 20) showed ptxas sinking each
- * half's two A loads (LDG.128 into the 8 staging registers) to ~290 FFMAs
- * before their transposed stores, at the 128-register cap: the loads'
- * latency was exposed (ncu: long-scoreboard stalls on the store's register
- * moves). Here each thread copies its 16 A values of a tile global ->
- * shared with 4-byte cp.async straight to their k-major places (rows 16 w
- * + 4 i + (lane >> 3), k 8 j + (lane & 7): a warp's copy is 4 rows x 32
- * bytes, its shared writes hit 32 banks), so A needs no registers and
- * rides B's pipeline: 3 stages of (A 32 x 132, B 32 x 128), 97.5 KB a
- * block, two tiles in flight while one computes. The compute is the same
- * (8x8 a thread, fragments double-buffered). k-depth 32 only. */
-struct gcp {
-    static constexpr int BK = 32, AP = GB_M + 4, ST = 3;
-    static constexpr int AF = BK * AP, BF = BK * GB_N, SF = AF + BF;
-    static constexpr size_t SMEM = (size_t)ST * SF * sizeof(float);
-};
-__device__ __forceinline__ void cp_async4(float *dst, const float *src, int bytes) {
-    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async4f(float *dst, const float *src) {
-    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(src));
-}
-
-template <bool EDGE>
-__device__ __forceinline__ void sgemm_cpa_body(const float *__restrict__ A, const float *__restrict__ B,
-                                               float *__restrict__ C, const gargs &g, int64_t m0,
-                                               int64_t n0) {
-    using K = gcp;
-    extern __shared__ float4 smem4[];
-    float *smem = reinterpret_cast<float *>(smem4);
-    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4, lane = tid & 31, wp = tid >> 5;
-    const int KT = (int)((g.k + K::BK - 1) / K::BK);
-    /* A copies: rows ar + 4 i, k ak + 8 j of the tile; pointers stepped
-     * along k a tile at a time (loads are issued in k order) */
-    const int ar = 16 * wp + (lane >> 3), ak = lane & 7;
-    const float *pa[4];
-    bool rok[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        rok[i] = m0 + ar + 4 * i < g.m;
-        pa[i] = A + (rok[i] ? (m0 + ar + 4 * i) * g.lda : 0) + ak;
-    }
-    const int adst = ak * K::AP + ar;
-    /* B copies: k rows bkr + 8 i at n chunk bnc */
-    const int bkr = tid >> 5, bnc = (tid & 31) * 4;
-    const float *pb = B + (int64_t)bkr * g.ldb + n0 + bnc;
-    const bool bok = n0 + bnc < g.n;
-    const int64_t bstep8 = (int64_t)8 * g.ldb;
-    const int bdst = K::AF + bkr * GB_N + bnc;
-    auto load = [&](int slot, int kt) {
-        float *S = smem + slot * K::SF;
-        const int64_t k0 = (int64_t)kt * K::BK;
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                float *d = S + adst + 8 * j * K::AP + 4 * i;
-                if constexpr (!EDGE) {
-                    cp_async4f(d, pa[i] + 8 * j);
-                } else {
-                    const bool ok = rok[i] && k0 + ak + 8 * j < g.k;
-                    cp_async4(d, ok ? pa[i] + 8 * j : A, ok ? 4 : 0);
-                }
-            }
-            pa[i] += K::BK;
-        }
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            float *d = S + bdst + 8 * i * GB_N;
-            if constexpr (!EDGE) {
-                cp_async16f(d, pb + i * bstep8);
-            } else {
-                const bool ok = bok && k0 + bkr + 8 * i < g.k;
-                cp_async16(d, ok ? pb + i * bstep8 : B, ok ? 16 : 0);
-            }
-        }
-        pb += K::BK * g.ldb;
-    };
-#pragma unroll
-    for (int s = 0; s < K::ST - 1; s++) {
-        if (s < KT) load(s, s);
-        cp_commit();
-    }
-    float acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-#pragma unroll
-        for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
-    int cs = 0, ls = K::ST - 1;
-    for (int kt = 0; kt < KT; kt++) {
-        cp_wait<K::ST - 2>();
-        __syncthreads();
-        if (kt + K::ST - 1 < KT) load(ls, kt + K::ST - 1);
-        cp_commit();
-        if (++ls == K::ST) ls = 0;
-        const float *At = smem + cs * K::SF + ty * 4;
-        const float *Bt = At - ty * 4 + K::AF + tx * 4;
-        if (++cs == K::ST) cs = 0;
-        float4 fa[2][2], fb[2][2];
-        fa[0][0] = *reinterpret_cast<const float4 *>(At);
-        fa[0][1] = *reinterpret_cast<const float4 *>(At + 64);
-        fb[0][0] = *reinterpret_cast<const float4 *>(Bt);
-        fb[0][1] = *reinterpret_cast<const float4 *>(Bt + 64);
-#pragma unroll
-        for (int kk = 0; kk < K::BK; kk++) {
-            const int cb = kk & 1, nb = cb ^ 1;
-            if (kk + 1 < K::BK) {
-                fa[nb][0] = *reinterpret_cast<const float4 *>(At + (kk + 1) * K::AP);
-                fa[nb][1] = *reinterpret_cast<const float4 *>(At + (kk + 1) * K::AP + 64);
-                fb[nb][0] = *reinterpret_cast<const float4 *>(Bt + (kk + 1) * GB_N);
-                fb[nb][1] = *reinterpret_cast<const float4 *>(Bt + (kk + 1) * GB_N + 64);
-            }
-            const float a[8] = {fa[cb][0].x, fa[cb][0].y, fa[cb][0].z, fa[cb][0].w,
-                                fa[cb][1].x, fa[cb][1].y, fa[cb][1].z, fa[cb][1].w};
-            const float b[8] = {fb[cb][0].x, fb[cb][0].y, fb[cb][0].z, fb[cb][0].w,
-                                fb[cb][1].x, fb[cb][1].y, fb[cb][1].z, fb[cb][1].w};
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-#pragma unroll
-                for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-    }
-    cp_wait<0>();
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        int64_t row = m0 + (i < 4 ? 0 : 64) + ty * 4 + (i & 3);
-        if (row >= g.m) continue;
-#pragma unroll
-        for (int h = 0; h < 2; h++) store4(g, C + row * g.ldc, n0 + h * 64 + tx * 4, &acc[i][h * 4]);
-    }
-}
-
-__global__ void __launch_bounds__(256, 2)
-sgemm_128x128_cpa(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
-                  const gargs g, int64_t gy0) {
-    const int64_t m0 = ((int64_t)blockIdx.y + gy0) * GB_M, n0 = (int64_t)blockIdx.x * GB_N;
-    if (m0 + GB_M <= g.m && n0 + GB_N <= g.n && g.k % gcp::BK == 0)
-        sgemm_cpa_body<false>(A, B, C, g, m0, n0);
-    else
-        sgemm_cpa_body<true>(A, B, C, g, m0, n0);
-}
-
 /* ---- generic: any transposes, sizes and strides ---- */
 __device__ __forceinline__ float lda_(const float *A, const gargs &g, int64_t i, int64_t k) {
     return g.ta ? A[k * g.lda + i] : A[i * g.lda + k];
@@ -484,31 +339,6 @@ template <int BK> static tc_status launch_fast(const gargs &g, const float *A, c
     return TC_OK;
 }
 
-/* the k-depth-32 kernel's A path: 1 = sgemm_128x128_cpa (4-byte cp.async),
- * 0 = sgemm_128x128<32> (registers); TC_CUDA_GEMM_FP32_A=cp|reg forces one */
-static int fp32_cpa(void) {
-    const char *e = getenv("TC_CUDA_GEMM_FP32_A");
-    if (e && !strcmp(e, "cp")) return 1;
-    if (e && !strcmp(e, "reg")) return 0;
-    return 0;
-}
-static int g_cpa_attr_set[16]; /* per device: the shared-memory size set */
-static tc_status launch_cpa(const gargs &g, const float *A, const float *B, float *C, cudaStream_t st) {
-    const size_t smem = gcp::SMEM;
-    int dev = 0;
-    TC_CU(cudaGetDevice(&dev));
-    if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_cpa_attr_set[dev], __ATOMIC_ACQUIRE)) {
-        TC_CU(cudaFuncSetAttribute(sgemm_128x128_cpa, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        if (dev >= 0 && dev < 16) __atomic_store_n(&g_cpa_attr_set[dev], 1, __ATOMIC_RELEASE);
-    }
-    int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, GB_M);
-    TC__CU_FOR_GRID(gyn, 1, {
-        sgemm_128x128_cpa<<<dim3((unsigned)gx, gny), 256, smem, st>>>(A, B, C, g, gy0);
-        TC_CU_LAUNCH("cuda.gemm");
-    })
-    return TC_OK;
-}
-
 static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     gargs g = make_args(p);
@@ -516,8 +346,7 @@ static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     float *C = (float *)b->y;
     if (fast_shape(p) && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0) {
         g.vec_c = p->ldc % 4 == 0 && (uintptr_t)C % 16 == 0;
-        if (!fp32_bk32(p->k)) return launch_fast<16>(g, A, B, C, b->s);
-        return fp32_cpa() ? launch_cpa(g, A, B, C, b->s) : launch_fast<32>(g, A, B, C, b->s);
+        return fp32_bk32(p->k) ? launch_fast<32>(g, A, B, C, b->s) : launch_fast<16>(g, A, B, C, b->s);
     }
     int64_t gx = tc__cu_div_up(g.n, 64), gyn = tc__cu_div_up(g.m, 64);
     TC__CU_FOR_GRID(gyn, 1, {
@@ -559,10 +388,6 @@ void tc__cu_report_gemm(tc__cu_report *r) {
     cudaFuncSetAttribute(sgemm_128x128<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat<32>::SMEM);
     tc__cu_report_kernel(r, "cuda.gemm 128x128x32, A k-major", (const void *)sgemm_128x128<32>, 256,
                          gat<32>::SMEM);
-    (void)cudaGetLastError();
-    cudaFuncSetAttribute(sgemm_128x128_cpa, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gcp::SMEM);
-    tc__cu_report_kernel(r, "cuda.gemm 128x128x32, A by 4-byte cp.async", (const void *)sgemm_128x128_cpa,
-                         256, gcp::SMEM);
     (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.gemm generic 64x64", (const void *)sgemm_generic64, 256, 0);
 }
