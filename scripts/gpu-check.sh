@@ -259,9 +259,9 @@ if has sanitize; then
     cap=$(left 240)
     TC_TEST_CUDA_CONV_ONLY=${GPU_CHECK_SANITIZE_CONV:-0} TC_TEST_CUDA_GEMM_ONLY=${GPU_CHECK_SANITIZE_GEMM:-0} TC_TEST_QUICK=1 \
       timeout "$cap" "$CS" --tool $tool --error-exitcode 3 "$TEST" >"$OUT/$tool.log" 2>&1
-    src=$?
-    echo "$tool rc=$src"
-    [ "$src" = 124 ] && echo "$tool: NOT FINISHED (stopped after ${cap} s; its log ends at the pass it was in)"
+    san_rc=$?
+    echo "$tool rc=$san_rc"
+    [ "$san_rc" = 124 ] && echo "$tool: NOT FINISHED (stopped after ${cap} s; its log ends at the pass it was in)"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed,|Invalid|hazard|rror" "$OUT/$tool.log" | head -8
   done
 fi
