@@ -42,7 +42,7 @@ typedef struct th_state {
     int case_failed;        /* a CHECK failed in this case */
     int case_skipped;
     int case_checks_failed; /* failures printed in this case */
-    char case_name[256];
+    char case_name[400]; /* an op, a label of up to 320 and the algorithm */
     uint64_t seed;
     int quick, verbose;
 } th_state;

@@ -83,7 +83,7 @@ static tb_tol tol_for(const char *name, tc_dtype dt) {
 typedef struct inst {
     unsigned op;
     tc_dtype dt;
-    char label[240];
+    char label[320]; /* the longest conv label the format can make: ~308 */
     int threads;
     int extra; /* > 0: also MEASURE, and `extra` executes from 4 threads */
     tc_filter_desc fd;
