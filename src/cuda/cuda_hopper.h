@@ -139,7 +139,7 @@ __device__ __forceinline__ void ig_mbar_wait(uint64_t *b, unsigned parity) {
                  : "memory");
 #endif
 }
-/* box of a 2D / 5D tensor map at the given coordinates (elements; negative
+/* box of a 2D / 4D / 5D tensor map at the given coordinates (elements; negative
  * and past the end read as zeros) into shared memory at dst, signalling b */
 __device__ __forceinline__ void ig_tma2(void *dst, const CUtensorMap *m, int c0, int c1,
                                         uint64_t *b) {
@@ -156,6 +156,15 @@ __device__ __forceinline__ void ig_tma5(void *dst, const CUtensorMap *m, int c0,
     asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n" ::"r"(ig_sa(dst)),
                  "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(ig_sa(b))
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void ig_tma4(void *dst, const CUtensorMap *m, int c0, int c1, int c2,
+                                        int c3, uint64_t *b) {
+#if IG_WGMMA
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(ig_sa(dst)),
+                 "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(ig_sa(b))
                  : "memory");
 #endif
 }
