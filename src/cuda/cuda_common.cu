@@ -92,6 +92,30 @@ const tc__cu_device *tc__cu_dev(void) {
     return tc__cu_available() ? &tc__cu_props : NULL;
 }
 
+cudaError_t tc__cu_max_clusters(const void *func, int threads, size_t dyn_smem, int cl, int *n) {
+    *n = 0;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = (unsigned)cl;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    const tc__cu_device *d = tc__cu_dev();
+    const int sms = d ? d->sms : 0;
+    cfg.gridDim = dim3((unsigned)(sms > cl ? sms - sms % cl : cl));
+    cfg.blockDim = dim3((unsigned)threads);
+    cfg.dynamicSmemBytes = dyn_smem;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    const cudaError_t e = cudaOccupancyMaxActiveClusters(n, func, &cfg);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        *n = 0;
+    }
+    return e;
+}
+
 double tc__cu_estimate(double bytes, double flops, double eff) {
     const tc__cu_device *d = tc__cu_dev();
     if (!d) return 1e30;

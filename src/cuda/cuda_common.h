@@ -69,6 +69,13 @@ typedef struct tc__cu_device {
 } tc__cu_device;
 /* Properties of the current device, NULL when none. */
 const tc__cu_device *tc__cu_dev(void);
+/* Clusters of cl blocks (cl x 1 x 1) of the cluster kernel func, threads
+ * a block and dyn_smem bytes of dynamic shared memory each, resident at
+ * once on the current device (cudaOccupancyMaxActiveClusters, asked for
+ * a grid of the SMs rounded down to cl): a persistent grid's size. The
+ * launch (cuda.gemm-tf32) and the kernel report both ask here. Returns
+ * cudaSuccess and *n, or the query's error (cleared) and *n = 0. */
+cudaError_t tc__cu_max_clusters(const void *func, int threads, size_t dyn_smem, int cl, int *n);
 
 /* ---- memory ---- */
 /* Stream-ordered device scratch from a pool that keeps its memory (no

@@ -463,12 +463,12 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     if (res <= 0) {
         const tc__cu_device *d = tc__cu_dev();
         res = d ? d->sms / CL : 1;
-        if (CL > 1) {
+        if (CL > 1) { /* the kernel report (tc__cu_report_clusters) asks the same */
             int nc = 0;
-            cfg.gridDim = dim3((unsigned)(res * CL));
-            if (cudaOccupancyMaxActiveClusters(&nc, k_gemm_tf32<BM, CL>, &cfg) == cudaSuccess && nc > 0)
+            if (tc__cu_max_clusters((const void *)k_gemm_tf32<BM, CL>, gtc<BM>::NT, gtc<BM>::SMEM,
+                                    CL, &nc) == cudaSuccess &&
+                nc > 0)
                 res = nc;
-            (void)cudaGetLastError();
         }
         if (res < 1) res = 1;
         if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_resident[dev][fi], res, __ATOMIC_RELEASE);

@@ -46,24 +46,11 @@ void tc__cu_report_kernel(tc__cu_report *r, const char *name, const void *func, 
  * (GPCs whose SM count the cluster does not divide) */
 void tc__cu_report_clusters(tc__cu_report *r, const char *name, const void *func, int threads,
                             size_t dyn_smem, int cl) {
-    cudaLaunchConfig_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = (unsigned)cl;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
     const tc__cu_device *d = tc__cu_dev();
     const int sms = d ? d->sms : 0;
-    cfg.gridDim = dim3((unsigned)(sms > cl ? sms - sms % cl : cl));
-    cfg.blockDim = dim3((unsigned)threads);
-    cfg.dynamicSmemBytes = dyn_smem;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
     int nc = 0;
-    cudaError_t e = cudaOccupancyMaxActiveClusters(&nc, func, &cfg);
+    const cudaError_t e = tc__cu_max_clusters(func, threads, dyn_smem, cl, &nc);
     if (e != cudaSuccess) {
-        (void)cudaGetLastError();
         rprintf(r, "  %-38s clusters of %d: (cudaOccupancyMaxActiveClusters: %s)\n", name, cl,
                 cudaGetErrorString(e));
         return;
