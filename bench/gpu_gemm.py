@@ -10,12 +10,16 @@ beside torch.matmul with TF32 on. tileconv through ctypes on
 BUILD_DIR/libtileconv.so: tc_cuda_time_plan (operands copied to the GPU
 once, a warm-up, median of R executes between CUDA events); cuBLAS timed
 the same way (median of R calls between CUDA events, after 3 warm-ups).
+The two sides alternate, GPU_GEMM_ROUNDS rounds (default 3) of one median
+each: ms = the median of a side's round medians, ratio = the median of
+the rounds' ratios (session 21: cuBLAS's time moved 2-3% between calls
+while ours held; alternating puts both under the same clocks).
 GPU_GEMM_FORMS="128x1 256x2 ..." adds rows "tf32-BMxCL": cuda.gemm-tf32
 forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
 TC_CUDA_GEMM_TF32_CL = CL blocks a cluster: 2 share A, 4 as 2 x 2 share A
 and B; "256x4s0" also sets TC_CUDA_GEMM_TF32_SPLIT = 0: no split tail);
 "fp32-BK" adds a cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16
-or 32). ms = the smaller of two medians. Errors against a float64 product
+or 32). Errors against a float64 product
 (torch, on the GPU) at the sizes up to 4096: max |C - C64| / max |C64|
 ("-" above). Writes OUTDIR/gpu_gemm.txt and .json. Never asserts."""
 import ctypes as C
@@ -40,6 +44,7 @@ lib.tc_plan_gemm.argtypes = [C.POINTER(VP), VP, C.POINTER(GemmDesc), C.POINTER(P
 lib.tc_execute_gemm.argtypes = [VP, VP, VP, VP, VP]
 TF32 = 4
 R = int(os.environ.get("GPU_GEMM_REPEAT", "20"))
+ROUNDS = max(1, int(os.environ.get("GPU_GEMM_ROUNDS", "3")))
 SIZES = [int(s) for s in os.environ.get("GPU_GEMM_SIZES", "2048 4096 8192").split()]
 
 
@@ -60,33 +65,42 @@ def tc_plan(n, algo, flags):
 
 
 def tc_ms(pl, A, B):
-    best = None
-    for _ in range(2):
-        med, mn = C.c_double(), C.c_double()
-        if lib.tc_cuda_time_plan(pl, A.ctypes.data_as(VP), B.ctypes.data_as(VP), None, R,
-                                 C.byref(med), C.byref(mn)) != 0:
-            return None
-        best = med.value if best is None else min(best, med.value)
-    return best
+    """one median of R executes (tc_cuda_time_plan warms up first)"""
+    med, mn = C.c_double(), C.c_double()
+    if lib.tc_cuda_time_plan(pl, A.ctypes.data_as(VP), B.ctypes.data_as(VP), None, R,
+                             C.byref(med), C.byref(mn)) != 0:
+        return None
+    return med.value
 
 
 def torch_ms(a, b):
+    """one median of R calls after 3 warm-ups"""
     for _ in range(3):
         torch.matmul(a, b)
     torch.cuda.synchronize()
-    best = None
-    for _ in range(2):
-        ts = []
-        for _ in range(R):
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
-            torch.matmul(a, b)
-            e1.record()
-            e1.synchronize()
-            ts.append(e0.elapsed_time(e1))
-        med = float(np.median(ts))
-        best = med if best is None else min(best, med)
-    return best
+    ts = []
+    for _ in range(R):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        torch.matmul(a, b)
+        e1.record()
+        e1.synchronize()
+        ts.append(e0.elapsed_time(e1))
+    return float(np.median(ts))
+
+
+def alternate(pl, A, B, a, b):
+    """ROUNDS rounds of (ours, cuBLAS): each side's median over the rounds
+    and the median of the rounds' ratios (None for ours where it fails)"""
+    o, t = [], []
+    for _ in range(ROUNDS):
+        if pl:
+            o.append(tc_ms(pl, A, B))
+        t.append(torch_ms(a, b))
+    theirs = float(np.median(t))
+    if not pl or any(v is None for v in o):
+        return None, theirs, None
+    return float(np.median(o)), theirs, float(np.median([y / x for x, y in zip(o, t)]))
 
 
 def tc_err(pl, A, B, ref):
@@ -103,9 +117,10 @@ def fe(v, w):
 
 
 rows = []
-lines = [f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; ms = the smaller of "
-         f"two medians of {R} calls, CUDA events, device-resident operands; ratio = cuBLAS ms / "
-         "ours (> 1: ours faster); TFLOP/s counts 2 n^3",
+lines = [f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; {ROUNDS} rounds, "
+         f"ours and cuBLAS alternating, each a median of {R} calls between CUDA events, "
+         "device-resident operands; ms = the median of the round medians, ratio = the median of "
+         "the rounds' cuBLAS ms / ours (> 1: ours faster); TFLOP/s counts 2 n^3",
          f"{'size':>6} {'mode':10} {'ours ms':>9} {'TFLOP/s':>8} {'cuBLAS ms':>9} {'TFLOP/s':>8} "
          f"{'ratio':>6} {'err ours':>9} {'err cuBLAS':>10}  algorithm"]
 rng = np.random.default_rng(16)
@@ -141,8 +156,7 @@ for n in SIZES:
         else:
             os.environ.pop("TC_CUDA_GEMM_FP32_BK", None)
         pl, name = tc_plan(n, algo, flags)
-        ours = tc_ms(pl, A, B) if pl else None
-        theirs = torch_ms(a, b)
+        ours, theirs, ratio = alternate(pl, A, B, a, b)
         e_ours = tc_err(pl, A, B, ref) if (pl and ref is not None) else float("nan")
         e_cub = (float(np.max(np.abs((a @ b).double().cpu().numpy() - ref)) / np.max(np.abs(ref)))
                  if ref is not None else float("nan"))
@@ -150,14 +164,14 @@ for n in SIZES:
             lib.tc_plan_destroy(pl)
         fl = 2.0 * n ** 3
         r = {"n": n, "mode": mode, "algo": name, "ours_ms": ours, "cublas_ms": theirs,
-             "err_ours": e_ours, "err_cublas": e_cub}
+             "ratio": ratio, "err_ours": e_ours, "err_cublas": e_cub}
         rows.append(r)
         if ours is None:
             lines.append(f"{n:6d} {mode:10} {'-':>9} {'-':>8} {theirs:9.3f} {fl / theirs / 1e9:8.1f} "
                          f"{'-':>6} {'-':>9} {fe(e_cub, 10)}  {name}")
         else:
             lines.append(f"{n:6d} {mode:10} {ours:9.3f} {fl / ours / 1e9:8.1f} {theirs:9.3f} "
-                         f"{fl / theirs / 1e9:8.1f} {theirs / ours:6.2f} {fe(e_ours, 9)} "
+                         f"{fl / theirs / 1e9:8.1f} {ratio:6.2f} {fe(e_ours, 9)} "
                          f"{fe(e_cub, 10)}  {name}")
         print(lines[-1], flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
