@@ -574,6 +574,8 @@ static const ccase ccases[] = {
     {2, 2, 40, 24, 2, {8, 12}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
     {2, 2, 30, 20, 1, {8, 12}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 0},
     {2, 1, 320, 64, 1, {8, 16}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
+    /* V 13: 16 positions an image, a tile over eight images (nine copies a row) */
+    {2, 9, 64, 32, 1, {4, 4}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",
@@ -1065,13 +1067,15 @@ static void run_conv_planner_checks(void) {
  * streaming 1x1 kernel, mma.sync / wgmma, on every 1x1 case it fits, V 1's
  * layers otherwise), V 11 (TFV=13: the plane ring with resident weights,
  * on every zero-padded stride-1 case with C/G <= 32, 2D ones included),
- * V 12 (TFV=14: V 10 fed by TMA, on the 1x1 cases with P % 32 == 0, V 10
- * on the other 1x1 cases; V 12 is also the default there),
+ * V 12 (TFV=14: V 10 fed by TMA boxes, on the 1x1 cases with P % 32 ==
+ * 0, V 10 on the other 1x1 cases), V 13 (TFV=15: V 10 fed by 1D bulk
+ * copies, every 1x1 case it fits: tiles over several images where P <
+ * 128, rows past Cg zeroed),
  * host pointers (every conv solver
  * runs again; the variant only changes igemm-tf32). Where the probe finds
  * no sm_90a image, TFV=4, 7 and 8 run V 3 again. */
 static void run_conv_tf32_variants(void) {
-    static const char *vs[] = {"1", "4", "7", "8", "11", "12", "13", "14"};
+    static const char *vs[] = {"1", "4", "7", "8", "11", "12", "13", "14", "15"};
     /* TC_TEST_CUDA_TFV=V: that variant alone (sanitizer runs of one kernel) */
     const char *only = getenv("TC_TEST_CUDA_TFV");
     for (int v = 0; v < (int)(sizeof vs / sizeof vs[0]); v++) {

@@ -967,7 +967,15 @@ struct ig9p {
  * its 16, is box 2v + (w >> 1), position 8 (w & 1) + 16 (gq >> 2) + 4h +
  * (gq & 3); its channel c lies in 16-byte chunk (position / 4) ^ (c % 8)
  * of the box's 128-byte row c, so a warp's 32 loads of one register
- * cover the 32 banks. */
+ * cover the 32 banks.
+ *
+ * V 13 (WG = 3, session 21): V 10's layout and compute with each stage
+ * filled by 1D bulk copies (cp.async.bulk): thread c < 64 copies channel
+ * row c of the stage, one copy per image the tile's positions lie in
+ * (512 contiguous bytes where the tile lies in one image), all signalling
+ * the stage's mbarrier; rows past Cg are zeroed by their thread, and
+ * positions past N * P keep stale values (their rows of the product are
+ * not stored, and a row of A reaches only its own row of the product). */
 template <int WG>
 __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block an SM */
     k_ig9(const float *__restrict__ x, const float *__restrict__ w,
@@ -978,11 +986,11 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
     if (WG) /* a 1024-byte boundary (the swizzle's period) */
         Ws += ((1024 - ((unsigned)__cvta_generic_to_shared(Ws) & 1023)) & 1023) / 4;
     const int PW = a.CgP + 8;
-    constexpr int XP = WG == 1 ? IG10_XP : IG9_XP;
+    constexpr int XP = WG == 1 || WG == 3 ? IG10_XP : IG9_XP;
     /* floats a stage: V 9 / V 10 [IG9_BC][XP], V 12 four boxes [IG9_BC][IG12_BW] */
     constexpr int SST = WG == 2 ? IG9_BC * IG9_TP : IG9_BC * XP;
     float *Xs = Ws + (WG ? 64 * a.CgP : 64 * PW); /* IG9_ST stages; V 12: 1 KiB-aligned */
-    uint64_t *full = reinterpret_cast<uint64_t *>(Xs + IG9_ST * SST); /* V 12 */
+    uint64_t *full = reinterpret_cast<uint64_t *>(Xs + IG9_ST * SST); /* V 12, V 13 */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2,
               tq = lane & 3;
     const int g = blockIdx.y / a.ktiles, k0 = (blockIdx.y % a.ktiles) * 64;
@@ -1017,6 +1025,35 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
                         const int q = itile * IG9_TP + b * IG12_BW, n = q / a.P;
                         ig_tma4(dst + b * IG9_BC * IG12_BW, &tmx, q - n * a.P, ich * IG9_BC, g, n,
                                 full + isl);
+                    }
+                }
+                if (++ich == nch) ich = 0, itile += stride;
+                if (++isl == IG9_ST) isl = 0;
+                is++;
+            }
+            return;
+        }
+        if constexpr (WG == 3) {
+            if (is < nsteps) {
+                const int ch = ich * IG9_BC, q0 = itile * IG9_TP;
+                const int nv = min(IG9_BC, a.Cg - ch); /* channels in the group */
+                const int rem = (int)min((int64_t)IG9_TP, a.NP - q0); /* positions */
+                if (tid == 0) ig_mbar_expect(full + isl, (unsigned)(nv * rem) * sizeof(float));
+                if (tid < IG9_BC) {
+                    float *row = Xs + isl * SST + tid * XP;
+                    if (tid < nv) {
+                        ig_proxy_fence(); /* the slot's last reads before the copies */
+                        int n = q0 / a.P, p = q0 - n * a.P, off = 0;
+                        while (off < rem) {
+                            const int len = min(rem - off, a.P - p);
+                            ig_bulk(row + off,
+                                    x + ((int64_t)n * a.C + (int64_t)g * a.Cg + ch + tid) * a.P + p,
+                                    (unsigned)len * sizeof(float), full + isl);
+                            off += len, n++, p = 0;
+                        }
+                    } else {
+                        for (int i = 0; i < IG9_TP; i += 4)
+                            *reinterpret_cast<float4 *>(row + i) = make_float4(0.f, 0.f, 0.f, 0.f);
                     }
                 }
                 if (++ich == nch) ich = 0, itile += stride;
@@ -1078,7 +1115,7 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
             ig_cp16(wslot(k, c), ok ? w + ((int64_t)g * a.Kg + k0 + k) * a.Cg + c : w, ok ? 16 : 0);
         }
     ig_commit();
-    if constexpr (WG == 2) {
+    if constexpr (WG >= 2) {
         if (tid == 0) {
             for (int s = 0; s < IG9_ST; s++) ig_mbar_init(full + s, 1);
             ig_mbar_init_fence();
@@ -1089,8 +1126,8 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
     for (int s = 0; s < IG9_ST - 1; s++) issue();
     if (a.wvec) {
         /* this thread's weight copies (the stages may be in flight; V 12's
-         * are not cp.async groups) */
-        ig_wait<WG == 2 ? 0 : IG9_ST - 1>();
+         * and V 13's are not cp.async groups) */
+        ig_wait<WG >= 2 ? 0 : IG9_ST - 1>();
         for (int i = tid; i < 64 * cq; i += 256) {
             int k, c;
             wchunk(i, k, c);
@@ -1123,7 +1160,7 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
               o01 = 32 * (tq + 4) + ((c16 ^ (tq + 4)) << 2) + (gq & 3),
               o11 = 32 * (tq + 4) + (((c16 + 1) ^ (tq + 4)) << 2) + (gq & 3);
     for (int s = 0; s < nsteps; s++) {
-        if constexpr (WG == 2) {
+        if constexpr (WG >= 2) {
             __syncthreads(); /* step s - 1's reads of the slot refilled next */
             issue();         /* stage s + IG9_ST - 1 */
             ig_mbar_wait(full + csl, (unsigned)(s / IG9_ST) & 1);
@@ -1152,7 +1189,7 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
                               k8 > 0 || keep0);
             ig_wg_commit();
             ig_wg_wait<0>();
-        } else if constexpr (WG == 1) {
+        } else if constexpr (WG == 1 || WG == 3) {
             /* warpgroup warp >> 2 takes positions 64 (warp >> 2) .. + 63; its
              * warp (warp & 3) rows 16 (warp & 3) + gq (+ 8) of them */
             const float *Xt = Xs + csl * IG9_BC * XP + warp * 16 + gq;
@@ -2544,12 +2581,12 @@ static tc_status ig11_run(const tc__args *a, const tc__cu_bufs *b, const ig11sel
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_ig11", __FILE__, __LINE__);
     return TC_OK;
 }
-/* V 9 / V 10 / V 12 (k_ig9<0> / <1> / <2>) for a TF32 1x1 layer (lm ==
- * IG_1X1): V 12 by default where the device runs the sm_90a image, the
- * driver has the tensor-map encoder, K/G <= 256 and P % 32 == 0 (and
- * under TC_CUDA_CONV_TFV=14 where it applies), V 10 on the other such
- * layers (and under TC_CUDA_CONV_TFV=12), V 9 only under
- * TC_CUDA_CONV_TFV=11 (it measured no faster than V 1). Each block streams all of x for its 64
+/* V 9 / V 10 / V 12 / V 13 (k_ig9<0> .. <3>) for a TF32 1x1 layer (lm ==
+ * IG_1X1): V 10 by default where the device runs the sm_90a image and
+ * K/G <= 256 (and under TC_CUDA_CONV_TFV=12); V 12 under
+ * TC_CUDA_CONV_TFV=14 where the driver has the tensor-map encoder and
+ * P % 32 == 0 (V 10 otherwise), V 13 under TC_CUDA_CONV_TFV=15, V 9
+ * under TC_CUDA_CONV_TFV=11 (it measured no faster than V 1). Each block streams all of x for its 64
  * output channels: on the H100 (session 15, b32, us) V 10 / V 1 measured
  * 256->64 @56 56.4 / 73.5, 64->256 @56 75.5 / 127.8, but 128->512 @28
  * 103.4 / 72.1 and 256->1024 @14 98.0 / 57.2, where x is streamed 8 and 16
@@ -2567,11 +2604,13 @@ static int ig9_plan(const tc__problem *p, const igp &g, const void *a_w, ig9p *q
     if (f && !strcmp(f, "11"))
         *wg = 0;
     else if (((!f && tc__cu_div_up(g.Kg, 64) <= 4) ||
-              (f && (!strcmp(f, "12") || !strcmp(f, "14")))) &&
-             ig_wgmma_ok())
+              (f && (!strcmp(f, "12") || !strcmp(f, "14") || !strcmp(f, "15")))) &&
+             ig_wgmma_ok()) {
+        *wg = 1;
         /* V 12's boxes lie in one image (P % 32 == 0) */
-        *wg = (!f || !strcmp(f, "14")) && g.P % IG12_BW == 0 && ig_tma_encoder() ? 2 : 1;
-    else
+        if (f && !strcmp(f, "14") && g.P % IG12_BW == 0 && ig_tma_encoder()) *wg = 2;
+        if (f && !strcmp(f, "15")) *wg = 3;
+    } else
         return 0;
     q->C = g.C; q->Cg = g.Cg; q->K = g.K; q->Kg = g.Kg; q->G = g.G; q->P = g.P;
     q->CgP = (int)tc__cu_div_up(g.Cg, IG9_BC) * IG9_BC;
@@ -2579,7 +2618,10 @@ static int ig9_plan(const tc__problem *p, const igp &g, const void *a_w, ig9p *q
     q->ntiles = tc__cu_div_up(q->NP, IG9_TP);
     q->ktiles = (int)tc__cu_div_up(g.Kg, 64);
     q->wvec = g.Cg % 4 == 0 && (uintptr_t)a_w % 16 == 0;
-    *smem = *wg == 2 ? IG12_SMEM(q->CgP) : *wg ? IG10_SMEM(q->CgP) : IG9_SMEM(q->CgP);
+    *smem = *wg == 3   ? IG10_SMEM(q->CgP) + IG9_ST * sizeof(uint64_t)
+            : *wg == 2 ? IG12_SMEM(q->CgP)
+            : *wg      ? IG10_SMEM(q->CgP)
+                       : IG9_SMEM(q->CgP);
     /* positions in int in the kernel (a tile past the end included) */
     if (*smem > d->smem_optin || (int64_t)q->ktiles * g.G > 65535 ||
         q->NP > INT32_MAX - 2 * IG9_TP)
@@ -2606,17 +2648,21 @@ static int ig12_map(const ig9p &q, const void *x, CUtensorMap *m) {
     const cuuint64_t d[4] = {P, (cuuint64_t)q.Cg, (cuuint64_t)q.G, (cuuint64_t)(q.NP / q.P)};
     const cuuint64_t st[3] = {P * 4, P * 4 * q.Cg, P * 4 * q.C};
     const cuuint32_t box[4] = {IG12_BW, IG9_BC, 1, 1}, one[4] = {1, 1, 1, 1};
+    /* TC_CUDA_CONV_V12L2=0: no L2 promotion (tuning) */
+    const char *l2 = getenv("TC_CUDA_CONV_V12L2");
     return enc(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, (void *)x, d, st, box, one,
                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-               CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               l2 && !strcmp(l2, "0") ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+                                      : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS;
 }
 static tc_status ig9_run(const tc__args *a, const tc__cu_bufs *b, const ig9p &q, unsigned gx,
                          size_t smem, int wg) {
-    static int attr_set[IG_NDEV][3];
+    static int attr_set[IG_NDEV][4];
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
-    const void *kf = wg == 2 ? (const void *)k_ig9<2>
+    const void *kf = wg == 3 ? (const void *)k_ig9<3>
+                     : wg == 2 ? (const void *)k_ig9<2>
                      : wg    ? (const void *)k_ig9<1>
                              : (const void *)k_ig9<0>;
     if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&attr_set[dev][wg], __ATOMIC_ACQUIRE)) {
@@ -2637,7 +2683,10 @@ static tc_status ig9_run(const tc__args *a, const tc__cu_bufs *b, const ig9p &q,
                          "cuda.conv.igemm-tf32: cuTensorMapEncodeTiled failed for V 12");
     }
     const dim3 grid(gx, (unsigned)(q.ktiles * q.G));
-    if (wg == 2)
+    if (wg == 3)
+        k_ig9<3><<<grid, 256, smem, b->s>>>((const float *)b->x, (const float *)b->w, db,
+                                            (float *)b->y, q, tm);
+    else if (wg == 2)
         k_ig9<2><<<grid, 256, smem, b->s>>>((const float *)b->x, (const float *)b->w, db,
                                             (float *)b->y, q, tm);
     else if (wg)

@@ -139,6 +139,16 @@ __device__ __forceinline__ void ig_mbar_wait(uint64_t *b, unsigned parity) {
                  : "memory");
 #endif
 }
+/* a 1D bulk copy of `bytes` (a multiple of 16; both addresses 16-byte
+ * aligned) from global memory to shared memory, signalling b */
+__device__ __forceinline__ void ig_bulk(void *dst, const void *src, unsigned bytes, uint64_t *b) {
+#if IG_WGMMA
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1], %2, [%3];\n" ::"r"(ig_sa(dst)),
+                 "l"(src), "r"(bytes), "r"(ig_sa(b))
+                 : "memory");
+#endif
+}
 /* box of a 2D / 4D / 5D tensor map at the given coordinates (elements; negative
  * and past the end read as zeros) into shared memory at dst, signalling b */
 __device__ __forceinline__ void ig_tma2(void *dst, const CUtensorMap *m, int c0, int c1,
