@@ -18,7 +18,9 @@ tiled depthwise kernel's variants (printed, and in the JSON as "sweep");
 GPU_LAYERS_TFV="1 3" repeats the TF32 sweep once per TF32 kernel variant
 (TC_CUDA_CONV_TFV), with each variant's error;
 GPU_LAYERS_EXTRA=1 adds three more MobileNet depthwise layers, =1x1 four
-more ResNet-50 1x1 layers.
+more ResNet-50 1x1 layers, =fft three layers with large masks (11x11,
+31x31, 9x9x9). Forced alternatives: cuda.conv.igemm, depthwise, winograd,
+winograd2 and fft (fp32), each with its error where it is not direct.
 GPU_LAYERS_KPROF=1 prints each call's device time split by kernel, ours and
 cuDNN's, fp32 and TF32 (torch.profiler: CUPTI sees the library's launches
 too), the host's us a call (device pointers, enqueue only) and the us a call
@@ -88,6 +90,14 @@ if os.environ.get("GPU_LAYERS_EXTRA") == "1x1":
         ("r50-1x1-128-512@28 b32", 2, 32, 128, 512, 1, 28, 1, 1, 0),
         ("r50-1x1-512-128@28 b32", 2, 32, 512, 128, 1, 28, 1, 1, 0),
         ("r50-1x1-256-1024@14 b32", 2, 32, 256, 1024, 1, 14, 1, 1, 0),
+    ]
+# GPU_LAYERS_EXTRA=fft: layers with large masks (where cuda.conv.fft is meant
+# to win)
+if os.environ.get("GPU_LAYERS_EXTRA") == "fft":
+    LAYERS += [
+        ("large-11x11-64@56 b8", 2, 8, 64, 64, 1, 56, 11, 1, 5),
+        ("large-31x31-16@128 b4", 2, 4, 16, 16, 1, 128, 31, 1, 15),
+        ("3d-9x9x9-8@48 b2", 3, 2, 8, 8, 1, 48, 9, 1, 4),
     ]
 if os.environ.get("GPU_LAYERS_ONLY"):
     LAYERS = [l for l in LAYERS if os.environ["GPU_LAYERS_ONLY"] in l[0]]
@@ -249,13 +259,13 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
     # forced alternatives (the planner's choice measured against them)
     alts, alt_err = {}, {}
     for alg in ("cuda.conv.igemm", "cuda.conv.depthwise", "cuda.conv.winograd",
-                "cuda.conv.winograd2"):
+                "cuda.conv.winograd2", "cuda.conv.fft"):
         if alg == algo:
             continue
         pa, _ = plan(d, 0, alg)
         if pa:
             alts[alg] = time_plan(pa, x, w)
-            if "winograd" in alg:
+            if "winograd" in alg or "fft" in alg:
                 alt_err[alg] = run_err(pa, x, w, ref, yshape)
             lib.tc_plan_destroy(pa)
     # the Winograd solvers with the implicit GEMM for their batched GEMMs

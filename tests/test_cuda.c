@@ -580,13 +580,15 @@ static const ccase ccases[] = {
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",
                                            "cuda.conv.depthwise", "cuda.conv.winograd",
-                                           "cuda.conv.winograd2", "cuda.conv.winograd2-tf32"};
+                                           "cuda.conv.winograd2", "cuda.conv.winograd2-tf32",
+                                           "cuda.conv.fft"};
 #define NCS (int)(sizeof conv_solvers / sizeof conv_solvers[0])
 
 /* generic = 1: the fp32 solvers with their generic kernels forced
  * (TC_CUDA_CONV_GENERIC), so the fallbacks stay tested. TF32 solvers are
  * planned with TC_PLAN_ALLOW_TF32 and held to 5e-3 of max|ref| (ref.conv
  * accumulates in double), Winograd to 1e-4, the others to 2e-5. */
+static const char *conv_only_solver; /* set: that solver alone */
 static void run_conv_case(int ci, int device_ptrs, int generic) {
     const ccase *c = &ccases[ci];
     tc_conv_desc d;
@@ -626,6 +628,7 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
     for (int s = 0; s < NCS; s++) {
         const int tf32 = strstr(conv_solvers[s], "tf32") != NULL;
         if (generic && tf32) continue;
+        if (conv_only_solver && strcmp(conv_solvers[s], conv_only_solver)) continue;
         tc_plan_options o;
         tc_plan_options_init(&o);
         o.algorithm = conv_solvers[s];
@@ -670,8 +673,11 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
                 if (fabs(ref[i]) > rmax) rmax = fabs(ref[i]);
             }
             CHECK(bad < 0, "element %lld not written or not finite", (long long)bad);
-            /* Winograd: the GPU bound of docs/semantics.md (1e-4) */
-            double tol = tf32 ? 5e-3 : strstr(conv_solvers[s], "winograd") ? 1e-4 : 2e-5;
+            /* Winograd and FFT: the GPU bound of docs/semantics.md (1e-4) */
+            double tol = tf32                                   ? 5e-3
+                         : strstr(conv_solvers[s], "winograd") ||
+                                 strstr(conv_solvers[s], "fft") ? 1e-4
+                                                                : 2e-5;
             CHECK(dmax <= tol * (rmax > 1 ? rmax : 1), "rel err %.3g > %.0e",
                   dmax / (rmax > 0 ? rmax : 1), tol);
             if (th_g.verbose)
@@ -1095,6 +1101,19 @@ static void run_conv_tf32_variants(void) {
     unsetenv("TC_CUDA_CONV_TFV");
 }
 
+/* cuda.conv.fft in chunks of two images (TC_CUDA_CONV_FFT_NB): several
+ * chunks, and a short last one (N = 3, 9), on every conv case */
+static void run_conv_fft_chunks(void) {
+    if (getenv("TC_TEST_CUDA_TFV")) return;
+    printf("conv cases: cuda.conv.fft with TC_CUDA_CONV_FFT_NB=2\n");
+    setenv("TC_CUDA_CONV_FFT_NB", "2", 1);
+    conv_only_solver = "cuda.conv.fft";
+    for (int ci = 0; ci < NCC; ci++)
+        if (ccases[ci].N > 2) run_conv_case(ci, 0, 0);
+    conv_only_solver = NULL;
+    unsetenv("TC_CUDA_CONV_FFT_NB");
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
     /* batched host-array filters run chunk by chunk on two streams
@@ -1149,6 +1168,7 @@ int main(int argc, char **argv) {
             if (!quick) run_conv_case(ci, 0, 1);
         }
         run_conv_tf32_variants();
+    run_conv_fft_chunks();
         run_conv_planner_checks();
         printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
         return th_finish();
@@ -1204,6 +1224,7 @@ int main(int argc, char **argv) {
         if (!quick) run_conv_case(ci, 0, 1);
     }
     run_conv_tf32_variants();
+    run_conv_fft_chunks();
     run_conv_planner_checks();
     printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
     return th_finish();

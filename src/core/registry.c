@@ -40,6 +40,7 @@ extern const tc__solver tc__solver_cuda_conv_depthwise;
 extern const tc__solver tc__solver_cuda_conv_winograd;
 extern const tc__solver tc__solver_cuda_conv_winograd2;
 extern const tc__solver tc__solver_cuda_conv_winograd2_tf32;
+extern const tc__solver tc__solver_cuda_conv_fft;
 extern const tc__solver tc__solver_cuda_seed_basic1d;
 extern const tc__solver tc__solver_cuda_seed_const1d;
 extern const tc__solver tc__solver_cuda_seed_tiled1d_in;
@@ -89,6 +90,7 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cuda_conv_winograd,
     &tc__solver_cuda_conv_winograd2,
     &tc__solver_cuda_conv_winograd2_tf32,
+    &tc__solver_cuda_conv_fft,
     &tc__solver_cuda_seed_basic1d,
     &tc__solver_cuda_seed_const1d,
     &tc__solver_cuda_seed_tiled1d_in,

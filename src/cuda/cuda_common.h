@@ -193,6 +193,7 @@ void tc__cu_report_seedgemm(tc__cu_report *r);
 void tc__cu_report_direct(tc__cu_report *r);
 void tc__cu_report_separable(tc__cu_report *r);
 void tc__cu_report_fft(tc__cu_report *r);
+void tc__cu_report_conv_fft(tc__cu_report *r);
 void tc__cu_report_gemm(tc__cu_report *r);
 void tc__cu_report_gemm_tf32(tc__cu_report *r);
 

@@ -77,6 +77,7 @@ extern "C" TC_API tc_status tc_cuda_kernel_report(char *buf, size_t size) {
     tc__cu_report_direct(&r);
     tc__cu_report_separable(&r);
     tc__cu_report_fft(&r);
+    tc__cu_report_conv_fft(&r);
     tc__cu_report_gemm(&r);
     tc__cu_report_gemm_tf32(&r);
     tc__cu_report_seed1d(&r);

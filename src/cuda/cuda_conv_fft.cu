@@ -1,0 +1,431 @@
+/*
+ * cuda_conv_fft.cu - cuda.conv.fft: convolution layers through cuFFT
+ * (float32; seed 002's FFT algorithm, for layers with large masks).
+ *
+ * The lowered problem (internal.h): y[n,k,o] = bias[k] + sum_c sum_r
+ * w[k,c,r] X(n, c, o*stride + r*dil - pad_lo), X read through the padding
+ * mode. As cpu.conv.fft (src/cpu/conv_fft.c): per axis the outputs need
+ * the extended input e[i] = X(i - pad_lo) for i < E = (out-1)*stride + span,
+ * span = (m-1)*dil + 1; with a 2,3,5,7-smooth length L >= E the circular
+ * correlation of e with the dilated mask does not wrap at any j = o*stride,
+ * so with v[q] = wd[(-q) mod L] / prod(L) (the flipped, dilated, scaled
+ * mask)
+ *
+ *   Y[n,k] = sum_{c in k's group} r2c(e[n,c]) * r2c(v[k,c]),
+ *   y[n,k,o] = c2r(Y[n,k])[o*stride] + bias[k].
+ *
+ * One call: the K*Cg weight spectra (a zeroed buffer, the flipped mask
+ * scattered, one batched in-place R2C), then per chunk of images (the
+ * chunk set at plan time so that its spectra stay within CF_CHUNK_BYTES):
+ * the extended inputs with the padding mode applied (one kernel over all
+ * planes of the chunk), one batched in-place R2C, the frequency-domain sum
+ * (k_cf_mul: a thread one frequency, 4 images x 8 output channels, so each
+ * input spectrum is read once per 8 output channels and each weight
+ * spectrum once per 4 images), one batched in-place C2R, and the strided
+ * crop with the bias. The weight spectra are rebuilt on every call (the
+ * weights are an execute argument); their cost is K*Cg transforms beside
+ * the chunk's N*(C + K).
+ *
+ * cuFFT's plans (made at plan time, for the chunk's batch) and their work
+ * areas belong to the plan state: concurrent executes of one plan are
+ * serialised by a mutex, as in cuda.fft. Accuracy as cpu.conv.fft: about
+ * eps * log2(prod L) of max|x| * sum|w| per output (docs/semantics.md).
+ */
+#include "cuda/cuda_common.h"
+
+#include <cufft.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+#define CF_CHUNK_BYTES ((int64_t)1 << 30) /* input + output spectra of a chunk */
+#define CF_W_BYTES ((int64_t)1 << 30)     /* the weight spectra */
+#define CF_NB 4                           /* images a thread in k_cf_mul */
+#define CF_KB 8                           /* output channels a thread */
+
+static const char *cf_cufft_str(cufftResult r) {
+    switch (r) {
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    default: return "cuFFT error";
+    }
+}
+#define CF_FFT(call)                                                                   \
+    do {                                                                               \
+        cufftResult cf__r = (call);                                                    \
+        if (cf__r != CUFFT_SUCCESS)                                                    \
+            return tc__error(cf__r == CUFFT_ALLOC_FAILED ? TC_ERR_OUT_OF_MEMORY          \
+                                                         : TC_ERR_BACKEND,             \
+                             "cuda.conv.fft: %s failed: %s (%d)", #call,               \
+                             cf_cufft_str(cf__r), (int)cf__r);                         \
+    } while (0)
+
+/* the geometry, shared by host and kernels */
+struct cfg {
+    int64_t in[3], out[3], msk[3], str[3], dil[3], pad[3], E[3], L[3];
+    int64_t ld; /* reals along a buffer's last axis: 2 * (L2 / 2 + 1) */
+    int64_t nr; /* reals a plane: L0 * L1 * ld (nr / 2 complex) */
+    int64_t N, C, K, G, Cg, Kg;
+    int64_t nb; /* images a chunk */
+    int mode;
+    float cval;
+};
+
+static int64_t cf_smooth(int64_t n) {
+    for (int64_t m = n;; m++) {
+        int64_t r = m;
+        for (int f = 2; f <= 7; f++)
+            while (r % f == 0) r /= f;
+        if (r == 1) return m;
+    }
+}
+
+/* 0 where a size overflows or passes the caps (reason in why) */
+static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
+    memset(g, 0, sizeof *g);
+    for (int a = 0; a < 3; a++) {
+        g->in[a] = p->in[a];
+        g->out[a] = p->out[a];
+        g->msk[a] = p->msk[a];
+        g->str[a] = p->stride[a];
+        g->dil[a] = p->dil[a];
+        g->pad[a] = p->pad_lo[a];
+        int64_t span;
+        if (!tc__mul_ok(p->msk[a] - 1, p->dil[a], &span) || span >= (1 << 24) ||
+            p->out[a] >= (1 << 24) || p->stride[a] >= (1 << 24)) {
+            if (why) snprintf(why, n, "axis %d too long for one FFT", a);
+            return 0;
+        }
+        g->E[a] = (p->out[a] - 1) * p->stride[a] + span + 1;
+        g->L[a] = g->E[a] > 1 ? cf_smooth(g->E[a]) : 1;
+    }
+    if (g->L[2] == 1 && g->L[0] * g->L[1] > 1) {
+        if (why) snprintf(why, n, "last axis of length 1");
+        return 0;
+    }
+    g->ld = 2 * (g->L[2] / 2 + 1);
+    g->N = p->N;
+    g->C = p->C;
+    g->K = p->K;
+    g->G = p->G;
+    g->Cg = p->C / p->G;
+    g->Kg = p->K / p->G;
+    g->mode = (int)p->mode;
+    g->cval = (float)p->cval;
+    int64_t t, tw, ti;
+    if (!tc__mul_ok(g->L[0] * g->L[1], g->ld, &g->nr) || g->nr > INT32_MAX ||
+        !tc__mul_ok(g->nr * 4, g->K * g->Cg, &tw) || tw > CF_W_BYTES ||
+        !tc__mul_ok(g->nr * 4, g->C + g->K, &ti) || ti > CF_CHUNK_BYTES) {
+        if (why)
+            snprintf(why, n, "spectra beyond %lld MiB (weights) or %lld MiB (one image)",
+                     (long long)(CF_W_BYTES >> 20), (long long)(CF_CHUNK_BYTES >> 20));
+        return 0;
+    }
+    g->nb = CF_CHUNK_BYTES / ti;
+    /* TC_CUDA_CONV_FFT_NB=n: chunks of at most n images (tests) */
+    const char *fe = getenv("TC_CUDA_CONV_FFT_NB");
+    if (fe && atoi(fe) >= 1 && atoi(fe) < g->nb) g->nb = atoi(fe);
+    if (g->nb > g->N) g->nb = g->N;
+    if (g->nb > 65535 * (int64_t)CF_NB) g->nb = 65535 * (int64_t)CF_NB;
+    /* cuFFT's batch counts and the product kernel's grid */
+    if (!tc__mul_ok(g->nb, g->C + g->K, &t) || t > INT32_MAX || g->K * g->Cg > INT32_MAX ||
+        tc__cu_div_up(g->Kg, CF_KB) * g->G > 65535) {
+        if (why) snprintf(why, n, "too many channels for one batched transform");
+        return 0;
+    }
+    return 1;
+}
+
+/* a grid-stride loop's block count for n items */
+static unsigned cf_blocks(int64_t n) {
+    const tc__cu_device *d = tc__cu_dev();
+    const int64_t cap = 16LL * (d ? d->sms : 132), b = tc__cu_div_up(n, 256);
+    return (unsigned)(b < cap ? (b > 0 ? b : 1) : cap);
+}
+
+/* the flipped, dilated, scaled mask of (k, c) at plane k * Cg + c of a
+ * zeroed buffer: v[(L - r*dil) mod L] = w[r] * scale per axis */
+__global__ void k_cf_scatter(const float *__restrict__ w, float *__restrict__ V, const cfg g,
+                             float scale) {
+    const int64_t R = g.msk[0] * g.msk[1] * g.msk[2], n = g.K * g.Cg * R;
+    for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * 256) {
+        const int64_t kc = i / R, r = i - kc * R;
+        const int64_t r0 = r / (g.msk[1] * g.msk[2]), r1 = (r / g.msk[2]) % g.msk[1],
+                      r2 = r % g.msk[2];
+        const int64_t a = (g.L[0] - r0 * g.dil[0] % g.L[0]) % g.L[0],
+                      b = (g.L[1] - r1 * g.dil[1] % g.L[1]) % g.L[1],
+                      c = (g.L[2] - r2 * g.dil[2] % g.L[2]) % g.L[2];
+        V[kc * g.nr + (a * g.L[1] + b) * g.ld + c] = __ldg(w + i) * scale;
+    }
+}
+
+/* the extended inputs of images n0 .. n0 + nbc - 1: e[i] = X(i - pad)
+ * through the padding mode for i < E on every axis, 0 elsewhere (up to L
+ * and in the last axis' padding to ld) */
+__global__ void k_cf_build(const float *__restrict__ x, float *__restrict__ Xs, const cfg g,
+                           int64_t n0, int64_t nbc) {
+    const int64_t n = nbc * g.C * g.nr, plane = g.in[0] * g.in[1] * g.in[2];
+    for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * 256) {
+        const int64_t pc = i / g.nr, r = i - pc * g.nr; /* plane (image, channel) */
+        const int64_t i2 = r % g.ld, i01 = r / g.ld, i1 = i01 % g.L[1], i0 = i01 / g.L[1];
+        float v = 0.f;
+        if (i0 < g.E[0] && i1 < g.E[1] && i2 < g.E[2]) {
+            const int64_t a = tc__cu_bidx(i0 - g.pad[0], g.in[0], g.mode),
+                          b = tc__cu_bidx(i1 - g.pad[1], g.in[1], g.mode),
+                          c = tc__cu_bidx(i2 - g.pad[2], g.in[2], g.mode);
+            v = (a < 0 || b < 0 || c < 0)
+                    ? g.cval
+                    : __ldg(x + (n0 * g.C + pc) * plane + (a * g.in[1] + b) * g.in[2] + c);
+        }
+        Xs[i] = v;
+    }
+}
+
+/* Y[n, k, f] = sum_c X[n, g Cg + c, f] W[k, c, f] (complex, nr / 2 a
+ * plane): a thread one frequency f of CF_NB images x CF_KB output channels
+ * of one group; grid (frequencies / 256, k blocks x G, image blocks) */
+__global__ void __launch_bounds__(256) k_cf_mul(const float2 *__restrict__ X,
+                                                const float2 *__restrict__ W,
+                                                float2 *__restrict__ Y, const cfg g, int64_t nbc) {
+    const int64_t nc = g.nr / 2;
+    const int64_t f = (int64_t)blockIdx.x * 256 + threadIdx.x;
+    if (f >= nc) return;
+    const int64_t kbs = (g.Kg + CF_KB - 1) / CF_KB;
+    const int64_t grp = blockIdx.y / kbs, k0 = (blockIdx.y % kbs) * CF_KB,
+                  nb0 = (int64_t)blockIdx.z * CF_NB;
+    float2 acc[CF_NB][CF_KB];
+#pragma unroll
+    for (int i = 0; i < CF_NB; i++)
+#pragma unroll
+        for (int j = 0; j < CF_KB; j++) acc[i][j] = make_float2(0.f, 0.f);
+    for (int64_t c = 0; c < g.Cg; c++) {
+        float2 xv[CF_NB], wv[CF_KB];
+#pragma unroll
+        for (int i = 0; i < CF_NB; i++)
+            xv[i] = nb0 + i < nbc ? __ldg(X + ((nb0 + i) * g.C + grp * g.Cg + c) * nc + f)
+                                  : make_float2(0.f, 0.f);
+#pragma unroll
+        for (int j = 0; j < CF_KB; j++)
+            wv[j] = k0 + j < g.Kg ? __ldg(W + ((grp * g.Kg + k0 + j) * g.Cg + c) * nc + f)
+                                  : make_float2(0.f, 0.f);
+#pragma unroll
+        for (int i = 0; i < CF_NB; i++)
+#pragma unroll
+            for (int j = 0; j < CF_KB; j++) {
+                acc[i][j].x += xv[i].x * wv[j].x - xv[i].y * wv[j].y;
+                acc[i][j].y += xv[i].x * wv[j].y + xv[i].y * wv[j].x;
+            }
+    }
+#pragma unroll
+    for (int i = 0; i < CF_NB; i++)
+#pragma unroll
+        for (int j = 0; j < CF_KB; j++)
+            if (nb0 + i < nbc && k0 + j < g.Kg)
+                Y[((nb0 + i) * g.K + grp * g.Kg + k0 + j) * nc + f] = acc[i][j];
+}
+
+/* y[n0 + n, k, o] = c2r(Y[n, k])[o * stride] + bias[k] */
+__global__ void k_cf_crop(const float *__restrict__ Ys, float *__restrict__ y,
+                          const float *__restrict__ bias, const cfg g, int64_t n0, int64_t nbc) {
+    const int64_t P = g.out[0] * g.out[1] * g.out[2], n = nbc * g.K * P;
+    for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * 256) {
+        const int64_t nk = i / P, o = i - nk * P, k = nk % g.K;
+        const int64_t o2 = o % g.out[2], o01 = o / g.out[2], o1 = o01 % g.out[1],
+                      o0 = o01 / g.out[1];
+        const float v = Ys[nk * g.nr + (o0 * g.str[0] * g.L[1] + o1 * g.str[1]) * g.ld +
+                           o2 * g.str[2]];
+        y[n0 * g.K * P + i] = v + (bias ? __ldg(bias + k) : 0.f);
+    }
+}
+
+struct cfstate {
+    pthread_mutex_t mu;
+    cfg g;
+    cufftHandle fx, fw, inv; /* the chunk's inputs, the weights, the chunk's outputs */
+    int have_fx, have_fw, have_inv;
+};
+
+static int cf_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
+    if (p->op != TC_OP_CONV) {
+        if (why) snprintf(why, n, "convolution layers only");
+        return 0;
+    }
+    if (p->dtype != TC_FLOAT32) {
+        if (why) snprintf(why, n, "float32 only");
+        return 0;
+    }
+    cfg g;
+    return cf_geometry(p, &g, why, n);
+}
+
+/* Seconds: the product's complex multiply-adds (8 flops each) and the
+ * transforms (~2.5 n log2 n flops a real transform of n points) at a
+ * quarter of the FP32 peak, and the bytes of every pass (build, ~4 passes
+ * a transform, the product's reads of X once per CF_KB channels and of W
+ * once per CF_NB images, the crop), plus ~5 us a launch. Deliberately
+ * pessimistic: the planner should take it only where the direct methods'
+ * R-fold work dominates (large masks). */
+static double cf_estimate(const tc__problem *p, const tc__env *e) {
+    cfg g;
+    if (!cf_geometry(p, &g, NULL, 0)) return 1e30;
+    const double nr = (double)g.nr, nc = nr / 2, Lp = (double)(g.L[0] * g.L[1] * g.L[2]);
+    const double lg = Lp > 2 ? log2(Lp) : 1.0;
+    const double N = (double)g.N, C = (double)g.C, K = (double)g.K, Cg = (double)g.Cg;
+    const double flops = 8.0 * N * K * Cg * nc + 2.5 * (N * (C + K) + K * Cg) * Lp * lg;
+    const double bytes =
+        4.0 * nr *
+            (N * C * (1 + 4 + ceil((double)g.Kg / CF_KB)) + K * Cg * (2 + 4 + ceil(N / CF_NB)) +
+             N * K * (1 + 4 + 1)) +
+        (double)tc__problem_bytes(p);
+    const double chunks = ceil(N / (double)g.nb);
+    return tc__cu_estimate(bytes, flops, 0.25) + (4 + 5 * chunks) * 5e-6;
+}
+
+static void cf_destroy(void *state) {
+    cfstate *s = (cfstate *)state;
+    if (!s) return;
+    if (s->have_fx) cufftDestroy(s->fx);
+    if (s->have_fw) cufftDestroy(s->fw);
+    if (s->have_inv) cufftDestroy(s->inv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+/* a batched in-place transform over planes of L0 x L1 x L2 (leading axes
+ * of length 1 dropped: rank 1-3) */
+static cufftResult cf_plan_many(cufftHandle *h, const cfg &g, cufftType t, int64_t batch) {
+    int first = 0;
+    while (first < 2 && g.L[first] == 1) first++;
+    const int rank = 3 - first;
+    int dims[3], re[3], ce[3];
+    for (int a = first; a < 3; a++) {
+        dims[a - first] = re[a - first] = ce[a - first] = (int)g.L[a];
+    }
+    re[rank - 1] = (int)g.ld;            /* reals: the last axis padded */
+    ce[rank - 1] = (int)(g.L[2] / 2 + 1); /* complex */
+    const int nr = (int)g.nr, nc = (int)(g.nr / 2);
+    if (t == CUFFT_R2C)
+        return cufftPlanMany(h, rank, dims, re, 1, nr, ce, 1, nc, t, (int)batch);
+    return cufftPlanMany(h, rank, dims, ce, 1, nc, re, 1, nr, t, (int)batch);
+}
+
+static tc_status cf_plan(const tc__problem *p, const tc__env *e, void **state) {
+    cfstate *s = (cfstate *)calloc(1, sizeof *s);
+    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.conv.fft: out of memory");
+    pthread_mutex_init(&s->mu, NULL);
+    char why[160] = "";
+    if (!cf_geometry(p, &s->g, why, sizeof why)) {
+        cf_destroy(s);
+        return tc__error(TC_ERR_NOT_APPLICABLE, "cuda.conv.fft: %s", why);
+    }
+    const cfg &g = s->g;
+    cufftResult r = cf_plan_many(&s->fx, g, CUFFT_R2C, g.nb * g.C);
+    if (r == CUFFT_SUCCESS) {
+        s->have_fx = 1;
+        r = cf_plan_many(&s->fw, g, CUFFT_R2C, g.K * g.Cg);
+    }
+    if (r == CUFFT_SUCCESS) {
+        s->have_fw = 1;
+        r = cf_plan_many(&s->inv, g, CUFFT_C2R, g.nb * g.K);
+    }
+    if (r == CUFFT_SUCCESS) s->have_inv = 1;
+    if (r != CUFFT_SUCCESS) {
+        cf_destroy(s);
+        return tc__error(r == CUFFT_ALLOC_FAILED ? TC_ERR_OUT_OF_MEMORY : TC_ERR_BACKEND,
+                         "cuda.conv.fft: cufftPlanMany failed: %s (%d)", cf_cufft_str(r), (int)r);
+    }
+    *state = s;
+    return TC_OK;
+}
+
+static tc_status cf_run(const tc__args *a, const tc__cu_bufs *b, cfstate *s, float *V, float *Xs,
+                        float *Ys, const float *db) {
+    const cfg &g = s->g;
+    CF_FFT(cufftSetStream(s->fx, b->s));
+    CF_FFT(cufftSetStream(s->fw, b->s));
+    CF_FFT(cufftSetStream(s->inv, b->s));
+    /* the weight spectra */
+    const int64_t nw = g.K * g.Cg * g.nr;
+    TC_CU(cudaMemsetAsync(V, 0, (size_t)nw * sizeof(float), b->s));
+    const double Lp = (double)(g.L[0] * g.L[1] * g.L[2]);
+    k_cf_scatter<<<cf_blocks(g.K * g.Cg * g.msk[0] * g.msk[1] * g.msk[2]), 256, 0, b->s>>>(
+        (const float *)b->w, V, g, (float)(1.0 / Lp));
+    TC_CU_LAUNCH("cuda.conv.fft scatter");
+    CF_FFT(cufftExecR2C(s->fw, V, (cufftComplex *)V));
+    for (int64_t n0 = 0; n0 < g.N; n0 += g.nb) {
+        const int64_t nbc = g.N - n0 < g.nb ? g.N - n0 : g.nb;
+        /* a short last chunk (N > nb) runs the chunk's batch: its extra
+         * planes hold an earlier chunk's data, never read (k_cf_mul and
+         * k_cf_crop stop at nbc images) */
+        k_cf_build<<<cf_blocks(nbc * g.C * g.nr), 256, 0, b->s>>>((const float *)b->x, Xs, g, n0,
+                                                                   nbc);
+        TC_CU_LAUNCH("cuda.conv.fft build");
+        CF_FFT(cufftExecR2C(s->fx, Xs, (cufftComplex *)Xs));
+        const dim3 grid((unsigned)tc__cu_div_up(g.nr / 2, 256),
+                        (unsigned)(tc__cu_div_up(g.Kg, CF_KB) * g.G),
+                        (unsigned)tc__cu_div_up(nbc, CF_NB));
+        k_cf_mul<<<grid, 256, 0, b->s>>>((const float2 *)Xs, (const float2 *)V, (float2 *)Ys, g,
+                                         nbc);
+        TC_CU_LAUNCH("cuda.conv.fft multiply");
+        CF_FFT(cufftExecC2R(s->inv, (cufftComplex *)Ys, Ys));
+        k_cf_crop<<<cf_blocks(nbc * g.K * g.out[0] * g.out[1] * g.out[2]), 256, 0, b->s>>>(
+            Ys, (float *)b->y, db, g, n0, nbc);
+        TC_CU_LAUNCH("cuda.conv.fft crop");
+    }
+    return TC_OK;
+}
+
+static tc_status cf_launch(const tc__args *a, const tc__cu_bufs *b) {
+    cfstate *s = (cfstate *)a->state;
+    const cfg &g = s->g;
+    const float *db = NULL;
+    void *own = NULL, *ws = NULL;
+    tc_status st = tc__cu_conv_bias(a, b->s, &db, &own);
+    /* the weight spectra, then a chunk's input and output spectra */
+    const size_t nv = (size_t)(g.K * g.Cg * g.nr), nx = (size_t)(g.nb * g.C * g.nr),
+                 ny = (size_t)(g.nb * g.K * g.nr);
+    if (st == TC_OK) st = tc__cu_alloc(&ws, (nv + nx + ny) * sizeof(float), b->s);
+    if (st == TC_OK) {
+        pthread_mutex_lock(&s->mu);
+        float *V = (float *)ws;
+        st = cf_run(a, b, s, V, V + nv, V + nv + nx, db);
+        /* the cuFFT work areas are the plan's: the next caller starts
+         * once this call's transforms are done */
+        cudaError_t e = cudaStreamSynchronize(b->s);
+        pthread_mutex_unlock(&s->mu);
+        if (st == TC_OK && e != cudaSuccess) st = tc__cu_fail(e, "cuda.conv.fft", __FILE__, __LINE__);
+    }
+    tc__cu_free(ws, b->s);
+    tc__cu_free(own, b->s);
+    return st;
+}
+
+static tc_status cf_execute(const tc__args *a) {
+    if (!a->state) return tc__error(TC_ERR_INTERNAL, "cuda.conv.fft: executed without a plan");
+    return tc__cu_run(a, NULL, 1, cf_launch);
+}
+
+} // namespace
+
+TC__CU_SOLVER(tc__solver_cuda_conv_fft) = {
+    "cuda.conv.fft", TC_BACKEND_CUDA, TC_OP_CONV,
+    "FFT conv layer through cuFFT (fp32): batched in-place R2C of the boundary-extended inputs and of the flipped, dilated weights, a frequency-domain sum over each group's channels (4 images x 8 output channels a thread), batched C2R, strided crop with bias; any stride, dilation, groups, padding mode, 1D-3D; for large masks.",
+    tc__cu_available, cf_applicable, cf_estimate, NULL, cf_plan, cf_destroy, cf_execute,
+};
+
+void tc__cu_report_conv_fft(tc__cu_report *r) {
+    tc__cu_report_kernel(r, "cuda.conv.fft scatter", (const void *)k_cf_scatter, 256, 0);
+    tc__cu_report_kernel(r, "cuda.conv.fft build", (const void *)k_cf_build, 256, 0);
+    tc__cu_report_kernel(r, "cuda.conv.fft multiply", (const void *)k_cf_mul, 256, 0);
+    tc__cu_report_kernel(r, "cuda.conv.fft crop", (const void *)k_cf_crop, 256, 0);
+}
