@@ -565,16 +565,15 @@ static const ccase ccases[] = {
     {3, 3, 12, 20, 1, {7, 6, 13}, {3, 3, 3}, 1, 2, 2, TC_PADDING_ZEROS, 0},
     {3, 1, 64, 48, 2, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
     {3, 2, 8, 16, 1, {6, 4, 5}, {2, 3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
-    /* session 21: V 12 (V 10 fed by TMA boxes of 32 positions: P % 32 ==
-     * 0): tiles across images and channels past Cg (zeros from the copy
-     * engine), two 64-channel output tiles; groups with the last tile's
-     * boxes past N * P; Cg % 4 != 0 (weights element by element); five
-     * 64-channel stages a tile */
+    /* session 21 (for the TMA-fed 1x1 streams tried then, now V 10's):
+     * tiles across images with channels past Cg, two 64-channel output
+     * tiles; groups with the last tile past N * P; Cg % 4 != 0 (weights
+     * element by element); five 64-channel stages a tile */
     {2, 3, 72, 100, 1, {16, 24}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
     {2, 2, 40, 24, 2, {8, 12}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
     {2, 2, 30, 20, 1, {8, 12}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 0},
     {2, 1, 320, 64, 1, {8, 16}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
-    /* V 13: 16 positions an image, a tile over eight images (nine copies a row) */
+    /* 16 positions an image: a tile over eight images */
     {2, 9, 64, 32, 1, {4, 4}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
@@ -1073,15 +1072,11 @@ static void run_conv_planner_checks(void) {
  * streaming 1x1 kernel, mma.sync / wgmma, on every 1x1 case it fits, V 1's
  * layers otherwise), V 11 (TFV=13: the plane ring with resident weights,
  * on every zero-padded stride-1 case with C/G <= 32, 2D ones included),
- * V 12 (TFV=14: V 10 fed by TMA boxes, on the 1x1 cases with P % 32 ==
- * 0, V 10 on the other 1x1 cases), V 13 (TFV=15: V 10 fed by 1D bulk
- * copies, every 1x1 case it fits: tiles over several images where P <
- * 128, rows past Cg zeroed),
  * host pointers (every conv solver
  * runs again; the variant only changes igemm-tf32). Where the probe finds
  * no sm_90a image, TFV=4, 7 and 8 run V 3 again. */
 static void run_conv_tf32_variants(void) {
-    static const char *vs[] = {"1", "4", "7", "8", "11", "12", "13", "14", "15"};
+    static const char *vs[] = {"1", "4", "7", "8", "11", "12", "13"};
     /* TC_TEST_CUDA_TFV=V: that variant alone (sanitizer runs of one kernel) */
     const char *only = getenv("TC_TEST_CUDA_TFV");
     for (int v = 0; v < (int)(sizeof vs / sizeof vs[0]); v++) {

@@ -930,12 +930,6 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
 #define IG9_SMEM(CGP) ((size_t)(64 * ((CGP) + 8) + IG9_ST * IG9_BC * IG9_XP) * sizeof(float))
 /* V 10: the weights swizzled (64 x CgP), the stages, 1 KiB to align */
 #define IG10_SMEM(CGP) ((size_t)(64 * (CGP) + IG9_ST * IG9_BC * IG10_XP) * sizeof(float) + 1024)
-/* V 12: the weights as V 10's, the stages dense (four 128-byte-swizzled
- * boxes of 64 channels x 32 positions each), one mbarrier a stage */
-#define IG12_BW 32 /* positions a box */
-#define IG12_SMEM(CGP)                                                                   \
-    ((size_t)(64 * (CGP) + IG9_ST * IG9_BC * IG9_TP) * sizeof(float) + 1024 +             \
-     IG9_ST * sizeof(uint64_t))
 struct ig9p {
     int C, Cg, CgP, K, Kg, G, P;
     int64_t NP;     /* N * P: the positions of all images, tiled as one run */
@@ -953,44 +947,18 @@ struct ig9p {
  * warpgroup's shared reads per k8 step: 2 KB of A (128 LDS.32) and 2 KB of
  * B for 32 mma.sync-equivalents, 128 bytes each against V 9's 320. A stage's
  * wgmmas are waited for before the next stage's fragments are loaded (the
- * stage is DRAM-bound: ~2500 clocks of loads against ~500 of MMAs).
- *
- * V 12 (WG = 2, session 21): V 10 with each stage copied by the tensor
- * memory accelerator: four boxes of 64 channels x 32 positions (8 KB,
- * 128-byte swizzled) from a 4D map of x (P, Cg, G, N), issued by one
- * thread and signalling the stage's mbarrier, in place of 2048 16-byte
- * cp.async (8 a thread). A box must lie in one image, so V 12 takes the
- * layers with P % 32 == 0; channels past Cg and positions past N * P
- * come as zeros from the copy engine. The wgmma rows map to the tile's
- * positions by a permutation that makes the A-fragment loads from the
- * swizzled boxes conflict-free: warp w of warpgroup v, row gq + 8h of
- * its 16, is box 2v + (w >> 1), position 8 (w & 1) + 16 (gq >> 2) + 4h +
- * (gq & 3); its channel c lies in 16-byte chunk (position / 4) ^ (c % 8)
- * of the box's 128-byte row c, so a warp's 32 loads of one register
- * cover the 32 banks.
- *
- * V 13 (WG = 3, session 21): V 10's layout and compute with each stage
- * filled by 1D bulk copies (cp.async.bulk): thread c < 64 copies channel
- * row c of the stage, one copy per image the tile's positions lie in
- * (512 contiguous bytes where the tile lies in one image), all signalling
- * the stage's mbarrier; rows past Cg are zeroed by their thread, and
- * positions past N * P keep stale values (their rows of the product are
- * not stored, and a row of A reaches only its own row of the product). */
+ * stage is DRAM-bound: ~2500 clocks of loads against ~500 of MMAs). */
 template <int WG>
 __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block an SM */
     k_ig9(const float *__restrict__ x, const float *__restrict__ w,
-          const float *__restrict__ bias, float *__restrict__ y, const ig9p a,
-          const __grid_constant__ CUtensorMap tmx) {
+          const float *__restrict__ bias, float *__restrict__ y, const ig9p a) {
     extern __shared__ float4 ig9_smem4[];
     float *Ws = reinterpret_cast<float *>(ig9_smem4); /* V 9: [64][CgP + 8] */
     if (WG) /* a 1024-byte boundary (the swizzle's period) */
         Ws += ((1024 - ((unsigned)__cvta_generic_to_shared(Ws) & 1023)) & 1023) / 4;
     const int PW = a.CgP + 8;
-    constexpr int XP = WG == 1 || WG == 3 ? IG10_XP : IG9_XP;
-    /* floats a stage: V 9 / V 10 [IG9_BC][XP], V 12 four boxes [IG9_BC][IG12_BW] */
-    constexpr int SST = WG == 2 ? IG9_BC * IG9_TP : IG9_BC * XP;
-    float *Xs = Ws + (WG ? 64 * a.CgP : 64 * PW); /* IG9_ST stages; V 12: 1 KiB-aligned */
-    uint64_t *full = reinterpret_cast<uint64_t *>(Xs + IG9_ST * SST); /* V 12, V 13 */
+    constexpr int XP = WG ? IG10_XP : IG9_XP;
+    float *Xs = Ws + (WG ? 64 * a.CgP : 64 * PW); /* IG9_ST x [IG9_BC][XP] */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2,
               tq = lane & 3;
     const int g = blockIdx.y / a.ktiles, k0 = (blockIdx.y % a.ktiles) * 64;
@@ -1011,57 +979,6 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
     const float *isrc = x;
     bool iqok = false;
     auto issue = [&]() {
-        if constexpr (WG == 2) {
-            if (is < nsteps) {
-                if (tid == 0) {
-                    /* the slot's last reads (generic, before the caller's
-                     * barrier) ordered before the copy engine's writes */
-                    ig_proxy_fence();
-                    float *dst = Xs + isl * SST;
-                    ig_mbar_expect(full + isl, IG9_BC * IG9_TP * sizeof(float));
-#pragma unroll
-                    for (int b = 0; b < IG9_TP / IG12_BW; b++) {
-                        /* past N * P: image n >= N, zeros (counted bytes) */
-                        const int q = itile * IG9_TP + b * IG12_BW, n = q / a.P;
-                        ig_tma4(dst + b * IG9_BC * IG12_BW, &tmx, q - n * a.P, ich * IG9_BC, g, n,
-                                full + isl);
-                    }
-                }
-                if (++ich == nch) ich = 0, itile += stride;
-                if (++isl == IG9_ST) isl = 0;
-                is++;
-            }
-            return;
-        }
-        if constexpr (WG == 3) {
-            if (is < nsteps) {
-                const int ch = ich * IG9_BC, q0 = itile * IG9_TP;
-                const int nv = min(IG9_BC, a.Cg - ch); /* channels in the group */
-                const int rem = (int)min((int64_t)IG9_TP, a.NP - q0); /* positions */
-                if (tid == 0) ig_mbar_expect(full + isl, (unsigned)(nv * rem) * sizeof(float));
-                if (tid < IG9_BC) {
-                    float *row = Xs + isl * SST + tid * XP;
-                    if (tid < nv) {
-                        ig_proxy_fence(); /* the slot's last reads before the copies */
-                        int n = q0 / a.P, p = q0 - n * a.P, off = 0;
-                        while (off < rem) {
-                            const int len = min(rem - off, a.P - p);
-                            ig_bulk(row + off,
-                                    x + ((int64_t)n * a.C + (int64_t)g * a.Cg + ch + tid) * a.P + p,
-                                    (unsigned)len * sizeof(float), full + isl);
-                            off += len, n++, p = 0;
-                        }
-                    } else {
-                        for (int i = 0; i < IG9_TP; i += 4)
-                            *reinterpret_cast<float4 *>(row + i) = make_float4(0.f, 0.f, 0.f, 0.f);
-                    }
-                }
-                if (++ich == nch) ich = 0, itile += stride;
-                if (++isl == IG9_ST) isl = 0;
-                is++;
-            }
-            return;
-        }
         if (is < nsteps) {
             if (ich == 0) { /* a new tile: this thread's image and position */
                 const int q = itile * IG9_TP + qq, n = q / a.P;
@@ -1069,7 +986,7 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
                 isrc = x + ((int64_t)n * a.C + (int64_t)g * a.Cg) * a.P + (q - n * a.P);
             }
             const int ch = ich * IG9_BC;
-            float *dst = Xs + isl * SST;
+            float *dst = Xs + isl * IG9_BC * XP;
 #pragma unroll
             for (int j = 0; j < IG9_BC / 8; j++) {
                 const int c = (tid + 256 * j) >> 5;
@@ -1115,19 +1032,10 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
             ig_cp16(wslot(k, c), ok ? w + ((int64_t)g * a.Kg + k0 + k) * a.Cg + c : w, ok ? 16 : 0);
         }
     ig_commit();
-    if constexpr (WG >= 2) {
-        if (tid == 0) {
-            for (int s = 0; s < IG9_ST; s++) ig_mbar_init(full + s, 1);
-            ig_mbar_init_fence();
-        }
-        __syncthreads();
-    }
 #pragma unroll
     for (int s = 0; s < IG9_ST - 1; s++) issue();
     if (a.wvec) {
-        /* this thread's weight copies (the stages may be in flight; V 12's
-         * and V 13's are not cp.async groups) */
-        ig_wait<WG >= 2 ? 0 : IG9_ST - 1>();
+        ig_wait<IG9_ST - 1>(); /* this thread's weight copies (the stages may be in flight) */
         for (int i = tid; i < 64 * cq; i += 256) {
             int k, c;
             wchunk(i, k, c);
@@ -1151,45 +1059,11 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
 #pragma unroll
         for (int e = 0; e < 4; e++) acc[j][e] = 0.f;
     int csl = 0, cch = 0, ctile = first; /* the stage computed: slot, chunk, tile */
-    /* V 12: this thread's four A-fragment offsets in its warp's box (rows
-     * gq and gq + 8: h; channels tq and tq + 4: e), before the k8 step's
-     * 8 rows of 32 floats */
-    const int wq = warp & 3, c16 = 2 * (wq & 1) + 4 * (gq >> 2);
-    const int o00 = 32 * tq + ((c16 ^ tq) << 2) + (gq & 3),
-              o10 = 32 * tq + (((c16 + 1) ^ tq) << 2) + (gq & 3),
-              o01 = 32 * (tq + 4) + ((c16 ^ (tq + 4)) << 2) + (gq & 3),
-              o11 = 32 * (tq + 4) + (((c16 + 1) ^ (tq + 4)) << 2) + (gq & 3);
     for (int s = 0; s < nsteps; s++) {
-        if constexpr (WG >= 2) {
-            __syncthreads(); /* step s - 1's reads of the slot refilled next */
-            issue();         /* stage s + IG9_ST - 1 */
-            ig_mbar_wait(full + csl, (unsigned)(s / IG9_ST) & 1);
-        } else {
-            ig_wait<IG9_ST - 2>();
-            __syncthreads();
-            issue(); /* stage s + IG9_ST - 1 */
-        }
-        if constexpr (WG == 2) {
-            const float *Xb = Xs + csl * SST + (2 * (warp >> 2) + (wq >> 1)) * IG9_BC * IG12_BW;
-            unsigned af[IG9_BC / 8][4];
-#pragma unroll
-            for (int k8 = 0; k8 < IG9_BC / 8; k8++) {
-                const float *xp = Xb + k8 * 8 * IG12_BW;
-                af[k8][0] = ig_tf32(xp[o00]);
-                af[k8][1] = ig_tf32(xp[o10]);
-                af[k8][2] = ig_tf32(xp[o01]);
-                af[k8][3] = ig_tf32(xp[o11]);
-            }
-            const float *Wc = Ws + cch * (IG9_BC / 32) * 2048;
-            const int keep0 = cch != 0;
-            ig_wg_fence();
-#pragma unroll
-            for (int k8 = 0; k8 < IG9_BC / 8; k8++)
-                ig_wgmma_rs64(&acc[0][0], af[k8], ig_desc_sw128(Wc + (k8 >> 2) * 2048 + (k8 & 3) * 8),
-                              k8 > 0 || keep0);
-            ig_wg_commit();
-            ig_wg_wait<0>();
-        } else if constexpr (WG == 1 || WG == 3) {
+        ig_wait<IG9_ST - 2>();
+        __syncthreads();
+        issue(); /* stage s + IG9_ST - 1 */
+        if constexpr (WG) {
             /* warpgroup warp >> 2 takes positions 64 (warp >> 2) .. + 63; its
              * warp (warp & 3) rows 16 (warp & 3) + gq (+ 8) of them */
             const float *Xt = Xs + csl * IG9_BC * XP + warp * 16 + gq;
@@ -1240,11 +1114,7 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
             bool in[2];
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int q = ctile * IG9_TP +
-                              (WG == 2 ? (2 * (warp >> 2) + (wq >> 1)) * IG12_BW + 8 * (wq & 1) +
-                                             16 * (gq >> 2) + 4 * h + (gq & 3)
-                                       : warp * 16 + gq + 8 * h),
-                          n = q / a.P;
+                const int q = ctile * IG9_TP + warp * 16 + gq + 8 * h, n = q / a.P;
                 in[h] = q < a.NP;
                 yp[h] = y + (n * a.K + (int64_t)g * a.Kg) * a.P + (q - n * a.P);
             }
@@ -2581,12 +2451,10 @@ static tc_status ig11_run(const tc__args *a, const tc__cu_bufs *b, const ig11sel
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_ig11", __FILE__, __LINE__);
     return TC_OK;
 }
-/* V 9 / V 10 / V 12 / V 13 (k_ig9<0> .. <3>) for a TF32 1x1 layer (lm ==
- * IG_1X1): V 10 by default where the device runs the sm_90a image and
- * K/G <= 256 (and under TC_CUDA_CONV_TFV=12); V 12 under
- * TC_CUDA_CONV_TFV=14 where the driver has the tensor-map encoder and
- * P % 32 == 0 (V 10 otherwise), V 13 under TC_CUDA_CONV_TFV=15, V 9
- * under TC_CUDA_CONV_TFV=11 (it measured no faster than V 1). Each block streams all of x for its 64
+/* V 9 / V 10 (k_ig9<0> / <1>) for a TF32 1x1 layer (lm == IG_1X1):
+ * V 10 by default where the device runs the sm_90a image and K/G <= 256
+ * (and under TC_CUDA_CONV_TFV=12), V 9 only under TC_CUDA_CONV_TFV=11 (it
+ * measured no faster than V 1). Each block streams all of x for its 64
  * output channels: on the H100 (session 15, b32, us) V 10 / V 1 measured
  * 256->64 @56 56.4 / 73.5, 64->256 @56 75.5 / 127.8, but 128->512 @28
  * 103.4 / 72.1 and 256->1024 @14 98.0 / 57.2, where x is streamed 8 and 16
@@ -2603,14 +2471,9 @@ static int ig9_plan(const tc__problem *p, const igp &g, const void *a_w, ig9p *q
     const char *f = getenv("TC_CUDA_CONV_TFV");
     if (f && !strcmp(f, "11"))
         *wg = 0;
-    else if (((!f && tc__cu_div_up(g.Kg, 64) <= 4) ||
-              (f && (!strcmp(f, "12") || !strcmp(f, "14") || !strcmp(f, "15")))) &&
-             ig_wgmma_ok()) {
+    else if (((!f && tc__cu_div_up(g.Kg, 64) <= 4) || (f && !strcmp(f, "12"))) && ig_wgmma_ok())
         *wg = 1;
-        /* V 12's boxes lie in one image (P % 32 == 0) */
-        if (f && !strcmp(f, "14") && g.P % IG12_BW == 0 && ig_tma_encoder()) *wg = 2;
-        if (f && !strcmp(f, "15")) *wg = 3;
-    } else
+    else
         return 0;
     q->C = g.C; q->Cg = g.Cg; q->K = g.K; q->Kg = g.Kg; q->G = g.G; q->P = g.P;
     q->CgP = (int)tc__cu_div_up(g.Cg, IG9_BC) * IG9_BC;
@@ -2618,10 +2481,7 @@ static int ig9_plan(const tc__problem *p, const igp &g, const void *a_w, ig9p *q
     q->ntiles = tc__cu_div_up(q->NP, IG9_TP);
     q->ktiles = (int)tc__cu_div_up(g.Kg, 64);
     q->wvec = g.Cg % 4 == 0 && (uintptr_t)a_w % 16 == 0;
-    *smem = *wg == 3   ? IG10_SMEM(q->CgP) + IG9_ST * sizeof(uint64_t)
-            : *wg == 2 ? IG12_SMEM(q->CgP)
-            : *wg      ? IG10_SMEM(q->CgP)
-                       : IG9_SMEM(q->CgP);
+    *smem = *wg ? IG10_SMEM(q->CgP) : IG9_SMEM(q->CgP);
     /* positions in int in the kernel (a tile past the end included) */
     if (*smem > d->smem_optin || (int64_t)q->ktiles * g.G > 65535 ||
         q->NP > INT32_MAX - 2 * IG9_TP)
@@ -2639,32 +2499,12 @@ static int ig9_plan(const tc__problem *p, const igp &g, const void *a_w, ig9p *q
     *gx = (unsigned)x;
     return 1;
 }
-/* V 12's map of x: (P, Cg, G, N), boxes of 32 positions x 64 channels,
- * 128-byte swizzled, zeros past each dimension; 0 on success */
-static int ig12_map(const ig9p &q, const void *x, CUtensorMap *m) {
-    PFN_cuTensorMapEncodeTiled_v12000 enc = ig_tma_encoder();
-    if (!enc) return 1;
-    const cuuint64_t P = (cuuint64_t)q.P;
-    const cuuint64_t d[4] = {P, (cuuint64_t)q.Cg, (cuuint64_t)q.G, (cuuint64_t)(q.NP / q.P)};
-    const cuuint64_t st[3] = {P * 4, P * 4 * q.Cg, P * 4 * q.C};
-    const cuuint32_t box[4] = {IG12_BW, IG9_BC, 1, 1}, one[4] = {1, 1, 1, 1};
-    /* TC_CUDA_CONV_V12L2=0: no L2 promotion (tuning) */
-    const char *l2 = getenv("TC_CUDA_CONV_V12L2");
-    return enc(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, (void *)x, d, st, box, one,
-               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-               l2 && !strcmp(l2, "0") ? CU_TENSOR_MAP_L2_PROMOTION_NONE
-                                      : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS;
-}
 static tc_status ig9_run(const tc__args *a, const tc__cu_bufs *b, const ig9p &q, unsigned gx,
                          size_t smem, int wg) {
-    static int attr_set[IG_NDEV][4];
+    static int attr_set[IG_NDEV][2];
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
-    const void *kf = wg == 3 ? (const void *)k_ig9<3>
-                     : wg == 2 ? (const void *)k_ig9<2>
-                     : wg    ? (const void *)k_ig9<1>
-                             : (const void *)k_ig9<0>;
+    const void *kf = wg ? (const void *)k_ig9<1> : (const void *)k_ig9<0>;
     if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&attr_set[dev][wg], __ATOMIC_ACQUIRE)) {
         const tc__cu_device *d = tc__cu_dev();
         TC_CU(cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -2675,26 +2515,13 @@ static tc_status ig9_run(const tc__args *a, const tc__cu_bufs *b, const ig9p &q,
     void *own;
     tc_status st = cv_bias(a, b->s, &db, &own);
     if (st) return st;
-    CUtensorMap tm;
-    memset(&tm, 0, sizeof tm); /* V 9 / V 10 do not read it */
-    if (wg == 2 && ig12_map(q, b->x, &tm)) {
-        tc__cu_free(own, b->s);
-        return tc__error(TC_ERR_INTERNAL,
-                         "cuda.conv.igemm-tf32: cuTensorMapEncodeTiled failed for V 12");
-    }
     const dim3 grid(gx, (unsigned)(q.ktiles * q.G));
-    if (wg == 3)
-        k_ig9<3><<<grid, 256, smem, b->s>>>((const float *)b->x, (const float *)b->w, db,
-                                            (float *)b->y, q, tm);
-    else if (wg == 2)
-        k_ig9<2><<<grid, 256, smem, b->s>>>((const float *)b->x, (const float *)b->w, db,
-                                            (float *)b->y, q, tm);
-    else if (wg)
+    if (wg)
         k_ig9<1><<<grid, 256, smem, b->s>>>((const float *)b->x, (const float *)b->w, db,
-                                            (float *)b->y, q, tm);
+                                            (float *)b->y, q);
     else
         k_ig9<0><<<grid, 256, smem, b->s>>>((const float *)b->x, (const float *)b->w, db,
-                                            (float *)b->y, q, tm);
+                                            (float *)b->y, q);
     cudaError_t e = cudaGetLastError();
     tc__cu_free(own, b->s);
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_ig9", __FILE__, __LINE__);

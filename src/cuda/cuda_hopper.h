@@ -139,17 +139,7 @@ __device__ __forceinline__ void ig_mbar_wait(uint64_t *b, unsigned parity) {
                  : "memory");
 #endif
 }
-/* a 1D bulk copy of `bytes` (a multiple of 16; both addresses 16-byte
- * aligned) from global memory to shared memory, signalling b */
-__device__ __forceinline__ void ig_bulk(void *dst, const void *src, unsigned bytes, uint64_t *b) {
-#if IG_WGMMA
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 " [%0], [%1], %2, [%3];\n" ::"r"(ig_sa(dst)),
-                 "l"(src), "r"(bytes), "r"(ig_sa(b))
-                 : "memory");
-#endif
-}
-/* box of a 2D / 4D / 5D tensor map at the given coordinates (elements; negative
+/* box of a 2D / 5D tensor map at the given coordinates (elements; negative
  * and past the end read as zeros) into shared memory at dst, signalling b */
 __device__ __forceinline__ void ig_tma2(void *dst, const CUtensorMap *m, int c0, int c1,
                                         uint64_t *b) {
@@ -166,15 +156,6 @@ __device__ __forceinline__ void ig_tma5(void *dst, const CUtensorMap *m, int c0,
     asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n" ::"r"(ig_sa(dst)),
                  "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(ig_sa(b))
-                 : "memory");
-#endif
-}
-__device__ __forceinline__ void ig_tma4(void *dst, const CUtensorMap *m, int c0, int c1, int c2,
-                                        int c3, uint64_t *b) {
-#if IG_WGMMA
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(ig_sa(dst)),
-                 "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(ig_sa(b))
                  : "memory");
 #endif
 }
