@@ -14,7 +14,8 @@
  *
  * Environment: TC_TEST_SEED, TC_TEST_QUICK (small table, for the
  * sanitizers), TC_TEST_VERBOSE (see harness.h), TC_TEST_CUDA_CONV_ONLY=1
- * (the conv-layer cases only); TC_CUDA_CHUNK_BYTES is set
+ * (the conv-layer cases only), TC_TEST_CUDA_CONV_SOLVER=name (the conv
+ * cases of that solver only); TC_CUDA_CHUNK_BYTES is set
  * to 1 unless given (one batch item per pipelined chunk).
  */
 #include <math.h>
@@ -587,7 +588,9 @@ static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-t
  * (TC_CUDA_CONV_GENERIC), so the fallbacks stay tested. TF32 solvers are
  * planned with TC_PLAN_ALLOW_TF32 and held to 5e-3 of max|ref| (ref.conv
  * accumulates in double), Winograd to 1e-4, the others to 2e-5. */
-static const char *conv_only_solver; /* set: that solver alone */
+/* set: the conv cases run that solver alone (TC_TEST_CUDA_CONV_SOLVER=name:
+ * sanitizer runs of one solver) */
+static const char *conv_only_solver;
 static void run_conv_case(int ci, int device_ptrs, int generic) {
     const ccase *c = &ccases[ci];
     tc_conv_desc d;
@@ -1101,16 +1104,19 @@ static void run_conv_tf32_variants(void) {
 static void run_conv_fft_chunks(void) {
     if (getenv("TC_TEST_CUDA_TFV")) return;
     printf("conv cases: cuda.conv.fft with TC_CUDA_CONV_FFT_NB=2\n");
+    const char *only = conv_only_solver;
+    if (only && strcmp(only, "cuda.conv.fft")) return;
     setenv("TC_CUDA_CONV_FFT_NB", "2", 1);
     conv_only_solver = "cuda.conv.fft";
     for (int ci = 0; ci < NCC; ci++)
         if (ccases[ci].N > 2) run_conv_case(ci, 0, 0);
-    conv_only_solver = NULL;
+    conv_only_solver = only;
     unsetenv("TC_CUDA_CONV_FFT_NB");
 }
 
 int main(int argc, char **argv) {
     th_init(argc, argv);
+    conv_only_solver = getenv("TC_TEST_CUDA_CONV_SOLVER");
     /* batched host-array filters run chunk by chunk on two streams
      * (transfers overlapped with compute); one batch item per chunk here,
      * so every batched host case takes that path */
