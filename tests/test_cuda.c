@@ -744,6 +744,10 @@ static void run_gpu_api_checks(void) {
     tc_status st = tc_cuda_kernel_report(buf, 1 << 16);
     if (CHECK_STATUS(st, TC_OK)) {
         CHECK(strstr(buf, "cuda.direct") != NULL, "report lacks cuda.direct");
+        CHECK(strstr(buf, "cuda.conv.fft multiply") != NULL, "report lacks cuda.conv.fft");
+        /* tc__cu_max_clusters, as cuda.gemm-tf32's launch asks it */
+        CHECK(strstr(buf, "clusters of 4 resident: ") != NULL,
+              "report lacks cuda.gemm-tf32's resident 2x2 clusters");
         if (th_g.verbose) fputs(buf, stdout);
     }
     CHECK_STATUS(tc_cuda_kernel_report(buf, 10), TC_ERR_INVALID_ARGUMENT);
@@ -1059,6 +1063,28 @@ static void run_conv_planner_checks(void) {
             if (CHECK_STATUS(tc_plan_conv(&pl, ctx, &dd, &o), TC_OK))
                 CHECK(strcmp(tc_plan_algorithm(pl), "cuda.conv.depthwise") == 0,
                       "depthwise plan (flags %u) chose %s", o.flags, tc_plan_algorithm(pl));
+            tc_plan_destroy(pl);
+        }
+        /* a 31x31 mask takes cuda.conv.fft with and without TF32 (session
+         * 21, H200: 0.154 ms against 2.70 for cuda.conv.igemm and 1.79 for
+         * cuda.conv.igemm-tf32); the 3x3 layer above never does */
+        tc_conv_desc df = d;
+        df.batch = 4; df.in_channels = df.out_channels = 16;
+        df.in_size[0] = df.in_size[1] = 128;
+        df.kernel_size[0] = df.kernel_size[1] = 31;
+        df.padding[0] = df.padding[1] = 15;
+        for (int f = 0; f < 2; f++) {
+            tc_plan_options_init(&o);
+            o.flags = f ? TC_PLAN_ALLOW_TF32 : 0;
+            pl = NULL;
+            if (CHECK_STATUS(tc_plan_conv(&pl, ctx, &df, &o), TC_OK))
+                CHECK(strcmp(tc_plan_algorithm(pl), "cuda.conv.fft") == 0,
+                      "31x31 plan (flags %u) chose %s", o.flags, tc_plan_algorithm(pl));
+            tc_plan_destroy(pl);
+            pl = NULL;
+            if (CHECK_STATUS(tc_plan_conv(&pl, ctx, &d, &o), TC_OK))
+                CHECK(strcmp(tc_plan_algorithm(pl), "cuda.conv.fft") != 0,
+                      "3x3 plan (flags %u) chose cuda.conv.fft", o.flags);
             tc_plan_destroy(pl);
         }
     }

@@ -272,23 +272,30 @@ static int cf_applicable(const tc__problem *p, const tc__env *e, char *why, size
  * transforms (~2.5 n log2 n flops a real transform of n points) at a
  * quarter of the FP32 peak, and the bytes of every pass (build, ~4 passes
  * a transform, the product's reads of X once per CF_KB channels and of W
- * once per CF_NB images, the crop), plus ~5 us a launch. Deliberately
- * pessimistic: the planner should take it only where the direct methods'
- * R-fold work dominates (large masks). */
+ * once per CF_NB images, the crop), plus ~5 us a launch; that sum times
+ * 1.6, plus 2.5 ns a transform. Fitted on the H200 (session 21, call 3:
+ * eleven layers, the forced solver's CUDA-event times): the sum alone was
+ * 1.23-1.87x below the measured time, and 3.0x on 3x3 512 @7, whose
+ * 262144 weight transforms of 9 x 9 points cost ~2.2 ns each beyond it.
+ * With the factor the planner keeps cuda.conv.igemm-tf32 on an 11x11
+ * layer in TF32 plans (0.258 ms against the FFT's 0.357) and takes the
+ * FFT in fp32 there (0.357 against 0.803 for cuda.conv.igemm). */
 static double cf_estimate(const tc__problem *p, const tc__env *e) {
     cfg g;
     if (!cf_geometry(p, &g, NULL, 0)) return 1e30;
     const double nr = (double)g.nr, nc = nr / 2, Lp = (double)(g.L[0] * g.L[1] * g.L[2]);
     const double lg = Lp > 2 ? log2(Lp) : 1.0;
     const double N = (double)g.N, C = (double)g.C, K = (double)g.K, Cg = (double)g.Cg;
-    const double flops = 8.0 * N * K * Cg * nc + 2.5 * (N * (C + K) + K * Cg) * Lp * lg;
+    const double transforms = N * (C + K) + K * Cg;
+    const double flops = 8.0 * N * K * Cg * nc + 2.5 * transforms * Lp * lg;
     const double bytes =
         4.0 * nr *
             (N * C * (1 + 4 + ceil((double)g.Kg / CF_KB)) + K * Cg * (2 + 4 + ceil(N / CF_NB)) +
              N * K * (1 + 4 + 1)) +
         (double)tc__problem_bytes(p);
     const double chunks = ceil(N / (double)g.nb);
-    return tc__cu_estimate(bytes, flops, 0.25) + (4 + 5 * chunks) * 5e-6;
+    return 1.6 * (tc__cu_estimate(bytes, flops, 0.25) + (4 + 5 * chunks) * 5e-6) +
+           2.5e-9 * transforms;
 }
 
 static void cf_destroy(void *state) {
