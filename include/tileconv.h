@@ -344,8 +344,17 @@ TC_API void tc_plan_destroy(tc_plan *plan);
 TC_API const char *tc_plan_algorithm(const tc_plan *plan);
 /* Backend of the chosen algorithm. */
 TC_API tc_backend tc_plan_backend(const tc_plan *plan);
-/* Workspace bytes execute needs when the caller passes one. */
+/* Workspace bytes execute needs when the caller passes one (host memory:
+ * the solver's CPU scratch and the core's packing regions). */
 TC_API size_t tc_plan_workspace_size(const tc_plan *plan);
+/* CUDA plans: the most device memory one execute takes from the library's
+ * stream-ordered device pool beyond the caller's arrays (split-K partial
+ * sums, transformed or transposed operands, FFT spectra and cuFFT work
+ * areas, a staged bias), for device-resident operands; host-resident
+ * operands add their device copies. The pool keeps freed memory for the
+ * next call, so this is also what a plan's executes keep reserved. 0 for
+ * CPU plans and for CUDA algorithms that need none. */
+TC_API size_t tc_plan_device_workspace_size(const tc_plan *plan);
 /* Output shape: writes the output rank to *ndim and the sizes to shape
  * (room for TC_MAX_DIMS entries). Filter: input rank; conv: 2 + nspatial;
  * gemm: 2 (m, n). */

@@ -669,6 +669,9 @@ static void test_execute_args(void) {
         EXPECT_ERR(tc_execute_conv(cpb, y, x, w, b, NULL), TC_OK, "");
         EXPECT_ERR(tc_execute_gemm(gp, y, x, NULL, NULL), INV, "");
         EXPECT_ERR(tc_execute_gemm(gp, NULL, x, w, NULL), INV, "");
+        /* CPU plans take no device memory */
+        CHECK(tc_plan_device_workspace_size(cp) == 0 && tc_plan_device_workspace_size(gp) == 0,
+              "CPU plans report device workspace");
         /* a misaligned workspace is refused when one is needed */
         size_t ws = tc_plan_workspace_size(cp);
         if (ws) {
@@ -689,6 +692,7 @@ static void test_execute_args(void) {
     tc_plan_destroy(NULL);
     CHECK(tc_plan_algorithm(NULL) != NULL, "tc_plan_algorithm(NULL) is NULL");
     CHECK(tc_plan_workspace_size(NULL) == 0, "workspace of NULL");
+    CHECK(tc_plan_device_workspace_size(NULL) == 0, "device workspace of NULL");
     CHECK(tc_plan_flops(NULL) == 0 && tc_plan_bytes(NULL) == 0, "flops/bytes of NULL");
     int nd;
     int64_t shape[TC_MAX_DIMS];

@@ -1077,9 +1077,15 @@ static void run_conv_planner_checks(void) {
             tc_plan_options_init(&o);
             o.flags = f ? TC_PLAN_ALLOW_TF32 : 0;
             pl = NULL;
-            if (CHECK_STATUS(tc_plan_conv(&pl, ctx, &df, &o), TC_OK))
+            if (CHECK_STATUS(tc_plan_conv(&pl, ctx, &df, &o), TC_OK)) {
                 CHECK(strcmp(tc_plan_algorithm(pl), "cuda.conv.fft") == 0,
                       "31x31 plan (flags %u) chose %s", o.flags, tc_plan_algorithm(pl));
+                /* its spectra at least: 16 x 16 weights and 4 x 32 planes of
+                 * 160 x 162 floats (L = 158 -> 160) */
+                CHECK(tc_plan_device_workspace_size(pl) >= (size_t)(256 + 128) * 160 * 162 * 4,
+                      "cuda.conv.fft reports %zu bytes of device workspace",
+                      tc_plan_device_workspace_size(pl));
+            }
             tc_plan_destroy(pl);
             pl = NULL;
             if (CHECK_STATUS(tc_plan_conv(&pl, ctx, &d, &o), TC_OK))
@@ -1089,6 +1095,39 @@ static void run_conv_planner_checks(void) {
         }
     }
     tc_context_destroy(ctx);
+    TH_END();
+
+    /* the scratch check can fail: an igemm plan whose reported device
+     * workspace is below 15 partial sums, executed with TC_CUDA_CONV_SHAPE
+     * "64,16" set after planning (72 k-steps of 16 in parts of 5: S = 15),
+     * is an internal error */
+    TH_BEGIN("device scratch over the plan's report is caught (TC_CUDA_CHECK_SCRATCH)");
+    {
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = "cuda.conv.igemm";
+        tc_plan *pl = NULL;
+        const size_t forced = (size_t)15 * 128 * (8 * 28 * 28) * sizeof(float);
+        if (CHECK_STATUS(tc_plan_conv(&pl, NULL, &d, &o), TC_OK)) {
+            if (tc_plan_device_workspace_size(pl) < forced) {
+                const int64_t nx = 8 * 128 * 28 * 28, nw = 128 * 128 * 9;
+                float *x = malloc(nx * 4), *w = malloc(nw * 4), *y = malloc(nx * 4);
+                th_rng r = th_rng_for(77);
+                fill(x, nx, &r);
+                fill(w, nw, &r);
+                setenv("TC_CUDA_CONV_SHAPE", "64,16", 1);
+                tc_status st = tc_execute_conv(pl, y, x, w, NULL, NULL);
+                unsetenv("TC_CUDA_CONV_SHAPE");
+                CHECK(st == TC_ERR_INTERNAL && strstr(tc_last_error(), "device scratch"),
+                      "status %d (%s), expected the scratch check", (int)st, tc_last_error());
+                free(x); free(w); free(y);
+            } else {
+                printf("  (the plan reports %zu bytes, not below the forced split's %zu: "
+                       "nothing to catch)\n", tc_plan_device_workspace_size(pl), forced);
+            }
+        }
+        tc_plan_destroy(pl);
+    }
     TH_END();
 }
 
@@ -1147,6 +1186,10 @@ int main(int argc, char **argv) {
      * (transfers overlapped with compute); one batch item per chunk here,
      * so every batched host case takes that path */
     setenv("TC_CUDA_CHUNK_BYTES", "1", 0);
+    /* every execute checks that it took no more device scratch than its
+     * plan reports (tc_plan_device_workspace_size): an internal error
+     * fails the case */
+    setenv("TC_CUDA_CHECK_SCRATCH", "1", 0);
     int ndev = tc_cuda_device_count();
     int ngpu_solvers = 0;
     for (int i = 0; i < tc_algorithm_count(); i++) {

@@ -132,6 +132,7 @@ int tool_run_report(tool_run *r, const tc_plan *plan, tool_stats *s) {
     s->flops = tc_plan_flops(plan);
     s->bytes = tc_plan_bytes(plan);
     s->workspace_bytes = tc_plan_workspace_size(plan);
+    s->device_workspace_bytes = tc_plan_device_workspace_size(plan);
     s->t = &r->timing;
     if (!timing_wanted(r)) return 0;
     if (s->device_x && tc_plan_backend(plan) == TC_BACKEND_CUDA) {

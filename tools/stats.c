@@ -85,6 +85,7 @@ int tool_stats_write_json(FILE *fp, const tool_stats *s) {
     if (s->have_device) {
         put_num(fp, "device_median_ms", s->device_median_ms);
         put_num(fp, "device_min_ms", s->device_min_ms);
+        fprintf(fp, "  \"device_workspace_bytes\": %zu,\n", s->device_workspace_bytes);
     }
     fprintf(fp, "  \"workspace_bytes\": %zu\n}\n", s->workspace_bytes);
     return ferror(fp) ? -1 : 0;

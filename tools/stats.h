@@ -33,6 +33,7 @@ typedef struct tool_stats {
     const int64_t *mask_shape;
     double flops, bytes;   /* per execute, from the plan */
     size_t workspace_bytes;
+    size_t device_workspace_bytes; /* CUDA plans: tc_plan_device_workspace_size */
     const tool_timing *t;
     /* plans on the CUDA backend: the host operands for the device-resident
      * timing (tc_cuda_time_plan) that tool_run_report adds: filter x; conv

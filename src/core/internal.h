@@ -117,6 +117,11 @@ typedef struct tc__args {
                              64-byte aligned */
     int threads;
     void *stream;         /* backend stream (CUDA), NULL on the CPU */
+    /* CUDA: the plan's device_workspace bound (dev_ws_set = 1 when the
+     * execute runs the plan's own solver and state); the backend checks it
+     * under TC_CUDA_CHECK_SCRATCH=1 */
+    size_t dev_ws;
+    int dev_ws_set;
 } tc__args;
 
 typedef struct tc__solver {
@@ -149,6 +154,12 @@ typedef struct tc__solver {
     size_t (*wpack_size)(const tc__problem *p, const tc__env *env);
     tc_status (*wpack)(const tc__problem *p, const tc__env *env,
                        const void *state, const void *w, void *dst);
+    /* Optional, CUDA: the most device memory one execute takes from the
+     * backend's stream-ordered pool (the sum of its allocations; operands
+     * staged from host memory not counted), given the plan's state.
+     * NULL means none. Reported by tc_plan_device_workspace_size. */
+    size_t (*device_workspace)(const tc__problem *p, const tc__env *env,
+                               const void *state);
 } tc__solver;
 
 /* The registry (src/core/registry.c): NULL-terminated, reference last. */

@@ -14,6 +14,8 @@ struct tc_plan {
     size_t solver_ws;          /* bytes of solver scratch */
     size_t x_off, y_off;       /* packing regions in the workspace */
     size_t ws_total;           /* what tc_plan_workspace_size reports */
+    size_t dev_ws;             /* what tc_plan_device_workspace_size reports */
+    int dev_ws_set;            /* CUDA plans: dev_ws is the solver's bound */
     int pack_x, pack_y;
     /* conv: weights handed over by tc_plan_conv_set_weights */
     void *w_copy, *bias_copy;  /* caller's layout */

@@ -97,6 +97,10 @@ static tc_status tc__run_solver(const tc_plan *pl, const tc__solver *s,
     a.ws = ws;
     a.threads = pl->env.threads;
     a.stream = pl->stream;
+    if (s == pl->solver && state == pl->state) {
+        a.dev_ws = pl->dev_ws;
+        a.dev_ws_set = pl->dev_ws_set;
+    }
     return s->execute(&a);
 }
 
@@ -332,6 +336,10 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
         tc_status st = pl->solver->plan(p, &pl->env, &pl->state);
         if (st != TC_OK) return st;
     }
+    pl->dev_ws = pl->solver->device_workspace
+                     ? pl->solver->device_workspace(p, &pl->env, pl->state)
+                     : 0;
+    pl->dev_ws_set = pl->solver->backend == TC_BACKEND_CUDA;
     tc__error_clear();
     return TC_OK;
 }
@@ -492,6 +500,7 @@ tc_backend tc_plan_backend(const tc_plan *pl) {
     return pl && pl->solver ? pl->solver->backend : TC_BACKEND_AUTO;
 }
 size_t tc_plan_workspace_size(const tc_plan *pl) { return pl ? pl->ws_total : 0; }
+size_t tc_plan_device_workspace_size(const tc_plan *pl) { return pl ? pl->dev_ws : 0; }
 
 tc_status tc_plan_set_cuda_stream(tc_plan *pl, void *stream) {
     if (!pl) return tc__error(TC_ERR_INVALID_ARGUMENT, "set stream: plan is NULL");

@@ -158,9 +158,15 @@ static tc_status tc__cu_pool(cudaMemPool_t *out) {
     return st;
 }
 
+/* The bytes a launch takes from the pool (tc__cu_counted): the solvers'
+ * scratch, checked against the plan's device_workspace bound */
+static thread_local int tc__cu_counting;
+static thread_local size_t tc__cu_counted;
+
 tc_status tc__cu_alloc(void **p, size_t bytes, cudaStream_t s) {
     *p = NULL;
     if (!bytes) bytes = 16;
+    if (tc__cu_counting) tc__cu_counted += bytes;
     cudaMemPool_t pool;
     tc_status st = tc__cu_pool(&pool);
     if (st) return st;
@@ -177,6 +183,26 @@ tc_status tc__cu_alloc(void **p, size_t bytes, cudaStream_t s) {
 
 void tc__cu_free(void *p, cudaStream_t s) {
     if (p) cudaFreeAsync(p, s);
+}
+
+/* launch(a, b), counting what it takes from the pool; with
+ * TC_CUDA_CHECK_SCRATCH=1 (the tests) more than the plan's
+ * device_workspace bound is an internal error */
+static tc_status tc__cu_counted_launch(tc__cu_launch_fn launch, const tc__args *a,
+                                       const tc__cu_bufs *b) {
+    tc__cu_counting = 1;
+    tc__cu_counted = 0;
+    tc_status st = launch(a, b);
+    tc__cu_counting = 0;
+    if (st == TC_OK && a->dev_ws_set && tc__cu_counted > a->dev_ws) {
+        const char *chk = getenv("TC_CUDA_CHECK_SCRATCH");
+        if (chk && chk[0] == '1')
+            st = tc__error(TC_ERR_INTERNAL,
+                           "cuda: an execute took %zu bytes of device scratch, over the %zu "
+                           "its plan reports (tc_plan_device_workspace_size)",
+                           tc__cu_counted, a->dev_ws);
+    }
+    return st;
 }
 
 /* ---------------- pointer classes ---------------- */
@@ -386,7 +412,7 @@ static tc_status tc__cu_run_chunks(const tc__args *a, const tc__cu_bufs *b, int 
                 bc.x = (const char *)a->x + (size_t)(n0 * xin) * es;
             }
             bc.y = y_host ? dy[k] : (void *)((char *)a->y + (size_t)(n0 * yout) * es);
-            if (rc == TC_OK) rc = launch(&a1, &bc);
+            if (rc == TC_OK) rc = tc__cu_counted_launch(launch, &a1, &bc);
         }
         /* copy chunk c out (waits for its kernels; chunk c+1 runs meanwhile) */
         if (c >= 0 && rc == TC_OK) {
@@ -506,7 +532,7 @@ tc_status tc__cu_run(const tc__args *a, const void *dmask, int need_dw,
         if (y_in && (st = tc__cu_h2d(ty, a->y, yb, s))) goto out;
         b.y = ty;
     }
-    if ((st = launch(a, &b))) goto out;
+    if ((st = tc__cu_counted_launch(launch, a, &b))) goto out;
     if (y_host) st = tc__cu_d2h(a->y, ty, yb, s);
 out:
     tc__cu_free(tx, s);

@@ -140,6 +140,10 @@ int tc__cu_conv_igemm_fast(const tc__problem *p);
  * tc__cu_conv_igemm_fast(p) is 0. */
 tc_status tc__cu_conv_igemm(const tc__problem *p, const void *x, const void *w, void *y,
                             cudaStream_t s, int tf32);
+/* The most device scratch tc__cu_conv_igemm (and the igemm solvers'
+ * execute) takes from the pool for problem p: the solvers'
+ * device_workspace bound. */
+size_t tc__cu_conv_igemm_scratch(const tc__problem *p, int tf32);
 /* A conv layer's bias on the device for a->bias: *db the device pointer
  * (NULL without a bias), used in place when a->bias is device memory, else
  * staged on stream s into *own, which the caller frees with tc__cu_free. */

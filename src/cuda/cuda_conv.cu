@@ -2528,6 +2528,37 @@ static tc_status ig9_run(const tc__args *a, const tc__cu_bufs *b, const ig9p &q,
     return TC_OK;
 }
 
+/* The tile and split ig_run launches for kernel kind `kind` with loader
+ * lm (the shape model, or TC_CUDA_CONV_SHAPE); occ[] gets each tile's
+ * resident blocks (its kernel set up here). ig_run and the device
+ * scratch bound (tc__cu_conv_igemm_scratch) both ask here. */
+static tc_status ig_pick_shape(const igp &g, int tf32, int kind, int lm, int occ[3],
+                               ig_shape *out) {
+    const int bk = ig_kbk[kind];
+    tc_status st;
+    for (int bi = 0; bi < 3; bi++)
+        if (ig_tile_ok(bi, g.Kg) && (st = ig_prepare(bi, kind, lm, &occ[bi]))) return st;
+    const tc__cu_device *d = tc__cu_dev();
+    const int lt_ok = lm == IG_ZEROS && g.R < 64 &&
+                      tc__cu_div_up(g.Rl, bk) * bk <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB");
+    ig_shape sh = ig_choose(g, tf32, bk, d ? d->sms : 132, occ, lt_ok);
+    const char *fb = getenv("TC_CUDA_CONV_SHAPE"); /* "bm,S": tuning only */
+    if (fb) {
+        int fbm = 0, fs = 0;
+        int nf = sscanf(fb, "%d,%d", &fbm, &fs);
+        int fbi = fbm == 128 ? 0 : fbm == 64 ? 1 : fbm == 32 ? 2 : -1;
+        if (nf == 2 && fbi >= 0 && occ[fbi] > 0 && fs >= 1 &&
+            fs <= IG_MAXSPLIT && (int64_t)g.G * fs <= 65535) {
+            int KT = (int)tc__cu_div_up(g.Rl, bk);
+            sh.bi = fbi;
+            sh.ktps = (int)tc__cu_div_up(KT, fs);
+            sh.S = (int)tc__cu_div_up(KT, sh.ktps);
+        }
+    }
+    *out = sh;
+    return TC_OK;
+}
+
 static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     const tc__problem *p = a->p;
     igp g = ig_params(p);
@@ -2563,26 +2594,10 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     }
     const int bk = ig_kbk[kind];
     int occ[3] = {0, 0, 0};
-    tc_status st;
-    for (int bi = 0; bi < 3; bi++)
-        if (ig_tile_ok(bi, g.Kg) && (st = ig_prepare(bi, kind, lm, &occ[bi]))) return st;
+    ig_shape sh;
+    tc_status st = ig_pick_shape(g, tf32, kind, lm, occ, &sh);
+    if (st) return st;
     const tc__cu_device *d = tc__cu_dev();
-    const int lt_ok = lm == IG_ZEROS && g.R < 64 &&
-                      tc__cu_div_up(g.Rl, bk) * bk <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB");
-    ig_shape sh = ig_choose(g, tf32, bk, d ? d->sms : 132, occ, lt_ok);
-    const char *fb = getenv("TC_CUDA_CONV_SHAPE"); /* "bm,S": tuning only */
-    if (fb) {
-        int fbm = 0, fs = 0;
-        int nf = sscanf(fb, "%d,%d", &fbm, &fs);
-        int fbi = fbm == 128 ? 0 : fbm == 64 ? 1 : fbm == 32 ? 2 : -1;
-        if (nf == 2 && fbi >= 0 && occ[fbi] > 0 && fs >= 1 &&
-            fs <= IG_MAXSPLIT && (int64_t)g.G * fs <= 65535) {
-            int KT = (int)tc__cu_div_up(g.Rl, bk);
-            sh.bi = fbi;
-            sh.ktps = (int)tc__cu_div_up(KT, fs);
-            sh.S = (int)tc__cu_div_up(KT, sh.ktps);
-        }
-    }
     /* V 4 where it measured faster than V 3 on the H100: the 32-row tile
      * with zero padding (3D 3x3x3 32 @32 b8: 0.276-0.279 ms against
      * 0.310-0.316 in four calls of sessions 11-12; docs/perf-notes.md);
@@ -2908,6 +2923,52 @@ tc_status tc__cu_conv_bias(const tc__args *a, cudaStream_t s, const float **db, 
     return cv_bias(a, s, db, own);
 }
 
+/* cuda.conv.igemm(-tf32)'s device scratch, at most: the staged bias, and
+ * the larger of the split-K partial sums (S x K x N*P floats at the shape
+ * ig_run picks, for either loader where a 1x1 layer's depends on x's
+ * alignment) and, in TF32 on the sm_90a image, V 7 / V 8 / V 11's copies
+ * (xT, then wT at a 1 KiB boundary; ig7_copies). V 9 / V 10 and the
+ * generic kernel take none. */
+size_t tc__cu_conv_igemm_scratch(const tc__problem *p, int tf32) {
+    const size_t bias = p->has_bias ? (size_t)p->K * sizeof(float) : 0;
+    if (!ig_fast(p)) return bias;
+    const igp g = ig_params(p);
+    const int lm0 = p->mode == TC_MODE_CONSTANT && p->cval == 0 ? IG_ZEROS : IG_REMAP;
+    size_t split = 0;
+    for (int t = 0; t < 1 + ig_is_1x1(p); t++) {
+        const int lm = t ? IG_1X1 : lm0;
+        int kind = tf32 ? ig_tf_kind() : 0;
+        if (kind == 3 && lm == IG_1X1) kind = 2;
+        if (kind == 5 || kind == 6) kind = 2;
+        int occ[3] = {0, 0, 0};
+        ig_shape sh;
+        size_t S = IG_MAXSPLIT; /* the shape model unavailable: its largest split */
+        if (ig_pick_shape(g, tf32, kind, lm, occ, &sh) == TC_OK)
+            S = (size_t)sh.S;
+        else
+            tc__error_clear();
+        const size_t b = S > 1 ? S * (size_t)g.K * (size_t)g.NP * sizeof(float) : 0;
+        if (b > split) split = b;
+    }
+    size_t copies = 0;
+    if (tf32 && ig_wgmma_ok()) {
+        const size_t nx = (size_t)p->N * (size_t)g.plane * (size_t)g.C;
+        const size_t ckp = (size_t)tc__cu_div_up(g.Cg, IG7_BK) * IG7_BK;
+        copies = (nx * sizeof(float) + 1023) / 1024 * 1024 +
+                 (size_t)g.K * (size_t)g.R * ckp * sizeof(float);
+    }
+    return bias + (split > copies ? split : copies);
+}
+static size_t ig_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
+    return tc__cu_conv_igemm_scratch(p, 0);
+}
+static size_t tf_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
+    return tc__cu_conv_igemm_scratch(p, 1);
+}
+static size_t dw_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
+    return p->has_bias ? (size_t)p->K * sizeof(float) : 0;
+}
+
 tc_status tc__cu_conv_igemm(const tc__problem *p, const void *x, const void *w, void *y,
                             cudaStream_t s, int tf32) {
     if (p->has_bias || !ig_fast(p))
@@ -2934,6 +2995,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm) = {
     .applicable = ig_applicable,
     .estimate = ig_estimate,
     .execute = ig_execute,
+    .device_workspace = ig_device_ws,
 };
 
 TC__CU_SOLVER(tc__solver_cuda_conv_igemm_tf32) = {
@@ -2945,6 +3007,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_tf32) = {
     .applicable = tf_applicable,
     .estimate = tf_estimate,
     .execute = tf_execute,
+    .device_workspace = tf_device_ws,
 };
 
 TC__CU_SOLVER(tc__solver_cuda_conv_depthwise) = {
@@ -2956,4 +3019,5 @@ TC__CU_SOLVER(tc__solver_cuda_conv_depthwise) = {
     .applicable = dw_applicable,
     .estimate = dw_estimate,
     .execute = dw_execute,
+    .device_workspace = dw_device_ws,
 };

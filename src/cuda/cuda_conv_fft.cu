@@ -26,9 +26,12 @@
  * weights are an execute argument); their cost is K*Cg transforms beside
  * the chunk's N*(C + K).
  *
- * cuFFT's plans (made at plan time, for the chunk's batch) and their work
- * areas belong to the plan state: concurrent executes of one plan are
- * serialised by a mutex, as in cuda.fft. Accuracy as cpu.conv.fft: about
+ * cuFFT's plans (made at plan time, for the chunk's batch) belong to the
+ * plan state; their work area (the largest of the three) comes from the
+ * device pool with the spectra on every call, so the plan holds no device
+ * memory between calls and tc_plan_device_workspace_size counts all of
+ * it. Concurrent executes of one plan are serialised by a mutex (the
+ * handles' stream and work area), as in cuda.fft. Accuracy as cpu.conv.fft: about
  * eps * log2(prod L) of max|x| * sum|w| per output (docs/semantics.md).
  */
 #include "cuda/cuda_common.h"
@@ -253,6 +256,7 @@ struct cfstate {
     cfg g;
     cufftHandle fx, fw, inv; /* the chunk's inputs, the weights, the chunk's outputs */
     int have_fx, have_fw, have_inv;
+    size_t work; /* the largest cuFFT work area of the three (taken from the pool a call) */
 };
 
 static int cf_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
@@ -309,8 +313,10 @@ static void cf_destroy(void *state) {
 }
 
 /* a batched in-place transform over planes of L0 x L1 x L2 (leading axes
- * of length 1 dropped: rank 1-3) */
-static cufftResult cf_plan_many(cufftHandle *h, const cfg &g, cufftType t, int64_t batch) {
+ * of length 1 dropped: rank 1-3), its work area left to the caller
+ * (*work: its bytes); *have once *h exists */
+static cufftResult cf_plan_many(cufftHandle *h, int *have, const cfg &g, cufftType t,
+                                int64_t batch, size_t *work) {
     int first = 0;
     while (first < 2 && g.L[first] == 1) first++;
     const int rank = 3 - first;
@@ -321,9 +327,13 @@ static cufftResult cf_plan_many(cufftHandle *h, const cfg &g, cufftType t, int64
     re[rank - 1] = (int)g.ld;            /* reals: the last axis padded */
     ce[rank - 1] = (int)(g.L[2] / 2 + 1); /* complex */
     const int nr = (int)g.nr, nc = (int)(g.nr / 2);
+    cufftResult r = cufftCreate(h);
+    if (r != CUFFT_SUCCESS) return r;
+    *have = 1;
+    if ((r = cufftSetAutoAllocation(*h, 0)) != CUFFT_SUCCESS) return r;
     if (t == CUFFT_R2C)
-        return cufftPlanMany(h, rank, dims, re, 1, nr, ce, 1, nc, t, (int)batch);
-    return cufftPlanMany(h, rank, dims, ce, 1, nc, re, 1, nr, t, (int)batch);
+        return cufftMakePlanMany(*h, rank, dims, re, 1, nr, ce, 1, nc, t, (int)batch, work);
+    return cufftMakePlanMany(*h, rank, dims, ce, 1, nc, re, 1, nr, t, (int)batch, work);
 }
 
 static tc_status cf_plan(const tc__problem *p, const tc__env *e, void **state) {
@@ -336,16 +346,12 @@ static tc_status cf_plan(const tc__problem *p, const tc__env *e, void **state) {
         return tc__error(TC_ERR_NOT_APPLICABLE, "cuda.conv.fft: %s", why);
     }
     const cfg &g = s->g;
-    cufftResult r = cf_plan_many(&s->fx, g, CUFFT_R2C, g.nb * g.C);
-    if (r == CUFFT_SUCCESS) {
-        s->have_fx = 1;
-        r = cf_plan_many(&s->fw, g, CUFFT_R2C, g.K * g.Cg);
-    }
-    if (r == CUFFT_SUCCESS) {
-        s->have_fw = 1;
-        r = cf_plan_many(&s->inv, g, CUFFT_C2R, g.nb * g.K);
-    }
-    if (r == CUFFT_SUCCESS) s->have_inv = 1;
+    size_t w[3] = {0, 0, 0};
+    cufftResult r = cf_plan_many(&s->fx, &s->have_fx, g, CUFFT_R2C, g.nb * g.C, &w[0]);
+    if (r == CUFFT_SUCCESS) r = cf_plan_many(&s->fw, &s->have_fw, g, CUFFT_R2C, g.K * g.Cg, &w[1]);
+    if (r == CUFFT_SUCCESS) r = cf_plan_many(&s->inv, &s->have_inv, g, CUFFT_C2R, g.nb * g.K, &w[2]);
+    s->work = w[0] > w[1] ? w[0] : w[1];
+    if (w[2] > s->work) s->work = w[2];
     if (r != CUFFT_SUCCESS) {
         cf_destroy(s);
         return tc__error(r == CUFFT_ALLOC_FAILED ? TC_ERR_OUT_OF_MEMORY : TC_ERR_BACKEND,
@@ -356,11 +362,16 @@ static tc_status cf_plan(const tc__problem *p, const tc__env *e, void **state) {
 }
 
 static tc_status cf_run(const tc__args *a, const tc__cu_bufs *b, cfstate *s, float *V, float *Xs,
-                        float *Ys, const float *db) {
+                        float *Ys, void *work, const float *db) {
     const cfg &g = s->g;
     CF_FFT(cufftSetStream(s->fx, b->s));
     CF_FFT(cufftSetStream(s->fw, b->s));
     CF_FFT(cufftSetStream(s->inv, b->s));
+    /* one work area for the three: their transforms run one after
+     * another on the stream */
+    CF_FFT(cufftSetWorkArea(s->fx, work));
+    CF_FFT(cufftSetWorkArea(s->fw, work));
+    CF_FFT(cufftSetWorkArea(s->inv, work));
     /* the weight spectra */
     const int64_t nw = g.K * g.Cg * g.nr;
     TC_CU(cudaMemsetAsync(V, 0, (size_t)nw * sizeof(float), b->s));
@@ -392,20 +403,34 @@ static tc_status cf_run(const tc__args *a, const tc__cu_bufs *b, cfstate *s, flo
     return TC_OK;
 }
 
+/* bytes of a call's spectra, rounded up to 256 */
+static size_t cf_spectra(const cfg &g) {
+    const size_t n = (size_t)((g.K * g.Cg + g.nb * (g.C + g.K)) * g.nr) * sizeof(float);
+    return (n + 255) / 256 * 256;
+}
+/* device scratch, exactly: the staged bias, the spectra, the work area */
+static size_t cf_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
+    const cfstate *s = (const cfstate *)state;
+    cfg g;
+    if (!s && !cf_geometry(p, &g, NULL, 0)) return 0;
+    return (p->has_bias ? (size_t)p->K * sizeof(float) : 0) + cf_spectra(s ? s->g : g) +
+           (s ? s->work : 0);
+}
+
 static tc_status cf_launch(const tc__args *a, const tc__cu_bufs *b) {
     cfstate *s = (cfstate *)a->state;
     const cfg &g = s->g;
     const float *db = NULL;
     void *own = NULL, *ws = NULL;
     tc_status st = tc__cu_conv_bias(a, b->s, &db, &own);
-    /* the weight spectra, then a chunk's input and output spectra */
-    const size_t nv = (size_t)(g.K * g.Cg * g.nr), nx = (size_t)(g.nb * g.C * g.nr),
-                 ny = (size_t)(g.nb * g.K * g.nr);
-    if (st == TC_OK) st = tc__cu_alloc(&ws, (nv + nx + ny) * sizeof(float), b->s);
+    /* the weight spectra, a chunk's input and output spectra, then the
+     * cuFFT work area at a 256-byte boundary (cf_spectra) */
+    const size_t nv = (size_t)(g.K * g.Cg * g.nr), nx = (size_t)(g.nb * g.C * g.nr);
+    if (st == TC_OK) st = tc__cu_alloc(&ws, cf_spectra(g) + s->work, b->s);
     if (st == TC_OK) {
         pthread_mutex_lock(&s->mu);
         float *V = (float *)ws;
-        st = cf_run(a, b, s, V, V + nv, V + nv + nx, db);
+        st = cf_run(a, b, s, V, V + nv, V + nv + nx, (char *)ws + cf_spectra(g), db);
         /* the cuFFT work areas are the plan's: the next caller starts
          * once this call's transforms are done */
         cudaError_t e = cudaStreamSynchronize(b->s);
@@ -428,6 +453,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_fft) = {
     "cuda.conv.fft", TC_BACKEND_CUDA, TC_OP_CONV,
     "FFT conv layer through cuFFT (fp32): batched in-place R2C of the boundary-extended inputs and of the flipped, dilated weights, a frequency-domain sum over each group's channels (4 images x 8 output channels a thread), batched C2R, strided crop with bias; any stride, dilation, groups, padding mode, 1D-3D; for large masks.",
     tc__cu_available, cf_applicable, cf_estimate, NULL, cf_plan, cf_destroy, cf_execute,
+    NULL, NULL, cf_device_ws,
 };
 
 void tc__cu_report_conv_fft(tc__cu_report *r) {

@@ -685,6 +685,34 @@ static double wg4_estimate(const tc__problem *p, const tc__env *e) { return wg_e
 static double wg2_estimate(const tc__problem *p, const tc__env *e) { return wg_estimate(p, 2, 0); }
 static double wg2t_estimate(const tc__problem *p, const tc__env *e) { return wg_estimate(p, 2, 1); }
 
+/* device scratch, at most (the device_workspace bound): the staged bias,
+ * U, V and M as wg_run allocates them, and the implicit GEMM's own scratch
+ * on the grouped problem where it runs the products */
+static size_t wg_scratch(const tc__problem *p, int m, int tf32) {
+    const int route = wg_route(p, m, tf32);
+    const wgeo g = wg_geo(p, m, route);
+    double nu, nv, nm;
+    wg_sizes(g, m, &nu, &nv, &nm);
+    const size_t ub = ((size_t)nu * sizeof(float) + 255) / 256 * 256,
+                 vb = ((size_t)nv * sizeof(float) + 255) / 256 * 256;
+    size_t t = (p->has_bias ? (size_t)p->K * sizeof(float) : 0) + ub + vb +
+               (size_t)nm * sizeof(float);
+    if (route) {
+        const tc__problem q = wg_gemm_problem(g, m);
+        t += tc__cu_conv_igemm_scratch(&q, tf32);
+    }
+    return t;
+}
+static size_t wg4_device_ws(const tc__problem *p, const tc__env *e, const void *s) {
+    return wg_scratch(p, 4, 0);
+}
+static size_t wg2_device_ws(const tc__problem *p, const tc__env *e, const void *s) {
+    return wg_scratch(p, 2, 0);
+}
+static size_t wg2t_device_ws(const tc__problem *p, const tc__env *e, const void *s) {
+    return wg_scratch(p, 2, 1);
+}
+
 static tc_status wg4_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_wg4); }
 static tc_status wg2_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_wg2); }
 static tc_status wg2t_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_wg2t); }
@@ -700,6 +728,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_winograd) = {
     .applicable = wg4_applicable,
     .estimate = wg4_estimate,
     .execute = wg4_execute,
+    .device_workspace = wg4_device_ws,
 };
 
 TC__CU_SOLVER(tc__solver_cuda_conv_winograd2) = {
@@ -711,6 +740,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_winograd2) = {
     .applicable = wg2_applicable,
     .estimate = wg2_estimate,
     .execute = wg2_execute,
+    .device_workspace = wg2_device_ws,
 };
 
 TC__CU_SOLVER(tc__solver_cuda_conv_winograd2_tf32) = {
@@ -722,4 +752,5 @@ TC__CU_SOLVER(tc__solver_cuda_conv_winograd2_tf32) = {
     .applicable = wg2t_applicable,
     .estimate = wg2t_estimate,
     .execute = wg2t_execute,
+    .device_workspace = wg2t_device_ws,
 };

@@ -406,6 +406,80 @@ double gt_estimate(const tc__problem *p, const tc__env *e) {
 
 int gt_attr_set[IG_NDEV][6];
 int gt_resident[IG_NDEV][6]; /* clusters (blocks) of each form resident at once, 0: not asked */
+/* The BM x CL form on the current device: its shared-memory attribute set
+ * (once a device), and the persistent grid's size, the clusters resident
+ * at once (asked once a device and form; the kernel report asks the same
+ * through tc__cu_max_clusters), capped by TC_CUDA_GEMM_TF32_GRID=n (tests:
+ * several tiles a cluster). The launch and the device scratch bound
+ * (gt_scratch) both ask here. */
+template <int BM, int CL> tc_status gt_prepare(int *res_out) {
+    int dev = 0;
+    TC_CU(cudaGetDevice(&dev));
+    const int fi = (BM == 256) + 2 * (CL == 2) + 4 * (CL == 4);
+    if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&gt_attr_set[dev][fi], __ATOMIC_ACQUIRE)) {
+        TC_CU(cudaFuncSetAttribute(k_gemm_tf32<BM, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)gtc<BM>::SMEM));
+        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_attr_set[dev][fi], 1, __ATOMIC_RELEASE);
+    }
+    int res = dev >= 0 && dev < IG_NDEV ? __atomic_load_n(&gt_resident[dev][fi], __ATOMIC_ACQUIRE) : 0;
+    if (res <= 0) {
+        const tc__cu_device *d = tc__cu_dev();
+        res = d ? d->sms / CL : 1;
+        if (CL > 1) {
+            int nc = 0;
+            if (tc__cu_max_clusters((const void *)k_gemm_tf32<BM, CL>, gtc<BM>::NT, gtc<BM>::SMEM,
+                                    CL, &nc) == cudaSuccess &&
+                nc > 0)
+                res = nc;
+        }
+        if (res < 1) res = 1;
+        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_resident[dev][fi], res, __ATOMIC_RELEASE);
+    }
+    const char *ge = getenv("TC_CUDA_GEMM_TF32_GRID");
+    if (ge && atoi(ge) >= 1 && atoi(ge) < res) res = atoi(ge);
+    *res_out = res;
+    return TC_OK;
+}
+/* The split tail: where the last round of tiles would leave most of the
+ * grid idle (rem tiles, rem <= res / 2), those tiles are split along k
+ * into S = res / rem parts (at most 8, each >= 8 k-steps), so the round
+ * takes about 1 / S of a tile's time; their partial sums go through a
+ * workspace and k_gemm_tf32_sum. Session 19 (H200): the 2 x 2 form has 30
+ * clusters resident (120 of 132 SMs), 4096^3's 128 tiles took 5 rounds of
+ * it. TC_CUDA_GEMM_TF32_SPLIT=S forces S parts wherever a round is
+ * partial (tests), 0 or 1 turns it off. Returns S (1: no split), *rem. */
+static int gt_split(int64_t ntiles, int res, int kt, int *rem_out) {
+    const int rem = (int)(ntiles % res);
+    int S = rem > 0 && 2 * rem <= res ? res / rem : 1;
+    if (S > 8) S = 8;
+    if (S > kt / 8) S = kt / 8;
+    const char *se = getenv("TC_CUDA_GEMM_TF32_SPLIT");
+    if (se && se[0] >= '0' && se[0] <= '9') S = rem > 0 ? atoi(se) : 1;
+    if (S > 64) S = 64; /* a forced S: the workspace and the item count stay small */
+    if (S > kt) S = kt;
+    if (S < 2 || ntiles <= res) S = 1;
+    *rem_out = rem;
+    return S;
+}
+/* the split tail's partial sums: bytes */
+template <int BM, int CL> size_t gt_ws_bytes(int rem, int S) {
+    return S > 1 ? (size_t)rem * S * CL * (BM / 2 * 256) * sizeof(float) : 0;
+}
+/* the device scratch of the BM x CL form on problem p (the device_workspace
+ * bound: exact where the operands are 16-byte aligned, else 0 is taken) */
+template <int BM, int CL> size_t gt_scratch(const tc__problem *p) {
+    constexpr int CM = CL == 4 ? 2 : 1, CN = CL / CM;
+    int res = 0;
+    if (gt_prepare<BM, CL>(&res) != TC_OK) {
+        tc__error_clear();
+        res = 1;
+    }
+    const int64_t ntiles = tc__cu_div_up(tc__cu_div_up(p->m, BM), CM) *
+                           tc__cu_div_up(tc__cu_div_up(p->n, GT_BN), CN);
+    int rem = 0;
+    const int S = gt_split(ntiles, res, (int)tc__cu_div_up(p->k, GT_BK), &rem);
+    return gt_ws_bytes<BM, CL>(rem, S);
+}
 template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     constexpr int GT_BM = BM;
@@ -429,14 +503,9 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
         return tc__error(TC_ERR_BACKEND, "cuda.gemm-tf32: tensor map encoding failed (m=%lld n=%lld k=%lld)",
                          (long long)p->m, (long long)p->n, (long long)p->k);
-    int dev = 0;
-    TC_CU(cudaGetDevice(&dev));
-    const int fi = (BM == 256) + 2 * (CL == 2) + 4 * (CL == 4);
-    if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&gt_attr_set[dev][fi], __ATOMIC_ACQUIRE)) {
-        TC_CU(cudaFuncSetAttribute(k_gemm_tf32<BM, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)gtc<BM>::SMEM));
-        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_attr_set[dev][fi], 1, __ATOMIC_RELEASE);
-    }
+    int res = 0;
+    tc_status pst = gt_prepare<BM, CL>(&res);
+    if (pst) return pst;
     gtp q;
     q.m = (int)p->m; q.n = (int)p->n; q.k = (int)p->k; q.ldc = (int)p->ldc;
     q.ntm = (int)tc__cu_div_up(tc__cu_div_up(p->m, GT_BM), CM); /* groups of CM m-tiles */
@@ -444,9 +513,7 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     q.kt = (int)tc__cu_div_up(p->k, GT_BK);
     q.alpha = (float)p->alpha;
     q.beta = (float)p->beta;
-    /* the persistent grid: as many clusters as are resident at once (asked
-     * once a device and form), at most one a tile; TC_CUDA_GEMM_TF32_GRID=n
-     * caps it at n clusters (tests: several tiles a cluster) */
+    /* the persistent grid: res clusters (gt_prepare), at most one a tile */
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cudaLaunchAttribute at[1];
@@ -459,45 +526,14 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     cfg.stream = b->s;
     cfg.attrs = CL > 1 ? at : NULL;
     cfg.numAttrs = CL > 1 ? 1 : 0;
-    int res = dev >= 0 && dev < IG_NDEV ? __atomic_load_n(&gt_resident[dev][fi], __ATOMIC_ACQUIRE) : 0;
-    if (res <= 0) {
-        const tc__cu_device *d = tc__cu_dev();
-        res = d ? d->sms / CL : 1;
-        if (CL > 1) { /* the kernel report (tc__cu_report_clusters) asks the same */
-            int nc = 0;
-            if (tc__cu_max_clusters((const void *)k_gemm_tf32<BM, CL>, gtc<BM>::NT, gtc<BM>::SMEM,
-                                    CL, &nc) == cudaSuccess &&
-                nc > 0)
-                res = nc;
-        }
-        if (res < 1) res = 1;
-        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_resident[dev][fi], res, __ATOMIC_RELEASE);
-    }
-    const char *ge = getenv("TC_CUDA_GEMM_TF32_GRID");
-    if (ge && atoi(ge) >= 1 && atoi(ge) < res) res = atoi(ge);
     const int64_t ntiles = (int64_t)q.ntm * q.ntn;
-    /* The split tail: where the last round of tiles would leave most of
-     * the grid idle (rem tiles, rem <= res / 2), those tiles are split
-     * along k into S = res / rem parts (at most 8, each >= 8 k-steps), so
-     * the round takes about 1 / S of a tile's time; their partial sums go
-     * through a workspace and k_gemm_tf32_sum. Session 19 (H200): the 2 x 2
-     * form has 30 clusters resident (120 of 132 SMs), 4096^3's 128 tiles
-     * took 5 rounds of it. TC_CUDA_GEMM_TF32_SPLIT=S forces S parts
-     * wherever a round is partial (tests), 0 or 1 turns it off. */
-    const int rem = (int)(ntiles % res);
-    int S = rem > 0 && 2 * rem <= res ? res / rem : 1;
-    if (S > 8) S = 8;
-    if (S > q.kt / 8) S = q.kt / 8;
-    const char *se = getenv("TC_CUDA_GEMM_TF32_SPLIT");
-    if (se && se[0] >= '0' && se[0] <= '9') S = rem > 0 ? atoi(se) : 1;
-    if (S > 64) S = 64; /* a forced S: the workspace and the item count stay small */
-    if (S > q.kt) S = q.kt;
-    if (S < 2 || ntiles <= res) S = 1;
+    int rem = 0;
+    const int S = gt_split(ntiles, res, q.kt, &rem); /* the split tail */
     q.full = (int)(S > 1 ? ntiles - rem : ntiles);
     q.split = S;
     q.items = q.full + (S > 1 ? rem * S : 0);
     q.ws = NULL;
-    const size_t wsb = S > 1 ? (size_t)rem * S * CL * (BM / 2 * 256) * sizeof(float) : 0;
+    const size_t wsb = gt_ws_bytes<BM, CL>(rem, S);
     if (wsb && tc__cu_alloc((void **)&q.ws, wsb, b->s) != TC_OK) { /* no room: whole tiles */
         tc__error_clear();
         q.full = q.items = (int)ntiles;
@@ -513,7 +549,7 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     TC_CU_LAUNCH("cuda.gemm-tf32");
     return TC_OK;
 }
-/* The form: 256 rows a block where m > 128 (128 otherwise), in clusters of
+/* The form (gt_form): 256 rows a block where m > 128 (128 otherwise), in clusters of
  * two along n sharing A where there are two n-tiles or more (session 17,
  * H200: 256 x 2 274-328 TFLOP/s, the 128 form alone 169-185), and in 2 x 2
  * clusters (A shared along n, B along m) where there are 256 tiles of
@@ -522,14 +558,28 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
  * 4096^3 337-343 against 315-319, 4608^3 352 against 328, 8192^3 362-366
  * against 322-332; 2048^3 (128 tiles) 238 against 257);
  * TC_CUDA_GEMM_TF32_BM=128|256 and TC_CUDA_GEMM_TF32_CL=1|2|4 force one. */
-tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
+static void gt_form(const tc__problem *p, int *bm256_out, int *cl_out) {
     const char *e = getenv("TC_CUDA_GEMM_TF32_BM"), *c = getenv("TC_CUDA_GEMM_TF32_CL");
-    const int bm256 = e && (!strcmp(e, "256") || !strcmp(e, "128")) ? !strcmp(e, "256") : a->p->m > 128;
-    const int64_t tiles = tc__cu_div_up(a->p->m, 256) * tc__cu_div_up(a->p->n, GT_BN);
-    const int cl = c && (!strcmp(c, "1") || !strcmp(c, "2") || !strcmp(c, "4")) ? atoi(c)
-                   : a->p->n <= GT_BN ? 1
-                   : bm256 && a->p->m > 256 && tiles >= 256 ? 4
-                                                             : 2;
+    const int bm256 = e && (!strcmp(e, "256") || !strcmp(e, "128")) ? !strcmp(e, "256") : p->m > 128;
+    const int64_t tiles = tc__cu_div_up(p->m, 256) * tc__cu_div_up(p->n, GT_BN);
+    *cl_out = c && (!strcmp(c, "1") || !strcmp(c, "2") || !strcmp(c, "4")) ? atoi(c)
+              : p->n <= GT_BN ? 1
+              : bm256 && p->m > 256 && tiles >= 256 ? 4
+                                                    : 2;
+    *bm256_out = bm256;
+}
+/* device scratch (the device_workspace bound): the split tail's partial
+ * sums of the form gt_form picks */
+size_t gt_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
+    int bm256, cl;
+    gt_form(p, &bm256, &cl);
+    if (bm256)
+        return cl == 4 ? gt_scratch<256, 4>(p) : cl == 2 ? gt_scratch<256, 2>(p) : gt_scratch<256, 1>(p);
+    return cl == 4 ? gt_scratch<128, 4>(p) : cl == 2 ? gt_scratch<128, 2>(p) : gt_scratch<128, 1>(p);
+}
+tc_status launch_gemm_tf32(const tc__args *a, const tc__cu_bufs *b) {
+    int bm256, cl;
+    gt_form(a->p, &bm256, &cl);
     if (bm256)
         return cl == 4   ? launch_gemm_tf32_f<256, 4>(a, b)
                : cl == 2 ? launch_gemm_tf32_f<256, 2>(a, b)
@@ -569,4 +619,5 @@ TC__CU_SOLVER(tc__solver_cuda_gemm_tf32) = {
     "cuda.gemm-tf32", TC_BACKEND_CUDA, TC_OP_GEMM,
     "GPU GEMM on Hopper's TF32 tensor cores (wgmma, B^T from registers, A by TMA; 256x128x32 tiles in clusters of two sharing A by TMA multicast, 2x2 sharing B too from 256 tiles, persistent, a partial last round split along k; 128x128 where m <= 128); only under TC_PLAN_ALLOW_TF32.",
     tc__cu_available, gt_applicable, gt_estimate, NULL, NULL, NULL, gt_execute,
+    NULL, NULL, gt_device_ws,
 };

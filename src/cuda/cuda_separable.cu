@@ -230,6 +230,20 @@ static tc_status s_launch(const tc__args *a, const tc__cu_bufs *b) {
     return a->p->dtype == TC_FLOAT32 ? run_passes<float>(a, b) : run_passes<double>(a, b);
 }
 static tc_status s_execute(const tc__args *a) { return tc__cu_run(a, NULL, 0, s_launch); }
+/* device scratch (the device_workspace bound, exact): run_passes'
+ * intermediate arrays, one after each pass but the last */
+static size_t s_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
+    int64_t dims[3] = {p->in[0], p->in[1], p->in[2]};
+    int axes[3], na = 0;
+    for (int ax = 2; ax >= 0; ax--)
+        if (p->msk[ax] > 1) axes[na++] = ax;
+    size_t t = 0;
+    for (int k = 0; k + 1 < na; k++) {
+        dims[axes[k]] = p->out[axes[k]];
+        t += (size_t)(p->N * dims[0] * dims[1] * dims[2]) * p->esize;
+    }
+    return t;
+}
 
 } // namespace
 
@@ -237,6 +251,7 @@ TC__CU_SOLVER(tc__solver_cuda_separable) = {
     "cuda.separable", TC_BACKEND_CUDA, TC_OP_FILTER,
     "GPU filter for rank-1 masks: one 1D pass per axis (row pass, column pass, plane pass).",
     tc__cu_available, s_applicable, s_estimate, NULL, s_plan, free, s_execute,
+    NULL, NULL, s_device_ws,
 };
 
 void tc__cu_report_separable(tc__cu_report *r) {
