@@ -19,7 +19,7 @@ GPU_LAYERS_TFV="1 3" repeats the TF32 sweep once per TF32 kernel variant
 (TC_CUDA_CONV_TFV), with each variant's error;
 GPU_LAYERS_EXTRA=1 adds three more MobileNet depthwise layers, =1x1 four
 more ResNet-50 1x1 layers, =fft three layers with large masks (11x11,
-31x31, 9x9x9). Forced alternatives: cuda.conv.igemm, depthwise, winograd,
+31x31, 9x9x9) and two with mid-sized ones (5x5, 7x7). Forced alternatives: cuda.conv.igemm, depthwise, winograd,
 winograd2 and fft (fp32), each with its error where it is not direct.
 GPU_LAYERS_KPROF=1 prints each call's device time split by kernel, ours and
 cuDNN's, fp32 and TF32 (torch.profiler: CUPTI sees the library's launches
@@ -98,6 +98,8 @@ if os.environ.get("GPU_LAYERS_EXTRA") == "fft":
         ("large-11x11-64@56 b8", 2, 8, 64, 64, 1, 56, 11, 1, 5),
         ("large-31x31-16@128 b4", 2, 4, 16, 16, 1, 128, 31, 1, 15),
         ("3d-9x9x9-8@48 b2", 3, 2, 8, 8, 1, 48, 9, 1, 4),
+        ("mid-5x5-64@56 b32", 2, 32, 64, 64, 1, 56, 5, 1, 2),
+        ("mid-7x7-64@56 b16", 2, 16, 64, 64, 1, 56, 7, 1, 3),
     ]
 if os.environ.get("GPU_LAYERS_ONLY"):
     LAYERS = [l for l in LAYERS if os.environ["GPU_LAYERS_ONLY"] in l[0]]

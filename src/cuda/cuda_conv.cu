@@ -2185,7 +2185,13 @@ static int ig8_fits(const ig7p &q, int lm) {
  * on one row tile: 512 @7 0.054) and 1.55 for the 64-channel tile (one
  * warpgroup, m64n64: 64 @56 0.089). Session 13's rates were 2.2 / 1.6 /
  * 1.15, when the consumers' integer divisions stood between one stage's
- * wgmmas and the next's. */
+ * wgmmas and the next's. Those rates hold at R = 9 taps; a block's time is
+ * a fixed part (its patch, pipeline fill, epilogue) plus one per tap,
+ * fitted as R / 9 x (5.83 + 0.352 R) / 9 of the 3x3 time (session 21,
+ * H200: an 11x11 64 @56 b8 layer, TH = 1 row a block, ran 0.256 ms where
+ * the R-proportional model said 0.651, and the planner took cuda.conv.fft
+ * at 0.348): the rate scales by R / (5.83 + 0.352 R), 1 at R = 9, 2.5 at
+ * R = 121. */
 /* A V 7 / V 8 launch as planned on the host: the plan, its block's shared
  * memory, tile index, row tiles and kernel form (v8: copies by TMA) */
 struct ig7sel {
@@ -2217,7 +2223,8 @@ static int ig8_default(const tc__problem *p, const igp &g, int lm, double *est, 
     if (s.q.blocks < 0.9 * sms || !ig_wgmma_ok()) return 0;
     if (est) {
         const double per_sm = (d ? d->peak_flops32 : 67e12) / sms;
-        const double rate = s.bi == 1 ? 1.55 : 3.0;
+        const double rate =
+            (s.bi == 1 ? 1.55 : 3.0) * (double)g.R / (5.83 + 0.352 * (double)g.R);
         const double fpb = 2.0 * s.mt * 64.0 * (double)bm * (double)g.R * (double)g.Cg;
         *est = ceil(s.q.blocks / sms) * fpb / (rate * per_sm) + 5e-6;
     }
