@@ -149,6 +149,23 @@ size_t tc__cu_conv_igemm_scratch(const tc__problem *p, int tf32);
  * staged on stream s into *own, which the caller frees with tc__cu_free. */
 tc_status tc__cu_conv_bias(const tc__args *a, cudaStream_t s, const float **db, void **own);
 
+/* 1 for a float32 conv layer (the CUDA conv solvers' first test), else 0
+ * with the reason in why (cuda_conv.cu) */
+int tc__cu_conv_fp32_layer(const tc__problem *p, char *why, size_t n);
+
+/* cuFFT result codes as text (cuda_fft.cu), and the check that returns a
+ * library status for a failed cuFFT call (files that include cufft.h) */
+const char *tc__cu_cufft_str(int r);
+#define TC__CU_FFT(who, call)                                                              \
+    do {                                                                                   \
+        const cufftResult tc__fr = (call);                                                 \
+        if (tc__fr != CUFFT_SUCCESS)                                                       \
+            return tc__error(tc__fr == CUFFT_ALLOC_FAILED ? TC_ERR_OUT_OF_MEMORY             \
+                                                          : TC_ERR_BACKEND,                \
+                             "%s: %s failed: %s (%d)", who, #call,                         \
+                             tc__cu_cufft_str((int)tc__fr), (int)tc__fr);                  \
+    } while (0)
+
 /* ---- boundary on the device: tc__boundary_index ---- */
 __device__ __forceinline__ int64_t tc__cu_mod(int64_t a, int64_t m) {
     int64_t r = a % m;

@@ -2925,6 +2925,7 @@ static tc_status dw_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, l
 } // namespace
 
 int tc__cu_conv_igemm_fast(const tc__problem *p) { return ig_fast(p); }
+int tc__cu_conv_fp32_layer(const tc__problem *p, char *why, size_t n) { return cv_base(p, why, n); }
 
 tc_status tc__cu_conv_bias(const tc__args *a, cudaStream_t s, const float **db, void **own) {
     return cv_bias(a, s, db, own);

@@ -50,25 +50,7 @@ namespace {
 #define CF_NB 4                           /* images a thread in k_cf_mul */
 #define CF_KB 8                           /* output channels a thread */
 
-static const char *cf_cufft_str(cufftResult r) {
-    switch (r) {
-    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
-    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
-    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
-    default: return "cuFFT error";
-    }
-}
-#define CF_FFT(call)                                                                   \
-    do {                                                                               \
-        cufftResult cf__r = (call);                                                    \
-        if (cf__r != CUFFT_SUCCESS)                                                    \
-            return tc__error(cf__r == CUFFT_ALLOC_FAILED ? TC_ERR_OUT_OF_MEMORY          \
-                                                         : TC_ERR_BACKEND,             \
-                             "cuda.conv.fft: %s failed: %s (%d)", #call,               \
-                             cf_cufft_str(cf__r), (int)cf__r);                         \
-    } while (0)
+#define CF_FFT(call) TC__CU_FFT("cuda.conv.fft", call)
 
 /* the geometry, shared by host and kernels */
 struct cfg {
@@ -260,14 +242,7 @@ struct cfstate {
 };
 
 static int cf_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
-    if (p->op != TC_OP_CONV) {
-        if (why) snprintf(why, n, "convolution layers only");
-        return 0;
-    }
-    if (p->dtype != TC_FLOAT32) {
-        if (why) snprintf(why, n, "float32 only");
-        return 0;
-    }
+    if (!tc__cu_conv_fp32_layer(p, why, n)) return 0;
     cfg g;
     return cf_geometry(p, &g, why, n);
 }
@@ -355,7 +330,7 @@ static tc_status cf_plan(const tc__problem *p, const tc__env *e, void **state) {
     if (r != CUFFT_SUCCESS) {
         cf_destroy(s);
         return tc__error(r == CUFFT_ALLOC_FAILED ? TC_ERR_OUT_OF_MEMORY : TC_ERR_BACKEND,
-                         "cuda.conv.fft: cufftPlanMany failed: %s (%d)", cf_cufft_str(r), (int)r);
+                         "cuda.conv.fft: cufftPlanMany failed: %s (%d)", tc__cu_cufft_str((int)r), (int)r);
     }
     *state = s;
     return TC_OK;

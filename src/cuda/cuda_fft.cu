@@ -38,25 +38,7 @@ static int64_t nice_size(int64_t n) {
     }
 }
 
-static const char *cufft_str(cufftResult r) {
-    switch (r) {
-    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
-    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
-    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
-    default: return "cuFFT error";
-    }
-}
-#define TC_FFT(call)                                                                   \
-    do {                                                                               \
-        cufftResult tc__r = (call);                                                    \
-        if (tc__r != CUFFT_SUCCESS)                                                    \
-            return tc__error(tc__r == CUFFT_ALLOC_FAILED ? TC_ERR_OUT_OF_MEMORY          \
-                                                         : TC_ERR_BACKEND,             \
-                             "cuda.fft: %s failed: %s (%d)", #call, cufft_str(tc__r),   \
-                             (int)tc__r);                                              \
-    } while (0)
+#define TC_FFT(call) TC__CU_FFT("cuda.fft", call)
 
 struct fgeom {
     int64_t D, H, W, F0, F1, F2, L0, L1, L2, pad0, pad1, pad2;
@@ -255,6 +237,19 @@ static tc_status f_execute(const tc__args *a) {
 }
 
 } // namespace
+
+const char *tc__cu_cufft_str(int r) {
+    switch (r) {
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    default: return "cuFFT error";
+    }
+}
 
 TC__CU_SOLVER(tc__solver_cuda_fft) = {
     "cuda.fft", TC_BACKEND_CUDA, TC_OP_FILTER,
