@@ -244,4 +244,10 @@ double tc__problem_bytes(const tc__problem *p);
 double tc__peak_flops(const tc__env *env);
 double tc__peak_bandwidth(const tc__env *env);
 
+/* ---- FFT lengths (src/cpu/fft_fftw.c, built with or without FFTW) ----
+ * Smallest 2,3,5,7-smooth length >= n (even when asked and n > 1): the
+ * transform length of cpu.fft.fftw, cpu.conv.fft, cuda.fft and
+ * cuda.conv.fft. */
+int64_t tc__fft_smooth_length(int64_t n, int even);
+
 #endif

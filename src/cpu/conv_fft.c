@@ -39,7 +39,6 @@
 
 void tc__fftw_planner_lock(void);
 void tc__fftw_planner_unlock(void);
-int64_t tc__fft_smooth_length(int64_t n);
 
 #define CF_WPACK_CAP ((int64_t)512 << 20) /* bytes of weight spectra */
 
@@ -61,7 +60,7 @@ static void cf_geometry(const tc__problem *p, cf_geom *g) {
     for (int a = 0; a < 3; a++) {
         int64_t span = (p->msk[a] - 1) * p->dil[a] + 1;
         g->E[a] = (p->out[a] - 1) * p->stride[a] + span;
-        g->L[a] = g->E[a] > 1 ? tc__fft_smooth_length(g->E[a]) : 1;
+        g->L[a] = g->E[a] > 1 ? tc__fft_smooth_length(g->E[a], 0) : 1;
     }
     g->ld = 2 * (g->L[2] / 2 + 1);
     g->nreal = (g->L[0] * g->L[1] * g->ld + 15) & ~(int64_t)15;

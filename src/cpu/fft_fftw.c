@@ -43,6 +43,27 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Smallest 2,3,5,7-smooth length >= n (even when asked and n > 1), found
+ * by enumerating 2^a 3^b 5^c 7^d directly: stepping n++ takes minutes near
+ * 2^41, where smooth numbers are ~1e8 apart. */
+int64_t tc__fft_smooth_length(int64_t n, int even) {
+    if (n <= 1) return 1;
+    const int64_t lim = INT64_MAX / 8;
+    int64_t best = INT64_MAX;
+    for (int64_t p7 = 1; p7 < lim; p7 *= 7)
+        for (int64_t p5 = p7; p5 < lim; p5 *= 5)
+            for (int64_t p3 = p5; p3 < lim; p3 *= 3) {
+                int64_t v = p3;
+                while (v < n || (even && v % 2)) {
+                    if (v > lim / 2) { v = INT64_MAX; break; }
+                    v *= 2;
+                }
+                if (v < best) best = v;
+                if (p3 > n) break;
+            }
+    return best;
+}
+
 #if TC_HAVE_FFTW
 #include <fftw3.h>
 #include <pthread.h>
@@ -70,30 +91,6 @@ static pthread_mutex_t fft_lock = PTHREAD_MUTEX_INITIALIZER;
  * too: FFTW's planner is global and not thread-safe). */
 void tc__fftw_planner_lock(void) { pthread_mutex_lock(&fft_lock); }
 void tc__fftw_planner_unlock(void) { pthread_mutex_unlock(&fft_lock); }
-/* The 2,3,5,7-smooth FFT length rule, shared with cpu.conv.fft. */
-static int64_t fft_next_smooth(int64_t n, int even);
-int64_t tc__fft_smooth_length(int64_t n) { return fft_next_smooth(n, 0); }
-
-/* Smallest 2,3,5,7-smooth length >= n (even when asked and n > 1), found
- * by enumerating 2^a 3^b 5^c 7^d directly: stepping n++ takes minutes near
- * 2^41, where smooth numbers are ~1e8 apart. */
-static int64_t fft_next_smooth(int64_t n, int even) {
-    if (n <= 1) return 1;
-    const int64_t lim = INT64_MAX / 8;
-    int64_t best = INT64_MAX;
-    for (int64_t p7 = 1; p7 < lim; p7 *= 7)
-        for (int64_t p5 = p7; p5 < lim; p5 *= 5)
-            for (int64_t p3 = p5; p3 < lim; p3 *= 3) {
-                int64_t v = p3;
-                while (v < n || (even && v % 2)) {
-                    if (v > lim / 2) { v = INT64_MAX; break; }
-                    v *= 2;
-                }
-                if (v < best) best = v;
-                if (p3 > n) break;
-            }
-    return best;
-}
 
 /* FFTW (ESTIMATE plans) is slower per N log N on lengths with odd
  * factors; measured 2D r2c+c2r pairs on one Xeon core, relative to 2^a
@@ -151,7 +148,7 @@ static void fft_search(int a, int64_t L[3], int64_t used, int64_t cap,
         }
         return;
     }
-    for (int64_t l = lo[a]; l <= hi[a]; l = fft_next_smooth(l + 1, a == 2)) {
+    for (int64_t l = lo[a]; l <= hi[a]; l = tc__fft_smooth_length(l + 1, a == 2)) {
         int64_t pad = a == 2 ? 2 * (l / 2 + 1) : l;
         if (used * pad > cap && l != lo[a]) break;
         L[a] = l;
@@ -165,8 +162,8 @@ static void fft_geometry(const tc__problem *p, const tc__env *env, fft_geom *g) 
     memset(g, 0, sizeof *g);
     for (int a = 0; a < 3; a++) {
         g->E[a] = p->out[a] + p->msk[a] - 1;
-        lo[a] = fft_next_smooth(p->msk[a], a == 2);
-        hi[a] = fft_next_smooth(g->E[a], a == 2);
+        lo[a] = tc__fft_smooth_length(p->msk[a], a == 2);
+        hi[a] = tc__fft_smooth_length(g->E[a], a == 2);
         if (hi[a] < lo[a]) hi[a] = lo[a];
         minreal *= a == 2 ? 2 * (lo[a] / 2 + 1) : lo[a];
     }

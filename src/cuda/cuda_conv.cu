@@ -2566,6 +2566,12 @@ static tc_status ig_pick_shape(const igp &g, int tf32, int kind, int lm, int occ
     return TC_OK;
 }
 
+/* the kernel kind for a plan's flags and loader (ig_tf_kind in TF32) */
+static int ig_kind(int tf32, int lm) {
+    const int kind = tf32 ? ig_tf_kind() : 0;
+    return kind == 3 && lm == IG_1X1 ? 2 : kind; /* V 4 has no 1x1 loader (V 1's) */
+}
+
 static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     const tc__problem *p = a->p;
     igp g = ig_params(p);
@@ -2576,8 +2582,7 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
                                                                   : IG_REMAP;
     g.avec = g.Rl % 4 == 0 && (uintptr_t)w % 16 == 0;
     g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
-    int kind = tf32 ? ig_tf_kind() : 0;
-    if (kind == 3 && lm == IG_1X1) kind = 2; /* V 4 has no 1x1 loader (V 1's) */
+    int kind = ig_kind(tf32, lm);
     if (kind == 2 && lm == IG_1X1) { /* V 9 where it takes the layer */
         ig9p q9;
         unsigned gx9 = 0;
@@ -2945,9 +2950,8 @@ size_t tc__cu_conv_igemm_scratch(const tc__problem *p, int tf32) {
     size_t split = 0;
     for (int t = 0; t < 1 + ig_is_1x1(p); t++) {
         const int lm = t ? IG_1X1 : lm0;
-        int kind = tf32 ? ig_tf_kind() : 0;
-        if (kind == 3 && lm == IG_1X1) kind = 2;
-        if (kind == 5 || kind == 6) kind = 2;
+        int kind = ig_kind(tf32, lm);
+        if (kind == 5 || kind == 6) kind = 2; /* V 7's copies are counted below */
         int occ[3] = {0, 0, 0};
         ig_shape sh;
         size_t S = IG_MAXSPLIT; /* the shape model unavailable: its largest split */

@@ -63,15 +63,6 @@ struct cfg {
     float cval;
 };
 
-static int64_t cf_smooth(int64_t n) {
-    for (int64_t m = n;; m++) {
-        int64_t r = m;
-        for (int f = 2; f <= 7; f++)
-            while (r % f == 0) r /= f;
-        if (r == 1) return m;
-    }
-}
-
 /* 0 where a size overflows or passes the caps (reason in why) */
 static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
     memset(g, 0, sizeof *g);
@@ -89,7 +80,7 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
             return 0;
         }
         g->E[a] = (p->out[a] - 1) * p->stride[a] + span + 1;
-        g->L[a] = g->E[a] > 1 ? cf_smooth(g->E[a]) : 1;
+        g->L[a] = g->E[a] > 1 ? tc__fft_smooth_length(g->E[a], 0) : 1;
     }
     if (g->L[2] == 1 && g->L[0] * g->L[1] > 1) {
         if (why) snprintf(why, n, "last axis of length 1");
@@ -383,13 +374,12 @@ static size_t cf_spectra(const cfg &g) {
     const size_t n = (size_t)((g.K * g.Cg + g.nb * (g.C + g.K)) * g.nr) * sizeof(float);
     return (n + 255) / 256 * 256;
 }
-/* device scratch, exactly: the staged bias, the spectra, the work area */
+/* device scratch, exactly (cf_plan always makes the state): the staged
+ * bias, the spectra, the work area */
 static size_t cf_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
     const cfstate *s = (const cfstate *)state;
-    cfg g;
-    if (!s && !cf_geometry(p, &g, NULL, 0)) return 0;
-    return (p->has_bias ? (size_t)p->K * sizeof(float) : 0) + cf_spectra(s ? s->g : g) +
-           (s ? s->work : 0);
+    if (!s) return 0;
+    return (p->has_bias ? (size_t)p->K * sizeof(float) : 0) + cf_spectra(s->g) + s->work;
 }
 
 static tc_status cf_launch(const tc__args *a, const tc__cu_bufs *b) {

@@ -29,15 +29,6 @@ struct fstate {
     cufftComplex *X, *W;    /* F0*F1*Fc */
 };
 
-static int64_t nice_size(int64_t n) {
-    for (int64_t m = n;; m++) {
-        int64_t r = m;
-        for (int f = 2; f <= 7; f++)
-            while (r % f == 0) r /= f;
-        if (r == 1) return m;
-    }
-}
-
 #define TC_FFT(call) TC__CU_FFT("cuda.fft", call)
 
 struct fgeom {
@@ -106,7 +97,7 @@ static int f_applicable(const tc__problem *p, const tc__env *e, char *why, size_
         return 0;
     }
     for (int a = 0; a < 3; a++)
-        if (nice_size(p->out[a] + p->msk[a] - 1) > (1LL << 30)) {
+        if (tc__fft_smooth_length(p->out[a] + p->msk[a] - 1, 0) > (1LL << 30)) {
             if (why) snprintf(why, n, "transform size along axis %d too large for cuFFT", a);
             return 0;
         }
@@ -115,7 +106,7 @@ static int f_applicable(const tc__problem *p, const tc__env *e, char *why, size_
 
 static double f_estimate(const tc__problem *p, const tc__env *e) {
     double F = 1;
-    for (int a = 0; a < 3; a++) F *= (double)nice_size(p->out[a] + p->msk[a] - 1);
+    for (int a = 0; a < 3; a++) F *= (double)tc__fft_smooth_length(p->out[a] + p->msk[a] - 1, 0);
     /* build + crop + R2C + C2R (~3 passes each over complex data) + multiply */
     double bytes = (double)p->N * F * 4.0 * 28.0;
     return tc__cu_estimate(bytes, 0, 1) + 30e-6 * (double)p->N;
@@ -136,7 +127,7 @@ static void f_destroy(void *state) {
 static tc_status f_plan_inner(const tc__problem *p, fstate *s) {
     for (int a = 0; a < 3; a++) {
         s->L[a] = p->out[a] + p->msk[a] - 1;
-        s->F[a] = nice_size(s->L[a]);
+        s->F[a] = tc__fft_smooth_length(s->L[a], 0);
     }
     s->Fc = s->F[2] / 2 + 1;
     int first = 0;
