@@ -1165,18 +1165,27 @@ static void run_conv_tf32_variants(void) {
 }
 
 /* cuda.conv.fft in chunks of two images (TC_CUDA_CONV_FFT_NB): several
- * chunks, and a short last one (N = 3, 9), on every conv case */
+ * chunks, and a short last one (N = 3, 9), on every conv case; then every
+ * conv case under each of the product's two tilings
+ * (TC_CUDA_CONV_FFT_TILE), whichever the geometry would pick */
 static void run_conv_fft_chunks(void) {
     if (getenv("TC_TEST_CUDA_TFV")) return;
-    printf("conv cases: cuda.conv.fft with TC_CUDA_CONV_FFT_NB=2\n");
     const char *only = conv_only_solver;
     if (only && strcmp(only, "cuda.conv.fft")) return;
+    printf("conv cases: cuda.conv.fft with TC_CUDA_CONV_FFT_NB=2\n");
     setenv("TC_CUDA_CONV_FFT_NB", "2", 1);
     conv_only_solver = "cuda.conv.fft";
     for (int ci = 0; ci < NCC; ci++)
         if (ccases[ci].N > 2) run_conv_case(ci, 0, 0);
-    conv_only_solver = only;
     unsetenv("TC_CUDA_CONV_FFT_NB");
+    static const char *tiles[] = {"big", "small"};
+    for (int t = 0; t < 2; t++) {
+        printf("conv cases: cuda.conv.fft with TC_CUDA_CONV_FFT_TILE=%s\n", tiles[t]);
+        setenv("TC_CUDA_CONV_FFT_TILE", tiles[t], 1);
+        for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
+    }
+    unsetenv("TC_CUDA_CONV_FFT_TILE");
+    conv_only_solver = only;
 }
 
 int main(int argc, char **argv) {

@@ -35,6 +35,7 @@
  * eps * log2(prod L) of max|x| * sum|w| per output (docs/semantics.md).
  */
 #include "cuda/cuda_common.h"
+#include "cuda/cuda_hopper.h"
 
 #include <cufft.h>
 #include <math.h>
@@ -47,18 +48,33 @@ namespace {
 
 #define CF_CHUNK_BYTES ((int64_t)1 << 30) /* input + output spectra of a chunk */
 #define CF_W_BYTES ((int64_t)1 << 30)     /* the weight spectra */
-#define CF_NB 4                           /* images a thread in k_cf_mul */
-#define CF_KB 8                           /* output channels a thread */
 
 #define CF_FFT(call) TC__CU_FFT("cuda.conv.fft", call)
+
+/* k_cf_mul's tile: FT frequencies x NT = NG NI images x KT = KG KJ output
+ * channels, CT input channels a stage */
+template <int FT, int NG, int KG, int NI, int KJ, int CT> struct cfmul {
+    static constexpr int F = FT, NT = NG * NI, KT = KG * KJ;
+    static constexpr int XS = CT * NT * FT, WS = CT * KT * FT; /* complex a stage */
+    static constexpr size_t SMEM = 2 * (size_t)(XS + WS) * sizeof(float2);
+    static_assert(FT * NG * KG == 256, "256 threads a block");
+};
+
+/* the two tilings: 8 frequencies x 16 images x 64 output channels (most
+ * layers), and 32 frequencies x 4 images x 32 output channels (few images
+ * and few channels a group); cf_geometry picks the one with fewer padded
+ * multiply-adds */
+typedef cfmul<8, 4, 8, 4, 8, 8> cf_big;
+typedef cfmul<32, 2, 4, 2, 8, 4> cf_small;
 
 /* the geometry, shared by host and kernels */
 struct cfg {
     int64_t in[3], out[3], msk[3], str[3], dil[3], pad[3], E[3], L[3];
     int64_t ld; /* reals along a buffer's last axis: 2 * (L2 / 2 + 1) */
-    int64_t nr; /* reals a plane: L0 * L1 * ld (nr / 2 complex) */
+    int64_t nr; /* reals a plane: L0 * L1 * ld, rounded up to 2 FT (nr / 2 complex) */
     int64_t N, C, K, G, Cg, Kg;
     int64_t nb; /* images a chunk */
+    int big;    /* k_cf_mul's tiling: cf_big (1) or cf_small (0) */
     int mode;
     float cval;
 };
@@ -95,9 +111,22 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
     g->Kg = p->K / p->G;
     g->mode = (int)p->mode;
     g->cval = (float)p->cval;
+    /* the product's tiling: the one with fewer padded multiply-adds */
+    const int64_t pb = tc__cu_div_up(g->N, cf_big::NT) * cf_big::NT *
+                       (tc__cu_div_up(g->Kg, cf_big::KT) * cf_big::KT),
+                  ps = tc__cu_div_up(g->N, cf_small::NT) * cf_small::NT *
+                       (tc__cu_div_up(g->Kg, cf_small::KT) * cf_small::KT);
+    g->big = pb <= ps;
+    /* TC_CUDA_CONV_FFT_TILE=big|small forces one (tests) */
+    const char *te = getenv("TC_CUDA_CONV_FFT_TILE");
+    if (te && !strcmp(te, "big")) g->big = 1;
+    if (te && !strcmp(te, "small")) g->big = 0;
+    const int64_t ft = g->big ? cf_big::F : cf_small::F;
+    /* planes padded to whole frequency tiles of the product */
     int64_t t, tw, ti;
-    if (!tc__mul_ok(g->L[0] * g->L[1], g->ld, &g->nr) || g->nr > INT32_MAX ||
-        !tc__mul_ok(g->nr * 4, g->K * g->Cg, &tw) || tw > CF_W_BYTES ||
+    const int fits = tc__mul_ok(g->L[0] * g->L[1], g->ld, &g->nr) && g->nr <= INT32_MAX - 64;
+    if (fits) g->nr = tc__cu_div_up(g->nr, 2 * ft) * 2 * ft;
+    if (!fits || !tc__mul_ok(g->nr * 4, g->K * g->Cg, &tw) || tw > CF_W_BYTES ||
         !tc__mul_ok(g->nr * 4, g->C + g->K, &ti) || ti > CF_CHUNK_BYTES) {
         if (why)
             snprintf(why, n, "spectra beyond %lld MiB (weights) or %lld MiB (one image)",
@@ -109,10 +138,12 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
     const char *fe = getenv("TC_CUDA_CONV_FFT_NB");
     if (fe && atoi(fe) >= 1 && atoi(fe) < g->nb) g->nb = atoi(fe);
     if (g->nb > g->N) g->nb = g->N;
-    if (g->nb > 65535 * (int64_t)CF_NB) g->nb = 65535 * (int64_t)CF_NB;
-    /* cuFFT's batch counts and the product kernel's grid */
+    /* cuFFT's batch counts and the product kernel's grid (one dimension) */
+    const int64_t nt = g->big ? cf_big::NT : cf_small::NT, kt = g->big ? cf_big::KT : cf_small::KT;
     if (!tc__mul_ok(g->nb, g->C + g->K, &t) || t > INT32_MAX || g->K * g->Cg > INT32_MAX ||
-        tc__cu_div_up(g->Kg, CF_KB) * g->G > 65535) {
+        !tc__mul_ok(tc__cu_div_up(g->nb, nt) * (g->nr / 2 / ft), tc__cu_div_up(g->Kg, kt) * g->G,
+                    &t) ||
+        t > INT32_MAX) {
         if (why) snprintf(why, n, "too many channels for one batched transform");
         return 0;
     }
@@ -166,47 +197,104 @@ __global__ void k_cf_build(const float *__restrict__ x, float *__restrict__ Xs, 
     }
 }
 
-/* Y[n, k, f] = sum_c X[n, g Cg + c, f] W[k, c, f] (complex, nr / 2 a
- * plane): a thread one frequency f of CF_NB images x CF_KB output channels
- * of one group; grid (frequencies / 256, k blocks x G, image blocks) */
-__global__ void __launch_bounds__(256) k_cf_mul(const float2 *__restrict__ X,
-                                                const float2 *__restrict__ W,
-                                                float2 *__restrict__ Y, const cfg g, int64_t nbc) {
-    const int64_t nc = g.nr / 2;
-    const int64_t f = (int64_t)blockIdx.x * 256 + threadIdx.x;
-    if (f >= nc) return;
-    const int64_t kbs = (g.Kg + CF_KB - 1) / CF_KB;
-    const int64_t grp = blockIdx.y / kbs, k0 = (blockIdx.y % kbs) * CF_KB,
-                  nb0 = (int64_t)blockIdx.z * CF_NB;
-    float2 acc[CF_NB][CF_KB];
+/* The frequency-domain sum as a batched complex GEMM, one per frequency:
+ * Y[n, k, f] = sum_c X[n, g Cg + c, f] W[k, c, f] (complex, nc = nr / 2
+ * a plane). A block owns FT consecutive frequencies of an NT-image x
+ * KT-channel tile of one group and steps through the group's channels CT
+ * at a time: each step copies the X and W rows of its CT channels
+ * (cp.async, 16-byte pieces, FT complex a row, zero-filled past the last
+ * image, channel or output channel) into shared memory while the previous
+ * step computes (two stages). A thread holds NI images x KJ output
+ * channels at one frequency (f = tid % FT, images ng + NG i, channels
+ * kg + KG j); a warp's X reads are one row (a broadcast) and its W reads
+ * consecutive rows, so neither conflicts. Blocks of one frequency tile and
+ * output-channel tile run next to each other (image tile fastest), so the
+ * weight spectra come from DRAM about once, the inputs once per KT output
+ * channels, and Y is written once. nc is a multiple of FT (cf_geometry
+ * pads the planes), so no frequency tail. */
+template <int FT, int NG, int KG, int NI, int KJ, int CT>
+__global__ void __launch_bounds__(256, 2) k_cf_mul(const float2 *__restrict__ X,
+                                                   const float2 *__restrict__ W,
+                                                   float2 *__restrict__ Y, const cfg g, int64_t nbc) {
+    typedef cfmul<FT, NG, KG, NI, KJ, CT> M;
+    constexpr int RP = FT / 2; /* 16-byte pieces a row */
+    extern __shared__ float4 cf_smem[];
+    float2 *sm = (float2 *)cf_smem;
+    const int64_t nc = g.nr / 2, ntiles = (nbc + M::NT - 1) / M::NT, ftiles = nc / FT,
+                  ktiles = (g.Kg + M::KT - 1) / M::KT;
+    int64_t b = blockIdx.x;
+    const int64_t n0 = (b % ntiles) * M::NT;
+    b /= ntiles;
+    const int64_t f0 = (b % ftiles) * FT;
+    b /= ftiles;
+    const int64_t k0 = (b % ktiles) * M::KT, grp = b / ktiles;
+    const int tid = threadIdx.x, f = tid % FT, kg = (tid / FT) % KG, ng = tid / (FT * KG);
+    const float2 *Xg = X + grp * g.Cg * nc + f0, *Wg = W + grp * g.Kg * g.Cg * nc + f0;
+    const int64_t steps = (g.Cg + CT - 1) / CT;
+    auto load = [&](int stage, int64_t c0) {
+        float2 *xs = sm + stage * (M::XS + M::WS), *ws = xs + M::XS;
+        for (int id = tid; id < CT * M::NT * RP; id += 256) {
+            const int row = id / RP, p = id % RP, c = row / M::NT, n = row % M::NT;
+            const bool ok = n0 + n < nbc && c0 + c < g.Cg;
+            const float2 *src = ok ? Xg + ((n0 + n) * g.C + c0 + c) * nc + 2 * p : X;
+            ig_cp16((float *)(xs + row * FT + 2 * p), (const float *)src, ok ? 16 : 0);
+        }
+        for (int id = tid; id < CT * M::KT * RP; id += 256) {
+            const int row = id / RP, p = id % RP, c = row / M::KT, k = row % M::KT;
+            const bool ok = k0 + k < g.Kg && c0 + c < g.Cg;
+            const float2 *src = ok ? Wg + ((k0 + k) * g.Cg + c0 + c) * nc + 2 * p : W;
+            ig_cp16((float *)(ws + row * FT + 2 * p), (const float *)src, ok ? 16 : 0);
+        }
+        ig_commit();
+    };
+    float2 acc[NI][KJ];
 #pragma unroll
-    for (int i = 0; i < CF_NB; i++)
+    for (int i = 0; i < NI; i++)
 #pragma unroll
-        for (int j = 0; j < CF_KB; j++) acc[i][j] = make_float2(0.f, 0.f);
-    for (int64_t c = 0; c < g.Cg; c++) {
-        float2 xv[CF_NB], wv[CF_KB];
+        for (int j = 0; j < KJ; j++) acc[i][j] = make_float2(0.f, 0.f);
+    load(0, 0);
+    for (int64_t s = 0; s < steps; s++) {
+        if (s + 1 < steps) {
+            load((int)((s + 1) & 1), (s + 1) * CT);
+            ig_wait<1>();
+        } else {
+            ig_wait<0>();
+        }
+        __syncthreads();
+        const float2 *xs = sm + (s & 1) * (M::XS + M::WS), *ws = xs + M::XS;
 #pragma unroll
-        for (int i = 0; i < CF_NB; i++)
-            xv[i] = nb0 + i < nbc ? __ldg(X + ((nb0 + i) * g.C + grp * g.Cg + c) * nc + f)
-                                  : make_float2(0.f, 0.f);
+        for (int c = 0; c < CT; c++) {
+            float2 xv[NI], wv[KJ];
 #pragma unroll
-        for (int j = 0; j < CF_KB; j++)
-            wv[j] = k0 + j < g.Kg ? __ldg(W + ((grp * g.Kg + k0 + j) * g.Cg + c) * nc + f)
-                                  : make_float2(0.f, 0.f);
+            for (int i = 0; i < NI; i++) xv[i] = xs[(c * M::NT + ng + NG * i) * FT + f];
 #pragma unroll
-        for (int i = 0; i < CF_NB; i++)
+            for (int j = 0; j < KJ; j++) wv[j] = ws[(c * M::KT + kg + KG * j) * FT + f];
 #pragma unroll
-            for (int j = 0; j < CF_KB; j++) {
-                acc[i][j].x += xv[i].x * wv[j].x - xv[i].y * wv[j].y;
-                acc[i][j].y += xv[i].x * wv[j].y + xv[i].y * wv[j].x;
-            }
+            for (int i = 0; i < NI; i++)
+#pragma unroll
+                for (int j = 0; j < KJ; j++) {
+                    acc[i][j].x = fmaf(xv[i].x, wv[j].x, fmaf(-xv[i].y, wv[j].y, acc[i][j].x));
+                    acc[i][j].y = fmaf(xv[i].x, wv[j].y, fmaf(xv[i].y, wv[j].x, acc[i][j].y));
+                }
+        }
+        __syncthreads();
     }
 #pragma unroll
-    for (int i = 0; i < CF_NB; i++)
+    for (int i = 0; i < NI; i++)
 #pragma unroll
-        for (int j = 0; j < CF_KB; j++)
-            if (nb0 + i < nbc && k0 + j < g.Kg)
-                Y[((nb0 + i) * g.K + grp * g.Kg + k0 + j) * nc + f] = acc[i][j];
+        for (int j = 0; j < KJ; j++) {
+            const int64_t n = n0 + ng + NG * i, k = k0 + kg + KG * j;
+            if (n < nbc && k < g.Kg) Y[(n * g.K + grp * g.Kg + k) * nc + f0 + f] = acc[i][j];
+        }
+}
+
+#define k_cf_mul_big k_cf_mul<8, 4, 8, 4, 8, 8>
+#define k_cf_mul_small k_cf_mul<32, 2, 4, 2, 8, 4>
+
+/* k_cf_mul's blocks for a chunk of nbc images (cf_geometry bounds it) */
+template <typename M> static unsigned cf_mul_blocks(const cfg &g, int64_t nbc) {
+    return (unsigned)(tc__cu_div_up(nbc, M::NT) * (g.nr / 2 / M::F) *
+                      tc__cu_div_up(g.Kg, M::KT) * g.G);
 }
 
 /* y[n0 + n, k, o] = c2r(Y[n, k])[o * stride] + bias[k] */
@@ -257,11 +345,12 @@ static double cf_estimate(const tc__problem *p, const tc__env *e) {
     const double lg = Lp > 2 ? log2(Lp) : 1.0;
     const double N = (double)g.N, C = (double)g.C, K = (double)g.K, Cg = (double)g.Cg;
     const double transforms = N * (C + K) + K * Cg;
-    const double flops = 8.0 * N * K * Cg * nc + 2.5 * transforms * Lp * lg;
+    const double nt = g.big ? cf_big::NT : cf_small::NT, kt = g.big ? cf_big::KT : cf_small::KT;
+    const double ktiles = ceil((double)g.Kg / kt);
+    const double flops = 8.0 * ceil(N / nt) * nt * ktiles * kt * g.G * Cg * nc +
+                         2.5 * transforms * Lp * lg;
     const double bytes =
-        4.0 * nr *
-            (N * C * (1 + 4 + ceil((double)g.Kg / CF_KB)) + K * Cg * (2 + 4 + ceil(N / CF_NB)) +
-             N * K * (1 + 4 + 1)) +
+        4.0 * nr * (N * C * (1 + 4 + ktiles) + K * Cg * (2 + 4 + 1) + N * K * (1 + 4 + 1)) +
         (double)tc__problem_bytes(p);
     const double chunks = ceil(N / (double)g.nb);
     return 1.6 * (tc__cu_estimate(bytes, flops, 0.25) + (4 + 5 * chunks) * 5e-6) +
@@ -346,6 +435,12 @@ static tc_status cf_run(const tc__args *a, const tc__cu_bufs *b, cfstate *s, flo
         (const float *)b->w, V, g, (float)(1.0 / Lp));
     TC_CU_LAUNCH("cuda.conv.fft scatter");
     CF_FFT(cufftExecR2C(s->fw, V, (cufftComplex *)V));
+    if (g.big)
+        TC_CU(cudaFuncSetAttribute(k_cf_mul_big, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)cf_big::SMEM));
+    else
+        TC_CU(cudaFuncSetAttribute(k_cf_mul_small, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)cf_small::SMEM));
     for (int64_t n0 = 0; n0 < g.N; n0 += g.nb) {
         const int64_t nbc = g.N - n0 < g.nb ? g.N - n0 : g.nb;
         /* a short last chunk (N > nb) runs the chunk's batch: its extra
@@ -355,11 +450,12 @@ static tc_status cf_run(const tc__args *a, const tc__cu_bufs *b, cfstate *s, flo
                                                                    nbc);
         TC_CU_LAUNCH("cuda.conv.fft build");
         CF_FFT(cufftExecR2C(s->fx, Xs, (cufftComplex *)Xs));
-        const dim3 grid((unsigned)tc__cu_div_up(g.nr / 2, 256),
-                        (unsigned)(tc__cu_div_up(g.Kg, CF_KB) * g.G),
-                        (unsigned)tc__cu_div_up(nbc, CF_NB));
-        k_cf_mul<<<grid, 256, 0, b->s>>>((const float2 *)Xs, (const float2 *)V, (float2 *)Ys, g,
-                                         nbc);
+        if (g.big)
+            k_cf_mul_big<<<cf_mul_blocks<cf_big>(g, nbc), 256, cf_big::SMEM, b->s>>>(
+                (const float2 *)Xs, (const float2 *)V, (float2 *)Ys, g, nbc);
+        else
+            k_cf_mul_small<<<cf_mul_blocks<cf_small>(g, nbc), 256, cf_small::SMEM, b->s>>>(
+                (const float2 *)Xs, (const float2 *)V, (float2 *)Ys, g, nbc);
         TC_CU_LAUNCH("cuda.conv.fft multiply");
         CF_FFT(cufftExecC2R(s->inv, (cufftComplex *)Ys, Ys));
         k_cf_crop<<<cf_blocks(nbc * g.K * g.out[0] * g.out[1] * g.out[2]), 256, 0, b->s>>>(
@@ -416,7 +512,7 @@ static tc_status cf_execute(const tc__args *a) {
 
 TC__CU_SOLVER(tc__solver_cuda_conv_fft) = {
     "cuda.conv.fft", TC_BACKEND_CUDA, TC_OP_CONV,
-    "FFT conv layer through cuFFT (fp32): batched in-place R2C of the boundary-extended inputs and of the flipped, dilated weights, a frequency-domain sum over each group's channels (4 images x 8 output channels a thread), batched C2R, strided crop with bias; any stride, dilation, groups, padding mode, 1D-3D; for large masks.",
+    "FFT conv layer through cuFFT (fp32): batched in-place R2C of the boundary-extended inputs and of the flipped, dilated weights, a frequency-domain sum over each group's channels (a complex GEMM per frequency, shared-memory tiles of 16 images x 64 output channels or 4 x 32), batched C2R, strided crop with bias; any stride, dilation, groups, padding mode, 1D-3D; for large masks.",
     tc__cu_available, cf_applicable, cf_estimate, NULL, cf_plan, cf_destroy, cf_execute,
     NULL, NULL, cf_device_ws,
 };
@@ -424,6 +520,9 @@ TC__CU_SOLVER(tc__solver_cuda_conv_fft) = {
 void tc__cu_report_conv_fft(tc__cu_report *r) {
     tc__cu_report_kernel(r, "cuda.conv.fft scatter", (const void *)k_cf_scatter, 256, 0);
     tc__cu_report_kernel(r, "cuda.conv.fft build", (const void *)k_cf_build, 256, 0);
-    tc__cu_report_kernel(r, "cuda.conv.fft multiply", (const void *)k_cf_mul, 256, 0);
+    tc__cu_report_kernel(r, "cuda.conv.fft multiply (16 images x 64 channels)",
+                         (const void *)k_cf_mul_big, 256, cf_big::SMEM);
+    tc__cu_report_kernel(r, "cuda.conv.fft multiply (4 images x 32 channels)",
+                         (const void *)k_cf_mul_small, 256, cf_small::SMEM);
     tc__cu_report_kernel(r, "cuda.conv.fft crop", (const void *)k_cf_crop, 256, 0);
 }
