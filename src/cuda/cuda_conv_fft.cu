@@ -79,6 +79,22 @@ struct cfg {
     float cval;
 };
 
+/* the transform length for an extent e: the smallest 2,3,5,7-smooth
+ * length >= e; TC_CUDA_CONV_FFT_LEN=3 (3-smooth) or 2 (a power of two)
+ * for measurements */
+static int64_t cf_length(int64_t e) {
+    const char *le = getenv("TC_CUDA_CONV_FFT_LEN");
+    const int r = le ? atoi(le) : 7;
+    if (r != 2 && r != 3) return tc__fft_smooth_length(e, 0);
+    int64_t best = 1;
+    while (best < e) best *= 2;
+    if (r == 3)
+        for (int64_t p3 = 1; p3 < best; p3 *= 3)
+            for (int64_t v = p3; v < best; v *= 2)
+                if (v >= e) best = v;
+    return best;
+}
+
 /* 0 where a size overflows or passes the caps (reason in why) */
 static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
     memset(g, 0, sizeof *g);
@@ -96,7 +112,7 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
             return 0;
         }
         g->E[a] = (p->out[a] - 1) * p->stride[a] + span + 1;
-        g->L[a] = g->E[a] > 1 ? tc__fft_smooth_length(g->E[a], 0) : 1;
+        g->L[a] = g->E[a] > 1 ? cf_length(g->E[a]) : 1;
     }
     if (g->L[2] == 1 && g->L[0] * g->L[1] > 1) {
         if (why) snprintf(why, n, "last axis of length 1");
