@@ -53,19 +53,26 @@ namespace {
 
 /* k_cf_mul's tile: FT frequencies x NT = NG NI images x KT = KG KJ output
  * channels, CT input channels a stage */
-template <int FT, int NG, int KG, int NI, int KJ, int CT> struct cfmul {
-    static constexpr int F = FT, NT = NG * NI, KT = KG * KJ;
+template <int FT, int NG, int KG, int NI, int KJ, int CT, int S> struct cfmul {
+    static constexpr int F = FT, NG_ = NG, KG_ = KG, NI_ = NI, KJ_ = KJ, CT_ = CT, S_ = S;
+    static constexpr int NT = NG * NI, KT = KG * KJ;
     static constexpr int XS = CT * NT * FT, WS = CT * KT * FT; /* complex a stage */
-    static constexpr size_t SMEM = 2 * (size_t)(XS + WS) * sizeof(float2);
+    static constexpr size_t SMEM = S * (size_t)(XS + WS) * sizeof(float2);
     static_assert(FT * NG * KG == 256, "256 threads a block");
 };
 
-/* the two tilings: 8 frequencies x 16 images x 64 output channels (most
+/* the tilings: 8 frequencies x 16 images x 64 output channels (most
  * layers), and 32 frequencies x 4 images x 32 output channels (few images
  * and few channels a group); cf_geometry picks the one with fewer padded
- * multiply-adds */
-typedef cfmul<8, 4, 8, 4, 8, 8> cf_big;
-typedef cfmul<32, 2, 4, 2, 8, 4> cf_small;
+ * multiply-adds. CF_TILES: 0 big (4 channels a stage, 4 stages), 1 small
+ * (2, 4), 2 big (8, 2), 3 small (4, 2); TC_CUDA_CONV_FFT_TILE=big|small|
+ * big2|small2 forces one (tests, measurements) */
+typedef cfmul<8, 4, 8, 4, 8, 4, 4> cf_t0;
+typedef cfmul<32, 2, 4, 2, 8, 2, 4> cf_t1;
+typedef cfmul<8, 4, 8, 4, 8, 8, 2> cf_t2;
+typedef cfmul<32, 2, 4, 2, 8, 4, 2> cf_t3;
+#define CF_TILES(X) X(0, cf_t0) X(1, cf_t1) X(2, cf_t2) X(3, cf_t3)
+static const char *const cf_tile_names[4] = {"big", "small", "big2", "small2"};
 
 /* the geometry, shared by host and kernels */
 struct cfg {
@@ -74,7 +81,7 @@ struct cfg {
     int64_t nr; /* reals a plane: L0 * L1 * ld, rounded up to 2 FT (nr / 2 complex) */
     int64_t N, C, K, G, Cg, Kg;
     int64_t nb; /* images a chunk */
-    int big;    /* k_cf_mul's tiling: cf_big (1) or cf_small (0) */
+    int tile;   /* k_cf_mul's tiling: cf_t0 .. cf_t3 */
     int mode;
     float cval;
 };
@@ -128,16 +135,19 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
     g->mode = (int)p->mode;
     g->cval = (float)p->cval;
     /* the product's tiling: the one with fewer padded multiply-adds */
-    const int64_t pb = tc__cu_div_up(g->N, cf_big::NT) * cf_big::NT *
-                       (tc__cu_div_up(g->Kg, cf_big::KT) * cf_big::KT),
-                  ps = tc__cu_div_up(g->N, cf_small::NT) * cf_small::NT *
-                       (tc__cu_div_up(g->Kg, cf_small::KT) * cf_small::KT);
-    g->big = pb <= ps;
-    /* TC_CUDA_CONV_FFT_TILE=big|small forces one (tests) */
+    const int64_t pb = tc__cu_div_up(g->N, cf_t0::NT) * cf_t0::NT *
+                       (tc__cu_div_up(g->Kg, cf_t0::KT) * cf_t0::KT),
+                  ps = tc__cu_div_up(g->N, cf_t1::NT) * cf_t1::NT *
+                       (tc__cu_div_up(g->Kg, cf_t1::KT) * cf_t1::KT);
+    g->tile = pb <= ps ? 0 : 1;
     const char *te = getenv("TC_CUDA_CONV_FFT_TILE");
-    if (te && !strcmp(te, "big")) g->big = 1;
-    if (te && !strcmp(te, "small")) g->big = 0;
-    const int64_t ft = g->big ? cf_big::F : cf_small::F;
+    for (int t = 0; te && t < 4; t++)
+        if (!strcmp(te, cf_tile_names[t])) g->tile = t;
+    int64_t ft = 0, nt = 0, kt = 0;
+#define CF_DIMS(i, M)                                                                              \
+    if (g->tile == i) ft = M::F, nt = M::NT, kt = M::KT;
+    CF_TILES(CF_DIMS)
+#undef CF_DIMS
     /* planes padded to whole frequency tiles of the product */
     int64_t t, tw, ti;
     const int fits = tc__mul_ok(g->L[0] * g->L[1], g->ld, &g->nr) && g->nr <= INT32_MAX - 64;
@@ -155,7 +165,6 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
     if (fe && atoi(fe) >= 1 && atoi(fe) < g->nb) g->nb = atoi(fe);
     if (g->nb > g->N) g->nb = g->N;
     /* cuFFT's batch counts and the product kernel's grid (one dimension) */
-    const int64_t nt = g->big ? cf_big::NT : cf_small::NT, kt = g->big ? cf_big::KT : cf_small::KT;
     if (!tc__mul_ok(g->nb, g->C + g->K, &t) || t > INT32_MAX || g->K * g->Cg > INT32_MAX ||
         !tc__mul_ok(tc__cu_div_up(g->nb, nt) * (g->nr / 2 / ft), tc__cu_div_up(g->Kg, kt) * g->G,
                     &t) ||
@@ -193,24 +202,36 @@ __global__ void k_cf_scatter(const float *__restrict__ w, float *__restrict__ V,
 /* the extended inputs of images n0 .. n0 + nbc - 1: e[i] = X(i - pad)
  * through the padding mode for i < E on every axis, 0 elsewhere (up to L
  * and in the last axis' padding to ld) */
-__global__ void k_cf_build(const float *__restrict__ x, float *__restrict__ Xs, const cfg g,
-                           int64_t n0, int64_t nbc) {
-    const int64_t n = nbc * g.C * g.nr, plane = g.in[0] * g.in[1] * g.in[2];
-    for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * 256) {
-        const int64_t pc = i / g.nr, r = i - pc * g.nr; /* plane (image, channel) */
-        const int64_t i2 = r % g.ld, i01 = r / g.ld, i1 = i01 % g.L[1], i0 = i01 / g.L[1];
-        float v = 0.f;
-        if (i0 < g.E[0] && i1 < g.E[1] && i2 < g.E[2]) {
-            const int64_t a = tc__cu_bidx(i0 - g.pad[0], g.in[0], g.mode),
-                          b = tc__cu_bidx(i1 - g.pad[1], g.in[1], g.mode),
-                          c = tc__cu_bidx(i2 - g.pad[2], g.in[2], g.mode);
-            v = (a < 0 || b < 0 || c < 0)
-                    ? g.cval
-                    : __ldg(x + (n0 * g.C + pc) * plane + (a * g.in[1] + b) * g.in[2] + c);
+__global__ void __launch_bounds__(256) k_cf_build(const float *__restrict__ x,
+                                                  float *__restrict__ Xs, const cfg g, int64_t n0) {
+    /* a block one plane (image, channel) of the chunk: threads 32 along
+     * the last axis x 8 rows; a row's boundary indices once a row */
+    const int64_t pc = blockIdx.x, plane = g.in[0] * g.in[1] * g.in[2];
+    const float *xp = x + (n0 * g.C + pc) * plane;
+    float *dst = Xs + pc * g.nr;
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, ld = (int)g.ld, L1 = (int)g.L[1];
+    const int rows = (int)(g.L[0] * g.L[1]), e2 = (int)g.E[2];
+    for (int r = ty; r < rows; r += 8) {
+        const int i0 = r / L1, i1 = r - i0 * L1;
+        float *d = dst + (int64_t)r * ld;
+        if (i0 >= g.E[0] || i1 >= g.E[1]) {
+            for (int c = tx; c < ld; c += 32) d[c] = 0.f;
+            continue;
         }
-        Xs[i] = v;
+        const int64_t a = tc__cu_bidx(i0 - g.pad[0], g.in[0], g.mode),
+                      b = tc__cu_bidx(i1 - g.pad[1], g.in[1], g.mode);
+        const float *xr = a < 0 || b < 0 ? NULL : xp + (a * g.in[1] + b) * g.in[2];
+        for (int c = tx; c < ld; c += 32) {
+            float v = 0.f;
+            if (c < e2) {
+                const int64_t cc = tc__cu_bidx(c - g.pad[2], g.in[2], g.mode);
+                v = xr && cc >= 0 ? __ldg(xr + cc) : g.cval;
+            }
+            d[c] = v;
+        }
     }
+    /* the plane's padding to whole frequency tiles */
+    for (int64_t t = (int64_t)rows * ld + threadIdx.x; t < g.nr; t += 256) dst[t] = 0.f;
 }
 
 /* The frequency-domain sum as a batched complex GEMM, one per frequency:
@@ -228,11 +249,12 @@ __global__ void k_cf_build(const float *__restrict__ x, float *__restrict__ Xs, 
  * weight spectra come from DRAM about once, the inputs once per KT output
  * channels, and Y is written once. nc is a multiple of FT (cf_geometry
  * pads the planes), so no frequency tail. */
-template <int FT, int NG, int KG, int NI, int KJ, int CT>
+template <typename M>
 __global__ void __launch_bounds__(256, 2) k_cf_mul(const float2 *__restrict__ X,
                                                    const float2 *__restrict__ W,
                                                    float2 *__restrict__ Y, const cfg g, int64_t nbc) {
-    typedef cfmul<FT, NG, KG, NI, KJ, CT> M;
+    constexpr int FT = M::F, NG = M::NG_, KG = M::KG_, NI = M::NI_, KJ = M::KJ_, CT = M::CT_,
+                  S = M::S_;
     constexpr int RP = FT / 2; /* 16-byte pieces a row */
     extern __shared__ float4 cf_smem[];
     float2 *sm = (float2 *)cf_smem;
@@ -268,16 +290,18 @@ __global__ void __launch_bounds__(256, 2) k_cf_mul(const float2 *__restrict__ X,
     for (int i = 0; i < NI; i++)
 #pragma unroll
         for (int j = 0; j < KJ; j++) acc[i][j] = make_float2(0.f, 0.f);
-    load(0, 0);
+    /* S stages: S - 1 steps in flight while one computes; one barrier a
+     * step (the slot refilled at step s was computed at step s - 1) */
+#pragma unroll
+    for (int s0 = 0; s0 < S - 1; s0++)
+        if (s0 < steps) load(s0, (int64_t)s0 * CT);
+        else ig_commit();
     for (int64_t s = 0; s < steps; s++) {
-        if (s + 1 < steps) {
-            load((int)((s + 1) & 1), (s + 1) * CT);
-            ig_wait<1>();
-        } else {
-            ig_wait<0>();
-        }
+        ig_wait<S - 2>();
         __syncthreads();
-        const float2 *xs = sm + (s & 1) * (M::XS + M::WS), *ws = xs + M::XS;
+        if (s + S - 1 < steps) load((int)((s + S - 1) % S), (s + S - 1) * CT);
+        else ig_commit();
+        const float2 *xs = sm + (s % S) * (M::XS + M::WS), *ws = xs + M::XS;
 #pragma unroll
         for (int c = 0; c < CT; c++) {
             float2 xv[NI], wv[KJ];
@@ -293,7 +317,6 @@ __global__ void __launch_bounds__(256, 2) k_cf_mul(const float2 *__restrict__ X,
                     acc[i][j].y = fmaf(xv[i].x, wv[j].y, fmaf(xv[i].y, wv[j].x, acc[i][j].y));
                 }
         }
-        __syncthreads();
     }
 #pragma unroll
     for (int i = 0; i < NI; i++)
@@ -304,27 +327,36 @@ __global__ void __launch_bounds__(256, 2) k_cf_mul(const float2 *__restrict__ X,
         }
 }
 
-#define k_cf_mul_big k_cf_mul<8, 4, 8, 4, 8, 8>
-#define k_cf_mul_small k_cf_mul<32, 2, 4, 2, 8, 4>
-
-/* k_cf_mul's blocks for a chunk of nbc images (cf_geometry bounds it) */
-template <typename M> static unsigned cf_mul_blocks(const cfg &g, int64_t nbc) {
-    return (unsigned)(tc__cu_div_up(nbc, M::NT) * (g.nr / 2 / M::F) *
-                      tc__cu_div_up(g.Kg, M::KT) * g.G);
+/* k_cf_mul on a chunk of nbc images (cf_geometry bounds the grid) */
+template <typename M>
+static tc_status cf_mul_launch(const cfg &g, const float2 *X, const float2 *W, float2 *Y,
+                               int64_t nbc, cudaStream_t st) {
+    TC_CU(cudaFuncSetAttribute(k_cf_mul<M>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)M::SMEM));
+    const unsigned blocks = (unsigned)(tc__cu_div_up(nbc, M::NT) * (g.nr / 2 / M::F) *
+                                       tc__cu_div_up(g.Kg, M::KT) * g.G);
+    k_cf_mul<M><<<blocks, 256, M::SMEM, st>>>(X, W, Y, g, nbc);
+    return TC_OK;
 }
 
-/* y[n0 + n, k, o] = c2r(Y[n, k])[o * stride] + bias[k] */
-__global__ void k_cf_crop(const float *__restrict__ Ys, float *__restrict__ y,
-                          const float *__restrict__ bias, const cfg g, int64_t n0, int64_t nbc) {
-    const int64_t P = g.out[0] * g.out[1] * g.out[2], n = nbc * g.K * P;
-    for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * 256) {
-        const int64_t nk = i / P, o = i - nk * P, k = nk % g.K;
-        const int64_t o2 = o % g.out[2], o01 = o / g.out[2], o1 = o01 % g.out[1],
-                      o0 = o01 / g.out[1];
-        const float v = Ys[nk * g.nr + (o0 * g.str[0] * g.L[1] + o1 * g.str[1]) * g.ld +
-                           o2 * g.str[2]];
-        y[n0 * g.K * P + i] = v + (bias ? __ldg(bias + k) : 0.f);
+/* y[n0 + n, k, o] = c2r(Y[n, k])[o * stride] + bias[k]: a block one
+ * output plane (image, channel) of the chunk, threads 32 along the last
+ * axis x 8 rows */
+__global__ void __launch_bounds__(256) k_cf_crop(const float *__restrict__ Ys,
+                                                 float *__restrict__ y,
+                                                 const float *__restrict__ bias, const cfg g,
+                                                 int64_t n0) {
+    const int64_t nk = blockIdx.x, P = g.out[0] * g.out[1] * g.out[2];
+    const float add = bias ? __ldg(bias + nk % g.K) : 0.f;
+    const float *src = Ys + nk * g.nr;
+    float *dst = y + (n0 * g.K + nk) * P;
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, o1n = (int)g.out[1];
+    const int rows = (int)(g.out[0] * g.out[1]), o2n = (int)g.out[2];
+    for (int r = ty; r < rows; r += 8) {
+        const int o0 = r / o1n, o1 = r - o0 * o1n;
+        const float *sr = src + (o0 * g.str[0] * g.L[1] + o1 * g.str[1]) * g.ld;
+        float *dr = dst + (int64_t)r * o2n;
+        for (int o2 = tx; o2 < o2n; o2 += 32) dr[o2] = sr[o2 * g.str[2]] + add;
     }
 }
 
@@ -361,7 +393,11 @@ static double cf_estimate(const tc__problem *p, const tc__env *e) {
     const double lg = Lp > 2 ? log2(Lp) : 1.0;
     const double N = (double)g.N, C = (double)g.C, K = (double)g.K, Cg = (double)g.Cg;
     const double transforms = N * (C + K) + K * Cg;
-    const double nt = g.big ? cf_big::NT : cf_small::NT, kt = g.big ? cf_big::KT : cf_small::KT;
+    double nt = 1, kt = 1;
+#define CF_DIMS(i, M)                                                                              \
+    if (g.tile == i) nt = M::NT, kt = M::KT;
+    CF_TILES(CF_DIMS)
+#undef CF_DIMS
     const double ktiles = ceil((double)g.Kg / kt);
     const double flops = 8.0 * ceil(N / nt) * nt * ktiles * kt * g.G * Cg * nc +
                          2.5 * transforms * Lp * lg;
@@ -451,31 +487,24 @@ static tc_status cf_run(const tc__args *a, const tc__cu_bufs *b, cfstate *s, flo
         (const float *)b->w, V, g, (float)(1.0 / Lp));
     TC_CU_LAUNCH("cuda.conv.fft scatter");
     CF_FFT(cufftExecR2C(s->fw, V, (cufftComplex *)V));
-    if (g.big)
-        TC_CU(cudaFuncSetAttribute(k_cf_mul_big, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)cf_big::SMEM));
-    else
-        TC_CU(cudaFuncSetAttribute(k_cf_mul_small, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)cf_small::SMEM));
     for (int64_t n0 = 0; n0 < g.N; n0 += g.nb) {
         const int64_t nbc = g.N - n0 < g.nb ? g.N - n0 : g.nb;
         /* a short last chunk (N > nb) runs the chunk's batch: its extra
          * planes hold an earlier chunk's data, never read (k_cf_mul and
          * k_cf_crop stop at nbc images) */
-        k_cf_build<<<cf_blocks(nbc * g.C * g.nr), 256, 0, b->s>>>((const float *)b->x, Xs, g, n0,
-                                                                   nbc);
+        k_cf_build<<<(unsigned)(nbc * g.C), 256, 0, b->s>>>((const float *)b->x, Xs, g, n0);
         TC_CU_LAUNCH("cuda.conv.fft build");
         CF_FFT(cufftExecR2C(s->fx, Xs, (cufftComplex *)Xs));
-        if (g.big)
-            k_cf_mul_big<<<cf_mul_blocks<cf_big>(g, nbc), 256, cf_big::SMEM, b->s>>>(
-                (const float2 *)Xs, (const float2 *)V, (float2 *)Ys, g, nbc);
-        else
-            k_cf_mul_small<<<cf_mul_blocks<cf_small>(g, nbc), 256, cf_small::SMEM, b->s>>>(
-                (const float2 *)Xs, (const float2 *)V, (float2 *)Ys, g, nbc);
+        tc_status ms = TC_OK;
+#define CF_MUL(i, M)                                                                               \
+    if (g.tile == i)                                                                               \
+        ms = cf_mul_launch<M>(g, (const float2 *)Xs, (const float2 *)V, (float2 *)Ys, nbc, b->s);
+        CF_TILES(CF_MUL)
+#undef CF_MUL
+        if (ms != TC_OK) return ms;
         TC_CU_LAUNCH("cuda.conv.fft multiply");
         CF_FFT(cufftExecC2R(s->inv, (cufftComplex *)Ys, Ys));
-        k_cf_crop<<<cf_blocks(nbc * g.K * g.out[0] * g.out[1] * g.out[2]), 256, 0, b->s>>>(
-            Ys, (float *)b->y, db, g, n0, nbc);
+        k_cf_crop<<<(unsigned)(nbc * g.K), 256, 0, b->s>>>(Ys, (float *)b->y, db, g, n0);
         TC_CU_LAUNCH("cuda.conv.fft crop");
     }
     return TC_OK;
@@ -537,8 +566,8 @@ void tc__cu_report_conv_fft(tc__cu_report *r) {
     tc__cu_report_kernel(r, "cuda.conv.fft scatter", (const void *)k_cf_scatter, 256, 0);
     tc__cu_report_kernel(r, "cuda.conv.fft build", (const void *)k_cf_build, 256, 0);
     tc__cu_report_kernel(r, "cuda.conv.fft multiply (16 images x 64 channels)",
-                         (const void *)k_cf_mul_big, 256, cf_big::SMEM);
+                         (const void *)k_cf_mul<cf_t0>, 256, cf_t0::SMEM);
     tc__cu_report_kernel(r, "cuda.conv.fft multiply (4 images x 32 channels)",
-                         (const void *)k_cf_mul_small, 256, cf_small::SMEM);
+                         (const void *)k_cf_mul<cf_t1>, 256, cf_t1::SMEM);
     tc__cu_report_kernel(r, "cuda.conv.fft crop", (const void *)k_cf_crop, 256, 0);
 }
