@@ -1166,7 +1166,7 @@ static void run_conv_tf32_variants(void) {
 
 /* cuda.conv.fft in chunks of two images (TC_CUDA_CONV_FFT_NB): several
  * chunks, and a short last one (N = 3, 9), on every conv case; then every
- * conv case under each of the product's two tilings
+ * conv case under each of the product's three forms
  * (TC_CUDA_CONV_FFT_TILE), whichever the geometry would pick */
 static void run_conv_fft_chunks(void) {
     if (getenv("TC_TEST_CUDA_TFV")) return;
@@ -1178,8 +1178,8 @@ static void run_conv_fft_chunks(void) {
     for (int ci = 0; ci < NCC; ci++)
         if (ccases[ci].N > 2) run_conv_case(ci, 0, 0);
     unsetenv("TC_CUDA_CONV_FFT_NB");
-    static const char *tiles[] = {"big", "small"};
-    for (int t = 0; t < 2; t++) {
+    static const char *tiles[] = {"big", "small", "direct"};
+    for (int t = 0; t < 3; t++) {
         printf("conv cases: cuda.conv.fft with TC_CUDA_CONV_FFT_TILE=%s\n", tiles[t]);
         setenv("TC_CUDA_CONV_FFT_TILE", tiles[t], 1);
         for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);

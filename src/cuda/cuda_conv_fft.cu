@@ -61,18 +61,24 @@ template <int FT, int NG, int KG, int NI, int KJ, int CT, int S> struct cfmul {
     static_assert(FT * NG * KG == 256, "256 threads a block");
 };
 
-/* the tilings: 8 frequencies x 16 images x 64 output channels (most
- * layers), and 32 frequencies x 4 images x 32 output channels (few images
- * and few channels a group); cf_geometry picks the one with fewer padded
- * multiply-adds. CF_TILES: 0 big (4 channels a stage, 4 stages), 1 small
- * (2, 4), 2 big (8, 2), 3 small (4, 2); TC_CUDA_CONV_FFT_TILE=big|small|
- * big2|small2 forces one (tests, measurements) */
+/* The product's forms (cf_geometry picks one):
+ *   0 "big"    8 frequencies x 16 images x 64 output channels a block, 4
+ *              channels a stage, 4 stages (most layers);
+ *   1 "small"  32 frequencies x 4 images x 32 output channels, 2 channels
+ *              a stage, 4 stages (few images or few channels a group);
+ *   2 "direct" k_cf_mul_direct: a thread one frequency of CF_NB images x
+ *              CF_KB output channels, operands from global memory (X read
+ *              Kg / CF_KB times and W N / CF_NB times: the least traffic
+ *              where both are small).
+ * Between 0 and 1 the one with fewer padded multiply-adds; 2 where its
+ * traffic is within 1.25x of that one's. TC_CUDA_CONV_FFT_TILE=big|small|
+ * direct forces one (tests). */
 typedef cfmul<8, 4, 8, 4, 8, 4, 4> cf_t0;
 typedef cfmul<32, 2, 4, 2, 8, 2, 4> cf_t1;
-typedef cfmul<8, 4, 8, 4, 8, 8, 2> cf_t2;
-typedef cfmul<32, 2, 4, 2, 8, 4, 2> cf_t3;
-#define CF_TILES(X) X(0, cf_t0) X(1, cf_t1) X(2, cf_t2) X(3, cf_t3)
-static const char *const cf_tile_names[4] = {"big", "small", "big2", "small2"};
+#define CF_TILES(X) X(0, cf_t0) X(1, cf_t1)
+#define CF_NB 4 /* images a thread in k_cf_mul_direct */
+#define CF_KB 8 /* output channels a thread */
+static const char *const cf_tile_names[3] = {"big", "small", "direct"};
 
 /* the geometry, shared by host and kernels */
 struct cfg {
@@ -85,22 +91,6 @@ struct cfg {
     int mode;
     float cval;
 };
-
-/* the transform length for an extent e: the smallest 2,3,5,7-smooth
- * length >= e; TC_CUDA_CONV_FFT_LEN=3 (3-smooth) or 2 (a power of two)
- * for measurements */
-static int64_t cf_length(int64_t e) {
-    const char *le = getenv("TC_CUDA_CONV_FFT_LEN");
-    const int r = le ? atoi(le) : 7;
-    if (r != 2 && r != 3) return tc__fft_smooth_length(e, 0);
-    int64_t best = 1;
-    while (best < e) best *= 2;
-    if (r == 3)
-        for (int64_t p3 = 1; p3 < best; p3 *= 3)
-            for (int64_t v = p3; v < best; v *= 2)
-                if (v >= e) best = v;
-    return best;
-}
 
 /* 0 where a size overflows or passes the caps (reason in why) */
 static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
@@ -119,7 +109,7 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
             return 0;
         }
         g->E[a] = (p->out[a] - 1) * p->stride[a] + span + 1;
-        g->L[a] = g->E[a] > 1 ? cf_length(g->E[a]) : 1;
+        g->L[a] = g->E[a] > 1 ? tc__fft_smooth_length(g->E[a], 0) : 1;
     }
     if (g->L[2] == 1 && g->L[0] * g->L[1] > 1) {
         if (why) snprintf(why, n, "last axis of length 1");
@@ -140,10 +130,19 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
                   ps = tc__cu_div_up(g->N, cf_t1::NT) * cf_t1::NT *
                        (tc__cu_div_up(g->Kg, cf_t1::KT) * cf_t1::KT);
     g->tile = pb <= ps ? 0 : 1;
+    {
+        /* traffic in planes: X N C, W K Cg, Y N K, each read as often as
+         * the form re-reads it */
+        const double X = (double)g->N * g->C, W = (double)g->K * g->Cg, Y = (double)g->N * g->K;
+        const double kt = g->tile ? cf_t1::KT : cf_t0::KT;
+        const double tiled = X * ceil(g->Kg / kt) + W + Y,
+                     direct = X * ceil(g->Kg / (double)CF_KB) + W * ceil(g->N / (double)CF_NB) + Y;
+        if (direct <= 1.25 * tiled) g->tile = 2;
+    }
     const char *te = getenv("TC_CUDA_CONV_FFT_TILE");
-    for (int t = 0; te && t < 4; t++)
+    for (int t = 0; te && t < 3; t++)
         if (!strcmp(te, cf_tile_names[t])) g->tile = t;
-    int64_t ft = 0, nt = 0, kt = 0;
+    int64_t ft = 8, nt = CF_NB, kt = CF_KB; /* direct: 256 frequencies a block */
 #define CF_DIMS(i, M)                                                                              \
     if (g->tile == i) ft = M::F, nt = M::NT, kt = M::KT;
     CF_TILES(CF_DIMS)
@@ -166,8 +165,8 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
     if (g->nb > g->N) g->nb = g->N;
     /* cuFFT's batch counts and the product kernel's grid (one dimension) */
     if (!tc__mul_ok(g->nb, g->C + g->K, &t) || t > INT32_MAX || g->K * g->Cg > INT32_MAX ||
-        !tc__mul_ok(tc__cu_div_up(g->nb, nt) * (g->nr / 2 / ft), tc__cu_div_up(g->Kg, kt) * g->G,
-                    &t) ||
+        !tc__mul_ok(tc__cu_div_up(g->nb, nt) * tc__cu_div_up(g->nr / 2, g->tile == 2 ? 256 : ft),
+                    tc__cu_div_up(g->Kg, kt) * g->G, &t) ||
         t > INT32_MAX) {
         if (why) snprintf(why, n, "too many channels for one batched transform");
         return 0;
@@ -202,36 +201,40 @@ __global__ void k_cf_scatter(const float *__restrict__ w, float *__restrict__ V,
 /* the extended inputs of images n0 .. n0 + nbc - 1: e[i] = X(i - pad)
  * through the padding mode for i < E on every axis, 0 elsewhere (up to L
  * and in the last axis' padding to ld) */
+#define CF_ROWS 32 /* rows a block in k_cf_build and k_cf_crop: 8 warps x 4 */
 __global__ void __launch_bounds__(256) k_cf_build(const float *__restrict__ x,
-                                                  float *__restrict__ Xs, const cfg g, int64_t n0) {
-    /* a block one plane (image, channel) of the chunk: threads 32 along
-     * the last axis x 8 rows; a row's boundary indices once a row */
-    const int64_t pc = blockIdx.x, plane = g.in[0] * g.in[1] * g.in[2];
+                                                  float *__restrict__ Xs, const cfg g, int64_t n0,
+                                                  int chunks) {
+    /* a block CF_ROWS rows of one plane (image, channel) of the chunk, a
+     * warp 4 rows at once (four loads in flight before their stores),
+     * lanes along the last axis */
+    const int64_t pc = blockIdx.x / chunks, plane = g.in[0] * g.in[1] * g.in[2];
+    const int ch = (int)(blockIdx.x % chunks), tx = threadIdx.x & 31;
+    const int r0 = ch * CF_ROWS + (threadIdx.x >> 5) * 4, ld = (int)g.ld, L1 = (int)g.L[1];
+    const int rows = (int)(g.L[0] * g.L[1]), e2 = (int)g.E[2];
     const float *xp = x + (n0 * g.C + pc) * plane;
     float *dst = Xs + pc * g.nr;
-    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, ld = (int)g.ld, L1 = (int)g.L[1];
-    const int rows = (int)(g.L[0] * g.L[1]), e2 = (int)g.E[2];
-    for (int r = ty; r < rows; r += 8) {
-        const int i0 = r / L1, i1 = r - i0 * L1;
-        float *d = dst + (int64_t)r * ld;
-        if (i0 >= g.E[0] || i1 >= g.E[1]) {
-            for (int c = tx; c < ld; c += 32) d[c] = 0.f;
-            continue;
-        }
-        const int64_t a = tc__cu_bidx(i0 - g.pad[0], g.in[0], g.mode),
-                      b = tc__cu_bidx(i1 - g.pad[1], g.in[1], g.mode);
-        const float *xr = a < 0 || b < 0 ? NULL : xp + (a * g.in[1] + b) * g.in[2];
-        for (int c = tx; c < ld; c += 32) {
-            float v = 0.f;
-            if (c < e2) {
-                const int64_t cc = tc__cu_bidx(c - g.pad[2], g.in[2], g.mode);
-                v = xr && cc >= 0 ? __ldg(xr + cc) : g.cval;
+    for (int c = tx; c < ld; c += 32) {
+        float v[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int r = r0 + u, i0 = r / L1, i1 = r - i0 * L1;
+            v[u] = 0.f;
+            if (r < rows && i0 < g.E[0] && i1 < g.E[1] && c < e2) {
+                const int64_t a = tc__cu_bidx(i0 - g.pad[0], g.in[0], g.mode),
+                              b = tc__cu_bidx(i1 - g.pad[1], g.in[1], g.mode),
+                              cc = tc__cu_bidx(c - g.pad[2], g.in[2], g.mode);
+                v[u] = a < 0 || b < 0 || cc < 0 ? g.cval
+                                                : __ldg(xp + (a * g.in[1] + b) * g.in[2] + cc);
             }
-            d[c] = v;
         }
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (r0 + u < rows) dst[(int64_t)(r0 + u) * ld + c] = v[u];
     }
     /* the plane's padding to whole frequency tiles */
-    for (int64_t t = (int64_t)rows * ld + threadIdx.x; t < g.nr; t += 256) dst[t] = 0.f;
+    if (ch == 0)
+        for (int64_t t = (int64_t)rows * ld + threadIdx.x; t < g.nr; t += 256) dst[t] = 0.f;
 }
 
 /* The frequency-domain sum as a batched complex GEMM, one per frequency:
@@ -327,6 +330,53 @@ __global__ void __launch_bounds__(256, 2) k_cf_mul(const float2 *__restrict__ X,
         }
 }
 
+/* the direct form: a thread one frequency f of CF_NB images x CF_KB
+ * output channels of one group, operands straight from global memory
+ * (consecutive threads, consecutive frequencies); blocks: 256 frequencies,
+ * then output-channel blocks x groups, then image blocks */
+__global__ void __launch_bounds__(256) k_cf_mul_direct(const float2 *__restrict__ X,
+                                                       const float2 *__restrict__ W,
+                                                       float2 *__restrict__ Y, const cfg g,
+                                                       int64_t nbc) {
+    const int64_t nc = g.nr / 2, fbs = (nc + 255) / 256, kbs = (g.Kg + CF_KB - 1) / CF_KB;
+    int64_t b = blockIdx.x;
+    const int64_t f = (b % fbs) * 256 + threadIdx.x;
+    b /= fbs;
+    const int64_t k0 = (b % kbs) * CF_KB;
+    b /= kbs;
+    const int64_t grp = b % g.G, nb0 = (b / g.G) * CF_NB;
+    if (f >= nc) return;
+    float2 acc[CF_NB][CF_KB];
+#pragma unroll
+    for (int i = 0; i < CF_NB; i++)
+#pragma unroll
+        for (int j = 0; j < CF_KB; j++) acc[i][j] = make_float2(0.f, 0.f);
+    for (int64_t c = 0; c < g.Cg; c++) {
+        float2 xv[CF_NB], wv[CF_KB];
+#pragma unroll
+        for (int i = 0; i < CF_NB; i++)
+            xv[i] = nb0 + i < nbc ? __ldg(X + ((nb0 + i) * g.C + grp * g.Cg + c) * nc + f)
+                                  : make_float2(0.f, 0.f);
+#pragma unroll
+        for (int j = 0; j < CF_KB; j++)
+            wv[j] = k0 + j < g.Kg ? __ldg(W + ((grp * g.Kg + k0 + j) * g.Cg + c) * nc + f)
+                                  : make_float2(0.f, 0.f);
+#pragma unroll
+        for (int i = 0; i < CF_NB; i++)
+#pragma unroll
+            for (int j = 0; j < CF_KB; j++) {
+                acc[i][j].x = fmaf(xv[i].x, wv[j].x, fmaf(-xv[i].y, wv[j].y, acc[i][j].x));
+                acc[i][j].y = fmaf(xv[i].x, wv[j].y, fmaf(xv[i].y, wv[j].x, acc[i][j].y));
+            }
+    }
+#pragma unroll
+    for (int i = 0; i < CF_NB; i++)
+#pragma unroll
+        for (int j = 0; j < CF_KB; j++)
+            if (nb0 + i < nbc && k0 + j < g.Kg)
+                Y[((nb0 + i) * g.K + grp * g.Kg + k0 + j) * nc + f] = acc[i][j];
+}
+
 /* k_cf_mul on a chunk of nbc images (cf_geometry bounds the grid) */
 template <typename M>
 static tc_status cf_mul_launch(const cfg &g, const float2 *X, const float2 *W, float2 *Y,
@@ -339,24 +389,33 @@ static tc_status cf_mul_launch(const cfg &g, const float2 *X, const float2 *W, f
     return TC_OK;
 }
 
-/* y[n0 + n, k, o] = c2r(Y[n, k])[o * stride] + bias[k]: a block one
- * output plane (image, channel) of the chunk, threads 32 along the last
- * axis x 8 rows */
+/* y[n0 + n, k, o] = c2r(Y[n, k])[o * stride] + bias[k]: a block CF_ROWS
+ * output rows of one plane (image, channel) of the chunk, a warp 4 rows at
+ * once, lanes along the last axis */
 __global__ void __launch_bounds__(256) k_cf_crop(const float *__restrict__ Ys,
                                                  float *__restrict__ y,
                                                  const float *__restrict__ bias, const cfg g,
-                                                 int64_t n0) {
-    const int64_t nk = blockIdx.x, P = g.out[0] * g.out[1] * g.out[2];
+                                                 int64_t n0, int chunks) {
+    const int64_t nk = blockIdx.x / chunks, P = g.out[0] * g.out[1] * g.out[2];
+    const int r0 = (int)(blockIdx.x % chunks) * CF_ROWS + (threadIdx.x >> 5) * 4,
+              tx = threadIdx.x & 31;
     const float add = bias ? __ldg(bias + nk % g.K) : 0.f;
     const float *src = Ys + nk * g.nr;
     float *dst = y + (n0 * g.K + nk) * P;
-    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, o1n = (int)g.out[1];
-    const int rows = (int)(g.out[0] * g.out[1]), o2n = (int)g.out[2];
-    for (int r = ty; r < rows; r += 8) {
-        const int o0 = r / o1n, o1 = r - o0 * o1n;
-        const float *sr = src + (o0 * g.str[0] * g.L[1] + o1 * g.str[1]) * g.ld;
-        float *dr = dst + (int64_t)r * o2n;
-        for (int o2 = tx; o2 < o2n; o2 += 32) dr[o2] = sr[o2 * g.str[2]] + add;
+    const int o1n = (int)g.out[1], rows = (int)(g.out[0] * g.out[1]), o2n = (int)g.out[2];
+    const float *sr[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+        const int r = r0 + u < rows ? r0 + u : rows - 1, o0 = r / o1n, o1 = r - o0 * o1n;
+        sr[u] = src + (o0 * g.str[0] * g.L[1] + o1 * g.str[1]) * g.ld;
+    }
+    for (int o2 = tx; o2 < o2n; o2 += 32) {
+        float v[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) v[u] = sr[u][o2 * g.str[2]];
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (r0 + u < rows) dst[(int64_t)(r0 + u) * o2n + o2] = v[u] + add;
     }
 }
 
@@ -393,7 +452,7 @@ static double cf_estimate(const tc__problem *p, const tc__env *e) {
     const double lg = Lp > 2 ? log2(Lp) : 1.0;
     const double N = (double)g.N, C = (double)g.C, K = (double)g.K, Cg = (double)g.Cg;
     const double transforms = N * (C + K) + K * Cg;
-    double nt = 1, kt = 1;
+    double nt = CF_NB, kt = CF_KB;
 #define CF_DIMS(i, M)                                                                              \
     if (g.tile == i) nt = M::NT, kt = M::KT;
     CF_TILES(CF_DIMS)
@@ -402,7 +461,9 @@ static double cf_estimate(const tc__problem *p, const tc__env *e) {
     const double flops = 8.0 * ceil(N / nt) * nt * ktiles * kt * g.G * Cg * nc +
                          2.5 * transforms * Lp * lg;
     const double bytes =
-        4.0 * nr * (N * C * (1 + 4 + ktiles) + K * Cg * (2 + 4 + 1) + N * K * (1 + 4 + 1)) +
+        4.0 * nr *
+            (N * C * (1 + 4 + ktiles) + K * Cg * (2 + 4 + (g.tile == 2 ? ceil(N / CF_NB) : 1)) +
+             N * K * (1 + 4 + 1)) +
         (double)tc__problem_bytes(p);
     const double chunks = ceil(N / (double)g.nb);
     return 1.6 * (tc__cu_estimate(bytes, flops, 0.25) + (4 + 5 * chunks) * 5e-6) +
@@ -492,7 +553,10 @@ static tc_status cf_run(const tc__args *a, const tc__cu_bufs *b, cfstate *s, flo
         /* a short last chunk (N > nb) runs the chunk's batch: its extra
          * planes hold an earlier chunk's data, never read (k_cf_mul and
          * k_cf_crop stop at nbc images) */
-        k_cf_build<<<(unsigned)(nbc * g.C), 256, 0, b->s>>>((const float *)b->x, Xs, g, n0);
+        const int bch = (int)tc__cu_div_up(g.L[0] * g.L[1], CF_ROWS),
+                  cch = (int)tc__cu_div_up(g.out[0] * g.out[1], CF_ROWS);
+        k_cf_build<<<(unsigned)(nbc * g.C * bch), 256, 0, b->s>>>((const float *)b->x, Xs, g, n0,
+                                                                   bch);
         TC_CU_LAUNCH("cuda.conv.fft build");
         CF_FFT(cufftExecR2C(s->fx, Xs, (cufftComplex *)Xs));
         tc_status ms = TC_OK;
@@ -501,10 +565,17 @@ static tc_status cf_run(const tc__args *a, const tc__cu_bufs *b, cfstate *s, flo
         ms = cf_mul_launch<M>(g, (const float2 *)Xs, (const float2 *)V, (float2 *)Ys, nbc, b->s);
         CF_TILES(CF_MUL)
 #undef CF_MUL
+        if (g.tile == 2) {
+            const int64_t blocks = tc__cu_div_up(g.nr / 2, 256) * tc__cu_div_up(g.Kg, CF_KB) * g.G *
+                                   tc__cu_div_up(nbc, CF_NB);
+            k_cf_mul_direct<<<(unsigned)blocks, 256, 0, b->s>>>((const float2 *)Xs, (const float2 *)V,
+                                                                 (float2 *)Ys, g, nbc);
+        }
         if (ms != TC_OK) return ms;
         TC_CU_LAUNCH("cuda.conv.fft multiply");
         CF_FFT(cufftExecC2R(s->inv, (cufftComplex *)Ys, Ys));
-        k_cf_crop<<<(unsigned)(nbc * g.K), 256, 0, b->s>>>(Ys, (float *)b->y, db, g, n0);
+        k_cf_crop<<<(unsigned)(nbc * g.K * cch), 256, 0, b->s>>>(Ys, (float *)b->y, db, g, n0,
+                                                                  cch);
         TC_CU_LAUNCH("cuda.conv.fft crop");
     }
     return TC_OK;
@@ -569,5 +640,7 @@ void tc__cu_report_conv_fft(tc__cu_report *r) {
                          (const void *)k_cf_mul<cf_t0>, 256, cf_t0::SMEM);
     tc__cu_report_kernel(r, "cuda.conv.fft multiply (4 images x 32 channels)",
                          (const void *)k_cf_mul<cf_t1>, 256, cf_t1::SMEM);
+    tc__cu_report_kernel(r, "cuda.conv.fft multiply (direct)", (const void *)k_cf_mul_direct, 256,
+                         0);
     tc__cu_report_kernel(r, "cuda.conv.fft crop", (const void *)k_cf_crop, 256, 0);
 }
