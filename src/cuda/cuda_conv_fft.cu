@@ -19,9 +19,9 @@
  * chunk set at plan time so that its spectra stay within CF_CHUNK_BYTES):
  * the extended inputs with the padding mode applied (one kernel over all
  * planes of the chunk), one batched in-place R2C, the frequency-domain sum
- * (k_cf_mul: a thread one frequency, 4 images x 8 output channels, so each
- * input spectrum is read once per 8 output channels and each weight
- * spectrum once per 4 images), one batched in-place C2R, and the strided
+ * (a complex GEMM per frequency: k_cf_mul's shared-memory tiles, or the
+ * direct form where the channels are few; see "The product's forms"),
+ * one batched in-place C2R, and the strided
  * crop with the bias. The weight spectra are rebuilt on every call (the
  * weights are an execute argument); their cost is K*Cg transforms beside
  * the chunk's N*(C + K).
@@ -87,7 +87,7 @@ struct cfg {
     int64_t nr; /* reals a plane: L0 * L1 * ld, rounded up to 2 FT (nr / 2 complex) */
     int64_t N, C, K, G, Cg, Kg;
     int64_t nb; /* images a chunk */
-    int tile;   /* k_cf_mul's tiling: cf_t0 .. cf_t3 */
+    int tile;   /* the product's form: 0 big, 1 small (k_cf_mul), 2 direct */
     int mode;
     float cval;
 };
@@ -628,7 +628,7 @@ static tc_status cf_execute(const tc__args *a) {
 
 TC__CU_SOLVER(tc__solver_cuda_conv_fft) = {
     "cuda.conv.fft", TC_BACKEND_CUDA, TC_OP_CONV,
-    "FFT conv layer through cuFFT (fp32): batched in-place R2C of the boundary-extended inputs and of the flipped, dilated weights, a frequency-domain sum over each group's channels (a complex GEMM per frequency, shared-memory tiles of 16 images x 64 output channels or 4 x 32), batched C2R, strided crop with bias; any stride, dilation, groups, padding mode, 1D-3D; for large masks.",
+    "FFT conv layer through cuFFT (fp32): batched in-place R2C of the boundary-extended inputs and of the flipped, dilated weights, a frequency-domain sum over each group's channels (a complex GEMM per frequency: shared-memory tiles of 16 images x 64 output channels or 4 x 32, or a thread a frequency where the channels are few), batched C2R, strided crop with bias; any stride, dilation, groups, padding mode, 1D-3D; for large masks.",
     tc__cu_available, cf_applicable, cf_estimate, NULL, cf_plan, cf_destroy, cf_execute,
     NULL, NULL, cf_device_ws,
 };
