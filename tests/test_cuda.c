@@ -1147,6 +1147,9 @@ static void run_conv_tf32_variants(void) {
     static const char *vs[] = {"1", "4", "7", "8", "11", "12", "13"};
     /* TC_TEST_CUDA_TFV=V: that variant alone (sanitizer runs of one kernel) */
     const char *only = getenv("TC_TEST_CUDA_TFV");
+    /* a single non-TF32 solver (TC_TEST_CUDA_CONV_SOLVER, sanitizer runs):
+     * the variants do not change it, so its cases would only repeat */
+    if (conv_only_solver && !strstr(conv_only_solver, "tf32")) return;
     for (int v = 0; v < (int)(sizeof vs / sizeof vs[0]); v++) {
         if (only && strcmp(only, vs[v])) continue;
         printf("conv cases with TC_CUDA_CONV_TFV=%s\n", vs[v]);

@@ -433,18 +433,21 @@ static int cf_applicable(const tc__problem *p, const tc__env *e, char *why, size
     return cf_geometry(p, &g, why, n);
 }
 
-/* Seconds: the product's complex multiply-adds (8 flops each) and the
- * transforms (~2.5 n log2 n flops a real transform of n points) at a
- * quarter of the FP32 peak, and the bytes of every pass (build, ~4 passes
- * a transform, the product's reads of X once per CF_KB channels and of W
- * once per CF_NB images, the crop), plus ~5 us a launch; that sum times
- * 1.6, plus 2.5 ns a transform. Fitted on the H200 (session 21, call 3:
- * eleven layers, the forced solver's CUDA-event times): the sum alone was
- * 1.23-1.87x below the measured time, and 3.0x on 3x3 512 @7, whose
- * 262144 weight transforms of 9 x 9 points cost ~2.2 ns each beyond it.
- * With the factor the planner keeps cuda.conv.igemm-tf32 on an 11x11
- * layer in TF32 plans (0.258 ms against the FFT's 0.357) and takes the
- * FFT in fp32 there (0.357 against 0.803 for cuda.conv.igemm). */
+/* Seconds: the product's complex multiply-adds (8 flops each, over the
+ * form's padded image and channel tiles) and the transforms (~2.5 n log2 n
+ * flops a real transform of n points) at a quarter of the FP32 peak, and
+ * the bytes of every pass (build, ~4 passes a transform, the product's
+ * reads of X once per output-channel tile and of W once, or once per CF_NB
+ * images in the direct form, the crop), plus ~5 us a launch; that sum
+ * times 1.4, plus 2.5 ns a transform. Fitted on the H200: session 21
+ * (call 3, eleven layers, the forced solver's CUDA-event times) set 1.6
+ * (the sum alone was 1.23-1.87x below the measured time, and 3.0x on 3x3
+ * 512 @7, whose 262144 weight transforms of 9 x 9 points cost ~2.2 ns each
+ * beyond it); session 22's product and build/crop kernels (call 4) ran
+ * 0.78-0.95x of that estimate on the five large- and mid-mask layers
+ * (median 0.86), so 1.4. With it the planner keeps cuda.conv.igemm-tf32 on
+ * an 11x11 layer in TF32 plans (0.258 ms against the FFT's 0.312) and takes
+ * the FFT in fp32 there (0.312 against 0.800 for cuda.conv.igemm). */
 static double cf_estimate(const tc__problem *p, const tc__env *e) {
     cfg g;
     if (!cf_geometry(p, &g, NULL, 0)) return 1e30;
@@ -466,7 +469,7 @@ static double cf_estimate(const tc__problem *p, const tc__env *e) {
              N * K * (1 + 4 + 1)) +
         (double)tc__problem_bytes(p);
     const double chunks = ceil(N / (double)g.nb);
-    return 1.6 * (tc__cu_estimate(bytes, flops, 0.25) + (4 + 5 * chunks) * 5e-6) +
+    return 1.4 * (tc__cu_estimate(bytes, flops, 0.25) + (4 + 5 * chunks) * 5e-6) +
            2.5e-9 * transforms;
 }
 
