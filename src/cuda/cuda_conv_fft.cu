@@ -243,8 +243,8 @@ __global__ void __launch_bounds__(256) k_cf_build(const float *__restrict__ x,
  * KT-channel tile of one group and steps through the group's channels CT
  * at a time: each step copies the X and W rows of its CT channels
  * (cp.async, 16-byte pieces, FT complex a row, zero-filled past the last
- * image, channel or output channel) into shared memory while the previous
- * step computes (two stages). A thread holds NI images x KJ output
+ * image, channel or output channel) into shared memory S - 1 steps ahead
+ * of the step that computes (S stages). A thread holds NI images x KJ output
  * channels at one frequency (f = tid % FT, images ng + NG i, channels
  * kg + KG j); a warp's X reads are one row (a broadcast) and its W reads
  * consecutive rows, so neither conflicts. Blocks of one frequency tile and
