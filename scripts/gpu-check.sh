@@ -18,7 +18,10 @@
 #             beside cuBLAS with TF32 on, 2048^3 to 8192^3 -> $OUT/gpu_gemm.txt
 #   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick;
 #             GPU_CHECK_SANITIZE_CONV=1: the conv-layer cases only,
-#             GPU_CHECK_SANITIZE_GEMM=1: the GEMM cases only)
+#             GPU_CHECK_SANITIZE_GEMM=1: the GEMM cases only,
+#             GPU_CHECK_SANITIZE_SOLVER=NAME: one conv solver's cases,
+#             GPU_CHECK_SANITIZE_KERNELS=SUBSTRING: only kernels so named
+#             are checked; written in session 22, not yet run on a GPU)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
 #   sass      (only when named) opcode histogram of the cuda.direct kernels
 #             and of each one's hottest block (bench/sass_hist.py) ->
@@ -257,8 +260,16 @@ if has sanitize; then
   for tool in memcheck racecheck; do
     stamp "compute-sanitizer --tool $tool (test_cuda, quick)"
     cap=$(left 240)
+    # GPU_CHECK_SANITIZE_KERNELS=SUBSTRING: only kernels whose names hold
+    # it are checked (--kernel-name kns=..., e.g. k_cf_ for cuda.conv.fft's
+    # own kernels without cuFFT's: session 22's racecheck runs of the FFT
+    # cases did not finish in 130-150 s); GPU_CHECK_SANITIZE_SOLVER=NAME:
+    # that conv solver's cases alone (TC_TEST_CUDA_CONV_SOLVER)
+    kf=()
+    [ -n "${GPU_CHECK_SANITIZE_KERNELS:-}" ] && kf=(--kernel-name "kns=$GPU_CHECK_SANITIZE_KERNELS")
     TC_TEST_CUDA_CONV_ONLY=${GPU_CHECK_SANITIZE_CONV:-0} TC_TEST_CUDA_GEMM_ONLY=${GPU_CHECK_SANITIZE_GEMM:-0} TC_TEST_QUICK=1 \
-      timeout "$cap" "$CS" --tool $tool --error-exitcode 3 "$TEST" >"$OUT/$tool.log" 2>&1
+      TC_TEST_CUDA_CONV_SOLVER=${GPU_CHECK_SANITIZE_SOLVER:-} \
+      timeout "$cap" "$CS" --tool $tool "${kf[@]}" --error-exitcode 3 "$TEST" >"$OUT/$tool.log" 2>&1
     san_rc=$?
     echo "$tool rc=$san_rc"
     [ "$san_rc" = 124 ] && echo "$tool: NOT FINISHED (stopped after ${cap} s; its log ends at the pass it was in)"

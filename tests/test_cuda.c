@@ -1194,6 +1194,7 @@ static void run_conv_fft_chunks(void) {
 int main(int argc, char **argv) {
     th_init(argc, argv);
     conv_only_solver = getenv("TC_TEST_CUDA_CONV_SOLVER");
+    if (conv_only_solver && !conv_only_solver[0]) conv_only_solver = NULL; /* set but empty */
     /* batched host-array filters run chunk by chunk on two streams
      * (transfers overlapped with compute); one batch item per chunk here,
      * so every batched host case takes that path */
