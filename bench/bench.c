@@ -168,7 +168,7 @@ static void time_case(bench_ctx *b, bench_case *c) {
         int rc = r->run(r->st, err, sizeof err);
         r->warm_ms = bench_now_ms() - t0;
         if (rc) {
-            snprintf(r->na, sizeof r->na, "failed: %s", err);
+            bench_label(r->na, sizeof r->na, "failed: %s", err);
             continue;
         }
         if (r->kind == BK_PEER) {
@@ -262,7 +262,7 @@ static void time_case(bench_ctx *b, bench_case *c) {
             for (int k = 0; k < inner && !rc; k++) rc = r->run(r->st, err, sizeof err);
             double dt = (bench_now_ms() - t0) / inner;
             if (rc) {
-                snprintf(r->na, sizeof r->na, "failed: %s", err);
+                bench_label(r->na, sizeof r->na, "failed: %s", err);
                 r->n = 0;
                 continue;
             }
@@ -317,7 +317,7 @@ static void summarise_case(bench_ctx *b, bench_case *c) {
             if (!c->best_ms || r->median_ms < c->best_ms) {
                 c->best_ms = r->median_ms;
                 if (r->kind == BK_FORCED) snprintf(c->best_name, sizeof c->best_name, "%s", r->name);
-                else snprintf(c->best_name, sizeof c->best_name, "%s %s", r->name, r->info);
+                else bench_label(c->best_name, sizeof c->best_name, "%s %s", r->name, r->info);
             }
         }
     }

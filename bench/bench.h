@@ -155,6 +155,10 @@ int bench_pin_stray_threads(int ncpu);
  * *out (malloc'd, NUL-terminated). Returns the exit status, or -1. */
 int bench_spawn_capture(char *const argv[], char **out);
 double bench_now_ms(void);
+/* a label or message printed into dst (n bytes), cut to fit: for the
+ * table's names and error texts, where a shortened text is acceptable */
+void bench_label(char *dst, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* 64-byte aligned, free(); from BENCH_HUGE_ABOVE bytes 2 MiB aligned with
  * MADV_HUGEPAGE */
 #define BENCH_HUGE_ABOVE ((size_t)4 << 20)

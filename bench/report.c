@@ -254,7 +254,7 @@ int bench_write_svg(const char *path, const bench_report *rep) {
             p->ai = ai;
             p->gf = bench_gflops(c, r->median_ms);
             p->color = peer_color(r->name);
-            snprintf(p->label, sizeof p->label, "%s %s", c->id, r->name);
+            bench_label(p->label, sizeof p->label, "%s %s", c->id, r->name);
         }
     }
     double peak = ce->flops / 1e9, bw = ce->bytes_per_s / 1e9;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,13 @@
 #include <unistd.h>
 
 #include "bench.h"
+
+void bench_label(char *dst, size_t n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (vsnprintf(dst, n, fmt, ap) < 0 && n) dst[0] = 0;
+    va_end(ap);
+}
 
 double bench_now_ms(void) {
     struct timespec ts;
