@@ -88,6 +88,8 @@ struct cfg {
     int64_t N, C, K, G, Cg, Kg;
     int64_t nb; /* images a chunk */
     int tile;   /* the product's form: 0 big, 1 small (k_cf_mul), 2 direct */
+    int ft, nt, kt; /* its frequencies (direct: 8, the planes' padding), images and
+                     * output channels a block or thread */
     int mode;
     float cval;
 };
@@ -142,11 +144,12 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
     const char *te = getenv("TC_CUDA_CONV_FFT_TILE");
     for (int t = 0; te && t < 3; t++)
         if (!strcmp(te, cf_tile_names[t])) g->tile = t;
-    int64_t ft = 8, nt = CF_NB, kt = CF_KB; /* direct: 256 frequencies a block */
+    g->ft = 8, g->nt = CF_NB, g->kt = CF_KB; /* direct: 256 frequencies a block */
 #define CF_DIMS(i, M)                                                                              \
-    if (g->tile == i) ft = M::F, nt = M::NT, kt = M::KT;
+    if (g->tile == i) g->ft = M::F, g->nt = M::NT, g->kt = M::KT;
     CF_TILES(CF_DIMS)
 #undef CF_DIMS
+    const int64_t ft = g->ft, nt = g->nt, kt = g->kt;
     /* planes padded to whole frequency tiles of the product */
     int64_t t, tw, ti;
     const int fits = tc__mul_ok(g->L[0] * g->L[1], g->ld, &g->nr) && g->nr <= INT32_MAX - 64;
@@ -237,6 +240,19 @@ __global__ void __launch_bounds__(256) k_cf_build(const float *__restrict__ x,
         for (int64_t t = (int64_t)rows * ld + threadIdx.x; t < g.nr; t += 256) dst[t] = 0.f;
 }
 
+/* acc[i][j] += x[i] w[j] (complex), the product kernels' inner step */
+template <int NI, int KJ>
+__device__ __forceinline__ void cf_cmac(float2 (&acc)[NI][KJ], const float2 (&x)[NI],
+                                        const float2 (&w)[KJ]) {
+#pragma unroll
+    for (int i = 0; i < NI; i++)
+#pragma unroll
+        for (int j = 0; j < KJ; j++) {
+            acc[i][j].x = fmaf(x[i].x, w[j].x, fmaf(-x[i].y, w[j].y, acc[i][j].x));
+            acc[i][j].y = fmaf(x[i].x, w[j].y, fmaf(x[i].y, w[j].x, acc[i][j].y));
+        }
+}
+
 /* The frequency-domain sum as a batched complex GEMM, one per frequency:
  * Y[n, k, f] = sum_c X[n, g Cg + c, f] W[k, c, f] (complex, nc = nr / 2
  * a plane). A block owns FT consecutive frequencies of an NT-image x
@@ -312,13 +328,7 @@ __global__ void __launch_bounds__(256, 2) k_cf_mul(const float2 *__restrict__ X,
             for (int i = 0; i < NI; i++) xv[i] = xs[(c * M::NT + ng + NG * i) * FT + f];
 #pragma unroll
             for (int j = 0; j < KJ; j++) wv[j] = ws[(c * M::KT + kg + KG * j) * FT + f];
-#pragma unroll
-            for (int i = 0; i < NI; i++)
-#pragma unroll
-                for (int j = 0; j < KJ; j++) {
-                    acc[i][j].x = fmaf(xv[i].x, wv[j].x, fmaf(-xv[i].y, wv[j].y, acc[i][j].x));
-                    acc[i][j].y = fmaf(xv[i].x, wv[j].y, fmaf(xv[i].y, wv[j].x, acc[i][j].y));
-                }
+            cf_cmac(acc, xv, wv);
         }
     }
 #pragma unroll
@@ -361,13 +371,7 @@ __global__ void __launch_bounds__(256) k_cf_mul_direct(const float2 *__restrict_
         for (int j = 0; j < CF_KB; j++)
             wv[j] = k0 + j < g.Kg ? __ldg(W + ((grp * g.Kg + k0 + j) * g.Cg + c) * nc + f)
                                   : make_float2(0.f, 0.f);
-#pragma unroll
-        for (int i = 0; i < CF_NB; i++)
-#pragma unroll
-            for (int j = 0; j < CF_KB; j++) {
-                acc[i][j].x = fmaf(xv[i].x, wv[j].x, fmaf(-xv[i].y, wv[j].y, acc[i][j].x));
-                acc[i][j].y = fmaf(xv[i].x, wv[j].y, fmaf(xv[i].y, wv[j].x, acc[i][j].y));
-            }
+        cf_cmac(acc, xv, wv);
     }
 #pragma unroll
     for (int i = 0; i < CF_NB; i++)
@@ -455,11 +459,7 @@ static double cf_estimate(const tc__problem *p, const tc__env *e) {
     const double lg = Lp > 2 ? log2(Lp) : 1.0;
     const double N = (double)g.N, C = (double)g.C, K = (double)g.K, Cg = (double)g.Cg;
     const double transforms = N * (C + K) + K * Cg;
-    double nt = CF_NB, kt = CF_KB;
-#define CF_DIMS(i, M)                                                                              \
-    if (g.tile == i) nt = M::NT, kt = M::KT;
-    CF_TILES(CF_DIMS)
-#undef CF_DIMS
+    const double nt = g.nt, kt = g.kt;
     const double ktiles = ceil((double)g.Kg / kt);
     const double flops = 8.0 * ceil(N / nt) * nt * ktiles * kt * g.G * Cg * nc +
                          2.5 * transforms * Lp * lg;
