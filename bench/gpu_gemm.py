@@ -19,7 +19,8 @@ forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
 TC_CUDA_GEMM_TF32_CL = CL blocks a cluster: 2 share A, 4 as 2 x 2 share A
 and B; "256x4s0" also sets TC_CUDA_GEMM_TF32_SPLIT = 0: no split tail);
 "fp32-BK" adds a cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16
-or 32). Errors against a float64 product
+or 32), "fp32-TILExBK" one with TC_CUDA_GEMM_FP32_TILE = TILE (128 or
+256 rows a block) too (BK "-": the solver's choice). Errors against a float64 product
 (torch, on the GPU) at the sizes up to 4096: max |C - C64| / max |C64|
 ("-" above). Writes OUTDIR/gpu_gemm.txt and .json. Never asserts."""
 import ctypes as C
@@ -123,6 +124,19 @@ lines = [f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; {ROU
          "the rounds' cuBLAS ms / ours (> 1: ours faster); TFLOP/s counts 2 n^3",
          f"{'size':>6} {'mode':10} {'ours ms':>9} {'TFLOP/s':>8} {'cuBLAS ms':>9} {'TFLOP/s':>8} "
          f"{'ratio':>6} {'err ours':>9} {'err cuBLAS':>10}  algorithm"]
+# cuda.gemm's forcing variables as the caller set them (they apply to the
+# plain "fp32" rows; an "fp32-..." form sets its own for its row)
+FP32_ENV = {v: os.environ.get(v) for v in ("TC_CUDA_GEMM_FP32_BK", "TC_CUDA_GEMM_FP32_TILE")}
+
+
+def restore_fp32_env():
+    for v, x in FP32_ENV.items():
+        if x is None:
+            os.environ.pop(v, None)
+        else:
+            os.environ[v] = x
+
+
 rng = np.random.default_rng(16)
 for n in SIZES:
     A = rng.standard_normal((n, n), dtype=np.float32)
@@ -151,10 +165,15 @@ for n in SIZES:
             os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
             os.environ.pop("TC_CUDA_GEMM_TF32_CL", None)
             os.environ.pop("TC_CUDA_GEMM_TF32_SPLIT", None)
+        restore_fp32_env()
         if mode.startswith("fp32-"):
-            os.environ["TC_CUDA_GEMM_FP32_BK"] = mode[5:]
-        else:
-            os.environ.pop("TC_CUDA_GEMM_FP32_BK", None)
+            # fp32-BK or fp32-TILExBK (TILE 128 or 256, BK 16 or 32; "-" BK
+            # leaves it to the solver)
+            tile, _, bk = mode[5:].rpartition("x")
+            if tile:
+                os.environ["TC_CUDA_GEMM_FP32_TILE"] = tile
+            if bk != "-":
+                os.environ["TC_CUDA_GEMM_FP32_BK"] = bk
         pl, name = tc_plan(n, algo, flags)
         ours, theirs, ratio = alternate(pl, A, B, a, b)
         e_ours = tc_err(pl, A, B, ref) if (pl and ref is not None) else float("nan")
@@ -177,7 +196,7 @@ for n in SIZES:
     torch.backends.cuda.matmul.allow_tf32 = False
     os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
     os.environ.pop("TC_CUDA_GEMM_TF32_SPLIT", None)
-    os.environ.pop("TC_CUDA_GEMM_FP32_BK", None)
+    restore_fp32_env()
     del a, b
     torch.cuda.empty_cache()
 os.makedirs(outdir, exist_ok=True)
