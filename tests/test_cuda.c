@@ -400,9 +400,10 @@ static const gcase gcases[] = {
      * single k tile (the pipeline's prologue is all there is) */
     {384, 256, 160, 0, 0, 0, 1, 0.5},
     {256, 128, 32, 0, 0, 0, 1, 0},
-    /* session 23: cuda.gemm's 256 x 128 form on one interior block (k a
-     * multiple of 32: 9 to 36 k tiles, past the 4-stage prologues), with
-     * padded rows and beta */
+    /* session 23: one interior 256 x 128 block (k a multiple of 32: 9 and
+     * 18 k tiles, past the 4-stage prologues), with padded rows and beta
+     * (written for a 256 x 128 form, removed; kept for cuda.gemm-tf32's
+     * 256-row form and the 128 x 128 kernel's interior loop) */
     {256, 128, 288, 0, 0, 4, 1, 0.5},
 };
 #define NGC (int)(sizeof gcases / sizeof gcases[0])
@@ -977,8 +978,7 @@ static void run_gemm_tf32_checks(void) {
  * 17) the forms run only on cases up to 10M multiply-adds, the capped
  * grids on those up to 100k outputs. The other solvers run again; the
  * variables change only cuda.gemm-tf32. Then every case again with
- * cuda.gemm forced to each tile and BK = 16 and 32 (TC_CUDA_GEMM_FP32_TILE,
- * TC_CUDA_GEMM_FP32_BK). */
+ * cuda.gemm forced to BK = 16 and 32 (TC_CUDA_GEMM_FP32_BK). */
 static void run_gemm_variants(void) {
     static const char *forms[][2] = {{"128", "1"}, {"256", "1"}, {"128", "2"},
                                      {"256", "2"}, {"128", "4"}, {"256", "4"}};
@@ -1011,18 +1011,15 @@ static void run_gemm_variants(void) {
     unsetenv("TC_CUDA_GEMM_TF32_CL");
     unsetenv("TC_CUDA_GEMM_TF32_GRID");
     unsetenv("TC_CUDA_GEMM_TF32_SPLIT");
-    /* cuda.gemm at each tile and its k depths on every case (128 x 128 at
-     * BK 16 and 32, 256 x 128 at BK 8 and 16; by default the tile goes by
-     * the waves of blocks, so small cases take 128 x 128) */
-    static const char *tb[][2] = {{"128", "16"}, {"128", "32"}, {"256", "8"}, {"256", "16"}};
-    for (int t = 0; t < 4; t++) {
-        printf("gemm cases with TC_CUDA_GEMM_FP32_TILE=%s TC_CUDA_GEMM_FP32_BK=%s\n", tb[t][0], tb[t][1]);
-        setenv("TC_CUDA_GEMM_FP32_TILE", tb[t][0], 1);
-        setenv("TC_CUDA_GEMM_FP32_BK", tb[t][1], 1);
+    /* cuda.gemm at each k depth on every case (by default BK 32 takes k a
+     * multiple of 32, BK 16 the others) */
+    static const char *bks[] = {"16", "32"};
+    for (int b = 0; b < 2; b++) {
+        printf("gemm cases with TC_CUDA_GEMM_FP32_BK=%s\n", bks[b]);
+        setenv("TC_CUDA_GEMM_FP32_BK", bks[b], 1);
         for (int gi = 0; gi < NGC; gi++)
             if (!th_g.quick || gcases[gi].m * gcases[gi].n * gcases[gi].k <= 10000000) run_gemm_case(gi, 0);
     }
-    unsetenv("TC_CUDA_GEMM_FP32_TILE");
     unsetenv("TC_CUDA_GEMM_FP32_BK");
 }
 

@@ -25,7 +25,11 @@
  * form held a k-chunk's 32 A values and could not load the next chunk's
  * while computing); BK = 32: 47.8-48.6, 0.94-0.95x (the hottest loop 90%
  * FFMA against 88.7%). A 128-thread form with 8x16 outputs a thread (cuBLAS's
- * SIMT shape, 255 registers, 8 warps an SM): 40.6-41.3, not kept.
+ * SIMT shape, 255 registers, 8 warps an SM): 40.6-41.3, not kept. Session
+ * 23: cuBLAS's own shape (256 x 128 tiles, 8 x 16 a thread, one block an SM,
+ * A and B by cp.async, fragments double-buffered; commit ff5fa2e): 39-46,
+ * issue 0.74-0.76 a cycle against cuBLAS's 0.89 with the same two warps a
+ * scheduler (dispatch and scoreboard stalls at 249-255 registers); removed.
  *
  * Generic path (transposes, odd sizes or strides): 64x64 tiles, 4x4 per
  * thread, bounds-checked loads.
@@ -236,172 +240,6 @@ sgemm_128x128(const float *__restrict__ A, const float *__restrict__ B, float *_
         sgemm_at_body<BK, true>(A, B, C, g, m0, n0);
 }
 
-/* ---- the 256 x 128 form: cuBLAS's SIMT shape (session 23) ----
- * 256 threads, one block an SM (<= 255 registers), 8 warps as 4 (m) x 2
- * (n) of 64 x 64; a thread holds 8 x 16 outputs: rows lm*4 + {0..3} and
- * +32 of its warp's 64, columns ln*4 + {0..3} + 16 j (lane = 4 lm + ln),
- * so a k-step is 2 + 4 LDS.128 for 128 FFMA and a warp's loads read 128
- * and 64 distinct bytes (one wavefront each). A and B both ride one
- * cp.async pipeline of ST stages: A transposed by 4-byte copies straight
- * to its k-major place (a warp's copy is 8 rows x 4 k: 16 bytes a row in
- * global memory; 32 banks in shared memory with the pitch 256 + 8), B by
- * 16-byte copies. The barrier comes late: each tile's wait and barrier
- * sit before its last k-step, and the next tile's first fragments load
- * while that step's FFMAs run (two warps a scheduler: a fragment load
- * after the barrier would stall both). */
-template <int BK_> struct g2 {
-    static constexpr int BK = BK_, BM = 256, BN = 128, ST = 4;
-    static constexpr int AP = BM + 8;
-    static constexpr int AF = BK * AP, BF = BK * BN, SF = AF + BF;
-    static constexpr size_t SMEM = (size_t)ST * SF * sizeof(float);
-};
-
-__device__ __forceinline__ void cp_async4(float *dst, const float *src, int bytes) {
-    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async4f(float *dst, const float *src) {
-    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(src));
-}
-
-template <int BK, bool EDGE>
-__device__ __forceinline__ void sgemm_w_body(const float *__restrict__ A, const float *__restrict__ B,
-                                             float *__restrict__ C, const gargs &g, int64_t m0,
-                                             int64_t n0) {
-    using K = g2<BK>;
-    extern __shared__ float4 smem4[];
-    float *smem = reinterpret_cast<float *>(smem4);
-    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
-    const int KT = (int)((g.k + BK - 1) / BK);
-    /* A copies: rows rr + 64 i, k kq + 4 j of the tile */
-    const int kq = tid & 3, rr = tid >> 2;
-    /* interior: four row pointers; edge: one and the rows left (the edge
-     * body spilled at BK 16 holding four pointers and four tests) */
-    const float *pa[4];
-    const int64_t mrem = g.m - m0 - rr, a64 = 64 * g.lda;
-    const float *pa0 = A + (mrem > 0 ? (m0 + rr) * g.lda : 0) + kq;
-    if constexpr (!EDGE) {
-#pragma unroll
-        for (int i = 0; i < 4; i++) pa[i] = pa0 + i * a64;
-    }
-    /* B copies: k rows bkr + 8 i, n chunk bnc */
-    const int bkr = tid >> 5, bnc = (tid & 31) * 4;
-    const bool bok = n0 + bnc < g.n;
-    const float *pb = B + (int64_t)bkr * g.ldb + n0 + bnc;
-    const int64_t bstep8 = (int64_t)8 * g.ldb;
-    /* a tile's copies spread over its k-steps: step kk issues A copy kk
-     * (i = kk / (BK / 4), j = kk % (BK / 4)) and, every 8 steps, B copy
-     * kk / 8, so the copies ride between the FFMAs instead of queueing at
-     * the tile's start (session 23, call 4: issued together, 32 copies a
-     * thread stalled on lg_throttle) */
-    auto load_step = [&](int slot, int kt, int kk) {
-        float *As = smem + slot * K::SF, *Bs = As + K::AF;
-        const int64_t k0 = (int64_t)kt * BK;
-        const int i = kk / (BK / 4), j = kk % (BK / 4);
-        float *d = As + (kq + 4 * j) * K::AP + rr + 64 * i;
-        if constexpr (!EDGE) {
-            cp_async4f(d, pa[i] + k0 + 4 * j);
-        } else {
-            const bool ok = 64 * i < mrem && k0 + kq + 4 * j < g.k;
-            cp_async4(d, ok ? pa0 + i * a64 + k0 + 4 * j : A, ok ? 4 : 0);
-        }
-        if (kk % 8 == 0) {
-            const int bi = kk / 8;
-            float *db = Bs + (bkr + 8 * bi) * GB_N + bnc;
-            const float *src = pb + k0 * g.ldb + bi * bstep8;
-            if constexpr (!EDGE) {
-                cp_async16f(db, src);
-            } else {
-                const bool ok = bok && k0 + bkr + 8 * bi < g.k;
-                cp_async16(db, ok ? src : B, ok ? 16 : 0);
-            }
-        }
-    };
-    /* tiles 0 .. ST - 2 first; tile kt + ST - 1 is copied during tile kt
-     * into the slot tile kt - 1 freed at the barrier before tile kt */
-#pragma unroll
-    for (int s = 0; s < K::ST - 1; s++) {
-        if (s < KT)
-#pragma unroll
-            for (int kk = 0; kk < BK; kk++) load_step(s, s, kk);
-        cp_commit();
-    }
-    const int lm = lane >> 2, ln = lane & 3;
-    const int aoff = (w >> 1) * 64 + lm * 4, boff = K::AF + (w & 1) * 64 + ln * 4;
-    float acc[8][16];
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-#pragma unroll
-        for (int j = 0; j < 16; j++) acc[i][j] = 0.f;
-    float4 fa[2][2], fb[2][4];
-    auto frag = [&](int buf, const float *S, int kk) {
-        const float *a = S + aoff + kk * K::AP, *b = S + boff + kk * GB_N;
-        fa[buf][0] = *reinterpret_cast<const float4 *>(a);
-        fa[buf][1] = *reinterpret_cast<const float4 *>(a + 32);
-#pragma unroll
-        for (int j = 0; j < 4; j++) fb[buf][j] = *reinterpret_cast<const float4 *>(b + 16 * j);
-    };
-    cp_wait<K::ST - 2>();
-    __syncthreads();
-    frag(0, smem, 0);
-    int slot = 0, lslot = K::ST - 1;
-    for (int kt = 0; kt < KT; kt++) {
-        const float *S = smem + slot * K::SF;
-        const int nslot = slot + 1 == K::ST ? 0 : slot + 1;
-        const bool ld = kt + K::ST - 1 < KT;
-#pragma unroll
-        for (int kk = 0; kk < BK; kk++) {
-            const int cb = kk & 1, nb = cb ^ 1;
-            if (kk + 1 < BK) {
-                frag(nb, S, kk + 1);
-                if (ld) load_step(lslot, kt + K::ST - 1, kk);
-            } else {
-                if (ld) load_step(lslot, kt + K::ST - 1, kk);
-                /* tile kt + 1 complete (groups 0 .. kt + 1 of ST + kt), all
-                 * warps done reading this slot but for fragments in registers */
-                cp_commit();
-                cp_wait<K::ST - 2>();
-                __syncthreads();
-                if (kt + 1 < KT) frag(nb, smem + nslot * K::SF, 0);
-            }
-            const float a[8] = {fa[cb][0].x, fa[cb][0].y, fa[cb][0].z, fa[cb][0].w,
-                                fa[cb][1].x, fa[cb][1].y, fa[cb][1].z, fa[cb][1].w};
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    acc[i][4 * j + 0] = fmaf(a[i], fb[cb][j].x, acc[i][4 * j + 0]);
-                    acc[i][4 * j + 1] = fmaf(a[i], fb[cb][j].y, acc[i][4 * j + 1]);
-                    acc[i][4 * j + 2] = fmaf(a[i], fb[cb][j].z, acc[i][4 * j + 2]);
-                    acc[i][4 * j + 3] = fmaf(a[i], fb[cb][j].w, acc[i][4 * j + 3]);
-                }
-        }
-        slot = nslot;
-        lslot = lslot + 1 == K::ST ? 0 : lslot + 1;
-    }
-    cp_wait<0>();
-    const int64_t rw = m0 + (w >> 1) * 64 + lm * 4, cw = n0 + (w & 1) * 64 + ln * 4;
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        const int64_t row = rw + (i < 4 ? 0 : 32) + (i & 3);
-        if (row >= g.m) continue;
-#pragma unroll
-        for (int j = 0; j < 4; j++) store4(g, C + row * g.ldc, cw + 16 * j, &acc[i][4 * j]);
-    }
-}
-
-template <int BK>
-__global__ void __launch_bounds__(256, 1)
-sgemm_256x128(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
-              const gargs g, int64_t gy0) {
-    const int64_t m0 = ((int64_t)blockIdx.y + gy0) * 256, n0 = (int64_t)blockIdx.x * GB_N;
-    if (m0 + 256 <= g.m && n0 + GB_N <= g.n && g.k % BK == 0)
-        sgemm_w_body<BK, false>(A, B, C, g, m0, n0);
-    else
-        sgemm_w_body<BK, true>(A, B, C, g, m0, n0);
-}
-
 /* ---- generic: any transposes, sizes and strides ---- */
 __device__ __forceinline__ float lda_(const float *A, const gargs &g, int64_t i, int64_t k) {
     return g.ta ? A[k * g.lda + i] : A[i * g.lda + k];
@@ -475,74 +313,34 @@ static int fast_shape(const tc__problem *p) {
            p->ldb % 4 == 0 && p->k < INT32_MAX / 2; /* k tiles counted in int */
 }
 
-/* the fast kernels' k depth, TC_CUDA_GEMM_FP32_BK=8|16|32 (0: unset).
- * 128 x 128: 32 where k is a multiple of 32 (session 18, H200: 45.5-48.6
- * TFLOP/s against 44.9-46.4 at BK 16), else 16 (whose interior blocks then
- * still load without tests); 8 is taken as 16. 256 x 128: 16, or 8 when
- * asked (32 is taken as 16: its 4400-instruction loop missed the
- * instruction cache, session 23) */
-static int fp32_bk_env(void) {
+/* the fast kernel's k depth: 32 where k is a multiple of 32 (session 18,
+ * H200: 45.5-48.6 TFLOP/s against 44.9-46.4 at BK 16), else 16 (whose
+ * interior blocks then still load without tests); TC_CUDA_GEMM_FP32_BK=16
+ * or 32 forces one */
+static int fp32_bk32(int64_t k) {
     const char *e = getenv("TC_CUDA_GEMM_FP32_BK");
-    if (e && (!strcmp(e, "8") || !strcmp(e, "16") || !strcmp(e, "32"))) return atoi(e);
-    return 0;
+    if (e && (!strcmp(e, "16") || !strcmp(e, "32"))) return !strcmp(e, "32");
+    return k % 32 == 0;
 }
 
-/* the fast kernel's tile: 256 x 128 (one block an SM) where its waves of
- * blocks take no longer than the 128 x 128 form's (two blocks an SM),
- * else 128 x 128; TC_CUDA_GEMM_FP32_TILE=128|256 forces one */
-static int fp32_tile256(int64_t m, int64_t n) {
-    const char *e = getenv("TC_CUDA_GEMM_FP32_TILE");
-    if (e && (!strcmp(e, "128") || !strcmp(e, "256"))) return !strcmp(e, "256");
-    const tc__cu_device *d = tc__cu_dev();
-    const int64_t sms = d && d->sms > 0 ? d->sms : 132;
-    const int64_t nb = tc__cu_div_up(n, GB_N);
-    const int64_t w256 = tc__cu_div_up(nb * tc__cu_div_up(m, 256), sms);
-    const int64_t w128 = tc__cu_div_up(nb * tc__cu_div_up(m, GB_M), 2 * sms);
-    return w256 <= w128;
-}
-
-/* per kernel (128 x 128 BK 16 / 32, 256 x 128 BK 8 / 16) and device: the
- * shared-memory size set */
-static int g_attr_set[4][16];
-template <typename F> static tc_status set_smem(int f, F *kern, size_t smem) {
+static int g_attr_set[2][16]; /* per k depth and device: the shared-memory size set */
+template <int BK> static tc_status launch_fast(const gargs &g, const float *A, const float *B, float *C,
+                                               cudaStream_t st) {
+    const size_t smem = gat<BK>::SMEM;
+    const int f = BK == 32;
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
     if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[f][dev], __ATOMIC_ACQUIRE)) {
-        TC_CU(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        TC_CU(cudaFuncSetAttribute(sgemm_128x128<BK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)smem));
         if (dev >= 0 && dev < 16) __atomic_store_n(&g_attr_set[f][dev], 1, __ATOMIC_RELEASE);
     }
-    return TC_OK;
-}
-template <int BK> static tc_status launch_128(const gargs &g, const float *A, const float *B, float *C,
-                                              cudaStream_t st) {
-    const size_t smem = gat<BK>::SMEM;
-    tc_status s = set_smem(BK == 32, sgemm_128x128<BK>, smem);
-    if (s != TC_OK) return s;
-    const int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, GB_M);
+    int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, GB_M);
     TC__CU_FOR_GRID(gyn, 1, {
         sgemm_128x128<BK><<<dim3((unsigned)gx, gny), 256, smem, st>>>(A, B, C, g, gy0);
         TC_CU_LAUNCH("cuda.gemm");
     })
     return TC_OK;
-}
-template <int BK> static tc_status launch_256(const gargs &g, const float *A, const float *B, float *C,
-                                              cudaStream_t st) {
-    const size_t smem = g2<BK>::SMEM;
-    tc_status s = set_smem(2 + (BK == 16), sgemm_256x128<BK>, smem);
-    if (s != TC_OK) return s;
-    const int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, 256);
-    TC__CU_FOR_GRID(gyn, 1, {
-        sgemm_256x128<BK><<<dim3((unsigned)gx, gny), 256, smem, st>>>(A, B, C, g, gy0);
-        TC_CU_LAUNCH("cuda.gemm 256x128");
-    })
-    return TC_OK;
-}
-static tc_status launch_fast(const gargs &g, const float *A, const float *B, float *C, cudaStream_t st) {
-    const int bk = fp32_bk_env();
-    if (fp32_tile256(g.m, g.n))
-        return bk == 8 ? launch_256<8>(g, A, B, C, st) : launch_256<16>(g, A, B, C, st);
-    return bk == 32 || (!bk && g.k % 32 == 0) ? launch_128<32>(g, A, B, C, st)
-                                               : launch_128<16>(g, A, B, C, st);
 }
 
 static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
@@ -552,7 +350,7 @@ static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     float *C = (float *)b->y;
     if (fast_shape(p) && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0) {
         g.vec_c = p->ldc % 4 == 0 && (uintptr_t)C % 16 == 0;
-        return launch_fast(g, A, B, C, b->s);
+        return fp32_bk32(p->k) ? launch_fast<32>(g, A, B, C, b->s) : launch_fast<16>(g, A, B, C, b->s);
     }
     int64_t gx = tc__cu_div_up(g.n, 64), gyn = tc__cu_div_up(g.m, 64);
     TC__CU_FOR_GRID(gyn, 1, {
@@ -594,14 +392,6 @@ void tc__cu_report_gemm(tc__cu_report *r) {
     cudaFuncSetAttribute(sgemm_128x128<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat<32>::SMEM);
     tc__cu_report_kernel(r, "cuda.gemm 128x128x32, A k-major", (const void *)sgemm_128x128<32>, 256,
                          gat<32>::SMEM);
-    (void)cudaGetLastError();
-    cudaFuncSetAttribute(sgemm_256x128<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g2<8>::SMEM);
-    tc__cu_report_kernel(r, "cuda.gemm 256x128x8, 8x16 a thread", (const void *)sgemm_256x128<8>, 256,
-                         g2<8>::SMEM);
-    (void)cudaGetLastError();
-    cudaFuncSetAttribute(sgemm_256x128<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g2<16>::SMEM);
-    tc__cu_report_kernel(r, "cuda.gemm 256x128x16, 8x16 a thread", (const void *)sgemm_256x128<16>, 256,
-                         g2<16>::SMEM);
     (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.gemm generic 64x64", (const void *)sgemm_generic64, 256, 0);
 }
