@@ -209,31 +209,44 @@ __global__ void __launch_bounds__(256) k_cf_build(const float *__restrict__ x,
                                                   float *__restrict__ Xs, const cfg g, int64_t n0,
                                                   int chunks) {
     /* a block CF_ROWS rows of one plane (image, channel) of the chunk, a
-     * warp 4 rows at once (four loads in flight before their stores),
-     * lanes along the last axis */
+     * warp 4 rows at once, lanes along the last axis */
     const int64_t pc = blockIdx.x / chunks, plane = g.in[0] * g.in[1] * g.in[2];
     const int ch = (int)(blockIdx.x % chunks), tx = threadIdx.x & 31;
     const int r0 = ch * CF_ROWS + (threadIdx.x >> 5) * 4, ld = (int)g.ld, L1 = (int)g.L[1];
     const int rows = (int)(g.L[0] * g.L[1]), e2 = (int)g.E[2];
     const float *xp = x + (n0 * g.C + pc) * plane;
     float *dst = Xs + pc * g.nr;
-    for (int c = tx; c < ld; c += 32) {
-        float v[4];
+    /* each row's source once (session 22's form recomputed the row's
+     * division and two index maps for every element: ~1 TB/s, a third of
+     * the copy ceiling): src null where the row lies past E (zeros) or
+     * maps outside the input (the constant) */
+    const float *src[4];
+    float rv[4];
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int r = r0 + u, i0 = r / L1, i1 = r - i0 * L1;
-            v[u] = 0.f;
-            if (r < rows && i0 < g.E[0] && i1 < g.E[1] && c < e2) {
-                const int64_t a = tc__cu_bidx(i0 - g.pad[0], g.in[0], g.mode),
-                              b = tc__cu_bidx(i1 - g.pad[1], g.in[1], g.mode),
-                              cc = tc__cu_bidx(c - g.pad[2], g.in[2], g.mode);
-                v[u] = a < 0 || b < 0 || cc < 0 ? g.cval
-                                                : __ldg(xp + (a * g.in[1] + b) * g.in[2] + cc);
-            }
+    for (int u = 0; u < 4; u++) {
+        const int r = r0 + u, i0 = r / L1, i1 = r - i0 * L1;
+        const bool in = r < rows && i0 < g.E[0] && i1 < g.E[1];
+        const int64_t a = in ? tc__cu_bidx(i0 - g.pad[0], g.in[0], g.mode) : -1,
+                      b = in ? tc__cu_bidx(i1 - g.pad[1], g.in[1], g.mode) : -1;
+        src[u] = a >= 0 && b >= 0 ? xp + (a * g.in[1] + b) * g.in[2] : nullptr;
+        rv[u] = in ? g.cval : 0.f;
+    }
+    /* two column chunks of the four rows at once: eight loads in flight */
+    for (int c0 = tx; c0 < ld; c0 += 64) {
+        float v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int c = c0 + 32 * h;
+            const int64_t cc = c < e2 ? tc__cu_bidx(c - g.pad[2], g.in[2], g.mode) : -1;
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                v[h][u] = c >= e2 ? 0.f : src[u] && cc >= 0 ? __ldg(src[u] + cc) : rv[u];
         }
 #pragma unroll
-        for (int u = 0; u < 4; u++)
-            if (r0 + u < rows) dst[(int64_t)(r0 + u) * ld + c] = v[u];
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                if (r0 + u < rows && c0 + 32 * h < ld) dst[(int64_t)(r0 + u) * ld + c0 + 32 * h] = v[h][u];
     }
     /* the plane's padding to whole frequency tiles */
     if (ch == 0)
