@@ -581,6 +581,10 @@ static const ccase ccases[] = {
     {2, 1, 320, 64, 1, {8, 16}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
     /* 16 positions an image: a tile over eight images */
     {2, 9, 64, 32, 1, {4, 4}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
+    /* session 23: 2D layers cuda.conv.fft runs fused by default (E 49..64
+     * on both axes): reflect, and circular with stride, dilation, groups */
+    {2, 2, 6, 10, 1, {56, 52}, {5, 5}, 1, 1, 2, TC_PADDING_REFLECT, 1},
+    {2, 3, 4, 6, 2, {60, 57}, {3, 3}, 2, 2, 2, TC_PADDING_CIRCULAR, 1},
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",
@@ -1175,7 +1179,9 @@ static void run_conv_tf32_variants(void) {
 /* cuda.conv.fft in chunks of two images (TC_CUDA_CONV_FFT_NB): several
  * chunks, and a short last one (N = 3, 9), on every conv case; then every
  * conv case under each of the product's three forms
- * (TC_CUDA_CONV_FFT_TILE), whichever the geometry would pick */
+ * (TC_CUDA_CONV_FFT_TILE), whichever the geometry would pick; then with
+ * the fused transforms forced on where they fit and off
+ * (TC_CUDA_CONV_FFT_FUSED) */
 static void run_conv_fft_chunks(void) {
     if (getenv("TC_TEST_CUDA_TFV")) return;
     const char *only = conv_only_solver;
@@ -1193,6 +1199,15 @@ static void run_conv_fft_chunks(void) {
         for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
     }
     unsetenv("TC_CUDA_CONV_FFT_TILE");
+    /* the fused 64 x 64 transforms on every 2D case they fit (E <= 64),
+     * and cuFFT on the cases that take them by default */
+    static const char *fused[] = {"1", "0"};
+    for (int f = 0; f < 2; f++) {
+        printf("conv cases: cuda.conv.fft with TC_CUDA_CONV_FFT_FUSED=%s\n", fused[f]);
+        setenv("TC_CUDA_CONV_FFT_FUSED", fused[f], 1);
+        for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
+    }
+    unsetenv("TC_CUDA_CONV_FFT_FUSED");
     conv_only_solver = only;
 }
 

@@ -35,6 +35,7 @@
  * eps * log2(prod L) of max|x| * sum|w| per output (docs/semantics.md).
  */
 #include "cuda/cuda_common.h"
+#include "cuda/cuda_fft64.h"
 #include "cuda/cuda_hopper.h"
 
 #include <cufft.h>
@@ -92,10 +93,12 @@ struct cfg {
                      * output channels a block or thread */
     int mode;
     float cval;
+    int fused; /* the 64 x 64 transforms in shared memory (k_cf_*64), not cuFFT */
 };
 
-/* 0 where a size overflows or passes the caps (reason in why) */
-static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
+/* 0 where a size overflows or passes the caps (reason in why); fuse: the
+ * fused 64 x 64 transforms may be chosen */
+static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n, int fuse) {
     memset(g, 0, sizeof *g);
     for (int a = 0; a < 3; a++) {
         g->in[a] = p->in[a];
@@ -116,6 +119,20 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n) {
     if (g->L[2] == 1 && g->L[0] * g->L[1] > 1) {
         if (why) snprintf(why, n, "last axis of length 1");
         return 0;
+    }
+    /* 2D layers whose extended planes are 49..64 on both axes: one kernel
+     * a transform on 64 x 64 planes in shared memory (k_cf_fx64, k_cf_fw64,
+     * k_cf_inv64), which builds, transforms and crops in one pass each;
+     * TC_CUDA_CONV_FFT_FUSED=0 keeps cuFFT, =1 takes the fused form on
+     * every 2D layer whose planes fit 64 x 64 (tests) */
+    {
+        const int fits = p->in[0] == 1 && g->E[0] == 1 && g->E[1] > 1 && g->E[1] <= 64 &&
+                         g->E[2] <= 64;
+        const char *fe = getenv("TC_CUDA_CONV_FFT_FUSED");
+        g->fused = fuse && fits && (fe && (fe[0] == '0' || fe[0] == '1') && !fe[1]
+                                        ? fe[0] == '1'
+                                        : g->E[1] > 48 && g->E[2] > 48);
+        if (g->fused) g->L[1] = g->L[2] = 64;
     }
     g->ld = 2 * (g->L[2] / 2 + 1);
     g->N = p->N;
@@ -447,7 +464,7 @@ struct cfstate {
 static int cf_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
     if (!tc__cu_conv_fp32_layer(p, why, n)) return 0;
     cfg g;
-    return cf_geometry(p, &g, why, n);
+    return cf_geometry(p, &g, why, n, 1);
 }
 
 /* Seconds: the product's complex multiply-adds (8 flops each, over the
@@ -467,7 +484,9 @@ static int cf_applicable(const tc__problem *p, const tc__env *e, char *why, size
  * the FFT in fp32 there (0.312 against 0.800 for cuda.conv.igemm). */
 static double cf_estimate(const tc__problem *p, const tc__env *e) {
     cfg g;
-    if (!cf_geometry(p, &g, NULL, 0)) return 1e30;
+    /* the cuFFT form's cost, also for a fused layer: an upper bound until
+     * the fused kernels are measured and the model refitted */
+    if (!cf_geometry(p, &g, NULL, 0, 0)) return 1e30;
     const double nr = (double)g.nr, nc = nr / 2, Lp = (double)(g.L[0] * g.L[1] * g.L[2]);
     const double lg = Lp > 2 ? log2(Lp) : 1.0;
     const double N = (double)g.N, C = (double)g.C, K = (double)g.K, Cg = (double)g.Cg;
@@ -525,11 +544,15 @@ static tc_status cf_plan(const tc__problem *p, const tc__env *e, void **state) {
     if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.conv.fft: out of memory");
     pthread_mutex_init(&s->mu, NULL);
     char why[160] = "";
-    if (!cf_geometry(p, &s->g, why, sizeof why)) {
+    if (!cf_geometry(p, &s->g, why, sizeof why, 1)) {
         cf_destroy(s);
         return tc__error(TC_ERR_NOT_APPLICABLE, "cuda.conv.fft: %s", why);
     }
     const cfg &g = s->g;
+    if (g.fused) { /* no cuFFT plans, no work area */
+        *state = s;
+        return TC_OK;
+    }
     size_t w[3] = {0, 0, 0};
     cufftResult r = cf_plan_many(&s->fx, &s->have_fx, g, CUFFT_R2C, g.nb * g.C, &w[0]);
     if (r == CUFFT_SUCCESS) r = cf_plan_many(&s->fw, &s->have_fw, g, CUFFT_R2C, g.K * g.Cg, &w[1]);
@@ -545,9 +568,151 @@ static tc_status cf_plan(const tc__problem *p, const tc__env *e, void **state) {
     return TC_OK;
 }
 
+/* the frequency-domain sum of a chunk of nbc images, in the form g.tile */
+static tc_status cf_product(const cfg &g, const float *Xs, const float *V, float *Ys, int64_t nbc,
+                            cudaStream_t st) {
+    tc_status ms = TC_OK;
+#define CF_MUL(i, M)                                                                               \
+    if (g.tile == i) ms = cf_mul_launch<M>(g, (const float2 *)Xs, (const float2 *)V, (float2 *)Ys, nbc, st);
+    CF_TILES(CF_MUL)
+#undef CF_MUL
+    if (g.tile == 2) {
+        const int64_t blocks = tc__cu_div_up(g.nr / 2, 256) * tc__cu_div_up(g.Kg, CF_KB) * g.G *
+                               tc__cu_div_up(nbc, CF_NB);
+        k_cf_mul_direct<<<(unsigned)blocks, 256, 0, st>>>((const float2 *)Xs, (const float2 *)V,
+                                                           (float2 *)Ys, g, nbc);
+    }
+    if (ms != TC_OK) return ms;
+    TC_CU_LAUNCH("cuda.conv.fft multiply");
+    return TC_OK;
+}
+
+/* ---- the fused form: one block a 64 x 64 plane, its transform in shared
+ * memory (cuda_fft64.h), the boundary extension, the weights' scatter and
+ * the crop in the same kernel; 34 KB of shared memory a block ---- */
+__device__ __forceinline__ void cf64_forward(int tid, float2 *P, float2 *Q, const float2 *w) {
+    f64_rowA(tid, P, w, 0);
+    __syncthreads();
+    f64_rowB(tid, P, Q, w, 0);
+    __syncthreads();
+    f64_sep(tid, Q, P);
+    __syncthreads();
+    f64_colA(tid, P, w, 0);
+    __syncthreads();
+    f64_colB(tid, P, Q, w, 0);
+    __syncthreads();
+}
+/* the half spectrum (Q, cuFFT's R2C layout) to a plane of nc complex (the
+ * padding past 64 x 33 zeroed) */
+__device__ __forceinline__ void cf64_store(int tid, const float2 *Q, float2 *dst, int64_t nc) {
+    for (int64_t i = tid; i < nc; i += F64_T) dst[i] = i < F64_NC ? Q[i] : make_float2(0.f, 0.f);
+}
+
+/* the input planes of images n0 .. n0 + nbc - 1 (block: image x channel):
+ * e(r, c) = X(r - pad) through the padding mode for r < E, 0 elsewhere;
+ * rows 2p and 2p + 1 packed as one complex row */
+__global__ void __launch_bounds__(F64_T) k_cf_fx64(const float *__restrict__ x,
+                                                   float2 *__restrict__ Xs, const cfg g, int64_t n0) {
+    __shared__ float2 P[F64_NC], Q[F64_NC], w[64];
+    const int tid = threadIdx.x;
+    const int64_t pc = blockIdx.x, in1 = g.in[1], in2 = g.in[2];
+    if (tid < 64) w[tid] = f64_twiddle(tid);
+    const float *xp = x + (n0 * g.C + pc) * in1 * in2;
+    const int e1 = (int)g.E[1], e2 = (int)g.E[2];
+    for (int it = tid; it < 32 * 64; it += F64_T) {
+        const int c = it & 63, p = it >> 6;
+        const int64_t b = c < e2 ? tc__cu_bidx(c - g.pad[2], in2, g.mode) : -1;
+        float v[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = 2 * p + h;
+            v[h] = 0.f;
+            if (r < e1 && c < e2) {
+                const int64_t a = tc__cu_bidx(r - g.pad[1], in1, g.mode);
+                v[h] = a < 0 || b < 0 ? g.cval : __ldg(xp + a * in2 + b);
+            }
+        }
+        P[p * F64_ZP + c] = make_float2(v[0], v[1]);
+    }
+    __syncthreads();
+    cf64_forward(tid, P, Q, w);
+    cf64_store(tid, Q, Xs + pc * (g.nr / 2), g.nr / 2);
+}
+
+/* the weight spectra (block: output channel x input channel of its group):
+ * the flipped, dilated, scaled taps at ((64 - r dil) mod 64) per axis */
+__global__ void __launch_bounds__(F64_T) k_cf_fw64(const float *__restrict__ wt,
+                                                   float2 *__restrict__ V, const cfg g, float scale) {
+    __shared__ float2 P[F64_NC], Q[F64_NC], w[64];
+    const int tid = threadIdx.x;
+    const int64_t kc = blockIdx.x;
+    if (tid < 64) w[tid] = f64_twiddle(tid);
+    for (int i = tid; i < 32 * F64_ZP; i += F64_T) P[i] = make_float2(0.f, 0.f);
+    __syncthreads();
+    const int m1 = (int)g.msk[1], m2 = (int)g.msk[2];
+    f64_taps(tid, P, wt + kc * m1 * m2, m1, m2, g.dil[1], g.dil[2], scale);
+    __syncthreads();
+    cf64_forward(tid, P, Q, w);
+    cf64_store(tid, Q, V + kc * (g.nr / 2), g.nr / 2);
+}
+
+/* y[n0 + n, k, o] = c2r(Y[n, k])[o * stride] + bias[k] (block: image x
+ * output channel) */
+__global__ void __launch_bounds__(F64_T) k_cf_inv64(const float2 *__restrict__ Ys,
+                                                    float *__restrict__ y,
+                                                    const float *__restrict__ bias, const cfg g,
+                                                    int64_t n0) {
+    __shared__ float2 P[F64_NC], Q[F64_NC], w[64];
+    const int tid = threadIdx.x;
+    const int64_t nk = blockIdx.x;
+    if (tid < 64) w[tid] = f64_twiddle(tid);
+    const float2 *src = Ys + nk * (g.nr / 2);
+    for (int i = tid; i < F64_NC; i += F64_T) P[i] = src[i];
+    __syncthreads();
+    f64_colA(tid, P, w, 1);
+    __syncthreads();
+    f64_colB(tid, P, Q, w, 1);
+    __syncthreads();
+    f64_comb(tid, Q, P);
+    __syncthreads();
+    f64_rowA(tid, P, w, 1);
+    __syncthreads();
+    f64_rowB(tid, P, Q, w, 1);
+    __syncthreads();
+    const float add = bias ? __ldg(bias + nk % g.K) : 0.f;
+    const int o1n = (int)g.out[1], o2n = (int)g.out[2], s1 = (int)g.str[1], s2 = (int)g.str[2];
+    float *dst = y + (n0 * g.K + nk) * (int64_t)o1n * o2n;
+    for (int it = tid; it < o1n * o2n; it += F64_T) {
+        const int o1 = it / o2n, o2 = it - o1 * o2n, r = o1 * s1;
+        const float2 z = Q[(r >> 1) * F64_ZP + o2 * s2];
+        dst[it] = ((r & 1) ? z.y : z.x) + add;
+    }
+}
+
+/* the fused form's call: weight spectra, then per chunk the input
+ * spectra, the product and the inverse with the crop */
+static tc_status cf_run_fused(const tc__cu_bufs *b, const cfg &g, float *V, float *Xs, float *Ys,
+                              const float *db) {
+    k_cf_fw64<<<(unsigned)(g.K * g.Cg), F64_T, 0, b->s>>>((const float *)b->w, (float2 *)V, g,
+                                                          (float)(1.0 / 4096.0));
+    TC_CU_LAUNCH("cuda.conv.fft weights (fused)");
+    for (int64_t n0 = 0; n0 < g.N; n0 += g.nb) {
+        const int64_t nbc = g.N - n0 < g.nb ? g.N - n0 : g.nb;
+        k_cf_fx64<<<(unsigned)(nbc * g.C), F64_T, 0, b->s>>>((const float *)b->x, (float2 *)Xs, g, n0);
+        TC_CU_LAUNCH("cuda.conv.fft inputs (fused)");
+        tc_status ms = cf_product(g, Xs, V, Ys, nbc, b->s);
+        if (ms != TC_OK) return ms;
+        k_cf_inv64<<<(unsigned)(nbc * g.K), F64_T, 0, b->s>>>((const float2 *)Ys, (float *)b->y, db, g,
+                                                               n0);
+        TC_CU_LAUNCH("cuda.conv.fft outputs (fused)");
+    }
+    return TC_OK;
+}
+
 static tc_status cf_run(const tc__args *a, const tc__cu_bufs *b, cfstate *s, float *V, float *Xs,
                         float *Ys, void *work, const float *db) {
     const cfg &g = s->g;
+    if (g.fused) return cf_run_fused(b, g, V, Xs, Ys, db);
     CF_FFT(cufftSetStream(s->fx, b->s));
     CF_FFT(cufftSetStream(s->fw, b->s));
     CF_FFT(cufftSetStream(s->inv, b->s));
@@ -575,20 +740,8 @@ static tc_status cf_run(const tc__args *a, const tc__cu_bufs *b, cfstate *s, flo
                                                                    bch);
         TC_CU_LAUNCH("cuda.conv.fft build");
         CF_FFT(cufftExecR2C(s->fx, Xs, (cufftComplex *)Xs));
-        tc_status ms = TC_OK;
-#define CF_MUL(i, M)                                                                               \
-    if (g.tile == i)                                                                               \
-        ms = cf_mul_launch<M>(g, (const float2 *)Xs, (const float2 *)V, (float2 *)Ys, nbc, b->s);
-        CF_TILES(CF_MUL)
-#undef CF_MUL
-        if (g.tile == 2) {
-            const int64_t blocks = tc__cu_div_up(g.nr / 2, 256) * tc__cu_div_up(g.Kg, CF_KB) * g.G *
-                                   tc__cu_div_up(nbc, CF_NB);
-            k_cf_mul_direct<<<(unsigned)blocks, 256, 0, b->s>>>((const float2 *)Xs, (const float2 *)V,
-                                                                 (float2 *)Ys, g, nbc);
-        }
+        tc_status ms = cf_product(g, Xs, V, Ys, nbc, b->s);
         if (ms != TC_OK) return ms;
-        TC_CU_LAUNCH("cuda.conv.fft multiply");
         CF_FFT(cufftExecC2R(s->inv, (cufftComplex *)Ys, Ys));
         k_cf_crop<<<(unsigned)(nbc * g.K * cch), 256, 0, b->s>>>(Ys, (float *)b->y, db, g, n0,
                                                                   cch);
@@ -659,4 +812,7 @@ void tc__cu_report_conv_fft(tc__cu_report *r) {
     tc__cu_report_kernel(r, "cuda.conv.fft multiply (direct)", (const void *)k_cf_mul_direct, 256,
                          0);
     tc__cu_report_kernel(r, "cuda.conv.fft crop", (const void *)k_cf_crop, 256, 0);
+    tc__cu_report_kernel(r, "cuda.conv.fft fused 64x64 inputs", (const void *)k_cf_fx64, F64_T, 0);
+    tc__cu_report_kernel(r, "cuda.conv.fft fused 64x64 weights", (const void *)k_cf_fw64, F64_T, 0);
+    tc__cu_report_kernel(r, "cuda.conv.fft fused 64x64 outputs", (const void *)k_cf_inv64, F64_T, 0);
 }
