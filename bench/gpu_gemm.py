@@ -19,9 +19,9 @@ forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
 TC_CUDA_GEMM_TF32_CL = CL blocks a cluster: 2 share A, 4 as 2 x 2 share A
 and B; "256x4s0" also sets TC_CUDA_GEMM_TF32_SPLIT = 0: no split tail);
 "fp32-BK" adds a cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16
-or 32); the plain fp32 rows keep the caller's TC_CUDA_GEMM_FP32_BK. Errors against a float64 product
-(torch, on the GPU) at the sizes up to 4096: max |C - C64| / max |C64|
-("-" above). Writes OUTDIR/gpu_gemm.txt and .json. Never asserts."""
+or 32); the plain fp32 rows keep the caller's TC_CUDA_GEMM_FP32_BK.
+Errors against a float64 product (torch, on the GPU) at the sizes up to
+4096: max |C - C64| / max |C64| ("-" above). Writes OUTDIR/gpu_gemm.txt and .json. Never asserts."""
 import ctypes as C
 import json
 import os
