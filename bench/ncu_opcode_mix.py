@@ -15,16 +15,10 @@ ncu versions, so they are found by substring. Never asserts: a CSV it
 cannot read is said so.
 """
 import collections
-import csv
 import re
 import sys
 
-
-def num(s):
-    try:
-        return float(str(s).replace(",", ""))
-    except ValueError:
-        return 0.0
+from ncu_source_top import num, read_table
 
 
 def opcode(sass):
@@ -45,15 +39,10 @@ def table(title, rows, n):
 def main():
     path = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 25
-    with open(path, newline="", errors="replace") as f:
-        lines = f.read().splitlines()
-    start = next((i for i, l in enumerate(lines) if "Instructions Executed" in l), None)
-    if start is None:
-        print(f"ncu_opcode_mix: no 'Instructions Executed' column in {path}; first lines:")
-        print("\n".join(lines[:5]))
+    csv_table = read_table(path, "Instructions Executed", "ncu_opcode_mix")
+    if csv_table is None:
         return
-    rows = list(csv.reader(lines[start:]))
-    hdr, body = rows[0], [r for r in rows[1:] if len(r) == len(rows[0])]
+    hdr, body = csv_table
     ex = next(i for i, h in enumerate(hdr) if h.strip() == "Instructions Executed" or
               ("Instructions Executed" in h and "Thread" not in h))
     src = next((i for i, h in enumerate(hdr) if h.strip().lower() in ("source", "sass")), 1)

@@ -24,19 +24,28 @@ def num(s):
         return 0.0
 
 
+def read_table(path, needle, tool):
+    """An ncu source-page CSV from its header row (the first line naming
+    needle): (header, the rows of the header's width), or None, said so
+    (also used by ncu_opcode_mix.py)."""
+    with open(path, newline="", errors="replace") as f:
+        lines = f.read().splitlines()
+    start = next((i for i, l in enumerate(lines) if needle in l), None)
+    if start is None:
+        print(f"{tool}: no '{needle}' column in {path}; first lines:")
+        print("\n".join(lines[:5]))
+        return None
+    rows = list(csv.reader(lines[start:]))
+    return rows[0], [r for r in rows[1:] if len(r) == len(rows[0])]
+
+
 def main():
     path = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 40
-    with open(path, newline="", errors="replace") as f:
-        lines = f.read().splitlines()
-    # the header row is the first one naming a sampling column
-    start = next((i for i, l in enumerate(lines) if "Sampling" in l), None)
-    if start is None:
-        print(f"ncu_source_top: no sampling columns in {path}; first lines:")
-        print("\n".join(lines[:5]))
+    table = read_table(path, "Sampling", "ncu_source_top")
+    if table is None:
         return
-    rows = list(csv.reader(lines[start:]))
-    hdr, body = rows[0], [r for r in rows[1:] if len(r) == len(rows[0])]
+    hdr, body = table
     samp = [i for i, h in enumerate(hdr) if "Sampling" in h or "stall" in h.lower()]
     key = next((i for i in samp if "All" in hdr[i]), samp[0])
     src = next((i for i, h in enumerate(hdr) if h.strip().lower() in ("source", "sass")), None)
