@@ -1,7 +1,7 @@
 /*
  * test_fft64.cu - cuda.conv.fft's fused 64 x 64 transform (src/cuda/
  * cuda_fft64.h) run on the host, thread by thread, phase by phase (the
- * order and barriers of the kernels in cuda_conv_fft.cu), against a plain
+ * order the kernels run, F64_FORWARD / F64_INVERSE), against a plain
  * double-precision DFT. Needs no GPU: CI runs it (built when nvcc is).
  * Cases: seeded random planes (never zeros), an impulse at each corner
  * region, a plane of one row; the forward half spectrum (64 x 33) and the
@@ -21,20 +21,12 @@ static float2 P[F64_NC], Q[F64_NC], W[64];
 static void forward(const float *x /* 64 x 64 */, float2 *out /* 64 x 33 */) {
     for (int p = 0; p < 32; p++)
         for (int c = 0; c < 64; c++) P[p * F64_ZP + c] = f64_c(x[(2 * p) * 64 + c], x[(2 * p + 1) * 64 + c]);
-    F64_PHASE(f64_rowA(tid, P, W, 0));
-    F64_PHASE(f64_rowB(tid, P, Q, W, 0));
-    F64_PHASE(f64_sep(tid, Q, P));
-    F64_PHASE(f64_colA(tid, P, W, 0));
-    F64_PHASE(f64_colB(tid, P, Q, W, 0));
+    F64_FORWARD(F64_PHASE, P, Q, W);
     memcpy(out, Q, sizeof(float2) * 64 * 33);
 }
 static void inverse(const float2 *in /* 64 x 33 */, float *y /* 64 x 64 */) {
     memcpy(P, in, sizeof(float2) * 64 * 33);
-    F64_PHASE(f64_colA(tid, P, W, 1));
-    F64_PHASE(f64_colB(tid, P, Q, W, 1));
-    F64_PHASE(f64_comb(tid, Q, P));
-    F64_PHASE(f64_rowA(tid, P, W, 1));
-    F64_PHASE(f64_rowB(tid, P, Q, W, 1));
+    F64_INVERSE(F64_PHASE, P, Q, W);
     for (int r = 0; r < 64; r++)
         for (int c = 0; c < 64; c++) {
             const float2 z = Q[(r >> 1) * F64_ZP + c];

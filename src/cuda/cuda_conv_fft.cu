@@ -602,17 +602,11 @@ static tc_status cf_product(const cfg &g, const float *Xs, const float *V, float
 /* ---- the fused form: one block a 64 x 64 plane, its transform in shared
  * memory (cuda_fft64.h), the boundary extension, the weights' scatter and
  * the crop in the same kernel; 34 KB of shared memory a block ---- */
+#define CF64_PHASE(call)                                                                           \
+    call;                                                                                          \
+    __syncthreads()
 __device__ __forceinline__ void cf64_forward(int tid, float2 *P, float2 *Q, const float2 *w) {
-    f64_rowA(tid, P, w, 0);
-    __syncthreads();
-    f64_rowB(tid, P, Q, w, 0);
-    __syncthreads();
-    f64_sep(tid, Q, P);
-    __syncthreads();
-    f64_colA(tid, P, w, 0);
-    __syncthreads();
-    f64_colB(tid, P, Q, w, 0);
-    __syncthreads();
+    F64_FORWARD(CF64_PHASE, P, Q, w);
 }
 /* the half spectrum (Q, cuFFT's R2C layout) to a plane of nc complex (the
  * padding past 64 x 33 zeroed) */
@@ -681,16 +675,7 @@ __global__ void __launch_bounds__(F64_T) k_cf_inv64(const float2 *__restrict__ Y
     const float2 *src = Ys + nk * (g.nr / 2);
     for (int i = tid; i < F64_NC; i += F64_T) P[i] = src[i];
     __syncthreads();
-    f64_colA(tid, P, w, 1);
-    __syncthreads();
-    f64_colB(tid, P, Q, w, 1);
-    __syncthreads();
-    f64_comb(tid, Q, P);
-    __syncthreads();
-    f64_rowA(tid, P, w, 1);
-    __syncthreads();
-    f64_rowB(tid, P, Q, w, 1);
-    __syncthreads();
+    F64_INVERSE(CF64_PHASE, P, Q, w);
     const float add = bias ? __ldg(bias + nk % g.K) : 0.f;
     const int o1n = (int)g.out[1], o2n = (int)g.out[2], s1 = (int)g.str[1], s2 = (int)g.str[2];
     float *dst = y + (n0 * g.K + nk) * (int64_t)o1n * o2n;

@@ -167,6 +167,22 @@ F64_HD void f64_comb(int tid, const float2 *Q, float2 *P) {
     }
 }
 
+/* The two phase orders, written once for the kernels and the host test:
+ * PHASE(call) runs one phase on every thread and then the barrier (the
+ * kernels: call; __syncthreads(); tests/test_fft64.cu: a loop over tid) */
+#define F64_FORWARD(PHASE, P, Q, w)                                                                \
+    PHASE(f64_rowA(tid, P, w, 0));                                                                 \
+    PHASE(f64_rowB(tid, P, Q, w, 0));                                                              \
+    PHASE(f64_sep(tid, Q, P));                                                                     \
+    PHASE(f64_colA(tid, P, w, 0));                                                                 \
+    PHASE(f64_colB(tid, P, Q, w, 0))
+#define F64_INVERSE(PHASE, P, Q, w)                                                                \
+    PHASE(f64_colA(tid, P, w, 1));                                                                 \
+    PHASE(f64_colB(tid, P, Q, w, 1));                                                              \
+    PHASE(f64_comb(tid, Q, P));                                                                    \
+    PHASE(f64_rowA(tid, P, w, 1));                                                                 \
+    PHASE(f64_rowB(tid, P, Q, w, 1))
+
 /* a mask's taps into a zeroed Z (rows packed in pairs) as a correlation
  * kernel: tap (r1, r2) at ((64 - r1 d1) mod 64, (64 - r2 d2) mod 64),
  * times scale; the taps' spans are below 64, so no two share a place */
