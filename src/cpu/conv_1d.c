@@ -250,21 +250,31 @@ static tc_status c1_execute(const tc__args *a) {
  * reduction step beyond the FMAs, the window copies (per element ~0.25 ns
  * copied, 0.4 ns picked from stride-2 pairs, 1 ns gathered), overlapped
  * with the time to read the input and write the output once. */
+/* FMA issue slots of one tile column of nv vectors over all k blocks:
+ * kextra blocks of kbase + 1 channels, the others kbase (c1_ksize) */
+static double c1_column_slots(const c1_geom *g, int64_t nv) {
+    const int64_t cnt[2] = {g->kextra, g->nkb - g->kextra}, mk[2] = {g->kbase + 1, g->kbase};
+    double s = 0.0;
+    for (int i = 0; i < 2; i++) {
+        if (cnt[i] == 0) continue;
+        double acc = (double)(mk[i] * nv);
+        double lat = acc >= 8.0 ? 1.0 : acc / 8.0;
+        s += (double)cnt[i] * (double)mk[i] * nv * 16 / lat;
+    }
+    return s;
+}
+
 static double c1_estimate(const tc__problem *p, const tc__env *env) {
     c1_geom g;
     if (!c1_geometry(p, env->threads, &g)) return 1e30;
     const int th = env->threads > 0 ? env->threads : 1;
-    /* FMA issue slots spent per tile column (all blocks), over the row */
+    /* FMA issue slots spent per tile column (all blocks), over the row:
+     * ntw - 1 full columns and the last (closed form: a loop over columns
+     * and blocks ran for minutes on fuzzed sizes, session 23) */
     double slots = 0.0, useful = (double)g.Wo * g.Kg;
-    for (int64_t tw = 0; tw < g.ntw; tw++) {
-        int64_t nvalid = g.Wo - tw * C1_TW < C1_TW ? g.Wo - tw * C1_TW : C1_TW;
-        int64_t nv = c1_cdiv(nvalid, 16);
-        for (int64_t kb = 0; kb < g.nkb; kb++) {
-            double acc = (double)(c1_ksize(&g, kb) * nv);
-            double lat = acc >= 8.0 ? 1.0 : acc / 8.0;
-            slots += (double)c1_ksize(&g, kb) * nv * 16 / lat;
-        }
-    }
+    if (g.ntw > 0)
+        slots = (double)(g.ntw - 1) * c1_column_slots(&g, C1_TW / 16) +
+                c1_column_slots(&g, c1_cdiv(g.Wo - (g.ntw - 1) * C1_TW, 16));
     double eff = 0.88 * useful / slots;
     double red = (double)g.Cg * g.R;
     eff *= red / (red + 4.0); /* per tile: accumulator init and stores */
