@@ -10,12 +10,16 @@
  *
  * Outputs are poisoned with NaN before each run, inputs are seeded random
  * values in +-[0.1, 1) (never zero). The error measure is
- * max|out - ref| / max|ref| per case.
+ * max|out - ref| / max|ref| per case. Every conv and GEMM execute on
+ * device pointers is called behind a host function that holds its stream
+ * (gate_shut): it must return before the stream runs, since on device
+ * pointers the call only enqueues.
  *
  * Environment: TC_TEST_SEED, TC_TEST_QUICK (small table, for the
  * sanitizers), TC_TEST_VERBOSE (see harness.h), TC_TEST_CUDA_CONV_ONLY=1
  * (the conv-layer cases only), TC_TEST_CUDA_CONV_SOLVER=name (the conv
- * cases of that solver only); TC_CUDA_CHUNK_BYTES is set
+ * cases of that solver only), TC_TEST_GATE_S (seconds the stream is held
+ * for the enqueue check, default 5); TC_CUDA_CHUNK_BYTES is set
  * to 1 unless given (one batch item per pipelined chunk).
  */
 #include <math.h>
@@ -28,6 +32,8 @@
 
 #if TC_TEST_CUDA
 #include <cuda_runtime.h>
+#include <stdatomic.h>
+#include <time.h>
 #endif
 
 static const char *const filter_solvers[] = {
@@ -42,6 +48,50 @@ static const char *const filter_solvers[] = {
 static const char *const gemm_solvers[] = {"cuda.gemm", "cuda.gemm-tf32", "cuda.seed.gemm-naive",
                                            "cuda.seed.gemm-tiled"};
 #define NGS (int)(sizeof gemm_solvers / sizeof gemm_solvers[0])
+
+#if TC_TEST_CUDA
+/* ---------------- "the call only enqueues" ----------------
+ * On device pointers an execute must return without waiting for its
+ * stream (include/tileconv.h, "CUDA execution"). The check: a host
+ * function enqueued first on the plan's stream (the calling thread's
+ * cudaStreamPerThread) holds the stream until the test opens a gate, or
+ * for gate_s seconds (TC_TEST_GATE_S, default 5); the execute is called
+ * behind it, and must return while the gate is still shut. An execute
+ * that synchronises its stream returns only after the gate function gives
+ * up, and fails the case. */
+static atomic_int gate_open, gate_state; /* state: 0 holding, 1 released, 2 gave up */
+static double gate_s = 5.0;
+static void CUDART_CB gate_fn(void *arg) {
+    (void)arg;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!atomic_load(&gate_open)) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) > gate_s) {
+            atomic_store(&gate_state, 2);
+            return;
+        }
+        struct timespec d = {0, 200000};
+        nanosleep(&d, NULL);
+    }
+    atomic_store(&gate_state, 1);
+}
+/* shut the gate on the calling thread's default stream; 0 if that failed */
+static int gate_shut(void) {
+    const char *e = getenv("TC_TEST_GATE_S");
+    if (e && atof(e) > 0) gate_s = atof(e);
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_state, 0);
+    return cudaLaunchHostFunc(cudaStreamPerThread, gate_fn, NULL) == cudaSuccess;
+}
+/* open it; returns 1 if the gate was still holding (the call in between
+ * only enqueued) */
+static int gate_release(void) {
+    const int holding = atomic_load(&gate_state) == 0;
+    atomic_store(&gate_open, 1);
+    return holding;
+}
+#endif
 
 static long n_na; /* solver x case pairs the solver does not apply to */
 
@@ -461,7 +511,10 @@ static void run_gemm_case(int gi, int device_ptrs) {
                 cudaMemcpy(dA, A, na * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
                 cudaMemcpy(dB, B, nb * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
                 cudaMemcpy(dC, C, nc * 4, cudaMemcpyHostToDevice) == cudaSuccess) {
+                const int gated = gate_shut();
                 rc = tc_execute_gemm(pl, dC, dA, dB, NULL);
+                if (gated) CHECK(gate_release(), "execute on device pointers waited for its stream "
+                                                 "(it must only enqueue)");
                 if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
                                     cudaMemcpy(C, dC, nc * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
                     rc = -1;
@@ -664,7 +717,10 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
                 cudaMemcpy(dx, x, nx * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
                 cudaMemcpy(dw, w, nw * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
                 cudaMemcpy(db, b, c->K * 4, cudaMemcpyHostToDevice) == cudaSuccess) {
+                const int gated = gate_shut();
                 rc = tc_execute_conv(pl, dy, dx, dw, c->bias ? db : NULL, NULL);
+                if (gated) CHECK(gate_release(), "execute on device pointers waited for its stream "
+                                                 "(it must only enqueue)");
                 if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
                                     cudaMemcpy(y, dy, ny * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
                     rc = -1;
