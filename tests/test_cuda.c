@@ -32,6 +32,7 @@
 
 #if TC_TEST_CUDA
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 #endif
@@ -653,8 +654,20 @@ static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-t
 /* set: the conv cases run that solver alone (TC_TEST_CUDA_CONV_SOLVER=name:
  * sanitizer runs of one solver) */
 static const char *conv_only_solver;
-static void run_conv_case(int ci, int device_ptrs, int generic) {
+/* one conv case's problem: the descriptor, seeded inputs, and ref.conv's
+ * output (ref, ny elements; NULL after a failure, counted); free with
+ * conv_data_free */
+typedef struct cdata {
+    tc_conv_desc d;
+    int64_t nx, nw, ny;
+    float *x, *w, *b, *ref;
+} cdata;
+static void conv_data_free(cdata *cd) {
+    free(cd->x); free(cd->w); free(cd->b); free(cd->ref);
+}
+static int conv_data(int ci, cdata *cd) {
     const ccase *c = &ccases[ci];
+    memset(cd, 0, sizeof *cd);
     tc_conv_desc d;
     tc_conv_desc_init(&d);
     d.nspatial = c->nsp;
@@ -668,26 +681,39 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
     }
     d.padding_mode = c->pm;
     d.has_bias = c->bias;
+    cd->d = d;
     th_rng r = th_rng_for(3000 + ci);
-    float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc(c->K * 4);
-    fill(x, nx, &r); fill(w, nw, &r); fill(b, c->K, &r);
+    cd->x = malloc(nx * 4); cd->w = malloc(nw * 4); cd->b = malloc(c->K * 4);
+    fill(cd->x, nx, &r); fill(cd->w, nw, &r); fill(cd->b, c->K, &r);
+    cd->nx = nx; cd->nw = nw;
     tc_plan_options ro;
     tc_plan_options_init(&ro);
     ro.algorithm = "ref.conv";
     tc_plan *rp = NULL;
-    if (tc_plan_conv(&rp, NULL, &d, &ro) != TC_OK) {
+    if (tc_plan_conv(&rp, NULL, &cd->d, &ro) != TC_OK) {
         printf("ref.conv plan failed: %s\n", tc_last_error());
         th_g.failed++;
-        free(x); free(w); free(b);
-        return;
+        conv_data_free(cd);
+        return 0;
     }
     int nd;
     int64_t os[TC_MAX_DIMS], ny = 1;
     tc_plan_output_shape(rp, &nd, os);
     for (int i = 0; i < nd; i++) ny *= os[i];
-    float *ref = malloc(ny * 4), *y = malloc(ny * 4);
-    tc_execute_conv(rp, ref, x, w, c->bias ? b : NULL, NULL);
+    cd->ny = ny;
+    cd->ref = malloc(ny * 4);
+    tc_execute_conv(rp, cd->ref, cd->x, cd->w, c->bias ? cd->b : NULL, NULL);
     tc_plan_destroy(rp);
+    return 1;
+}
+
+static void run_conv_case(int ci, int device_ptrs, int generic) {
+    const ccase *c = &ccases[ci];
+    cdata cd;
+    if (!conv_data(ci, &cd)) return;
+    const tc_conv_desc d = cd.d;
+    const int64_t nx = cd.nx, nw = cd.nw, ny = cd.ny;
+    float *x = cd.x, *w = cd.w, *b = cd.b, *ref = cd.ref, *y = malloc(ny * 4);
     if (generic) setenv("TC_CUDA_CONV_GENERIC", "1", 1);
     for (int s = 0; s < NCS; s++) {
         const int tf32 = strstr(conv_solvers[s], "tf32") != NULL;
@@ -755,8 +781,122 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
         TH_END();
     }
     if (generic) unsetenv("TC_CUDA_CONV_GENERIC");
-    free(x); free(w); free(b); free(ref); free(y);
+    conv_data_free(&cd);
+    free(y);
 }
+
+#if TC_TEST_CUDA
+/* ---------------- concurrent executes of one conv plan ----------------
+ * Plans may be executed from several threads at once (include/tileconv.h).
+ * CTHREADS threads each run one plan CITERS times on their own device
+ * buffers, on their own default stream, the output poisoned (NaN bytes)
+ * before every execute, with no synchronisation between the calls; each
+ * thread's last output must match ref.conv. A call that shared a buffer
+ * with another thread's call in flight (a plan-owned scratch, a cuFFT
+ * work area) would leave a wrong or poisoned output. */
+enum { CTHREADS = 4, CITERS = 6 };
+typedef struct cthread {
+    tc_plan *pl;
+    const cdata *cd;
+    int rc;        /* the first failing status, or -1 for a CUDA call */
+    double err;    /* max|y - ref| / max|ref| */
+    int64_t bad;   /* first element not finite, or -1 */
+    char msg[256]; /* tc_last_error() of the failing call (it is per thread) */
+} cthread;
+static void *conv_thread(void *arg) {
+    cthread *t = (cthread *)arg;
+    const cdata *cd = t->cd;
+    float *dx = NULL, *dw = NULL, *db = NULL, *dy = NULL, *y = malloc(cd->ny * 4);
+    t->rc = -1;
+    t->bad = -1;
+    t->err = 0;
+    snprintf(t->msg, sizeof t->msg, "a CUDA call failed");
+    cudaStream_t s = cudaStreamPerThread;
+    if (y && cudaMalloc((void **)&dx, cd->nx * 4) == cudaSuccess &&
+        cudaMalloc((void **)&dw, cd->nw * 4) == cudaSuccess &&
+        cudaMalloc((void **)&db, cd->d.out_channels * 4) == cudaSuccess &&
+        cudaMalloc((void **)&dy, cd->ny * 4) == cudaSuccess &&
+        cudaMemcpyAsync(dx, cd->x, cd->nx * 4, cudaMemcpyHostToDevice, s) == cudaSuccess &&
+        cudaMemcpyAsync(dw, cd->w, cd->nw * 4, cudaMemcpyHostToDevice, s) == cudaSuccess &&
+        cudaMemcpyAsync(db, cd->b, cd->d.out_channels * 4, cudaMemcpyHostToDevice, s) == cudaSuccess) {
+        int rc = TC_OK;
+        for (int it = 0; it < CITERS && rc == TC_OK; it++) {
+            if (cudaMemsetAsync(dy, 0xff, cd->ny * 4, s) != cudaSuccess) { rc = -1; break; }
+            rc = tc_execute_conv(t->pl, dy, dx, dw, cd->d.has_bias ? db : NULL, NULL);
+            if (rc != TC_OK) snprintf(t->msg, sizeof t->msg, "%s", tc_last_error());
+        }
+        if (rc == TC_OK && (cudaStreamSynchronize(s) != cudaSuccess ||
+                            cudaMemcpy(y, dy, cd->ny * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
+            rc = -1;
+        t->rc = rc;
+        if (rc == TC_OK) {
+            double dmax = 0, rmax = 0;
+            for (int64_t i = 0; i < cd->ny; i++) {
+                if (!isfinite(y[i]) && t->bad < 0) t->bad = i;
+                double df = fabs((double)y[i] - cd->ref[i]);
+                if (df > dmax) dmax = df;
+                if (fabs(cd->ref[i]) > rmax) rmax = fabs(cd->ref[i]);
+            }
+            t->err = dmax / (rmax > 1 ? rmax : 1);
+        }
+    }
+    cudaFree(dx); cudaFree(dw); cudaFree(db); cudaFree(dy);
+    free(y);
+    return NULL;
+}
+/* every CUDA conv solver on two cases (one the fused FFT form takes by
+ * default), cuda.conv.fft also with each form forced */
+static void run_conv_concurrent(void) {
+    if (getenv("TC_TEST_CUDA_TFV")) return;
+    const int cases[] = {0, NCC - 2};
+    for (int k = 0; k < 2; k++) {
+        cdata cd;
+        if (!conv_data(cases[k], &cd)) continue;
+        for (int s = 0; s < NCS + 2; s++) {
+            /* the last two: cuda.conv.fft with the fused form off, then on */
+            const char *name = s < NCS ? conv_solvers[s] : "cuda.conv.fft";
+            const char *fused = s < NCS ? NULL : s == NCS ? "0" : "1";
+            if (conv_only_solver && strcmp(name, conv_only_solver)) continue;
+            const int tf32 = strstr(name, "tf32") != NULL;
+            if (fused) setenv("TC_CUDA_CONV_FFT_FUSED", fused, 1);
+            tc_plan_options o;
+            tc_plan_options_init(&o);
+            o.algorithm = name;
+            if (tf32) o.flags |= TC_PLAN_ALLOW_TF32;
+            tc_plan *pl = NULL;
+            tc_status st = tc_plan_conv(&pl, NULL, &cd.d, &o);
+            if (fused) unsetenv("TC_CUDA_CONV_FFT_FUSED");
+            if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
+            TH_BEGIN("%s%s%s conv case %d: %d threads x %d executes of one plan, device pointers",
+                     name, fused ? " fused=" : "", fused ? fused : "", cases[k], CTHREADS, CITERS);
+            if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
+            pthread_t th[CTHREADS];
+            cthread t[CTHREADS];
+            int started[CTHREADS];
+            for (int i = 0; i < CTHREADS; i++) {
+                t[i].pl = pl;
+                t[i].cd = &cd;
+                started[i] = pthread_create(&th[i], NULL, conv_thread, &t[i]) == 0;
+            }
+            for (int i = 0; i < CTHREADS; i++) {
+                CHECK(started[i], "pthread_create failed");
+                if (!started[i]) continue;
+                pthread_join(th[i], NULL);
+                const double tol = tf32 ? 5e-3 : strstr(name, "winograd") || strstr(name, "fft") ? 1e-4 : 2e-5;
+                CHECK(t[i].rc == TC_OK, "thread %d: execute rc %d, %s", i, t[i].rc, t[i].msg);
+                if (t[i].rc == TC_OK) {
+                    CHECK(t[i].bad < 0, "thread %d: element %lld not written or not finite", i,
+                          (long long)t[i].bad);
+                    CHECK(t[i].err <= tol, "thread %d: rel err %.3g > %.0e", i, t[i].err, tol);
+                }
+            }
+            tc_plan_destroy(pl);
+            TH_END();
+        }
+        conv_data_free(&cd);
+    }
+}
+#endif
 
 /* ---------------- no-GPU rules ---------------- */
 static void run_fallback_checks(void) {
@@ -1334,7 +1474,10 @@ int main(int argc, char **argv) {
             if (!quick) run_conv_case(ci, 0, 1);
         }
         run_conv_tf32_variants();
-    run_conv_fft_chunks();
+        run_conv_fft_chunks();
+#if TC_TEST_CUDA
+        run_conv_concurrent();
+#endif
         run_conv_planner_checks();
         printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
         return th_finish();
@@ -1391,6 +1534,9 @@ int main(int argc, char **argv) {
     }
     run_conv_tf32_variants();
     run_conv_fft_chunks();
+#if TC_TEST_CUDA
+    run_conv_concurrent();
+#endif
     run_conv_planner_checks();
     printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
     return th_finish();
