@@ -480,6 +480,33 @@ static int cf_applicable(const tc__problem *p, const tc__env *e, char *why, size
     return cf_geometry(p, &g, why, n, 1);
 }
 
+/* The fused form's seconds: its three transform kernels move each plane
+ * once (the inputs and their spectra, N*C planes; the taps and the weight
+ * spectra, K*Cg; the output spectra and the outputs, N*K) at CF_FUSED_BW of
+ * the modelled bandwidth, and the product is priced as its own bytes or
+ * its multiply-adds at CF_FUSED_MUL of the FP32 peak; plus 5 us a launch.
+ * Fitted on the H200 (session 23, call 7's kernel times): the transform
+ * kernels moved 190 MB (5x5 64 @56 b32) and 90 MB (7x7 b16) at 1.2-1.8
+ * TB/s, the product ran its 2.2 and 1.1 GFLOP at 24.6 and 22.8 TFLOP/s
+ * (0.37 and 0.34 of the peak). */
+#define CF_FUSED_BW 0.36
+#define CF_FUSED_MUL 0.33
+static double cf_estimate_fused(const tc__problem *p, const cfg &g) {
+    const double nr = (double)g.nr, nc = nr / 2;
+    const double N = (double)g.N, C = (double)g.C, K = (double)g.K, Cg = (double)g.Cg;
+    const double in = (double)(g.in[1] * g.in[2]), out = (double)(g.out[1] * g.out[2]),
+                 taps = (double)(g.msk[1] * g.msk[2]);
+    const double tbytes = 4.0 * (N * C * (in + nr) + K * Cg * (taps + nr) + N * K * (nr + out));
+    const double ktiles = ceil((double)g.Kg / g.kt);
+    const double pflops = 8.0 * ceil(N / g.nt) * g.nt * ktiles * g.kt * g.G * Cg * nc;
+    const double pbytes =
+        4.0 * nr * (N * C * ktiles + K * Cg * (g.tile == 2 ? ceil(N / CF_NB) : 1) + N * K);
+    const double chunks = ceil(N / (double)g.nb);
+    (void)p;
+    return tc__cu_estimate(tbytes / CF_FUSED_BW, 0, 1) +
+           tc__cu_estimate(pbytes, pflops, CF_FUSED_MUL) + (1 + 3 * chunks) * 5e-6;
+}
+
 /* Seconds: the product's complex multiply-adds (8 flops each, over the
  * form's padded image and channel tiles) and the transforms (~2.5 n log2 n
  * flops a real transform of n points) at a quarter of the FP32 peak, and
@@ -494,12 +521,12 @@ static int cf_applicable(const tc__problem *p, const tc__env *e, char *why, size
  * 0.78-0.95x of that estimate on the five large- and mid-mask layers
  * (median 0.86), so 1.4. With it the planner keeps cuda.conv.igemm-tf32 on
  * an 11x11 layer in TF32 plans (0.258 ms against the FFT's 0.312) and takes
- * the FFT in fp32 there (0.312 against 0.800 for cuda.conv.igemm). */
+ * the FFT in fp32 there (0.312 against 0.800 for cuda.conv.igemm). The
+ * fused form has its own model (cf_estimate_fused). */
 static double cf_estimate(const tc__problem *p, const tc__env *e) {
     cfg g;
-    /* the cuFFT form's cost, also for a fused layer: an upper bound until
-     * the fused kernels are measured and the model refitted */
-    if (!cf_geometry(p, &g, NULL, 0, 0)) return 1e30;
+    if (!cf_geometry(p, &g, NULL, 0, 1)) return 1e30;
+    if (g.fused) return cf_estimate_fused(p, g);
     const double nr = (double)g.nr, nc = nr / 2, Lp = (double)(g.L[0] * g.L[1] * g.L[2]);
     const double lg = Lp > 2 ? log2(Lp) : 1.0;
     const double N = (double)g.N, C = (double)g.C, K = (double)g.K, Cg = (double)g.Cg;
