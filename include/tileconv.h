@@ -482,8 +482,10 @@ TC_API int tc_cuda_device_count(void);
  * CUDA execution: the execute functions accept device pointers (used in
  * place; the call only enqueues the work on the calling thread's default
  * stream, or the plan's (tc_plan_set_cuda_stream), and returns, as cuBLAS
- * does: synchronise before reading the
- * result) and host pointers (staged through pinned buffers; the call
+ * does: synchronise before reading the result; the one exception is the
+ * seed algorithms, cuda.seed.*, which synchronise the stream before they
+ * return: their __constant__ masks are shared by all plans and their
+ * pitched and texture copies are made per call) and host pointers (staged through pinned buffers; the call
  * returns when the result is in host memory). A batched filter (leading
  * batch axis longer than 1) on host pointers is run in chunks of whole
  * batch items on two streams, so that the copies of one chunk overlap the

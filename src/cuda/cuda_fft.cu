@@ -9,8 +9,12 @@
  * v, scaled by 1/F, is computed once at plan time and kept on the device.
  * Batch items run one after another through the same buffers.
  *
- * The cuFFT plans and work buffers belong to the plan state, so concurrent
- * executes of one plan are serialised by a mutex (correct, not parallel).
+ * The spectrum W and the cuFFT plans belong to the plan state; the
+ * buffers a call writes (E, X and cuFFT's work area) are its own, from
+ * the device pool on its stream, so on device arrays a call only enqueues
+ * (session 24; before, plan-owned buffers and a stream synchronisation).
+ * Concurrent executes of one plan take the mutex only while they set the
+ * handles' stream and work area and enqueue their work.
  */
 #include "cuda/cuda_common.h"
 
@@ -25,9 +29,18 @@ struct fstate {
     cufftHandle fwd, inv;
     int have_fwd, have_inv;
     int64_t F[3], L[3], Fc; /* Fc = F[2]/2 + 1 */
-    float *E;               /* F0*F1*F2 reals */
-    cufftComplex *X, *W;    /* F0*F1*Fc */
+    cufftComplex *W;        /* F0*F1*Fc: the mask's spectrum */
+    size_t work;            /* cuFFT's work area, the larger of the two */
 };
+
+/* a call's scratch from the pool: E (F0*F1*F2 reals), X (F0*F1*Fc
+ * complex) at a 256-byte boundary, then the work area at one */
+static size_t f_bytes_e(const fstate *s) {
+    return ((size_t)(s->F[0] * s->F[1] * s->F[2]) * sizeof(float) + 255) / 256 * 256;
+}
+static size_t f_bytes_x(const fstate *s) {
+    return ((size_t)(s->F[0] * s->F[1] * s->Fc) * sizeof(cufftComplex) + 255) / 256 * 256;
+}
 
 #define TC_FFT(call) TC__CU_FFT("cuda.fft", call)
 
@@ -117,8 +130,6 @@ static void f_destroy(void *state) {
     if (!s) return;
     if (s->have_fwd) cufftDestroy(s->fwd);
     if (s->have_inv) cufftDestroy(s->inv);
-    cudaFree(s->E);
-    cudaFree(s->X);
     cudaFree(s->W);
     pthread_mutex_destroy(&s->mu);
     free(s);
@@ -135,31 +146,45 @@ static tc_status f_plan_inner(const tc__problem *p, fstate *s) {
     int rank = 3 - first, dims[3];
     for (int a = first; a < 3; a++) dims[a - first] = (int)s->F[a];
     const int64_t nr = s->F[0] * s->F[1] * s->F[2], nc = s->F[0] * s->F[1] * s->Fc;
-    TC_CU(cudaMalloc(&s->E, (size_t)nr * sizeof(float)));
-    TC_CU(cudaMalloc(&s->X, (size_t)nc * sizeof(cufftComplex)));
     TC_CU(cudaMalloc(&s->W, (size_t)nc * sizeof(cufftComplex)));
-    TC_FFT(cufftPlanMany(&s->fwd, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_R2C, 1));
+    /* the work areas are the caller's (a call's, from the pool) */
+    size_t w0 = 0, w1 = 0;
+    TC_FFT(cufftCreate(&s->fwd));
     s->have_fwd = 1;
-    TC_FFT(cufftPlanMany(&s->inv, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2R, 1));
+    TC_FFT(cufftSetAutoAllocation(s->fwd, 0));
+    TC_FFT(cufftMakePlanMany(s->fwd, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_R2C, 1, &w0));
+    TC_FFT(cufftCreate(&s->inv));
     s->have_inv = 1;
-    /* spectrum of the flipped, scaled mask */
-    void *dm = NULL;
+    TC_FFT(cufftSetAutoAllocation(s->inv, 0));
+    TC_FFT(cufftMakePlanMany(s->inv, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2R, 1, &w1));
+    s->work = w0 > w1 ? w0 : w1;
+    /* spectrum of the flipped, scaled mask (plan time: a scratch E and
+     * work area of its own, synchronised and freed here) */
+    void *dm = NULL, *tmp = NULL;
     tc_status st = tc__cu_mask_upload(p, &dm);
     if (st) return st;
     if (!dm) return tc__error(TC_ERR_NOT_APPLICABLE, "cuda.fft: mask not known at plan time");
-    cudaError_t e = cudaMemset(s->E, 0, (size_t)nr * sizeof(float));
+    cudaError_t e = cudaMalloc(&tmp, f_bytes_e(s) + (s->work ? s->work : 16));
+    float *E = (float *)tmp;
+    if (e == cudaSuccess) e = cudaMemset(E, 0, (size_t)nr * sizeof(float));
     int64_t nm = p->msk[0] * p->msk[1] * p->msk[2];
     if (e == cudaSuccess) {
         fft_scatter_mask<<<(unsigned)tc__cu_div_up(nm, 256), 256>>>(
-            (const float *)dm, s->E, p->msk[0], p->msk[1], p->msk[2], s->F[0], s->F[1], s->F[2],
+            (const float *)dm, E, p->msk[0], p->msk[1], p->msk[2], s->F[0], s->F[1], s->F[2],
             (float)(1.0 / (double)nr));
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
     tc__cu_mask_free(dm);
+    cufftResult r = CUFFT_SUCCESS;
+    if (e == cudaSuccess) {
+        r = cufftSetWorkArea(s->fwd, (char *)tmp + f_bytes_e(s));
+        if (r == CUFFT_SUCCESS) r = cufftExecR2C(s->fwd, E, s->W);
+        if (r == CUFFT_SUCCESS) e = cudaDeviceSynchronize();
+    }
+    cudaFree(tmp);
     if (e != cudaSuccess) return tc__cu_fail(e, "cuda.fft mask spectrum", __FILE__, __LINE__);
-    TC_FFT(cufftExecR2C(s->fwd, s->E, s->W));
-    TC_CU(cudaDeviceSynchronize());
+    TC_FFT(r);
     return TC_OK;
 }
 
@@ -173,10 +198,13 @@ static tc_status f_plan(const tc__problem *p, const tc__env *e, void **state) {
     return TC_OK;
 }
 
-static tc_status f_batch(const tc__args *a, const tc__cu_bufs *b, fstate *s) {
+static tc_status f_batch(const tc__args *a, const tc__cu_bufs *b, fstate *s, float *E,
+                         cufftComplex *X, void *work) {
     const tc__problem *p = a->p;
     TC_FFT(cufftSetStream(s->fwd, b->s));
     TC_FFT(cufftSetStream(s->inv, b->s));
+    TC_FFT(cufftSetWorkArea(s->fwd, work));
+    TC_FFT(cufftSetWorkArea(s->inv, work));
     fgeom g;
     g.D = p->in[0]; g.H = p->in[1]; g.W = p->in[2];
     g.F0 = s->F[0]; g.F1 = s->F[1]; g.F2 = s->F[2];
@@ -192,17 +220,17 @@ static tc_status f_batch(const tc__args *a, const tc__cu_bufs *b, fstate *s) {
         float *yn = (float *)b->y + n * yout;
         int64_t gx = tc__cu_div_up(g.F2, 256), rows = g.F0 * g.F1;
         TC__CU_FOR_GRID(rows, 1, {
-            fft_build<<<dim3((unsigned)gx, gny), 256, 0, b->s>>>(xn, s->E, g, gy0);
+            fft_build<<<dim3((unsigned)gx, gny), 256, 0, b->s>>>(xn, E, g, gy0);
             TC_CU_LAUNCH("cuda.fft build");
         })
-        TC_FFT(cufftExecR2C(s->fwd, s->E, s->X));
+        TC_FFT(cufftExecR2C(s->fwd, E, X));
         int64_t mb = tc__cu_div_up(nc, 256), cap = 8LL * (d ? d->sms : 132) * 8;
-        fft_mul<<<(unsigned)(mb < cap ? mb : cap), 256, 0, b->s>>>(s->X, s->W, nc);
+        fft_mul<<<(unsigned)(mb < cap ? mb : cap), 256, 0, b->s>>>(X, s->W, nc);
         TC_CU_LAUNCH("cuda.fft multiply");
-        TC_FFT(cufftExecC2R(s->inv, s->X, s->E));
+        TC_FFT(cufftExecC2R(s->inv, X, E));
         int64_t ox = tc__cu_div_up(p->out[2], 256), orows = p->out[0] * p->out[1];
         TC__CU_FOR_GRID(orows, 1, {
-            fft_crop<<<dim3((unsigned)ox, gny), 256, 0, b->s>>>(s->E, yn, g.F1, g.F2, p->out[1],
+            fft_crop<<<dim3((unsigned)ox, gny), 256, 0, b->s>>>(E, yn, g.F1, g.F2, p->out[1],
                                                                  p->out[2], gy0);
             TC_CU_LAUNCH("cuda.fft crop");
         })
@@ -210,15 +238,27 @@ static tc_status f_batch(const tc__args *a, const tc__cu_bufs *b, fstate *s) {
     return TC_OK;
 }
 
+/* device scratch, exactly: a call's E, X and work area */
+static size_t f_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
+    const fstate *s = (const fstate *)state;
+    (void)p;
+    (void)e;
+    return s ? f_bytes_e(s) + f_bytes_x(s) + s->work : 0;
+}
+
 static tc_status f_launch(const tc__args *a, const tc__cu_bufs *b) {
     fstate *s = (fstate *)a->state;
-    pthread_mutex_lock(&s->mu);
-    tc_status st = f_batch(a, b, s);
-    /* the buffers are shared: the next caller may only start once this
-     * call's kernels are done */
-    cudaError_t e = cudaStreamSynchronize(b->s);
-    pthread_mutex_unlock(&s->mu);
-    if (st == TC_OK && e != cudaSuccess) st = tc__cu_fail(e, "cuda.fft", __FILE__, __LINE__);
+    void *ws = NULL;
+    tc_status st = tc__cu_alloc(&ws, f_bytes_e(s) + f_bytes_x(s) + s->work, b->s);
+    if (st == TC_OK) {
+        /* the handles' stream and work area are set, and the work
+         * enqueued, under the mutex; the buffers are this call's */
+        pthread_mutex_lock(&s->mu);
+        st = f_batch(a, b, s, (float *)ws, (cufftComplex *)((char *)ws + f_bytes_e(s)),
+                     s->work ? (char *)ws + f_bytes_e(s) + f_bytes_x(s) : NULL);
+        pthread_mutex_unlock(&s->mu);
+    }
+    tc__cu_free(ws, b->s);
     return st;
 }
 
@@ -246,6 +286,7 @@ TC__CU_SOLVER(tc__solver_cuda_fft) = {
     "cuda.fft", TC_BACKEND_CUDA, TC_OP_FILTER,
     "GPU filter through cuFFT (R2C/C2R on a boundary-extended copy; mask spectrum cached in the plan).",
     tc__cu_available, f_applicable, f_estimate, NULL, f_plan, f_destroy, f_execute,
+    NULL, NULL, f_device_ws,
 };
 
 void tc__cu_report_fft(tc__cu_report *r) {
