@@ -721,6 +721,8 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
     if (!conv_data(ci, &cd)) return;
     const tc_conv_desc d = cd.d;
     const int64_t nx = cd.nx, nw = cd.nw, ny = cd.ny;
+    (void)nx; /* the device-pointer path's (CUDA builds) */
+    (void)nw;
     float *x = cd.x, *w = cd.w, *b = cd.b, *ref = cd.ref, *y = malloc(ny * 4);
     if (generic) setenv("TC_CUDA_CONV_GENERIC", "1", 1);
     for (int s = 0; s < NCS; s++) {
@@ -903,6 +905,104 @@ static void run_conv_concurrent(void) {
         }
         conv_data_free(&cd);
     }
+}
+#endif
+
+#if TC_TEST_CUDA
+/* the same for filters: the non-seed filter solvers on a 2D reflect case
+ * (a 13 x 11 mask, so cuda.fft applies), CTHREADS threads x CITERS
+ * executes of one plan on device pointers */
+typedef struct fthread {
+    tc_plan *pl;
+    const float *x, *ref;
+    int64_t n;
+    int rc;
+    double err;
+    int64_t bad;
+    char msg[256];
+} fthread;
+static void *filter_thread(void *arg) {
+    fthread *t = (fthread *)arg;
+    float *dx = NULL, *dy = NULL, *y = malloc(t->n * 4);
+    cudaStream_t s = cudaStreamPerThread;
+    t->rc = -1;
+    t->bad = -1;
+    t->err = 0;
+    snprintf(t->msg, sizeof t->msg, "a CUDA call failed");
+    if (y && cudaMalloc((void **)&dx, t->n * 4) == cudaSuccess &&
+        cudaMalloc((void **)&dy, t->n * 4) == cudaSuccess &&
+        cudaMemcpyAsync(dx, t->x, t->n * 4, cudaMemcpyHostToDevice, s) == cudaSuccess) {
+        int rc = TC_OK;
+        for (int it = 0; it < CITERS && rc == TC_OK; it++) {
+            if (cudaMemsetAsync(dy, 0xff, t->n * 4, s) != cudaSuccess) { rc = -1; break; }
+            rc = tc_execute_filter(t->pl, dy, dx, NULL);
+            if (rc != TC_OK) snprintf(t->msg, sizeof t->msg, "%s", tc_last_error());
+        }
+        if (rc == TC_OK && (cudaStreamSynchronize(s) != cudaSuccess ||
+                            cudaMemcpy(y, dy, t->n * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
+            rc = -1;
+        t->rc = rc;
+        if (rc == TC_OK) t->err = rel_err(y, t->ref, t->n, &t->bad);
+    }
+    cudaFree(dx); cudaFree(dy);
+    free(y);
+    return NULL;
+}
+static void run_filter_concurrent(void) {
+    enum { H = 150, W = 131, MH = 13, MW = 11 };
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    d.ndim = 2;
+    d.shape[0] = H; d.shape[1] = W;
+    d.mask_shape[0] = MH; d.mask_shape[1] = MW;
+    d.mode = TC_MODE_REFLECT;
+    th_rng r = th_rng_for(7100);
+    float *x = malloc(H * W * 4), *m = malloc(MH * MW * 4), *ref = malloc(H * W * 4);
+    fill(x, H * W, &r);
+    fill(m, MH * MW, &r);
+    tc_plan_options ro;
+    tc_plan_options_init(&ro);
+    ro.algorithm = "ref.conv";
+    tc_plan *rp = NULL;
+    if (tc_plan_filter(&rp, NULL, &d, m, &ro) != TC_OK || tc_execute_filter(rp, ref, x, NULL) != TC_OK) {
+        printf("filter reference failed: %s\n", tc_last_error());
+        th_g.failed++;
+    } else {
+        for (int si = 0; si < NFS; si++) {
+            if (!strncmp(filter_solvers[si], "cuda.seed.", 10)) continue;
+            tc_plan_options o;
+            tc_plan_options_init(&o);
+            o.algorithm = filter_solvers[si];
+            tc_plan *pl = NULL;
+            tc_status st = tc_plan_filter(&pl, NULL, &d, m, &o);
+            if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
+            TH_BEGIN("%s 2D %dx%d mask %dx%d: %d threads x %d executes of one plan, device pointers",
+                     filter_solvers[si], H, W, MH, MW, CTHREADS, CITERS);
+            if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
+            pthread_t th[CTHREADS];
+            fthread t[CTHREADS];
+            int started[CTHREADS];
+            for (int i = 0; i < CTHREADS; i++) {
+                t[i].pl = pl; t[i].x = x; t[i].ref = ref; t[i].n = H * W;
+                started[i] = pthread_create(&th[i], NULL, filter_thread, &t[i]) == 0;
+            }
+            for (int i = 0; i < CTHREADS; i++) {
+                CHECK(started[i], "pthread_create failed");
+                if (!started[i]) continue;
+                pthread_join(th[i], NULL);
+                CHECK(t[i].rc == TC_OK, "thread %d: execute rc %d, %s", i, t[i].rc, t[i].msg);
+                if (t[i].rc == TC_OK) {
+                    CHECK(t[i].bad < 0, "thread %d: element %lld not written or not finite", i,
+                          (long long)t[i].bad);
+                    CHECK(t[i].err <= 1e-4, "thread %d: rel err %.3g", i, t[i].err);
+                }
+            }
+            tc_plan_destroy(pl);
+            TH_END();
+        }
+    }
+    tc_plan_destroy(rp);
+    free(x); free(m); free(ref);
 }
 #endif
 
@@ -1507,6 +1607,9 @@ int main(int argc, char **argv) {
     for (int ci = 0; ci < NNF; ci++)
         for (int mi = 0; mi < 2; mi++)
             if (!quick || mi == 0) run_nonfinite_case(ci, mi);
+#if TC_TEST_CUDA
+    run_filter_concurrent();
+#endif
     /* every cuda.direct kernel variant, tuning alternatives included (the
      * planner takes only some of them), forced through
      * TC_CUDA_DIRECT_VARIANT on the cases it applies to: constant and
