@@ -351,7 +351,8 @@ TC_API size_t tc_plan_workspace_size(const tc_plan *plan);
  * stream-ordered device pool beyond the caller's arrays (split-K partial
  * sums, transformed or transposed operands, FFT spectra and cuFFT work
  * areas, a staged bias), for device-resident operands; host-resident
- * operands add their device copies. The pool keeps freed memory for the
+ * operands add their device copies (and a batched filter on host arrays
+ * runs two chunks at once, each with this scratch). The pool keeps freed memory for the
  * next call, so this is also what a plan's executes keep reserved. 0 for
  * CPU plans and for CUDA algorithms that need none. */
 TC_API size_t tc_plan_device_workspace_size(const tc_plan *plan);
