@@ -265,7 +265,8 @@ if has sanitize; then
     # GPU_CHECK_SANITIZE_KERNELS=SUBSTRING: only kernels whose names hold
     # it are checked (--kernel-name kns=..., e.g. k_cf_ for cuda.conv.fft's
     # own kernels without cuFFT's: session 22's racecheck runs of the FFT
-    # cases did not finish in 130-150 s; session 23: 122 s with k_cf_; session 24, the fused form forced on and off too: 142 s;
+    # cases did not finish in 130-150 s; session 23: 122 s with k_cf_;
+    # session 24, the fused form forced on and off too: 142 s;
     # on the GEMM cases racecheck hit "Internal Sanitizer Error" in the
     # uninstrumented TMA kernel of cuda.gemm-tf32, so filter only the
     # conv cases); GPU_CHECK_SANITIZE_SOLVER=NAME:
