@@ -19,9 +19,7 @@ forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
 TC_CUDA_GEMM_TF32_CL = CL blocks a cluster: 2 share A, 4 as 2 x 2 share A
 and B; "256x4s0" also sets TC_CUDA_GEMM_TF32_SPLIT = 0: no split tail);
 "fp32-BK" adds a cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16
-or 32), "fp32-nosk" one with TC_CUDA_GEMM_SK = 0 (whole tiles only, no
-stream-K tail); the plain fp32 rows keep the caller's
-TC_CUDA_GEMM_FP32_BK and TC_CUDA_GEMM_SK.
+or 32); the plain fp32 rows keep the caller's TC_CUDA_GEMM_FP32_BK.
 Errors against a float64 product (torch, on the GPU) at the sizes up to
 4096: max |C - C64| / max |C64| ("-" above). Writes OUTDIR/gpu_gemm.txt and .json. Never asserts."""
 import ctypes as C
@@ -127,7 +125,7 @@ lines = [f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; {ROU
          f"{'ratio':>6} {'err ours':>9} {'err cuBLAS':>10}  algorithm"]
 # cuda.gemm's forcing variables as the caller set them (they apply to the
 # plain "fp32" rows; an "fp32-..." form sets its own for its row)
-FP32_ENV = {v: os.environ.get(v) for v in ("TC_CUDA_GEMM_FP32_BK", "TC_CUDA_GEMM_SK")}
+FP32_ENV = {v: os.environ.get(v) for v in ("TC_CUDA_GEMM_FP32_BK",)}
 
 
 def restore_fp32_env():
@@ -167,9 +165,7 @@ for n in SIZES:
             os.environ.pop("TC_CUDA_GEMM_TF32_CL", None)
             os.environ.pop("TC_CUDA_GEMM_TF32_SPLIT", None)
         restore_fp32_env()
-        if mode == "fp32-nosk":
-            os.environ["TC_CUDA_GEMM_SK"] = "0"
-        elif mode.startswith("fp32-"):
+        if mode.startswith("fp32-"):
             os.environ["TC_CUDA_GEMM_FP32_BK"] = mode[5:]
         pl, name = tc_plan(n, algo, flags)
         ours, theirs, ratio = alternate(pl, A, B, a, b)

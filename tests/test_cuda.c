@@ -464,14 +464,6 @@ static const gcase gcases[] = {
      * (written for a 256 x 128 form, removed; kept for cuda.gemm-tf32's
      * 256-row form and the 128 x 128 kernel's interior loop) */
     {256, 128, 288, 0, 0, 4, 1, 0.5},
-    /* session 24: cuda.gemm's stream-K tail (sgemm_sk + sgemm_sk_fix),
-     * taken here under TC_CUDA_GEMM_SK_SLOTS=3/5/7 (run_gemm_variants):
-     * whole-tile blocks beside shared ones, all tiles shared, blocks of
-     * two and three pieces, beta and padded rows; the last is small enough
-     * for the sanitizer runs */
-    {384, 512, 640, 0, 0, 0, 1, 0},
-    {256, 640, 1024, 0, 0, 4, 0.5, 0.25},
-    {256, 384, 64, 0, 0, 0, 1, -0.5},
 };
 #define NGC (int)(sizeof gcases / sizeof gcases[0])
 
@@ -1337,20 +1329,6 @@ static void run_gemm_variants(void) {
             if (!th_g.quick || gcases[gi].m * gcases[gi].n * gcases[gi].k <= 10000000) run_gemm_case(gi, 0);
     }
     unsetenv("TC_CUDA_GEMM_FP32_BK");
-    /* cuda.gemm's stream-K tail, its tail shared by 3, 5 or 7 blocks (the
-     * default takes the resident blocks, two an SM: no test case has a
-     * whole wave of them), at BK 32 and at BK 16 */
-    static const char *sks[][2] = {{"3", NULL}, {"5", NULL}, {"7", NULL}, {"5", "16"}};
-    for (int v = 0; v < 4; v++) {
-        printf("gemm cases with TC_CUDA_GEMM_SK_SLOTS=%s%s%s\n", sks[v][0],
-               sks[v][1] ? " TC_CUDA_GEMM_FP32_BK=" : "", sks[v][1] ? sks[v][1] : "");
-        setenv("TC_CUDA_GEMM_SK_SLOTS", sks[v][0], 1);
-        if (sks[v][1]) setenv("TC_CUDA_GEMM_FP32_BK", sks[v][1], 1);
-        for (int gi = 0; gi < NGC; gi++)
-            if (!th_g.quick || gcases[gi].m * gcases[gi].n * gcases[gi].k <= 10000000) run_gemm_case(gi, 0);
-        unsetenv("TC_CUDA_GEMM_FP32_BK");
-    }
-    unsetenv("TC_CUDA_GEMM_SK_SLOTS");
 }
 
 /* The planner takes the TF32 kernel only when the flags allow it. */

@@ -94,31 +94,25 @@ template <int BK_> struct gat {
 };
 
 /* EDGE: the block's tile crosses m or n, or k is not a multiple of BK */
-/* The tile at (m0, n0) over the k steps kb .. kb + kn - 1 (kn < 0: all of
- * k). part == NULL: alpha acc + beta C into C; else the raw sums into the
- * 128 x 128 row-major partial tile part (the stream-K pieces; interior
- * tiles only, EDGE false) */
 template <int BK, bool EDGE>
 __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const float *__restrict__ B,
                                               float *__restrict__ C, const gargs &g, int64_t m0,
-                                              int64_t n0, int kb = 0, int kn = -1,
-                                              float *__restrict__ part = nullptr) {
+                                              int64_t n0) {
     using K = gat<BK>;
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     float *AsT = smem, *Bsm = smem + 2 * K::AF;
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-    const int KT = kn >= 0 ? kn : (int)((g.k + BK - 1) / BK);
-    const int64_t koff = (int64_t)kb * BK; /* 0 on EDGE tiles */
+    const int KT = (int)((g.k + BK - 1) / BK);
     /* A staging, a half (16 k) at a time: rows 2q, 2q + 1 of the tile, k
      * 4c .. 4c + 3 of the half */
     const int q2 = (tid >> 2) * 2, c4 = (tid & 3) * 4;
     const bool r0ok = m0 + q2 < g.m, r1ok = m0 + q2 + 1 < g.m;
-    const float *pa0 = A + (r0ok ? (m0 + q2) * g.lda : 0) + c4 + koff;
-    const float *pa1 = A + (r1ok ? (m0 + q2 + 1) * g.lda : 0) + c4 + koff;
+    const float *pa0 = A + (r0ok ? (m0 + q2) * g.lda : 0) + c4;
+    const float *pa1 = A + (r1ok ? (m0 + q2 + 1) * g.lda : 0) + c4;
     /* B copies: k rows bkr + 8 i at n chunk bnc */
     const int bkr = tid >> 5, bnc = (tid & 31) * 4;
-    const float *pb = B + ((int64_t)bkr + koff) * g.ldb + n0 + bnc;
+    const float *pb = B + (int64_t)bkr * g.ldb + n0 + bnc;
     const bool bok = n0 + bnc < g.n;
     const int64_t bstep8 = (int64_t)8 * g.ldb;
     const float *rb = pb;
@@ -226,17 +220,6 @@ __device__ __forceinline__ void sgemm_at_body(const float *__restrict__ A, const
         }
     }
     cp_wait<0>();
-    if (part) {
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const int r = (i < 4 ? 0 : 64) + ty * 4 + (i & 3);
-#pragma unroll
-            for (int h = 0; h < 2; h++)
-                *reinterpret_cast<float4 *>(part + r * GB_N + h * 64 + tx * 4) =
-                    make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
-        }
-        return;
-    }
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         int64_t row = m0 + (i < 4 ? 0 : 64) + ty * 4 + (i & 3);
@@ -255,75 +238,6 @@ sgemm_128x128(const float *__restrict__ A, const float *__restrict__ B, float *_
         sgemm_at_body<BK, false>(A, B, C, g, m0, n0);
     else
         sgemm_at_body<BK, true>(A, B, C, g, m0, n0);
-}
-
-/* ---- stream-K tail (session 24) ----
- * A grid of whole 128 x 128 tiles leaves its last wave part full: T tiles
- * on S resident blocks (two an SM) take ceil(T / S) waves. Here the first
- * tdp = T - tsk tiles (whole waves) run as usual, one block a tile, and the
- * last tsk tiles' k steps (tsk * iters of them) are shared evenly by S
- * blocks: block s takes steps [b0(s), b0(s + 1)), b0(s) = s Q / S with Q
- * = tsk iters, crossing tile edges, so every block of the last wave has
- * the same work. Each piece (a block's steps within one tile) writes its
- * raw sums to its own 128 x 128 partial tile (slot s, piece j: tile
- * b0(s) / iters + j); sgemm_sk_fix then adds a tile's pieces and applies
- * alpha and beta. tsk is T mod S, or T mod S + S where that is under half
- * a wave (so no tile is cut into more than three pieces and no block
- * takes more than three). Interior grids only: m and n multiples of 128,
- * k a multiple of BK. */
-struct gsk {
-    int64_t tdp, tsk; /* whole-tile blocks; tiles shared by the S blocks */
-    int64_t gxn;      /* tiles along n */
-    int S, iters, maxp; /* blocks sharing; k steps a tile; pieces a block */
-    float *ws;        /* S * maxp partial tiles */
-};
-__device__ __forceinline__ int64_t sk_b0(const gsk &k, int64_t s) {
-    return s * (k.tsk * k.iters) / k.S;
-}
-
-template <int BK>
-__global__ void __launch_bounds__(256, 2)
-sgemm_sk(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
-         const gargs g, const gsk k) {
-    const int64_t b = blockIdx.x;
-    if (b < k.tdp) {
-        sgemm_at_body<BK, false>(A, B, C, g, (b / k.gxn) * GB_M, (b % k.gxn) * GB_N);
-        return;
-    }
-    const int64_t s = b - k.tdp, b0 = sk_b0(k, s), b1 = sk_b0(k, s + 1), j0 = b0 / k.iters;
-    for (int64_t it = b0; it < b1;) {
-        const int64_t j = it / k.iters, t = k.tdp + j;
-        const int kb = (int)(it - j * k.iters);
-        const int kn = (int)(b1 - it < k.iters - kb ? b1 - it : k.iters - kb);
-        if (it > b0) __syncthreads(); /* the last piece's tiles read out */
-        sgemm_at_body<BK, false>(A, B, C, g, (t / k.gxn) * GB_M, (t % k.gxn) * GB_N, kb, kn,
-                                 k.ws + (s * k.maxp + (j - j0)) * (int64_t)(GB_M * GB_N));
-        it += kn;
-    }
-}
-
-/* C = alpha (the sum of a shared tile's pieces) + beta C; a block a tile,
- * a thread 16 groups of four columns */
-__global__ void __launch_bounds__(256) sgemm_sk_fix(float *__restrict__ C, const gargs g, const gsk k) {
-    const int64_t j = blockIdx.x, t = k.tdp + j, m0 = (t / k.gxn) * GB_M, n0 = (t % k.gxn) * GB_N;
-    const int64_t i0 = j * k.iters, i1 = i0 + k.iters, Q = k.tsk * k.iters;
-    /* the first block holding step i0, then the blocks up to step i1 */
-    int64_t s = i0 * k.S / Q;
-    while (s > 0 && sk_b0(k, s) > i0) s--;
-    while (s + 1 < k.S && sk_b0(k, s + 1) <= i0) s++;
-    for (int e = threadIdx.x; e < GB_M * GB_N / 4; e += 256) {
-        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int64_t q = s; q < k.S && sk_b0(k, q) < i1; q++) {
-            const int64_t q0 = sk_b0(k, q);
-            if (sk_b0(k, q + 1) == q0) continue; /* a block with no steps */
-            const float4 p = reinterpret_cast<const float4 *>(
-                k.ws + (q * k.maxp + (j - q0 / k.iters)) * (int64_t)(GB_M * GB_N))[e];
-            v.x += p.x; v.y += p.y; v.z += p.z; v.w += p.w;
-        }
-        const int r = (e * 4) / GB_N, c = (e * 4) % GB_N;
-        const float a[4] = {v.x, v.y, v.z, v.w};
-        store4(g, C + (m0 + r) * g.ldc, n0 + c, a);
-    }
 }
 
 /* ---- generic: any transposes, sizes and strides ---- */
@@ -410,59 +324,8 @@ static int fp32_bk32(int64_t k) {
 }
 
 static int g_attr_set[2][16]; /* per k depth and device: the shared-memory size set */
-static int g_sk_res[2][16];   /* per k depth and device: sgemm_sk's resident blocks, all SMs */
-
-/* The stream-K split of the fast grid (sgemm_sk), or 0 where whole tiles
- * are better: interior grids (m, n multiples of 128, k of BK) of at least
- * one whole wave whose last wave is at most 90% full, with 16 k steps a
- * tile or more. TC_CUDA_GEMM_SK=0 turns it off; TC_CUDA_GEMM_SK_SLOTS=n
- * (tests) shares the tail among n blocks, from 2 k steps a tile, so small
- * grids take it. S: the resident blocks of sgemm_sk (0: not known). */
-static int sk_split(const tc__problem *p, int bk, int64_t S, gsk *k) {
-    memset(k, 0, sizeof *k);
-    const char *off = getenv("TC_CUDA_GEMM_SK"), *fs = getenv("TC_CUDA_GEMM_SK_SLOTS");
-    if (off && off[0] == '0') return 0;
-    const int forced = fs && atoi(fs) >= 1;
-    if (forced) S = atoi(fs);
-    if (S < 1 || p->m % GB_M || p->n % GB_N || p->k % bk || p->k / bk > INT32_MAX / 2) return 0;
-    const int64_t T = (p->m / GB_M) * (p->n / GB_N), iters = p->k / bk, rem = T % S;
-    if (T < S || rem == 0 || iters < (forced ? 2 : 16) || (!forced && rem * 10 > S * 9)) return 0;
-    k->tsk = rem * 2 < S ? rem + S : rem;
-    k->tdp = T - k->tsk;
-    k->gxn = p->n / GB_N;
-    k->S = (int)S;
-    k->iters = (int)iters;
-    const int64_t maxlen = (k->tsk * iters + S - 1) / S; /* the most k steps a block takes */
-    k->maxp = (int)((maxlen + iters - 1) / iters + 1);
-    return 1;
-}
-/* resident blocks of sgemm_sk<BK> on the current device, all SMs (cached) */
-template <int BK> static int64_t sk_slots(void) {
-    const int f = BK == 32;
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-    int v = dev >= 0 && dev < 16 ? __atomic_load_n(&g_sk_res[f][dev], __ATOMIC_ACQUIRE) : 0;
-    if (v) return v;
-    const tc__cu_device *d = tc__cu_dev();
-    int nb = 0;
-    if (!d || cudaFuncSetAttribute(sgemm_sk<BK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)gat<BK>::SMEM) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, sgemm_sk<BK>, 256, gat<BK>::SMEM) !=
-            cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    v = nb * d->sms;
-    if (dev >= 0 && dev < 16) __atomic_store_n(&g_sk_res[f][dev], v, __ATOMIC_RELEASE);
-    return v;
-}
-/* the partial tiles' bytes of the split (0 without one) */
-static size_t sk_bytes(const gsk &k) {
-    return k.S ? (size_t)k.S * k.maxp * GB_M * GB_N * sizeof(float) : 0;
-}
-
-template <int BK> static tc_status launch_fast(const tc__problem *p, const gargs &g, const float *A,
-                                               const float *B, float *C, cudaStream_t st, int allow_sk) {
+template <int BK> static tc_status launch_fast(const gargs &g, const float *A, const float *B, float *C,
+                                               cudaStream_t st) {
     const size_t smem = gat<BK>::SMEM;
     const int f = BK == 32;
     int dev = 0;
@@ -470,24 +333,7 @@ template <int BK> static tc_status launch_fast(const tc__problem *p, const gargs
     if (dev < 0 || dev >= 16 || !__atomic_load_n(&g_attr_set[f][dev], __ATOMIC_ACQUIRE)) {
         TC_CU(cudaFuncSetAttribute(sgemm_128x128<BK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)smem));
-        TC_CU(cudaFuncSetAttribute(sgemm_sk<BK>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         if (dev >= 0 && dev < 16) __atomic_store_n(&g_attr_set[f][dev], 1, __ATOMIC_RELEASE);
-    }
-    gsk k;
-    if (allow_sk && sk_split(p, BK, sk_slots<BK>(), &k)) {
-        void *ws = NULL;
-        tc_status rs = tc__cu_alloc(&ws, sk_bytes(k), st);
-        if (rs != TC_OK) return rs;
-        k.ws = (float *)ws;
-        sgemm_sk<BK><<<(unsigned)(k.tdp + k.S), 256, smem, st>>>(A, B, C, g, k);
-        cudaError_t e = cudaGetLastError();
-        if (e == cudaSuccess) {
-            sgemm_sk_fix<<<(unsigned)k.tsk, 256, 0, st>>>(C, g, k);
-            e = cudaGetLastError();
-        }
-        tc__cu_free(ws, st);
-        if (e != cudaSuccess) return tc__cu_fail(e, "cuda.gemm (stream-K)", __FILE__, __LINE__);
-        return TC_OK;
     }
     int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, GB_M);
     TC__CU_FOR_GRID(gyn, 1, {
@@ -497,15 +343,14 @@ template <int BK> static tc_status launch_fast(const tc__problem *p, const gargs
     return TC_OK;
 }
 
-static tc_status launch_gemm_(const tc__args *a, const tc__cu_bufs *b, int allow_sk) {
+static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     gargs g = make_args(p);
     const float *A = (const float *)b->x, *B = (const float *)b->w;
     float *C = (float *)b->y;
     if (fast_shape(p) && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0) {
         g.vec_c = p->ldc % 4 == 0 && (uintptr_t)C % 16 == 0;
-        return fp32_bk32(p->k) ? launch_fast<32>(p, g, A, B, C, b->s, allow_sk)
-                               : launch_fast<16>(p, g, A, B, C, b->s, allow_sk);
+        return fp32_bk32(p->k) ? launch_fast<32>(g, A, B, C, b->s) : launch_fast<16>(g, A, B, C, b->s);
     }
     int64_t gx = tc__cu_div_up(g.n, 64), gyn = tc__cu_div_up(g.m, 64);
     TC__CU_FOR_GRID(gyn, 1, {
@@ -513,20 +358,6 @@ static tc_status launch_gemm_(const tc__args *a, const tc__cu_bufs *b, int allow
         TC_CU_LAUNCH("cuda.gemm generic");
     })
     return TC_OK;
-}
-
-static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) { return launch_gemm_(a, b, 1); }
-
-/* device scratch, at most: the stream-K partial tiles where the shape
- * takes the split (the fast path; unaligned operands take none) */
-static size_t g_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
-    (void)e;
-    (void)state;
-    if (!fast_shape(p)) return 0;
-    gsk k;
-    const int bk32 = fp32_bk32(p->k);
-    if (!sk_split(p, bk32 ? 32 : 16, bk32 ? sk_slots<32>() : sk_slots<16>(), &k)) return 0;
-    return sk_bytes(k);
 }
 
 static int g_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
@@ -545,15 +376,12 @@ static tc_status g_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, la
 } // namespace
 
 /* cuda.gemm's launch, for cuda.gemm-tf32's executes it cannot take */
-tc_status tc__cu_sgemm_launch(const tc__args *a, const tc__cu_bufs *b) {
-    return launch_gemm_(a, b, 0); /* no stream-K: cuda.gemm-tf32 reports no scratch for it */
-}
+tc_status tc__cu_sgemm_launch(const tc__args *a, const tc__cu_bufs *b) { return launch_gemm(a, b); }
 
 TC__CU_SOLVER(tc__solver_cuda_gemm) = {
     "cuda.gemm", TC_BACKEND_CUDA, TC_OP_GEMM,
     "GPU SGEMM (strict FP32): 128x128 tiles, BK 32 (16 where k is not a multiple of 32), 8x8 per thread, B by a 4-stage cp.async pipeline, A k-major through registers.",
     tc__cu_available, g_applicable, g_estimate, NULL, NULL, NULL, g_execute,
-    NULL, NULL, g_device_ws,
 };
 
 void tc__cu_report_gemm(tc__cu_report *r) {
