@@ -30,6 +30,10 @@
  * A and B by cp.async, fragments double-buffered; commit ff5fa2e): 39-46,
  * issue 0.74-0.76 a cycle against cuBLAS's 0.89 with the same two warps a
  * scheduler (dispatch and scoreboard stalls at 249-255 registers); removed.
+ * Session 24: a stream-K tail (the last T mod S tiles' k steps shared by
+ * the S resident blocks, partial tiles added by a fix-up kernel; commit
+ * "cuda.gemm: a stream-K tail"): 4096^3 2% slower, 8192^3 0.4% faster
+ * than whole tiles; removed (perf-notes: its kernel held the body twice).
  *
  * Generic path (transposes, odd sizes or strides): 64x64 tiles, 4x4 per
  * thread, bounds-checked loads.
