@@ -95,6 +95,14 @@ static int gate_release(void) {
     atomic_store(&gate_open, 1);
     return holding;
 }
+/* after the execute: open a gate shut before it (gated, from gate_shut),
+ * failing the case if the execute waited for its stream */
+#define GATE_CHECK(gated)                                                                          \
+    do {                                                                                           \
+        if (gated)                                                                                 \
+            CHECK(gate_release(), "execute on device pointers waited for its stream (it must "   \
+                                  "only enqueue)");                                               \
+    } while (0)
 #endif
 
 static long n_na; /* solver x case pairs the solver does not apply to */
@@ -199,7 +207,7 @@ static int exec_device(const tc_plan *pl, float *y, const float *x, int64_t nx, 
      * by all plans, pitched and texture copies made per call */
     const int gated = strncmp(tc_plan_algorithm(pl), "cuda.seed.", 10) && gate_shut();
     rc = tc_execute_filter(pl, dy, dx, NULL);
-    if (gated) CHECK(gate_release(), "execute on device pointers waited for its stream (it must only enqueue)");
+    GATE_CHECK(gated);
     if (rc == TC_OK) {
         if (cudaDeviceSynchronize() != cudaSuccess ||
             cudaMemcpy(y, dy, (size_t)ny * 4, cudaMemcpyDeviceToHost) != cudaSuccess)
@@ -522,8 +530,7 @@ static void run_gemm_case(int gi, int device_ptrs) {
                 cudaMemcpy(dC, C, nc * 4, cudaMemcpyHostToDevice) == cudaSuccess) {
                 const int gated = gate_shut();
                 rc = tc_execute_gemm(pl, dC, dA, dB, NULL);
-                if (gated) CHECK(gate_release(), "execute on device pointers waited for its stream "
-                                                 "(it must only enqueue)");
+                GATE_CHECK(gated);
                 if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
                                     cudaMemcpy(C, dC, nc * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
                     rc = -1;
@@ -755,8 +762,7 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
                 cudaMemcpy(db, b, c->K * 4, cudaMemcpyHostToDevice) == cudaSuccess) {
                 const int gated = gate_shut();
                 rc = tc_execute_conv(pl, dy, dx, dw, c->bias ? db : NULL, NULL);
-                if (gated) CHECK(gate_release(), "execute on device pointers waited for its stream "
-                                                 "(it must only enqueue)");
+                GATE_CHECK(gated);
                 if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
                                     cudaMemcpy(y, dy, ny * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
                     rc = -1;
@@ -805,22 +811,48 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
  * with another thread's call in flight (a plan-owned scratch, a cuFFT
  * work area) would leave a wrong or poisoned output. */
 enum { CTHREADS = 4, CITERS = 6 };
-typedef struct cthread {
-    tc_plan *pl;
-    const cdata *cd;
+/* what a thread saw: the first place of each thread's record */
+typedef struct tresult {
     int rc;        /* the first failing status, or -1 for a CUDA call */
     double err;    /* max|y - ref| / max|ref| */
     int64_t bad;   /* first element not finite, or -1 */
     char msg[256]; /* tc_last_error() of the failing call (it is per thread) */
+} tresult;
+static void tresult_init(tresult *r) {
+    r->rc = -1;
+    r->bad = -1;
+    r->err = 0;
+    snprintf(r->msg, sizeof r->msg, "a CUDA call failed");
+}
+/* CTHREADS threads running fn on items[i] (records of size bytes, a
+ * tresult first), joined, each record checked against tol */
+static void run_threads(void *(*fn)(void *), void *items, size_t size, double tol) {
+    pthread_t th[CTHREADS];
+    int started[CTHREADS];
+    for (int i = 0; i < CTHREADS; i++)
+        started[i] = pthread_create(&th[i], NULL, fn, (char *)items + i * size) == 0;
+    for (int i = 0; i < CTHREADS; i++) {
+        CHECK(started[i], "pthread_create failed");
+        if (!started[i]) continue;
+        pthread_join(th[i], NULL);
+        const tresult *r = (const tresult *)((char *)items + i * size);
+        CHECK(r->rc == TC_OK, "thread %d: execute rc %d, %s", i, r->rc, r->msg);
+        if (r->rc == TC_OK) {
+            CHECK(r->bad < 0, "thread %d: element %lld not written or not finite", i, (long long)r->bad);
+            CHECK(r->err <= tol, "thread %d: rel err %.3g > %.0e", i, r->err, tol);
+        }
+    }
+}
+typedef struct cthread {
+    tresult r;
+    tc_plan *pl;
+    const cdata *cd;
 } cthread;
 static void *conv_thread(void *arg) {
     cthread *t = (cthread *)arg;
     const cdata *cd = t->cd;
     float *dx = NULL, *dw = NULL, *db = NULL, *dy = NULL, *y = malloc(cd->ny * 4);
-    t->rc = -1;
-    t->bad = -1;
-    t->err = 0;
-    snprintf(t->msg, sizeof t->msg, "a CUDA call failed");
+    tresult_init(&t->r);
     cudaStream_t s = cudaStreamPerThread;
     if (y && cudaMalloc((void **)&dx, cd->nx * 4) == cudaSuccess &&
         cudaMalloc((void **)&dw, cd->nw * 4) == cudaSuccess &&
@@ -833,21 +865,21 @@ static void *conv_thread(void *arg) {
         for (int it = 0; it < CITERS && rc == TC_OK; it++) {
             if (cudaMemsetAsync(dy, 0xff, cd->ny * 4, s) != cudaSuccess) { rc = -1; break; }
             rc = tc_execute_conv(t->pl, dy, dx, dw, cd->d.has_bias ? db : NULL, NULL);
-            if (rc != TC_OK) snprintf(t->msg, sizeof t->msg, "%s", tc_last_error());
+            if (rc != TC_OK) snprintf(t->r.msg, sizeof t->r.msg, "%s", tc_last_error());
         }
         if (rc == TC_OK && (cudaStreamSynchronize(s) != cudaSuccess ||
                             cudaMemcpy(y, dy, cd->ny * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
             rc = -1;
-        t->rc = rc;
+        t->r.rc = rc;
         if (rc == TC_OK) {
             double dmax = 0, rmax = 0;
             for (int64_t i = 0; i < cd->ny; i++) {
-                if (!isfinite(y[i]) && t->bad < 0) t->bad = i;
+                if (!isfinite(y[i]) && t->r.bad < 0) t->r.bad = i;
                 double df = fabs((double)y[i] - cd->ref[i]);
                 if (df > dmax) dmax = df;
                 if (fabs(cd->ref[i]) > rmax) rmax = fabs(cd->ref[i]);
             }
-            t->err = dmax / (rmax > 1 ? rmax : 1);
+            t->r.err = dmax / (rmax > 1 ? rmax : 1);
         }
     }
     cudaFree(dx); cudaFree(dw); cudaFree(db); cudaFree(dy);
@@ -880,55 +912,34 @@ static void run_conv_concurrent(void) {
             TH_BEGIN("%s%s%s conv case %d: %d threads x %d executes of one plan, device pointers",
                      name, fused ? " fused=" : "", fused ? fused : "", cases[k], CTHREADS, CITERS);
             if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
-            pthread_t th[CTHREADS];
             cthread t[CTHREADS];
-            int started[CTHREADS];
             for (int i = 0; i < CTHREADS; i++) {
                 t[i].pl = pl;
                 t[i].cd = &cd;
-                started[i] = pthread_create(&th[i], NULL, conv_thread, &t[i]) == 0;
             }
-            for (int i = 0; i < CTHREADS; i++) {
-                CHECK(started[i], "pthread_create failed");
-                if (!started[i]) continue;
-                pthread_join(th[i], NULL);
-                const double tol = tf32 ? 5e-3 : strstr(name, "winograd") || strstr(name, "fft") ? 1e-4 : 2e-5;
-                CHECK(t[i].rc == TC_OK, "thread %d: execute rc %d, %s", i, t[i].rc, t[i].msg);
-                if (t[i].rc == TC_OK) {
-                    CHECK(t[i].bad < 0, "thread %d: element %lld not written or not finite", i,
-                          (long long)t[i].bad);
-                    CHECK(t[i].err <= tol, "thread %d: rel err %.3g > %.0e", i, t[i].err, tol);
-                }
-            }
+            run_threads(conv_thread, t, sizeof t[0],
+                        tf32 ? 5e-3 : strstr(name, "winograd") || strstr(name, "fft") ? 1e-4 : 2e-5);
             tc_plan_destroy(pl);
             TH_END();
         }
         conv_data_free(&cd);
     }
 }
-#endif
 
-#if TC_TEST_CUDA
 /* the same for filters: the non-seed filter solvers on a 2D reflect case
  * (a 13 x 11 mask, so cuda.fft applies), CTHREADS threads x CITERS
  * executes of one plan on device pointers */
 typedef struct fthread {
+    tresult r;
     tc_plan *pl;
     const float *x, *ref;
     int64_t n;
-    int rc;
-    double err;
-    int64_t bad;
-    char msg[256];
 } fthread;
 static void *filter_thread(void *arg) {
     fthread *t = (fthread *)arg;
     float *dx = NULL, *dy = NULL, *y = malloc(t->n * 4);
     cudaStream_t s = cudaStreamPerThread;
-    t->rc = -1;
-    t->bad = -1;
-    t->err = 0;
-    snprintf(t->msg, sizeof t->msg, "a CUDA call failed");
+    tresult_init(&t->r);
     if (y && cudaMalloc((void **)&dx, t->n * 4) == cudaSuccess &&
         cudaMalloc((void **)&dy, t->n * 4) == cudaSuccess &&
         cudaMemcpyAsync(dx, t->x, t->n * 4, cudaMemcpyHostToDevice, s) == cudaSuccess) {
@@ -936,13 +947,13 @@ static void *filter_thread(void *arg) {
         for (int it = 0; it < CITERS && rc == TC_OK; it++) {
             if (cudaMemsetAsync(dy, 0xff, t->n * 4, s) != cudaSuccess) { rc = -1; break; }
             rc = tc_execute_filter(t->pl, dy, dx, NULL);
-            if (rc != TC_OK) snprintf(t->msg, sizeof t->msg, "%s", tc_last_error());
+            if (rc != TC_OK) snprintf(t->r.msg, sizeof t->r.msg, "%s", tc_last_error());
         }
         if (rc == TC_OK && (cudaStreamSynchronize(s) != cudaSuccess ||
                             cudaMemcpy(y, dy, t->n * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
             rc = -1;
-        t->rc = rc;
-        if (rc == TC_OK) t->err = rel_err(y, t->ref, t->n, &t->bad);
+        t->r.rc = rc;
+        if (rc == TC_OK) t->r.err = rel_err(y, t->ref, t->n, &t->r.bad);
     }
     cudaFree(dx); cudaFree(dy);
     free(y);
@@ -979,24 +990,11 @@ static void run_filter_concurrent(void) {
             TH_BEGIN("%s 2D %dx%d mask %dx%d: %d threads x %d executes of one plan, device pointers",
                      filter_solvers[si], H, W, MH, MW, CTHREADS, CITERS);
             if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
-            pthread_t th[CTHREADS];
             fthread t[CTHREADS];
-            int started[CTHREADS];
             for (int i = 0; i < CTHREADS; i++) {
                 t[i].pl = pl; t[i].x = x; t[i].ref = ref; t[i].n = H * W;
-                started[i] = pthread_create(&th[i], NULL, filter_thread, &t[i]) == 0;
             }
-            for (int i = 0; i < CTHREADS; i++) {
-                CHECK(started[i], "pthread_create failed");
-                if (!started[i]) continue;
-                pthread_join(th[i], NULL);
-                CHECK(t[i].rc == TC_OK, "thread %d: execute rc %d, %s", i, t[i].rc, t[i].msg);
-                if (t[i].rc == TC_OK) {
-                    CHECK(t[i].bad < 0, "thread %d: element %lld not written or not finite", i,
-                          (long long)t[i].bad);
-                    CHECK(t[i].err <= 1e-4, "thread %d: rel err %.3g", i, t[i].err);
-                }
-            }
+            run_threads(filter_thread, t, sizeof t[0], 1e-4);
             tc_plan_destroy(pl);
             TH_END();
         }

@@ -491,7 +491,7 @@ static int cf_applicable(const tc__problem *p, const tc__env *e, char *why, size
  * (0.37 and 0.34 of the peak). */
 #define CF_FUSED_BW 0.36
 #define CF_FUSED_MUL 0.33
-static double cf_estimate_fused(const tc__problem *p, const cfg &g) {
+static double cf_estimate_fused(const cfg &g) {
     const double nr = (double)g.nr, nc = nr / 2;
     const double N = (double)g.N, C = (double)g.C, K = (double)g.K, Cg = (double)g.Cg;
     const double in = (double)(g.in[1] * g.in[2]), out = (double)(g.out[1] * g.out[2]),
@@ -502,7 +502,6 @@ static double cf_estimate_fused(const tc__problem *p, const cfg &g) {
     const double pbytes =
         4.0 * nr * (N * C * ktiles + K * Cg * (g.tile == 2 ? ceil(N / CF_NB) : 1) + N * K);
     const double chunks = ceil(N / (double)g.nb);
-    (void)p;
     return tc__cu_estimate(tbytes / CF_FUSED_BW, 0, 1) +
            tc__cu_estimate(pbytes, pflops, CF_FUSED_MUL) + (1 + 3 * chunks) * 5e-6;
 }
@@ -526,7 +525,7 @@ static double cf_estimate_fused(const tc__problem *p, const cfg &g) {
 static double cf_estimate(const tc__problem *p, const tc__env *e) {
     cfg g;
     if (!cf_geometry(p, &g, NULL, 0, 1)) return 1e30;
-    if (g.fused) return cf_estimate_fused(p, g);
+    if (g.fused) return cf_estimate_fused(g);
     const double nr = (double)g.nr, nc = nr / 2, Lp = (double)(g.L[0] * g.L[1] * g.L[2]);
     const double lg = Lp > 2 ? log2(Lp) : 1.0;
     const double N = (double)g.N, C = (double)g.C, K = (double)g.K, Cg = (double)g.Cg;
