@@ -95,13 +95,33 @@ TC_API const char *tc_last_error(void);
 /* ------------------------------------------------------------------------
  * Element types, boundary modes, backends.
  * ------------------------------------------------------------------------ */
+/* Storage types. FLOAT16 is IEEE binary16 (numpy float16, torch.half);
+ * BFLOAT16 is the upper half of a float32 (torch.bfloat16), passed as
+ * uint16_t bit patterns. Half-precision problems accumulate in float32
+ * (as cuDNN's and oneDNN's default math) and round once when storing; see
+ * docs/semantics.md for the error bounds. Every array of one problem
+ * (input, mask or weights, bias, residual, output) has the problem's dtype. */
 typedef enum tc_dtype {
     TC_FLOAT32 = 0, /* float  */
-    TC_FLOAT64 = 1  /* double */
+    TC_FLOAT64 = 1, /* double */
+    TC_FLOAT16 = 2, /* IEEE half, 16 bits */
+    TC_BFLOAT16 = 3 /* bfloat16, 16 bits */
 } tc_dtype;
 
 /* Returns the size in bytes of one element, or 0 for an unknown dtype. */
 TC_API size_t tc_dtype_size(tc_dtype dtype);
+/* Returns "float32", "float64", "float16" or "bfloat16"; NULL for an
+ * unknown value. */
+TC_API const char *tc_dtype_name(tc_dtype dtype);
+/* Parses those names (also "half", "bf16", "f16", "f32", "f64").
+ * TC_ERR_INVALID_ARGUMENT for anything else. */
+TC_API tc_status tc_dtype_parse(const char *name, tc_dtype *dtype);
+/* Conversions between float and the 16-bit types (round to nearest even;
+ * NaN stays NaN, overflow goes to infinity), n elements. */
+TC_API void tc_float_to_half(uint16_t *dst, const float *src, size_t n);
+TC_API void tc_half_to_float(float *dst, const uint16_t *src, size_t n);
+TC_API void tc_float_to_bfloat16(uint16_t *dst, const float *src, size_t n);
+TC_API void tc_bfloat16_to_float(float *dst, const uint16_t *src, size_t n);
 
 /* How values outside the input are defined. These are scipy.ndimage's modes,
  * for input a b c d:
@@ -229,6 +249,13 @@ TC_API void tc_filter_desc_init(tc_filter_desc *desc);
  * Bias   b: K, optional
  * Output y: N x K x out spatial, out = floor((in + 2*pad - dil*(m-1) - 1)
  *           / stride) + 1, as in PyTorch.
+ * With layout TC_LAYOUT_CHANNELS_LAST, x is N x spatial x C and y is
+ * N x out spatial x K (NLC / NHWC / NDHWC: torch's channels_last and
+ * channels_last_3d memory formats); the weights stay K x C/groups x mask.
+ *
+ * Fused epilogue: y = act(conv(x, w) + bias + residual), computed in the
+ * accumulation type and rounded once to the dtype. bias (K values) and
+ * residual (y's shape, layout and dtype) are each optional.
  * ------------------------------------------------------------------------ */
 typedef enum tc_padding_kind {
     TC_PADDING_EXPLICIT = 0, /* use padding[] (symmetric, as in PyTorch) */
@@ -243,6 +270,28 @@ typedef enum tc_padding_mode {
     TC_PADDING_REPLICATE = 2,
     TC_PADDING_CIRCULAR = 3   /* needs padding <= input size, as torch */
 } tc_padding_mode;
+
+typedef enum tc_layout {
+    TC_LAYOUT_CHANNELS_FIRST = 0, /* N x C x spatial (NCL, NCHW, NCDHW) */
+    TC_LAYOUT_CHANNELS_LAST = 1   /* N x spatial x C (NLC, NHWC, NDHWC) */
+} tc_layout;
+
+/* Activations of the fused epilogue, as torch.nn.functional's. */
+typedef enum tc_activation {
+    TC_ACT_NONE = 0,
+    TC_ACT_RELU = 1,    /* max(v, 0) */
+    TC_ACT_RELU6 = 2,   /* min(max(v, 0), 6) */
+    TC_ACT_SILU = 3,    /* v * sigmoid(v) */
+    TC_ACT_SIGMOID = 4, /* 1 / (1 + exp(-v)) */
+    TC_ACT_TANH = 5,
+    TC_ACT_GELU = 6     /* v/2 * (1 + erf(v / sqrt 2)), torch's default */
+} tc_activation;
+/* "none", "relu", "relu6", "silu", "sigmoid", "tanh", "gelu"; NULL for an
+ * unknown value. */
+TC_API const char *tc_activation_name(tc_activation act);
+TC_API tc_status tc_activation_parse(const char *name, tc_activation *act);
+/* "channels_first" / "channels_last"; NULL for an unknown value. */
+TC_API const char *tc_layout_name(tc_layout layout);
 
 typedef struct tc_conv_desc {
     size_t struct_size; /* set by tc_conv_desc_init */
@@ -260,6 +309,11 @@ typedef struct tc_conv_desc {
     tc_padding_kind padding_kind;          /* default EXPLICIT */
     tc_padding_mode padding_mode;          /* default ZEROS */
     int has_bias;                          /* 0 or 1, default 0 */
+    tc_layout layout;                      /* of x, y and the residual;
+                                              default CHANNELS_FIRST */
+    tc_activation activation;              /* default TC_ACT_NONE */
+    int has_residual;                      /* 0 or 1, default 0: execute
+                                              with tc_execute_conv_residual */
 } tc_conv_desc;
 
 TC_API void tc_conv_desc_init(tc_conv_desc *desc);
@@ -342,6 +396,17 @@ TC_API void tc_plan_destroy(tc_plan *plan);
 
 /* Name of the chosen algorithm, e.g. "cpu.direct.halo". Static string. */
 TC_API const char *tc_plan_algorithm(const tc_plan *plan);
+/* What the core does around the chosen algorithm, or "" when the algorithm
+ * runs the problem as described. An algorithm that lacks a float16 /
+ * bfloat16 kernel, a channels-last kernel or the fused epilogue is run on
+ * a converted problem: the core converts the inputs to float32 and
+ * channels-first in the workspace and applies the epilogue and the output
+ * conversion in one pass after it, e.g. "x,w,bias float16->float32;
+ * layout channels_last<->channels_first; epilogue pass (act, residual)".
+ * The planner counts these passes in its estimate, so an algorithm with
+ * native kernels wins when it exists. The string lives as long as the
+ * plan. */
+TC_API const char *tc_plan_staging(const tc_plan *plan);
 /* Backend of the chosen algorithm. */
 TC_API tc_backend tc_plan_backend(const tc_plan *plan);
 /* Workspace bytes execute needs when the caller passes one (host memory:
@@ -374,8 +439,11 @@ TC_API double tc_plan_bytes(const tc_plan *plan);
  * concurrent call. x and y must not overlap. */
 TC_API tc_status tc_execute_filter(const tc_plan *plan, void *y,
                                    const void *x, void *workspace);
-/* Executes a conv plan: y = conv(x, w) + bias. x is N x C x spatial, w is
- * K x C/groups x kernel, y is N x K x output spatial, all dense C order.
+/* Executes a conv plan: y = act(conv(x, w) + bias). x is N x C x spatial, w is
+ * K x C/groups x kernel, y is N x K x output spatial, all dense C order
+ * (x and y N x spatial x channels with TC_LAYOUT_CHANNELS_LAST). A plan
+ * whose description has has_residual fails here: use
+ * tc_execute_conv_residual.
  * bias must be non-NULL exactly when the description had has_bias set.
  * w = NULL and bias = NULL together: use the weights (and bias) the plan
  * holds from tc_plan_conv_set_weights. Algorithms that reorder or transform
@@ -384,6 +452,14 @@ TC_API tc_status tc_execute_filter(const tc_plan *plan, void *y,
 TC_API tc_status tc_execute_conv(const tc_plan *plan, void *y, const void *x,
                                  const void *w, const void *bias,
                                  void *workspace);
+/* Executes a conv plan with the fused epilogue's residual:
+ * y = act(conv(x, w) + bias + residual). residual has y's shape, layout and
+ * dtype and must be non-NULL exactly when the description had has_residual
+ * set; it may be y itself (in place). tc_execute_conv is this call with
+ * residual = NULL. */
+TC_API tc_status tc_execute_conv_residual(const tc_plan *plan, void *y, const void *x,
+                                          const void *w, const void *bias,
+                                          const void *residual, void *workspace);
 /* Hands a conv plan its weights (K x C/groups x kernel, dense C order) and
  * bias (K values; NULL exactly when has_bias is 0), copied into the plan and
  * packed once into the chosen algorithm's layout; later tc_execute_conv

@@ -49,6 +49,13 @@ typedef struct tc__problem {
     tc_mode mode;
     double cval;
     int has_bias;
+    /* Conv only: layout of x, y and the residual; the fused epilogue
+     * y = act(acc + bias + residual) (bias above). Solvers see these only
+     * when their caps say they handle them; otherwise the core stages the
+     * problem (see tc__solver.caps). Weights are always K x C/G x mask. */
+    tc_layout layout;
+    tc_activation act;
+    int has_residual;
     /* Filter only: the plan-owned mask (already flipped for convolve),
      * msk[0]*msk[1]*msk[2] elements of dtype. NULL for conv (weights come
      * with each execute). Solvers may precompute from it at plan time. */
@@ -109,6 +116,8 @@ typedef struct tc__args {
     const void *x;
     const void *w;        /* conv: caller's weights; filter: p->mask */
     const void *bias;     /* NULL unless p->has_bias */
+    const void *residual; /* NULL unless p->has_residual: y's shape, layout
+                             and dtype; may equal y (in place) */
     const void *wpack;    /* conv: non-NULL iff the solver has wpack: its
                              packed form of w (from tc_plan_conv_set_weights,
                              or packed by the core for this call) */
@@ -160,7 +169,21 @@ typedef struct tc__solver {
      * NULL means none. Reported by tc_plan_device_workspace_size. */
     size_t (*device_workspace)(const tc__problem *p, const tc__env *env,
                                const void *state);
+    /* What the solver handles itself (TC__CAP_*). For a problem that needs
+     * something outside its caps, the solver is asked about, planned for
+     * and run on a staged problem instead: float32 in place of float16 /
+     * bfloat16, channels-first in place of channels-last, no activation
+     * and no residual (bias stays with the solver); the core converts the
+     * operands in its workspace and applies the epilogue and the output
+     * conversion in one pass (src/core/stage.c). A solver with a cap still
+     * says in `applicable` which of those problems it takes. */
+    unsigned caps;
 } tc__solver;
+
+#define TC__CAP_HALF 1u          /* TC_FLOAT16 / TC_BFLOAT16 storage */
+#define TC__CAP_CHANNELS_LAST 2u /* p->layout == TC_LAYOUT_CHANNELS_LAST */
+#define TC__CAP_EPILOGUE 4u      /* p->act and p->has_residual */
+#define TC__CAP_ALL 7u
 
 /* The registry (src/core/registry.c): NULL-terminated, reference last. */
 extern const tc__solver *const tc__solvers[];
