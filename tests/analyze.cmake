@@ -2,7 +2,7 @@
 # number of the seeds' tiled-convolution tables (tests/test_analyze.py).
 # Included from tests/CMakeLists.txt: include(${CMAKE_CURRENT_SOURCE_DIR}/analyze.cmake)
 # The script needs only the Python 3 standard library; /usr/bin/python3 is
-# preferred (the project's Python, see docs/HELPERS.md).
+# preferred (Debian's, with numpy and scipy).
 if(EXISTS /usr/bin/python3)
   set(TC_ANALYZE_PYTHON /usr/bin/python3)
 else()
