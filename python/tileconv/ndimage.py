@@ -3,7 +3,9 @@
 Same signatures and results as scipy.ndimage (checked against it by
 tests/python/test_ndimage.py): convolve, correlate, convolve1d,
 correlate1d, uniform_filter, uniform_filter1d, gaussian_filter,
-gaussian_filter1d, sobel, prewitt, laplace.
+gaussian_filter1d, sobel, prewitt, laplace, generic_laplace,
+gaussian_laplace, generic_gradient_magnitude, gaussian_gradient_magnitude
+(the last four composed from the 1-D passes as scipy composes them).
 
 dtypes as scipy: float32 and float64 are computed natively in their own
 precision (scipy computes in float64, so float32 results differ by float32
@@ -25,7 +27,8 @@ from . import _core
 
 __all__ = ["convolve", "correlate", "convolve1d", "correlate1d", "uniform_filter",
            "uniform_filter1d", "gaussian_filter", "gaussian_filter1d", "sobel", "prewitt",
-           "laplace"]
+           "laplace", "generic_laplace", "gaussian_laplace", "generic_gradient_magnitude",
+           "gaussian_gradient_magnitude"]
 
 _MODES = {"constant": 0, "grid-constant": 0, "nearest": 1, "reflect": 2, "grid-mirror": 2,
           "mirror": 3, "wrap": 4, "grid-wrap": 4}
@@ -462,16 +465,108 @@ def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0):
     return _edge(input, axis, output, mode, cval, [1, 1, 1])
 
 
-def laplace(input, output=None, mode="reflect", cval=0.0):
-    """scipy.ndimage.laplace: the sum over axes of [1, -2, 1] along each."""
+def _check_callable(f, name):
+    if not callable(f):
+        raise TypeError(f"{name} must be callable, got {type(f).__name__}")
+
+
+def generic_laplace(input, derivative2, output=None, mode="reflect", cval=0.0,
+                    extra_arguments=(), extra_keywords=None, *, axes=None):
+    """scipy.ndimage.generic_laplace: derivative2(input, axis, output, mode,
+    cval, *extra_arguments, **extra_keywords) along each axis, summed in the
+    output's dtype (the first pass writes into the output, the others into
+    temporaries of its dtype that are added), as scipy sums them."""
+    _check_callable(derivative2, "derivative2")
+    if extra_keywords is None:
+        extra_keywords = {}
     input = np.asarray(input)
-    modes = _per_axis(mode, input.ndim, "mode")
-    out = _get_output(output, input)
-    if input.ndim == 0:
-        out[...] = input
-        return out
-    correlate1d(input, [1, -2, 1], 0, out, modes[0], cval, 0)
-    for ax in range(1, input.ndim):
-        tmp = correlate1d(input, [1, -2, 1], ax, out.dtype, modes[ax], cval, 0)
-        out += tmp
-    return out
+    output = _get_output(output, input)
+    ax = _axes(axes, input.ndim)
+    if not ax:
+        output[...] = input[...]
+        return output
+    modes = _per_axis(mode, len(ax), "mode")
+    derivative2(input, ax[0], output, modes[0], cval, *extra_arguments, **extra_keywords)
+    for i in range(1, len(ax)):
+        tmp = derivative2(input, ax[i], output.dtype, modes[i], cval, *extra_arguments,
+                          **extra_keywords)
+        output += tmp
+    return output
+
+
+def generic_gradient_magnitude(input, derivative, output=None, mode="reflect", cval=0.0,
+                               extra_arguments=(), extra_keywords=None, *, axes=None):
+    """scipy.ndimage.generic_gradient_magnitude: the square root of the sum
+    over axes of derivative(input, axis, output, mode, cval,
+    *extra_arguments, **extra_keywords) squared, each step in the output's
+    dtype (the square root cast unsafely into it), as scipy computes it."""
+    _check_callable(derivative, "derivative")
+    if extra_keywords is None:
+        extra_keywords = {}
+    input = np.asarray(input)
+    output = _get_output(output, input)
+    ax = _axes(axes, input.ndim)
+    if not ax:
+        output[...] = input[...]
+        return output
+    modes = _per_axis(mode, len(ax), "mode")
+    derivative(input, ax[0], output, modes[0], cval, *extra_arguments, **extra_keywords)
+    np.multiply(output, output, output)
+    for i in range(1, len(ax)):
+        tmp = derivative(input, ax[i], output.dtype, modes[i], cval, *extra_arguments,
+                         **extra_keywords)
+        np.multiply(tmp, tmp, tmp)
+        output += tmp
+    np.sqrt(output, output, casting="unsafe")
+    return output
+
+
+def _sigmas_on_axes(sigma, ndim, axes):
+    """sigma per filtered axis, spread to every axis with 0 (no smoothing) on
+    the others, as scipy's gaussian_laplace does for axes=."""
+    ax = _axes(axes, ndim)
+    sig = _per_axis(sigma, len(ax), "sigma")
+    if len(ax) == ndim:
+        return sig, ax
+    full = [0] * ndim
+    for s, a in zip(sig, ax):
+        full[a] = s
+    return full, ax
+
+
+def _gaussian_derivative(order_on_axis):
+    def derivative(input, axis, output, mode, cval, sigma, **kwargs):
+        order = [0] * input.ndim
+        order[axis] = order_on_axis
+        return gaussian_filter(input, sigma, order, output, mode, cval, **kwargs)
+    return derivative
+
+
+def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None,
+                     **kwargs):
+    """scipy.ndimage.gaussian_laplace: generic_laplace with second-order
+    gaussian_filter passes; extra keywords (truncate, radius) go to
+    gaussian_filter."""
+    input = np.asarray(input)
+    sigma, ax = _sigmas_on_axes(sigma, input.ndim, axes)
+    return generic_laplace(input, _gaussian_derivative(2), output, mode, cval,
+                           extra_arguments=(sigma,), extra_keywords=kwargs, axes=ax)
+
+
+def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *,
+                                axes=None, **kwargs):
+    """scipy.ndimage.gaussian_gradient_magnitude: generic_gradient_magnitude
+    with first-order gaussian_filter passes; extra keywords (truncate,
+    radius) go to gaussian_filter."""
+    input = np.asarray(input)
+    sigma, ax = _sigmas_on_axes(sigma, input.ndim, axes)
+    return generic_gradient_magnitude(input, _gaussian_derivative(1), output, mode, cval,
+                                      extra_arguments=(sigma,), extra_keywords=kwargs,
+                                      axes=ax)
+
+
+def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None):
+    """scipy.ndimage.laplace: generic_laplace with [1, -2, 1] along each axis."""
+    def derivative2(input, axis, output, mode, cval):
+        return correlate1d(input, [1, -2, 1], axis, output, mode, cval, 0)
+    return generic_laplace(input, derivative2, output, mode, cval, axes=axes)

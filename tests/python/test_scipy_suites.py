@@ -4,12 +4,9 @@ scipy/signal/tests/test_signaltools.py (the convolve / correlate tests:
 `-k "Convolve or Correlate or convolve or correlate"`; the rest of that
 file tests other scipy.signal functions). Each runs in a subprocess on a
 copy of the installed scipy test file, with a conftest.py that replaces
-scipy's functions by tileconv's before the test module imports them.
-
-Known exceptions (docs/python.md): tileconv computes float32 (and
-complex64) in float32 arithmetic, scipy in float64; four ndimage tests
-compare float32 results of magnitude ~100-1000 to 6 decimals against
-scipy's float64-computed gaussian_laplace / gaussian_gradient_magnitude."""
+scipy's functions by tileconv's (every name in tileconv.ndimage.__all__ /
+tileconv.signal.__all__) before the test module imports them. Both must
+pass whole: no test failed or errored."""
 import os
 import re
 import shutil
@@ -20,10 +17,6 @@ import pytest
 import scipy
 
 SCIPY = os.path.dirname(scipy.__file__)
-NDIMAGE_EXPECTED = {f"TestNdimageFilters::{t}[{d}]" for t in
-                    ("test_gaussian_laplace01", "test_gaussian_laplace02",
-                     "test_gaussian_gradient_magnitude01", "test_gaussian_gradient_magnitude02")
-                    for d in ("float32", "complex64")}
 
 
 def run_suite(tmp_path, src, module, names, extra):
@@ -41,8 +34,11 @@ def run_suite(tmp_path, src, module, names, extra):
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         "-W", "ignore::DeprecationWarning", os.path.basename(src)] + extra,
                        cwd=tmp_path, capture_output=True, text=True)
-    failed = set(re.findall(r"FAILED \S+?::(\S+)", p.stdout))
-    m = re.search(r"(\d+) passed", p.stdout)
+    failed = set(re.findall(r"(?:FAILED|ERROR) \S+?::(\S+)", p.stdout))
+    summary = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+    if re.search(r"\d+ (failed|errors?)\b", summary):
+        failed.add(summary)
+    m = re.search(r"(\d+) passed", summary)
     return failed, int(m.group(1)) if m else 0, p.stdout[-3000:]
 
 
@@ -52,7 +48,7 @@ def test_scipy_ndimage_filters(tmp_path):
                                                           "test_filters.py"),
                                     "ndimage", T.__all__, [])
     assert passed > 1000, log
-    assert failed <= NDIMAGE_EXPECTED, f"unexpected failures: {sorted(failed - NDIMAGE_EXPECTED)}\n{log}"
+    assert not failed, f"failures: {sorted(failed)}\n{log}"
 
 
 def test_scipy_signal_convolutions(tmp_path):
