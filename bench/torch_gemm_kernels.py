@@ -2,7 +2,7 @@
 """torch_gemm_kernels.py - the CUDA kernels torch.matmul (cuBLAS) launches
 for a square float32 product, TF32 off, at each size given (default 2048
 4096): one line "SIZE NAME" a kernel, from torch.profiler. Used to point
-Nsight Compute at cuBLAS's kernel (perf-notes, session 23)."""
+Nsight Compute at cuBLAS's kernel (docs/solvers/cuda-gemm.md)."""
 import sys
 
 import torch

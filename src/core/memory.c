@@ -20,7 +20,7 @@ void *tc__alloc(size_t bytes) {
         /* Large workspaces on 2 MiB boundaries with transparent huge pages
          * requested (Linux, THP "madvise" or "always"): fewer TLB misses,
          * and on virtual machines far less cost when memory is touched
-         * again after a pause (docs/perf-notes.md, "Session 4"). */
+         * again after a pause (docs/performance.md, "How it is measured"). */
         if (posix_memalign(&p, (size_t)2 << 20, bytes) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
         madvise(p, bytes, MADV_HUGEPAGE);

@@ -29,7 +29,7 @@
  * are fewer than four tiles per thread. The threads claim runs of items
  * from a shared counter (about 16 claims per thread). Each output is one accumulator
  * summing channels and taps in one order: results do not depend on the
- * thread count. float32, AVX-512. Measurements: docs/perf-notes.md,
+ * thread count. float32, AVX-512. Measurements: docs/solvers/cpu-conv-1d.md,
  * "Session 7: cpu.conv.1d". */
 #include "core/internal.h"
 

@@ -36,7 +36,7 @@
  * computed by one tile in one order: results do not depend on the thread
  * count. float32; AVX-512 ("cpu.conv.direct") or, with 8-lane blocks and
  * 6x2 tiles, AVX2 ("cpu.conv.direct8", conv_direct_avx2.c). Measurements:
- * docs/perf-notes.md, "Session 6: cpu.conv.direct". */
+ * docs/solvers/cpu-conv-direct.md. */
 #include "core/internal.h"
 
 #include <stdio.h>

@@ -32,7 +32,7 @@
  * 1x1 layers with stride 1 and no padding skip the gather: B is the
  * input's Cg x P block as it lies, read in place (row stride P) by the 8x48
  * kernel with masked loads (gemm_ukernel_avx512.c): 1x1 256->64 @56 on one
- * core 0.51-0.58 ms against 0.77-0.93 ms packed (session 6, perf-notes).
+ * core 0.51-0.58 ms against 0.77-0.93 ms packed (docs/solvers/cpu-conv-igemm.md).
  *
  * Covers every conv the core lowers (any stride, dilation, groups, padding
  * mode, 1D/2D/3D) with the AVX-512 or AVX2 micro-kernels; float32 and
@@ -190,7 +190,7 @@ static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
     g->pan_per_group = ig_cdiv(g->npan, g->kgroups);
     /* 1x1 64->256 @56 (3.2 MB out), 2 threads: min of 300 executes
      * 0.249-0.260 ms streamed vs 0.264-0.267 ms cached; 256->64 (0.8 MB)
-     * medians slower streamed (perf-notes, "Session 8: 1x1") */
+     * medians slower streamed (docs/solvers/cpu-conv-igemm.md) */
     g->ntstore = g->directb && f32 && g->kc == g->R && !p->has_bias &&
                  (double)p->K * g->P * es >= 2.0 * 1024 * 1024;
     g->kgroups = ig_cdiv(g->npan, g->pan_per_group);

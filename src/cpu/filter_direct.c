@@ -489,7 +489,7 @@ static size_t fd_ws(const tc__problem *p, const tc__env *e, const fd_isa *isa) {
  * from a shared counter instead of taking one fixed range each: when
  * another process takes part of a core (the shared 2-vCPU VM), the other
  * thread does more of the work instead of waiting for it (2D k9 4096^2,
- * one core contended: 24-29 -> 17-19 ms; docs/perf-notes.md). */
+ * one core contended: 24-29 -> 17-19 ms; docs/solvers/cpu-direct.md). */
 static void fd_dyn(void *arg, int64_t begin, int64_t end, int tid) {
     fd_job *j = arg;
     (void)begin;

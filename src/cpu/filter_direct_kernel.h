@@ -400,7 +400,7 @@ FK_INL void FK_FN(strip1p)(const tc__fd_block *bk, int64_t x0, const int V) {
  * ahead of the strip at x. The hardware prefetchers alone leave the core
  * waiting: 2^24 k31 on 2 threads 8.7 -> 6.0 ms with it (4, 8 or 16 KiB
  * ahead alike; 64 KiB 6.1). 2D blocks read several rows at once and
- * gained nothing from the same (perf-notes, session 4). */
+ * gained nothing from the same (docs/solvers/cpu-direct.md). */
 #define FK_PF1 8192
 FK_INL void FK_FN(pf1)(const tc__fd_block *bk, int64_t x, int64_t n) {
     if (bk->m0 * bk->m1 != 1) return;

@@ -27,7 +27,7 @@
  * because sums like A11 + A22 are rounded before the product (a normwise,
  * not elementwise, error bound). Measured max over C of
  * |C - C_exact| / (|A||B|)_ij, A and B uniform in [-1, 1), square n, exact
- * = long double; n = 2048 on 256 sampled rows (docs/perf-notes.md):
+ * = long double; n = 2048 on 256 sampled rows (docs/solvers/cpu-gemm.md):
  *      n     f32 strassen  f32 packed   f64 strassen  f64 packed
  *   1024     2.2e-7        1.15e-7      2.9e-16       1.6e-16
  *   2048     1.7e-7        8.3e-8       2.0e-16       8.8e-17
@@ -206,7 +206,7 @@ static int sx_applicable(const tc__problem *p, const tc__env *e, char *why,
 /* Packed-GEMM time for 7 half-size products + the additions' memory traffic
  * (15 passes over A/4 and B/4, 35 over C/4), times a 1.15 margin: Strassen
  * costs accuracy and measured at best ~3% faster than cpu.gemm.packed
- * (docs/perf-notes.md), so ESTIMATE should take it only for a predicted
+ * (docs/solvers/cpu-gemm.md), so ESTIMATE should take it only for a predicted
  * gain of more than 15% - with this model, never up to n = 16384. MEASURE
  * still picks it where it really wins on the machine at hand. */
 static double sx_estimate(const tc__problem *p, const tc__env *e) {
