@@ -32,7 +32,8 @@
  * 1x1 layers with stride 1 and no padding skip the gather: B is the
  * input's Cg x P block as it lies, read in place (row stride P) by the 8x48
  * kernel with masked loads (gemm_ukernel_avx512.c): 1x1 256->64 @56 on one
- * core 0.51-0.58 ms against 0.77-0.93 ms packed (docs/solvers/cpu-conv-igemm.md).
+ * core 0.51-0.58 ms against 0.77-0.93 ms packed
+ * (docs/solvers/cpu-conv-igemm.md).
  *
  * Covers every conv the core lowers (any stride, dilation, groups, padding
  * mode, 1D/2D/3D) with the AVX-512 or AVX2 micro-kernels; float32 and

@@ -41,8 +41,8 @@ int tc__fdl_wanted(const tc__problem *p) {
     const int64_t L = p->dtype == TC_FLOAT64 ? 8 : 16;
     const int64_t taps = p->msk[0] * p->msk[1] * p->msk[2];
     if (p->out[2] < 4 * L) return 0; /* lanes would be mostly empty */
-    /* measured crossover (docs/solvers/cpu-direct.md): 2D rows are faster on the
-     * plain rows since their tap vectors are built by in-register shifts
+    /* measured crossover (docs/solvers/cpu-direct.md): 2D rows are faster on
+     * the plain rows since their tap vectors are built by in-register shifts
      * up to k13 (4096^2, 2 threads: k9 11.6 vs 16 ms, k13 23.8-24.0 vs
      * 25.5-30.4 ms), k15 on lanes (30.4-30.8 vs 31.0-32.0 ms); 3D k3 on
      * the plane ring of filter_direct.c

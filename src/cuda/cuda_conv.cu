@@ -334,8 +334,8 @@ template <bool B> struct ig_bool {
  *      with every B loader by cp.async and 6 stages (B truncated) ran
  *      0.73-0.97x of V 3 and was removed
  * (BK 32 with 3 stages, and A rounded in shared memory once per stage,
- * were measured too and lost: docs/solvers/cuda-conv-igemm.md, session 8; BK and the
- * stage count stay parameters.) */
+ * were measured too and lost: docs/solvers/cuda-conv-igemm.md, session 8; BK
+ * and the stage count stay parameters.) */
 template <int V> struct igv {
     static constexpr int BK = IG_BK;
     static constexpr int ST = IG_STAGES;
@@ -1154,7 +1154,8 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
  * block instead of once per tap; every padding mode is a per-pixel map
  * (zeros: zero-fill). Weights: a ring of 4 stages (TC_CUDA_CONV_V7NST), two
  * in flight; the patch: two buffers, the next chunk's loaded with the first
- * weight stage of that chunk. Measured on the H100 (docs/solvers/cuda-conv-igemm.md,
+ * weight stage of that chunk. Measured on the H100
+ * (docs/solvers/cuda-conv-igemm.md,
  * session 12) at 0.5-1.15x of V 3: faster only at 3x3 256 @14, where
  * cuda.conv.winograd2-tf32 is faster still; ncu at 128 @28: one block per
  * SM, 6% occupancy, no eligible warp 75% of the cycles. */
@@ -2020,7 +2021,8 @@ static tc_status ig_prepare(int bi, int kind, int lm, int *occ) {
 }
 
 /* Tile height BM and reduction splits S (split-K) by a small time model,
- * fitted to a sweep of forced shapes on the H100 (docs/solvers/cuda-conv-igemm.md,
+ * fitted to a sweep of forced shapes on the H100
+ * (docs/solvers/cuda-conv-igemm.md,
  * session 6): the busiest SM runs ceil(blocks x S / SMs) blocks of k tiles
  * per split each, at the SM's measured rate (~30 TFLOP/s fp32, ~60 TF32 on
  * the whole GPU; the 64- and 32-row tiles at 0.85 and 0.6 of it: the same
@@ -2612,7 +2614,8 @@ static tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     const tc__cu_device *d = tc__cu_dev();
     /* V 4 where it measured faster than V 3 on the H100: the 32-row tile
      * with zero padding (3D 3x3x3 32 @32 b8: 0.276-0.279 ms against
-     * 0.310-0.316 in four calls of sessions 11-12; docs/solvers/cuda-conv-igemm.md);
+     * 0.310-0.316 in four calls of sessions 11-12;
+     * docs/solvers/cuda-conv-igemm.md);
      * not when TC_CUDA_CONV_TFV forces a kernel */
     if (kind == 2 && sh.bi == 2 && lm == IG_ZEROS && !getenv("TC_CUDA_CONV_TFV") &&
         ig_wgmma_ok()) {

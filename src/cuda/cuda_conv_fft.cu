@@ -44,7 +44,8 @@
  * no scatter pass), k_cf_inv64 inverts and crops with the stride and the
  * bias. The spectra keep cuFFT's R2C layout, so the product is the same.
  * On the H200 it took the 5x5 64 @56 b32 layer from 0.369 to 0.231 ms
- * and 7x7 b16 from 0.267 to 0.162 (docs/solvers/cuda-conv-fft.md). TC_CUDA_CONV_FFT_FUSED=0
+ * and 7x7 b16 from 0.267 to 0.162 (docs/solvers/cuda-conv-fft.md).
+ * TC_CUDA_CONV_FFT_FUSED=0
  * keeps cuFFT; =1 takes the fused form wherever E <= 64 (tests).
  */
 #include "cuda/cuda_common.h"

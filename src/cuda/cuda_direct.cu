@@ -225,8 +225,8 @@ __device__ __forceinline__ void compute_store(const float *smem, const int *slot
  * mask row s = iy - j exists, T weights as broadcast loads from shared
  * memory and 4*T FFMAs) stays a few KB and fits the instruction cache; the
  * fully unrolled body of a 15x15 mask is ~57 KB and stalls on instruction
- * fetch (ncu, docs/solvers/cuda-direct.md). The weights sit in shared memory (wsh,
- * rows padded to TP floats), copied from the kernel parameter once per
+ * fetch (ncu, docs/solvers/cuda-direct.md). The weights sit in shared memory
+ * (wsh, rows padded to TP floats), copied from the kernel parameter once per
  * block. Each input row is still loaded once and used by all RY rows.
  * Plane r of this output plane is in slot (sb + r) % nslot. */
 template <int R, int S, int T, int RY, int SP, int OFF, bool EX>
@@ -618,8 +618,8 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
 /* Exact variants first (the common odd sizes), then the guarded buckets
  * that take every other mask up to the limits, then tuning alternatives
  * (TC_CUDA_DIRECT_VARIANT only). Choices measured on an H100
- * (docs/solvers/cuda-direct.md, variant sweeps): a third shared slot for 2D k5/k7
- * (0.94x / 0.92x the time of two); two output rows per thread at 2D k15
+ * (docs/solvers/cuda-direct.md, variant sweeps): a third shared slot for 2D
+ * k5/k7 (0.94x / 0.92x the time of two); two output rows per thread at 2D k15
  * (0.86x: half the unrolled code); narrow tiles (TX 16: 64 columns) for
  * volumes at most 64 wide (0.75x on 64^3 k3). The rolled compute measured
  * 1.03-1.64x slower than the unrolled one on every exact size, so only the
@@ -638,8 +638,8 @@ static const variant variants[] = {
     KT(5, 5, 4, 32, 8, 2, 0, 0, 0), KT(9, 9, 4, 32, 8, 2, 0, 0, 1), KT(15, 15, 4, 32, 8, 2, 0, 0, 1),
     KR(3, 4, 32, 0, 0, 0), KR(5, 2, 32, 0, 0, 1), KR(7, 2, 32, 0, 0, 1),
     /* tuning alternatives: none at present (the last sweeps' candidates
-     * and their times are in docs/solvers/cuda-direct.md); add lines with ALT = 1
-     * to time new ones with TC_BENCH_SWEEP=1 */
+     * and their times are in docs/solvers/cuda-direct.md); add lines
+     * with ALT = 1 to time new ones with TC_BENCH_SWEEP=1 */
 };
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 

@@ -17,7 +17,8 @@
  * pointers stepped along k; edge blocks test rows and k and read zeros
  * past them, so any m and n run.
  *
- * History (docs/solvers/cuda-gemm.md, H200, TFLOP/s at 4096^3 / 8192^3, cuBLAS 49-51):
+ * History (docs/solvers/cuda-gemm.md, H200, TFLOP/s at 4096^3 / 8192^3, cuBLAS
+ * 49-51):
  * session 17, A row-major in shared memory read 4 k a 16-byte load, copy
  * pointers set once: 42.6-42.9 (BK = 32 with 3 stages slower, dropped);
  * session 18, interior copies without tests: 44.0-44.8; A k-major as above:
@@ -33,7 +34,8 @@
  * Session 24: a stream-K tail (the last T mod S tiles' k steps shared by
  * the S resident blocks, partial tiles added by a fix-up kernel; commit
  * "cuda.gemm: a stream-K tail"): 4096^3 2% slower, 8192^3 0.4% faster
- * than whole tiles; removed (docs/solvers/cuda-gemm.md: its kernel held the body twice).
+ * than whole tiles; removed (docs/solvers/cuda-gemm.md: its kernel held the
+ * body twice).
  *
  * Generic path (transposes, odd sizes or strides): 64x64 tiles, 4x4 per
  * thread, bounds-checked loads.
