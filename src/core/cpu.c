@@ -22,6 +22,8 @@ unsigned tc__cpu_detect(void) {
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
         (bits & TC__CPU_AVX2))
         bits |= TC__CPU_AVX512;
+    if ((bits & TC__CPU_AVX512) && __builtin_cpu_supports("avx512bf16"))
+        bits |= TC__CPU_AVX512BF16;
 #endif
     tc__cpu_bits = bits;
     __atomic_store_n(&tc__cpu_done, 1, __ATOMIC_RELEASE);

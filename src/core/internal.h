@@ -90,6 +90,7 @@ typedef struct tc__env {
 
 #define TC__CPU_AVX2 1u     /* avx2 + fma */
 #define TC__CPU_AVX512 2u   /* avx512f + avx512bw + avx512vl + avx512dq */
+#define TC__CPU_AVX512BF16 4u /* avx512_bf16 (vdpbf16ps), with TC__CPU_AVX512 */
 unsigned tc__cpu_detect(void); /* cached; thread-safe */
 /* Microarchitecture family (src/core/machine.c), for cost models and for
  * kernels whose best blocking differs between them. */
@@ -106,6 +107,9 @@ tc__uarch tc__cpu_uarch(void);
  * model uses: measured (tc_machine_set_ceilings, or the ceilings cache
  * file) or per-microarchitecture defaults. */
 double tc__machine_flops_core(void);
+/* The same for bfloat16 dot products (vdpbf16ps: twice the fp32 FMA's
+ * products per instruction); the fp32 rate without AVX512-BF16. */
+double tc__machine_flops_core_bf16(void);
 double tc__machine_bandwidth(void);
 
 /* Arguments of one execute call, all arrays dense and C-order. */

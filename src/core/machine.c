@@ -187,6 +187,11 @@ double tc__machine_flops_core(void) {
     return v;
 }
 
+double tc__machine_flops_core_bf16(void) {
+    double f = tc__machine_flops_core();
+    return (tc__cpu_detect() & TC__CPU_AVX512BF16) ? 2.0 * f : f;
+}
+
 double tc__machine_bandwidth(void) {
     pthread_once(&tc__m_once, tc__mach_init);
     pthread_mutex_lock(&tc__m_lock);
