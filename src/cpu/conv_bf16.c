@@ -61,6 +61,10 @@ void tc__bf16_ukr_6x4(const tc__bf16_tile *t);
 void tc__bf16_ukr_8x3(const tc__bf16_tile *t);
 void tc__bf16_ukr_12x2(const tc__bf16_tile *t);
 void tc__bf16_ukr_12x1(const tc__bf16_tile *t);
+void tc__bf16_dw_row(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const int *widx,
+                     int nt, const float *w, int nruns, const float *bias, int64_t C, int64_t nw,
+                     uint16_t *y, const uint16_t *res, int act);
+#define BF_DW_MAXT 64 /* depthwise: taps per pixel handled without the copy */
 
 #define BF_MAXMR 12
 #define BF_CHUNK 4 /* tiles per work item */
@@ -69,13 +73,14 @@ typedef struct bf_geom {
     int nv, mr, nr;
     void (*ukr)(const tc__bf16_tile *);
     int64_t Kg, Cg, Cgp, nkb;
+    int dw;                  /* depthwise, channels-last: tc__bf16_dw_row */
     int inplace;             /* read x as it lies (channels-last, no padding) */
     int flat;                /* tiles on the flattened (axis 1, axis 2) grid */
     int64_t X[3], PS;        /* source image extents and pixel stride */
     int64_t nruns, npairs;   /* taps, channel pairs per tap */
     int64_t Q, tpr, ntile;   /* flat: grid rows; row mode: tiles per row */
     int64_t nchunk, items;
-    size_t xpbytes, runbytes, tbbytes;
+    size_t xpbytes, runbytes, tbbytes, biasbytes;
 } bf_geom;
 
 static int64_t bf_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -86,7 +91,9 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
     (void)env;
     g->Kg = p->K / p->G;
     g->Cg = p->C / p->G;
-    g->Cgp = g->Cg + (g->Cg & 1);
+    g->dw = g->Cg == 1 && g->Kg == 1 && p->layout == TC_LAYOUT_CHANNELS_LAST &&
+            p->msk[0] * p->msk[1] * p->msk[2] <= BF_DW_MAXT && p->cval == 0.0;
+    g->Cgp = g->dw ? 1 : g->Cg + (g->Cg & 1);
     g->nv = g->Kg >= 49 ? 4 : g->Kg >= 33 ? 3 : g->Kg >= 17 ? 2 : 1;
     static const int mrs[5] = {0, 12, 12, 8, 6};
     static void (*const ukrs[5])(const tc__bf16_tile *) = {
@@ -96,7 +103,7 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
     g->nr = g->nv * 16;
     g->nkb = bf_cdiv(g->Kg, g->nr);
     int64_t E[3];
-    int nopad = p->layout == TC_LAYOUT_CHANNELS_LAST && !(g->Cg & 1);
+    int nopad = p->layout == TC_LAYOUT_CHANNELS_LAST && (g->dw || !(g->Cg & 1));
     for (int a = 0; a < 3; a++) {
         E[a] = (p->out[a] - 1) * p->stride[a] + (p->msk[a] - 1) * p->dil[a] + 1;
         if (p->pad_lo[a] != 0 || E[a] > p->in[a]) nopad = 0;
@@ -106,7 +113,8 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
      * (row mode) or per grid (flat) */
     int64_t Xi2 = p->in[2];
     int64_t Qi = (p->out[1] - 1) * Xi2 + p->out[2];
-    if (nopad && (g->flat ? Qi < g->mr : p->out[2] < g->mr)) nopad = 0;
+    if (nopad && !g->dw && (g->flat ? Qi < g->mr : p->out[2] < g->mr)) nopad = 0;
+    if (g->dw) nopad = 1; /* the boundary is applied per tap (bf_dw_rows) */
     g->inplace = nopad;
     for (int a = 0; a < 3; a++) g->X[a] = nopad ? p->in[a] : E[a];
     g->PS = nopad ? p->C : p->G * g->Cgp;
@@ -121,6 +129,8 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
     }
     g->nchunk = bf_cdiv(g->ntile, BF_CHUNK);
     g->items = p->G * g->nkb * p->N * p->out[0] * g->nchunk;
+    if (g->dw) g->items = p->N * p->out[0] * p->out[1]; /* output rows */
+    g->biasbytes = g->dw ? bf_rup64((size_t)bf_cdiv(p->C, 32) * 32 * sizeof(float)) : 0;
     if (!nopad) {
         /* + slack: a tile of a grid shorter than MR reads past the end */
         int64_t px = p->N * g->X[0] * g->X[1] * g->X[2] + (int64_t)g->mr * p->stride[2] + 1;
@@ -164,12 +174,13 @@ static int bf_applicable(const tc__problem *p, const tc__env *env, char *why, si
 static size_t bf_workspace(const tc__problem *p, const tc__env *env) {
     bf_geom g;
     bf_geom_make(p, env, &g);
-    return g.xpbytes + g.runbytes + (size_t)env->threads * g.tbbytes;
+    return g.xpbytes + g.runbytes + g.biasbytes + (size_t)env->threads * g.tbbytes;
 }
 
 static size_t bf_wpack_size(const tc__problem *p, const tc__env *env) {
     bf_geom g;
     bf_geom_make(p, env, &g);
+    if (g.dw) return (size_t)(bf_cdiv(p->C, 32) * 32 * g.nruns) * sizeof(float);
     return (size_t)(p->G * g.nkb * g.nruns * g.npairs * g.nr * 2) * 2;
 }
 
@@ -181,6 +192,16 @@ static tc_status bf_wpack(const tc__problem *p, const tc__env *env, const void *
     const uint16_t *ws = w;
     uint16_t *d = dst;
     const int64_t NR = g.nr, R = g.nruns;
+    if (g.dw) { /* fp32 [32-channel block][tap][16 even][16 odd] */
+        float *f = dst;
+        for (int64_t b = 0; b < bf_cdiv(p->C, 32); b++)
+            for (int64_t r = 0; r < R; r++)
+                for (int j = 0; j < 32; j++) {
+                    int64_t c = b * 32 + (j < 16 ? 2 * j : 2 * (j - 16) + 1);
+                    *f++ = c < p->C ? tc__bf16_to_f32(ws[c * R + r]) : 0.0f;
+                }
+        return TC_OK;
+    }
     for (int64_t gi = 0; gi < p->G; gi++)
         for (int64_t kb = 0; kb < g.nkb; kb++)
             for (int64_t r = 0; r < R; r++)
@@ -266,7 +287,8 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
     uint16_t *outp[BF_MAXMR];
     const uint16_t *resp[BF_MAXMR];
     float *tb = cl ? NULL
-                   : (float *)((char *)a->ws + g->xpbytes + g->runbytes + (size_t)tid * g->tbbytes);
+                   : (float *)((char *)a->ws + g->xpbytes + g->runbytes + g->biasbytes +
+                               (size_t)tid * g->tbbytes);
     tc__bf16_tile t;
     t.rs = (g->flat ? 1 : p->stride[2]) * g->PS;
     t.runoff = jb->runoff;
@@ -353,6 +375,71 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
     }
 }
 
+/* Depthwise: one output row per item, read in place. The taps whose rows
+ * fall outside the input are mapped by the padding mode (dropped for
+ * zeros); the pixels whose taps all lie inside the row run as one call,
+ * the edge pixels one by one with their columns mapped. */
+static void bf_dw_rows(void *arg, int64_t b, int64_t e, int tid) {
+    (void)tid;
+    const bf_job *jb = arg;
+    const tc__args *a = jb->a;
+    const tc__problem *p = a->p;
+    const bf_geom *g = jb->g;
+    const float *bias = (const float *)((const char *)a->ws + g->xpbytes + g->runbytes);
+    const uint16_t *x = a->x;
+    const int64_t C = p->C, in0 = p->in[0], in1 = p->in[1], in2 = p->in[2];
+    const int64_t m0 = p->msk[0], m1 = p->msk[1], m2 = p->msk[2], nr = m0 * m1 * m2;
+    const int64_t s2 = p->stride[2], d2 = p->dil[2], pl2 = p->pad_lo[2], o2n = p->out[2];
+    /* interior pixels: ow*s2 - pl2 >= 0 and ow*s2 + (m2-1)*d2 - pl2 < in2 */
+    int64_t lo = (pl2 + s2 - 1) / s2, hi = in2 - 1 - (m2 - 1) * d2 + pl2;
+    hi = hi < 0 ? 0 : hi / s2 + 1;
+    if (hi > o2n) hi = o2n;
+    if (lo > hi) lo = hi;
+    int64_t rowoff[BF_DW_MAXT], off[BF_DW_MAXT];
+    int widx[BF_DW_MAXT], tix[BF_DW_MAXT];
+    for (int64_t row = b; row < e; row++) {
+        int64_t o1 = row % p->out[1], t = row / p->out[1];
+        int64_t o0 = t % p->out[0], n = t / p->out[0];
+        int nt = 0;
+        for (int64_t r0 = 0; r0 < m0; r0++) {
+            int64_t i0 = tc__boundary_index(o0 * p->stride[0] + r0 * p->dil[0] - p->pad_lo[0], in0, p->mode);
+            for (int64_t r1 = 0; r1 < m1; r1++) {
+                int64_t i1 = tc__boundary_index(o1 * p->stride[1] + r1 * p->dil[1] - p->pad_lo[1], in1, p->mode);
+                if (i0 < 0 || i1 < 0) continue;
+                for (int64_t r2 = 0; r2 < m2; r2++) {
+                    rowoff[nt] = ((n * in0 + i0) * in1 + i1) * in2 * C;
+                    tix[nt] = (int)((r0 * m1 + r1) * m2 + r2);
+                    widx[nt] = tix[nt];
+                    off[nt] = rowoff[nt] + (r2 * d2 - pl2) * C;
+                    nt++;
+                }
+            }
+        }
+        int64_t yoff = ((n * p->out[0] + o0) * p->out[1] + o1) * o2n * C;
+        uint16_t *y = (uint16_t *)a->y + yoff;
+        const uint16_t *res = p->has_residual ? (const uint16_t *)a->residual + yoff : NULL;
+        if (hi > lo)
+            tc__bf16_dw_row(x + lo * s2 * C, C, s2 * C, off, widx, nt, (const float *)a->wpack,
+                            (int)nr, bias, C, hi - lo, y + lo * C, res ? res + lo * C : NULL,
+                            (int)p->act);
+        for (int64_t ow = 0; ow < o2n; ow++) {
+            if (ow == lo && hi > lo) ow = hi;
+            if (ow >= o2n) break;
+            int64_t pof[BF_DW_MAXT];
+            int pw[BF_DW_MAXT], pt = 0;
+            for (int j = 0; j < nt; j++) {
+                int64_t r2 = tix[j] % m2;
+                int64_t i2 = tc__boundary_index(ow * s2 + r2 * d2 - pl2, in2, p->mode);
+                if (i2 < 0) continue;
+                pof[pt] = rowoff[j] + i2 * C;
+                pw[pt++] = widx[j];
+            }
+            tc__bf16_dw_row(x, C, 0, pof, pw, pt, (const float *)a->wpack, (int)nr, bias, C, 1,
+                            y + ow * C, res ? res + ow * C : NULL, (int)p->act);
+        }
+    }
+}
+
 static tc_status bf_execute(const tc__args *a) {
     const tc__problem *p = a->p;
     if (!bf_available()) return tc__error(TC_ERR_UNSUPPORTED, "cpu.conv.igemm-bf16: needs AVX512-BF16");
@@ -376,6 +463,15 @@ static tc_status bf_execute(const tc__args *a) {
         memset((uint16_t *)a->ws + rows * g.X[2] * g.PS, 0, (size_t)slack * 2);
         tc__parallel_for(a->threads, rows, bf_copy_rows, &jb);
     }
+    if (g.dw) {
+        float *bias = (float *)((char *)a->ws + g.xpbytes + g.runbytes);
+        for (int64_t c = 0; c < bf_cdiv(p->C, 32) * 32; c++) {
+            int64_t j = c % 32, ch = c - j + (j < 16 ? 2 * j : 2 * (j - 16) + 1);
+            bias[c] = p->has_bias && ch < p->C ? tc__bf16_to_f32(((const uint16_t *)a->bias)[ch]) : 0.0f;
+        }
+        tc__parallel_for(a->threads, g.items, bf_dw_rows, &jb);
+        return TC_OK;
+    }
     tc__parallel_for(a->threads, g.items, bf_items, &jb);
     return TC_OK;
 }
@@ -386,6 +482,13 @@ static tc_status bf_execute(const tc__args *a) {
 static double bf_estimate(const tc__problem *p, const tc__env *env) {
     bf_geom g;
     bf_geom_make(p, env, &g);
+    double t_copy = g.inplace ? 0.0 : (double)g.xpbytes * 2.0 / tc__peak_bandwidth(env);
+    double t_mem = tc__problem_bytes(p) / tc__peak_bandwidth(env);
+    if (g.dw) { /* fp32 FMAs on 32 channels a step; the input and output pass */
+        double par = g.items >= env->threads ? 1.0 : (double)g.items / env->threads;
+        double t_fma = tc__problem_flops(p) / (tc__peak_flops(env) * 0.35 * par);
+        return (t_fma > t_mem ? t_fma : t_mem) + t_copy;
+    }
     double fill_n = (double)g.Kg / (double)(g.nkb * g.nr);
     double fill_c = (double)g.Cg / (double)g.Cgp;
     double rows = g.flat ? (double)g.ntile * g.mr
@@ -396,8 +499,6 @@ static double bf_estimate(const tc__problem *p, const tc__env *env) {
     double par = g.items >= env->threads ? 1.0 : (double)g.items / env->threads;
     double peak = tc__peak_flops(env) * tc__machine_flops_core_bf16() / tc__machine_flops_core();
     double t_fma = tc__problem_flops(p) / (peak * eff * par);
-    double t_copy = g.inplace ? 0.0 : (double)g.xpbytes * 2.0 / tc__peak_bandwidth(env);
-    double t_mem = tc__problem_bytes(p) / tc__peak_bandwidth(env);
     return t_fma + t_copy + t_mem * 0.5;
 }
 

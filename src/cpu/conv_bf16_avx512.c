@@ -119,3 +119,74 @@ BF_UKR(6, 4)
 BF_UKR(8, 3)
 BF_UKR(12, 2)
 BF_UKR(12, 1)
+
+/* Depthwise (one input and one output channel per group), channels-last:
+ * one output row. 32 channels per step: a 512-bit load holds 16 pairs
+ * (c even, c odd); the odd channels as fp32 are the pairs masked to their
+ * high halves, the even ones the pairs shifted left 16, so the weights and
+ * the bias come packed per 32-channel block as [16 even][16 odd] fp32 and
+ * every tap is one load, two integer ops and two FMAs. The two fp32
+ * results are rounded (vcvtneps2bf16) and re-interleaved (vpermt2w). */
+static inline void bf_split(__m512i v, __m512 *ev, __m512 *od) {
+    *ev = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    *od = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFF0000u)));
+}
+
+/* One 32-channel block of nw output pixels; tap j reads x + off[j] (+ the
+ * pixel's o * xs) with the weights of tap widx[j]. */
+static inline __attribute__((always_inline)) void
+bf_dw_block(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const int *widx,
+            const int nt, const float *wb, const float *bias, __mmask32 m, int64_t nw, uint16_t *y,
+            const uint16_t *res, int act, __m512i ilv) {
+    const __m512 bse = _mm512_loadu_ps(bias), bso = _mm512_loadu_ps(bias + 16);
+    for (int64_t o = 0; o < nw; o++) {
+        const uint16_t *xo = x + o * xs;
+        __m512 ae = bse, ao = bso, be = _mm512_setzero_ps(), bo = _mm512_setzero_ps();
+        for (int r = 0; r < nt; r++) {
+            __m512 e0, o0;
+            bf_split(_mm512_maskz_loadu_epi16(m, xo + off[r]), &e0, &o0);
+            const float *wr = wb + widx[r] * 32;
+            if (r & 1) {
+                be = _mm512_fmadd_ps(e0, _mm512_loadu_ps(wr), be);
+                bo = _mm512_fmadd_ps(o0, _mm512_loadu_ps(wr + 16), bo);
+            } else {
+                ae = _mm512_fmadd_ps(e0, _mm512_loadu_ps(wr), ae);
+                ao = _mm512_fmadd_ps(o0, _mm512_loadu_ps(wr + 16), ao);
+            }
+        }
+        ae = _mm512_add_ps(ae, be);
+        ao = _mm512_add_ps(ao, bo);
+        if (res) {
+            __m512 e0, o0;
+            bf_split(_mm512_maskz_loadu_epi16(m, res + o * ps), &e0, &o0);
+            ae = _mm512_add_ps(ae, e0);
+            ao = _mm512_add_ps(ao, o0);
+        }
+        ae = bf_act(ae, act);
+        ao = bf_act(ao, act);
+        __m512i he = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ae));
+        __m512i ho = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ao));
+        _mm512_mask_storeu_epi16(y + o * ps, m, _mm512_permutex2var_epi16(he, ilv, ho));
+    }
+}
+
+/* nw output pixels of one row (y pixel stride ps, input step xs), every
+ * 32-channel block; weights [block][tap][16 even][16 odd] fp32, nruns
+ * taps per block. */
+void tc__bf16_dw_row(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const int *widx,
+                     int nt, const float *w, int nruns, const float *bias, int64_t C, int64_t nw,
+                     uint16_t *y, const uint16_t *res, int act) {
+    /* result[2i] = even[i], result[2i+1] = odd[i] */
+    static const uint16_t ilv_tab[32] = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+                                         8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+    const __m512i ilv = _mm512_loadu_si512((const void *)ilv_tab);
+    for (int64_t c0 = 0; c0 < C; c0 += 32) {
+        const __mmask32 m = C - c0 >= 32 ? (__mmask32)0xFFFFFFFFu : (__mmask32)((1u << (C - c0)) - 1);
+        const float *wb = w + c0 * nruns;
+        const uint16_t *rb = res ? res + c0 : NULL;
+        if (nt == 9)
+            bf_dw_block(x + c0, ps, xs, off, widx, 9, wb, bias + c0, m, nw, y + c0, rb, act, ilv);
+        else
+            bf_dw_block(x + c0, ps, xs, off, widx, nt, wb, bias + c0, m, nw, y + c0, rb, act, ilv);
+    }
+}
