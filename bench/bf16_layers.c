@@ -71,7 +71,7 @@ typedef struct runner {
     dnnl_memory_t src, wei, dst;
     double s[MAXS];
     int n;
-    double med, err;
+    double med, min, err;
 } runner;
 
 static int run1(runner *r) {
@@ -364,6 +364,7 @@ int main(int argc, char **argv) {
             R[i].med = -1;
             if (!R[i].n) continue;
             qsort(R[i].s, (size_t)R[i].n, sizeof(double), cmpd);
+            R[i].min = R[i].s[0];
             R[i].med = R[i].n % 2 ? R[i].s[R[i].n / 2] : 0.5 * (R[i].s[R[i].n / 2 - 1] + R[i].s[R[i].n / 2]);
         }
         double dn = R[3].med > 0 && (R[4].med <= 0 || R[3].med < R[4].med) ? R[3].med : R[4].med;
@@ -371,8 +372,10 @@ int main(int argc, char **argv) {
         printf("%-16s %10.4f %10.4f %10.4f %10.4f %10.4f %6.2fx %6.2fx %9.1e %9.1e\n", L->id, R[0].med,
                R[1].med, R[2].med, R[3].med, R[4].med, R[0].med > 0 && dn > 0 ? dn / R[0].med : 0,
                R[0].med > 0 ? R[2].med / R[0].med : 0, R[0].err, errd);
+        printf("%-16s %10.4f %10.4f %10.4f %10.4f %10.4f  (best of %d)\n", "", R[0].min, R[1].min,
+               R[2].min, R[3].min, R[4].min, reps);
         for (int i = 0; i < NR; i++)
-            printf("    %-10s %s%s\n", R[i].name, R[i].na[0] ? "n/a: " : "", R[i].na[0] ? R[i].na : R[i].info);
+            printf("    %-11s %s%s\n", R[i].name, R[i].na[0] ? "n/a: " : "", R[i].na[0] ? R[i].na : R[i].info);
         if (R[0].med > 0 && dn > 0) {
             geo += log(dn / R[0].med);
             ngeo++;

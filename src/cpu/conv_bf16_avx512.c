@@ -23,8 +23,8 @@
 #include "../core/half.h"
 
 typedef struct tc__bf16_tile {
-    const uint16_t *x;      /* row 0 at the tap origin */
-    int64_t rs;             /* row stride, elements */
+    const uint16_t *x;      /* source image (+ the group's first channel) */
+    const int64_t *roff;    /* MR row offsets: each row's pixel at tap 0 */
     const int64_t *runoff;  /* element offset of each run */
     int nruns, npairs;      /* runs, channel pairs per run */
     const uint16_t *w;      /* packed weights: [nruns*npairs][NV*16][2] */
@@ -70,7 +70,8 @@ static inline __m512 bf_load_bf16(__mmask16 m, const uint16_t *s) {
         _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                       \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps(); \
         const uint16_t *w = t->w;                                                   \
-        const int64_t rs = t->rs;                                                   \
+        int64_t ro[MR];                                                             \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) ro[i] = t->roff[i];   \
         const int np = t->npairs;                                                   \
         for (int r = 0; r < t->nruns; r++) {                                        \
             const uint16_t *xr = t->x + t->runoff[r];                               \
@@ -80,7 +81,7 @@ static inline __m512 bf_load_bf16(__mmask16 m, const uint16_t *s) {
                     b[v] = (__m512bh)_mm512_loadu_si512((const void *)(w + v * 32)); \
                 _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {             \
                     const __m512bh a = (__m512bh)_mm512_set1_epi32(                 \
-                        *(const tc__bf_i32u *)(xr + i * rs + 2 * q));               \
+                        *(const tc__bf_i32u *)(xr + ro[i] + 2 * q));               \
                     _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)            \
                         acc[i][v] = _mm512_dpbf16_ps(acc[i][v], a, b[v]);           \
                 }                                                                   \
