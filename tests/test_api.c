@@ -278,8 +278,8 @@ static void test_conv_fields(void) {
     TH_BEGIN("conv: struct_size, dtype, nspatial, counts");
     d = cdesc(); d.struct_size = sizeof d - 4;
     EXPECT_ERR(plan_conv(&d), INV, "struct_size=");
-    d = cdesc(); d.dtype = (tc_dtype)3;
-    EXPECT_ERR(plan_conv(&d), INV, "dtype=3");
+    d = cdesc(); d.dtype = (tc_dtype)4;
+    EXPECT_ERR(plan_conv(&d), INV, "dtype=4");
     d = cdesc(); d.nspatial = 0;
     EXPECT_ERR(plan_conv(&d), INV, "nspatial=0");
     d = cdesc(); d.nspatial = 4;
@@ -394,8 +394,8 @@ static void test_gemm_fields(void) {
     EXPECT_ERR(plan_gemm(&d), TC_OK, "");
     d = gdesc(); d.struct_size = 1;
     EXPECT_ERR(plan_gemm(&d), INV, "struct_size=1");
-    d = gdesc(); d.dtype = (tc_dtype)2;
-    EXPECT_ERR(plan_gemm(&d), INV, "dtype=2");
+    d = gdesc(); d.dtype = (tc_dtype)5;
+    EXPECT_ERR(plan_gemm(&d), INV, "dtype=5");
     d = gdesc(); d.m = 0;
     EXPECT_ERR(plan_gemm(&d), INV, "m=0");
     d = gdesc(); d.n = -1;
@@ -797,7 +797,26 @@ static void test_names(void) {
     EXPECT_ERR(tc_backend_parse("cpu", NULL), INV, "");
     CHECK(tc_backend_name((tc_backend)3) == NULL, "tc_backend_name(3)");
     CHECK(tc_dtype_size(TC_FLOAT32) == 4 && tc_dtype_size(TC_FLOAT64) == 8, "sizes");
-    CHECK(tc_dtype_size((tc_dtype)2) == 0, "tc_dtype_size(2)");
+    CHECK(tc_dtype_size(TC_FLOAT16) == 2 && tc_dtype_size(TC_BFLOAT16) == 2, "16-bit sizes");
+    CHECK(tc_dtype_size((tc_dtype)4) == 0, "tc_dtype_size(4)");
+    CHECK(tc_dtype_name((tc_dtype)4) == NULL, "tc_dtype_name(4)");
+    for (int i = 0; i < 4; i++) {
+        tc_dtype dt;
+        CHECK(tc_dtype_parse(tc_dtype_name((tc_dtype)i), &dt) == TC_OK && dt == (tc_dtype)i,
+              "tc_dtype_parse(%s)", tc_dtype_name((tc_dtype)i));
+    }
+    tc_dtype dtp;
+    EXPECT_ERR(tc_dtype_parse("float8", &dtp), INV, "float8");
+    for (int i = 0; i <= (int)TC_ACT_GELU; i++) {
+        tc_activation a;
+        CHECK(tc_activation_parse(tc_activation_name((tc_activation)i), &a) == TC_OK &&
+                  a == (tc_activation)i, "tc_activation_parse(%d)", i);
+    }
+    tc_activation actp;
+    EXPECT_ERR(tc_activation_parse("swish", &actp), INV, "swish");
+    CHECK(tc_activation_name((tc_activation)7) == NULL, "tc_activation_name(7)");
+    CHECK(tc_layout_name((tc_layout)2) == NULL && tc_layout_name(TC_LAYOUT_CHANNELS_LAST),
+          "tc_layout_name");
     char v[32];
     snprintf(v, sizeof v, "%d.%d.%d", TC_VERSION_MAJOR, TC_VERSION_MINOR, TC_VERSION_PATCH);
     CHECK(tc_version() && strcmp(tc_version(), v) == 0, "tc_version()='%s', header %s",

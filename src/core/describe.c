@@ -44,10 +44,10 @@ void tc_plan_options_init(tc_plan_options *o) {
 }
 
 static tc_status tc__check_dtype(const char *obj, tc_dtype dt) {
-    if (dt != TC_FLOAT32 && dt != TC_FLOAT64)
+    if (!tc_dtype_name(dt))
         return tc__error(TC_ERR_INVALID_ARGUMENT,
-                         "%s: dtype=%d, must be TC_FLOAT32 or TC_FLOAT64", obj,
-                         (int)dt);
+                         "%s: dtype=%d, must be TC_FLOAT32, TC_FLOAT64, TC_FLOAT16 "
+                         "or TC_BFLOAT16", obj, (int)dt);
     return TC_OK;
 }
 
@@ -322,6 +322,17 @@ tc_status tc__lower_conv(const tc_conv_desc *d, tc__problem *p) {
     if (d->has_bias != 0 && d->has_bias != 1)
         return tc__error(TC_ERR_INVALID_ARGUMENT, "conv: has_bias=%d, must be 0 or 1",
                          d->has_bias);
+    if (d->has_residual != 0 && d->has_residual != 1)
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "conv: has_residual=%d, must be 0 or 1", d->has_residual);
+    if (!tc_layout_name(d->layout))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "conv: layout=%d, must be TC_LAYOUT_CHANNELS_FIRST or "
+                         "TC_LAYOUT_CHANNELS_LAST", (int)d->layout);
+    if (!tc_activation_name(d->activation))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "conv: activation=%d unknown (TC_ACT_NONE .. TC_ACT_GELU)",
+                         (int)d->activation);
     static const tc_mode modes[] = {TC_MODE_CONSTANT, TC_MODE_MIRROR,
                                     TC_MODE_NEAREST, TC_MODE_WRAP};
     static const char *const pm[] = {"zeros", "reflect", "replicate",
@@ -337,6 +348,9 @@ tc_status tc__lower_conv(const tc_conv_desc *d, tc__problem *p) {
     p->mode = modes[d->padding_mode];
     p->cval = 0.0;
     p->has_bias = d->has_bias;
+    p->layout = d->layout;
+    p->act = d->activation;
+    p->has_residual = d->has_residual;
     const int off = TC__NSP - nsp;
     for (int a = 0; a < TC__NSP; a++) {
         p->in[a] = p->msk[a] = p->out[a] = 1;

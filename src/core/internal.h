@@ -60,6 +60,9 @@ typedef struct tc__problem {
      * msk[0]*msk[1]*msk[2] elements of dtype. NULL for conv (weights come
      * with each execute). Solvers may precompute from it at plan time. */
     const void *mask;
+    /* Filter in float16 / bfloat16: the plan-owned float32 copy of mask,
+     * which staged solvers see (src/core/stage.c). NULL otherwise. */
+    const void *mask_f32;
     /* Filter with the mask larger than the input (valid, swapped): the
      * core handles it; solvers never see it. */
 

@@ -2,9 +2,18 @@
 #ifndef TC_PLAN_H
 #define TC_PLAN_H
 #include "describe.h"
+#include "stage.h"
 
 struct tc_plan {
-    tc__problem p;
+    tc__problem p;             /* the problem as described */
+    tc__problem sp;            /* what the solver sees: p, or p staged
+                                  (src/core/stage.h) */
+    unsigned stage;            /* TC__STAGE_* passes the core runs */
+    char staging[192];         /* tc_plan_staging */
+    void *mask_f32;            /* filter, 16-bit dtype: float32 mask copy */
+    void *swap_f32;            /* filter valid-swap, staged: float32 input */
+    size_t wst_off;            /* staged weights and bias in the workspace */
+    void *w_staged, *bias_staged; /* conv: plan-held weights in sp's dtype */
     tc__filter_layout lay;     /* filter only */
     const tc__solver *solver;
     void *state;               /* solver->plan() result */

@@ -1,6 +1,7 @@
 /* planner.c - choosing a solver (ESTIMATE / MEASURE / forced), executing
  * plans, packing strided caller arrays to the dense layout solvers see. */
 #include "context.h"
+#include "half.h"
 #include "plan.h"
 #include "wisdom.h"
 
@@ -48,46 +49,81 @@ static int tc__backend_ok(const tc__solver *s, tc_backend want) {
     return want == TC_BACKEND_AUTO || s->backend == want;
 }
 
-static tc_status tc__fill_random(void *buf, int64_t count, size_t esize,
+static tc_status tc__fill_random(void *buf, int64_t count, tc_dtype dt,
                                  uint64_t seed) {
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
     for (int64_t i = 0; i < count; i++) {
         s ^= s << 13; s ^= s >> 7; s ^= s << 17;
         double v = (double)(s >> 11) * (1.0 / 9007199254740992.0) - 0.5;
-        if (esize == 4) ((float *)buf)[i] = (float)v;
-        else ((double *)buf)[i] = v;
+        tc__store_d(buf, i, dt, v);
     }
     return TC_OK;
 }
 
 static size_t tc__round64(size_t v) { return (v + 63) & ~(size_t)63; }
 
-/* Sets plan->solver_ws, the packing offsets and ws_total for solver s. */
+/* GEMM operand sizes in elements (with their leading dimensions). */
+static int64_t tc__gemm_a_count(const tc__problem *p) {
+    return (p->trans_a ? p->k : p->m) * p->lda;
+}
+static int64_t tc__gemm_b_count(const tc__problem *p) {
+    return (p->trans_b ? p->n : p->k) * p->ldb;
+}
+
+/* Chooses solver s for the plan: its staged problem pl->sp, the staging
+ * passes, and the workspace regions. The workspace holds, in order: the
+ * solver's scratch; the dense (or staged) input; the dense (or staged)
+ * output; staged weights and bias (conv) or B (gemm); the per-execute
+ * packed weights (conv solvers with wpack; left out when the plan holds
+ * its weights packed). */
 static void tc__layout_workspace(tc_plan *pl, const tc__solver *s) {
     const tc__problem *p = &pl->p;
-    pl->solver_ws = s->workspace ? s->workspace(p, &pl->env) : 0;
+    tc__stage_problem(p, s->caps, &pl->sp);
+    pl->stage = tc__stage_bits(p, s->caps);
+    tc__stage_describe(p, pl->stage, pl->staging, sizeof pl->staging);
+    const tc__problem *sp = &pl->sp;
+    const int dt = (pl->stage & TC__STAGE_DTYPE) != 0;
+    const int relay = (pl->stage & (TC__STAGE_DTYPE | TC__STAGE_LAYOUT)) != 0;
+    pl->solver_ws = s->workspace ? s->workspace(sp, &pl->env) : 0;
     size_t at = tc__round64(pl->solver_ws);
-    pl->x_off = at;
-    if (pl->pack_x) {
+    int64_t xcnt = 0, ycnt = 0, wcnt = 0;
+    if (p->op == TC_OP_FILTER) {
+        if (dt) pl->pack_x = pl->pack_y = 1;
         /* swap mode packs the caller's input as the solver's mask */
-        int64_t cnt = pl->lay.swap ? tc__w_count(p) : tc__x_count(p);
-        at += tc__round64((size_t)cnt * p->esize);
+        if (pl->pack_x) xcnt = pl->lay.swap ? tc__w_count(p) : tc__x_count(p);
+        if (pl->pack_y) ycnt = tc__y_count(p);
+    } else if (p->op == TC_OP_CONV) {
+        if (relay) xcnt = tc__x_count(p);
+        /* the epilogue pass with residual == y reads the residual from y:
+         * the solver then writes its output to the workspace */
+        if (relay || ((pl->stage & TC__STAGE_EPILOGUE) && p->has_residual))
+            ycnt = tc__y_count(p);
+        if (dt) wcnt = tc__w_count(p) + p->K;
+    } else if (dt) {
+        xcnt = tc__gemm_a_count(p);
+        ycnt = p->m * p->ldc;
+        wcnt = tc__gemm_b_count(p);
     }
+    pl->x_off = at;
+    at += tc__round64((size_t)xcnt * sp->esize);
     pl->y_off = at;
-    if (pl->pack_y) at += tc__round64((size_t)tc__y_count(p) * p->esize);
+    at += tc__round64((size_t)ycnt * sp->esize);
+    pl->wst_off = at;
+    at += tc__round64((size_t)wcnt * sp->esize);
     pl->wp_off = at;
     if (p->op == TC_OP_CONV && s->wpack)
-        at += tc__round64(s->wpack_size(p, &pl->env));
+        at += tc__round64(s->wpack_size(sp, &pl->env));
     pl->ws_total = at;
 }
 
 static tc_status tc__run_solver(const tc_plan *pl, const tc__solver *s,
-                                const void *state, void *y, const void *x,
-                                const void *w, const void *bias, void *ws,
-                                const void *wpack) {
+                                const tc__problem *sp, const void *state, void *y,
+                                const void *x, const void *w, const void *bias,
+                                const void *residual, void *ws, const void *wpack) {
     tc__args a;
     memset(&a, 0, sizeof a);
-    a.p = &pl->p;
+    a.p = sp;
+    a.residual = residual;
     a.state = state;
     a.y = y;
     a.x = x;
@@ -106,8 +142,8 @@ static tc_status tc__run_solver(const tc_plan *pl, const tc__solver *s,
 
 /* Times solver s on plan-owned scratch arrays; returns best seconds or a
  * negative value when it fails. */
-static double tc__measure(tc_plan *pl, const tc__solver *s, void *state) {
-    const tc__problem *p = &pl->p;
+static double tc__measure(tc_plan *pl, const tc__solver *s, const tc__problem *p,
+                          void *state) {
     int gemm = p->op == TC_OP_GEMM;
     int64_t nx = gemm ? (p->trans_a ? p->k * p->lda : p->m * p->lda) : tc__x_count(p);
     int64_t nw = gemm ? (p->trans_b ? p->n * p->ldb : p->k * p->ldb) : tc__w_count(p);
@@ -116,6 +152,7 @@ static double tc__measure(tc_plan *pl, const tc__solver *s, void *state) {
     void *x = tc__alloc((size_t)nx * p->esize), *w = tc__alloc((size_t)nw * p->esize);
     void *y = tc__alloc((size_t)ny * p->esize);
     void *b = tc__alloc((size_t)(p->K > 0 ? p->K : 1) * p->esize);
+    void *res = p->has_residual ? tc__alloc((size_t)ny * p->esize) : NULL;
     void *ws = ws_bytes ? tc__alloc(ws_bytes) : NULL;
     /* conv weights are packed once, outside the timed runs: layers run
      * with tc_plan_conv_set_weights (docs/architecture.md) */
@@ -123,19 +160,22 @@ static double tc__measure(tc_plan *pl, const tc__solver *s, void *state) {
     size_t wp_bytes = packs ? s->wpack_size(p, &pl->env) : 0;
     void *wp = packs ? tc__alloc(wp_bytes ? wp_bytes : 64) : NULL;
     double best = -1.0;
-    if (!x || !w || !y || !b || (ws_bytes && !ws) || (packs && !wp)) goto done;
-    tc__fill_random(x, nx, p->esize, 1);
-    tc__fill_random(w, nw, p->esize, 2);
-    tc__fill_random(y, ny, p->esize, 3);
-    tc__fill_random(b, p->K > 0 ? p->K : 1, p->esize, 4);
+    if (!x || !w || !y || !b || (ws_bytes && !ws) || (packs && !wp) ||
+        (p->has_residual && !res))
+        goto done;
+    tc__fill_random(x, nx, p->dtype, 1);
+    tc__fill_random(w, nw, p->dtype, 2);
+    tc__fill_random(y, ny, p->dtype, 3);
+    tc__fill_random(b, p->K > 0 ? p->K : 1, p->dtype, 4);
+    if (res) tc__fill_random(res, ny, p->dtype, 5);
     const void *wuse = (p->op == TC_OP_FILTER && p->mask) ? p->mask : w;
     const void *buse = p->has_bias ? b : NULL;
     if (packs && s->wpack(p, &pl->env, state, w, wp) != TC_OK) goto done;
-    if (tc__run_solver(pl, s, state, y, x, wuse, buse, ws, wp) != TC_OK) goto done;
+    if (tc__run_solver(pl, s, p, state, y, x, wuse, buse, res, ws, wp) != TC_OK) goto done;
     double total = 0;
     for (int r = 0; r < 5 && (r < 2 || total < 0.2); r++) {
         double t0 = tc__now();
-        if (tc__run_solver(pl, s, state, y, x, wuse, buse, ws, wp) != TC_OK) {
+        if (tc__run_solver(pl, s, p, state, y, x, wuse, buse, res, ws, wp) != TC_OK) {
             best = -1.0;
             goto done;
         }
@@ -145,6 +185,7 @@ static double tc__measure(tc_plan *pl, const tc__solver *s, void *state) {
     }
 done:
     tc__free(x); tc__free(w); tc__free(y); tc__free(b); tc__free(ws); tc__free(wp);
+    tc__free(res);
     return best;
 }
 
@@ -179,10 +220,12 @@ static tc_status tc__no_algorithm(const tc__problem *p, const tc__env *env,
         }
         implementing++;
         char r[200] = "";
+        tc__problem sp;
+        tc__stage_problem(p, s->caps, &sp);
         if (s->available && !s->available()) snprintf(r, sizeof r, "not available on this machine");
-        else if (!s->applicable(p, env, r, sizeof r)) { if (!r[0]) snprintf(r, sizeof r, "does not apply"); }
-        else if (ws_limit && s->workspace && s->workspace(p, env) > ws_limit)
-            snprintf(r, sizeof r, "needs %zu bytes of workspace", s->workspace(p, env));
+        else if (!s->applicable(&sp, env, r, sizeof r)) { if (!r[0]) snprintf(r, sizeof r, "does not apply"); }
+        else if (ws_limit && s->workspace && s->workspace(&sp, env) > ws_limit)
+            snprintf(r, sizeof r, "needs %zu bytes of workspace", s->workspace(&sp, env));
         else continue;
         if (used + 8 < sizeof why) {
             int n = snprintf(why + used, sizeof why - used, "%s%s: %s", used ? "; " : "",
@@ -246,7 +289,9 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
                              "plan: algorithm '%s' is not available on this "
                              "machine", s->name);
         char why[200] = "";
-        if (!s->applicable(p, &pl->env, why, sizeof why))
+        tc__problem sp;
+        tc__stage_problem(p, s->caps, &sp);
+        if (!s->applicable(&sp, &pl->env, why, sizeof why))
             return tc__error(TC_ERR_NOT_APPLICABLE,
                              "plan: algorithm '%s' does not apply: %s", s->name,
                              why[0] ? why : "unsupported problem");
@@ -275,7 +320,7 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
         const double TC__MEASURE_WINDOW = 4.0;
         const size_t TC__MEASURE_WS_CAP = (size_t)1 << 30;
         const tc__solver *cand[TC__MAXCAND];
-        double est[TC__MAXCAND];
+        double est[TC__MAXCAND], stc[TC__MAXCAND];
         size_t wsz[TC__MAXCAND];
         int nc = 0, nonref = 0;
         const char *tr = getenv("TC_PLAN_TRACE");
@@ -284,11 +329,15 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
             const tc__solver *s = tc__solvers[i];
             if (!(s->ops & p->op) || !tc__backend_ok(s, pl->env.backend)) continue;
             if (s->available && !s->available()) continue;
-            if (!s->applicable(p, &pl->env, NULL, 0)) continue;
-            size_t wsb = s->workspace ? s->workspace(p, &pl->env) : 0;
+            tc__problem sp;
+            tc__stage_problem(p, s->caps, &sp);
+            if (!s->applicable(&sp, &pl->env, NULL, 0)) continue;
+            size_t wsb = s->workspace ? s->workspace(&sp, &pl->env) : 0;
             if (opt->workspace_limit && wsb > opt->workspace_limit) continue;
             cand[nc] = s;
-            est[nc] = s->estimate ? s->estimate(p, &pl->env) : 1e30;
+            /* a staged candidate pays for the core's conversion passes */
+            stc[nc] = tc__stage_cost(p, tc__stage_bits(p, s->caps), s->backend, &pl->env);
+            est[nc] = (s->estimate ? s->estimate(&sp, &pl->env) : 1e30) + stc[nc];
             /* TC_PLAN_TRACE=1: each candidate's estimate on stderr (tuning
              * the cost models; not part of the API) */
             if (trace) fprintf(stderr, "tileconv plan: %-28s estimate %.4f ms\n", s->name, est[nc] * 1e3);
@@ -315,10 +364,13 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
                     wsz[i] > TC__MEASURE_WS_CAP)
                     continue;
                 void *state = NULL;
-                if (s->plan && s->plan(p, &pl->env, &state) != TC_OK) continue;
-                double t = tc__measure(pl, s, state);
+                tc__problem sp;
+                tc__stage_problem(p, s->caps, &sp);
+                if (s->plan && s->plan(&sp, &pl->env, &state) != TC_OK) continue;
+                double t = tc__measure(pl, s, &sp, state);
                 if (s->destroy) s->destroy(state);
                 if (t < 0) continue;
+                t += stc[i];
                 if (!fastest || t < fastest_t) {
                     fastest = s;
                     fastest_t = t;
@@ -333,11 +385,11 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
             tc__wisdom_record(p, &pl->env, opt->workspace_limit, best->name);
     }
     if (pl->solver->plan) {
-        tc_status st = pl->solver->plan(p, &pl->env, &pl->state);
+        tc_status st = pl->solver->plan(&pl->sp, &pl->env, &pl->state);
         if (st != TC_OK) return st;
     }
     pl->dev_ws = pl->solver->device_workspace
-                     ? pl->solver->device_workspace(p, &pl->env, pl->state)
+                     ? pl->solver->device_workspace(&pl->sp, &pl->env, pl->state)
                      : 0;
     pl->dev_ws_set = pl->solver->backend == TC_BACKEND_CUDA;
     tc__error_clear();
@@ -354,6 +406,10 @@ void tc_plan_destroy(tc_plan *pl) {
     tc__free(pl->w_copy);
     tc__free(pl->bias_copy);
     tc__free(pl->wpacked);
+    tc__free(pl->mask_f32);
+    tc__free(pl->swap_f32);
+    tc__free(pl->w_staged);
+    tc__free(pl->bias_staged);
     free(pl);
 }
 
@@ -401,7 +457,19 @@ tc_status tc_plan_filter(tc_plan **plan, tc_context *ctx,
         pl->pack_x = !pl->lay.in_dense;
     }
     pl->pack_y = !pl->lay.out_dense;
+    if (tc__dtype_is_half(p->dtype) && p->mask) {
+        /* the float32 mask that solvers without 16-bit kernels see */
+        pl->mask_f32 = tc__alloc((size_t)mcount * 4);
+        if (!pl->mask_f32) { st = tc__error(TC_ERR_OUT_OF_MEMORY, "filter: out of memory"); goto fail; }
+        tc__convert(pl->mask_f32, TC_FLOAT32, pl->mask, p->dtype, mcount, 1);
+        p->mask_f32 = pl->mask_f32;
+    }
     if ((st = tc__plan_choose(pl, ctx, opt))) goto fail;
+    if (pl->lay.swap && (pl->stage & TC__STAGE_DTYPE)) {
+        pl->swap_f32 = tc__alloc((size_t)mcount * 4);
+        if (!pl->swap_f32) { st = tc__error(TC_ERR_OUT_OF_MEMORY, "filter: out of memory"); goto fail; }
+        tc__convert(pl->swap_f32, TC_FLOAT32, pl->swap_input, p->dtype, mcount, 1);
+    }
     *plan = pl;
     return TC_OK;
 fail:
@@ -439,6 +507,7 @@ tc_status tc_plan_gemm(tc_plan **plan, tc_context *ctx, const tc_gemm_desc *desc
 const char *tc_plan_algorithm(const tc_plan *pl) {
     return pl && pl->solver ? pl->solver->name : "";
 }
+const char *tc_plan_staging(const tc_plan *pl) { return pl ? pl->staging : ""; }
 #if TC_HAVE_CUDA
 /* src/cuda/cuda_common.cu */
 tc_status tc__cu_time_plan(const tc_plan *pl, const tc__problem *p, const void *x,
@@ -478,8 +547,16 @@ tc_status tc_cuda_time_plan(const tc_plan *pl, const void *x, const void *w, con
     if (p->op == TC_OP_FILTER && (pl->pack_x || pl->pack_y || pl->lay.swap))
         return tc__error(TC_ERR_UNSUPPORTED,
                          "cuda time: the plan packs strided or swapped arrays on the host");
+    if (pl->stage)
+        return tc__error(TC_ERR_UNSUPPORTED,
+                         "cuda time: the plan converts around %s (%s); time tc_execute_* "
+                         "instead", pl->solver->name, pl->staging);
+    if (p->has_residual)
+        return tc__error(TC_ERR_UNSUPPORTED,
+                         "cuda time: plans with a residual are timed through "
+                         "tc_execute_conv_residual");
 #if TC_HAVE_CUDA
-    return tc__cu_time_plan(pl, p, x, p->op == TC_OP_FILTER ? NULL : w,
+    return tc__cu_time_plan(pl, &pl->sp, x, p->op == TC_OP_FILTER ? NULL : w,
                             p->op == TC_OP_CONV ? bias : NULL, repeat, median_ms, min_ms,
                             pl->stream);
 #else
@@ -525,8 +602,9 @@ tc_status tc_plan_output_shape(const tc_plan *pl, int *ndim, int64_t shape[TC_MA
     } else if (p->op == TC_OP_CONV) {
         *ndim = 2 + p->nsp;
         shape[0] = p->N;
-        shape[1] = p->K;
-        for (int i = 0; i < p->nsp; i++) shape[2 + i] = p->out[TC__NSP - p->nsp + i];
+        const int cl = p->layout == TC_LAYOUT_CHANNELS_LAST;
+        shape[cl ? 1 + p->nsp : 1] = p->K;
+        for (int i = 0; i < p->nsp; i++) shape[1 + !cl + i] = p->out[TC__NSP - p->nsp + i];
     } else {
         *ndim = 2;
         shape[0] = p->m;
@@ -536,14 +614,24 @@ tc_status tc_plan_output_shape(const tc_plan *pl, int *ndim, int64_t shape[TC_MA
 }
 
 /* ---------------- execution ---------------- */
-/* Strided <-> dense copy over nd axes. to_dense: dense[i] = strided[...];
+#if TC_HAVE_CUDA
+int tc__cu_ptr_is_device(const void *ptr); /* src/cuda/cuda_common.cu */
+/* src/cuda/cuda_stage.cu: a staged plan run on device arrays (the
+ * conversions and the epilogue pass as kernels on the plan's stream) */
+tc_status tc__cu_execute_staged(const tc_plan *pl, void *y, const void *x, const void *w,
+                                const void *bias, const void *residual, const void *wpack);
+#endif
+
+/* Strided <-> dense copy over nd axes, converting between the dense
+ * dtype dd and the strided dtype sd. to_dense: dense[i] = strided[...];
  * otherwise strided[...] = dense[i]. reverse_from: axes >= it are reversed
  * on the strided side (swap mode), nd when none. */
-static void tc__strided_copy(void *dense, void *strided, int nd,
-                             const int64_t *shape, const int64_t *st,
-                             size_t esize, int to_dense, int reverse_from) {
+static void tc__strided_copy(void *dense, tc_dtype dd, void *strided, tc_dtype sd, int nd,
+                             const int64_t *shape, const int64_t *st, int to_dense,
+                             int reverse_from) {
     int64_t idx[TC_MAX_DIMS] = {0};
     int64_t total = 1;
+    const size_t des = tc_dtype_size(dd), ses = tc_dtype_size(sd);
     for (int i = 0; i < nd; i++) total *= shape[i];
     for (int64_t e = 0; e < total; e++) {
         int64_t off = 0;
@@ -551,10 +639,16 @@ static void tc__strided_copy(void *dense, void *strided, int nd,
             int64_t j = i >= reverse_from ? shape[i] - 1 - idx[i] : idx[i];
             off += j * st[i];
         }
-        char *s = (char *)strided + off * (int64_t)esize;
-        char *d = (char *)dense + e * (int64_t)esize;
-        if (to_dense) memcpy(d, s, esize);
-        else memcpy(s, d, esize);
+        if (dd == sd) {
+            char *s = (char *)strided + off * (int64_t)ses;
+            char *d = (char *)dense + e * (int64_t)des;
+            if (to_dense) memcpy(d, s, des);
+            else memcpy(s, d, des);
+        } else if (to_dense) {
+            tc__store_d(dense, e, dd, tc__load_d(strided, off, sd));
+        } else {
+            tc__store_d(strided, off, sd, tc__load_d(dense, e, dd));
+        }
         for (int i = nd - 1; i >= 0; i--) {
             if (++idx[i] < shape[i]) break;
             idx[i] = 0;
@@ -562,8 +656,11 @@ static void tc__strided_copy(void *dense, void *strided, int nd,
     }
 }
 
+static int64_t tc__spatial(const int64_t *a) { return a[0] * a[1] * a[2]; }
+
 static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void *x,
-                             const void *w, const void *bias, void *workspace) {
+                             const void *w, const void *bias, const void *residual,
+                             void *workspace) {
     if (!pl) return tc__error(TC_ERR_INVALID_ARGUMENT, "execute: plan is NULL");
     if (pl->p.op != op)
         return tc__error(TC_ERR_INVALID_ARGUMENT,
@@ -571,7 +668,8 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
     if (!y || !x)
         return tc__error(TC_ERR_INVALID_ARGUMENT, "execute: %s is NULL",
                          !y ? "output" : "input");
-    const void *wpack = NULL;
+    const tc__problem *p = &pl->p, *sp = &pl->sp;
+    const void *wpack = NULL, *wst = NULL, *bst = NULL;
     if (op == TC_OP_CONV && !w) { /* the plan's own weights */
         if (!pl->w_copy)
             return tc__error(TC_ERR_INVALID_ARGUMENT,
@@ -584,17 +682,30 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
         w = pl->w_copy;
         bias = pl->bias_copy;
         wpack = pl->wpacked;
+        wst = pl->w_staged;
+        bst = pl->bias_staged;
     }
     if (op != TC_OP_FILTER && !w)
         return tc__error(TC_ERR_INVALID_ARGUMENT, "execute: %s is NULL",
                          op == TC_OP_GEMM ? "b" : "weights");
-    if (op == TC_OP_CONV && (pl->p.has_bias != (bias != NULL)))
+    if (op == TC_OP_CONV && (p->has_bias != (bias != NULL)))
         return tc__error(TC_ERR_INVALID_ARGUMENT,
                          "execute: bias is %s but the plan has has_bias=%d",
-                         bias ? "given" : "NULL", pl->p.has_bias);
+                         bias ? "given" : "NULL", p->has_bias);
+    if (op == TC_OP_CONV && (p->has_residual != (residual != NULL)))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         p->has_residual ? "execute: the plan has has_residual=1: pass the "
+                                           "residual (tc_execute_conv_residual)"
+                                         : "execute: residual is given but the plan has "
+                                           "has_residual=0");
     if (workspace && ((uintptr_t)workspace & 63))
         return tc__error(TC_ERR_INVALID_ARGUMENT,
                          "execute: workspace %p is not 64-byte aligned", workspace);
+#if TC_HAVE_CUDA
+    if (pl->stage && pl->solver->backend == TC_BACKEND_CUDA &&
+        (tc__cu_ptr_is_device(x) || tc__cu_ptr_is_device(y)))
+        return tc__cu_execute_staged(pl, y, x, w, bias, residual, wpack);
+#endif
     void *ws = workspace, *own = NULL;
     /* the room for packed weights (last in the workspace) is not needed
      * when the plan holds them packed: 37 MB for Winograd F(4,3) at 3x3
@@ -607,60 +718,109 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
                              "execute: cannot allocate %zu bytes of workspace",
                              need);
     }
-    const void *xs = x, *ws_w = w;
+    const int thr = pl->env.threads;
+    const int dt = (pl->stage & TC__STAGE_DTYPE) != 0;
+    const int relay = (pl->stage & (TC__STAGE_DTYPE | TC__STAGE_LAYOUT)) != 0;
+    const int epi = (pl->stage & TC__STAGE_EPILOGUE) != 0;
+    const void *xs = x, *ws_w = w, *bs = bias, *res = residual;
     void *ys = y;
     if (op == TC_OP_FILTER) {
         const tc__filter_layout *L = &pl->lay;
-        int nsp = pl->p.nsp;
+        int nsp = p->nsp;
         if (L->swap) {
             void *dst = (char *)ws + pl->x_off;
-            tc__strided_copy(dst, (void *)x, L->ndim, L->in_shape, L->in_strides,
-                             pl->p.esize, 1, L->ndim - nsp);
+            tc__strided_copy(dst, sp->dtype, (void *)x, p->dtype, L->ndim, L->in_shape,
+                             L->in_strides, 1, L->ndim - nsp);
             ws_w = dst;
-            xs = pl->swap_input;
+            xs = dt ? pl->swap_f32 : pl->swap_input;
         } else {
-            ws_w = pl->p.mask;
+            ws_w = sp->mask;
             if (pl->pack_x) {
                 void *dst = (char *)ws + pl->x_off;
-                tc__strided_copy(dst, (void *)x, L->ndim, L->in_shape,
-                                 L->in_strides, pl->p.esize, 1, L->ndim);
+                if (L->in_dense) tc__convert(dst, sp->dtype, x, p->dtype, tc__x_count(p), thr);
+                else tc__strided_copy(dst, sp->dtype, (void *)x, p->dtype, L->ndim, L->in_shape,
+                                      L->in_strides, 1, L->ndim);
                 xs = dst;
             }
         }
         if (pl->pack_y) ys = (char *)ws + pl->y_off;
+    } else if (op == TC_OP_CONV) {
+        if (relay) {
+            void *dst = (char *)ws + pl->x_off;
+            tc__convert_tensor(dst, sp->dtype, sp->layout, x, p->dtype, p->layout, p->N, p->C,
+                               tc__spatial(p->in), thr);
+            xs = dst;
+            ys = (char *)ws + pl->y_off;
+        } else if (epi && residual == y) {
+            ys = (char *)ws + pl->y_off;
+        }
+        if (epi) res = NULL;
+        if (dt && wst) {
+            ws_w = wst;
+            bs = bst;
+        } else if (dt) {
+            void *wd = (char *)ws + pl->wst_off;
+            tc__convert(wd, sp->dtype, w, p->dtype, tc__w_count(p), thr);
+            ws_w = wd;
+            if (bias) {
+                void *bd = (char *)wd + (size_t)tc__w_count(p) * sp->esize;
+                tc__convert(bd, sp->dtype, bias, p->dtype, p->K, 1);
+                bs = bd;
+            }
+        }
+    } else if (dt) { /* gemm */
+        void *a = (char *)ws + pl->x_off, *b = (char *)ws + pl->wst_off;
+        tc__convert(a, sp->dtype, x, p->dtype, tc__gemm_a_count(p), thr);
+        tc__convert(b, sp->dtype, w, p->dtype, tc__gemm_b_count(p), thr);
+        xs = a;
+        ws_w = b;
+        ys = (char *)ws + pl->y_off;
+        if (p->beta != 0.0) tc__convert(ys, sp->dtype, y, p->dtype, p->m * p->ldc, thr);
     }
     if (op == TC_OP_CONV && pl->solver->wpack && !wpack) {
         void *dst = (char *)ws + pl->wp_off;
-        tc_status pst = pl->solver->wpack(&pl->p, &pl->env, pl->state, w, dst);
+        tc_status pst = pl->solver->wpack(sp, &pl->env, pl->state, ws_w, dst);
         if (pst) {
             tc__free(own);
             return pst;
         }
         wpack = dst;
     }
-    tc_status st = tc__run_solver(pl, pl->solver, pl->state, ys, xs, ws_w, bias,
-                                  ws, wpack);
+    tc_status st = tc__run_solver(pl, pl->solver, sp, pl->state, ys, xs, ws_w, bs, res, ws,
+                                  wpack);
     if (st == TC_OK && op == TC_OP_FILTER && pl->pack_y)
-        tc__strided_copy(ys, y, pl->lay.ndim, pl->lay.out_shape,
-                         pl->lay.out_strides, pl->p.esize, 0, pl->lay.ndim);
+        tc__strided_copy(ys, sp->dtype, y, p->dtype, pl->lay.ndim, pl->lay.out_shape,
+                         pl->lay.out_strides, 0, pl->lay.ndim);
+    if (st == TC_OK && op == TC_OP_CONV && (relay || epi))
+        tc__stage_output(y, p->dtype, p->layout, ys, sp->dtype, sp->layout,
+                         epi ? residual : NULL, epi ? p->act : TC_ACT_NONE, p->N, p->K,
+                         tc__spatial(p->out), thr);
+    if (st == TC_OK && op == TC_OP_GEMM && dt) /* C's m x n, row stride ldc */
+        for (int64_t i = 0; i < p->m; i++)
+            tc__convert((char *)y + (size_t)(i * p->ldc) * p->esize, p->dtype,
+                        (char *)ys + (size_t)(i * p->ldc) * sp->esize, sp->dtype, p->n, 1);
     tc__free(own);
     return st;
 }
 
 tc_status tc_execute_filter(const tc_plan *pl, void *y, const void *x, void *ws) {
-    return tc__execute(pl, TC_OP_FILTER, y, x, NULL, NULL, ws);
+    return tc__execute(pl, TC_OP_FILTER, y, x, NULL, NULL, NULL, ws);
 }
 tc_status tc_execute_conv(const tc_plan *pl, void *y, const void *x, const void *w,
                           const void *bias, void *ws) {
-    return tc__execute(pl, TC_OP_CONV, y, x, w, bias, ws);
+    return tc__execute(pl, TC_OP_CONV, y, x, w, bias, NULL, ws);
 }
-#if TC_HAVE_CUDA
-int tc__cu_ptr_is_device(const void *ptr); /* src/cuda/cuda_common.cu */
-#endif
+tc_status tc_execute_conv_residual(const tc_plan *pl, void *y, const void *x, const void *w,
+                                   const void *bias, const void *residual, void *ws) {
+    if (pl && pl->p.op == TC_OP_CONV && !residual && pl->p.has_residual)
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "execute: residual is NULL but the plan has has_residual=1");
+    return tc__execute(pl, TC_OP_CONV, y, x, w, bias, residual, ws);
+}
 
 tc_status tc_plan_conv_set_weights(tc_plan *pl, const void *w, const void *bias) {
     if (!pl) return tc__error(TC_ERR_INVALID_ARGUMENT, "set weights: plan is NULL");
-    const tc__problem *p = &pl->p;
+    const tc__problem *p = &pl->p, *sp = &pl->sp;
     if (p->op != TC_OP_CONV)
         return tc__error(TC_ERR_INVALID_ARGUMENT,
                          "set weights: the plan is not a conv plan");
@@ -676,35 +836,45 @@ tc_status tc_plan_conv_set_weights(tc_plan *pl, const void *w, const void *bias)
                          tc__cu_ptr_is_device(w) ? "weights" : "bias");
 #endif
     const tc__solver *s = pl->solver;
+    const int dt = (pl->stage & TC__STAGE_DTYPE) != 0;
     size_t wbytes = (size_t)tc__w_count(p) * p->esize;
     size_t bbytes = (size_t)p->K * p->esize;
-    size_t pbytes = s->wpack ? s->wpack_size(p, &pl->env) : 0;
+    size_t pbytes = s->wpack ? s->wpack_size(sp, &pl->env) : 0;
     void *wc = tc__alloc(wbytes), *bc = bias ? tc__alloc(bbytes) : NULL;
     void *pk = s->wpack ? tc__alloc(pbytes ? pbytes : 64) : NULL;
-    if (!wc || (bias && !bc) || (s->wpack && !pk)) {
-        tc__free(wc); tc__free(bc); tc__free(pk);
+    void *wsd = dt ? tc__alloc((size_t)tc__w_count(p) * sp->esize) : NULL;
+    void *bsd = dt && bias ? tc__alloc((size_t)p->K * sp->esize) : NULL;
+    if (!wc || (bias && !bc) || (s->wpack && !pk) || (dt && !wsd) || (dt && bias && !bsd)) {
+        tc__free(wc); tc__free(bc); tc__free(pk); tc__free(wsd); tc__free(bsd);
         return tc__error(TC_ERR_OUT_OF_MEMORY,
                          "set weights: cannot allocate %zu bytes", wbytes + bbytes + pbytes);
     }
     memcpy(wc, w, wbytes);
     if (bias) memcpy(bc, bias, bbytes);
+    if (dt) {
+        tc__convert(wsd, sp->dtype, wc, p->dtype, tc__w_count(p), pl->env.threads);
+        if (bias) tc__convert(bsd, sp->dtype, bc, p->dtype, p->K, 1);
+    }
     if (pk) {
-        tc_status st = s->wpack(p, &pl->env, pl->state, wc, pk);
+        tc_status st = s->wpack(sp, &pl->env, pl->state, dt ? wsd : wc, pk);
         if (st) {
-            tc__free(wc); tc__free(bc); tc__free(pk);
+            tc__free(wc); tc__free(bc); tc__free(pk); tc__free(wsd); tc__free(bsd);
             return st;
         }
     }
     tc__free(pl->w_copy); tc__free(pl->bias_copy); tc__free(pl->wpacked);
+    tc__free(pl->w_staged); tc__free(pl->bias_staged);
     pl->w_copy = wc;
     pl->bias_copy = bc;
     pl->wpacked = pk;
+    pl->w_staged = wsd;
+    pl->bias_staged = bsd;
     return TC_OK;
 }
 
 tc_status tc_execute_gemm(const tc_plan *pl, void *c, const void *a, const void *b,
                           void *ws) {
-    return tc__execute(pl, TC_OP_GEMM, c, a, b, NULL, ws);
+    return tc__execute(pl, TC_OP_GEMM, c, a, b, NULL, NULL, ws);
 }
 
 /* ---------------- one-shot GEMM ---------------- */

@@ -35,8 +35,65 @@ size_t tc_dtype_size(tc_dtype dtype) {
     switch (dtype) {
     case TC_FLOAT32: return 4;
     case TC_FLOAT64: return 8;
+    case TC_FLOAT16:
+    case TC_BFLOAT16: return 2;
     }
     return 0;
+}
+
+const char *tc_dtype_name(tc_dtype dtype) {
+    switch (dtype) {
+    case TC_FLOAT32: return "float32";
+    case TC_FLOAT64: return "float64";
+    case TC_FLOAT16: return "float16";
+    case TC_BFLOAT16: return "bfloat16";
+    }
+    return NULL;
+}
+
+tc_status tc_dtype_parse(const char *name, tc_dtype *dtype) {
+    static const struct { const char *name; tc_dtype dt; } table[] = {
+        {"float32", TC_FLOAT32}, {"f32", TC_FLOAT32},  {"float", TC_FLOAT32},
+        {"float64", TC_FLOAT64}, {"f64", TC_FLOAT64},  {"double", TC_FLOAT64},
+        {"float16", TC_FLOAT16}, {"f16", TC_FLOAT16},  {"half", TC_FLOAT16},
+        {"bfloat16", TC_BFLOAT16}, {"bf16", TC_BFLOAT16},
+    };
+    if (!name || !dtype) return tc__error(TC_ERR_INVALID_ARGUMENT, "dtype: NULL argument");
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(name, table[i].name) == 0) {
+            *dtype = table[i].dt;
+            return TC_OK;
+        }
+    return tc__error(TC_ERR_INVALID_ARGUMENT,
+                     "dtype: '%s' is not one of float32, float64, float16, bfloat16", name);
+}
+
+static const char *const tc__act_names[] = {"none", "relu", "relu6", "silu",
+                                            "sigmoid", "tanh", "gelu"};
+
+const char *tc_activation_name(tc_activation act) {
+    if ((unsigned)act > TC_ACT_GELU) return NULL;
+    return tc__act_names[act];
+}
+
+tc_status tc_activation_parse(const char *name, tc_activation *act) {
+    if (!name || !act) return tc__error(TC_ERR_INVALID_ARGUMENT, "activation: NULL argument");
+    for (int i = 0; i <= (int)TC_ACT_GELU; i++)
+        if (strcmp(name, tc__act_names[i]) == 0) {
+            *act = (tc_activation)i;
+            return TC_OK;
+        }
+    return tc__error(TC_ERR_INVALID_ARGUMENT,
+                     "activation: '%s' is not one of none, relu, relu6, silu, sigmoid, "
+                     "tanh, gelu", name);
+}
+
+const char *tc_layout_name(tc_layout layout) {
+    switch (layout) {
+    case TC_LAYOUT_CHANNELS_FIRST: return "channels_first";
+    case TC_LAYOUT_CHANNELS_LAST: return "channels_last";
+    }
+    return NULL;
 }
 
 static const char *const tc__mode_names[] = {"constant", "nearest", "reflect",

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "wisdom.h"
+#include "stage.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -50,7 +51,8 @@ static uint64_t wz_hash(const char *s) {
 /* Writes the key of (p, env, limit) into buf; 0 if it does not fit. */
 static int wz_key(const tc__problem *p, const tc__env *e, size_t limit,
                   char *buf, size_t size) {
-    const char *dt = p->dtype == TC_FLOAT32 ? "f32" : "f64";
+    static const char *const dts[] = {"f32", "f64", "f16", "bf16"};
+    const char *dt = dts[(unsigned)p->dtype & 3u];
     int n;
     if (p->op == TC_OP_GEMM) {
         n = snprintf(buf, size,
@@ -71,6 +73,10 @@ static int wz_key(const tc__problem *p, const tc__env *e, size_t limit,
                      (long long)p->G, WZ3(p->in), WZ3(p->msk), WZ3(p->out),
                      WZ3(p->stride), WZ3(p->dil), WZ3(p->pad_lo), WZ3(p->pad_hi),
                      (int)p->mode, p->has_bias);
+        /* layout and epilogue only when set: older files' keys stay valid */
+        if (n >= 0 && (size_t)n < size && (p->layout || p->act || p->has_residual))
+            n += snprintf(buf + n, size - (size_t)n, ",lay=%d,act=%d,res=%d",
+                          (int)p->layout, (int)p->act, p->has_residual);
 #undef WZ3
     }
     if (n < 0 || (size_t)n >= size) return 0;
@@ -434,8 +440,10 @@ const tc__solver *tc__wisdom_lookup(const tc__problem *p, const tc__env *env,
     if (!s || !(s->ops & p->op)) return NULL;
     if (env->backend != TC_BACKEND_AUTO && s->backend != env->backend) return NULL;
     if (s->available && !s->available()) return NULL;
-    if (!s->applicable(p, env, NULL, 0)) return NULL;
-    if (workspace_limit && s->workspace && s->workspace(p, env) > workspace_limit)
+    tc__problem sp; /* what the solver sees (src/core/stage.h) */
+    tc__stage_problem(p, s->caps, &sp);
+    if (!s->applicable(&sp, env, NULL, 0)) return NULL;
+    if (workspace_limit && s->workspace && s->workspace(&sp, env) > workspace_limit)
         return NULL;
     return s;
 }

@@ -1,6 +1,6 @@
 /* ref_gemm.c - reference GEMM: C = alpha op(A) op(B) + beta C, row-major,
- * double accumulation. The oracle of the GEMM tests; never optimise. */
-#include "core/internal.h"
+ * double accumulation, every dtype (one rounding at the end). The oracle of the GEMM tests; never optimise. */
+#include "core/half.h"
 
 static int refg_applicable(const tc__problem *p, const tc__env *e, char *why,
                            size_t n) {
@@ -9,10 +9,6 @@ static int refg_applicable(const tc__problem *p, const tc__env *e, char *why,
 
 static double refg_estimate(const tc__problem *p, const tc__env *e) {
     return 1e6 + tc__problem_flops(p) / 1e8;
-}
-
-static double ld(const void *a, int64_t i, tc_dtype dt) {
-    return dt == TC_FLOAT32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
 }
 
 typedef struct refg_job { const tc__args *a; } refg_job;
@@ -24,15 +20,14 @@ static void refg_rows(void *arg, int64_t begin, int64_t end, int tid) {
         for (int64_t j = 0; j < p->n; j++) {
             double acc = 0;
             for (int64_t l = 0; l < p->k; l++) {
-                double av = ld(a->x, p->trans_a ? l * p->lda + i : i * p->lda + l, p->dtype);
-                double bv = ld(a->w, p->trans_b ? j * p->ldb + l : l * p->ldb + j, p->dtype);
+                double av = tc__load_d(a->x, p->trans_a ? l * p->lda + i : i * p->lda + l, p->dtype);
+                double bv = tc__load_d(a->w, p->trans_b ? j * p->ldb + l : l * p->ldb + j, p->dtype);
                 acc += av * bv;
             }
             int64_t ci = i * p->ldc + j;
             double v = p->alpha * acc;
-            if (p->beta != 0.0) v += p->beta * ld(a->y, ci, p->dtype);
-            if (p->dtype == TC_FLOAT32) ((float *)a->y)[ci] = (float)v;
-            else ((double *)a->y)[ci] = v;
+            if (p->beta != 0.0) v += p->beta * tc__load_d(a->y, ci, p->dtype);
+            tc__store_d(a->y, ci, p->dtype, v);
         }
 }
 
@@ -50,4 +45,5 @@ const tc__solver tc__solver_ref_gemm = {
     .applicable = refg_applicable,
     .estimate = refg_estimate,
     .execute = refg_execute,
+    .caps = TC__CAP_HALF,
 };
