@@ -1,5 +1,5 @@
 /*
- * cuda_conv_fft.cu - cuda.conv.fft: convolution layers through cuFFT, or
+ * fft.cu - cuda.conv.fft: convolution layers through cuFFT, or
  * for 2D planes up to 64 x 64 through its own fused transforms (float32;
  * seed 002's FFT algorithm, for layers with large masks).
  *
@@ -36,7 +36,7 @@
  * handles' stream and work area and enqueue the transforms. Accuracy as cpu.conv.fft: about
  * eps * log2(prod L) of max|x| * sum|w| per output (docs/semantics.md).
  *
- * The fused form (session 23): 2D layers whose E is 49..64 on both axes
+ * The fused form: 2D layers whose E is 49..64 on both axes
  * take L = 64 x 64 and no cuFFT. One kernel a transform, a block a plane
  * with the plane in shared memory (src/cuda/cuda_fft64.h): k_cf_fx64
  * reads the inputs through the padding mode and writes their spectra,
@@ -44,8 +44,7 @@
  * no scatter pass), k_cf_inv64 inverts and crops with the stride and the
  * bias. The spectra keep cuFFT's R2C layout, so the product is the same.
  * On the H200 it took the 5x5 64 @56 b32 layer from 0.369 to 0.231 ms
- * and 7x7 b16 from 0.267 to 0.162 (docs/solvers/cuda-conv-fft.md).
- * TC_CUDA_CONV_FFT_FUSED=0
+ * and 7x7 b16 from 0.267 to 0.162 (docs/solvers/cuda-conv-fft.md). TC_CUDA_CONV_FFT_FUSED=0
  * keeps cuFFT; =1 takes the fused form wherever E <= 64 (tests).
  */
 #include "cuda/cuda_common.h"
@@ -247,10 +246,10 @@ __global__ void __launch_bounds__(256) k_cf_build(const float *__restrict__ x,
     const int rows = (int)(g.L[0] * g.L[1]), e2 = (int)g.E[2];
     const float *xp = x + (n0 * g.C + pc) * plane;
     float *dst = Xs + pc * g.nr;
-    /* each row's source once (session 22's form recomputed the row's
-     * division and two index maps for every element: ~1 TB/s, a third of
-     * the copy ceiling): src null where the row lies past E (zeros) or
-     * maps outside the input (the constant) */
+    /* each row's source once (recomputing the row's division and two
+     * index maps for every element ran at ~1 TB/s, a third of the copy
+     * ceiling): src null where the row lies past E (zeros) or maps outside
+     * the input (the constant) */
     const float *src[4];
     float rv[4];
 #pragma unroll
@@ -486,7 +485,7 @@ static int cf_applicable(const tc__problem *p, const tc__env *e, char *why, size
  * spectra, K*Cg; the output spectra and the outputs, N*K) at CF_FUSED_BW of
  * the modelled bandwidth, and the product is priced as its own bytes or
  * its multiply-adds at CF_FUSED_MUL of the FP32 peak; plus 5 us a launch.
- * Fitted on the H200 (session 23, call 7's kernel times): the transform
+ * Fitted on the H200 (the kernels' times): the transform
  * kernels moved 190 MB (5x5 64 @56 b32) and 90 MB (7x7 b16) at 1.2-1.8
  * TB/s, the product ran its 2.2 and 1.1 GFLOP at 24.6 and 22.8 TFLOP/s
  * (0.37 and 0.34 of the peak). */
@@ -513,13 +512,13 @@ static double cf_estimate_fused(const cfg &g) {
  * the bytes of every pass (build, ~4 passes a transform, the product's
  * reads of X once per output-channel tile and of W once, or once per CF_NB
  * images in the direct form, the crop), plus ~5 us a launch; that sum
- * times 1.4, plus 2.5 ns a transform. Fitted on the H200: session 21
- * (call 3, eleven layers, the forced solver's CUDA-event times) set 1.6
- * (the sum alone was 1.23-1.87x below the measured time, and 3.0x on 3x3
- * 512 @7, whose 262144 weight transforms of 9 x 9 points cost ~2.2 ns each
- * beyond it); session 22's product and build/crop kernels (call 4) ran
- * 0.78-0.95x of that estimate on the five large- and mid-mask layers
- * (median 0.86), so 1.4. With it the planner keeps cuda.conv.igemm-tf32 on
+ * times 1.4, plus 2.5 ns a transform. Fitted on the H200: eleven layers
+ * (the forced solver's CUDA-event times) set 1.6 (the sum alone was
+ * 1.23-1.87x below the measured time, and 3.0x on 3x3 512 @7, whose 262144
+ * weight transforms of 9 x 9 points cost ~2.2 ns each beyond it); with
+ * the current product and build/crop kernels the layers ran 0.78-0.95x of
+ * that estimate on the five large- and mid-mask layers (median 0.86), so
+ * 1.4. With it the planner keeps cuda.conv.igemm-tf32 on
  * an 11x11 layer in TF32 plans (0.258 ms against the FFT's 0.312) and takes
  * the FFT in fp32 there (0.312 against 0.800 for cuda.conv.igemm). The
  * fused form has its own model (cf_estimate_fused). */

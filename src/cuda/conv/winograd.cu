@@ -1,5 +1,5 @@
 /*
- * cuda_conv_winograd.cu - cuda.conv.winograd (F(4x4,3x3)) and
+ * winograd.cu - cuda.conv.winograd (F(4x4,3x3)) and
  * cuda.conv.winograd2 (F(2x2,3x3)): non-fused Winograd conv layers in fp32
  * on the CUDA cores, for kernels kd x 3 x 3 (2D: kd = 1) with stride 1 and
  * dilation 1 in the last two axes (the depth axis: any taps, stride and
@@ -31,7 +31,7 @@
  * TF32 tensor cores through cuda.conv.igemm-tf32's kernel, the products
  * posed as one grouped 1x1 conv (wg_gemm_problem; U then unpadded, CRp =
  * CR). F(4x4,3x3) is not offered in TF32: its transforms carry the TF32
- * rounding to 7e-3 - 2e-2 of max|y| on the ResNet-50 layers (session 9),
+ * rounding to 7e-3 - 2e-2 of max|y| on the ResNet-50 layers,
  * past the 5e-3 bound of the TF32 solvers.
  * Environment (tuning, read per execute): TC_CUDA_WINO_GEMM=igemm runs the
  * fp32 solvers' step 3 through cuda.conv.igemm too; TC_CUDA_WINO_BM = 128, 64 or 32
@@ -481,7 +481,7 @@ static tc__problem wg_gemm_problem(const wgeo &g, int m) {
 
 /* Which GEMM runs the batched products: 1 the implicit GEMM (TF32 always;
  * fp32 only under TC_CUDA_WINO_GEMM=igemm, a tuning switch: in fp32 the two
- * measured within 5% of each other on the H100, session 9), 0 this file's
+ * measured within 5% of each other on the H100), 0 this file's
  * own kernel. Where the implicit GEMM's 32-bit ranges do not take the
  * grouped problem: 0 (the TF32 solver is then not applicable). */
 static int wg_route(const tc__problem *p, int m, int tf32) {
@@ -635,14 +635,14 @@ static int wg2t_applicable(const tc__problem *p, const tc__env *e, char *why, si
     return wgt_applicable(p, e, why, n, 2);
 }
 
-/* Cost model, fitted on the H100 (session 9: the ResNet-50 3x3 layers at
+/* Cost model, fitted on the H100 (the ResNet-50 3x3 layers at
  * batch 32 and the 3D layer of gpu_layers.py; TC_PLAN_TRACE=1 prints the
  * estimates). `bytes`: the layer's input (once per depth tap), output and
  * weights, and U, V, M each written once and read once.
  *  - own GEMM kernel (fp32): bytes at 2.05x the nominal bandwidth (V and M
  *    mostly stay in the 50 MB L2 between the stages), the GEMM's FLOPs at
- *    0.31 of the nominal FP32 peak (~21 TFLOP/s measured; the session-8
- *    wave model counted ~100 and put the fp32 Winograd under
+ *    0.31 of the nominal FP32 peak (~21 TFLOP/s measured; a wave model
+ *    counting ~100 put the fp32 Winograd under
  *    cuda.conv.igemm-tf32 in TF32 plans where it is 1.15x slower), and
  *    ~2 us per GEMM block over the resident slots (the depthwise layer's
  *    36 x 256 groups of one row). Fit: 0.150 / 0.130 / 0.152 / 0.155 /
