@@ -28,7 +28,7 @@
 #   sass      (only when named) opcode histogram of the cuda.direct kernels
 #             and of each one's hottest block (bench/sass_hist.py) ->
 #             $OUT/sass.txt, their SASS -> $OUT/sass_dump.txt;
-#             GPU_CHECK_SASS_OBJ names another object (cuda_conv.cu.o),
+#             GPU_CHECK_SASS_OBJ names another object (igemm_tiled.cu.o),
 #             GPU_CHECK_SASS its kernel regex
 #   profile-layers (only when named) ncu on one launch of the conv-layer
 #             kernels of the layers in GPU_CHECK_NCU_LAYERS -> $OUT/ncu_layers.txt
@@ -180,7 +180,7 @@ fi
 
 if has profile-layers; then
   # (only when named) Nsight Compute on one launch of the conv-layer kernels
-  # (regex GPU_CHECK_NCU_KERNELS, default k_ig|k_dw) for each layer of
+  # (regex GPU_CHECK_NCU_KERNELS, default k_igemm|k_dw) for each layer of
   # GPU_CHECK_NCU_LAYERS ("|"-separated substrings of gpu_layers.py names);
   # GPU_CHECK_NCU_BASE=demangled matches the regex against names with their
   # template arguments; GPU_CHECK_NCU_SKIP / _COUNT: launches (default 2 / 1);
@@ -193,7 +193,7 @@ if has profile-layers; then
     echo "######## $l" >>"$OUT/ncu_layers.txt"
     GPU_LAYERS_ONLY="$l" GPU_LAYERS_REPEAT=3 GPU_LAYERS_SWEEP=0 ncu_std \
         --kernel-name-base "${GPU_CHECK_NCU_BASE:-function}" \
-        -k "regex:${GPU_CHECK_NCU_KERNELS:-k_ig|k_dw}" --launch-skip "${GPU_CHECK_NCU_SKIP:-2}" \
+        -k "regex:${GPU_CHECK_NCU_KERNELS:-k_igemm|k_dw}" --launch-skip "${GPU_CHECK_NCU_SKIP:-2}" \
         --launch-count "${GPU_CHECK_NCU_COUNT:-1}" \
         "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" /tmp/ncu_layers >>"$OUT/ncu_layers.txt" 2>&1
     echo "ncu rc=$?"
@@ -234,9 +234,9 @@ if has profile-source; then
         /tmp/ncu_src_gemm >"$OUT/ncu_source.log" 2>&1
   else
     L=${GPU_CHECK_NCU_LAYERS:-128@28}; L=${L%%|*}
-    stamp "ncu source view: layer $L, kernels ${GPU_CHECK_NCU_KERNELS:-^k_ig7\$}"
+    stamp "ncu source view: layer $L, kernels ${GPU_CHECK_NCU_KERNELS:-^k_igemm_shifted\$}"
     GPU_LAYERS_ONLY="$L" GPU_LAYERS_REPEAT=3 GPU_LAYERS_SWEEP=0 timeout "$(left 120)" "$NCU" --clock-control none \
-        -k "regex:${GPU_CHECK_NCU_KERNELS:-^k_ig7\$}" "${NCU_SRC[@]}" "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" \
+        -k "regex:${GPU_CHECK_NCU_KERNELS:-^k_igemm_shifted\$}" "${NCU_SRC[@]}" "$PY" "$SRC/bench/gpu_layers.py" "$BUILD" \
         /tmp/ncu_src_layers >"$OUT/ncu_source.log" 2>&1
   fi
   echo "ncu rc=$?"

@@ -585,7 +585,7 @@ static const ccase ccases[] = {
     {1, 3, 9, 11, 1, {300}, {5}, 1, 1, 2, TC_PADDING_CIRCULAR, 1},
     {3, 1, 4, 6, 1, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_REPLICATE, 1},
     {2, 2, 40, 33, 1, {17, 15}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},   /* 1x1, R < BK */
-    /* session 6: the fast implicit GEMM's paths */
+    /* the tiled implicit GEMM's paths */
     {2, 2, 256, 160, 1, {5, 6}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},   /* split-K, K % 128 */
     {2, 3, 64, 64, 1, {16, 16}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},   /* 1x1 16-byte path */
     {2, 2, 32, 96, 2, {12, 12}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 0},   /* grouped 1x1 */
@@ -597,18 +597,18 @@ static const ccase ccases[] = {
     {3, 1, 1, 3, 1, {14, 14, 14}, {13, 13, 13}, 1, 1, 6, TC_PADDING_ZEROS, 1}, /* > 2048 taps */
     {1, 2, 4, 8, 4, {50}, {5}, 2, 2, 4, TC_PADDING_REFLECT, 1},          /* depthwise 1D */
     {2, 2, 8, 8, 8, {20, 17}, {5, 5}, 1, 1, 2, TC_PADDING_CIRCULAR, 1},  /* depthwise 5x5 */
-    /* session 7: the tiled depthwise kernel (planes per block, row bands) */
+    /* the tiled depthwise kernel (planes per block, row bands) */
     {2, 2, 5, 5, 5, {10, 10}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},    /* dw: 8 planes a block */
     {2, 1, 2, 2, 2, {150, 80}, {3, 3}, 1, 1, 1, TC_PADDING_REFLECT, 1},  /* dw: row bands */
     {2, 2, 3, 6, 3, {13, 12}, {3, 3}, 1, 2, 2, TC_PADDING_CIRCULAR, 0},  /* dw: dilation, x2 */
     {2, 3, 4, 4, 4, {9, 11}, {5, 5}, 2, 1, 2, TC_PADDING_ZEROS, 1},      /* dw: 5x5 stride 2 */
     {3, 1, 4, 4, 4, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_REPLICATE, 1}, /* dw 3D */
-    /* session 7: the zero-padding gather's tap bitmask (R <= 64) and past it */
+    /* the zero-padding gather's tap bitmask (R <= 64) and past it */
     {2, 1, 4, 12, 1, {12, 13}, {8, 8}, 1, 1, 3, TC_PADDING_ZEROS, 0},   /* R = 64 */
     {2, 2, 5, 20, 1, {16, 15}, {9, 9}, 1, 1, 4, TC_PADDING_ZEROS, 1},   /* R = 81 */
     {2, 1, 128, 130, 1, {6, 7}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},  /* row table, split-K */
     {2, 1, 512, 40, 1, {4, 5}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},   /* Rl > the row table */
-    /* session 8: cuda.conv.winograd(2) (3x3 stride 1): partial tiles, C and K
+    /* cuda.conv.winograd(2) (3x3 stride 1): partial tiles, C and K
      * off multiples of 4/16/32, several GEMM column and row tiles, groups,
      * pad 2, 3D with kd = 2 */
     {2, 3, 37, 45, 1, {29, 27}, {3, 3}, 1, 1, 1, TC_PADDING_REFLECT, 1},
@@ -616,22 +616,24 @@ static const ccase ccases[] = {
     {2, 1, 20, 24, 1, {10, 9}, {3, 3}, 1, 1, 2, TC_PADDING_ZEROS, 0},    /* pad 2 */
     {2, 2, 70, 140, 1, {15, 17}, {3, 3}, 1, 1, 1, TC_PADDING_REPLICATE, 1},
     {3, 2, 6, 10, 2, {5, 9, 10}, {2, 3, 3}, 1, 1, 1, TC_PADDING_REFLECT, 1}, /* 3D kd 2 */
-    /* session 13: layers with blocks for a wave, where TF32 plans run V 8
-     * by default (ig8_default): the 64-channel tile with C % 32 != 0 (the
-     * channel box past C), the 128-channel tile with K % 128 != 0 */
+    /* layers with blocks for a wave, where TF32 plans run the shifted views
+     * with TMA copies by default (sv_default): the 64-channel tile with
+     * C % 32 != 0 (the channel box past C), the 128-channel tile with
+     * K % 128 != 0 */
     {2, 18, 40, 64, 1, {28, 28}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
     {2, 20, 128, 130, 1, {16, 16}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 0},
-    /* session 14: V 9 (the streaming 1x1 kernel): C % 32 != 0 over several
-     * 32-channel chunks, two 64-channel tiles with K % 64 != 0, P % 128 != 0 */
+    /* the 1x1 stream: C % 32 != 0 over several 32-channel chunks, two
+     * 64-channel tiles with K % 64 != 0, P % 128 != 0 */
     {2, 3, 72, 100, 1, {20, 36}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
-    /* session 15: V 10 (wgmma): four 64-channel stages, each two 32-channel
-     * blocks of the swizzled weights, Cg % 64 != 0, K % 64 != 0 */
+    /* the 1x1 stream's wgmma form: four 64-channel stages, each two
+     * 32-channel blocks of the swizzled weights, Cg % 64 != 0, K % 64 != 0 */
     {2, 2, 200, 70, 1, {10, 30}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
-    /* Cg % 4 != 0: V 9 / V 10's weights element by element, not cp.async */
+    /* Cg % 4 != 0: the 1x1 stream's weights element by element, not cp.async */
     {2, 2, 30, 20, 1, {8, 10}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
-    /* 64 x 448 weights past V 10's shared memory: V 1 takes the layer */
+    /* 64 x 448 weights past the 1x1 stream's shared memory: the tiled
+     * kernel takes the layer */
     {2, 2, 400, 40, 1, {8, 8}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
-    /* session 16: V 11 (3D, the plane ring, resident weights; the default
+    /* the depth ring (3D, the plane ring, resident weights; the default
      * for zero-padded 3D TF32 layers with C/G <= 32): two 32-channel
      * output tiles with K % 32 != 0 and a one-row last band; dilation 2
      * (five planes a view, six slots) with C past the box's 32 channels
@@ -640,8 +642,8 @@ static const ccase ccases[] = {
     {3, 3, 12, 20, 1, {7, 6, 13}, {3, 3, 3}, 1, 2, 2, TC_PADDING_ZEROS, 0},
     {3, 1, 64, 48, 2, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
     {3, 2, 8, 16, 1, {6, 4, 5}, {2, 3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
-    /* session 21 (for the TMA-fed 1x1 streams tried then, now V 10's):
-     * tiles across images with channels past Cg, two 64-channel output
+    /* the 1x1 stream: tiles across images with channels past Cg, two
+     * 64-channel output
      * tiles; groups with the last tile past N * P; Cg % 4 != 0 (weights
      * element by element); five 64-channel stages a tile */
     {2, 3, 72, 100, 1, {16, 24}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
@@ -650,7 +652,7 @@ static const ccase ccases[] = {
     {2, 1, 320, 64, 1, {8, 16}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
     /* 16 positions an image: a tile over eight images */
     {2, 9, 64, 32, 1, {4, 4}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},
-    /* session 23: 2D layers cuda.conv.fft runs fused by default (E 49..64
+    /* 2D layers cuda.conv.fft runs fused by default (E 49..64
      * on both axes): reflect, and circular with stride, dilation, groups */
     {2, 2, 6, 10, 1, {56, 52}, {5, 5}, 1, 1, 2, TC_PADDING_REFLECT, 1},
     {2, 3, 4, 6, 2, {60, 57}, {3, 3}, 2, 2, 2, TC_PADDING_CIRCULAR, 1},
@@ -1361,8 +1363,8 @@ static void run_conv_planner_checks(void) {
         CHECK_STATUS(tc_plan_conv(&pl, ctx, &d, &o), TC_ERR_NOT_APPLICABLE);
         tc_plan_destroy(pl);
         /* a stride-2 depthwise layer stays on cuda.conv.depthwise with and
-         * without TF32 (session 7: the TF32 estimate once chose the
-         * implicit GEMM there, 4.7x slower) */
+         * without TF32 (an estimate without the blocks' fixed cost chose
+         * the implicit GEMM there, 4.7x slower) */
         tc_conv_desc dd = d;
         dd.batch = 32; dd.groups = 128;
         dd.in_size[0] = dd.in_size[1] = 56;
@@ -1442,18 +1444,20 @@ static void run_conv_planner_checks(void) {
     TH_END();
 }
 
-/* cuda.conv.igemm-tf32's kernel variants beside the default one (V 3):
- * V 1 and, where the device runs sm_90a code, the wgmma kernels V 4, V 7
- * (stride 1, C/G % 4 == 0, at least 3 taps, padded width <= 128; V 3
- * takes the other cases) and V 8 (V 7's zero-padded cases with G == 1 or
- * C/G % 32 == 0, copies by TMA; V 7 takes its other cases), forced through
- * TC_CUDA_CONV_TFV on every conv case, and V 9 / V 10 (TFV=11 / 12: the
- * streaming 1x1 kernel, mma.sync / wgmma, on every 1x1 case it fits, V 1's
- * layers otherwise), V 11 (TFV=13: the plane ring with resident weights,
- * on every zero-padded stride-1 case with C/G <= 32, 2D ones included),
- * host pointers (every conv solver
- * runs again; the variant only changes igemm-tf32). Where the probe finds
- * no sm_90a image, TFV=4, 7 and 8 run V 3 again. */
+/* cuda.conv.igemm-tf32's kernel forms beside the default one (the tiled
+ * kernel's register-staged mma.sync form), forced through TC_CUDA_CONV_TFV
+ * on every conv case (src/cuda/conv/igemm_select.cu): 1 the tiled
+ * mma.sync form with the cp.async gather and, where the device runs
+ * sm_90a code, the wgmma kernels: 4 the tiled wgmma form, 7 the shifted
+ * views with cp.async copies (stride 1, C/G % 4 == 0, at least 3 taps,
+ * padded width <= 128; the tiled kernel takes the other cases), 8 the
+ * same with TMA copies (the zero-padded cases with G == 1 or C/G % 32 ==
+ * 0; the cp.async copies take the others), 11 / 12 the 1x1 stream,
+ * mma.sync / wgmma, on every 1x1 case it fits (the tiled kernel's layers
+ * otherwise), 13 the depth ring on every zero-padded stride-1 case with
+ * C/G <= 32, 2D ones included; host pointers (every conv solver runs
+ * again; the variant only changes igemm-tf32). Where the probe finds no
+ * sm_90a image, TFV=4, 7 and 8 run the default form again. */
 static void run_conv_tf32_variants(void) {
     static const char *vs[] = {"1", "4", "7", "8", "11", "12", "13"};
     /* TC_TEST_CUDA_TFV=V: that variant alone (sanitizer runs of one kernel) */
@@ -1465,10 +1469,10 @@ static void run_conv_tf32_variants(void) {
         if (only && strcmp(only, vs[v])) continue;
         printf("conv cases with TC_CUDA_CONV_TFV=%s\n", vs[v]);
         setenv("TC_CUDA_CONV_TFV", vs[v], 1);
-        /* V 9 with 3 blocks along the tiles: several tiles a block, the
-         * stages running across tile boundaries */
+        /* the 1x1 stream with 3 blocks along the tiles: several tiles a
+         * block, the stages running across tile boundaries */
         if (v >= 4) setenv("TC_CUDA_CONV_V9GRID", "3", 1);
-        /* V 11 (TFV=13, on the 2D layers too): two output planes an item,
+        /* the depth ring (TFV=13, on the 2D layers too): two output planes an item,
          * so that the items and the plane ring wrap within a block */
         if (!strcmp(vs[v], "13")) setenv("TC_CUDA_CONV_V11DS", "2", 1);
         for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
@@ -1510,7 +1514,7 @@ static void run_conv_fft_chunks(void) {
         for (int ci = 0; ci < NCC; ci++) {
             /* quick (the sanitizers): up to 2048 planes (a block each in
              * the fused kernels; racecheck did not finish the 512-channel
-             * cases' 20k weight planes in 90 s, session 23) */
+             * cases' 20k weight planes in 90 s) */
             const ccase *c = &ccases[ci];
             if (th_g.quick && c->K * (c->C / c->G) + c->N * (c->C + c->K) > 2048) continue;
             run_conv_case(ci, 0, 0);
