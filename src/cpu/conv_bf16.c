@@ -61,6 +61,8 @@ void tc__bf16_ukr_6x4(const tc__bf16_tile *t);
 void tc__bf16_ukr_8x3(const tc__bf16_tile *t);
 void tc__bf16_ukr_12x2(const tc__bf16_tile *t);
 void tc__bf16_ukr_12x1(const tc__bf16_tile *t);
+void tc__bf16_pack_rows(const uint16_t *src, const int64_t *roff, int mr, const int64_t *runoff,
+                        int64_t nrun, int64_t step, int64_t run, int64_t lp, uint16_t *pk);
 void tc__bf16_dw_row(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const int *widx,
                      int nt, const float *w, int nruns, const float *bias, int64_t C, int64_t nw,
                      uint16_t *y, const uint16_t *res, int act);
@@ -77,6 +79,10 @@ typedef struct bf_geom {
     int inplace;             /* read x as it lies (channels-last, no padding) */
     int64_t X[3], PS;        /* source image extents and pixel stride */
     int64_t nruns, npairs;   /* taps, channel pairs per tap */
+    int pk;                  /* odd Cg: rows packed per tile (bf_pack_rows) */
+    int64_t Lp;              /* pk: reduction (taps x Cg) rounded up to even */
+    int64_t kruns, kpairs;   /* the kernel's runs and pairs per run */
+    size_t pkbytes;          /* pk: per-thread packed rows */
     int64_t ntile;           /* MR-pixel tiles over all N x out pixels */
     int64_t nchunk, items;
     size_t xpbytes, runbytes, tbbytes, biasbytes;
@@ -92,7 +98,8 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
     g->Cg = p->C / p->G;
     g->dw = g->Cg == 1 && g->Kg == 1 && p->layout == TC_LAYOUT_CHANNELS_LAST &&
             p->msk[0] * p->msk[1] * p->msk[2] <= BF_DW_MAXT && p->cval == 0.0;
-    g->Cgp = g->dw ? 1 : g->Cg + (g->Cg & 1);
+    g->pk = !g->dw && (g->Cg & 1) && g->Cg <= 7 && p->msk[0] * p->msk[1] * p->msk[2] * g->Cg <= 4096;
+    g->Cgp = g->dw || g->pk ? g->Cg : g->Cg + (g->Cg & 1);
     g->nv = g->Kg >= 49 ? 4 : g->Kg >= 33 ? 3 : g->Kg >= 17 ? 2 : 1;
     static const int mrs[5] = {0, 12, 12, 8, 6};
     static void (*const ukrs[5])(const tc__bf16_tile *) = {
@@ -102,7 +109,7 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
     g->nr = g->nv * 16;
     g->nkb = bf_cdiv(g->Kg, g->nr);
     int64_t E[3];
-    int nopad = p->layout == TC_LAYOUT_CHANNELS_LAST && (g->dw || !(g->Cg & 1));
+    int nopad = p->layout == TC_LAYOUT_CHANNELS_LAST && (g->dw || g->pk || !(g->Cg & 1));
     for (int a = 0; a < 3; a++) {
         E[a] = (p->out[a] - 1) * p->stride[a] + (p->msk[a] - 1) * p->dil[a] + 1;
         if (p->pad_lo[a] != 0 || E[a] > p->in[a]) nopad = 0;
@@ -113,6 +120,14 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
     g->PS = nopad ? p->C : p->G * g->Cgp;
     g->nruns = p->msk[0] * p->msk[1] * p->msk[2];
     g->npairs = g->Cgp / 2;
+    g->kruns = g->nruns;
+    g->kpairs = g->npairs;
+    if (g->pk) {
+        g->Lp = (g->nruns * g->Cg + 1) & ~(int64_t)1;
+        g->kruns = 1;
+        g->kpairs = g->Lp / 2;
+        g->pkbytes = bf_rup64((size_t)(g->mr * g->Lp) * 2);
+    }
     g->ntile = bf_cdiv(p->N * p->out[0] * p->out[1] * p->out[2], g->mr);
     g->nchunk = bf_cdiv(g->ntile, BF_CHUNK);
     g->items = p->G * g->nkb * g->nchunk;
@@ -148,7 +163,7 @@ static int bf_applicable(const tc__problem *p, const tc__env *env, char *why, si
     bf_geom_make(p, env, &g);
     int64_t t;
     /* packed weights, the source image and the kernel's int counters */
-    if (!tc__mul_ok(g.nkb * g.nr, g.nruns * g.Cgp, &t) || !tc__mul_ok(t, p->G * 2, &t) ||
+    if (!tc__mul_ok(g.nkb * g.nr, g.nruns * (g.Cgp + 1), &t) || !tc__mul_ok(t, p->G * 2, &t) ||
         !tc__mul_ok(p->N * g.X[0], g.X[1] * g.X[2], &t) || !tc__mul_ok(t, g.PS * 2, &t) ||
         g.nruns > INT32_MAX || g.npairs > INT32_MAX) {
         if (why) snprintf(why, n, "problem too large");
@@ -160,14 +175,14 @@ static int bf_applicable(const tc__problem *p, const tc__env *env, char *why, si
 static size_t bf_workspace(const tc__problem *p, const tc__env *env) {
     bf_geom g;
     bf_geom_make(p, env, &g);
-    return g.xpbytes + g.runbytes + g.biasbytes + (size_t)env->threads * g.tbbytes;
+    return g.xpbytes + g.runbytes + g.biasbytes + (size_t)env->threads * (g.tbbytes + g.pkbytes);
 }
 
 static size_t bf_wpack_size(const tc__problem *p, const tc__env *env) {
     bf_geom g;
     bf_geom_make(p, env, &g);
     if (g.dw) return (size_t)(bf_cdiv(p->C, 32) * 32 * g.nruns) * sizeof(float);
-    return (size_t)(p->G * g.nkb * g.nruns * g.npairs * g.nr * 2) * 2;
+    return (size_t)(p->G * g.nkb * g.kruns * g.kpairs * g.nr * 2) * 2;
 }
 
 static tc_status bf_wpack(const tc__problem *p, const tc__env *env, const void *state,
@@ -186,6 +201,17 @@ static tc_status bf_wpack(const tc__problem *p, const tc__env *env, const void *
                     int64_t c = b * 32 + (j < 16 ? 2 * j : 2 * (j - 16) + 1);
                     *f++ = c < p->C ? tc__bf16_to_f32(ws[c * R + r]) : 0.0f;
                 }
+        return TC_OK;
+    }
+    if (g.pk) { /* [g][K block][pair of l = tap*Cg + c][NR][2] */
+        for (int64_t gi = 0; gi < p->G; gi++)
+            for (int64_t kb = 0; kb < g.nkb; kb++)
+                for (int64_t l = 0; l < g.Lp; l += 2)
+                    for (int64_t j = 0; j < NR; j++)
+                        for (int h = 0; h < 2; h++) {
+                            int64_t k = kb * NR + j, r = (l + h) / g.Cg, c = (l + h) % g.Cg;
+                            *d++ = k < g.Kg && r < R ? ws[((gi * g.Kg + k) * g.Cg + c) * R + r] : 0;
+                        }
         return TC_OK;
     }
     for (int64_t gi = 0; gi < p->G; gi++)
@@ -275,12 +301,20 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
     const uint16_t *resp[BF_MAXMR];
     float *tb = cl ? NULL
                    : (float *)((char *)a->ws + g->xpbytes + g->runbytes + g->biasbytes +
-                               (size_t)tid * g->tbbytes);
+                               (size_t)tid * (g->tbbytes + g->pkbytes));
+    uint16_t *pk = (uint16_t *)((char *)a->ws + g->xpbytes + g->runbytes + g->biasbytes +
+                                (size_t)tid * (g->tbbytes + g->pkbytes) + g->tbbytes);
+    static const int64_t zero_off = 0;
+    /* pk: runs of whole taps along the last axis when contiguous (one
+     * group, dilation 1), else one tap */
+    const int64_t pkstep = p->G == 1 && p->dil[2] == 1 ? p->msk[2] : 1;
+    int64_t pkoff[BF_MAXMR];
+    for (int i = 0; i < BF_MAXMR; i++) pkoff[i] = i * g->Lp;
     tc__bf16_tile t;
-    t.roff = roff;
-    t.runoff = jb->runoff;
-    t.nruns = (int)g->nruns;
-    t.npairs = (int)g->npairs;
+    t.roff = g->pk ? pkoff : roff;
+    t.runoff = g->pk ? &zero_off : jb->runoff;
+    t.nruns = (int)g->kruns;
+    t.npairs = (int)g->kpairs;
     t.row0 = 0;
     t.res = p->has_residual && cl ? resp : NULL;
     t.out = cl ? outp : NULL;
@@ -302,8 +336,9 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
             lastkey = u;
         }
         t.nch = nch;
-        t.w = (const uint16_t *)a->wpack + (size_t)((gi * g->nkb + kb) * g->nruns * g->npairs * NR * 2);
-        t.x = jb->src + gi * (g->inplace ? g->Cg : g->Cgp);
+        t.w = (const uint16_t *)a->wpack + (size_t)((gi * g->nkb + kb) * g->kruns * g->kpairs * NR * 2);
+        const uint16_t *src = jb->src + gi * (g->inplace ? g->Cg : g->Cgp);
+        t.x = g->pk ? pk : src;
         int64_t t1 = (ch + 1) * BF_CHUNK < g->ntile ? (ch + 1) * BF_CHUNK : g->ntile;
         /* the chunk's first pixel; then stepped, not divided */
         int64_t q = ch * BF_CHUNK * MR;
@@ -346,6 +381,8 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
                     if (t.res) resp[i] = pix[i] < 0 ? NULL : (const uint16_t *)a->residual + off;
                 }
             }
+            if (g->pk) tc__bf16_pack_rows(src, roff, (int)MR, jb->runoff, g->nruns / pkstep,
+                                          pkstep, g->Cg * pkstep, g->Lp, pk);
             g->ukr(&t);
             if (!cl) {
                 const uint16_t *res = p->has_residual ? (const uint16_t *)a->residual : NULL;
@@ -479,9 +516,9 @@ static double bf_estimate(const tc__problem *p, const tc__env *env) {
         return (t_fma > t_mem ? t_fma : t_mem) + t_copy;
     }
     double fill_n = (double)g.Kg / (double)(g.nkb * g.nr);
-    double fill_c = (double)g.Cg / (double)g.Cgp;
+    double fill_c = g.pk ? (double)(g.nruns * g.Cg) / (double)g.Lp : (double)g.Cg / (double)g.Cgp;
     double fill_m = (double)(p->N * p->out[0] * p->out[1] * p->out[2]) / ((double)g.ntile * g.mr);
-    double kfac = (double)(g.nruns * g.npairs) / (double)(g.nruns * g.npairs + 8);
+    double kfac = (double)(g.kruns * g.kpairs) / (double)(g.kruns * g.kpairs + 8);
     double eff = 0.95 * fill_n * fill_c * fill_m * kfac;
     double par = g.items >= env->threads ? 1.0 : (double)g.items / env->threads;
     double peak = tc__peak_flops(env) * tc__machine_flops_core_bf16() / tc__machine_flops_core();

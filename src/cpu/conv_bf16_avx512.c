@@ -191,3 +191,25 @@ void tc__bf16_dw_row(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *o
             bf_dw_block(x + c0, ps, xs, off, widx, nt, wb, bias + c0, m, nw, y + c0, rb, act, ilv);
     }
 }
+
+/* Odd channel counts: mr rows of the reduction (tap, channel) packed
+ * contiguously at pk + i*lp, zero past taps x channels: nrun runs of `run`
+ * elements, run j of row i read at src + roff[i] + runoff[j*step]. */
+void tc__bf16_pack_rows(const uint16_t *src, const int64_t *roff, int mr, const int64_t *runoff,
+                        int64_t nrun, int64_t step, int64_t run, int64_t lp, uint16_t *pk) {
+    for (int i = 0; i < mr; i++) {
+        uint16_t *d = pk + i * lp;
+        const uint16_t *s = src + roff[i];
+        for (int64_t j = 0; j < nrun; j++, d += run) {
+            const uint16_t *sr = s + runoff[j * step];
+            int64_t k = 0;
+            for (; k + 32 <= run; k += 32)
+                _mm512_storeu_si512((void *)(d + k), _mm512_loadu_si512((const void *)(sr + k)));
+            if (k < run) {
+                __mmask32 m = (__mmask32)((1ull << (run - k)) - 1);
+                _mm512_mask_storeu_epi16(d + k, m, _mm512_maskz_loadu_epi16(m, sr + k));
+            }
+        }
+        if (lp > nrun * run) pk[i * lp + nrun * run] = 0;
+    }
+}
