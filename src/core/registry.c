@@ -37,6 +37,7 @@ extern const tc__solver tc__solver_cuda_gemm;
 extern const tc__solver tc__solver_cuda_gemm_tf32;
 extern const tc__solver tc__solver_cuda_conv_igemm;
 extern const tc__solver tc__solver_cuda_conv_igemm_tf32;
+extern const tc__solver tc__solver_cuda_conv_igemm_half;
 extern const tc__solver tc__solver_cuda_conv_depthwise;
 extern const tc__solver tc__solver_cuda_conv_winograd;
 extern const tc__solver tc__solver_cuda_conv_winograd2;
@@ -88,6 +89,7 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cuda_gemm_tf32,
     &tc__solver_cuda_conv_igemm,
     &tc__solver_cuda_conv_igemm_tf32,
+    &tc__solver_cuda_conv_igemm_half,
     &tc__solver_cuda_conv_depthwise,
     &tc__solver_cuda_conv_winograd,
     &tc__solver_cuda_conv_winograd2,
