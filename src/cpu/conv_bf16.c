@@ -61,6 +61,8 @@ void tc__bf16_ukr_6x4(const tc__bf16_tile *t);
 void tc__bf16_ukr_8x3(const tc__bf16_tile *t);
 void tc__bf16_ukr_12x2(const tc__bf16_tile *t);
 void tc__bf16_ukr_12x1(const tc__bf16_tile *t);
+void tc__bf16_store_cf(const float *tb, int64_t nr, int64_t rows, int nch, const float *bias,
+                       uint16_t *y, int64_t cs, const uint16_t *res, int act);
 void tc__bf16_pack_rows(const uint16_t *src, const int64_t *roff, int mr, const int64_t *runoff,
                         int64_t nrun, int64_t step, int64_t run, int64_t lp, uint16_t *pk);
 void tc__bf16_dw_row(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const int *widx,
@@ -140,7 +142,7 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
     g->runbytes = bf_rup64((size_t)g->nruns * sizeof(int64_t));
     g->tbbytes = p->layout == TC_LAYOUT_CHANNELS_LAST
                      ? 0
-                     : bf_rup64((size_t)(BF_MAXMR * 64) * sizeof(float));
+                     : bf_rup64((size_t)(BF_CHUNK * BF_MAXMR * 64) * sizeof(float));
     return 1;
 }
 
@@ -254,7 +256,31 @@ static void bf_copy_rows(void *arg, int64_t b, int64_t e, int tid) {
         int64_t i0 = tc__boundary_index(e0 - p->pad_lo[0], in0, p->mode);
         int64_t i1 = tc__boundary_index(e1 - p->pad_lo[1], in1, p->mode);
         uint16_t *d = xp + row * g->X[2] * g->PS;
+        /* channels-first, the columns inside the input: blocks of 32
+         * pixels transposed reading whole lines of each channel */
+        int64_t lo = p->pad_lo[2] < 0 ? 0 : p->pad_lo[2];
+        int64_t hi = in2 + p->pad_lo[2] < g->X[2] ? in2 + p->pad_lo[2] : g->X[2];
+        if (cl || i0 < 0 || i1 < 0 || hi < lo) lo = hi = 0;
+        for (int64_t b0 = lo; b0 < hi; b0 += 32) {
+            int64_t nb = hi - b0 < 32 ? hi - b0 : 32;
+            const uint16_t *s = x + n * p->C * plane + (i0 * in1 + i1) * in2 + b0 - p->pad_lo[2];
+            uint16_t *db = d + b0 * g->PS;
+            for (int64_t gi = 0; gi < p->G; gi++) {
+                for (int64_t c = 0; c < g->Cg; c++) {
+                    const uint16_t *sc = s + (gi * g->Cg + c) * plane;
+                    uint16_t *dc = db + gi * g->Cgp + c;
+                    for (int64_t j = 0; j < nb; j++) dc[j * g->PS] = sc[j];
+                }
+                if (g->Cgp > g->Cg)
+                    for (int64_t j = 0; j < nb; j++) db[j * g->PS + gi * g->Cgp + g->Cg] = 0;
+            }
+        }
         for (int64_t e2 = 0; e2 < g->X[2]; e2++, d += g->PS) {
+            if (e2 == lo && hi > lo) {
+                d += (hi - lo) * g->PS;
+                e2 = hi;
+                if (e2 >= g->X[2]) break;
+            }
             int64_t i2 = tc__boundary_index(e2 - p->pad_lo[2], in2, p->mode);
             if (i0 < 0 || i1 < 0 || i2 < 0) {
                 for (int64_t gi = 0; gi < p->G; gi++) {
@@ -381,22 +407,21 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
                     if (t.res) resp[i] = pix[i] < 0 ? NULL : (const uint16_t *)a->residual + off;
                 }
             }
+            if (tb) t.tb = tb + (ti - ch * BF_CHUNK) * MR * NR;
             if (g->pk) tc__bf16_pack_rows(src, roff, (int)MR, jb->runoff, g->nruns / pkstep,
                                           pkstep, g->Cg * pkstep, g->Lp, pk);
             g->ukr(&t);
-            if (!cl) {
-                const uint16_t *res = p->has_residual ? (const uint16_t *)a->residual : NULL;
-                uint16_t *y = (uint16_t *)a->y;
-                for (int i = 0; i < MR; i++) {
-                    if (pix[i] < 0) continue;
-                    int64_t n = pix[i] / P, pp = pix[i] % P;
-                    for (int j = 0; j < nch; j++) {
-                        int64_t yi = (n * p->K + k0 + j) * P + pp;
-                        float v = tb[i * NR + j] + bias[j];
-                        if (res) v += tc__bf16_to_f32(res[yi]);
-                        y[yi] = tc__f32_to_bf16(tc__act_f(p->act, v));
-                    }
-                }
+        }
+        if (!cl) { /* the chunk's pixels, per image: one channel row at a time */
+            int64_t q0 = ch * BF_CHUNK * MR, q1 = t1 * MR < NP ? t1 * MR : NP;
+            for (int64_t qa = q0; qa < q1;) {
+                int64_t n = qa / P, pp = qa % P;
+                int64_t qb = (n + 1) * P < q1 ? (n + 1) * P : q1;
+                int64_t off = (n * p->K + k0) * P + pp;
+                tc__bf16_store_cf(tb + (qa - q0) * NR, NR, qb - qa, nch, bias, (uint16_t *)a->y + off, P,
+                                  p->has_residual ? (const uint16_t *)a->residual + off : NULL,
+                                  (int)p->act);
+                qa = qb;
             }
         }
     }

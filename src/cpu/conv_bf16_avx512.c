@@ -213,3 +213,24 @@ void tc__bf16_pack_rows(const uint16_t *src, const int64_t *roff, int mr, const 
         if (lp > nrun * run) pk[i * lp + nrun * run] = 0;
     }
 }
+
+/* Channels-first epilogue: rows fp32 pixels x nr channels at tb (row-major)
+ * to nch output rows of contiguous pixels (channel stride cs), 16 pixels a
+ * step gathered down one channel column: y = act(v + bias + residual). */
+void tc__bf16_store_cf(const float *tb, int64_t nr, int64_t rows, int nch, const float *bias,
+                       uint16_t *y, int64_t cs, const uint16_t *res, int act) {
+    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                             12, 13, 14, 15),
+                                           _mm512_set1_epi32((int)nr));
+    for (int j = 0; j < nch; j++) {
+        const __m512 b = _mm512_set1_ps(bias[j]);
+        for (int64_t r = 0; r < rows; r += 16) {
+            const __mmask16 m = rows - r >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (rows - r)) - 1);
+            __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, tb + r * nr + j, 4);
+            v = _mm512_add_ps(v, b);
+            if (res) v = _mm512_add_ps(v, bf_load_bf16(m, res + j * cs + r));
+            v = bf_act(v, act);
+            _mm256_mask_storeu_epi16(y + j * cs + r, m, (__m256i)_mm512_cvtneps_pbh(v));
+        }
+    }
+}
