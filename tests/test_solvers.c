@@ -69,9 +69,20 @@ static void solvers_load(void) {
  * low-rank filter sums r separable passes whose terms (|u_r| |v_r| |x|) can
  * exceed the mask's own magnitude sum |w| |x| and cancel (seed 783796307:
  * a rank-2 9x7 mask, 3.6e-5 of the magnitude on one output). */
+static const char *dt_label(tc_dtype dt) {
+    return dt == TC_FLOAT32 ? "f32" : dt == TC_FLOAT64 ? "f64" : dt == TC_FLOAT16 ? "f16" : "bf16";
+}
+
+/* float16 / bfloat16: products summed in float32, one rounding to the
+ * dtype at the end (docs/semantics.md): about two units in the last place
+ * of the output's magnitude (2^-11 and 2^-8 relative), plus a global term
+ * for activations whose value is not small where their input is (sigmoid
+ * near 0); the staged transform solvers add their float32 error. */
 static tb_tol tol_for(const char *name, tc_dtype dt) {
     int loose = name && (strstr(name, "fft") || strstr(name, "winograd") ||
                          strstr(name, "strassen") || strstr(name, "lowrank"));
+    if (dt == TC_FLOAT16) return (tb_tol){2e-3, loose ? 6e-4 : 5e-4, 0};
+    if (dt == TC_BFLOAT16) return (tb_tol){1.6e-2, 4e-3, 0};
     if (dt == TC_FLOAT32)
         return loose ? (tb_tol){5e-4, 5e-5, 0} : (tb_tol){2e-5, 0, 0};
     return loose ? (tb_tol){1e-9, 1e-10, 0} : (tb_tol){1e-12, 0, 0};
@@ -91,6 +102,7 @@ typedef struct inst {
     tc_gemm_desc gd;
     const void *mask;           /* filter */
     const void *x, *w, *bias;   /* filter / conv (x may be strided) */
+    const void *res;            /* conv with has_residual */
     const void *a, *b;          /* gemm */
     const double *c_init;       /* gemm, m x n logical, when beta != 0 */
     /* output: layout and expected values */
@@ -139,7 +151,9 @@ static tc_status inst_plan(const inst *I, tc_context *ctx, const char *algo,
 static tc_status inst_exec(const inst *I, const tc_plan *pl, void *y, void *ws) {
     switch (I->op) {
     case TC_OP_FILTER: return tc_execute_filter(pl, y, I->x, ws);
-    case TC_OP_CONV: return tc_execute_conv(pl, y, I->x, I->w, I->bias, ws);
+    case TC_OP_CONV:
+        return I->res ? tc_execute_conv_residual(pl, y, I->x, I->w, I->bias, I->res, ws)
+                      : tc_execute_conv(pl, y, I->x, I->w, I->bias, ws);
     default: return tc_execute_gemm(pl, y, I->a, I->b, ws);
     }
 }
@@ -525,7 +539,7 @@ static void run_filter(const fspec *s, tc_dtype dt, uint64_t salt) {
     for (int i = 0, at = 0; i < nsp; i++)
         at += snprintf(og + at, sizeof og - at, i ? ",%lld" : "%lld", (long long)mf.origin[i]);
     snprintf(I.label, sizeof I.label, "%s %dD in=%s(nsp=%d) mask=%s%s %s %s %s "
-             "cval=%g origin=%s x:%s y:%s t%d", dt == TC_FLOAT32 ? "f32" : "f64",
+             "cval=%g origin=%s x:%s y:%s t%d", dt_label(dt),
              nsp, sh, s->nsp, ms, s->mask_rank == 1 ? "(rank1)" : s->mask_rank == 2 ? "(rank2)" : "",
              s->kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate",
              out_names[s->output], tc_mode_name(s->mode), mf.cval, og,
@@ -629,6 +643,10 @@ static void filter_both(fspec s, uint64_t salt) {
     run_filter(&s, TC_FLOAT32, salt * 2);
     run_filter(&s, TC_FLOAT64, salt * 2 + 1);
     g_nfilter += 2;
+    if (salt % 4 == 0) { /* one in four also in a 16-bit type */
+        run_filter(&s, salt % 8 ? TC_FLOAT16 : TC_BFLOAT16, salt * 2 + 0x40000000);
+        g_nfilter++;
+    }
 }
 
 static void filter_cases(void) {
@@ -823,6 +841,25 @@ static void filter_cases(void) {
         s.mask_rank = b == 6 ? 1 : 0;
         filter_both(s, salt++);
     }
+    /* K. 3D rows longer than a kernel strip (64 float32 outputs), so the
+     *    plane ring of cpu.direct.* runs full strips, masked tails and the
+     *    boundary copies together: odd and even masks, every mode, origins,
+     *    thin planes; m2 = 11 takes the lane-interleaved path */
+    static const struct { int nd; int64_t in[4], m[3]; } k3d[] = {
+        {3, {7, 13, 133}, {3, 3, 3}}, {3, {6, 9, 70}, {5, 5, 5}}, {3, {5, 11, 97}, {5, 3, 7}},
+        {3, {9, 6, 67}, {4, 5, 2}},   {3, {4, 7, 81}, {7, 7, 9}}, {4, {2, 3, 5, 80}, {3, 3, 3}},
+        {3, {4, 6, 75}, {3, 3, 11}}};
+    for (size_t b = 0; b < sizeof k3d / sizeof k3d[0]; b++)
+        for (int mode = 0; mode < 5; mode++) {
+            if (quick && (mode + (int)b) % 2) continue;
+            fspec s = fspec_base(k3d[b].nd, 3, k3d[b].in, k3d[b].m);
+            s.mode = (tc_mode)mode;
+            s.kind = (tc_filter_kind)((mode + b) % 2);
+            s.cval = -1.25;
+            for (int i = 0; i < 3; i++) s.origin[i] = origin_pick(s.mask[i], mode + i, &r);
+            s.threads = 1 + (int)((b + mode) % 3);
+            filter_both(s, salt++);
+        }
     /* H. random cases */
     int nrand = quick ? 30 : 150;
     for (int c = 0; c < nrand; c++) {
@@ -873,10 +910,36 @@ typedef struct cspec {
     tc_padding_kind pkind;
     tc_padding_mode pmode;
     int bias, threads, extra;
+    tc_layout layout;   /* of x, y and the residual */
+    tc_activation act;
+    int res;            /* with a residual */
 } cspec;
 
 static const char *const pk_names[] = {"explicit", "same", "valid"};
 static const char *const pm_names[] = {"zeros", "reflect", "replicate", "circular"};
+
+/* torch.nn.functional's activations, in double */
+static double model_act(tc_activation a, double v) {
+    switch (a) {
+    case TC_ACT_RELU: return v > 0 ? v : 0.0;
+    case TC_ACT_RELU6: return v < 0 ? 0.0 : v > 6 ? 6.0 : v;
+    case TC_ACT_SILU: return v / (1.0 + exp(-v));
+    case TC_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case TC_ACT_TANH: return tanh(v);
+    case TC_ACT_GELU: return 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+    default: return v;
+    }
+}
+
+/* N x C x S (channels-first) <-> N x S x C, typed, either direction */
+static void *to_channels_last(const void *src, int64_t N, int64_t C, int64_t S, tc_dtype dt) {
+    void *d = tb_calloc(N * C * S, dt);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < S; i++)
+                tb_st(d, (n * S + i) * C + c, dt, tb_ld(src, (n * C + c) * S + i, dt));
+    return d;
+}
 
 static long g_nconv;
 static void run_conv(const cspec *s, tc_dtype dt, uint64_t salt) {
@@ -905,9 +968,10 @@ static void run_conv(const cspec *s, tc_dtype dt, uint64_t salt) {
     I.threads = s->threads;
     I.extra = s->extra;
     I.out_nd = 2 + s->nsp;
+    const int cl = s->layout == TC_LAYOUT_CHANNELS_LAST;
     I.out_shape[0] = s->N;
-    I.out_shape[1] = s->K;
-    for (int i = 0; i < s->nsp; i++) I.out_shape[2 + i] = o[i];
+    I.out_shape[cl ? 1 + s->nsp : 1] = s->K;
+    for (int i = 0; i < s->nsp; i++) I.out_shape[1 + !cl + i] = o[i];
     tb_view_make(&I.out_view, I.out_nd, I.out_shape, TB_DENSE);
 
     char sp[64] = "", ks[48] = "", st[48] = "", dl[48] = "", pd[48] = "";
@@ -919,9 +983,11 @@ static void run_conv(const cspec *s, tc_dtype dt, uint64_t salt) {
         e += snprintf(pd + e, sizeof pd - e, i ? ",%lld" : "%lld", (long long)s->pad[i]);
     }
     snprintf(I.label, sizeof I.label, "%s %dD N%lld C%lld K%lld G%lld in=%s k=%s "
-             "stride=%s dil=%s pad=%s(%s) %s bias=%d t%d", dt == TC_FLOAT32 ? "f32" : "f64",
+             "stride=%s dil=%s pad=%s(%s) %s bias=%d%s%s%s%s t%d", dt_label(dt),
              s->nsp, (long long)s->N, (long long)s->C, (long long)s->K, (long long)s->G,
-             sp, ks, st, dl, pk_names[s->pkind], pd, pm_names[s->pmode], s->bias, s->threads);
+             sp, ks, st, dl, pk_names[s->pkind], pd, pm_names[s->pmode], s->bias,
+             cl ? " channels_last" : "", s->act ? " act=" : "",
+             s->act ? tc_activation_name(s->act) : "", s->res ? " +residual" : "", s->threads);
 
     int64_t nx = s->N * s->C * tb_prod(s->n, s->nsp);
     int64_t nw = s->K * (s->C / s->G) * tb_prod(s->m, s->nsp);
@@ -948,19 +1014,35 @@ static void run_conv(const cspec *s, tc_dtype dt, uint64_t salt) {
     I.cd.padding_kind = s->pkind;
     I.cd.padding_mode = s->pmode;
     I.cd.has_bias = s->bias;
-    I.x = x;
+    I.cd.layout = s->layout;
+    I.cd.activation = s->act;
+    I.cd.has_residual = s->res;
+    const int64_t sin = tb_prod(s->n, s->nsp), sout = I.out_view.count / (s->N * s->K);
+    const int64_t ny = I.out_view.count;
+    void *xcl = cl ? to_channels_last(x, s->N, s->C, sin, dt) : NULL;
+    /* the residual, in the output's layout */
+    void *rr = s->res ? tb_calloc(ny, dt) : NULL;
+    double *rd = s->res ? tb_dcalloc(ny) : NULL;
+    if (s->res) fill_random(&r, rr, rd, ny, dt);
+    I.x = cl ? xcl : x;
     I.w = w;
     I.bias = s->bias ? b : NULL;
-    inst_save_input(&I, x, (size_t)nx * tb_esize(dt));
+    I.res = rr;
+    inst_save_input(&I, I.x, (size_t)nx * tb_esize(dt));
     inst_save_input(&I, w, (size_t)nw * tb_esize(dt));
     inst_save_input(&I, b, (size_t)s->K * tb_esize(dt));
+    if (rr) inst_save_input(&I, rr, (size_t)ny * tb_esize(dt));
 
+    /* magnitudes: the same problem on absolute values, no activation */
     inst D = I, A = I;
     D.n_in = A.n_in = 0;
-    void *xa = abs_copy(x, nx, dt), *wa = abs_copy(w, nw, dt), *ba = abs_copy(b, s->K, dt);
+    void *xa = abs_copy(I.x, nx, dt), *wa = abs_copy(w, nw, dt), *ba = abs_copy(b, s->K, dt);
+    void *ra = rr ? abs_copy(rr, ny, dt) : NULL;
     A.x = xa;
     A.w = wa;
     A.bias = s->bias ? ba : NULL;
+    A.res = ra;
+    A.cd.activation = TC_ACT_NONE;
 
     double xmax = 0, wsum = 0;
     for (int64_t i = 0; i < nx; i++) xmax = fabs(xd[i]) > xmax ? fabs(xd[i]) : xmax;
@@ -970,14 +1052,23 @@ static void run_conv(const cspec *s, tc_dtype dt, uint64_t salt) {
         wsum = t > wsum ? t : wsum;
     }
     I.scale = xmax * wsum;
-    double *model = tb_dcalloc(I.out_view.count);
-    model_conv_run(&mc, xd, wd, bd, model);
+    if (s->act != TC_ACT_NONE && I.scale < 1) I.scale = 1; /* sigmoid(0) = 0.5 */
+    double *model = tb_dcalloc(ny), *mcf = tb_dcalloc(ny);
+    model_conv_run(&mc, xd, wd, bd, mcf);
+    /* the model's N x K x S output to the layout, + residual, activation */
+    for (int64_t n = 0; n < s->N; n++)
+        for (int64_t k = 0; k < s->K; k++)
+            for (int64_t i = 0; i < sout; i++) {
+                int64_t at = cl ? (n * sout + i) * s->K + k : (n * s->K + k) * sout + i;
+                double v = mcf[(n * s->K + k) * sout + i] + (rd ? rd[at] : 0.0);
+                model[at] = model_act(s->act, v);
+            }
     check_instance(&I, &D, &A, model);
 
     inst_free_saved(&I);
-    free(model);
+    free(model); free(mcf);
     free(x); free(w); free(b); free(xd); free(wd); free(bd);
-    free(xa); free(wa); free(ba);
+    free(xa); free(wa); free(ba); free(xcl); free(rr); free(rd); free(ra);
 }
 
 static cspec cspec_base(int nsp) {
@@ -1026,6 +1117,59 @@ static void conv_both(cspec s, uint64_t salt) {
     }
     run_conv(&s, TC_FLOAT32, salt * 2);
     run_conv(&s, TC_FLOAT64, salt * 2 + 1);
+}
+
+/* Element types, channels-last and the fused epilogue: every conv solver,
+ * float16 / bfloat16 / float32 / float64, both layouts, every activation,
+ * with and without bias and residual, on awkward shapes (odd channel
+ * counts, groups, depthwise, 1x1, stride, dilation, every padding mode,
+ * 1D / 2D / 3D). */
+static void conv_ext_cases(void) {
+    static const struct {
+        int nsp;
+        int64_t N, C, K, G, n0, n1, n2, m, st, dl, pad;
+        int pm;
+    } L[] = {
+        {2, 2, 8, 16, 1, 9, 11, 1, 3, 1, 1, 1, 0},  /* 3x3 */
+        {2, 1, 32, 24, 1, 7, 5, 1, 1, 1, 1, 0, 0},  /* 1x1 */
+        {2, 2, 6, 9, 3, 10, 7, 1, 3, 2, 1, 1, 1},   /* groups, stride 2, reflect */
+        {2, 1, 16, 16, 16, 8, 9, 1, 3, 1, 1, 1, 0}, /* depthwise */
+        {1, 2, 5, 7, 1, 23, 1, 1, 5, 1, 2, 4, 3},   /* 1D, dilated, circular */
+        {3, 1, 4, 6, 2, 5, 6, 7, 3, 1, 1, 1, 2},    /* 3D, replicate */
+        {2, 3, 19, 13, 1, 6, 13, 1, 5, 1, 1, 2, 0}, /* 5x5, odd channels */
+        {2, 1, 64, 32, 1, 6, 6, 1, 3, 1, 1, 1, 0},  /* wider channels */
+        {2, 2, 3, 64, 1, 15, 15, 1, 7, 2, 1, 3, 0}, /* conv1-like 7x7/2 */
+    };
+    static const tc_dtype dts[] = {TC_FLOAT16, TC_BFLOAT16, TC_FLOAT32, TC_FLOAT64};
+    uint64_t salt = 700000;
+    const int nl = (int)(sizeof L / sizeof L[0]);
+    for (int i = 0; i < nl; i++)
+        for (int d = 0; d < 4; d++) {
+            if (th_g.quick && d >= 2 && (i + d) % 2) continue;
+            cspec s = cspec_base(L[i].nsp);
+            s.N = L[i].N; s.C = L[i].C; s.K = L[i].K; s.G = L[i].G;
+            const int64_t n[3] = {L[i].n0, L[i].n1, L[i].n2};
+            for (int a = 0; a < s.nsp; a++) {
+                s.n[a] = n[a];
+                s.m[a] = L[i].m;
+                s.stride[a] = L[i].st;
+                s.dil[a] = L[i].dl;
+                s.pad[a] = L[i].pad;
+            }
+            s.pmode = (tc_padding_mode)L[i].pm;
+            s.layout = (i + d) % 2 ? TC_LAYOUT_CHANNELS_LAST : TC_LAYOUT_CHANNELS_FIRST;
+            s.act = (tc_activation)((3 * i + d) % 7);
+            s.res = (i + d) % 3 != 0;
+            s.bias = (i + 2 * d) % 3 != 2;
+            s.threads = 1 + (i + d) % 3;
+            s.extra = (i == 0 && d < 2) * 2;
+            if (!cspec_valid(&s)) {
+                printf("test table error: invalid conv spec %d\n", i);
+                th_g.failed++;
+                continue;
+            }
+            run_conv(&s, dts[d], salt++);
+        }
 }
 
 static void conv_cases(void) {
@@ -1276,7 +1420,7 @@ static void run_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, int ldx[3]
     I.gd.alpha = alpha;
     I.gd.beta = beta;
     snprintf(I.label, sizeof I.label, "%s %c%c m=%lld n=%lld k=%lld lda=%lld ldb=%lld "
-             "ldc=%lld alpha=%g beta=%g t%d", dt == TC_FLOAT32 ? "f32" : "f64",
+             "ldc=%lld alpha=%g beta=%g t%d", dt_label(dt),
              ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k,
              (long long)I.gd.lda, (long long)I.gd.ldb, (long long)I.gd.ldc, alpha,
              beta, threads);
@@ -1296,7 +1440,11 @@ static void run_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, int ldx[3]
         cabs = tb_dcalloc(m * n);
         for (int64_t i = 0; i < m * n; i++) {
             c0[i] = th_value(&r);
-            if (dt == TC_FLOAT32) c0[i] = (float)c0[i];
+            if (dt != TC_FLOAT64) { /* exact in the dtype */
+                double one[1];
+                tb_st(one, 0, dt, c0[i]);
+                c0[i] = tb_ld(one, 0, dt);
+            }
             cabs[i] = fabs(c0[i]);
             model[(i / n) * ldc + i % n] = c0[i];
         }
@@ -1358,6 +1506,7 @@ static void gemm_cases(void) {
                     int threads = 1 + (int)th_int(&r, 0, 2);
                     int extra = (c % 37 == 0) * 2;
                     tc_dtype dt = (c + im) % 2 ? TC_FLOAT64 : TC_FLOAT32;
+                    if (c % 5 == 0) dt = c % 10 ? TC_FLOAT16 : TC_BFLOAT16;
                     run_gemm(t & 1, t >> 1, sizes[im], sizes[in], sizes[ik], ldx,
                              alpha, beta, threads, extra, dt, salt++);
                 }
@@ -1602,6 +1751,7 @@ int main(int argc, char **argv) {
     if (selected("TC_TEST_OPS", "filter")) filter_cases();
     if (selected("TC_TEST_OPS", "filter")) row_position_cases();
     if (selected("TC_TEST_OPS", "conv")) conv_cases();
+    if (selected("TC_TEST_OPS", "conv")) conv_ext_cases();
     if (selected("TC_TEST_OPS", "gemm")) gemm_cases();
     concurrency_cases();
     printf("\nproblem instances: %ld filter, %ld conv, %ld gemm; %ld row-position cases\n",

@@ -18,23 +18,50 @@
 #include "harness.h"
 #include "tileconv.h"
 
-/* ---- typed element access ---- */
-static inline size_t tb_esize(tc_dtype dt) { return dt == TC_FLOAT32 ? 4 : 8; }
-static inline double tb_ld(const void *a, int64_t i, tc_dtype dt) {
-    return dt == TC_FLOAT32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
+/* ---- typed element access ----
+ * float16 through the compiler's _Float16 and bfloat16 through its own bit
+ * rounding here: independent of the library's conversions (src/core/half.h),
+ * which the tests check against these. */
+static inline size_t tb_esize(tc_dtype dt) {
+    return dt == TC_FLOAT32 ? 4 : dt == TC_FLOAT64 ? 8 : 2;
 }
+static inline float tb_bf16_to_f(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint16_t tb_f_to_bf16(float f) { /* nearest even; NaN kept */
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (f != f) return (uint16_t)((u >> 16) | 0x40u);
+    uint32_t lsb = (u >> 16) & 1u;
+    return (uint16_t)((u + 0x7fffu + lsb) >> 16);
+}
+static inline double tb_ld(const void *a, int64_t i, tc_dtype dt) {
+    switch (dt) {
+    case TC_FLOAT32: return ((const float *)a)[i];
+    case TC_FLOAT64: return ((const double *)a)[i];
+    case TC_FLOAT16: return (double)((const _Float16 *)a)[i];
+    default: return tb_bf16_to_f(((const uint16_t *)a)[i]);
+    }
+}
+/* half types: rounded through float (double -> float -> half) */
 static inline void tb_st(void *a, int64_t i, tc_dtype dt, double v) {
-    if (dt == TC_FLOAT32) ((float *)a)[i] = (float)v;
-    else ((double *)a)[i] = v;
+    switch (dt) {
+    case TC_FLOAT32: ((float *)a)[i] = (float)v; break;
+    case TC_FLOAT64: ((double *)a)[i] = v; break;
+    case TC_FLOAT16: ((_Float16 *)a)[i] = (_Float16)(float)v; break;
+    default: ((uint16_t *)a)[i] = tb_f_to_bf16((float)v); break;
+    }
 }
 static inline void *tb_elem(void *a, int64_t i, tc_dtype dt) {
     return (char *)a + i * (int64_t)tb_esize(dt);
 }
-/* Value stored in guards and holes: exact in both dtypes, never a result. */
-#define TB_SENTINEL (-7777.125)
+/* Value stored in guards and holes: exact in every dtype, never a result. */
+#define TB_SENTINEL (-7776.0)
 static inline int tb_is_sentinel(const void *a, int64_t i, tc_dtype dt) {
-    return dt == TC_FLOAT32 ? ((const float *)a)[i] == (float)TB_SENTINEL
-                            : ((const double *)a)[i] == TB_SENTINEL;
+    return tb_ld(a, i, dt) == TB_SENTINEL;
 }
 static inline void *tb_calloc(int64_t count, tc_dtype dt) {
     void *p = calloc((size_t)(count > 0 ? count : 1), tb_esize(dt));
