@@ -306,7 +306,8 @@ tc_status dr_run(const tc__args *a, const tc__cu_bufs *b, const dr_sel &sel) {
         tc__cu_free(own, b->s);
         return st;
     }
-    const void *kf = mt == 2 ? (const void *)k_igemm_depth_ring<2> : (const void *)k_igemm_depth_ring<1>;
+    const void *kf =
+        mt == 2 ? (const void *)k_igemm_depth_ring<2> : (const void *)k_igemm_depth_ring<1>;
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     int *slot = e == cudaSuccess && dev >= 0 && dev < IG_NDEV ? &dr_attr_set[dev][mt - 1] : NULL;
@@ -329,7 +330,8 @@ tc_status dr_run(const tc__args *a, const tc__cu_bufs *b, const dr_sel &sel) {
         if (sv_tensor_maps(qs, 32, xt, wt, p->N, &tm)) {
             tc__cu_free(xt, b->s);
             tc__cu_free(own, b->s);
-            return tc__error(TC_ERR_INTERNAL, "cuda.conv.igemm-tf32: cuTensorMapEncodeTiled failed for the depth-ring kernel");
+            return tc__error(TC_ERR_INTERNAL, "cuda.conv.igemm-tf32: cuTensorMapEncodeTiled "
+                                              "failed for the depth-ring kernel");
         }
         const dim3 grid(gx, (unsigned)(q.ktiles * q.a.G));
         if (mt == 2)

@@ -260,7 +260,8 @@ tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
         int wgs = 0;
         if (s1_plan(p, g, w, &qs, &gxs, &sms, &wgs)) return s1_run(a, b, qs, gxs, sms, wgs);
     }
-    if (kind == IG_F_MMA_RS && lm == IG_ZEROS) { /* the depth ring: 3D by default, any layer it takes with TFV=13 */
+    /* the depth ring: 3D layers by default, any layer it takes with TFV=13 */
+    if (kind == IG_F_MMA_RS && lm == IG_ZEROS) {
         const char *f = getenv("TC_CUDA_CONV_TFV");
         dr_sel sd;
         if ((f && !strcmp(f, "13") && dr_select(p, g, lm, &sd)) || dr_default(p, g, lm, NULL, &sd))

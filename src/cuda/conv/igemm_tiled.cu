@@ -84,13 +84,13 @@ template <bool B> struct ig_bool {
 template <int BM, bool TF32, int LM, int F>
 __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM == 64 ? 3 : 4)
     k_igemm_tiled(const float *__restrict__ x, const float *__restrict__ w,
-         const float *__restrict__ bias, float *__restrict__ y, float *__restrict__ part,
-         const igp a) {
+                  const float *__restrict__ bias, float *__restrict__ y,
+                  float *__restrict__ part, const igp a) {
     constexpr bool VEC1 = LM == IG_1X1;
     constexpr int NT = BM == 32 ? 128 : 2 * BM;
     constexpr int TR = BM == 32 ? 4 : 8;            /* fp32: rows per thread */
     constexpr int MI = BM >= 64 ? 4 : BM / 16;      /* TF32: m16 tiles per warp */
-    constexpr bool WG = F == IG_F_WGMMA;           /* the wgmma kernel */
+    constexpr bool WG = F == IG_F_WGMMA;            /* the wgmma kernel */
     constexpr int BK = ig_layout<F>::BK, NST = ig_layout<F>::ST, AP = ig_layout<F>::AP,
                   BP = ig_layout<F>::BP;
     constexpr int STF = BM * AP + BK * BP;
@@ -143,15 +143,15 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
         cv_fill_rows(ltab, taps, a, KT * BK, tid, NT);
         __syncthreads();
     }
-    /* IG_F_MMA_RS: B register-staged (TF32, zero padding, a.ltab set by the host):
-     * columns q0 + 4*lane .. +3, rows warp*RW .. +RW-1 of each tile; per
-     * column the image pointer at the window origin and the in-bounds taps */
+    /* IG_F_MMA_RS: B register-staged (TF32, zero padding, a.ltab set by
+     * the host): columns q0 + 4*lane .. +3, rows warp*RW .. +RW-1 of each
+     * tile; per column the image pointer at the window origin and the
+     * in-bounds taps */
     constexpr bool RS = F == IG_F_MMA_RS && LM == IG_ZEROS;
     /* IG_F_WGMMA: B (im2col) stored transposed, position-major, as core
      * matrices: element (reduction row r, position p) of a stage at
      * ig_bt(r, p); with zero padding register-staged (RSW: one position a
-     * thread, a quad of
-     * rows at a time, rounded, STS.128) */
+     * thread, a quad of rows at a time, rounded, STS.128) */
     constexpr bool RSW = F == IG_F_WGMMA && LM == IG_ZEROS;
     auto ig_bt = [](int r, int p) { return cv_cm<BK>(p, r); };
     constexpr int RW = BK / (NT / 32);
@@ -656,17 +656,18 @@ static size_t ig_smem(int bm, int taps, int kind) {
 typedef void (*ig_kernel)(const float *, const float *, const float *, float *, float *, const igp);
 
 /* kernel [tile: BM 128, 64, 32][kind][loader] */
-#define IG_K3(BM, TF, F) {k_igemm_tiled<BM, TF, 0, F>, k_igemm_tiled<BM, TF, 1, F>, k_igemm_tiled<BM, TF, 2, F>}
+#define IG_K3(BM, TF, F)                                                                       \
+    {k_igemm_tiled<BM, TF, 0, F>, k_igemm_tiled<BM, TF, 1, F>, k_igemm_tiled<BM, TF, 2, F>}
 /* IG_F_MMA_RS differs from IG_F_MMA only with zero padding (the other
  * loaders are IG_F_MMA's) */
 #define IG_KRS(BM)                                                                             \
     {k_igemm_tiled<BM, true, 0, IG_F_MMA_RS>, k_igemm_tiled<BM, true, 1, IG_F_MMA>,            \
      k_igemm_tiled<BM, true, 2, IG_F_MMA>}
-static const ig_kernel ig_tab[3][IG_NKIND][3] = {
-    {IG_K3(128, false, IG_F_FFMA), IG_K3(128, true, IG_F_MMA), IG_KRS(128), IG_K3(128, true, IG_F_WGMMA)},
-    {IG_K3(64, false, IG_F_FFMA), IG_K3(64, true, IG_F_MMA), IG_KRS(64), IG_K3(64, true, IG_F_WGMMA)},
-    {IG_K3(32, false, IG_F_FFMA), IG_K3(32, true, IG_F_MMA), IG_KRS(32), IG_K3(32, true, IG_F_WGMMA)},
-};
+#define IG_K4(BM)                                                                              \
+    {IG_K3(BM, false, IG_F_FFMA), IG_K3(BM, true, IG_F_MMA), IG_KRS(BM),                       \
+     IG_K3(BM, true, IG_F_WGMMA)}
+static const ig_kernel ig_tab[3][IG_NKIND][3] = {IG_K4(128), IG_K4(64), IG_K4(32)};
+#undef IG_K4
 #undef IG_KRS
 #undef IG_K3
 
@@ -760,8 +761,8 @@ tc_status ig_run_tiled(const tc__args *a, const tc__cu_bufs *b, igp g, int tf32,
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess && S > 1) {
         int64_t total = (int64_t)g.K * g.NP;
-        k_igemm_splitk_sum<<<(unsigned)tc__cu_div_up(total, 256), 256, 0, b->s>>>((const float *)part,
-                                                                                 db, y, g, S);
+        k_igemm_splitk_sum<<<(unsigned)tc__cu_div_up(total, 256), 256, 0, b->s>>>(
+            (const float *)part, db, y, g, S);
         e = cudaGetLastError();
     }
     tc__cu_free(part, b->s);
