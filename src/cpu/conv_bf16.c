@@ -260,8 +260,11 @@ static void bf_copy_rows(void *arg, int64_t b, int64_t e, int tid) {
          * pixels transposed reading whole lines of each channel */
         int64_t lo = p->pad_lo[2] < 0 ? 0 : p->pad_lo[2];
         int64_t hi = in2 + p->pad_lo[2] < g->X[2] ? in2 + p->pad_lo[2] : g->X[2];
-        if (cl || i0 < 0 || i1 < 0 || hi < lo) lo = hi = 0;
-        for (int64_t b0 = lo; b0 < hi; b0 += 32) {
+        if (i0 < 0 || i1 < 0 || hi < lo || (cl && g->Cgp != g->Cg)) lo = hi = 0;
+        if (cl && hi > lo) /* channels-last, no pair padding: one copy */
+            memcpy(d + lo * g->PS, x + ((n * in0 + i0) * in1 + i1) * in2 * p->C + (lo - p->pad_lo[2]) * p->C,
+                   (size_t)((hi - lo) * p->C) * 2);
+        for (int64_t b0 = lo; b0 < hi && !cl; b0 += 32) {
             int64_t nb = hi - b0 < 32 ? hi - b0 : 32;
             const uint16_t *s = x + n * p->C * plane + (i0 * in1 + i1) * in2 + b0 - p->pad_lo[2];
             uint16_t *db = d + b0 * g->PS;
