@@ -63,6 +63,7 @@ void tc__bf16_ukr_12x2(const tc__bf16_tile *t);
 void tc__bf16_ukr_12x1(const tc__bf16_tile *t);
 void tc__bf16_store_cf(const float *tb, int64_t nr, int64_t rows, int nch, const float *bias,
                        uint16_t *y, int64_t cs, const uint16_t *res, int act);
+int tc__bf16_any_nonfinite(const uint16_t *s, int64_t n);
 void tc__bf16_pack_rows(const uint16_t *src, const int64_t *roff, int mr, const int64_t *runoff,
                         int64_t nrun, int64_t step, int64_t run, int64_t lp, uint16_t *pk);
 void tc__bf16_dw_row(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const int *widx,
@@ -85,6 +86,11 @@ typedef struct bf_geom {
     int64_t Lp;              /* pk: reduction (taps x Cg) rounded up to even */
     int64_t kruns, kpairs;   /* the kernel's runs and pairs per run */
     size_t pkbytes;          /* pk: per-thread packed rows */
+    int mw;                  /* pk with one group, dilation 1 along the last
+                                axis: runs of mask2 x Cg read in place */
+    int64_t mwruns, mwpairs; /* mw: runs (taps on axes 0, 1), pairs per run */
+    int64_t wmw;             /* mw: elements of its packed weights (the pk
+                                form follows them) */
     int64_t ntile;           /* MR-pixel tiles over all N x out pixels */
     int64_t nchunk, items;
     size_t xpbytes, runbytes, tbbytes, biasbytes;
@@ -116,6 +122,8 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
         E[a] = (p->out[a] - 1) * p->stride[a] + (p->msk[a] - 1) * p->dil[a] + 1;
         if (p->pad_lo[a] != 0 || E[a] > p->in[a]) nopad = 0;
     }
+    g->mw = g->pk && p->G == 1 && p->dil[2] == 1 && p->msk[2] > 1;
+    if (g->mw) nopad = 0; /* the runs read one element past a pixel: the copy has slack */
     if (g->dw) nopad = 1; /* the boundary is applied per tap (bf_dw_rows) */
     g->inplace = nopad;
     for (int a = 0; a < 3; a++) g->X[a] = nopad ? p->in[a] : E[a];
@@ -130,16 +138,21 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
         g->kpairs = g->Lp / 2;
         g->pkbytes = bf_rup64((size_t)(g->mr * g->Lp) * 2);
     }
+    if (g->mw) {
+        g->mwruns = p->msk[0] * p->msk[1];
+        g->mwpairs = (p->msk[2] * g->Cg + 1) / 2;
+        g->wmw = p->G * g->nkb * g->mwruns * g->mwpairs * g->nr * 2;
+    }
     g->ntile = bf_cdiv(p->N * p->out[0] * p->out[1] * p->out[2], g->mr);
     g->nchunk = bf_cdiv(g->ntile, BF_CHUNK);
     g->items = p->G * g->nkb * g->nchunk;
     if (g->dw) g->items = p->N * p->out[0] * p->out[1]; /* output rows */
     g->biasbytes = g->dw ? bf_rup64((size_t)bf_cdiv(p->C, 32) * 32 * sizeof(float)) : 0;
     if (!nopad) {
-        int64_t px = p->N * g->X[0] * g->X[1] * g->X[2];
+        int64_t px = p->N * g->X[0] * g->X[1] * g->X[2] + (g->mw ? 1 : 0);
         g->xpbytes = bf_rup64((size_t)(px * g->PS) * 2);
     }
-    g->runbytes = bf_rup64((size_t)g->nruns * sizeof(int64_t));
+    g->runbytes = bf_rup64((size_t)g->nruns * 2 * sizeof(int64_t));
     g->tbbytes = p->layout == TC_LAYOUT_CHANNELS_LAST
                      ? 0
                      : bf_rup64((size_t)(BF_CHUNK * BF_MAXMR * 64) * sizeof(float));
@@ -184,7 +197,7 @@ static size_t bf_wpack_size(const tc__problem *p, const tc__env *env) {
     bf_geom g;
     bf_geom_make(p, env, &g);
     if (g.dw) return (size_t)(bf_cdiv(p->C, 32) * 32 * g.nruns) * sizeof(float);
-    return (size_t)(p->G * g.nkb * g.kruns * g.kpairs * g.nr * 2) * 2;
+    return (size_t)(g.wmw + p->G * g.nkb * g.kruns * g.kpairs * g.nr * 2) * 2;
 }
 
 static tc_status bf_wpack(const tc__problem *p, const tc__env *env, const void *state,
@@ -204,6 +217,18 @@ static tc_status bf_wpack(const tc__problem *p, const tc__env *env, const void *
                     *f++ = c < p->C ? tc__bf16_to_f32(ws[c * R + r]) : 0.0f;
                 }
         return TC_OK;
+    }
+    if (g.mw) { /* [g][K block][run (r0, r1)][pair of e = r2*Cg + c][NR][2] */
+        const int64_t m2 = p->msk[2];
+        for (int64_t gi = 0; gi < p->G; gi++)
+            for (int64_t kb = 0; kb < g.nkb; kb++)
+                for (int64_t j = 0; j < g.mwruns; j++)
+                    for (int64_t q = 0; q < g.mwpairs; q++)
+                        for (int64_t jj = 0; jj < NR; jj++)
+                            for (int h = 0; h < 2; h++) {
+                                int64_t k = kb * NR + jj, r2 = (2 * q + h) / g.Cg, c = (2 * q + h) % g.Cg;
+                                *d++ = k < g.Kg && r2 < m2 ? ws[((gi * g.Kg + k) * g.Cg + c) * R + j * m2 + r2] : 0;
+                            }
     }
     if (g.pk) { /* [g][K block][pair of l = tap*Cg + c][NR][2] */
         for (int64_t gi = 0; gi < p->G; gi++)
@@ -236,6 +261,10 @@ typedef struct bf_job {
     const bf_geom *g;
     const uint16_t *src;     /* source image */
     const int64_t *runoff;
+    const int64_t *mwoff;    /* mw: offsets of the runs (taps (r0, r1, 0)) */
+    int nonfinite;           /* mw: the copy holds an inf or NaN: the runs'
+                                extra element times a zero weight would make
+                                NaN, so the pk form runs instead */
 } bf_job;
 
 /* The padded channels-last copy: one task per (n, e0, e1) row. */
@@ -312,6 +341,9 @@ static void bf_copy_rows(void *arg, int64_t b, int64_t e, int tid) {
                 }
             }
         }
+        if (g->mw && !__atomic_load_n(&jb->nonfinite, __ATOMIC_RELAXED) &&
+            tc__bf16_any_nonfinite(xp + row * g->X[2] * g->PS, g->X[2] * g->PS))
+            __atomic_store_n(&((bf_job *)jb)->nonfinite, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -334,16 +366,18 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
     uint16_t *pk = (uint16_t *)((char *)a->ws + g->xpbytes + g->runbytes + g->biasbytes +
                                 (size_t)tid * (g->tbbytes + g->pkbytes) + g->tbbytes);
     static const int64_t zero_off = 0;
+    const int mw = g->mw && !__atomic_load_n(&jb->nonfinite, __ATOMIC_RELAXED);
+    const int pkm = g->pk && !mw;
     /* pk: runs of whole taps along the last axis when contiguous (one
      * group, dilation 1), else one tap */
     const int64_t pkstep = p->G == 1 && p->dil[2] == 1 ? p->msk[2] : 1;
     int64_t pkoff[BF_MAXMR];
     for (int i = 0; i < BF_MAXMR; i++) pkoff[i] = i * g->Lp;
     tc__bf16_tile t;
-    t.roff = g->pk ? pkoff : roff;
-    t.runoff = g->pk ? &zero_off : jb->runoff;
-    t.nruns = (int)g->kruns;
-    t.npairs = (int)g->kpairs;
+    t.roff = pkm ? pkoff : roff;
+    t.runoff = pkm ? &zero_off : mw ? jb->mwoff : jb->runoff;
+    t.nruns = (int)(mw ? g->mwruns : g->kruns);
+    t.npairs = (int)(mw ? g->mwpairs : g->kpairs);
     t.row0 = 0;
     t.res = p->has_residual && cl ? resp : NULL;
     t.out = cl ? outp : NULL;
@@ -365,9 +399,10 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
             lastkey = u;
         }
         t.nch = nch;
-        t.w = (const uint16_t *)a->wpack + (size_t)((gi * g->nkb + kb) * g->kruns * g->kpairs * NR * 2);
+        t.w = (const uint16_t *)a->wpack + (mw ? 0 : g->wmw) +
+              (size_t)((gi * g->nkb + kb) * t.nruns * t.npairs * NR * 2);
         const uint16_t *src = jb->src + gi * (g->inplace ? g->Cg : g->Cgp);
-        t.x = g->pk ? pk : src;
+        t.x = pkm ? pk : src;
         int64_t t1 = (ch + 1) * BF_CHUNK < g->ntile ? (ch + 1) * BF_CHUNK : g->ntile;
         /* the chunk's first pixel; then stepped, not divided */
         int64_t q = ch * BF_CHUNK * MR;
@@ -411,7 +446,7 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
                 }
             }
             if (tb) t.tb = tb + (ti - ch * BF_CHUNK) * MR * NR;
-            if (g->pk) tc__bf16_pack_rows(src, roff, (int)MR, jb->runoff, g->nruns / pkstep,
+            if (pkm) tc__bf16_pack_rows(src, roff, (int)MR, jb->runoff, g->nruns / pkstep,
                                           pkstep, g->Cg * pkstep, g->Lp, pk);
             g->ukr(&t);
         }
@@ -509,6 +544,10 @@ static tc_status bf_execute(const tc__args *a) {
             for (int64_t r2 = 0; r2 < p->msk[2]; r2++, r++)
                 runoff[r] = ((r0 * p->dil[0] * g.X[1] + r1 * p->dil[1]) * g.X[2] + r2 * p->dil[2]) * g.PS;
     jb.runoff = runoff;
+    jb.mwoff = runoff + g.nruns;
+    for (int64_t j = 0; j < g.mwruns; j++) runoff[g.nruns + j] = runoff[j * p->msk[2]];
+    if (g.mw) /* the slack pixel the last run's extra element reads */
+        memset((uint16_t *)a->ws + p->N * g.X[0] * g.X[1] * g.X[2] * g.PS, 0, (size_t)g.PS * 2);
     if (g.inplace) {
         jb.src = a->x;
     } else {

@@ -234,3 +234,17 @@ void tc__bf16_store_cf(const float *tb, int64_t nr, int64_t rows, int nch, const
         }
     }
 }
+
+/* 1 when any of n bf16 values is an infinity or a NaN. */
+int tc__bf16_any_nonfinite(const uint16_t *s, int64_t n) {
+    const __m512i ex = _mm512_set1_epi16(0x7f80);
+    __mmask32 hit = 0;
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32)
+        hit |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(_mm512_loadu_si512((const void *)(s + j)), ex), ex);
+    if (j < n) {
+        __mmask32 m = (__mmask32)((1ull << (n - j)) - 1);
+        hit |= _mm512_mask_cmpeq_epi16_mask(m, _mm512_and_si512(_mm512_maskz_loadu_epi16(m, s + j), ex), ex);
+    }
+    return hit != 0;
+}
