@@ -13,7 +13,11 @@
  * max|out - ref| / max|ref| per case. Every execute on
  * device pointers is called behind a host function that holds its stream
  * (gate_shut): it must return before the stream runs, since on device
- * pointers the call only enqueues.
+ * pointers the call only enqueues. Problems the solvers have no kernels for
+ * (float16 / bfloat16, channels-last, the fused epilogue) run each solver
+ * through the core's staging, on host and on device arrays, against the
+ * reference run natively (run_conv_staged_all, run_filter_half_all,
+ * run_gemm_half_all).
  *
  * Environment: TC_TEST_SEED, TC_TEST_QUICK (small table, for the
  * sanitizers), TC_TEST_VERBOSE (see harness.h), TC_TEST_CUDA_CONV_ONLY=1
@@ -803,6 +807,526 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
     free(y);
 }
 
+/* ---------------- staged problems: float16 / bfloat16, channels-last, epilogue ----
+ * The CUDA conv, filter and gemm solvers run float32 channels-first
+ * problems without the fused epilogue; for the others the core stages the
+ * problem (src/core/stage.c on host arrays, src/cuda/cuda_stage.cu on
+ * device arrays): operands converted to float32 / channels-first, the
+ * solver run, and one output pass y = act(acc + residual) back to the
+ * dtype and layout. Each solver forced on such problems, host and device
+ * pointers (device calls behind the enqueue gate), against ref.conv /
+ * ref.gemm, which run every dtype, layout and epilogue natively on the
+ * same rounded inputs. Each output's error is measured against its
+ * magnitude sum (the reference of |x|, |w|, |b| plus |residual|; for gemm
+ * |alpha| |A| |B| + |beta| |C|): 1e-2 for bfloat16, 2e-3 for float16 (the
+ * two outputs' roundings can differ by one unit in the last place, at most
+ * 2^-7 / 2^-10 of that sum; the rest are float32 sums), float32 as
+ * run_conv_case; TF32 solvers 5e-3, Winograd and FFT twice the half bound
+ * (float32: five times). */
+static void *to_dtype(const float *f, int64_t n, tc_dtype dt) {
+    void *o = malloc((size_t)(n > 0 ? n : 1) * tc_dtype_size(dt));
+    if (dt == TC_FLOAT16) tc_float_to_half(o, f, (size_t)n);
+    else if (dt == TC_BFLOAT16) tc_float_to_bfloat16(o, f, (size_t)n);
+    else memcpy(o, f, (size_t)n * 4); /* float32 */
+    return o;
+}
+static void from_dtype(float *f, const void *src, int64_t n, tc_dtype dt) {
+    if (dt == TC_FLOAT16) tc_half_to_float(f, src, (size_t)n);
+    else if (dt == TC_BFLOAT16) tc_bfloat16_to_float(f, src, (size_t)n);
+    else memcpy(f, src, (size_t)n * 4);
+}
+/* values rounded to dt, as float */
+static void round_to(float *f, int64_t n, tc_dtype dt) {
+    void *q = to_dtype(f, n, dt);
+    from_dtype(f, q, n, dt);
+    free(q);
+}
+static double half_tol(tc_dtype dt) { return dt == TC_BFLOAT16 ? 1e-2 : 2e-3; }
+/* max over outputs of |y - ref| / mag (mag floored at 1e-3 of its largest);
+ * *bad: first output not finite, or -1 */
+static double mag_err(const float *y, const float *ref, const float *mag, int64_t n,
+                      int64_t *bad) {
+    double mmax = 0, e = 0;
+    *bad = -1;
+    for (int64_t i = 0; i < n; i++) mmax = mag[i] > mmax ? mag[i] : mmax;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(y[i])) {
+            if (*bad < 0) *bad = i;
+            continue;
+        }
+        double m = mag[i] > 1e-3 * mmax ? mag[i] : 1e-3 * mmax;
+        double d = fabs((double)y[i] - (double)ref[i]) / (m > 0 ? m : 1);
+        e = d > e ? d : e;
+    }
+    return e;
+}
+
+typedef struct svariant {
+    tc_dtype dt;
+    tc_layout layout;
+    tc_activation act;
+    int inplace; /* residual == y */
+} svariant;
+static const svariant svariants[] = {
+    {TC_FLOAT16, TC_LAYOUT_CHANNELS_LAST, TC_ACT_RELU, 0},
+    {TC_BFLOAT16, TC_LAYOUT_CHANNELS_LAST, TC_ACT_RELU, 0},
+    {TC_FLOAT32, TC_LAYOUT_CHANNELS_FIRST, TC_ACT_SILU, 1},
+};
+#define NSV (int)(sizeof svariants / sizeof svariants[0])
+/* layers every staged solver takes at least one of (3x3 stride 1 for
+ * Winograd, depthwise, groups without bias, 3D, 1D with stride 2) */
+static const ccase scases[] = {
+    {2, 2, 5, 7, 1, {13, 11}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
+    {2, 2, 8, 8, 8, {15, 14}, {3, 3}, 1, 1, 1, TC_PADDING_REPLICATE, 1},
+    {2, 2, 12, 18, 3, {11, 13}, {3, 3}, 1, 1, 1, TC_PADDING_CIRCULAR, 0},
+    {3, 1, 4, 6, 1, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_REFLECT, 1},
+    {1, 2, 9, 11, 1, {70}, {5}, 2, 1, 2, TC_PADDING_ZEROS, 1},
+};
+#define NSC (int)(sizeof scases / sizeof scases[0])
+
+/* one staged conv problem: the operands in the dtype (q*), as float (f*),
+ * ref.conv's output and the magnitude sums as float */
+typedef struct sdata {
+    tc_conv_desc d;
+    int64_t nx, nw, ny, K;
+    void *qx, *qw, *qb, *qr;
+    float *ref, *mag;
+} sdata;
+static void sdata_free(sdata *s) {
+    free(s->qx); free(s->qw); free(s->qb); free(s->qr); free(s->ref); free(s->mag);
+}
+static int sdata_make(int ci, const svariant *v, sdata *s) {
+    const ccase *c = &scases[ci];
+    memset(s, 0, sizeof *s);
+    tc_conv_desc d;
+    tc_conv_desc_init(&d);
+    d.dtype = v->dt;
+    d.nspatial = c->nsp;
+    d.batch = c->N; d.in_channels = c->C; d.out_channels = c->K; d.groups = c->G;
+    int64_t nx = c->N * c->C, nw = c->K * (c->C / c->G);
+    for (int i = 0; i < c->nsp; i++) {
+        d.in_size[i] = c->n[i]; d.kernel_size[i] = c->m[i];
+        d.stride[i] = c->stride; d.dilation[i] = c->dil; d.padding[i] = c->pad;
+        nx *= c->n[i];
+        nw *= c->m[i];
+    }
+    d.padding_mode = c->pm;
+    d.has_bias = c->bias;
+    d.layout = v->layout;
+    d.activation = v->act;
+    d.has_residual = 1;
+    s->d = d;
+    s->nx = nx; s->nw = nw; s->K = c->K;
+    tc_plan_options ro;
+    tc_plan_options_init(&ro);
+    ro.algorithm = "ref.conv";
+    tc_plan *rp = NULL, *mp = NULL;
+    tc_conv_desc md = d; /* magnitudes: float32, same layout, no epilogue */
+    md.dtype = TC_FLOAT32;
+    md.activation = TC_ACT_NONE;
+    md.has_residual = 0;
+    if (tc_plan_conv(&rp, NULL, &d, &ro) != TC_OK || tc_plan_conv(&mp, NULL, &md, &ro) != TC_OK) {
+        printf("ref.conv plan failed (staged case %d): %s\n", ci, tc_last_error());
+        th_g.failed++;
+        tc_plan_destroy(rp);
+        return 0;
+    }
+    int nd;
+    int64_t os[TC_MAX_DIMS], ny = 1;
+    tc_plan_output_shape(rp, &nd, os);
+    for (int i = 0; i < nd; i++) ny *= os[i];
+    s->ny = ny;
+    th_rng r = th_rng_for(7000 + ci * 8 + (uint64_t)(v - svariants));
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc(c->K * 4), *res = malloc(ny * 4);
+    fill(x, nx, &r); fill(w, nw, &r); fill(b, c->K, &r); fill(res, ny, &r);
+    s->qx = to_dtype(x, nx, v->dt); s->qw = to_dtype(w, nw, v->dt);
+    s->qb = to_dtype(b, c->K, v->dt); s->qr = to_dtype(res, ny, v->dt);
+    round_to(x, nx, v->dt); round_to(w, nw, v->dt); round_to(b, c->K, v->dt);
+    round_to(res, ny, v->dt);
+    void *qy = malloc((size_t)ny * tc_dtype_size(v->dt));
+    s->ref = malloc(ny * 4);
+    s->mag = malloc(ny * 4);
+    tc_status st = tc_execute_conv_residual(rp, qy, s->qx, s->qw, c->bias ? s->qb : NULL, s->qr,
+                                            NULL);
+    from_dtype(s->ref, qy, ny, v->dt);
+    for (int64_t i = 0; i < nx; i++) x[i] = fabsf(x[i]);
+    for (int64_t i = 0; i < nw; i++) w[i] = fabsf(w[i]);
+    for (int64_t i = 0; i < c->K; i++) b[i] = fabsf(b[i]);
+    if (st == TC_OK) st = tc_execute_conv(mp, s->mag, x, w, c->bias ? b : NULL, NULL);
+    for (int64_t i = 0; i < ny; i++) s->mag[i] += fabsf(res[i]);
+    free(x); free(w); free(b); free(res); free(qy);
+    tc_plan_destroy(rp);
+    tc_plan_destroy(mp);
+    if (st != TC_OK) {
+        printf("ref.conv execute failed (staged case %d): %s\n", ci, tc_last_error());
+        th_g.failed++;
+        sdata_free(s);
+        return 0;
+    }
+    return 1;
+}
+
+/* One execute of a staged conv plan into qy (ny elements of the dtype):
+ * host or device pointers; own = 1: the plan's weights (set before). In
+ * place: y starts as the residual and is passed as it. */
+static int staged_conv_exec(const tc_plan *pl, const sdata *s, const svariant *v, int device_ptrs,
+                            int own, void *qy) {
+    const size_t es = tc_dtype_size(v->dt);
+    const size_t xb = (size_t)s->nx * es, wb = (size_t)s->nw * es, bb = (size_t)s->K * es,
+                 yb = (size_t)s->ny * es;
+    const int bias = s->d.has_bias;
+    if (v->inplace) memcpy(qy, s->qr, yb);
+    else memset(qy, 0xff, yb); /* NaN in every dtype */
+    if (!device_ptrs)
+        return tc_execute_conv_residual(pl, qy, s->qx, own ? NULL : s->qw,
+                                        own || !bias ? NULL : s->qb, v->inplace ? qy : s->qr, NULL);
+    int rc = -1;
+#if TC_TEST_CUDA
+    void *dx = NULL, *dw = NULL, *db = NULL, *dy = NULL, *dr = NULL;
+    if (cudaMalloc(&dx, xb) == cudaSuccess && cudaMalloc(&dw, wb) == cudaSuccess &&
+        cudaMalloc(&db, bb) == cudaSuccess && cudaMalloc(&dy, yb) == cudaSuccess &&
+        cudaMalloc(&dr, yb) == cudaSuccess &&
+        cudaMemcpy(dx, s->qx, xb, cudaMemcpyHostToDevice) == cudaSuccess &&
+        cudaMemcpy(dw, s->qw, wb, cudaMemcpyHostToDevice) == cudaSuccess &&
+        cudaMemcpy(db, s->qb, bb, cudaMemcpyHostToDevice) == cudaSuccess &&
+        cudaMemcpy(dr, s->qr, yb, cudaMemcpyHostToDevice) == cudaSuccess &&
+        cudaMemcpy(dy, qy, yb, cudaMemcpyHostToDevice) == cudaSuccess) {
+        /* the plan's weights are host memory: their copy waits, no gate */
+        const int gated = !own && gate_shut();
+        rc = tc_execute_conv_residual(pl, dy, dx, own ? NULL : dw, own || !bias ? NULL : db,
+                                      v->inplace ? dy : dr, NULL);
+        GATE_CHECK(gated);
+        if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
+                            cudaMemcpy(qy, dy, yb, cudaMemcpyDeviceToHost) != cudaSuccess))
+            rc = -1;
+    }
+    cudaFree(dx); cudaFree(dw); cudaFree(db); cudaFree(dy); cudaFree(dr);
+#else
+    (void)xb; (void)wb; (void)bb; (void)pl;
+#endif
+    return rc;
+}
+
+static void run_conv_staged(int ci, int vi, int device_ptrs) {
+    const ccase *c = &scases[ci];
+    const svariant *v = &svariants[vi];
+    sdata s;
+    if (!sdata_make(ci, v, &s)) return;
+    const size_t es = tc_dtype_size(v->dt);
+    void *qy = malloc((size_t)s.ny * es);
+    float *y = malloc(s.ny * 4);
+    for (int si = 0; si < NCS; si++) {
+        const char *name = conv_solvers[si];
+        if (conv_only_solver && strcmp(name, conv_only_solver)) continue;
+        const int tf32 = strstr(name, "tf32") != NULL;
+        const int approx = strstr(name, "winograd") || strstr(name, "fft");
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = name;
+        if (tf32) o.flags |= TC_PLAN_ALLOW_TF32;
+        tc_plan *pl = NULL;
+        tc_status st = tc_plan_conv(&pl, NULL, &s.d, &o);
+        if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
+        double tol = v->dt == TC_FLOAT32 ? 2e-5 : half_tol(v->dt);
+        if (approx) tol *= v->dt == TC_FLOAT32 ? 5 : 2;
+        if (tf32 && tol < 5e-3) tol = 5e-3;
+        for (int own = 0; own < 2; own++) {
+            TH_BEGIN("%s staged conv case %d (%dD N%lld C%lld K%lld G%lld) %s %s %s%s%s %s",
+                     name, ci, c->nsp, (long long)c->N, (long long)c->C, (long long)c->K,
+                     (long long)c->G, tc_dtype_name(v->dt), tc_layout_name(v->layout),
+                     tc_activation_name(v->act), v->inplace ? " residual in place" : " residual",
+                     own ? " plan weights" : "", device_ptrs ? "device-ptr" : "host-ptr");
+            if (!CHECK_STATUS(st, TC_OK)) { TH_END(); break; }
+            CHECK(tc_plan_staging(pl)[0] != 0, "plan runs %s without staging", name);
+            int rc = TC_OK;
+            if (own) {
+                rc = tc_plan_conv_set_weights(pl, s.qw, s.d.has_bias ? s.qb : NULL);
+                CHECK(rc == TC_OK, "set weights: rc %d, %s", rc, tc_last_error());
+            }
+            if (rc == TC_OK) {
+                rc = staged_conv_exec(pl, &s, v, device_ptrs, own, qy);
+                CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
+            }
+            if (rc == TC_OK) {
+                int64_t bad;
+                from_dtype(y, qy, s.ny, v->dt);
+                double e = mag_err(y, s.ref, s.mag, s.ny, &bad);
+                CHECK(bad < 0, "element %lld not written or not finite", (long long)bad);
+                CHECK(e <= tol, "err %.3g of the magnitude sum > %.0e", e, tol);
+                if (th_g.verbose) printf("    %s staged case %d: err %.3g\n", name, ci, e);
+            }
+            TH_END();
+        }
+        tc_plan_destroy(pl);
+    }
+    free(qy);
+    free(y);
+    sdata_free(&s);
+}
+
+static void run_conv_staged_all(void) {
+    for (int ci = 0; ci < NSC; ci++) {
+        if (th_g.quick && ci >= 2) break;
+        for (int vi = 0; vi < NSV; vi++) {
+            run_conv_staged(ci, vi, 0);
+#if TC_TEST_CUDA
+            run_conv_staged(ci, vi, 1);
+#endif
+        }
+    }
+}
+
+/* float16 filters (dense arrays: strided device arrays are refused), the
+ * CUDA filter solvers forced, against ref.conv in float16; error against
+ * max|x| * sum|m| (2e-3) */
+static const fcase hfcases[] = {
+    {1, 1, {1000}, {3}, 0, TC_OUTPUT_SAME, 0},
+    {1, 3, {4099}, {31}, 0, TC_OUTPUT_SAME, -7},
+    {2, 1, {67, 131}, {3, 3}, 0, TC_OUTPUT_SAME, 0},
+    {2, 2, {130, 257}, {5, 5}, 1, TC_OUTPUT_SAME, 0},
+    {2, 1, {64, 70}, {11, 11}, 0, TC_OUTPUT_FULL, 0},
+    {3, 1, {17, 33, 130}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0},
+};
+#define NHF (int)(sizeof hfcases / sizeof hfcases[0])
+static void run_filter_half(int ci, int device_ptrs) {
+    const fcase *c = &hfcases[ci];
+    const tc_dtype dt = TC_FLOAT16;
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    d.dtype = dt;
+    int lead = c->batch > 1;
+    d.ndim = c->nsp + lead;
+    d.nspatial = c->nsp;
+    if (lead) d.shape[0] = c->batch;
+    for (int i = 0; i < c->nsp; i++) {
+        d.shape[lead + i] = c->shape[i];
+        d.mask_shape[i] = c->mask[i];
+    }
+    d.output = c->out;
+    d.kind = ci % 2 ? TC_FILTER_CONVOLVE : TC_FILTER_CORRELATE;
+    if (c->out == TC_OUTPUT_SAME) {
+        d.mode = ci % 2 ? TC_MODE_REFLECT : TC_MODE_CONSTANT;
+        d.cval = 0.375;
+        d.origin[c->nsp - 1] = c->origin0;
+    }
+    th_rng r = th_rng_for((uint64_t)(8000 + ci * 2 + device_ptrs));
+    int64_t nx = 1, nm = 1;
+    for (int i = 0; i < d.ndim; i++) nx *= d.shape[i];
+    for (int i = 0; i < c->nsp; i++) nm *= c->mask[i];
+    float *x = malloc(nx * 4), *m = malloc(nm * 4);
+    fill(x, nx, &r);
+    make_mask(c, m, &r);
+    round_to(x, nx, dt);
+    round_to(m, nm, dt);
+    void *qx = to_dtype(x, nx, dt), *qm = to_dtype(m, nm, dt);
+    double xmax = 0.375, msum = 0;
+    for (int64_t i = 0; i < nx; i++) xmax = fabs(x[i]) > xmax ? fabs(x[i]) : xmax;
+    for (int64_t i = 0; i < nm; i++) msum += fabs(m[i]);
+    tc_plan_options ro;
+    tc_plan_options_init(&ro);
+    ro.algorithm = "ref.conv";
+    tc_plan *rp = NULL;
+    if (tc_plan_filter(&rp, NULL, &d, qm, &ro) != TC_OK) {
+        printf("ref.conv float16 filter plan failed (case %d): %s\n", ci, tc_last_error());
+        th_g.failed++;
+        free(x); free(m); free(qx); free(qm);
+        return;
+    }
+    int ond;
+    int64_t osh[TC_MAX_DIMS], ny = 1;
+    tc_plan_output_shape(rp, &ond, osh);
+    for (int i = 0; i < ond; i++) ny *= osh[i];
+    void *qref = malloc(ny * 2), *qy = malloc(ny * 2);
+    float *ref = malloc(ny * 4), *y = malloc(ny * 4);
+    tc_execute_filter(rp, qref, qx, NULL);
+    tc_plan_destroy(rp);
+    from_dtype(ref, qref, ny, dt);
+    for (int s = 0; s < NFS; s++) {
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = filter_solvers[s];
+        tc_plan *pl = NULL;
+        tc_status st = tc_plan_filter(&pl, NULL, &d, qm, &o);
+        if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
+        TH_BEGIN("%s float16 %dD case %d (%lld..x%lld, mask %lld..x%lld) %s", filter_solvers[s],
+                 c->nsp, ci, (long long)c->shape[0], (long long)c->shape[c->nsp - 1],
+                 (long long)c->mask[0], (long long)c->mask[c->nsp - 1],
+                 device_ptrs ? "device-ptr" : "host-ptr");
+        if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
+        memset(qy, 0xff, ny * 2);
+        int rc = -1;
+#if TC_TEST_CUDA
+        if (device_ptrs) {
+            void *dx = NULL, *dy = NULL;
+            if (cudaMalloc(&dx, nx * 2) == cudaSuccess && cudaMalloc(&dy, ny * 2) == cudaSuccess &&
+                cudaMemcpy(dx, qx, nx * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
+                cudaMemset(dy, 0xff, ny * 2) == cudaSuccess) {
+                const int gated = strncmp(filter_solvers[s], "cuda.seed.", 10) && gate_shut();
+                rc = tc_execute_filter(pl, dy, dx, NULL);
+                GATE_CHECK(gated);
+                if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
+                                    cudaMemcpy(qy, dy, ny * 2, cudaMemcpyDeviceToHost) != cudaSuccess))
+                    rc = -1;
+            }
+            cudaFree(dx); cudaFree(dy);
+        } else
+#endif
+            rc = tc_execute_filter(pl, qy, qx, NULL);
+        CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
+        if (rc == TC_OK) {
+            from_dtype(y, qy, ny, dt);
+            double dmax = 0;
+            int64_t bad = -1;
+            for (int64_t i = 0; i < ny; i++) {
+                if (!isfinite(y[i])) { if (bad < 0) bad = i; continue; }
+                double df = fabs((double)y[i] - ref[i]);
+                dmax = df > dmax ? df : dmax;
+            }
+            double e = dmax / (xmax * msum);
+            CHECK(bad < 0, "element %lld not written or not finite", (long long)bad);
+            CHECK(e <= 2e-3, "err %.3g of max|x| sum|m| > 2e-3", e);
+        }
+        tc_plan_destroy(pl);
+        TH_END();
+    }
+    free(x); free(m); free(qx); free(qm); free(qref); free(qy); free(ref); free(y);
+}
+static void run_filter_half_all(void) {
+    for (int ci = 0; ci < NHF; ci++) {
+        if (th_g.quick && ci % 2) continue;
+        run_filter_half(ci, 0);
+#if TC_TEST_CUDA
+        run_filter_half(ci, 1);
+#endif
+    }
+}
+
+/* float16 GEMM (cuda.gemm, cuda.gemm-tf32: A, B and C staged to float32
+ * with their row strides), against ref.gemm in float16; error against
+ * |alpha| |A| |B| + |beta| |C| (2e-3); C's padding columns untouched */
+static const gcase hgcases[] = {
+    {17, 33, 9, 0, 0, 0, 1, 0},
+    {65, 97, 41, 1, 1, 3, -1.5, 2},
+    {257, 129, 300, 0, 0, 4, 1, 0.5},
+    {131, 260, 100, 0, 1, 0, 1, 0},
+};
+#define NHG (int)(sizeof hgcases / sizeof hgcases[0])
+static void run_gemm_half(int gi, int device_ptrs) {
+    const gcase *c = &hgcases[gi];
+    const tc_dtype dt = TC_FLOAT16;
+    tc_gemm_desc d;
+    tc_gemm_desc_init(&d);
+    d.dtype = dt;
+    d.m = c->m; d.n = c->n; d.k = c->k;
+    d.trans_a = c->ta; d.trans_b = c->tb;
+    int64_t ar = c->ta ? c->k : c->m, ac = c->ta ? c->m : c->k;
+    int64_t br = c->tb ? c->n : c->k, bc = c->tb ? c->k : c->n;
+    d.lda = ac + c->pad; d.ldb = bc + c->pad; d.ldc = c->n + c->pad;
+    d.alpha = c->alpha; d.beta = c->beta;
+    int64_t na = ar * d.lda, nb = br * d.ldb, nc = c->m * d.ldc;
+    th_rng r = th_rng_for(9000 + gi);
+    float *A = malloc(na * 4), *B = malloc(nb * 4), *C0 = malloc(nc * 4), *mag = malloc(nc * 4),
+          *ref = malloc(nc * 4), *C = malloc(nc * 4);
+    fill(A, na, &r); fill(B, nb, &r); fill(C0, nc, &r);
+    if (c->beta == 0) for (int64_t i = 0; i < nc; i++) C0[i] = NAN; /* must not be read */
+    round_to(A, na, dt); round_to(B, nb, dt); round_to(C0, nc, dt);
+    uint16_t *qA = to_dtype(A, na, dt), *qB = to_dtype(B, nb, dt), *qC0 = to_dtype(C0, nc, dt),
+             *qref = malloc(nc * 2), *qC = malloc(nc * 2);
+    tc_plan_options ro;
+    tc_plan_options_init(&ro);
+    ro.algorithm = "ref.gemm";
+    tc_plan *rp = NULL, *mp = NULL;
+    tc_gemm_desc md = d;
+    md.dtype = TC_FLOAT32;
+    md.alpha = fabs(c->alpha);
+    md.beta = fabs(c->beta);
+    if (tc_plan_gemm(&rp, NULL, &d, &ro) != TC_OK || tc_plan_gemm(&mp, NULL, &md, &ro) != TC_OK) {
+        printf("ref.gemm plan failed: %s\n", tc_last_error());
+        th_g.failed++;
+        tc_plan_destroy(rp);
+        goto done;
+    }
+    memcpy(qref, qC0, nc * 2);
+    tc_execute_gemm(rp, qref, qA, qB, NULL);
+    from_dtype(ref, qref, nc, dt);
+    for (int64_t i = 0; i < na; i++) A[i] = fabsf(A[i]);
+    for (int64_t i = 0; i < nb; i++) B[i] = fabsf(B[i]);
+    for (int64_t i = 0; i < nc; i++) mag[i] = fabsf(C0[i]);
+    tc_execute_gemm(mp, mag, A, B, NULL);
+    tc_plan_destroy(rp);
+    tc_plan_destroy(mp);
+    static const char *const hsolvers[] = {"cuda.gemm", "cuda.gemm-tf32"};
+    for (int s = 0; s < 2; s++) {
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = hsolvers[s];
+        const int tf32 = strstr(hsolvers[s], "tf32") != NULL;
+        if (tf32) o.flags |= TC_PLAN_ALLOW_TF32;
+        tc_plan *pl;
+        tc_status st = tc_plan_gemm(&pl, NULL, &d, &o);
+        if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
+        TH_BEGIN("%s float16 m=%lld n=%lld k=%lld ta=%d tb=%d pad=%d beta=%g %s", hsolvers[s],
+                 (long long)c->m, (long long)c->n, (long long)c->k, c->ta, c->tb, c->pad,
+                 c->beta, device_ptrs ? "device-ptr" : "host-ptr");
+        if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
+        memcpy(qC, qC0, nc * 2);
+        int rc = -1;
+#if TC_TEST_CUDA
+        if (device_ptrs) {
+            void *dA = NULL, *dB = NULL, *dC = NULL;
+            if (cudaMalloc(&dA, na * 2) == cudaSuccess && cudaMalloc(&dB, nb * 2) == cudaSuccess &&
+                cudaMalloc(&dC, nc * 2) == cudaSuccess &&
+                cudaMemcpy(dA, qA, na * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
+                cudaMemcpy(dB, qB, nb * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
+                cudaMemcpy(dC, qC, nc * 2, cudaMemcpyHostToDevice) == cudaSuccess) {
+                const int gated = gate_shut();
+                rc = tc_execute_gemm(pl, dC, dA, dB, NULL);
+                GATE_CHECK(gated);
+                if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
+                                    cudaMemcpy(qC, dC, nc * 2, cudaMemcpyDeviceToHost) != cudaSuccess))
+                    rc = -1;
+            }
+            cudaFree(dA); cudaFree(dB); cudaFree(dC);
+        } else
+#endif
+            rc = tc_execute_gemm(pl, qC, qA, qB, NULL);
+        CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
+        if (rc == TC_OK) {
+            from_dtype(C, qC, nc, dt);
+            double e = 0;
+            int64_t bad = -1;
+            for (int64_t i = 0; i < c->m; i++)
+                for (int64_t j = 0; j < d.ldc; j++) {
+                    int64_t k = i * d.ldc + j;
+                    if (j >= c->n) {
+                        if (qC[k] != qC0[k] && bad < 0) bad = k;
+                        continue;
+                    }
+                    if (!isfinite(C[k])) { if (bad < 0) bad = k; continue; }
+                    double df = fabs((double)C[k] - ref[k]) / (mag[k] > 0 ? mag[k] : 1);
+                    e = df > e ? df : e;
+                }
+            CHECK(bad < 0, "element %lld wrong or NaN (padding written or C read with beta=0)",
+                  (long long)bad);
+            CHECK(e <= (tf32 ? 5e-3 : 2e-3), "err %.3g of the magnitude sum", e);
+        }
+        tc_plan_destroy(pl);
+        TH_END();
+    }
+done:
+    free(A); free(B); free(C0); free(mag); free(ref); free(C);
+    free(qA); free(qB); free(qC0); free(qref); free(qC);
+}
+static void run_gemm_half_all(void) {
+    for (int gi = 0; gi < NHG; gi++) {
+        if (th_g.quick && gi % 2) continue;
+        run_gemm_half(gi, 0);
+#if TC_TEST_CUDA
+        run_gemm_half(gi, 1);
+#endif
+    }
+}
+
 #if TC_TEST_CUDA
 /* ---------------- concurrent executes of one conv plan ----------------
  * Plans may be executed from several threads at once (include/tileconv.h).
@@ -1568,6 +2092,7 @@ int main(int argc, char **argv) {
         }
         run_gemm_tf32_checks();
         run_gemm_variants();
+        run_gemm_half_all();
         printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
         return th_finish();
     }
@@ -1583,6 +2108,7 @@ int main(int argc, char **argv) {
 #endif
             if (!quick) run_conv_case(ci, 0, 1);
         }
+        if (!getenv("TC_TEST_CUDA_TFV")) run_conv_staged_all();
         run_conv_tf32_variants();
         run_conv_fft_chunks();
 #if TC_TEST_CUDA
@@ -1612,6 +2138,7 @@ int main(int argc, char **argv) {
 #if TC_TEST_CUDA
     run_filter_concurrent();
 #endif
+    run_filter_half_all();
     /* every cuda.direct kernel variant, tuning alternatives included (the
      * planner takes only some of them), forced through
      * TC_CUDA_DIRECT_VARIANT on the cases it applies to: constant and
@@ -1638,6 +2165,7 @@ int main(int argc, char **argv) {
     }
     run_gemm_tf32_checks();
     run_gemm_variants();
+    run_gemm_half_all();
     for (int ci = 0; ci < NCC; ci++) {
         run_conv_case(ci, 0, 0);
 #if TC_TEST_CUDA
@@ -1645,6 +2173,7 @@ int main(int argc, char **argv) {
 #endif
         if (!quick) run_conv_case(ci, 0, 1);
     }
+    run_conv_staged_all();
     run_conv_tf32_variants();
     run_conv_fft_chunks();
 #if TC_TEST_CUDA

@@ -249,6 +249,12 @@ static tc_status tc__no_algorithm(const tc__problem *p, const tc__env *env,
                      ws_limit ? " within the workspace limit" : "", why);
 }
 
+#if TC_HAVE_CUDA
+/* src/cuda/cuda_stage.cu: device bytes of a staged plan's converted
+ * operands */
+size_t tc__cu_stage_device_bytes(const tc_plan *pl);
+#endif
+
 static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
                                  const tc_plan_options *opt) {
     tc_plan_options defaults;
@@ -392,6 +398,12 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
                      ? pl->solver->device_workspace(&pl->sp, &pl->env, pl->state)
                      : 0;
     pl->dev_ws_set = pl->solver->backend == TC_BACKEND_CUDA;
+#if TC_HAVE_CUDA
+    /* a staged CUDA plan on device arrays takes its converted operands
+     * from the same pool (src/cuda/cuda_stage.cu) */
+    if (pl->stage && pl->solver->backend == TC_BACKEND_CUDA)
+        pl->dev_ws += tc__cu_stage_device_bytes(pl);
+#endif
     tc__error_clear();
     return TC_OK;
 }
