@@ -640,27 +640,45 @@ static void make_filters(bench_ctx *b) {
         c->peers = BP_CV_SEP;
         add_target(c, TG_SPEEDUP, 4.5, "opencv.sepFilter2D", NULL);
     }
-    if (want(b, "3d-256-k3")) {
-        bench_case *c = new_case(b, "filters");
-        if (!c) return;
-        snprintf(c->id, sizeof c->id, "3d-256-k3");
-        snprintf(c->label, sizeof c->label, "3D 256^3 k3");
-        set_filter(c, 3, 256, 256, 256, 3);
-        c->peers = BP_DNNL;
-        add_target(c, TG_PCT_BW, 0.75, NULL, NULL);
-        add_target(c, TG_SPEEDUP, 10.0, "onednn", NULL);
-    }
-    if (want(b, "3d-128-k5")) {
-        bench_case *c = new_case(b, "filters");
-        if (!c) return;
-        snprintf(c->id, sizeof c->id, "3d-128-k5");
-        snprintf(c->label, sizeof c->label, "3D 128^3 k5");
-        set_filter(c, 3, 128, 128, 128, 5);
-        c->peers = BP_DNNL;
-        add_scipy(b, c);
-        add_target(c, TG_SPEEDUP, 10.0, "onednn", NULL);
-        add_target(c, TG_MAX_MS, 2.0, NULL, NULL);
-    }
+    /* 3D "same" filters (seed 003's subject): 128^3 and 256^3 x k3, k5.
+     * k3 moves 8 bytes per 54 FLOP (6.75 FLOP/B, below the ridge of any
+     * machine measured: bandwidth-bound), k5 250 FLOP per 8 bytes
+     * (compute-bound); the modes cases time every boundary mode against
+     * constant. */
+    static const int64_t n3[2] = {128, 256}, k3[2] = {3, 5};
+    for (int si = 0; si < 2; si++)
+        for (int ki = 0; ki < 2; ki++) {
+            const int64_t n = n3[si], k = k3[ki];
+            char id[48];
+            snprintf(id, sizeof id, "3d-%lld-k%lld", (long long)n, (long long)k);
+            if (want(b, id) && (!b->quick || n * k <= 768)) {
+                bench_case *c = new_case(b, "filters");
+                if (!c) return;
+                snprintf(c->id, sizeof c->id, "%s", id);
+                snprintf(c->label, sizeof c->label, "3D %lld^3 k%lld", (long long)n, (long long)k);
+                set_filter(c, 3, n, n, n, k);
+                c->peers = BP_DNNL;
+                if (n == 128 && k == 5) add_scipy(b, c);
+                if (k == 3) add_target(c, TG_PCT_BW, 0.80, NULL, NULL);
+                else add_target(c, TG_PCT_FMA, 0.60, NULL, NULL);
+                if (n == 256 && k == 3) add_target(c, TG_SPEEDUP, 10.0, "onednn", NULL);
+                if (n == 128 && k == 5) {
+                    add_target(c, TG_SPEEDUP, 10.0, "onednn", NULL);
+                    add_target(c, TG_MAX_MS, 2.0, NULL, NULL);
+                }
+            }
+            snprintf(id, sizeof id, "3d-%lld-k%lld-modes", (long long)n, (long long)k);
+            if (!cuda && want(b, id) && (!b->quick || n == 128)) {
+                bench_case *c = new_case(b, "filters");
+                if (!c) return;
+                snprintf(c->id, sizeof c->id, "%s", id);
+                snprintf(c->label, sizeof c->label, "3D %lld^3 k%lld, each mode vs constant",
+                         (long long)n, (long long)k);
+                set_filter(c, 3, n, n, n, k);
+                c->modes = 1;
+                add_target(c, TG_MODES, 1.05, NULL, NULL);
+            }
+        }
     if (want(b, "1d-2^24-k31")) {
         bench_case *c = new_case(b, "filters");
         if (!c) return;

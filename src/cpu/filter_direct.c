@@ -134,6 +134,9 @@ static void fd_ring_geometry(const tc__problem *p, fd_state *s) {
     s->ntx = fd_cdiv(s->Wo, fd_min(s->Wo, tx));
     s->Tx = fd_min(s->Wo, fd_cdiv(fd_cdiv(s->Wo, s->ntx), 64) * 64); /* equal tiles */
     s->roff = (al - tc__mod(s->pl2, al)) % al;
+    /* the padded rows' x outside the input: x = -1-i (i < nsL), W+i (i < nsR) */
+    s->nsL = fd_max(0, s->pl2);
+    s->nsR = fd_max(0, s->Wo - s->pl2 + s->m2 - 1 - s->W);
     s->RW = fd_cdiv(s->roff + s->Tx + s->m2 - 1, al) * al;
     int64_t hb = budget / (s->m0 * s->RW * es) - (s->m1 - 1);
     hb = fd_max(s->R, hb / s->R * s->R);
@@ -243,7 +246,7 @@ static tc_status fd_plan(const tc__problem *p, const fd_isa *isa, void **out) {
     s->kern = isa->kern[p->dtype == TC_FLOAT64];
     int64_t nd = s->Do + s->m0 - 1, nh = s->Ho + s->m1 - 1;
     int64_t cvlen = s->Tx + s->EL + s->ER + s->m2 + 64;
-    s->dmap = tc__alloc((size_t)(nd + nh + s->EL + s->ER) * sizeof(int64_t));
+    s->dmap = tc__alloc((size_t)(nd + nh + s->EL + s->ER + s->nsL + s->nsR) * sizeof(int64_t));
     s->cvrow = tc__alloc((size_t)cvlen * p->esize);
     if (!s->dmap || !s->cvrow) {
         fd_destroy(s);
@@ -252,6 +255,10 @@ static tc_status fd_plan(const tc__problem *p, const fd_isa *isa, void **out) {
     s->hmap = s->dmap + nd;
     s->xmapL = s->hmap + nh;
     s->xmapR = s->xmapL + s->EL;
+    s->smapL = s->xmapR + s->ER;
+    s->smapR = s->smapL + s->nsL;
+    for (int64_t i = 0; i < s->nsL; i++) s->smapL[i] = tc__boundary_index(-1 - i, s->W, p->mode);
+    for (int64_t i = 0; i < s->nsR; i++) s->smapR[i] = tc__boundary_index(s->W + i, s->W, p->mode);
     for (int64_t i = 0; i < nd; i++) s->dmap[i] = tc__boundary_index(i - s->pl0, s->D, p->mode);
     for (int64_t i = 0; i < nh; i++) s->hmap[i] = tc__boundary_index(i - s->pl1, s->H, p->mode);
     for (int64_t k = 0; k < s->EL; k++)
@@ -371,18 +378,21 @@ static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
 }
 
 
-/* dst[u] = extended input row at x = x0 + u, u < n (boundary along x). */
+/* dst[u] = extended input row at x = x0 + u, u < n (boundary along x by
+ * the plan's maps: x = -1-i reads src[mL[i]], x = W+i src[mR[i]], -1 =
+ * cv; not tc__boundary_index's modulo per edge element, a division per
+ * element in every mode but constant). */
 #define FD_PAD(T, NAME)                                                       \
     static void NAME(T *dst, const T *src, int64_t x0, int64_t n, int64_t W,  \
-                     tc_mode mode, T cv) {                                    \
+                     const int64_t *mL, const int64_t *mR, T cv) {            \
         int64_t a = fd_min(n, fd_max(0, -x0)), b = fd_max(a, fd_min(n, W - x0)); \
         for (int64_t u = 0; u < a; u++) {                                     \
-            int64_t i = tc__boundary_index(x0 + u, W, mode);                  \
+            int64_t i = mL[-1 - (x0 + u)];                                    \
             dst[u] = i >= 0 ? src[i] : cv;                                    \
         }                                                                     \
         if (b > a) memcpy(dst + a, src + x0 + a, (size_t)(b - a) * sizeof(T)); \
         for (int64_t u = b; u < n; u++) {                                     \
-            int64_t i = tc__boundary_index(x0 + u, W, mode);                  \
+            int64_t i = mR[x0 + u - W];                                       \
             dst[u] = i >= 0 ? src[i] : cv;                                    \
         }                                                                     \
     }
@@ -409,11 +419,11 @@ static void fd_ring_fill(const fd_job *j, char *ring, const void **rowp, int64_t
         const char *src = (const char *)j->a->x + ((n * s->D + pd) * s->H + h) * s->W * es;
         char *dst = ring + ((slot * s->Hbe + hr) * s->RW + s->roff) * es;
         if (p->dtype == TC_FLOAT32)
-            fd_pad_f32((float *)dst, (const float *)src, X0 - s->pl2, len, s->W, p->mode,
-                       *(const float *)s->cvrow);
+            fd_pad_f32((float *)dst, (const float *)src, X0 - s->pl2, len, s->W, s->smapL,
+                       s->smapR, *(const float *)s->cvrow);
         else
-            fd_pad_f64((double *)dst, (const double *)src, X0 - s->pl2, len, s->W, p->mode,
-                       *(const double *)s->cvrow);
+            fd_pad_f64((double *)dst, (const double *)src, X0 - s->pl2, len, s->W, s->smapL,
+                       s->smapR, *(const double *)s->cvrow);
         *rp = dst;
     }
 }
@@ -434,17 +444,36 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     for (int64_t i = 0; i < s->m0; i++) sk[i] = -1;
     tc__fd_block b;
     tc__fd_block_init(&b, s, kp, j->a->w, s->nt);
+    /* the item's coordinates advance one row block at a time (decoding
+     * each item took four 64-bit divisions, and the ring slots two per
+     * plane, for a block of a few hundred FMAs on 3D k3) */
+    tc__fd_item itm;
+    tc__fd_item_decode(s, begin, &itm);
+    const int64_t rbpb = s->Hb / s->R;
     for (int64_t it = begin; it < end; it++) {
-        tc__fd_item w;
-        if (!tc__fd_item_decode(s, it, &w)) continue;
-        const int64_t o0 = w.o0, xt = w.xt, n = w.n, o1 = w.o1, band = w.band;
-        const int64_t hb0 = band * s->Hb, q = w.q;
+        if (it > begin && ++itm.rb == rbpb) {
+            itm.rb = 0;
+            if (++itm.o0 == s->Do) {
+                itm.o0 = 0;
+                if (++itm.band == s->nbands) {
+                    itm.band = 0;
+                    itm.q++;
+                    itm.xt = itm.q % s->ntx;
+                    itm.n = itm.q / s->ntx;
+                }
+            }
+        }
+        itm.o1 = itm.band * s->Hb + itm.rb * s->R;
+        if (itm.o1 >= s->Ho) continue; /* the last band is shorter */
+        const int64_t o0 = itm.o0, xt = itm.xt, n = itm.n, o1 = itm.o1, band = itm.band;
+        const int64_t hb0 = band * s->Hb, q = itm.q;
         const int64_t key = q * s->nbands + band, X0 = xt * s->Tx;
         const int64_t tw = fd_min(s->Tx, s->Wo - X0);
         b.rows = (int)fd_min(s->R, s->Ho - o1);
         const int64_t need = o1 - hb0 + b.rows + s->m1 - 1; /* band rows this block reads */
-        for (int64_t e = o0; e < o0 + s->m0; e++) {
-            const int64_t sl = e % s->m0, ek = key * (s->Do + s->m0) + e;
+        const int64_t sl0 = o0 % s->m0; /* ring slot of plane o0 */
+        for (int64_t e = o0, sl = sl0; e < o0 + s->m0; e++, sl = sl + 1 == s->m0 ? 0 : sl + 1) {
+            const int64_t ek = key * (s->Do + s->m0) + e;
             if (sk[sl] != ek) {
                 sk[sl] = ek;
                 filled[sl] = 0; /* later blocks of the band may start lower */
@@ -454,8 +483,8 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
                 filled[sl] = need;
             }
         }
-        for (int64_t r0 = 0; r0 < s->m0; r0++) {
-            const void *const *rp = rowp + ((o0 + r0) % s->m0) * s->Hbe + (o1 - hb0);
+        for (int64_t r0 = 0, sl = sl0; r0 < s->m0; r0++, sl = sl + 1 == s->m0 ? 0 : sl + 1) {
+            const void *const *rp = rowp + sl * s->Hbe + (o1 - hb0);
             for (int64_t i = 0; i < b.rows + s->m1 - 1; i++) {
                 /* one pointer at a time: rp[] was just stored 8 bytes at a
                  * time, and the 16-byte loads of a vectorised copy failed

@@ -86,7 +86,7 @@ typedef struct tc__fd_state {
     int64_t L, S, NK, NKp, Hbe, stlen, CK;
     size_t ws_thread;       /* bytes of workspace per thread */
     void *cvT;              /* NKp vectors of cval */
-    int64_t *smapL, *smapR; /* staging: x = -1-i -> smapL[i], x = W+i -> smapR[i] */
+    int64_t *smapL, *smapR; /* lane staging, ring rows: x = -1-i -> smapL[i], x = W+i -> smapR[i] */
     int64_t nsL, nsR;
 } tc__fd_state;
 

@@ -44,11 +44,14 @@ int tc__fdl_wanted(const tc__problem *p) {
     /* measured crossover (docs/solvers/cpu-direct.md): 2D rows are faster on
      * the plain rows since their tap vectors are built by in-register shifts
      * up to k13 (4096^2, 2 threads: k9 11.6 vs 16 ms, k13 23.8-24.0 vs
-     * 25.5-30.4 ms), k15 on lanes (30.4-30.8 vs 31.0-32.0 ms); 3D k3 on
-     * the plane ring of filter_direct.c
-     * (short rows waste half of each transpose), k5 on lanes (a tie within
-     * the noise); 1D k31 is a tie */
-    if (p->msk[0] > 1) return taps >= 64;
+     * 25.5-30.4 ms), k15 on lanes (30.4-30.8 vs 31.0-32.0 ms); 3D up to
+     * 9 taps per row on the plane ring of filter_direct.c (Zen 5, one
+     * core, 16x64xW in L2: k5 W=128 0.160 vs 0.185 ms, W=256 0.336 vs
+     * 0.350; k7 W=128 0.405 vs 0.429, W=256 0.795 vs 0.822; k9 W=256
+     * 1.628 vs 1.636: short rows waste part of each transpose, and the
+     * plain rows build their tap vectors by in-register shifts); 1D k31
+     * is a tie */
+    if (p->msk[0] > 1) return p->msk[2] > 9 && taps >= 64;
     if (p->msk[1] > 1) return taps >= 200;
     return taps >= 48;
 }
