@@ -30,7 +30,8 @@ target_compile_options(tileconv_fuzzlib PRIVATE
 set(TC_FUZZ_TARGETS "")
 if(EXISTS ${PROJECT_SOURCE_DIR}/tools/fuzz_npy.c)
   add_executable(fuzz_npy tools/fuzz_npy.c tools/npy.c)
-  target_include_directories(fuzz_npy PRIVATE ${PROJECT_SOURCE_DIR}/tools)
+  target_include_directories(fuzz_npy PRIVATE ${PROJECT_SOURCE_DIR}/tools
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
   list(APPEND TC_FUZZ_TARGETS fuzz_npy)
 endif()
 add_executable(fuzz_desc tests/fuzz_desc.c)

@@ -100,7 +100,10 @@ npy("hdr_nul.npy", "{'descr': '<f4',\0 'fortran_order': False, 'shape': (4, 5), 
 npy("dtype_i4.npy", hdr(descr="<i4"), struct.pack("<20i", *range(1, 21)))
 npy("dtype_be_f4.npy", hdr(descr=">f4"), struct.pack(">20f", *[0.5] * 20))
 npy("dtype_c8.npy", hdr(descr="<c8"), f32(40))
-npy("dtype_f2.npy", hdr(descr="<f2"), b"\x00\x3c" * 20)
+npy("dtype_v2.npy", hdr(descr="<V2"), b"\x80\x3f" * 20)  # bfloat16 as ml_dtypes saves it
+npy("dtype_be_f2.npy", hdr(descr=">f2"), b"\x3c\x00" * 20)
+npy("cx_cl_f2.npy", hdr(descr="<f2", shape="(1, 6, 6, 4)"), b"\x00\x3c" * 144)
+npy("cr_cl_f2.npy", hdr(descr="<f2", shape="(1, 4, 4, 6)"), b"\x00\xbc" * 96)
 npy("dtype_garbage.npy", hdr(descr="<zz9"), f32(20))
 npy("fortran.npy", hdr(fortran="True"), f32(20))
 npy("shape_neg.npy", hdr(shape="(-1, 5)"), f32(20))
@@ -194,6 +197,13 @@ control "control: filter named mask" "$Y" "${F[@]}" --kernel box:3
 control "control: conv" "$Y" "${C[@]}" --bias cb6.npy --padding 1
 control "control: conv groups" "$Y" conv cx.npy cw_g2.npy "$Y" --groups 2
 control "control: image" "$O/y.pgm" filter gray.pgm "$O/y.pgm" --kernel box:3
+control "control: conv float16 channels_last relu residual" "$Y" conv cx_cl_f2.npy cw.npy "$Y" \
+    --layout channels_last --activation relu --residual cr_cl_f2.npy
+expect 2 "conv unknown layout" "${C[@]}" --layout nhwc
+expect 2 "conv unknown activation" "${C[@]}" --activation swish
+expect 1 "conv residual of the wrong shape" "${C[@]}" --residual cb6.npy
+expect 1 "conv residual in the channels-first shape with channels_last" conv cx_cl_f2.npy \
+    cw.npy "$Y" --layout channels_last --residual cb2d.npy
 
 # --- missing, unreadable, wrong kinds of files ---
 expect 1 "missing input" filter nosuch.npy "$Y" --kernel m3x3.npy
@@ -221,7 +231,7 @@ expect "1|2" "input is not .npy or an image" filter m3.txt "$Y" --kernel m3x3.np
 # --- corrupt .npy files, as input, as kernel, as conv operands ---
 for f in empty short_magic magic_only bad_magic not_npy_text bad_version hdr_past_end \
     hdr_not_dict hdr_unterminated hdr_no_descr hdr_no_shape hdr_shape_not_tuple hdr_nul \
-    dtype_i4 dtype_be_f4 dtype_c8 dtype_f2 dtype_garbage fortran shape_neg shape_zero \
+    dtype_i4 dtype_be_f4 dtype_c8 dtype_v2 dtype_be_f2 dtype_garbage fortran shape_neg shape_zero \
     shape_overflow shape_2p63 shape_huge_digits payload_short payload_short_byte; do
     expect 1 "input $f.npy" filter $f.npy "$Y" --kernel m3x3.npy
 done

@@ -16,10 +16,15 @@ static const char conv_help[] =
     "usage: tileconv conv X W OUT [options]\n"
     "\n"
     "Convolution layer forward pass with PyTorch semantics (cross-correlation,\n"
-    "as torch.nn.Conv1d/2d/3d). All files are .npy, float32 or float64:\n"
-    "  X    N x C x spatial (3 to 5 dimensions)\n"
+    "as torch.nn.Conv1d/2d/3d), optionally with the fused epilogue\n"
+    "OUT = act(conv(X, W) + bias + residual). All files are .npy, float16,\n"
+    "float32 or float64 (float16 sums in float32; bfloat16 has no .npy type:\n"
+    "use the C or Python API):\n"
+    "  X    N x C x spatial (3 to 5 dimensions); N x spatial x C with\n"
+    "       --layout channels_last\n"
     "  W    K x C/groups x mask (same rank as X); converted to X's dtype\n"
-    "  OUT  N x K x out spatial, X's dtype\n"
+    "  OUT  N x K x out spatial (N x out spatial x K with channels_last),\n"
+    "       X's dtype\n"
     "The weights (and bias) are set on the plan once, as a layer holds them\n"
     "(tc_plan_conv_set_weights); --repeat times the executes that follow.\n"
     "\n"
@@ -31,10 +36,18 @@ static const char conv_help[] =
     "  --dilation D[,D..]    one value or one per axis (default 1)\n"
     "  --groups G            G divides C and K (default 1)\n"
     "  --padding-mode M      zeros (default), reflect, replicate, circular\n"
+    "  --layout L            channels_first (default) or channels_last, for X,\n"
+    "                        OUT and the residual\n"
+    "  --activation A        none (default), relu, relu6, silu, sigmoid, tanh,\n"
+    "                        gelu\n"
+    "  --residual R          added before the activation: OUT's shape and\n"
+    "                        layout (.npy); converted to X's dtype\n"
     TOOL_RUN_HELP;
 
 typedef struct conv_opts {
-    const char *x, *w, *out, *bias;
+    const char *x, *w, *out, *bias, *residual;
+    tc_layout layout;
+    tc_activation act;
     int64_t stride[3], dilation[3], padding[3], groups;
     int nstride, ndilation, npadding;
     tc_padding_kind padding_kind;
@@ -43,12 +56,12 @@ typedef struct conv_opts {
 
 typedef struct conv_exec {
     void *y;
-    const void *x, *w, *b;
+    const void *x, *w, *b, *r;
 } conv_exec;
 
 static tc_status exec_conv(const tc_plan *plan, const void *arg, void *ws) {
     const conv_exec *e = arg;
-    return tc_execute_conv(plan, e->y, e->x, e->w, e->b, ws);
+    return tc_execute_conv_residual(plan, e->y, e->x, e->w, e->b, e->r, ws);
 }
 
 static int parse_options(int argc, char **argv, conv_opts *o, tool_run *run) {
@@ -75,11 +88,24 @@ static int parse_options(int argc, char **argv, conv_opts *o, tool_run *run) {
         }
         static const char *const value_opts[] = {"--bias",   "--stride", "--dilation",
                                                  "--padding", "--groups", "--padding-mode",
+                                                 "--layout", "--activation", "--residual",
                                                  NULL};
         if (!tool_args_in(&a, value_opts)) return tool_args_unknown(&a);
         if (tool_args_value(&a, &v)) return TOOL_USAGE;
         if (tool_args_is(&a, "--bias")) {
             o->bias = v;
+        } else if (tool_args_is(&a, "--residual")) {
+            o->residual = v;
+        } else if (tool_args_is(&a, "--layout")) {
+            if (strcmp(v, "channels_last") == 0) o->layout = TC_LAYOUT_CHANNELS_LAST;
+            else if (strcmp(v, "channels_first") == 0) o->layout = TC_LAYOUT_CHANNELS_FIRST;
+            else
+                return tool_usage_error("conv",
+                    "unknown layout '%s' (channels_first, channels_last)", v);
+        } else if (tool_args_is(&a, "--activation")) {
+            if (tc_activation_parse(v, &o->act) != TC_OK)
+                return tool_usage_error("conv",
+                    "unknown activation '%s' (none, relu, relu6, silu, sigmoid, tanh, gelu)", v);
         } else if (tool_args_is(&a, "--stride")) {
             if (tool_parse_i64_list(&a, v, 1, big, o->stride, 3, &o->nstride)) return TOOL_USAGE;
         } else if (tool_args_is(&a, "--dilation")) {
@@ -109,7 +135,8 @@ static int parse_options(int argc, char **argv, conv_opts *o, tool_run *run) {
     }
     if (npos < 3) return tool_usage_error("conv", "needs X, W and OUT files");
     if (tool_check_input(o->x) || tool_check_input(o->w) ||
-        (o->bias && tool_check_input(o->bias)) || tool_check_output(o->out))
+        (o->bias && tool_check_input(o->bias)) ||
+        (o->residual && tool_check_input(o->residual)) || tool_check_output(o->out))
         return TOOL_FAIL;
     for (int i = 0; i < 3; i++)
         if (!tool_has_ext(i == 0 ? o->x : i == 1 ? o->w : o->out, ".npy"))
@@ -117,6 +144,8 @@ static int parse_options(int argc, char **argv, conv_opts *o, tool_run *run) {
                                     i == 0 ? o->x : i == 1 ? o->w : o->out);
     if (o->bias && !tool_has_ext(o->bias, ".npy"))
         return tool_usage_error("conv", "bias '%s' is not a .npy file", o->bias);
+    if (o->residual && !tool_has_ext(o->residual, ".npy"))
+        return tool_usage_error("conv", "residual '%s' is not a .npy file", o->residual);
     return 0;
 }
 
@@ -138,7 +167,7 @@ static int load(const char *what, const char *path, npy_array *a) {
 int tool_cmd_conv(int argc, char **argv) {
     conv_opts o;
     tool_run run;
-    npy_array x, w, b;
+    npy_array x, w, b, r;
     tool_outfile of;
     tc_plan *plan = NULL;
     void *y = NULL;
@@ -148,6 +177,7 @@ int tool_cmd_conv(int argc, char **argv) {
     memset(&x, 0, sizeof x);
     memset(&w, 0, sizeof w);
     memset(&b, 0, sizeof b);
+    memset(&r, 0, sizeof r);
     memset(&of, 0, sizeof of);
     o.groups = 1;
     tool_run_init(&run, "conv");
@@ -155,7 +185,8 @@ int tool_cmd_conv(int argc, char **argv) {
 
     rc = TOOL_FAIL;
     if (load("input", o.x, &x) || load("weight", o.w, &w) ||
-        (o.bias && load("bias", o.bias, &b)))
+        (o.bias && load("bias", o.bias, &b)) ||
+        (o.residual && load("residual", o.residual, &r)))
         goto done;
     if (x.ndim < 3 || x.ndim > 5) {
         tool_error("input '%s' has %d dimensions; conv needs N x C x spatial (3 to 5)",
@@ -163,21 +194,23 @@ int tool_cmd_conv(int argc, char **argv) {
         goto done;
     }
     int nsp = x.ndim - 2;
+    /* channel axis of X and OUT */
+    const int cax = o.layout == TC_LAYOUT_CHANNELS_LAST ? x.ndim - 1 : 1, sp0 = cax == 1 ? 2 : 1;
     if (w.ndim != x.ndim) {
         tool_error("weight '%s' has %d dimensions, must be %d (K x C/groups x mask)",
                    o.w, w.ndim, x.ndim);
         goto done;
     }
-    if (x.shape[1] % o.groups || w.shape[0] % o.groups) {
+    if (x.shape[cax] % o.groups || w.shape[0] % o.groups) {
         tool_error("--groups %lld must divide the input channels (%lld) and the "
-                   "output channels (%lld)", (long long)o.groups, (long long)x.shape[1],
+                   "output channels (%lld)", (long long)o.groups, (long long)x.shape[cax],
                    (long long)w.shape[0]);
         goto done;
     }
-    if (w.shape[1] != x.shape[1] / o.groups) {
+    if (w.shape[1] != x.shape[cax] / o.groups) {
         tool_error("weight has %lld input channels per group, expected %lld "
                    "(input channels %lld / groups %lld)", (long long)w.shape[1],
-                   (long long)(x.shape[1] / o.groups), (long long)x.shape[1],
+                   (long long)(x.shape[cax] / o.groups), (long long)x.shape[cax],
                    (long long)o.groups);
         goto done;
     }
@@ -191,21 +224,22 @@ int tool_cmd_conv(int argc, char **argv) {
         goto done;
     }
     if (npy_convert(&w, x.dtype, err, sizeof err) ||
-        (o.bias && npy_convert(&b, x.dtype, err, sizeof err))) {
+        (o.bias && npy_convert(&b, x.dtype, err, sizeof err)) ||
+        (o.residual && npy_convert(&r, x.dtype, err, sizeof err))) {
         tool_error("%s", err);
         goto done;
     }
 
     tc_conv_desc d;
     tc_conv_desc_init(&d);
-    d.dtype = x.dtype == NPY_F64 ? TC_FLOAT64 : TC_FLOAT32;
+    d.dtype = x.dtype == NPY_F64 ? TC_FLOAT64 : x.dtype == NPY_F16 ? TC_FLOAT16 : TC_FLOAT32;
     d.nspatial = nsp;
     d.batch = x.shape[0];
-    d.in_channels = x.shape[1];
+    d.in_channels = x.shape[cax];
     d.out_channels = w.shape[0];
     d.groups = o.groups;
     for (int i = 0; i < nsp; i++) {
-        d.in_size[i] = x.shape[2 + i];
+        d.in_size[i] = x.shape[sp0 + i];
         d.kernel_size[i] = w.shape[2 + i];
     }
     if (expand("stride", o.stride, o.nstride, nsp, d.stride) ||
@@ -215,6 +249,9 @@ int tool_cmd_conv(int argc, char **argv) {
     d.padding_kind = o.padding_kind;
     d.padding_mode = o.padding_mode;
     d.has_bias = o.bias != NULL;
+    d.layout = o.layout;
+    d.activation = o.act;
+    d.has_residual = o.residual != NULL;
 
     if (tool_outfile_open(&of, o.out) || tool_run_begin(&run)) goto done;
     tc_plan_options po;
@@ -232,6 +269,21 @@ int tool_cmd_conv(int argc, char **argv) {
     }
     size_t ocount = 1;
     for (int i = 0; i < ond; i++) ocount *= (size_t)oshape[i];
+    if (o.residual) {
+        int same = r.ndim == ond;
+        for (int i = 0; same && i < ond; i++) same = r.shape[i] == oshape[i];
+        if (!same) {
+            char want[128] = "", got[128] = "";
+            for (int i = 0, u = 0; i < ond; i++)
+                u += snprintf(want + u, sizeof want - (size_t)u, i ? "x%lld" : "%lld",
+                              (long long)oshape[i]);
+            for (int i = 0, u = 0; i < r.ndim; i++)
+                u += snprintf(got + u, sizeof got - (size_t)u, i ? "x%lld" : "%lld",
+                              (long long)r.shape[i]);
+            tool_error("residual '%s' has shape %s, the output has %s", o.residual, got, want);
+            goto done;
+        }
+    }
     if (!(y = tool_alloc(ocount * npy_dtype_size(x.dtype)))) {
         tool_error("out of memory for the output");
         goto done;
@@ -242,7 +294,7 @@ int tool_cmd_conv(int argc, char **argv) {
         tool_lib_error(st, "conv: cannot set the weights");
         goto done;
     }
-    conv_exec e = {y, x.data, NULL, NULL};
+    conv_exec e = {y, x.data, NULL, NULL, o.residual ? r.data : NULL};
     if (tool_run_execute(&run, plan, exec_conv, &e)) goto done;
     tool_stats s = {.dtype = npy_dtype_name(x.dtype), .ndim = x.ndim, .shape = x.shape,
                     .out_ndim = ond, .out_shape = oshape, .mask_ndim = w.ndim,
@@ -262,5 +314,6 @@ done:
     npy_free(&x);
     npy_free(&w);
     npy_free(&b);
+    npy_free(&r);
     return rc;
 }

@@ -21,14 +21,14 @@ static const char filter_help[] =
     "(default) or correlate, or scipy.signal.convolve/correlate with\n"
     "--output full|valid.\n"
     "\n"
-    "IN, OUT: .npy (float32/float64, C order, 1-3 dims, every axis filtered;\n"
+    "IN, OUT: .npy (float16/float32/float64, C order, 1-3 dims, every axis filtered;\n"
     "  OUT has IN's dtype) or images .png/.pgm/.ppm (8/16-bit gray or RGB;\n"
     "  filtered per channel in float32, written back rounded half away from\n"
     "  zero and clamped to [0, maxval]). An image may be written as .npy\n"
     "  (float32, HxW or HxWx3, not rounded); an image OUT needs an image IN.\n"
     "\n"
     "Options:\n"
-    "  --kernel K       a .npy mask (float32/float64, converted to IN's dtype,\n"
+    "  --kernel K       a .npy mask (float16/32/64, converted to IN's dtype,\n"
     "                   one axis per filtered axis) or a named mask (below)\n"
     "  --correlate      correlate instead of convolve (no mask flip)\n"
     "  --mode M         constant, nearest, reflect (default), mirror, wrap\n"
@@ -251,7 +251,7 @@ int tool_cmd_filter(int argc, char **argv) {
 
     tc_filter_desc d;
     tc_filter_desc_init(&d);
-    d.dtype = x.dtype == NPY_F64 ? TC_FLOAT64 : TC_FLOAT32;
+    d.dtype = x.dtype == NPY_F64 ? TC_FLOAT64 : x.dtype == NPY_F16 ? TC_FLOAT16 : TC_FLOAT32;
     d.ndim = x.ndim;
     d.nspatial = nsp;
     for (int i = 0; i < x.ndim; i++) d.shape[i] = x.shape[i];

@@ -9,6 +9,7 @@
 #include "args.h"
 #include "run.h"
 #include "tools.h"
+#include "core/half.h" /* tc__store_d */
 
 static const char gemm_help[] =
     "usage: tileconv gemm --m M --n N --k K [options]\n"
@@ -19,7 +20,7 @@ static const char gemm_help[] =
     "\n"
     "Options:\n"
     "  --m M, --n N, --k K   matrix sizes (required, >= 1)\n"
-    "  --dtype T             float32 (default) or float64\n"
+    "  --dtype T             float32 (default), float64, float16 or bfloat16\n"
     "  --transa, --transb    A is stored K x M / B is stored N x K\n"
     "  --seed S              random seed (default 1)\n"
     TOOL_RUN_HELP;
@@ -47,8 +48,7 @@ static void *random_matrix(tc_dtype dt, int64_t n, uint64_t *seed) {
     if (!p) return NULL;
     for (int64_t i = 0; i < n; i++) {
         double v = (double)(next_u64(seed) >> 11) * 0x1.0p-52 - 1.0;
-        if (dt == TC_FLOAT64) ((double *)p)[i] = v;
-        else ((float *)p)[i] = (float)v;
+        tc__store_d(p, i, dt, v);
     }
     return p;
 }
@@ -94,9 +94,9 @@ int tool_cmd_gemm(int argc, char **argv) {
         else if (tool_args_is(&a, "--k")) rc = tool_parse_i64(&a, v, 1, big, &d.k);
         else if (tool_args_is(&a, "--seed")) rc = tool_parse_i64(&a, v, 0, INT64_MAX, &seed);
         else if (tool_args_is(&a, "--dtype")) {
-            if (strcmp(v, "float32") == 0) d.dtype = TC_FLOAT32;
-            else if (strcmp(v, "float64") == 0) d.dtype = TC_FLOAT64;
-            else rc = tool_usage_error("gemm", "unknown dtype '%s' (float32 or float64)", v);
+            if (tc_dtype_parse(v, &d.dtype) != TC_OK)
+                rc = tool_usage_error("gemm", "unknown dtype '%s' (float32, float64, float16, "
+                                      "bfloat16)", v);
         } else {
             rc = tool_args_unknown(&a);
         }

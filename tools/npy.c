@@ -8,6 +8,7 @@
  * everything else with a message that says what was wrong.
  */
 #include "npy.h"
+#include "core/half.h" /* inline float16 conversions, header only */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -33,10 +34,27 @@ static int fail(char *err, size_t errlen, const char *fmt, ...) {
     return -1;
 }
 
-size_t npy_dtype_size(npy_dtype dtype) { return dtype == NPY_F64 ? 8 : 4; }
+size_t npy_dtype_size(npy_dtype dtype) {
+    return dtype == NPY_F64 ? 8 : dtype == NPY_F16 ? 2 : 4;
+}
 
 const char *npy_dtype_name(npy_dtype dtype) {
-    return dtype == NPY_F64 ? "float64" : "float32";
+    return dtype == NPY_F64 ? "float64" : dtype == NPY_F16 ? "float16" : "float32";
+}
+
+static const char *npy_descr(npy_dtype dtype) {
+    return dtype == NPY_F64 ? "<f8" : dtype == NPY_F16 ? "<f2" : "<f4";
+}
+
+static double npy_get(const void *a, size_t i, npy_dtype t) {
+    if (t == NPY_F64) return ((const double *)a)[i];
+    if (t == NPY_F16) return tc__f16_to_f32(((const uint16_t *)a)[i]);
+    return ((const float *)a)[i];
+}
+static void npy_set(void *a, size_t i, npy_dtype t, double v) {
+    if (t == NPY_F64) ((double *)a)[i] = v;
+    else if (t == NPY_F16) ((uint16_t *)a)[i] = tc__f32_to_f16((float)v);
+    else ((float *)a)[i] = (float)v;
 }
 
 void npy_free(npy_array *a) {
@@ -89,15 +107,7 @@ int npy_convert(npy_array *a, npy_dtype dtype, char *err, size_t errlen) {
     if (a->dtype == dtype) return 0;
     npy_array b;
     if (npy_alloc(&b, dtype, a->ndim, a->shape, err, errlen)) return -1;
-    if (dtype == NPY_F64) {
-        const float *s = a->data;
-        double *d = b.data;
-        for (size_t i = 0; i < a->count; i++) d[i] = s[i];
-    } else {
-        const double *s = a->data;
-        float *d = b.data;
-        for (size_t i = 0; i < a->count; i++) d[i] = (float)s[i];
-    }
+    for (size_t i = 0; i < a->count; i++) npy_set(b.data, i, dtype, npy_get(a->data, i, a->dtype));
     npy_free(a);
     *a = b;
     return 0;
@@ -175,10 +185,19 @@ static int parse_descr(cursor *c, npy_dtype *dtype, char *err, size_t errlen) {
         *dtype = NPY_F64;
         return 0;
     }
+    if (n == 3 && memcmp(s, "<f2", 3) == 0) {
+        *dtype = NPY_F16;
+        return 0;
+    }
     printable(shown, s, n);
+    if (n == 3 && (memcmp(s, "<V2", 3) == 0 || memcmp(s, "|V2", 3) == 0))
+        return fail(err, errlen,
+                    "unsupported dtype '%s' (2-byte void: bfloat16 has no .npy type; "
+                    "convert to float32, or use the C or Python API for bfloat16)",
+                    shown);
     return fail(err, errlen,
-                "unsupported dtype '%s' (only '<f4' float32 and '<f8' float64)",
-                shown);
+                "unsupported dtype '%s' (only '<f2' float16, '<f4' float32 and '<f8' "
+                "float64)", shown);
 }
 
 static int parse_shape(cursor *c, npy_array *a, char *err, size_t errlen) {
@@ -415,7 +434,7 @@ int npy_write(FILE *fp, npy_dtype dtype, int ndim, const int64_t *shape,
     if (shape_size(ndim, shape, npy_dtype_size(dtype), &count, &bytes, err, errlen))
         return -1;
     int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                     dtype == NPY_F64 ? "<f8" : "<f4");
+                     npy_descr(dtype));
     for (int i = 0; i < ndim; i++)
         n += snprintf(dict + n, sizeof dict - n, "%lld%s", (long long)shape[i],
                       ndim == 1 ? "," : (i + 1 < ndim ? ", " : ""));

@@ -1,7 +1,9 @@
 /*
- * npy.h - reader and writer for NumPy .npy files (float32 / float64 only).
+ * npy.h - reader and writer for NumPy .npy files (float16 / float32 /
+ * float64; .npy has no bfloat16).
  *
- * Self-contained: depends on nothing but libc, so the fuzz target
+ * Self-contained: depends on nothing but libc and the library's inline
+ * half conversions (src/core/half.h), so the fuzz target
  * (tools/fuzz_npy.c) builds from this file alone. The parser treats its
  * input as hostile: every length, count and size is checked before use.
  */
@@ -16,7 +18,8 @@
 
 typedef enum npy_dtype {
     NPY_F32 = 0, /* '<f4' */
-    NPY_F64 = 1  /* '<f8' */
+    NPY_F64 = 1, /* '<f8' */
+    NPY_F16 = 2  /* '<f2' */
 } npy_dtype;
 
 typedef struct npy_array {
@@ -29,11 +32,11 @@ typedef struct npy_array {
 
 /* Bytes per element of dtype. */
 size_t npy_dtype_size(npy_dtype dtype);
-/* "float32" or "float64". */
+/* "float16", "float32" or "float64". */
 const char *npy_dtype_name(npy_dtype dtype);
 
 /* Parses a whole .npy file held in buf[0..len). Header versions 1.0, 2.0
- * and 3.0; descr '<f4' or '<f8'; fortran_order False; every dimension >= 1;
+ * and 3.0; descr '<f2', '<f4' or '<f8'; fortran_order False; every dimension >= 1;
  * the payload must be exactly count * itemsize bytes. On success fills *out
  * (out->data is a new aligned copy; free with npy_free) and returns 0. On
  * failure returns -1, leaves *out empty and writes one line to err. */
