@@ -43,6 +43,9 @@ class CMakeBuildExt(build_ext):
 setup(
     ext_modules=[Extension(
         "tileconv._core", ["python/tileconv/_core.c"],
+        # setuptools rebuilds only when a listed file is newer than the
+        # object: a changed header (a grown tc_conv_desc) must rebuild it
+        depends=["include/tileconv.h"],
         include_dirs=[str(ROOT / "include"), numpy.get_include()],
         libraries=["tileconv"],
         extra_compile_args=["-std=gnu11", "-O2"],

@@ -8,6 +8,11 @@
  *   TC_ERR_OUT_OF_MEMORY                               -> MemoryError
  *   anything else                                      -> RuntimeError
  * each with tileconv's own message (tc_last_error).
+ *
+ * Element types: NumPy float32, float64 and float16; bfloat16 (which NumPy
+ * lacks) as its 16-bit patterns in an int16 / uint16 array on a plan made
+ * for TC_BFLOAT16 (torch's bfloat16 tensors viewed as int16). A dtype
+ * argument is a tc_dtype value or a name tc_dtype_parse knows.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -46,10 +51,80 @@ static int tc_py_dtype(PyArrayObject *a, tc_dtype *dt) {
     int t = PyArray_TYPE(a);
     if (t == NPY_FLOAT32) *dt = TC_FLOAT32;
     else if (t == NPY_FLOAT64) *dt = TC_FLOAT64;
+    else if (t == NPY_FLOAT16) *dt = TC_FLOAT16;
     else {
-        PyErr_SetString(PyExc_TypeError, "tileconv: arrays must be float32 or float64");
+        PyErr_Format(PyExc_TypeError,
+                     "tileconv: array dtype %s, expected float32, float64 or float16 "
+                     "(bfloat16: int16 / uint16 bit patterns on a bfloat16 plan)",
+                     PyArray_DESCR(a)->typeobj->tp_name);
         return -1;
     }
+    return 0;
+}
+
+/* the array's dtype as seen by a plan of dtype `want`: 16-bit integer
+ * arrays are bfloat16 bit patterns there */
+static int tc_py_dtype_for(PyArrayObject *a, int want, tc_dtype *dt) {
+    int t = PyArray_TYPE(a);
+    if (want == TC_BFLOAT16 && (t == NPY_INT16 || t == NPY_UINT16)) {
+        *dt = TC_BFLOAT16;
+        return 0;
+    }
+    return tc_py_dtype(a, dt);
+}
+
+/* a dtype argument: None (-1 out), a tc_dtype value or a name */
+static int tc_py_dtype_arg(PyObject *o, int *out) {
+    if (!o || o == Py_None) {
+        *out = -1;
+        return 0;
+    }
+    tc_dtype dt;
+    if (PyUnicode_Check(o)) {
+        const char *name = PyUnicode_AsUTF8(o);
+        if (!name) return -1;
+        if (tc_dtype_parse(name, &dt) != TC_OK) {
+            PyErr_Format(PyExc_ValueError, "tileconv: unknown dtype '%s'", name);
+            return -1;
+        }
+        *out = (int)dt;
+        return 0;
+    }
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (!tc_dtype_name((tc_dtype)v)) {
+        PyErr_Format(PyExc_ValueError, "tileconv: dtype %ld is not a tc_dtype", v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* an activation argument: None, a tc_activation value or a name */
+static int tc_py_act_arg(PyObject *o, int *out) {
+    *out = TC_ACT_NONE;
+    if (!o || o == Py_None) return 0;
+    tc_activation a;
+    if (PyUnicode_Check(o)) {
+        const char *name = PyUnicode_AsUTF8(o);
+        if (!name) return -1;
+        if (tc_activation_parse(name, &a) != TC_OK) {
+            PyErr_Format(PyExc_ValueError,
+                         "tileconv: activation '%s', expected none, relu, relu6, silu, "
+                         "sigmoid, tanh or gelu",
+                         name);
+            return -1;
+        }
+        *out = (int)a;
+        return 0;
+    }
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (!tc_activation_name((tc_activation)v)) {
+        PyErr_Format(PyExc_ValueError, "tileconv: activation %ld is not a tc_activation", v);
+        return -1;
+    }
+    *out = (int)v;
     return 0;
 }
 
@@ -72,6 +147,32 @@ static int tc_py_tuple64(PyObject *seq, int64_t *out, int max, const char *name)
     }
     Py_DECREF(f);
     return (int)n;
+}
+
+/* n elements from one dtype to another (the mask of a plan whose dtype is
+ * not the mask array's): through double for float32 / float64, through
+ * float32 for the 16-bit types (rounded to nearest even). 0 or -1 with
+ * MemoryError. */
+static int tc_py_convert(void *dst, int ddt, const void *src, int sdt, size_t n) {
+    float *f = (float *)PyMem_Malloc((n ? n : 1) * sizeof(float));
+    if (!f) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (sdt == TC_FLOAT32) f[i] = ((const float *)src)[i];
+        else if (sdt == TC_FLOAT64) f[i] = (float)((const double *)src)[i];
+    }
+    if (sdt == TC_FLOAT16) tc_half_to_float(f, (const uint16_t *)src, n);
+    if (sdt == TC_BFLOAT16) tc_bfloat16_to_float(f, (const uint16_t *)src, n);
+    if (ddt == TC_FLOAT32) memcpy(dst, f, n * sizeof(float));
+    else if (ddt == TC_FLOAT64)
+        for (size_t i = 0; i < n; i++)
+            ((double *)dst)[i] = sdt == TC_FLOAT64 ? ((const double *)src)[i] : (double)f[i];
+    else if (ddt == TC_FLOAT16) tc_float_to_half((uint16_t *)dst, f, n);
+    else tc_float_to_bfloat16((uint16_t *)dst, f, n);
+    PyMem_Free(f);
+    return 0;
 }
 
 /* ---------------- FilterPlan ---------------- */
@@ -113,16 +214,24 @@ static void FilterPlan_dealloc(FilterPlan *self) {
 }
 
 /* FilterPlan(shape, in_strides, out_strides, nspatial, mask, kind, output,
- *            mode, cval, origin, threads, algorithm) */
+ *            mode, cval, origin, threads, algorithm[, backend[, dtype]])
+ * dtype (None: the mask's) is the plan's element type, a tc_dtype value or
+ * name; a mask of another floating type is converted to it (rounded once),
+ * an int16 / uint16 mask is taken as bfloat16 bit patterns. float16 and
+ * bfloat16 plans accumulate in float32. */
 static int FilterPlan_init(FilterPlan *self, PyObject *args, PyObject *kw) {
     PyObject *shape, *ist, *ost, *origin, *maskobj;
     int nspatial, kind, output, mode, threads;
     double cval;
     const char *algo = NULL;
     int backend = 0;
-    if (!PyArg_ParseTuple(args, "OOOiOiiidOiz|i", &shape, &ist, &ost, &nspatial, &maskobj,
-                          &kind, &output, &mode, &cval, &origin, &threads, &algo, &backend))
+    PyObject *dtobj = NULL;
+    if (!PyArg_ParseTuple(args, "OOOiOiiidOiz|iO", &shape, &ist, &ost, &nspatial, &maskobj,
+                          &kind, &output, &mode, &cval, &origin, &threads, &algo, &backend,
+                          &dtobj))
         return -1;
+    int want;
+    if (tc_py_dtype_arg(dtobj, &want)) return -1;
     if (!PyArray_Check(maskobj) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)maskobj)) {
         PyErr_SetString(PyExc_TypeError, "tileconv: the mask must be a C-contiguous ndarray");
         return -1;
@@ -130,8 +239,9 @@ static int FilterPlan_init(FilterPlan *self, PyObject *args, PyObject *kw) {
     PyArrayObject *mask = (PyArrayObject *)maskobj;
     tc_filter_desc d;
     tc_filter_desc_init(&d);
-    tc_dtype dt;
-    if (tc_py_dtype(mask, &dt)) return -1;
+    tc_dtype mdt;
+    if (tc_py_dtype_for(mask, want, &mdt)) return -1;
+    tc_dtype dt = want < 0 ? mdt : (tc_dtype)want;
     d.dtype = dt;
     int nd = tc_py_tuple64(shape, d.shape, TC_MAX_DIMS, "shape");
     if (nd < 0) return -1;
@@ -162,8 +272,23 @@ static int FilterPlan_init(FilterPlan *self, PyObject *args, PyObject *kw) {
     tc_plan_options_init(&o);
     o.algorithm = algo;
     const void *mdata = PyArray_DATA(mask);
+    void *mconv = NULL;
+    if (mdt != dt) {
+        size_t n = (size_t)PyArray_SIZE(mask);
+        mconv = PyMem_Malloc((n ? n : 1) * tc_dtype_size(dt));
+        if (!mconv) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (tc_py_convert(mconv, dt, mdata, mdt, n)) {
+            PyMem_Free(mconv);
+            return -1;
+        }
+        mdata = mconv;
+    }
     Py_BEGIN_ALLOW_THREADS st = tc_plan_filter(&self->plan, self->ctx, &d, mdata, &o);
-    Py_END_ALLOW_THREADS if (st != TC_OK) {
+    Py_END_ALLOW_THREADS PyMem_Free(mconv);
+    if (st != TC_OK) {
         tc_py_error(st, "plan");
         return -1;
     }
@@ -181,8 +306,13 @@ static int FilterPlan_init(FilterPlan *self, PyObject *args, PyObject *kw) {
 static int tc_py_matches(PyArrayObject *a, int dtype, int nd, const int64_t *shape,
                          const int64_t *strides, const char *name) {
     tc_dtype dt;
-    if (tc_py_dtype(a, &dt)) return -1;
-    if ((int)dt != dtype || PyArray_NDIM(a) != nd) {
+    if (tc_py_dtype_for(a, dtype, &dt)) return -1;
+    if ((int)dt != dtype) {
+        PyErr_Format(PyExc_TypeError, "tileconv: %s dtype %s, the plan's is %s", name,
+                     tc_dtype_name(dt), tc_dtype_name((tc_dtype)dtype));
+        return -1;
+    }
+    if (PyArray_NDIM(a) != nd) {
         PyErr_Format(PyExc_ValueError, "tileconv: %s does not match the plan", name);
         return -1;
     }
@@ -259,6 +389,10 @@ static PyObject *FilterPlan_out_shape(FilterPlan *self, void *c) {
     return t;
 }
 
+static PyObject *FilterPlan_dtype(FilterPlan *self, void *c) {
+    return PyUnicode_FromString(tc_dtype_name((tc_dtype)self->dtype));
+}
+
 static PyMethodDef FilterPlan_methods[] = {
     {"execute", (PyCFunction)FilterPlan_execute, METH_VARARGS,
      "execute(x, y): y = filter(x); the GIL is released meanwhile"},
@@ -268,6 +402,7 @@ static PyMethodDef FilterPlan_methods[] = {
 static PyGetSetDef FilterPlan_getset[] = {
     {"algorithm", (getter)FilterPlan_algorithm, NULL, "the algorithm chosen", NULL},
     {"out_shape", (getter)FilterPlan_out_shape, NULL, "the output shape", NULL},
+    {"dtype", (getter)FilterPlan_dtype, NULL, "the element type's name", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyTypeObject FilterPlanType = {
@@ -283,12 +418,17 @@ static PyTypeObject FilterPlanType = {
 };
 
 /* ---------------- ConvPlan ---------------- */
+/* Executes with the plan's own weights (tc_plan_conv_set_weights) and
+ * set_weights exclude each other through the plan's lock (the C API does
+ * not allow a set beside an execute of the same plan); executes with the
+ * caller's weights run concurrently, as the C API allows. */
 typedef struct {
     PyObject_HEAD tc_plan *plan;
     tc_context *ctx;
     PyThread_type_lock lock; /* execute_ptr: the stream set and the execute together */
-    int dtype, ndim, has_bias;
+    int dtype, ndim, has_bias, layout, activation, has_residual, weights_set;
     int64_t x_shape[TC_MAX_DIMS], w_shape[TC_MAX_DIMS], y_shape[TC_MAX_DIMS];
+    int64_t x_mem[TC_MAX_DIMS], y_mem[TC_MAX_DIMS]; /* in memory order (layout) */
 } ConvPlan;
 
 static void ConvPlan_dealloc(ConvPlan *self) {
@@ -298,20 +438,46 @@ static void ConvPlan_dealloc(ConvPlan *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* N x C x spatial -> N x spatial x C for channels-last */
+static void tc_py_mem_shape(int64_t *mem, const int64_t *logical, int nd, int layout) {
+    memcpy(mem, logical, (size_t)nd * sizeof *mem);
+    if (layout == TC_LAYOUT_CHANNELS_LAST) {
+        for (int i = 1; i < nd - 1; i++) mem[i] = logical[i + 1];
+        mem[nd - 1] = logical[1];
+    }
+}
+
 /* ConvPlan(dtype, x_shape, w_shape, groups, stride, dilation, padding,
- *          padding_kind, padding_mode, has_bias, threads, algorithm) */
+ *          padding_kind, padding_mode, has_bias, threads, algorithm
+ *          [, backend[, flags[, layout[, activation[, has_residual]]]]])
+ * x_shape and w_shape are torch's (N x C x spatial, K x C/groups x mask)
+ * whatever the layout; dtype and activation take tc_ values or names;
+ * layout 0 channels-first, 1 channels-last (arrays N x spatial x C). */
 static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
-    int dtype, pkind, pmode, has_bias, threads;
+    int pkind, pmode, has_bias, threads;
     long long groups;
-    PyObject *xs, *ws, *st_, *dl, *pd;
+    PyObject *dtobj, *xs, *ws, *st_, *dl, *pd, *actobj = NULL;
     const char *algo = NULL;
     int backend = 0; /* 0 cpu, 1 cuda */
     unsigned int flags = 0; /* TC_PLAN_* (allow_tf32: TC_PLAN_ALLOW_TF32) */
-    if (!PyArg_ParseTuple(args, "iOOLOOOiiiiz|iI", &dtype, &xs, &ws, &groups, &st_, &dl, &pd,
-                          &pkind, &pmode, &has_bias, &threads, &algo, &backend, &flags))
+    int layout = 0, has_residual = 0;
+    if (!PyArg_ParseTuple(args, "OOOLOOOiiiiz|iIiOi", &dtobj, &xs, &ws, &groups, &st_, &dl, &pd,
+                          &pkind, &pmode, &has_bias, &threads, &algo, &backend, &flags, &layout,
+                          &actobj, &has_residual))
         return -1;
+    int dtype, act;
+    if (tc_py_dtype_arg(dtobj, &dtype) || tc_py_act_arg(actobj, &act)) return -1;
+    if (dtype < 0) {
+        PyErr_SetString(PyExc_ValueError, "tileconv: conv: dtype is None");
+        return -1;
+    }
     if (flags & ~(unsigned)(TC_PLAN_MEASURE | TC_PLAN_ALLOW_TF32)) {
         PyErr_Format(PyExc_ValueError, "tileconv: conv: plan flags 0x%x not supported", flags);
+        return -1;
+    }
+    if (layout != TC_LAYOUT_CHANNELS_FIRST && layout != TC_LAYOUT_CHANNELS_LAST) {
+        PyErr_Format(PyExc_ValueError, "tileconv: conv: layout %d, expected 0 (channels first) "
+                     "or 1 (channels last)", layout);
         return -1;
     }
     tc_conv_desc d;
@@ -351,6 +517,9 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
     d.padding_kind = (tc_padding_kind)pkind;
     d.padding_mode = (tc_padding_mode)pmode;
     d.has_bias = has_bias;
+    d.layout = (tc_layout)layout;
+    d.activation = (tc_activation)act;
+    d.has_residual = has_residual != 0;
     tc_status st = tc_context_create(&self->ctx);
     if (st == TC_OK && threads > 0) st = tc_context_set_threads(self->ctx, threads);
     if (st == TC_OK)
@@ -359,6 +528,7 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
         tc_py_error(st, "context");
         return -1;
     }
+    if (tc_py_lock_init(&self->lock)) return -1;
     tc_plan_options o;
     tc_plan_options_init(&o);
     o.algorithm = algo;
@@ -371,82 +541,220 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
     self->dtype = dtype;
     self->ndim = xn;
     self->has_bias = has_bias;
+    self->layout = layout;
+    self->activation = act;
+    self->has_residual = d.has_residual;
+    self->weights_set = 0;
     memcpy(self->x_shape, xsh, sizeof xsh);
     memcpy(self->w_shape, wsh, sizeof wsh);
     int ond;
-    tc_plan_output_shape(self->plan, &ond, self->y_shape);
+    tc_plan_output_shape(self->plan, &ond, self->y_mem); /* in memory order */
+    memcpy(self->y_shape, self->y_mem, sizeof self->y_mem);
+    if (layout == TC_LAYOUT_CHANNELS_LAST) { /* N x spatial x K -> N x K x spatial */
+        self->y_shape[1] = self->y_mem[xn - 1];
+        for (int i = 2; i < xn; i++) self->y_shape[i] = self->y_mem[i - 1];
+    }
+    tc_py_mem_shape(self->x_mem, self->x_shape, xn, layout);
     return 0;
 }
 
+static int tc_py_check_bias(ConvPlan *self, PyObject *bo) {
+    static const int64_t zero[TC_MAX_DIMS] = {0};
+    if (!self->has_bias) {
+        if (bo != Py_None) {
+            PyErr_SetString(PyExc_ValueError, "tileconv: the plan has no bias; pass None");
+            return -1;
+        }
+        return 0;
+    }
+    if (bo == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "tileconv: the plan expects a bias");
+        return -1;
+    }
+    int64_t bs[1] = {self->w_shape[0]};
+    if (!PyArray_Check(bo)) {
+        PyErr_SetString(PyExc_TypeError, "tileconv: bias must be an ndarray");
+        return -1;
+    }
+    return tc_py_matches((PyArrayObject *)bo, self->dtype, 1, bs, zero, "bias");
+}
+
+/* execute(x, w, bias, y[, residual]): NumPy arrays in memory order (x and y
+ * N x spatial x C for a channels-last plan); w = None and bias = None: the
+ * weights set on the plan (set_weights); residual: y's shape, exactly when
+ * the plan has has_residual (it may be y itself). */
 static PyObject *ConvPlan_execute(ConvPlan *self, PyObject *args) {
-    PyArrayObject *x, *w, *y;
-    PyObject *bo;
-    if (!PyArg_ParseTuple(args, "O!O!OO!", &PyArray_Type, &x, &PyArray_Type, &w, &bo,
-                          &PyArray_Type, &y))
+    PyArrayObject *x, *y;
+    PyObject *wo, *bo, *ro = Py_None;
+    if (!PyArg_ParseTuple(args, "O!OOO!|O", &PyArray_Type, &x, &wo, &bo, &PyArray_Type, &y,
+                          &ro))
         return NULL;
     static const int64_t zero[TC_MAX_DIMS] = {0};
-    if (tc_py_matches(x, self->dtype, self->ndim, self->x_shape, zero, "input") ||
-        tc_py_matches(w, self->dtype, self->ndim, self->w_shape, zero, "weight") ||
-        tc_py_matches(y, self->dtype, self->ndim, self->y_shape, zero, "output"))
+    if (tc_py_matches(x, self->dtype, self->ndim, self->x_mem, zero, "input") ||
+        tc_py_matches(y, self->dtype, self->ndim, self->y_mem, zero, "output"))
         return NULL;
-    const void *bd = NULL;
-    if (self->has_bias) {
-        int64_t bs[1] = {self->w_shape[0]};
-        if (!PyArray_Check(bo) ||
-            tc_py_matches((PyArrayObject *)bo, self->dtype, 1, bs, zero, "bias"))
-            return bo == Py_None ? (PyErr_SetString(PyExc_ValueError,
-                                                    "tileconv: the plan expects a bias"),
-                                    NULL)
-                                 : NULL;
-        bd = PyArray_DATA((PyArrayObject *)bo);
+    if (!PyArray_ISWRITEABLE(y)) {
+        PyErr_SetString(PyExc_ValueError, "tileconv: the output array is read-only");
+        return NULL;
+    }
+    const void *wd = NULL, *bd = NULL, *rd = NULL;
+    int own = wo == Py_None;
+    if (own) {
+        if (bo != Py_None) {
+            PyErr_SetString(PyExc_ValueError,
+                            "tileconv: weights None (the plan's own) but a bias given");
+            return NULL;
+        }
+        if (!self->weights_set) {
+            PyErr_SetString(PyExc_ValueError,
+                            "tileconv: weights None but none set on the plan (set_weights)");
+            return NULL;
+        }
+    } else {
+        if (!PyArray_Check(wo)) {
+            PyErr_SetString(PyExc_TypeError, "tileconv: weight must be an ndarray or None");
+            return NULL;
+        }
+        if (tc_py_matches((PyArrayObject *)wo, self->dtype, self->ndim, self->w_shape, zero,
+                          "weight") ||
+            tc_py_check_bias(self, bo))
+            return NULL;
+        wd = PyArray_DATA((PyArrayObject *)wo);
+        if (bo != Py_None) bd = PyArray_DATA((PyArrayObject *)bo);
+    }
+    if ((ro != Py_None) != (self->has_residual != 0)) {
+        PyErr_SetString(PyExc_ValueError, self->has_residual
+                                              ? "tileconv: the plan expects a residual"
+                                              : "tileconv: the plan has no residual");
+        return NULL;
+    }
+    if (ro != Py_None) {
+        if (!PyArray_Check(ro)) {
+            PyErr_SetString(PyExc_TypeError, "tileconv: residual must be an ndarray");
+            return NULL;
+        }
+        if (tc_py_matches((PyArrayObject *)ro, self->dtype, self->ndim, self->y_mem, zero,
+                          "residual"))
+            return NULL;
+        rd = PyArray_DATA((PyArrayObject *)ro);
     }
     tc_status st;
     void *yd = PyArray_DATA(y);
-    const void *xd = PyArray_DATA(x), *wd = PyArray_DATA(w);
-    Py_BEGIN_ALLOW_THREADS st = tc_execute_conv(self->plan, yd, xd, wd, bd, NULL);
+    const void *xd = PyArray_DATA(x);
+    Py_BEGIN_ALLOW_THREADS if (own) PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    st = tc_execute_conv_residual(self->plan, yd, xd, wd, bd, rd, NULL);
+    if (own) PyThread_release_lock(self->lock);
     Py_END_ALLOW_THREADS if (st != TC_OK) return tc_py_error(st, "conv execute");
     Py_RETURN_NONE;
 }
 
+/* execute_ptr(x_addr, w_addr, bias_addr_or_0, y_addr[, stream[, residual_addr]]):
+ * raw (device or host) addresses in the plan's layout; the caller guarantees
+ * shapes and layout. w_addr = 0 and bias_addr = 0: the weights set on the
+ * plan. */
 static PyObject *ConvPlan_execute_ptr(ConvPlan *self, PyObject *args) {
-    unsigned long long xp, wp, bp, yp, sp = 0;
-    if (!PyArg_ParseTuple(args, "KKKK|K", &xp, &wp, &bp, &yp, &sp)) return NULL;
-    if (!xp || !wp || !yp || (self->has_bias != (bp != 0))) {
+    unsigned long long xp, wp, bp, yp, sp = 0, rp = 0;
+    if (!PyArg_ParseTuple(args, "KKKK|KK", &xp, &wp, &bp, &yp, &sp, &rp)) return NULL;
+    int own = wp == 0 && bp == 0 && self->weights_set;
+    if (!xp || !yp || (!own && (!wp || self->has_bias != (bp != 0)))) {
         PyErr_SetString(PyExc_ValueError, "tileconv: NULL array address or bias mismatch");
         return NULL;
     }
-    if (tc_py_lock_init(&self->lock)) return NULL;
+    if (self->has_residual != (rp != 0)) {
+        PyErr_SetString(PyExc_ValueError, self->has_residual
+                                              ? "tileconv: the plan expects a residual"
+                                              : "tileconv: the plan has no residual");
+        return NULL;
+    }
     tc_status st;
     Py_BEGIN_ALLOW_THREADS st = tc_py_stream_begin(self->lock, self->plan, sp);
     if (st == TC_OK) {
-        st = tc_execute_conv(self->plan, (void *)(uintptr_t)yp, (const void *)(uintptr_t)xp,
-                             (const void *)(uintptr_t)wp, bp ? (const void *)(uintptr_t)bp : NULL,
-                             NULL);
+        st = tc_execute_conv_residual(
+            self->plan, (void *)(uintptr_t)yp, (const void *)(uintptr_t)xp,
+            own ? NULL : (const void *)(uintptr_t)wp,
+            own || !bp ? NULL : (const void *)(uintptr_t)bp,
+            rp ? (const void *)(uintptr_t)rp : NULL, NULL);
         PyThread_release_lock(self->lock);
     }
     Py_END_ALLOW_THREADS if (st != TC_OK) return tc_py_error(st, "conv execute");
     Py_RETURN_NONE;
 }
 
+/* set_weights(w, bias): tc_plan_conv_set_weights with host NumPy arrays
+ * (K x C/groups x mask, dense; bias None exactly when the plan has none):
+ * copied and packed into the chosen algorithm's form once; execute(x, None,
+ * None, y) and execute_ptr(x, 0, 0, y) then use them. Calling again
+ * replaces them. */
+static PyObject *ConvPlan_set_weights(ConvPlan *self, PyObject *args) {
+    PyArrayObject *w;
+    PyObject *bo;
+    if (!PyArg_ParseTuple(args, "O!O", &PyArray_Type, &w, &bo)) return NULL;
+    static const int64_t zero[TC_MAX_DIMS] = {0};
+    if (tc_py_matches(w, self->dtype, self->ndim, self->w_shape, zero, "weight") ||
+        tc_py_check_bias(self, bo))
+        return NULL;
+    const void *wd = PyArray_DATA(w);
+    const void *bd = bo == Py_None ? NULL : PyArray_DATA((PyArrayObject *)bo);
+    tc_status st;
+    Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    st = tc_plan_conv_set_weights(self->plan, wd, bd);
+    PyThread_release_lock(self->lock);
+    Py_END_ALLOW_THREADS if (st != TC_OK) return tc_py_error(st, "conv set weights");
+    self->weights_set = 1;
+    Py_RETURN_NONE;
+}
+
 static PyObject *ConvPlan_algorithm(ConvPlan *self, void *c) {
     return PyUnicode_FromString(tc_plan_algorithm(self->plan));
 }
-static PyObject *ConvPlan_out_shape(ConvPlan *self, void *c) {
-    PyObject *t = PyTuple_New(self->ndim);
-    for (int i = 0; i < self->ndim; i++)
-        PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(self->y_shape[i]));
+static PyObject *ConvPlan_staging(ConvPlan *self, void *c) {
+    return PyUnicode_FromString(tc_plan_staging(self->plan));
+}
+static PyObject *tc_py_shape_tuple(const int64_t *sh, int nd) {
+    PyObject *t = PyTuple_New(nd);
+    if (!t) return NULL;
+    for (int i = 0; i < nd; i++) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(sh[i]));
     return t;
+}
+static PyObject *ConvPlan_out_shape(ConvPlan *self, void *c) {
+    return tc_py_shape_tuple(self->y_shape, self->ndim);
+}
+static PyObject *ConvPlan_out_mem_shape(ConvPlan *self, void *c) {
+    return tc_py_shape_tuple(self->y_mem, self->ndim);
+}
+static PyObject *ConvPlan_dtype(ConvPlan *self, void *c) {
+    return PyUnicode_FromString(tc_dtype_name((tc_dtype)self->dtype));
+}
+static PyObject *ConvPlan_layout(ConvPlan *self, void *c) {
+    return PyUnicode_FromString(tc_layout_name((tc_layout)self->layout));
+}
+static PyObject *ConvPlan_activation(ConvPlan *self, void *c) {
+    return PyUnicode_FromString(tc_activation_name((tc_activation)self->activation));
+}
+static PyObject *ConvPlan_weights_set(ConvPlan *self, void *c) {
+    return PyBool_FromLong(self->weights_set);
 }
 static PyMethodDef ConvPlan_methods[] = {
     {"execute", (PyCFunction)ConvPlan_execute, METH_VARARGS,
-     "execute(x, w, bias_or_None, y); the GIL is released meanwhile"},
+     "execute(x, w_or_None, bias_or_None, y[, residual]); the GIL is released meanwhile"},
     {"execute_ptr", (PyCFunction)ConvPlan_execute_ptr, METH_VARARGS,
-     "execute_ptr(x_addr, w_addr, bias_addr_or_0, y_addr[, stream]): raw (device) addresses, "
-     "enqueued on stream"},
+     "execute_ptr(x_addr, w_addr, bias_addr_or_0, y_addr[, stream[, residual_addr]]): raw "
+     "(device) addresses, enqueued on stream; w_addr = bias_addr = 0: the plan's weights"},
+    {"set_weights", (PyCFunction)ConvPlan_set_weights, METH_VARARGS,
+     "set_weights(w, bias_or_None): host arrays kept and packed by the plan "
+     "(tc_plan_conv_set_weights)"},
     {NULL, NULL, 0, NULL}};
 static PyGetSetDef ConvPlan_getset[] = {
     {"algorithm", (getter)ConvPlan_algorithm, NULL, "the algorithm chosen", NULL},
-    {"out_shape", (getter)ConvPlan_out_shape, NULL, "the output shape", NULL},
+    {"staging", (getter)ConvPlan_staging, NULL,
+     "the core's conversion passes around the algorithm (tc_plan_staging), or ''", NULL},
+    {"out_shape", (getter)ConvPlan_out_shape, NULL, "the output shape (N x K x spatial)", NULL},
+    {"out_mem_shape", (getter)ConvPlan_out_mem_shape, NULL,
+     "the output shape in memory order (N x spatial x K when channels-last)", NULL},
+    {"dtype", (getter)ConvPlan_dtype, NULL, "the element type's name", NULL},
+    {"layout", (getter)ConvPlan_layout, NULL, "channels_first or channels_last", NULL},
+    {"activation", (getter)ConvPlan_activation, NULL, "the fused activation's name", NULL},
+    {"weights_set", (getter)ConvPlan_weights_set, NULL, "whether set_weights was called", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyTypeObject ConvPlanType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tileconv._core.ConvPlan",

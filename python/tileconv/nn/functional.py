@@ -1,19 +1,41 @@
 """tileconv.nn.functional - conv1d / conv2d / conv3d with torch's
-signature and results, on NumPy arrays (float32 / float64), plus torch's
-padding_mode ('zeros', 'reflect', 'replicate', 'circular').
+signature and results, on NumPy arrays, torch tensors (CPU and CUDA) and
+CuPy arrays, plus torch's padding_mode ('zeros', 'reflect', 'replicate',
+'circular') and the fused epilogue:
 
     y = conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1,
-               padding_mode="zeros")
+               padding_mode="zeros", *, activation=None, residual=None)
+
+    y = activation(conv(x, w) + bias + residual), computed in the
+    accumulation type and rounded once to the dtype.
 
 x is (N, C, *spatial) or unbatched (C, *spatial), weight (K, C/groups,
-*kernel). padding: an int, a tuple, 'same' (stride 1) or 'valid'. Plans are
-cached by problem; the weights are passed with every call.
+*kernel). padding: an int, a tuple, 'same' (stride 1) or 'valid'.
+activation: None, 'relu', 'relu6', 'silu', 'sigmoid', 'tanh' or 'gelu'
+(torch's, gelu with erf); residual: an array of the output's shape, dtype
+and kind (host or GPU). The output is of the input's kind.
+
+dtypes: float32, float64, float16 (NumPy, torch, CuPy) and bfloat16 (torch
+only: NumPy has no bfloat16 dtype). float16 and bfloat16 accumulate in
+float32 and round once. Every operand has the input's dtype, as torch
+requires: a mixed call raises TypeError naming both dtypes.
+
+Layout: a 4-D / 5-D input that is dense in channels-last order (torch's
+channels_last / channels_last_3d memory formats, or a NumPy / CuPy array
+whose strides are those of an N x spatial x C array) is read in place as
+TC_LAYOUT_CHANNELS_LAST and the output is allocated in the same memory
+format; torch tensors follow torch's rule (channels-last when the input or
+the weight is channels-last). Other inputs are channels-first; inputs that
+are not dense are copied first.
+
+Plans are cached by problem; the weights are passed with every call
+(tileconv.nn.Conv2d and friends keep them prepared in the plan).
 
 allow_tf32 (module attribute, default False: strict float32, where
 PyTorch's torch.backends.cudnn.allow_tf32 defaults to True): True lets GPU
 calls (CuPy arrays, torch CUDA tensors) use the TF32 tensor cores
 (TC_PLAN_ALLOW_TF32: ~5e-4 relative error instead of ~1e-6,
-docs/semantics.md). NumPy calls run on the CPU and are not affected.
+docs/semantics.md). Host calls run on the CPU and are not affected.
 """
 import threading
 from collections import OrderedDict
@@ -21,16 +43,22 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import _core
-from .. import _gpu
 
 __all__ = ["conv1d", "conv2d", "conv3d"]
 
 _PMODES = {"zeros": 0, "reflect": 1, "replicate": 2, "circular": 3}
+ACTIVATIONS = ("relu", "relu6", "silu", "sigmoid", "tanh", "gelu")
+_ACTS = {None: 0, "none": 0, "relu": 1, "relu6": 2, "silu": 3, "sigmoid": 4, "tanh": 5,
+         "gelu": 6}
+_DT_NAMES = ("float32", "float64", "float16", "bfloat16")
+_NP_DT = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.float16): 2}
 _cache = OrderedDict()
 _lock = threading.Lock()
 threads = 0
 allow_tf32 = False
 _ALLOW_TF32 = 4  # TC_PLAN_ALLOW_TF32
+FORWARD_ONLY = ("tileconv.nn modules are forward-only; use torch.no_grad() or "
+                "torch.inference_mode()")
 
 
 def _tuple(v, n, name):
@@ -44,136 +72,411 @@ def _tuple(v, n, name):
     return v
 
 
-def _conv_gpu(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode):
-    """CuPy arrays / torch CUDA tensors: the CUDA backend on the device
-    addresses, no host copy; the output is a new array of the input's kind."""
-    if not _gpu.is_gpu(weight) or (bias is not None and not _gpu.is_gpu(bias)):
-        raise TypeError("tileconv: input on the GPU needs weight and bias on the GPU too")
-    x = input
-    xp, xs, xdt = _gpu.info(x, "input")
-    unbatched = len(xs) == nsp + 1
-    if unbatched:
-        x = _gpu.add_batch(x)
-        xp, xs, xdt = _gpu.info(x, "input")
-    wp, ws, wdt = _gpu.info(weight, "weight")
-    if wdt != xdt:
-        raise TypeError(f"tileconv: weight dtype {wdt} differs from input dtype {xdt}")
-    if len(xs) != nsp + 2 or len(ws) != nsp + 2:
-        raise RuntimeError(f"conv{nsp}d: input rank {len(xs)}, weight rank {len(ws)}")
-    bp = 0
-    if bias is not None:
-        bp, bs, bdt = _gpu.info(bias, "bias")
-        if bs != (ws[0],) or bdt != xdt:
-            raise RuntimeError(f"bias of shape {bs}, expected ({ws[0]},)")
-    if padding_mode not in _PMODES:
-        raise ValueError(f"padding_mode must be one of {sorted(_PMODES)}, got '{padding_mode}'")
-    stride = _tuple(stride, nsp, "stride")
-    dilation = _tuple(dilation, nsp, "dilation")
-    if isinstance(padding, str):
-        if padding not in ("same", "valid"):
-            raise ValueError(f"Invalid padding string '{padding}'")
-        pkind, pad = (1 if padding == "same" else 2), (0,) * nsp
-    else:
-        pkind, pad = 0, _tuple(padding, nsp, "padding")
-    dt = 0 if xdt == np.float32 else 1
-    tf32 = bool(allow_tf32)
-    key = ("cuda", nsp, dt, xs, ws, int(groups), stride, dilation, pad, pkind, padding_mode,
-           bias is not None, tf32)
-    with _lock:
-        p = _cache.get(key)
-    if p is None:
-        p = _core.ConvPlan(dt, xs, ws, int(groups), stride, dilation, pad, pkind,
-                           _PMODES[padding_mode], int(bias is not None), 0, None, 1,
-                           _ALLOW_TF32 if tf32 else 0)
-        with _lock:
-            _cache[key] = p
-            while len(_cache) > 32:
-                _cache.popitem(last=False)
-    y = _gpu.empty_like(x, p.out_shape, xdt)
-    yp = _gpu.info(y, "output")[0]
-    p.execute_ptr(xp, wp, bp, yp, _gpu.stream(x))
-    return _gpu.drop_batch(y) if unbatched else y
+def activation_code(activation):
+    """The tc_activation value of an activation name (None: none)."""
+    try:
+        return _ACTS[activation]
+    except (KeyError, TypeError):
+        raise ValueError(f"tileconv: activation {activation!r}, expected None or one of "
+                         f"{', '.join(ACTIVATIONS)}") from None
 
 
-def _conv(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode):
-    if _gpu.is_gpu(input):
-        return _conv_gpu(nsp, input, weight, bias, stride, padding, dilation, groups,
-                         padding_mode)
-    x = np.asarray(input)
-    w = np.asarray(weight)
-    if x.dtype not in (np.float32, np.float64):
-        raise TypeError(f"tileconv: input dtype {x.dtype}, expected float32 or float64")
-    if w.dtype != x.dtype:
-        raise TypeError(f"tileconv: weight dtype {w.dtype} differs from input dtype {x.dtype}")
-    unbatched = x.ndim == nsp + 1
-    if unbatched:
-        x = x[None]
-    if x.ndim != nsp + 2:
-        raise RuntimeError(f"Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input to "
-                           f"conv{nsp}d, but got input of size: {list(np.shape(input))}")
-    if w.ndim != nsp + 2:
-        raise RuntimeError(f"weight of rank {w.ndim}, expected {nsp + 2}")
-    if padding_mode not in _PMODES:
-        raise ValueError(f"padding_mode must be one of {sorted(_PMODES)}, got '{padding_mode}'")
-    groups = int(groups)
-    if groups < 1 or x.shape[1] % groups or w.shape[0] % groups:
-        raise ValueError("groups must be a positive integer dividing in_channels and "
-                         f"out_channels (groups={groups}, in {x.shape[1]}, out {w.shape[0]})")
-    if w.shape[1] * groups != x.shape[1]:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected "
-                           f"input{list(x.shape)} to have {w.shape[1] * groups} channels, but "
-                           f"got {x.shape[1]} channels instead")
-    stride = _tuple(stride, nsp, "stride")
-    dilation = _tuple(dilation, nsp, "dilation")
-    if isinstance(padding, str):
-        if padding not in ("same", "valid"):
-            raise ValueError(f"Invalid padding string '{padding}', should be one of "
-                             "{'valid', 'same'}")
-        if padding == "same" and any(s != 1 for s in stride):
-            raise ValueError("padding='same' is not supported for strided convolutions")
-        pkind, pad = (1 if padding == "same" else 2), (0,) * nsp
-    else:
-        pkind, pad = 0, _tuple(padding, nsp, "padding")
-    has_bias = bias is not None
-    b = None
-    if has_bias:
-        b = np.ascontiguousarray(bias, dtype=x.dtype)
-        if b.shape != (w.shape[0],):
-            raise RuntimeError(f"bias of shape {b.shape}, expected ({w.shape[0]},)")
-    x = np.ascontiguousarray(x)
-    w = np.ascontiguousarray(w)
-    dt = 0 if x.dtype == np.float32 else 1
-    key = (nsp, dt, x.shape, w.shape, groups, stride, dilation, pad, pkind, padding_mode,
-           has_bias, threads)
+# ---------------------------------------------------------------- operands
+def _is_torch(a):
+    return type(a).__module__.startswith("torch")
+
+
+def _torch_dt(t, name):
+    import torch
+    dt = {torch.float32: 0, torch.float64: 1, torch.float16: 2, torch.bfloat16: 3}.get(t.dtype)
+    if dt is None:
+        raise TypeError(f"tileconv: {name} dtype {t.dtype}, expected float32, float64, "
+                        "float16 or bfloat16")
+    return dt
+
+
+def _dense_strides(shape, order):
+    """Element strides of a dense array of `shape` whose axes are laid out
+    in memory in `order` (outermost first)."""
+    st = [0] * len(shape)
+    acc = 1
+    for ax in reversed(order):
+        st[ax] = acc
+        acc *= shape[ax]
+    return st
+
+
+def _matches(shape, strides, order):
+    want = _dense_strides(shape, order)
+    return all(s == 1 or a == b for s, a, b in zip(shape, strides, want))
+
+
+def _cl_order(nd):
+    return (0,) + tuple(range(2, nd)) + (1,)
+
+
+def _is_cl(shape, strides):
+    """Dense channels-last and not dense channels-first (4-D / 5-D)."""
+    nd = len(shape)
+    if nd not in (4, 5):
+        return False
+    return (_matches(shape, strides, _cl_order(nd))
+            and not _matches(shape, strides, tuple(range(nd))))
+
+
+def _np_estrides(a):
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+def _host_view(a, name):
+    """A host operand as (NumPy array, dtype code), no copy: torch CPU
+    tensors through .numpy() (bfloat16 as int16 bit patterns)."""
+    if _is_torch(a):
+        import torch
+        if a.is_cuda:
+            raise TypeError(f"tileconv: {name} is a CUDA tensor but the input is on the host")
+        dt = _torch_dt(a, name)
+        t = a.detach()
+        if dt == 3:
+            t = t.view(torch.int16)
+        return t.numpy(), dt
+    if hasattr(a, "__cuda_array_interface__"):
+        raise TypeError(f"tileconv: {name} is a GPU array but the input is on the host")
+    arr = np.asarray(a)
+    dt = _NP_DT.get(arr.dtype)
+    if dt is None:
+        raise TypeError(f"tileconv: {name} dtype {arr.dtype}, expected float32, float64 or "
+                        "float16 (NumPy has no bfloat16: use torch.bfloat16 tensors)")
+    return arr, dt
+
+
+def _mem(a, cl):
+    """A logical (N, C, *spatial) array as its memory-order view."""
+    return a.transpose(_cl_order(a.ndim)) if cl else a
+
+
+def _dense_host(a, cl):
+    """A dense copy in the layout when `a` is not dense in it already."""
+    if cl:
+        if _matches(a.shape, _np_estrides(a), _cl_order(a.ndim)):
+            return a
+        m = np.ascontiguousarray(a.transpose(_cl_order(a.ndim)))
+        return m.transpose(np.argsort(_cl_order(a.ndim)))
+    return np.ascontiguousarray(a)
+
+
+def _check_grad(*ts):
+    import torch
+    if torch.is_grad_enabled() and any(_is_torch(t) and t.requires_grad for t in ts
+                                       if t is not None):
+        raise RuntimeError(FORWARD_ONLY)
+
+
+# ---------------------------------------------------------------- problem
+class _Problem:
+    """The checked arguments of one call (shapes logical: N x C x spatial)."""
+
+    def __init__(self, nsp, xshape, wshape, dt, stride, padding, dilation, groups,
+                 padding_mode, has_bias, act, has_res, cl):
+        if len(xshape) != nsp + 2:
+            raise RuntimeError(f"Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input "
+                               f"to conv{nsp}d, but got input of size: {list(xshape)}")
+        if len(wshape) != nsp + 2:
+            raise RuntimeError(f"weight of rank {len(wshape)}, expected {nsp + 2}")
+        if padding_mode not in _PMODES:
+            raise ValueError(f"padding_mode must be one of {sorted(_PMODES)}, "
+                             f"got '{padding_mode}'")
+        groups = int(groups)
+        if groups < 1 or xshape[1] % groups or wshape[0] % groups:
+            raise ValueError("groups must be a positive integer dividing in_channels and "
+                             f"out_channels (groups={groups}, in {xshape[1]}, "
+                             f"out {wshape[0]})")
+        if wshape[1] * groups != xshape[1]:
+            raise RuntimeError(f"Given groups={groups}, weight of size {list(wshape)}, "
+                               f"expected input{list(xshape)} to have {wshape[1] * groups} "
+                               f"channels, but got {xshape[1]} channels instead")
+        stride = _tuple(stride, nsp, "stride")
+        dilation = _tuple(dilation, nsp, "dilation")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string '{padding}', should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            pkind, pad = (1 if padding == "same" else 2), (0,) * nsp
+        else:
+            pkind, pad = 0, _tuple(padding, nsp, "padding")
+        self.nsp, self.dt, self.cl = nsp, dt, cl
+        self.xshape, self.wshape = tuple(xshape), tuple(wshape)
+        self.args = (self.xshape, self.wshape, groups, stride, dilation, pad, pkind,
+                     _PMODES[padding_mode], int(has_bias))
+        self.tail = (int(cl), act, int(has_res))
+
+    def key(self, backend, extra):
+        return (backend, self.nsp, self.dt) + self.args + self.tail + (extra,)
+
+    def plan(self, backend, nthreads, flags):
+        return _core.ConvPlan(self.dt, *self.args, int(nthreads), None, backend, flags,
+                              *self.tail)
+
+
+def _cached_plan(prob, backend, extra, nthreads, flags, owner):
+    key = prob.key(backend, extra)
+    if owner is not None:
+        return owner._tc_plan_for(key, lambda: prob.plan(backend, nthreads, flags))
     with _lock:
         p = _cache.get(key)
         if p is not None:
             _cache.move_to_end(key)
     if p is None:
-        p = _core.ConvPlan(dt, x.shape, w.shape, groups, stride, dilation, pad, pkind,
-                           _PMODES[padding_mode], int(has_bias), int(threads), None)
+        p = prob.plan(backend, nthreads, flags)
         with _lock:
             _cache[key] = p
             while len(_cache) > 32:
                 _cache.popitem(last=False)
-    y = np.empty(p.out_shape, dtype=x.dtype)
-    p.execute(x, w, b, y)
+    return p
+
+
+def _dtype_clash(name, dt, xdt):
+    return TypeError(f"tileconv: {name} dtype {_DT_NAMES[dt]} differs from input dtype "
+                     f"{_DT_NAMES[xdt]} (torch requires equal dtypes for conv)")
+
+
+# ---------------------------------------------------------------- host
+def _conv_host(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode,
+               act, residual, owner):
+    torch_in = _is_torch(input)
+    x, xdt = _host_view(input, "input")
+    w, wdt = _host_view(weight, "weight")
+    if wdt != xdt:
+        raise _dtype_clash("weight", wdt, xdt)
+    b = None
+    if bias is not None:
+        if not _is_torch(bias) and not isinstance(bias, np.ndarray):
+            if xdt == 3:
+                raise TypeError("tileconv: a bfloat16 input needs a bfloat16 tensor as bias")
+            bias = np.asarray(bias, dtype=x.dtype)
+        b, bdt = _host_view(bias, "bias")
+        if bdt != xdt:
+            raise _dtype_clash("bias", bdt, xdt)
+        b = np.ascontiguousarray(b)
+        if b.shape != (w.shape[0],):
+            raise RuntimeError(f"bias of shape {b.shape}, expected ({w.shape[0]},)")
+    unbatched = x.ndim == nsp + 1
+    if unbatched:
+        x = x[None]
+    cl = _is_cl(x.shape, _np_estrides(x))
+    if torch_in and not cl and x.ndim == nsp + 2 and _is_cl(w.shape, _np_estrides(w)):
+        cl = True  # torch: a channels-last weight makes the conv channels-last
+    prob = _Problem(nsp, x.shape, w.shape, xdt, stride, padding, dilation, groups,
+                    padding_mode, b is not None, act, residual is not None, cl)
+    x = _dense_host(x, cl)
+    w = np.ascontiguousarray(w)
+    p = _cached_plan(prob, 0, int(threads), threads, 0, owner)
+    out_shape = p.out_shape
+    r = None
+    if residual is not None:
+        r, rdt = _host_view(residual, "residual")
+        if rdt != xdt:
+            raise _dtype_clash("residual", rdt, xdt)
+        if unbatched and r.ndim == nsp + 1:
+            r = r[None]
+        if tuple(r.shape) != tuple(out_shape):
+            raise RuntimeError(f"residual of shape {tuple(r.shape)[int(unbatched):]}, expected "
+                               f"the output's {tuple(out_shape)[int(unbatched):]}")
+        r = _mem(_dense_host(r, cl), cl)
+    if torch_in:
+        import torch
+        mf = torch.contiguous_format
+        if cl:
+            mf = torch.channels_last if nsp == 2 else torch.channels_last_3d
+        yt = torch.empty(out_shape, dtype=input.dtype, memory_format=mf)
+        y = (yt.view(torch.int16) if xdt == 3 else yt).numpy()
+    else:
+        yt = None
+        y = np.empty(out_shape, dtype=x.dtype)
+        if cl:
+            y = np.empty(p.out_mem_shape, dtype=x.dtype).transpose(
+                np.argsort(_cl_order(len(out_shape))))
+    if owner is not None and owner._tc_hold_weights(p, w, b):
+        p.execute(_mem(x, cl), None, None, _mem(y, cl), r)
+    else:
+        p.execute(_mem(x, cl), w, b, _mem(y, cl), r)
+    out = yt if torch_in else y
+    return out[0] if unbatched else out
+
+
+# ---------------------------------------------------------------- GPU
+class _Dev:
+    """A device operand: address, logical shape, element strides, dtype
+    code, the framework's object (kept alive)."""
+
+    def __init__(self, a, name):
+        self.obj = a
+        if _is_torch(a):
+            if not a.is_cuda:
+                raise TypeError(f"tileconv: {name} is a CPU tensor but the input is on the GPU")
+            self.kind = "torch"
+            self.dt = _torch_dt(a, name)
+            self.shape = tuple(a.shape)
+            self.strides = tuple(a.stride())
+            self.ptr = int(a.data_ptr())
+            return
+        if not hasattr(a, "__cuda_array_interface__"):
+            raise TypeError(f"tileconv: input on the GPU needs {name} on the GPU too")
+        c = a.__cuda_array_interface__
+        self.kind = "cupy" if type(a).__module__.startswith("cupy") else "cai"
+        self.shape = tuple(int(s) for s in c["shape"])
+        dt = np.dtype(c["typestr"])
+        self.dt = _NP_DT.get(dt)
+        if self.dt is None:
+            raise TypeError(f"tileconv: {name} dtype {dt}, expected float32, float64 or "
+                            "float16")
+        st = c.get("strides")
+        self.strides = (tuple(s // dt.itemsize for s in st) if st is not None
+                        else tuple(_dense_strides(self.shape, range(len(self.shape)))))
+        self.ptr = int(c["data"][0])
+
+    def dense(self, cl):
+        """The operand dense in the layout (a copy when it is not)."""
+        order = _cl_order(len(self.shape)) if cl else tuple(range(len(self.shape)))
+        if _matches(self.shape, self.strides, order):
+            return self
+        if self.kind == "torch":
+            import torch
+            mf = torch.contiguous_format
+            if cl:
+                mf = torch.channels_last if len(self.shape) == 4 else torch.channels_last_3d
+            return _Dev(self.obj.contiguous(memory_format=mf), "operand")
+        if self.kind != "cupy":
+            raise ValueError("tileconv: GPU arrays other than torch / CuPy must be dense")
+        import cupy
+        if cl:
+            o = _cl_order(len(self.shape))
+            m = cupy.ascontiguousarray(self.obj.transpose(o)).transpose(tuple(np.argsort(o)))
+        else:
+            m = cupy.ascontiguousarray(self.obj)
+        return _Dev(m, "operand")
+
+    def batched(self):
+        if self.kind == "torch":
+            return _Dev(self.obj.unsqueeze(0), "input")
+        return _Dev(self.obj[None], "input")
+
+
+def _stream(x):
+    if x.kind == "torch":
+        import torch
+        return int(torch.cuda.current_stream(x.obj.device).cuda_stream)
+    if x.kind == "cupy":
+        import cupy
+        return int(cupy.cuda.get_current_stream().ptr)
+    return 0
+
+
+def _dev_empty(x, shape, cl):
+    if x.kind == "torch":
+        import torch
+        mf = torch.contiguous_format
+        if cl:
+            mf = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
+        return torch.empty(shape, dtype=x.obj.dtype, device=x.obj.device, memory_format=mf)
+    if x.kind == "cupy":
+        import cupy
+        dt = np.dtype(x.obj.dtype)
+        if cl:
+            o = _cl_order(len(shape))
+            return cupy.empty(tuple(shape[i] for i in o), dtype=dt).transpose(
+                tuple(np.argsort(o)))
+        return cupy.empty(shape, dtype=dt)
+    raise TypeError(f"tileconv: unsupported GPU array type {type(x.obj)}")
+
+
+def _conv_gpu(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode,
+              act, residual, owner):
+    """CuPy arrays / torch CUDA tensors: the CUDA backend on the device
+    addresses, no host copy; the output is a new array of the input's kind,
+    the work is enqueued on the framework's current stream."""
+    x = _Dev(input, "input")
+    w = _Dev(weight, "weight")
+    if w.dt != x.dt:
+        raise _dtype_clash("weight", w.dt, x.dt)
+    b = None
+    if bias is not None:
+        b = _Dev(bias, "bias")
+        if b.dt != x.dt:
+            raise _dtype_clash("bias", b.dt, x.dt)
+        if b.shape != (w.shape[0],):
+            raise RuntimeError(f"bias of shape {b.shape}, expected ({w.shape[0]},)")
+        b = b.dense(False)
+    unbatched = len(x.shape) == nsp + 1
+    if unbatched:
+        x = x.batched()
+    cl = _is_cl(x.shape, x.strides)
+    if x.kind == "torch" and not cl and len(x.shape) == nsp + 2 and _is_cl(w.shape, w.strides):
+        cl = True
+    prob = _Problem(nsp, x.shape, w.shape, x.dt, stride, padding, dilation, groups,
+                    padding_mode, b is not None, act, residual is not None, cl)
+    x = x.dense(cl)
+    w = w.dense(False)
+    tf32 = bool(allow_tf32)
+    dev = str(x.obj.device) if x.kind == "torch" else getattr(x.obj, "device", None)
+    dev = str(getattr(dev, "id", dev))
+    p = _cached_plan(prob, 1, (dev, tf32), 0, _ALLOW_TF32 if tf32 else 0, owner)
+    out_shape = tuple(p.out_shape)
+    rp = 0
+    if residual is not None:
+        r = _Dev(residual, "residual")
+        if r.dt != x.dt:
+            raise _dtype_clash("residual", r.dt, x.dt)
+        if unbatched and len(r.shape) == nsp + 1:
+            r = r.batched()
+        if r.shape != out_shape:
+            raise RuntimeError(f"residual of shape {r.shape[int(unbatched):]}, expected the "
+                               f"output's {out_shape[int(unbatched):]}")
+        r = r.dense(cl)
+        rp = r.ptr
+    y = _dev_empty(x, out_shape, cl)
+    yp = _Dev(y, "output").ptr
+    p.execute_ptr(x.ptr, w.ptr, b.ptr if b is not None else 0, yp, _stream(x), rp)
     return y[0] if unbatched else y
 
 
+def _is_gpu(a):
+    if _is_torch(a):
+        return bool(getattr(a, "is_cuda", False))
+    return hasattr(a, "__cuda_array_interface__")
+
+
+def _conv(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode,
+          activation=None, residual=None, owner=None):
+    act = activation_code(activation)
+    if owner is None and _is_torch(input):
+        _check_grad(input, weight, bias, residual)
+    fn = _conv_gpu if _is_gpu(input) else _conv_host
+    return fn(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode, act,
+              residual, owner)
+
+
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-           padding_mode="zeros"):
-    """torch.nn.functional.conv1d (plus torch.nn.Conv1d's padding_mode)."""
-    return _conv(1, input, weight, bias, stride, padding, dilation, groups, padding_mode)
+           padding_mode="zeros", *, activation=None, residual=None):
+    """torch.nn.functional.conv1d (plus torch.nn.Conv1d's padding_mode and
+    the fused epilogue: activation(conv + bias + residual))."""
+    return _conv(1, input, weight, bias, stride, padding, dilation, groups, padding_mode,
+                 activation, residual)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-           padding_mode="zeros"):
-    """torch.nn.functional.conv2d (plus torch.nn.Conv2d's padding_mode)."""
-    return _conv(2, input, weight, bias, stride, padding, dilation, groups, padding_mode)
+           padding_mode="zeros", *, activation=None, residual=None):
+    """torch.nn.functional.conv2d (plus torch.nn.Conv2d's padding_mode and
+    the fused epilogue: activation(conv + bias + residual))."""
+    return _conv(2, input, weight, bias, stride, padding, dilation, groups, padding_mode,
+                 activation, residual)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-           padding_mode="zeros"):
-    """torch.nn.functional.conv3d (plus torch.nn.Conv3d's padding_mode)."""
-    return _conv(3, input, weight, bias, stride, padding, dilation, groups, padding_mode)
+           padding_mode="zeros", *, activation=None, residual=None):
+    """torch.nn.functional.conv3d (plus torch.nn.Conv3d's padding_mode and
+    the fused epilogue: activation(conv + bias + residual))."""
+    return _conv(3, input, weight, bias, stride, padding, dilation, groups, padding_mode,
+                 activation, residual)
