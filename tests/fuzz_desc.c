@@ -95,20 +95,30 @@ static void fill(void *buf, int64_t count, tc_dtype dt, uint64_t seed) {
     for (int64_t i = 0; i < count; i++) {
         s ^= s << 13; s ^= s >> 7; s ^= s << 17;
         double v = (double)(s >> 11) * (1.0 / 4503599627370496.0) - 1.0;
-        if (dt == TC_FLOAT32) ((float *)buf)[i] = (float)v;
-        else ((double *)buf)[i] = v;
+        float fv = (float)v;
+        if (dt == TC_FLOAT32) ((float *)buf)[i] = fv;
+        else if (dt == TC_FLOAT64) ((double *)buf)[i] = v;
+        else if (dt == TC_FLOAT16) tc_float_to_half((uint16_t *)buf + i, &fv, 1);
+        else tc_float_to_bfloat16((uint16_t *)buf + i, &fv, 1);
     }
 }
 
 static void fill_nan(void *buf, int64_t count, tc_dtype dt) {
     for (int64_t i = 0; i < count; i++) {
         if (dt == TC_FLOAT32) ((float *)buf)[i] = NAN;
-        else ((double *)buf)[i] = NAN;
+        else if (dt == TC_FLOAT64) ((double *)buf)[i] = NAN;
+        else ((uint16_t *)buf)[i] = 0x7fc0; /* NaN in both 16-bit types */
     }
 }
 
 static double get(const void *buf, int64_t i, tc_dtype dt) {
-    return dt == TC_FLOAT32 ? ((const float *)buf)[i] : ((const double *)buf)[i];
+    float f;
+    switch (dt) {
+    case TC_FLOAT32: return ((const float *)buf)[i];
+    case TC_FLOAT64: return ((const double *)buf)[i];
+    case TC_FLOAT16: tc_half_to_float(&f, (const uint16_t *)buf + i, 1); return f;
+    default: tc_bfloat16_to_float(&f, (const uint16_t *)buf + i, 1); return f;
+    }
 }
 
 /* Product of n values, or -1 when any is < 1 or the product passes lim. */
@@ -212,7 +222,7 @@ static void fuzz_options(fz *f, tc_plan_options *opt, int small) {
 static void run_filter(fz *f, tc_context *ctx) {
     tc_filter_desc d;
     tc_filter_desc_init(&d);
-    d.dtype = (tc_dtype)fz_enum(f, 2);
+    d.dtype = (tc_dtype)fz_enum(f, 4);
     d.ndim = (int)(fz_u8(f) % 10);             /* 0 and 9 are invalid */
     unsigned ns = fz_u8(f);
     d.nspatial = ns < 128 ? 0 : (int)(ns % 5); /* 0 = default, 4 invalid */
@@ -259,9 +269,9 @@ static void run_filter(fz *f, tc_context *ctx) {
         for (int i = 0; i < nsp; i++) d.mask_shape[i] = 1 + d.mask_shape[i] % 16;
     mcount = prod_capped(d.mask_shape, nsp, FUZZ_MAX_MASK);
     /* invalid (< 1) mask sizes must be rejected before the mask is read */
-    size_t esize = d.dtype == TC_FLOAT64 ? 8 : 4;
+    size_t esize = tc_dtype_size(d.dtype) ? tc_dtype_size(d.dtype) : 4;
     void *mask = xalloc(mcount > 0 ? mcount : 1, esize);
-    fill(mask, mcount > 0 ? mcount : 1, d.dtype == TC_FLOAT64 ? TC_FLOAT64 : TC_FLOAT32, 7);
+    fill(mask, mcount > 0 ? mcount : 1, tc_dtype_size(d.dtype) ? d.dtype : TC_FLOAT32, 7);
 
     int nd = d.ndim >= 1 && d.ndim <= TC_MAX_DIMS ? d.ndim : 1;
     int64_t in_count = prod_capped(d.shape, nd, FUZZ_MAX_IN);
@@ -351,7 +361,7 @@ static void run_filter(fz *f, tc_context *ctx) {
 static void run_conv(fz *f, tc_context *ctx) {
     tc_conv_desc d;
     tc_conv_desc_init(&d);
-    d.dtype = (tc_dtype)fz_enum(f, 2);
+    d.dtype = (tc_dtype)fz_enum(f, 4);
     d.nspatial = (int)(fz_u8(f) % 5); /* 0 and 4 invalid */
     d.batch = fz_size(f);
     d.in_channels = fz_size(f);
@@ -370,6 +380,9 @@ static void run_conv(fz *f, tc_context *ctx) {
     d.padding_kind = (tc_padding_kind)fz_enum(f, 3);
     d.padding_mode = (tc_padding_mode)fz_enum(f, 4);
     d.has_bias = fz_enum(f, 2);
+    d.layout = (tc_layout)fz_enum(f, 2);
+    d.activation = (tc_activation)fz_enum(f, 7);
+    d.has_residual = fz_enum(f, 2);
     if (fz_u8(f) == 0xff) d.struct_size++;
 
     int nsp = d.nspatial >= 1 && d.nspatial <= 3 ? d.nspatial : 1;
@@ -386,9 +399,11 @@ static void run_conv(fz *f, tc_context *ctx) {
 
     if (verbose()) {
         fprintf(stderr, "conv: dtype=%d nspatial=%d N=%lld C=%lld K=%lld G=%lld padding_kind=%d "
-                "padding_mode=%d has_bias=%d", (int)d.dtype, d.nspatial, (long long)d.batch,
-                (long long)d.in_channels, (long long)d.out_channels, (long long)d.groups,
-                (int)d.padding_kind, (int)d.padding_mode, d.has_bias);
+                "padding_mode=%d has_bias=%d layout=%d act=%d residual=%d", (int)d.dtype,
+                d.nspatial, (long long)d.batch, (long long)d.in_channels,
+                (long long)d.out_channels, (long long)d.groups, (int)d.padding_kind,
+                (int)d.padding_mode, d.has_bias, (int)d.layout, (int)d.activation,
+                d.has_residual);
         print_i64s("in", d.in_size, 3);
         print_i64s("kernel", d.kernel_size, 3);
         print_i64s("stride", d.stride, 3);
@@ -406,7 +421,8 @@ static void run_conv(fz *f, tc_context *ctx) {
     int ond;
     int64_t os[TC_MAX_DIMS];
     if (tc_plan_output_shape(plan, &ond, os) != TC_OK || ond != 2 + d.nspatial ||
-        os[0] != d.batch || os[1] != d.out_channels)
+        os[0] != d.batch ||
+        os[d.layout == TC_LAYOUT_CHANNELS_LAST ? ond - 1 : 1] != d.out_channels)
         fail("conv: output shape query");
     for (int i = 0; i < ond; i++)
         if (os[i] < 1) fail("conv: output size < 1");
@@ -417,20 +433,26 @@ static void run_conv(fz *f, tc_context *ctx) {
         size_t esize = tc_dtype_size(d.dtype);
         void *x = xalloc(x_count, esize), *w = xalloc(w_count, esize);
         void *b = xalloc(d.out_channels, esize), *y = xalloc(y_count, esize);
+        void *r = d.has_residual ? xalloc(y_count, esize) : NULL;
         fill(x, x_count, d.dtype, 21);
         fill(w, w_count, d.dtype, 22);
         fill(b, d.out_channels, d.dtype, 23);
+        if (r) fill(r, y_count, d.dtype, 24);
         fill_nan(y, y_count, d.dtype);
         void *ws = NULL;
         if (ws_size && (fz_u8(f) & 1)) ws = xalloc((int64_t)ws_size, 1);
-        st = tc_execute_conv(plan, y, x, w, d.has_bias ? b : NULL, ws);
+        st = tc_execute_conv_residual(plan, y, x, w, d.has_bias ? b : NULL, r, ws);
         if (st != TC_OK) fail("conv: execute failed on a valid plan");
         for (int64_t i = 0; i < y_count; i++)
             if (!isfinite(get(y, i, d.dtype)))
                 fail("conv: output element not written or not finite");
-        /* the wrong bias argument must be refused, not crash */
-        if (tc_execute_conv(plan, y, x, w, d.has_bias ? NULL : b, ws) == TC_OK)
+        /* the wrong bias or residual argument must be refused, not crash */
+        if (tc_execute_conv_residual(plan, y, x, w, d.has_bias ? NULL : b, r, ws) == TC_OK)
             fail("conv: execute accepted a bias argument contradicting has_bias");
+        if (tc_execute_conv_residual(plan, y, x, w, d.has_bias ? b : NULL, r ? NULL : y,
+                                     ws) == TC_OK)
+            fail("conv: execute accepted a residual argument contradicting has_residual");
+        free(r);
         free(ws);
         free(x);
         free(w);
@@ -443,7 +465,7 @@ static void run_conv(fz *f, tc_context *ctx) {
 static void run_gemm(fz *f, tc_context *ctx) {
     tc_gemm_desc d;
     tc_gemm_desc_init(&d);
-    d.dtype = (tc_dtype)fz_enum(f, 2);
+    d.dtype = (tc_dtype)fz_enum(f, 4);
     d.trans_a = fz_enum(f, 2);
     d.trans_b = fz_enum(f, 2);
     d.m = fz_size(f);

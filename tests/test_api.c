@@ -997,6 +997,159 @@ static void test_machine(void) {
     TH_END();
 }
 
+
+/* float16 / bfloat16 conversions against the compiler's _Float16 and a
+ * bit-level bfloat16 rounding; the new conv fields; the residual argument;
+ * the staging report; in-place residual and plan-held weights on staged
+ * and native algorithms. */
+static uint16_t ref_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (f != f) return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static void test_half(void) {
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+    TH_BEGIN("float16: every bit pattern to float and back");
+    {
+        static uint16_t h[65536], h2[65536];
+        static float f[65536];
+        for (int i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+        tc_half_to_float(f, h, 65536);
+        int bad = 0;
+        for (int i = 0; i < 65536 && bad < 3; i++) {
+            _Float16 r;
+            memcpy(&r, &h[i], 2);
+            float want = (float)r;
+            int same = (want != want && f[i] != f[i]) || memcmp(&want, &f[i], 4) == 0;
+            if (!same) bad++, CHECK(0, "half 0x%04x -> %g, want %g", i, f[i], want);
+        }
+        tc_float_to_half(h2, f, 65536);
+        for (int i = 0; i < 65536 && bad < 6; i++) {
+            int nan = (h[i] & 0x7c00) == 0x7c00 && (h[i] & 0x3ff);
+            if (nan ? (h2[i] & 0x7c00) != 0x7c00 || !(h2[i] & 0x3ff) : h2[i] != h[i])
+                bad++, CHECK(0, "half 0x%04x round trip gives 0x%04x", i, h2[i]);
+        }
+    }
+    TH_END();
+
+    TH_BEGIN("float16 / bfloat16: rounding of floats (ties, subnormals, overflow)");
+    {
+        enum { NF = 200000 };
+        float *f = malloc(sizeof(float) * NF);
+        uint16_t *h = malloc(2 * NF), *b = malloc(2 * NF);
+        uint64_t st = 12345;
+        for (int i = 0; i < NF; i++) {
+            st ^= st << 13; st ^= st >> 7; st ^= st << 17;
+            uint32_t u = (uint32_t)st;
+            if (i % 4 == 1) u = (u & 0x807fffffu) | (0x33000000u + (u % 30u) * 0x800000u);
+            if (i % 4 == 2) u = (u & 0x8000e000u) | 0x38000000u | (u & 0x0fff1000u); /* ties */
+            memcpy(&f[i], &u, 4);
+        }
+        f[0] = 65504.0f; f[1] = 65520.0f; f[2] = 65519.99f; f[3] = -1e30f; f[4] = 5.96e-8f;
+        f[5] = 2.98e-8f; f[6] = 2.99e-8f; f[7] = INFINITY; f[8] = -0.0f; f[9] = NAN;
+        tc_float_to_half(h, f, NF);
+        tc_float_to_bfloat16(b, f, NF);
+        int bad = 0;
+        for (int i = 0; i < NF && bad < 5; i++) {
+            _Float16 r = (_Float16)f[i];
+            uint16_t want;
+            memcpy(&want, &r, 2);
+            int nan = f[i] != f[i];
+            if (nan ? (h[i] & 0x7fff) <= 0x7c00 : h[i] != want)
+                bad++, CHECK(0, "float %a -> half 0x%04x, want 0x%04x", (double)f[i], h[i], want);
+            uint16_t wb = ref_bf16(f[i]);
+            if (nan ? (b[i] & 0x7fff) <= 0x7f80 : b[i] != wb)
+                bad++, CHECK(0, "float %a -> bfloat16 0x%04x, want 0x%04x", (double)f[i], b[i], wb);
+        }
+        float back[3];
+        uint16_t bb[3] = {0x3f80, 0xc2f7, 0x0001};
+        tc_bfloat16_to_float(back, bb, 3);
+        CHECK(back[0] == 1.0f && back[1] == -123.5f && back[2] > 0 && back[2] < 1e-38f,
+              "bfloat16 to float: %g %g %g", back[0], back[1], back[2]);
+        free(f); free(h); free(b);
+    }
+    TH_END();
+
+    TH_BEGIN("conv: layout, activation, has_residual validated");
+    tc_conv_desc d = cdesc();
+    d.layout = (tc_layout)2;
+    EXPECT_ERR(plan_conv(&d), INV, "layout=2");
+    d = cdesc(); d.activation = (tc_activation)7;
+    EXPECT_ERR(plan_conv(&d), INV, "activation=7");
+    d = cdesc(); d.activation = (tc_activation)-1;
+    EXPECT_ERR(plan_conv(&d), INV, "activation=-1");
+    d = cdesc(); d.has_residual = 2;
+    EXPECT_ERR(plan_conv(&d), INV, "has_residual=2");
+    d = cdesc(); d.dtype = TC_BFLOAT16; d.layout = TC_LAYOUT_CHANNELS_LAST;
+    d.activation = TC_ACT_GELU; d.has_residual = 1;
+    EXPECT_ERR(plan_conv(&d), TC_OK, "");
+    TH_END();
+
+    TH_BEGIN("conv: residual argument, staging report, channels-last shape, in place");
+    {
+        /* 2D, N2 C4 K6 8x8 3x3 pad 1, float16 channels-last, silu + residual */
+        tc_conv_desc c;
+        tc_conv_desc_init(&c);
+        c.dtype = TC_FLOAT16; c.nspatial = 2; c.batch = 2; c.in_channels = 4;
+        c.out_channels = 6; c.in_size[0] = c.in_size[1] = 8;
+        c.kernel_size[0] = c.kernel_size[1] = 3; c.padding[0] = c.padding[1] = 1;
+        c.has_bias = 1; c.layout = TC_LAYOUT_CHANNELS_LAST; c.activation = TC_ACT_SILU;
+        c.has_residual = 1;
+        enum { NX = 2 * 8 * 8 * 4, NW = 6 * 4 * 9, NY = 2 * 8 * 8 * 6 };
+        float xf[NX], wf[NW], bf[6], rf[NY];
+        uint16_t x[NX], w[NW], b[6], r[NY], y1[NY], y2[NY], y3[NY];
+        for (int i = 0; i < NX; i++) xf[i] = 0.01f * (float)((i * 37) % 101) - 0.5f;
+        for (int i = 0; i < NW; i++) wf[i] = 0.02f * (float)((i * 13) % 51) - 0.5f;
+        for (int i = 0; i < 6; i++) bf[i] = 0.1f * (float)i - 0.2f;
+        for (int i = 0; i < NY; i++) rf[i] = 0.03f * (float)((i * 7) % 31) - 0.45f;
+        tc_float_to_half(x, xf, NX); tc_float_to_half(w, wf, NW);
+        tc_float_to_half(b, bf, 6); tc_float_to_half(r, rf, NY);
+        const char *algos[] = {"ref.conv", "cpu.conv.igemm", "cpu.im2col.gemm", NULL};
+        for (int a = 0; algos[a]; a++) {
+            tc_plan *pl = NULL;
+            tc_plan_options o;
+            tc_plan_options_init(&o);
+            o.algorithm = algos[a];
+            if (!CHECK(tc_plan_conv(&pl, NULL, &c, &o) == TC_OK, "%s: %s", algos[a],
+                       tc_last_error()))
+                continue;
+            const char *stg = tc_plan_staging(pl);
+            if (a == 0) CHECK(stg[0] == 0, "ref.conv stages: '%s'", stg);
+            else CHECK(strstr(stg, "float16->float32") && strstr(stg, "channels_last") &&
+                       strstr(stg, "silu + residual"), "%s staging '%s'", algos[a], stg);
+            int nd;
+            int64_t sh[TC_MAX_DIMS];
+            CHECK(tc_plan_output_shape(pl, &nd, sh) == TC_OK && nd == 4 && sh[0] == 2 &&
+                  sh[1] == 8 && sh[2] == 8 && sh[3] == 6, "channels-last output shape");
+            EXPECT_ERR(tc_execute_conv(pl, y1, x, w, b, NULL), INV, "has_residual=1");
+            EXPECT_ERR(tc_execute_conv_residual(pl, y1, x, w, b, NULL, NULL), INV, "residual");
+            CHECK(tc_execute_conv_residual(pl, y1, x, w, b, r, NULL) == TC_OK, "%s",
+                  tc_last_error());
+            /* in place: y starts as the residual */
+            memcpy(y2, r, sizeof r);
+            CHECK(tc_execute_conv_residual(pl, y2, x, w, b, y2, NULL) == TC_OK, "%s",
+                  tc_last_error());
+            CHECK(memcmp(y1, y2, sizeof y1) == 0, "%s: in-place residual differs", algos[a]);
+            /* plan-held weights */
+            CHECK(tc_plan_conv_set_weights(pl, w, b) == TC_OK, "%s", tc_last_error());
+            CHECK(tc_execute_conv_residual(pl, y3, x, NULL, NULL, r, NULL) == TC_OK, "%s",
+                  tc_last_error());
+            CHECK(memcmp(y1, y3, sizeof y1) == 0, "%s: plan-held weights differ", algos[a]);
+            if (a == 0) memcpy(y3, y1, sizeof y1); /* keep the reference */
+            tc_plan_destroy(pl);
+        }
+        /* a plan without residual refuses one */
+        tc_plan *pl = NULL;
+        c.has_residual = 0;
+        CHECK(tc_plan_conv(&pl, NULL, &c, NULL) == TC_OK, "%s", tc_last_error());
+        EXPECT_ERR(tc_execute_conv_residual(pl, y1, x, w, b, r, NULL), INV, "has_residual=0");
+        tc_plan_destroy(pl);
+    }
+    TH_END();
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
     /* hermetic: no wisdom file of the user's changes what MEASURE or
@@ -1017,5 +1170,6 @@ int main(int argc, char **argv) {
     test_hugepage_switch();
     test_cuda_time();
     test_names();
+    test_half();
     return th_finish();
 }
