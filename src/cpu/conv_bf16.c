@@ -1,15 +1,15 @@
 /* conv_bf16.c - bfloat16 convolution layers on AVX512-BF16 (solver
  * "cpu.conv.igemm-bf16"): an implicit GEMM over channels-last pixels.
  *
- * For image n, group g, the layer is one GEMM whose rows are the output
- * pixels, whose columns are the group's output channels and whose
+ * The layer is one GEMM per group whose rows are the output pixels (all
+ * images), whose columns are the group's output channels and whose
  * reduction runs over (tap, input channel). In channels-last order the
  * input channels of a pixel are contiguous, so the reduction for one tap
  * is a contiguous run in memory and the micro-kernel (conv_bf16_avx512.c)
  * reads its A operand in place: a pair of channels (c, c+1) of one pixel
  * is one 32-bit broadcast feeding one vdpbf16ps (16 output channels x 2
  * products). Nothing is gathered, only addressed: row i of a tile is at
- * x + i*rs, run r at + runoff[r].
+ * x + roff[i], run r at + runoff[r].
  *
  * Source image. The kernel reads the input as it lies when it is
  * channels-last, unpadded and has an even channel count per group (1x1
@@ -18,24 +18,33 @@
  * + (mask-1)*dil + 1 per axis, the padding mode applied while copying
  * (tc__boundary_index: zeros, reflect, replicate, circular alike), each
  * group's channels padded to an even count with zeros, channels-first
- * input transposed on the way.
+ * input transposed on the way (32-pixel blocks, whole lines per channel).
  *
- * Tiles. With unit stride on the last two axes, the rows of a tile are
- * consecutive positions of the flattened (axis 1, axis 2) grid of the
- * source image: a tile may cross output rows, the grid's columns past the
- * output width are computed and not stored (E2 - out2 of E2 wasted, 2 of
- * 58 at 56 wide) and a 7x7 output is 61 grid rows, not 7 rows of 7.
- * Otherwise tiles run along one output row. The last tile of a row or grid
- * is shifted back to end at the last position (its first rows recomputed,
- * not stored), so no tile reads past the source image.
+ * Odd channel counts up to 7 (conv1, C = 3) pair across taps instead of
+ * padding channels: with one group and dilation 1 on the last axis, runs
+ * of mask2 x Cg elements (7x7x3: 7 runs of 21, 11 pairs) are read in place
+ * from the unpadded copy, the pair past a run's end meeting a zero weight
+ * (an input holding inf or NaN, detected during the copy, takes the next
+ * form instead, since 0 x inf is NaN); otherwise each tile's rows are
+ * packed (tap, channel) into a per-thread buffer.
+ *
+ * Tiles: MR consecutive output pixels in N x out order, each row with its
+ * own offset (the kernel keeps them in index registers), so tiles cross
+ * rows and images and only the last one is partial (its missing rows
+ * repeat the last pixel and are not stored).
  *
  * Weights: dense K x C/G x mask bf16, packed by wpack into
  * [g][K block][tap][channel pair][NV*16 lanes][2], zero past the group's
- * channels. Work items (group, K block, image, plane, tile chunk) are cut
- * over the pool; a thread's K block of weights stays in L1/L2 across its
- * tiles. Epilogue in the kernel's registers: y = act(acc + bias +
- * residual) rounded once to bf16. Channels-first output goes through an
- * fp32 tile per thread and a scalar epilogue. */
+ * channels (odd Cg: per run, then the packed form). Work items (group, K
+ * block, chunk of 4 tiles) are cut over the pool; a thread's K block of
+ * weights stays in L1/L2 across its tiles. Epilogue in the kernel's
+ * registers: y = act(acc + bias + residual) rounded once to bf16.
+ * Channels-first output is staged per item in fp32 and stored one channel
+ * row at a time.
+ *
+ * Depthwise channels-last layers (Cg = Kg = 1) run their own kernel
+ * (tc__bf16_dw_row: fp32 FMAs over 32 channels a step), reading the input
+ * in place with the padding mode applied per tap. */
 #include "../core/half.h"
 
 #include <stdio.h>
@@ -568,10 +577,11 @@ static tc_status bf_execute(const tc__args *a) {
     return TC_OK;
 }
 
-/* Seconds: vdpbf16ps at ~95% of the bf16 peak (one thread measures 430-485
- * GFLOP/s against the model's 461 on Zen 5) on the lanes the tiles use
- * (odd channel counts, partial K blocks, grid columns past the output),
- * plus the padded copy and the memory traffic. */
+/* Seconds: vdpbf16ps at ~95% of the model's bf16 peak (on the Zen 5 VM one
+ * thread runs the 3x3 layers at 480-515 GFLOP/s; the model says 461, a
+ * loop of independent vdpbf16ps 553) on the lanes the tiles use (odd
+ * channel counts, partial K blocks, the last partial tile), plus the
+ * padded copy and the memory traffic. */
 static double bf_estimate(const tc__problem *p, const tc__env *env) {
     bf_geom g;
     bf_geom_make(p, env, &g);
@@ -583,7 +593,9 @@ static double bf_estimate(const tc__problem *p, const tc__env *env) {
         return (t_fma > t_mem ? t_fma : t_mem) + t_copy;
     }
     double fill_n = (double)g.Kg / (double)(g.nkb * g.nr);
-    double fill_c = g.pk ? (double)(g.nruns * g.Cg) / (double)g.Lp : (double)g.Cg / (double)g.Cgp;
+    double fill_c = g.mw   ? (double)(g.nruns * g.Cg) / (double)(g.mwruns * g.mwpairs * 2)
+                    : g.pk ? (double)(g.nruns * g.Cg) / (double)g.Lp
+                           : (double)g.Cg / (double)g.Cgp;
     double fill_m = (double)(p->N * p->out[0] * p->out[1] * p->out[2]) / ((double)g.ntile * g.mr);
     double kfac = (double)(g.kruns * g.kpairs) / (double)(g.kruns * g.kpairs + 8);
     double eff = 0.95 * fill_n * fill_c * fill_m * kfac;

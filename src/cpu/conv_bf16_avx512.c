@@ -2,8 +2,8 @@
  * (conv_bf16.c). Compiled with -mavx512bf16 (CMakeLists.txt); called only
  * when cpuid reports AVX512_BF16.
  *
- * A tile is MR output pixels (rows, equidistant in the source image: row i
- * at x + i*rs) by NV x 16 output channels. The reduction runs over the
+ * A tile is MR output pixels (rows: row i at x + roff[i], the offsets held
+ * in index registers) by NV x 16 output channels. The reduction runs over the
  * taps (runs: one offset each into the source image) and, inside a run,
  * over pairs of input channels: one vdpbf16ps multiplies the pair (c, c+1)
  * of a pixel, broadcast as one 32-bit value, by the packed weights' 16
@@ -13,8 +13,8 @@
  *
  * The epilogue runs on the registers: + bias (fp32), + residual (bf16
  * rows), activation, one rounding to bf16 (vcvtneps2bf16), masked stores;
- * or, for channels-first output, the fp32 tile is written to tb and the
- * caller finishes it. vdpbf16ps and vcvtneps2bf16 treat denormal inputs as
+ * or, for channels-first output, the fp32 tile is written to tb and
+ * tc__bf16_store_cf finishes it. vdpbf16ps and vcvtneps2bf16 treat denormal inputs as
  * zero and flush denormal results (fixed DAZ/FTZ, round to nearest even). */
 #include <immintrin.h>
 #include <stdint.h>
@@ -134,25 +134,38 @@ static inline void bf_split(__m512i v, __m512 *ev, __m512 *od) {
 }
 
 /* One 32-channel block of nw output pixels; tap j reads x + off[j] (+ the
- * pixel's o * xs) with the weights of tap widx[j]. */
+ * pixel's o * xs) with the weights of tap widx[j]. With nt a constant
+ * (3x3: 9) the taps unroll and their weights stay in registers. */
 static inline __attribute__((always_inline)) void
 bf_dw_block(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const int *widx,
             const int nt, const float *wb, const float *bias, __mmask32 m, int64_t nw, uint16_t *y,
-            const uint16_t *res, int act, __m512i ilv) {
+            const uint16_t *res, int act, __m512i ilv, const int hold) {
+    enum { H = 9 };
+    __m512 we[H], wo[H];
+    if (hold) {
+        _Pragma("GCC unroll 9") for (int r = 0; r < H; r++) {
+            if (r < nt) {
+                we[r] = _mm512_loadu_ps(wb + widx[r] * 32);
+                wo[r] = _mm512_loadu_ps(wb + widx[r] * 32 + 16);
+            }
+        }
+    }
     const __m512 bse = _mm512_loadu_ps(bias), bso = _mm512_loadu_ps(bias + 16);
     for (int64_t o = 0; o < nw; o++) {
         const uint16_t *xo = x + o * xs;
         __m512 ae = bse, ao = bso, be = _mm512_setzero_ps(), bo = _mm512_setzero_ps();
-        for (int r = 0; r < nt; r++) {
+        _Pragma("GCC unroll 9") for (int r = 0; r < nt; r++) {
             __m512 e0, o0;
             bf_split(_mm512_maskz_loadu_epi16(m, xo + off[r]), &e0, &o0);
             const float *wr = wb + widx[r] * 32;
+            const __m512 ve = hold ? we[r < H ? r : 0] : _mm512_loadu_ps(wr);
+            const __m512 vo = hold ? wo[r < H ? r : 0] : _mm512_loadu_ps(wr + 16);
             if (r & 1) {
-                be = _mm512_fmadd_ps(e0, _mm512_loadu_ps(wr), be);
-                bo = _mm512_fmadd_ps(o0, _mm512_loadu_ps(wr + 16), bo);
+                be = _mm512_fmadd_ps(e0, ve, be);
+                bo = _mm512_fmadd_ps(o0, vo, bo);
             } else {
-                ae = _mm512_fmadd_ps(e0, _mm512_loadu_ps(wr), ae);
-                ao = _mm512_fmadd_ps(o0, _mm512_loadu_ps(wr + 16), ao);
+                ae = _mm512_fmadd_ps(e0, ve, ae);
+                ao = _mm512_fmadd_ps(o0, vo, ao);
             }
         }
         ae = _mm512_add_ps(ae, be);
@@ -186,9 +199,9 @@ void tc__bf16_dw_row(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *o
         const float *wb = w + c0 * nruns;
         const uint16_t *rb = res ? res + c0 : NULL;
         if (nt == 9)
-            bf_dw_block(x + c0, ps, xs, off, widx, 9, wb, bias + c0, m, nw, y + c0, rb, act, ilv);
+            bf_dw_block(x + c0, ps, xs, off, widx, 9, wb, bias + c0, m, nw, y + c0, rb, act, ilv, 1);
         else
-            bf_dw_block(x + c0, ps, xs, off, widx, nt, wb, bias + c0, m, nw, y + c0, rb, act, ilv);
+            bf_dw_block(x + c0, ps, xs, off, widx, nt, wb, bias + c0, m, nw, y + c0, rb, act, ilv, 0);
     }
 }
 
