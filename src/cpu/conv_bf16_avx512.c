@@ -126,7 +126,8 @@ BF_UKR(12, 1)
  * (c even, c odd); the odd channels as fp32 are the pairs masked to their
  * high halves, the even ones the pairs shifted left 16, so the weights and
  * the bias come packed per 32-channel block as [16 even][16 odd] fp32 and
- * every tap is one load, two integer ops and two FMAs. The two fp32
+ * every tap is one load, two integer ops and two FMAs; two pixels share
+ * each weight (3x3: held in registers, or spilled to L1). The two fp32
  * results are rounded (vcvtneps2bf16) and re-interleaved (vpermt2w). */
 static inline void bf_split(__m512i v, __m512 *ev, __m512 *od) {
     *ev = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
@@ -151,25 +152,52 @@ bf_dw_block(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const
         }
     }
     const __m512 bse = _mm512_loadu_ps(bias), bso = _mm512_loadu_ps(bias + 16);
-    for (int64_t o = 0; o < nw; o++) {
+    int64_t o = 0;
+    for (; hold && o + 2 <= nw; o += 2) { /* two pixels share each weight load */
+        const uint16_t *x0 = x + o * xs, *x1 = x0 + xs;
+        __m512 ae = bse, ao = bso, ce = bse, co = bso;
+        _Pragma("GCC unroll 9") for (int r = 0; r < nt; r++) {
+            __m512 e0, o0, e1, o1;
+            bf_split(_mm512_maskz_loadu_epi16(m, x0 + off[r]), &e0, &o0);
+            bf_split(_mm512_maskz_loadu_epi16(m, x1 + off[r]), &e1, &o1);
+            const __m512 ve = we[r < H ? r : 0], vo = wo[r < H ? r : 0];
+            ae = _mm512_fmadd_ps(e0, ve, ae);
+            ao = _mm512_fmadd_ps(o0, vo, ao);
+            ce = _mm512_fmadd_ps(e1, ve, ce);
+            co = _mm512_fmadd_ps(o1, vo, co);
+        }
+        if (res) {
+            __m512 e0, o0;
+            bf_split(_mm512_maskz_loadu_epi16(m, res + o * ps), &e0, &o0);
+            ae = _mm512_add_ps(ae, e0);
+            ao = _mm512_add_ps(ao, o0);
+            bf_split(_mm512_maskz_loadu_epi16(m, res + (o + 1) * ps), &e0, &o0);
+            ce = _mm512_add_ps(ce, e0);
+            co = _mm512_add_ps(co, o0);
+        }
+        ae = bf_act(ae, act);
+        ao = bf_act(ao, act);
+        ce = bf_act(ce, act);
+        co = bf_act(co, act);
+        __m512i he = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ae));
+        __m512i ho = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ao));
+        _mm512_mask_storeu_epi16(y + o * ps, m, _mm512_permutex2var_epi16(he, ilv, ho));
+        he = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ce));
+        ho = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(co));
+        _mm512_mask_storeu_epi16(y + (o + 1) * ps, m, _mm512_permutex2var_epi16(he, ilv, ho));
+    }
+    for (; o < nw; o++) {
         const uint16_t *xo = x + o * xs;
-        __m512 ae = bse, ao = bso, be = _mm512_setzero_ps(), bo = _mm512_setzero_ps();
+        __m512 ae = bse, ao = bso; /* the taps in order, as in the pairs above */
         _Pragma("GCC unroll 9") for (int r = 0; r < nt; r++) {
             __m512 e0, o0;
             bf_split(_mm512_maskz_loadu_epi16(m, xo + off[r]), &e0, &o0);
             const float *wr = wb + widx[r] * 32;
             const __m512 ve = hold ? we[r < H ? r : 0] : _mm512_loadu_ps(wr);
             const __m512 vo = hold ? wo[r < H ? r : 0] : _mm512_loadu_ps(wr + 16);
-            if (r & 1) {
-                be = _mm512_fmadd_ps(e0, ve, be);
-                bo = _mm512_fmadd_ps(o0, vo, bo);
-            } else {
-                ae = _mm512_fmadd_ps(e0, ve, ae);
-                ao = _mm512_fmadd_ps(o0, vo, ao);
-            }
+            ae = _mm512_fmadd_ps(e0, ve, ae);
+            ao = _mm512_fmadd_ps(o0, vo, ao);
         }
-        ae = _mm512_add_ps(ae, be);
-        ao = _mm512_add_ps(ao, bo);
         if (res) {
             __m512 e0, o0;
             bf_split(_mm512_maskz_loadu_epi16(m, res + o * ps), &e0, &o0);
