@@ -1099,26 +1099,44 @@ static void test_half(void) {
         c.has_residual = 1;
         enum { NX = 2 * 8 * 8 * 4, NW = 6 * 4 * 9, NY = 2 * 8 * 8 * 6 };
         float xf[NX], wf[NW], bf[6], rf[NY];
-        uint16_t x[NX], w[NW], b[6], r[NY], y1[NY], y2[NY], y3[NY];
+        uint16_t x[NX], w[NW], b[6], r[NY], y1[NY], y2[NY], y3[NY], yref[NY];
         for (int i = 0; i < NX; i++) xf[i] = 0.01f * (float)((i * 37) % 101) - 0.5f;
         for (int i = 0; i < NW; i++) wf[i] = 0.02f * (float)((i * 13) % 51) - 0.5f;
         for (int i = 0; i < 6; i++) bf[i] = 0.1f * (float)i - 0.2f;
         for (int i = 0; i < NY; i++) rf[i] = 0.03f * (float)((i * 7) % 31) - 0.45f;
         tc_float_to_half(x, xf, NX); tc_float_to_half(w, wf, NW);
         tc_float_to_half(b, bf, 6); tc_float_to_half(r, rf, NY);
-        const char *algos[] = {"ref.conv", "cpu.conv.igemm", "cpu.im2col.gemm", NULL};
+        /* every conv algorithm usable here, native or staged */
+        const char *algos[64];
+        int na = 0;
+        algos[na++] = "ref.conv";
+        for (int i = 0; i < tc_algorithm_count() && na < 63; i++) {
+            tc_algorithm_info inf;
+            if (tc_algorithm_get(i, &inf) == TC_OK && (inf.ops & TC_OP_CONV) &&
+                inf.available && strcmp(inf.name, "ref.conv") != 0)
+                algos[na++] = inf.name;
+        }
+        algos[na] = NULL;
+        for (int dti = 0; dti < 2; dti++)
         for (int a = 0; algos[a]; a++) {
+            c.dtype = dti ? TC_BFLOAT16 : TC_FLOAT16;
+            if (dti) { /* the same values as bfloat16 */
+                tc_float_to_bfloat16(x, xf, NX); tc_float_to_bfloat16(w, wf, NW);
+                tc_float_to_bfloat16(b, bf, 6); tc_float_to_bfloat16(r, rf, NY);
+            }
             tc_plan *pl = NULL;
             tc_plan_options o;
             tc_plan_options_init(&o);
             o.algorithm = algos[a];
-            if (!CHECK(tc_plan_conv(&pl, NULL, &c, &o) == TC_OK, "%s: %s", algos[a],
-                       tc_last_error()))
-                continue;
+            tc_status pst = tc_plan_conv(&pl, NULL, &c, &o);
+            if (pst == TC_ERR_NOT_APPLICABLE) continue; /* e.g. depthwise only */
+            if (!CHECK(pst == TC_OK, "%s: %s", algos[a], tc_last_error())) continue;
             const char *stg = tc_plan_staging(pl);
             if (a == 0) CHECK(stg[0] == 0, "ref.conv stages: '%s'", stg);
-            else CHECK(strstr(stg, "float16->float32") && strstr(stg, "channels_last") &&
-                       strstr(stg, "silu + residual"), "%s staging '%s'", algos[a], stg);
+            else if (stg[0])
+                CHECK(strstr(stg, dti ? "bfloat16->float32" : "float16->float32") &&
+                      strstr(stg, "channels_last") && strstr(stg, "silu + residual"),
+                      "%s staging '%s'", algos[a], stg);
             int nd;
             int64_t sh[TC_MAX_DIMS];
             CHECK(tc_plan_output_shape(pl, &nd, sh) == TC_OK && nd == 4 && sh[0] == 2 &&
@@ -1131,18 +1149,31 @@ static void test_half(void) {
             memcpy(y2, r, sizeof r);
             CHECK(tc_execute_conv_residual(pl, y2, x, w, b, y2, NULL) == TC_OK, "%s",
                   tc_last_error());
-            CHECK(memcmp(y1, y2, sizeof y1) == 0, "%s: in-place residual differs", algos[a]);
+            CHECK(memcmp(y1, y2, sizeof y1) == 0, "%s %s: in-place residual differs",
+                  algos[a], dti ? "bf16" : "f16");
+            if (a == 0) memcpy(yref, y1, sizeof y1);
+            else { /* every algorithm near the reference (same bound as test_solvers) */
+                int far = 0;
+                for (int i = 0; i < NY; i++) {
+                    float g1, g0;
+                    if (dti) { tc_bfloat16_to_float(&g1, &y1[i], 1); tc_bfloat16_to_float(&g0, &yref[i], 1); }
+                    else { tc_half_to_float(&g1, &y1[i], 1); tc_half_to_float(&g0, &yref[i], 1); }
+                    far += !(fabsf(g1 - g0) <= (dti ? 0.03f : 0.004f) * (1 + fabsf(g0)));
+                }
+                CHECK(far == 0, "%s %s: %d of %d outputs far from ref.conv", algos[a],
+                      dti ? "bf16" : "f16", far, NY);
+            }
             /* plan-held weights */
             CHECK(tc_plan_conv_set_weights(pl, w, b) == TC_OK, "%s", tc_last_error());
             CHECK(tc_execute_conv_residual(pl, y3, x, NULL, NULL, r, NULL) == TC_OK, "%s",
                   tc_last_error());
             CHECK(memcmp(y1, y3, sizeof y1) == 0, "%s: plan-held weights differ", algos[a]);
-            if (a == 0) memcpy(y3, y1, sizeof y1); /* keep the reference */
             tc_plan_destroy(pl);
         }
         /* a plan without residual refuses one */
         tc_plan *pl = NULL;
         c.has_residual = 0;
+        c.dtype = TC_FLOAT16;
         CHECK(tc_plan_conv(&pl, NULL, &c, NULL) == TC_OK, "%s", tc_last_error());
         EXPECT_ERR(tc_execute_conv_residual(pl, y1, x, w, b, r, NULL), INV, "has_residual=0");
         tc_plan_destroy(pl);
