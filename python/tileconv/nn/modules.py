@@ -105,14 +105,14 @@ class _TileconvConv:
         s = super().extra_repr()
         return s + (f", activation={self.activation!r}" if self.activation else "")
 
-    def __getstate__(self):
-        st = self.__dict__.copy()
+    def __getstate__(self):  # copy.deepcopy, pickle: plans are not carried
+        st = dict(super().__getstate__())
         for k in ("_tc_lock", "_tc_plans", "_tc_plan"):
             st.pop(k, None)
         return st
 
     def __setstate__(self, st):
-        self.__dict__.update(st)
+        super().__setstate__(st)
         self._tc_lock = threading.Lock()
         self.tc_reset()
 
