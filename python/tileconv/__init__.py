@@ -4,6 +4,7 @@ tileconv C library.
     import tileconv.ndimage as ndi      # scipy.ndimage's filters
     import tileconv.signal as sig       # scipy.signal's convolve / correlate / ...
     import tileconv.nn.functional as F  # torch's conv1d / conv2d / conv3d
+    import tileconv.nn as tnn           # Conv1d/2d/3d modules, convert(model)
 
 See docs/python.md."""
 from . import _core

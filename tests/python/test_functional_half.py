@@ -3,8 +3,9 @@ and fused epilogue (activation=, residual=), and FilterPlan's float16 /
 bfloat16, against float64 models on the same (rounded) inputs and against
 torch (CPU) in float32 / float64.
 
-Half-precision bound (docs/semantics.md's kind): products summed in float32,
-one rounding to the dtype: |y - ref| <= rel * mag + glob * max(mag), with mag
+Half-precision bound (docs/semantics.md's, without its floor of 1 on the
+global term): products summed in float32, one rounding to the dtype:
+|y - ref| <= rel * mag + glob * max(mag), with mag
 the magnitude sum |w| * |x| + |bias| + |residual| in float64 and rel / glob
 2e-3 / 5e-4 for float16 (2^-11 unit roundoff), 1.6e-2 / 4e-3 for bfloat16
 (2^-8): about two units in the last place plus a global term for
@@ -411,3 +412,31 @@ def test_cupy_float16():
     assert isinstance(y, cp.ndarray) and y.dtype == np.float16
     ref, mag = model(x, w, None, None, "silu", 1, 1, 1, 1)
     check_half(cp.asnumpy(y), ref, mag, "float16")
+
+
+def test_convplan_weights_and_residual_in_place():
+    """The extension's ConvPlan: weights set on the plan (execute with None),
+    channels-last arrays in memory order, the residual being y itself."""
+    rng = np.random.default_rng(SEED + 10)
+    x = rng.uniform(-1, 1, (2, 5, 9, 8)).astype(np.float16)  # N C H W
+    w = rng.uniform(-1, 1, (7, 5, 3, 3)).astype(np.float16)
+    b = rng.uniform(-1, 1, 7).astype(np.float16)
+    r = rng.uniform(-1, 1, (2, 7, 9, 8)).astype(np.float16)
+    p = _core.ConvPlan("float16", x.shape, w.shape, 1, (1, 1), (1, 1), (1, 1), 0, 0, 1, 0,
+                       None, 0, 0, 1, "silu", 1)
+    assert (p.layout, p.activation, p.dtype) == ("channels_last", "silu", "float16")
+    assert p.out_shape == (2, 7, 9, 8) and p.out_mem_shape == (2, 9, 8, 7)
+    with pytest.raises(ValueError, match="none set on the plan"):
+        p.execute(x.transpose(0, 2, 3, 1).copy(), None, None, np.empty((2, 9, 8, 7), np.float16),
+                  np.empty((2, 9, 8, 7), np.float16))
+    p.set_weights(w, b)
+    assert p.weights_set
+    y = np.ascontiguousarray(r.transpose(0, 2, 3, 1))  # the residual, overwritten by y
+    p.execute(np.ascontiguousarray(x.transpose(0, 2, 3, 1)), None, None, y, y)
+    ref, mag = model(x, w, b, r, "silu", 1, 1, 1, 1)
+    check_half(y.transpose(0, 3, 1, 2), ref, mag, "float16")
+    with pytest.raises(ValueError, match="expects a residual"):
+        p.execute(np.ascontiguousarray(x.transpose(0, 2, 3, 1)), w, b, y)
+    with pytest.raises(ValueError, match="activation 'swish'"):
+        _core.ConvPlan("float16", x.shape, w.shape, 1, (1, 1), (1, 1), (1, 1), 0, 0, 1, 0,
+                       None, 0, 0, 1, "swish", 1)
