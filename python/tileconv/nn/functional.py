@@ -37,6 +37,7 @@ calls (CuPy arrays, torch CUDA tensors) use the TF32 tensor cores
 (TC_PLAN_ALLOW_TF32: ~5e-4 relative error instead of ~1e-6,
 docs/semantics.md). Host calls run on the CPU and are not affected.
 """
+import functools
 import threading
 from collections import OrderedDict
 
@@ -86,9 +87,15 @@ def _is_torch(a):
     return type(a).__module__.startswith("torch")
 
 
+_TORCH_DT = {}
+
+
 def _torch_dt(t, name):
-    import torch
-    dt = {torch.float32: 0, torch.float64: 1, torch.float16: 2, torch.bfloat16: 3}.get(t.dtype)
+    if not _TORCH_DT:
+        import torch
+        _TORCH_DT.update({torch.float32: 0, torch.float64: 1, torch.float16: 2,
+                          torch.bfloat16: 3})
+    dt = _TORCH_DT.get(t.dtype)
     if dt is None:
         raise TypeError(f"tileconv: {name} dtype {t.dtype}, expected float32, float64, "
                         "float16 or bfloat16")
@@ -115,13 +122,18 @@ def _cl_order(nd):
     return (0,) + tuple(range(2, nd)) + (1,)
 
 
+@functools.lru_cache(maxsize=1024)
+def _density(shape, strides):
+    """(dense in C order, dense channels-last (4-D / 5-D only))."""
+    nd = len(shape)
+    c = _matches(shape, strides, tuple(range(nd)))
+    return c, nd in (4, 5) and _matches(shape, strides, _cl_order(nd))
+
+
 def _is_cl(shape, strides):
     """Dense channels-last and not dense channels-first (4-D / 5-D)."""
-    nd = len(shape)
-    if nd not in (4, 5):
-        return False
-    return (_matches(shape, strides, _cl_order(nd))
-            and not _matches(shape, strides, tuple(range(nd))))
+    c, cl = _density(tuple(shape), tuple(strides))
+    return cl and not c
 
 
 def _np_estrides(a):
@@ -220,6 +232,27 @@ class _Problem:
                               *self.tail)
 
 
+_problems = {}
+
+
+def _problem(nsp, xshape, wshape, dt, stride, padding, dilation, groups, padding_mode,
+             has_bias, act, has_res, cl):
+    """_Problem, memoised on the raw arguments (a repeated call skips the
+    checks); unhashable arguments (lists) are checked every time."""
+    key = (nsp, xshape, wshape, dt, stride, padding, dilation, groups, padding_mode,
+           has_bias, act, has_res, cl)
+    try:
+        prob = _problems.get(key)
+    except TypeError:
+        return _Problem(*key)
+    if prob is None:
+        prob = _Problem(*key)
+        if len(_problems) > 256:
+            _problems.clear()
+        _problems[key] = prob
+    return prob
+
+
 def _cached_plan(prob, backend, extra, nthreads, flags, owner):
     key = prob.key(backend, extra)
     if owner is not None:
@@ -245,7 +278,8 @@ def _dtype_clash(name, dt, xdt):
 # ---------------------------------------------------------------- host
 def _conv_host(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode,
                act, residual, owner):
-    torch_in = _is_torch(input)
+    """NumPy arrays (host operands may be NumPy arrays or torch CPU tensors;
+    the output is a NumPy array): the arrays go to the CPU backend."""
     x, xdt = _host_view(input, "input")
     w, wdt = _host_view(weight, "weight")
     if wdt != xdt:
@@ -253,8 +287,6 @@ def _conv_host(nsp, input, weight, bias, stride, padding, dilation, groups, padd
     b = None
     if bias is not None:
         if not _is_torch(bias) and not isinstance(bias, np.ndarray):
-            if xdt == 3:
-                raise TypeError("tileconv: a bfloat16 input needs a bfloat16 tensor as bias")
             bias = np.asarray(bias, dtype=x.dtype)
         b, bdt = _host_view(bias, "bias")
         if bdt != xdt:
@@ -266,9 +298,7 @@ def _conv_host(nsp, input, weight, bias, stride, padding, dilation, groups, padd
     if unbatched:
         x = x[None]
     cl = _is_cl(x.shape, _np_estrides(x))
-    if torch_in and not cl and x.ndim == nsp + 2 and _is_cl(w.shape, _np_estrides(w)):
-        cl = True  # torch: a channels-last weight makes the conv channels-last
-    prob = _Problem(nsp, x.shape, w.shape, xdt, stride, padding, dilation, groups,
+    prob = _problem(nsp, x.shape, w.shape, xdt, stride, padding, dilation, groups,
                     padding_mode, b is not None, act, residual is not None, cl)
     x = _dense_host(x, cl)
     w = np.ascontiguousarray(w)
@@ -285,43 +315,38 @@ def _conv_host(nsp, input, weight, bias, stride, padding, dilation, groups, padd
             raise RuntimeError(f"residual of shape {tuple(r.shape)[int(unbatched):]}, expected "
                                f"the output's {tuple(out_shape)[int(unbatched):]}")
         r = _mem(_dense_host(r, cl), cl)
-    if torch_in:
-        import torch
-        mf = torch.contiguous_format
-        if cl:
-            mf = torch.channels_last if nsp == 2 else torch.channels_last_3d
-        yt = torch.empty(out_shape, dtype=input.dtype, memory_format=mf)
-        y = (yt.view(torch.int16) if xdt == 3 else yt).numpy()
-    else:
-        yt = None
-        y = np.empty(out_shape, dtype=x.dtype)
-        if cl:
-            y = np.empty(p.out_mem_shape, dtype=x.dtype).transpose(
-                np.argsort(_cl_order(len(out_shape))))
-    if owner is not None and owner._tc_hold_weights(p, w, b):
+    y = np.empty(out_shape, dtype=x.dtype)
+    if cl:
+        y = np.empty(p.out_mem_shape, dtype=x.dtype).transpose(
+            np.argsort(_cl_order(len(out_shape))))
+    if owner is not None and owner._tc_hold_weights(p, lambda: (w, b)):
         p.execute(_mem(x, cl), None, None, _mem(y, cl), r)
     else:
         p.execute(_mem(x, cl), w, b, _mem(y, cl), r)
-    out = yt if torch_in else y
-    return out[0] if unbatched else out
+    return y[0] if unbatched else y
 
 
-# ---------------------------------------------------------------- GPU
+# ---------------------------------------------------------------- torch, GPU
 class _Dev:
-    """A device operand: address, logical shape, element strides, dtype
-    code, the framework's object (kept alive)."""
+    """A torch tensor (CPU or CUDA) or GPU array operand: address, logical
+    shape, element strides, dtype code, the framework's object (kept
+    alive)."""
 
-    def __init__(self, a, name):
+    def __init__(self, a, name, cuda=True):
         self.obj = a
         if _is_torch(a):
-            if not a.is_cuda:
-                raise TypeError(f"tileconv: {name} is a CPU tensor but the input is on the GPU")
+            if a.is_cuda != cuda:
+                where = ("a CPU tensor but the input is on the GPU" if cuda else
+                         "a CUDA tensor but the input is on the host")
+                raise TypeError(f"tileconv: {name} is {where}")
             self.kind = "torch"
             self.dt = _torch_dt(a, name)
             self.shape = tuple(a.shape)
             self.strides = tuple(a.stride())
             self.ptr = int(a.data_ptr())
             return
+        if not cuda:
+            raise TypeError(f"tileconv: a torch tensor input needs {name} as a torch tensor")
         if not hasattr(a, "__cuda_array_interface__"):
             raise TypeError(f"tileconv: input on the GPU needs {name} on the GPU too")
         c = a.__cuda_array_interface__
@@ -339,15 +364,14 @@ class _Dev:
 
     def dense(self, cl):
         """The operand dense in the layout (a copy when it is not)."""
-        order = _cl_order(len(self.shape)) if cl else tuple(range(len(self.shape)))
-        if _matches(self.shape, self.strides, order):
+        if _density(self.shape, self.strides)[int(cl)]:
             return self
         if self.kind == "torch":
             import torch
             mf = torch.contiguous_format
             if cl:
                 mf = torch.channels_last if len(self.shape) == 4 else torch.channels_last_3d
-            return _Dev(self.obj.contiguous(memory_format=mf), "operand")
+            return _Dev(self.obj.contiguous(memory_format=mf), "operand", self.obj.is_cuda)
         if self.kind != "cupy":
             raise ValueError("tileconv: GPU arrays other than torch / CuPy must be dense")
         import cupy
@@ -360,12 +384,14 @@ class _Dev:
 
     def batched(self):
         if self.kind == "torch":
-            return _Dev(self.obj.unsqueeze(0), "input")
+            return _Dev(self.obj.unsqueeze(0), "input", self.obj.is_cuda)
         return _Dev(self.obj[None], "input")
 
 
 def _stream(x):
     if x.kind == "torch":
+        if not x.obj.is_cuda:
+            return 0
         import torch
         return int(torch.cuda.current_stream(x.obj.device).cuda_stream)
     if x.kind == "cupy":
@@ -392,18 +418,27 @@ def _dev_empty(x, shape, cl):
     raise TypeError(f"tileconv: unsupported GPU array type {type(x.obj)}")
 
 
-def _conv_gpu(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode,
+def _np_bits(t):
+    """A host torch tensor as a NumPy array (bfloat16 as int16 bits)."""
+    import torch
+    t = t.detach()
+    return (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy()
+
+
+def _conv_ptr(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode,
               act, residual, owner):
-    """CuPy arrays / torch CUDA tensors: the CUDA backend on the device
-    addresses, no host copy; the output is a new array of the input's kind,
-    the work is enqueued on the framework's current stream."""
-    x = _Dev(input, "input")
-    w = _Dev(weight, "weight")
+    """torch tensors (CPU and CUDA) and CuPy arrays: the addresses go to
+    the C library (the CUDA backend for device arrays, no host copy, the
+    work enqueued on the framework's current stream; the CPU backend for
+    host tensors); the output is a new array of the input's kind."""
+    cuda = _is_gpu(input)
+    x = _Dev(input, "input", cuda)
+    w = _Dev(weight, "weight", cuda)
     if w.dt != x.dt:
         raise _dtype_clash("weight", w.dt, x.dt)
     b = None
     if bias is not None:
-        b = _Dev(bias, "bias")
+        b = _Dev(bias, "bias", cuda)
         if b.dt != x.dt:
             raise _dtype_clash("bias", b.dt, x.dt)
         if b.shape != (w.shape[0],):
@@ -414,19 +449,22 @@ def _conv_gpu(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
         x = x.batched()
     cl = _is_cl(x.shape, x.strides)
     if x.kind == "torch" and not cl and len(x.shape) == nsp + 2 and _is_cl(w.shape, w.strides):
-        cl = True
-    prob = _Problem(nsp, x.shape, w.shape, x.dt, stride, padding, dilation, groups,
+        cl = True  # torch: a channels-last weight makes the conv channels-last
+    prob = _problem(nsp, x.shape, w.shape, x.dt, stride, padding, dilation, groups,
                     padding_mode, b is not None, act, residual is not None, cl)
     x = x.dense(cl)
     w = w.dense(False)
-    tf32 = bool(allow_tf32)
-    dev = str(x.obj.device) if x.kind == "torch" else getattr(x.obj, "device", None)
-    dev = str(getattr(dev, "id", dev))
-    p = _cached_plan(prob, 1, (dev, tf32), 0, _ALLOW_TF32 if tf32 else 0, owner)
-    out_shape = tuple(p.out_shape)
+    if cuda:
+        tf32 = bool(allow_tf32)
+        dev = str(x.obj.device) if x.kind == "torch" else getattr(x.obj, "device", None)
+        dev = str(getattr(dev, "id", dev))
+        p = _cached_plan(prob, 1, (dev, tf32), 0, _ALLOW_TF32 if tf32 else 0, owner)
+    else:
+        p = _cached_plan(prob, 0, int(threads), threads, 0, owner)
+    out_shape = p.out_shape
     rp = 0
     if residual is not None:
-        r = _Dev(residual, "residual")
+        r = _Dev(residual, "residual", cuda)
         if r.dt != x.dt:
             raise _dtype_clash("residual", r.dt, x.dt)
         if unbatched and len(r.shape) == nsp + 1:
@@ -437,8 +475,12 @@ def _conv_gpu(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
         r = r.dense(cl)
         rp = r.ptr
     y = _dev_empty(x, out_shape, cl)
-    yp = _Dev(y, "output").ptr
-    p.execute_ptr(x.ptr, w.ptr, b.ptr if b is not None else 0, yp, _stream(x), rp)
+    yp = _Dev(y, "output", cuda).ptr
+    if not cuda and owner is not None and owner._tc_hold_weights(
+            p, lambda: (_np_bits(w.obj), None if b is None else _np_bits(b.obj))):
+        p.execute_ptr(x.ptr, 0, 0, yp, 0, rp)
+    else:
+        p.execute_ptr(x.ptr, w.ptr, b.ptr if b is not None else 0, yp, _stream(x), rp)
     return y[0] if unbatched else y
 
 
@@ -453,7 +495,7 @@ def _conv(nsp, input, weight, bias, stride, padding, dilation, groups, padding_m
     act = activation_code(activation)
     if owner is None and _is_torch(input):
         _check_grad(input, weight, bias, residual)
-    fn = _conv_gpu if _is_gpu(input) else _conv_host
+    fn = _conv_ptr if _is_gpu(input) or _is_torch(input) else _conv_host
     return fn(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode, act,
               residual, owner)
 

@@ -62,7 +62,7 @@ class _TileconvConv:
                     self._tc_plans.popitem(last=False)
             else:
                 self._tc_plans.move_to_end(key)
-            self._tc_plan = ent[0]
+            self.__dict__["_tc_plan"] = ent[0]  # past torch's slower Module.__setattr__
             return ent[0]
 
     def _tc_stamp(self):
@@ -76,16 +76,16 @@ class _TileconvConv:
             return (id(t), t.data_ptr(), v)
         return (one(self.weight), one(self.bias))
 
-    def _tc_hold_weights(self, plan, w, b):
-        """Host plans: hand the plan the (host NumPy views of the) weights
-        when they differ from what it holds. True: execute with the plan's
-        own weights."""
+    def _tc_hold_weights(self, plan, views):
+        """Host plans: hand the plan the weights (views() gives them as
+        host NumPy arrays) when they differ from what it holds. True:
+        execute with the plan's own weights."""
         stamp = self._tc_stamp()
         with self._tc_lock:
             for ent in self._tc_plans.values():
                 if ent[0] is plan:
                     if ent[1] != stamp:
-                        plan.set_weights(w, b)
+                        plan.set_weights(*views())
                         ent[1] = stamp
                         self.tc_stats["weight_preparations"] += 1
                     return True
