@@ -415,7 +415,8 @@ TC_API size_t tc_plan_workspace_size(const tc_plan *plan);
 /* CUDA plans: the most device memory one execute takes from the library's
  * stream-ordered device pool beyond the caller's arrays (split-K partial
  * sums, transformed or transposed operands, FFT spectra and cuFFT work
- * areas, a staged bias), for device-resident operands; host-resident
+ * areas, a staged bias, and the float32 / channels-first copies of a plan
+ * that stages its operands, tc_plan_staging), for device-resident operands; host-resident
  * operands add their device copies (and a batched filter on host arrays
  * runs two chunks at once, each with this scratch). The pool keeps freed memory for the
  * next call, so this is also what a plan's executes keep reserved. 0 for
