@@ -10,6 +10,7 @@ extern const tc__solver tc__solver_cpu_direct_halo;
 extern const tc__solver tc__solver_cpu_im2col_gemm;
 extern const tc__solver tc__solver_cpu_conv_igemm;
 extern const tc__solver tc__solver_cpu_conv_igemm_bf16;
+extern const tc__solver tc__solver_cpu_conv_winograd2_bf16;
 extern const tc__solver tc__solver_cpu_conv_fft;
 extern const tc__solver tc__solver_cpu_conv_depthwise;
 extern const tc__solver tc__solver_cpu_conv_winograd;
@@ -62,6 +63,7 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cpu_im2col_gemm,
     &tc__solver_cpu_conv_igemm,
     &tc__solver_cpu_conv_igemm_bf16,
+    &tc__solver_cpu_conv_winograd2_bf16,
     &tc__solver_cpu_conv_fft,
     &tc__solver_cpu_conv_depthwise,
     &tc__solver_cpu_conv_winograd,

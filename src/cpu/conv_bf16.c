@@ -46,38 +46,12 @@
  * (tc__bf16_dw_row: fp32 FMAs over 32 channels a step), reading the input
  * in place with the padding mode applied per tap. */
 #include "../core/half.h"
+#include "conv_bf16.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct tc__bf16_tile {
-    const uint16_t *x;
-    const int64_t *roff;
-    const int64_t *runoff;
-    int nruns, npairs;
-    const uint16_t *w;
-    int row0;
-    int nch;
-    uint16_t *const *out;
-    const uint16_t *const *res;
-    const float *bias;
-    int act;
-    float *tb;
-} tc__bf16_tile;
-
-void tc__bf16_ukr_6x4(const tc__bf16_tile *t);
-void tc__bf16_ukr_8x3(const tc__bf16_tile *t);
-void tc__bf16_ukr_12x2(const tc__bf16_tile *t);
-void tc__bf16_ukr_12x1(const tc__bf16_tile *t);
-void tc__bf16_store_cf(const float *tb, int64_t nr, int64_t rows, int nch, const float *bias,
-                       uint16_t *y, int64_t cs, const uint16_t *res, int act);
-int tc__bf16_any_nonfinite(const uint16_t *s, int64_t n);
-void tc__bf16_pack_rows(const uint16_t *src, const int64_t *roff, int mr, const int64_t *runoff,
-                        int64_t nrun, int64_t step, int64_t run, int64_t lp, uint16_t *pk);
-void tc__bf16_dw_row(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const int *widx,
-                     int nt, const float *w, int nruns, const float *bias, int64_t C, int64_t nw,
-                     uint16_t *y, const uint16_t *res, int act);
 #define BF_DW_MAXT 64 /* depthwise: taps per pixel handled without the copy */
 
 #define BF_MAXMR 12
@@ -354,6 +328,19 @@ static void bf_copy_rows(void *arg, int64_t b, int64_t e, int tid) {
             tc__bf16_any_nonfinite(xp + row * g->X[2] * g->PS, g->X[2] * g->PS))
             __atomic_store_n(&((bf_job *)jb)->nonfinite, 1, __ATOMIC_RELAXED);
     }
+}
+
+/* The padded channels-last copy for cpu.conv.winograd2-bf16
+ * (conv_bf16_winograd.c): extents X, each group's channels padded to Cgp. */
+void tc__bf16_pad_copy(const tc__args *a, const int64_t X[3], int64_t Cgp, uint16_t *dst) {
+    bf_geom g;
+    memset(&g, 0, sizeof g);
+    g.Cg = a->p->C / a->p->G;
+    g.Cgp = Cgp;
+    for (int i = 0; i < 3; i++) g.X[i] = X[i];
+    g.PS = a->p->G * Cgp;
+    bf_job jb = {.a = a, .g = &g, .src = dst};
+    tc__parallel_for(a->threads, a->p->N * X[0] * X[1], bf_copy_rows, &jb);
 }
 
 static void bf_items(void *arg, int64_t b, int64_t e, int tid) {

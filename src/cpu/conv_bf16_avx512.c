@@ -21,22 +21,8 @@
 #include <string.h>
 
 #include "../core/half.h"
+#include "conv_bf16.h"
 
-typedef struct tc__bf16_tile {
-    const uint16_t *x;      /* source image (+ the group's first channel) */
-    const int64_t *roff;    /* MR row offsets: each row's pixel at tap 0 */
-    const int64_t *runoff;  /* element offset of each run */
-    int nruns, npairs;      /* runs, channel pairs per run */
-    const uint16_t *w;      /* packed weights: [nruns*npairs][NV*16][2] */
-    int row0;               /* rows < row0 are not stored (recomputed) */
-    int nch;                /* valid output channels of the NV*16 */
-    /* epilogue */
-    uint16_t *const *out;   /* MR row pointers (bf16, channels-last) or NULL */
-    const uint16_t *const *res; /* MR residual row pointers, or NULL */
-    const float *bias;      /* NV*16 fp32 (zeros without bias) */
-    int act;                /* tc_activation */
-    float *tb;              /* fp32 tile [MR][NV*16] when out is NULL */
-} tc__bf16_tile;
 
 typedef int32_t tc__bf_i32u __attribute__((may_alias, aligned(2)));
 
@@ -288,4 +274,83 @@ int tc__bf16_any_nonfinite(const uint16_t *s, int64_t n) {
         hit |= _mm512_mask_cmpeq_epi16_mask(m, _mm512_and_si512(_mm512_maskz_loadu_epi16(m, s + j), ex), ex);
     }
     return hit != 0;
+}
+
+/* Winograd F(2x2, 3x3) transforms of cpu.conv.winograd2-bf16
+ * (conv_bf16_winograd.c), in fp32.
+ * Input: the 4x4 pixels at src (row stride rs, pixel stride ps) to
+ * V[pos * vs + ...] = (B^T d B)[pos] rounded to bf16, 32 channels a step:
+ * one load splits into the even and the odd channels (shift / mask, as
+ * the depthwise kernel), both are transformed, and one vcvtne2ps2bf16
+ * stores them as [16 even][16 odd]: V's channel order within each block
+ * of 32 (the weights are packed in the same order). C is rounded up to 32
+ * in V, the lanes past it zero. */
+void tc__bf16_wg_in(const uint16_t *src, int64_t rs, int64_t ps, int64_t C, uint16_t *V, int64_t vs) {
+    for (int64_t c0 = 0; c0 < C; c0 += 32) {
+        const __mmask32 m = C - c0 >= 32 ? (__mmask32)0xFFFFFFFFu : (__mmask32)((1u << (C - c0)) - 1);
+        __m512 d[4][4][2];
+        for (int r = 0; r < 4; r++)
+            for (int s = 0; s < 4; s++)
+                bf_split(_mm512_maskz_loadu_epi16(m, src + r * rs + s * ps + c0), &d[r][s][0], &d[r][s][1]);
+        for (int h = 0; h < 2; h++)
+            for (int s = 0; s < 4; s++) { /* rows: B^T d */
+                __m512 a0 = d[0][s][h], a1 = d[1][s][h], a2 = d[2][s][h], a3 = d[3][s][h];
+                d[0][s][h] = _mm512_sub_ps(a0, a2);
+                d[1][s][h] = _mm512_add_ps(a1, a2);
+                d[2][s][h] = _mm512_sub_ps(a2, a1);
+                d[3][s][h] = _mm512_sub_ps(a1, a3);
+            }
+        for (int r = 0; r < 4; r++) { /* columns: (B^T d) B */
+            __m512 o[4][2];
+            for (int h = 0; h < 2; h++) {
+                __m512 a0 = d[r][0][h], a1 = d[r][1][h], a2 = d[r][2][h], a3 = d[r][3][h];
+                o[0][h] = _mm512_sub_ps(a0, a2);
+                o[1][h] = _mm512_add_ps(a1, a2);
+                o[2][h] = _mm512_sub_ps(a2, a1);
+                o[3][h] = _mm512_sub_ps(a1, a3);
+            }
+            for (int s = 0; s < 4; s++)
+                _mm512_storeu_si512((void *)(V + (r * 4 + s) * vs + c0),
+                                    (__m512i)_mm512_cvtne2ps_pbh(o[s][1], o[s][0]));
+        }
+    }
+}
+
+/* Output: M[pos * ms + k] (fp32, nv x 16 channels) to the 2x2 outputs
+ * A^T M A + bias; channels-last rows out[j] (NULL: outside) get the
+ * epilogue (residual res[j], activation, bf16), or, with out NULL, the
+ * four fp32 vectors go to tmp[j * nv * 16 + k]. */
+void tc__bf16_wg_out(const float *M, int64_t ms, int nv, int nch, const float *bias,
+                     uint16_t *const *out, const uint16_t *const *res, int act, float *tmp) {
+    for (int v = 0; v < nv; v++) {
+        int left = nch - v * 16;
+        const __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+        __m512 t[2][4];
+        for (int s = 0; s < 4; s++) { /* rows: A^T M */
+            __m512 a0 = _mm512_loadu_ps(M + (0 * 4 + s) * ms + v * 16);
+            __m512 a1 = _mm512_loadu_ps(M + (1 * 4 + s) * ms + v * 16);
+            __m512 a2 = _mm512_loadu_ps(M + (2 * 4 + s) * ms + v * 16);
+            __m512 a3 = _mm512_loadu_ps(M + (3 * 4 + s) * ms + v * 16);
+            t[0][s] = _mm512_add_ps(_mm512_add_ps(a0, a1), a2);
+            t[1][s] = _mm512_sub_ps(_mm512_sub_ps(a1, a2), a3);
+        }
+        const __m512 b = _mm512_loadu_ps(bias + v * 16);
+        for (int r = 0; r < 2; r++) {
+            __m512 y0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(t[r][0], t[r][1]), t[r][2]), b);
+            __m512 y1 = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(t[r][1], t[r][2]), t[r][3]), b);
+            __m512 yy[2] = {y0, y1};
+            for (int s = 0; s < 2; s++) {
+                int j = r * 2 + s;
+                if (!out) {
+                    _mm512_storeu_ps(tmp + j * nv * 16 + v * 16, yy[s]);
+                    continue;
+                }
+                if (!out[j]) continue;
+                __m512 q = yy[s];
+                if (res && res[j]) q = _mm512_add_ps(q, bf_load_bf16(m, res[j] + v * 16));
+                q = bf_act(q, act);
+                _mm256_mask_storeu_epi16(out[j] + v * 16, m, (__m256i)_mm512_cvtneps_pbh(q));
+            }
+        }
+    }
 }
