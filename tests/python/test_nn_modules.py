@@ -2,7 +2,6 @@
 own modules on the same (seeded random) weights and inputs (CPU)."""
 import copy
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch not installed: tileconv.nn modules need it")
