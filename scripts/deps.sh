@@ -34,6 +34,7 @@ required=(build-essential gcc cmake pkg-config libpng-dev libfftw3-dev
           python3 python3-numpy python3-scipy clang
           python3-dev python3-venv python3-pip python3-setuptools python3-wheel
           python3-pytest python3-dask python3-distributed
+          python3-torch
           libopenmpi-dev openmpi-bin)
 # libFuzzer and the sanitizer runtimes: one of these (the default meta
 # package on bookworm and later, or the versioned one).
