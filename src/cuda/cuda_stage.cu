@@ -280,6 +280,19 @@ tc_status st_operand(st_frame *f, const void *src, tc_dtype sd, const void *pre,
  * the plan's tc_plan_device_workspace_size (src/core/planner.c). */
 extern "C" size_t tc__cu_stage_device_bytes(const tc_plan *pl) {
     if (!pl->stage) return 0;
+    /* load the staging kernels now, at plan time: with lazy module loading
+     * the first launch of a kernel loads its module, which can wait for the
+     * device, and an execute on device arrays must only enqueue */
+    static int loaded;
+    if (!__atomic_load_n(&loaded, __ATOMIC_ACQUIRE)) {
+        cudaFuncAttributes fa;
+        (void)cudaFuncGetAttributes(&fa, k_stage_pointwise);
+        (void)cudaFuncGetAttributes(&fa, k_stage_matrix);
+        (void)cudaFuncGetAttributes(&fa, k_stage_transpose<float>);
+        (void)cudaFuncGetAttributes(&fa, k_stage_transpose<double>);
+        (void)cudaGetLastError();
+        __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
+    }
     const tc__problem *p = &pl->p, *sp = &pl->sp;
     const size_t fs = sp->esize;
     const int dt = (pl->stage & TC__STAGE_DTYPE) != 0;
