@@ -63,6 +63,7 @@ typedef struct bf_geom {
     int64_t Kg, Cg, Cgp, nkb;
     int dw;                  /* depthwise, channels-last: tc__bf16_dw_row */
     int inplace;             /* read x as it lies (channels-last, no padding) */
+    int kin;                 /* all K blocks per tile (their weights fit L1) */
     int64_t X[3], PS;        /* source image extents and pixel stride */
     int64_t nruns, npairs;   /* taps, channel pairs per tap */
     int pk;                  /* odd Cg: rows packed per tile (bf_pack_rows) */
@@ -128,7 +129,11 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
     }
     g->ntile = bf_cdiv(p->N * p->out[0] * p->out[1] * p->out[2], g->mr);
     g->nchunk = bf_cdiv(g->ntile, BF_CHUNK);
-    g->items = p->G * g->nkb * g->nchunk;
+    /* short reductions with several K blocks (1x1 64->256): every K block
+     * of a tile in turn, the tile's input rows kept in L1 */
+    g->kin = p->layout == TC_LAYOUT_CHANNELS_LAST && !g->pk && !g->dw && g->nkb > 1 &&
+             g->nkb * g->nr <= 1024 && g->nkb * g->kruns * g->kpairs * g->nr * 4 <= 40 * 1024;
+    g->items = p->G * (g->kin ? 1 : g->nkb) * g->nchunk;
     if (g->dw) g->items = p->N * p->out[0] * p->out[1]; /* output rows */
     g->biasbytes = g->dw ? bf_rup64((size_t)bf_cdiv(p->C, 32) * 32 * sizeof(float)) : 0;
     if (!nopad) {
@@ -352,7 +357,7 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
     const int64_t MR = g->mr, NR = g->nr;
     const int64_t o1n = p->out[1], o2n = p->out[2];
     const int64_t P = p->out[0] * o1n * o2n, NP = p->N * P;
-    float bias[64];
+    float bias[1024];
     int64_t roff[BF_MAXMR], pix[BF_MAXMR];
     uint16_t *outp[BF_MAXMR];
     const uint16_t *resp[BF_MAXMR];
@@ -383,20 +388,20 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
     int64_t lastkey = -1;
     for (int64_t it = b; it < e; it++) {
         int64_t ch = it % g->nchunk, u = it / g->nchunk;
-        int64_t kb = u % g->nkb, gi = u / g->nkb;
+        int64_t kb = g->kin ? 0 : u % g->nkb, gi = g->kin ? u : u / g->nkb;
         int64_t k0 = gi * g->Kg + kb * NR; /* first output channel */
         int nch = (int)(g->Kg - kb * NR < NR ? g->Kg - kb * NR : NR);
         if (u != lastkey) {
-            for (int j = 0; j < NR; j++) {
+            for (int64_t j = 0; j < (g->kin ? g->nkb * NR : NR); j++) {
                 float v = 0.0f;
-                if (p->has_bias && j < nch) v = tc__bf16_to_f32(((const uint16_t *)a->bias)[k0 + j]);
+                if (p->has_bias && kb * NR + j < g->Kg)
+                    v = tc__bf16_to_f32(((const uint16_t *)a->bias)[k0 + j]);
                 bias[j] = v;
             }
             lastkey = u;
         }
-        t.nch = nch;
-        t.w = (const uint16_t *)a->wpack + (mw ? 0 : g->wmw) +
-              (size_t)((gi * g->nkb + kb) * t.nruns * t.npairs * NR * 2);
+        const size_t wblk = (size_t)(t.nruns * t.npairs * NR * 2);
+        const uint16_t *w0 = (const uint16_t *)a->wpack + (mw ? 0 : g->wmw) + (gi * g->nkb + kb) * wblk;
         const uint16_t *src = jb->src + gi * (g->inplace ? g->Cg : g->Cgp);
         t.x = pkm ? pk : src;
         int64_t t1 = (ch + 1) * BF_CHUNK < g->ntile ? (ch + 1) * BF_CHUNK : g->ntile;
@@ -441,10 +446,23 @@ static void bf_items(void *arg, int64_t b, int64_t e, int tid) {
                     if (t.res) resp[i] = pix[i] < 0 ? NULL : (const uint16_t *)a->residual + off;
                 }
             }
+            t.nch = nch;
+            t.w = w0;
+            t.bias = bias;
             if (tb) t.tb = tb + (ti - ch * BF_CHUNK) * MR * NR;
             if (pkm) tc__bf16_pack_rows(src, roff, (int)MR, jb->runoff, g->nruns / pkstep,
                                           pkstep, g->Cg * pkstep, g->Lp, pk);
             g->ukr(&t);
+            for (int64_t kb2 = 1; g->kin && kb2 < g->nkb; kb2++) {
+                t.nch = (int)(g->Kg - kb2 * NR < NR ? g->Kg - kb2 * NR : NR);
+                t.w += wblk;
+                t.bias += NR;
+                for (int i = 0; i < MR; i++) {
+                    if (outp[i]) outp[i] += NR;
+                    if (t.res && resp[i]) resp[i] += NR;
+                }
+                g->ukr(&t);
+            }
         }
         if (!cl) { /* the chunk's pixels, per image: one channel row at a time */
             int64_t q0 = ch * BF_CHUNK * MR, q1 = t1 * MR < NP ? t1 * MR : NP;
