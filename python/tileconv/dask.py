@@ -62,7 +62,7 @@ def _run(x, fn, reach, modes):
     if all(d == 0 for d in depth.values()):
         return x.map_blocks(fn, dtype=x.dtype)
     return da.map_overlap(fn, x, depth=depth, boundary=boundary, trim=True, dtype=x.dtype,
-                          meta=np.empty((0,) * x.ndim, dtype=x.dtype))
+                          meta=x._meta)  # the chunks' kind: NumPy or CuPy
 
 
 def _reach_nd(shape, origin, ndim):
@@ -72,7 +72,7 @@ def _reach_nd(shape, origin, ndim):
 
 def correlate(input, weights, mode="reflect", cval=0.0, origin=0):
     """tileconv.ndimage.correlate on a dask array."""
-    w = np.asarray(weights)
+    w = _nd._host(weights)  # device weights (CuPy chunks) copied to the host: a mask
     x = _da().asarray(input)
     if w.ndim != x.ndim:
         raise RuntimeError("filter weights array has incorrect shape.")
@@ -82,7 +82,7 @@ def correlate(input, weights, mode="reflect", cval=0.0, origin=0):
 
 def convolve(input, weights, mode="reflect", cval=0.0, origin=0):
     """tileconv.ndimage.convolve on a dask array."""
-    w = np.asarray(weights)
+    w = _nd._host(weights)  # device weights (CuPy chunks) copied to the host: a mask
     x = _da().asarray(input)
     if w.ndim != x.ndim:
         raise RuntimeError("filter weights array has incorrect shape.")
@@ -101,7 +101,7 @@ def _axis_reach(ndim, axis, m, origin):
 
 def correlate1d(input, weights, axis=-1, mode="reflect", cval=0.0, origin=0):
     """tileconv.ndimage.correlate1d on a dask array."""
-    w = np.asarray(weights)
+    w = _nd._host(weights)  # device weights (CuPy chunks) copied to the host: a mask
     x = _da().asarray(input)
     return _run(x, lambda b: _nd.correlate1d(b, w, axis, mode=mode, cval=cval, origin=origin),
                 _axis_reach(x.ndim, axis, len(w), origin), [mode] * x.ndim)
@@ -109,7 +109,7 @@ def correlate1d(input, weights, axis=-1, mode="reflect", cval=0.0, origin=0):
 
 def convolve1d(input, weights, axis=-1, mode="reflect", cval=0.0, origin=0):
     """tileconv.ndimage.convolve1d on a dask array."""
-    w = np.asarray(weights)
+    w = _nd._host(weights)  # device weights (CuPy chunks) copied to the host: a mask
     x = _da().asarray(input)
     oc = -origin - (0 if len(w) & 1 else 1)
     return _run(x, lambda b: _nd.convolve1d(b, w, axis, mode=mode, cval=cval, origin=origin),

@@ -12,8 +12,19 @@ precision (scipy computes in float64, so float32 results differ by float32
 rounding); integer and bool inputs are computed in float64 and cast to the
 output dtype as scipy casts (truncation toward zero); complex inputs are
 filtered as real and imaginary passes. Filters over more than three axes
-at once are not supported (a ValueError says so); 1-D filters work along
-any axis of arrays of up to 8 dimensions.
+at once are not supported (a ValueError says so) unless the input has
+size 1 along the extra ones (the weights collapse there); 1-D filters work
+along any axis of arrays of up to 8 dimensions.
+
+Device arrays (CuPy arrays, torch CUDA tensors; weights on the device or
+the host): every function runs on the device, end to end, intermediate
+arrays allocated by the input's framework, the result of the input's kind
+(an `output=` device array of the same framework is filled in place; a
+host `output=` array with a device input is a TypeError). Only the mask
+is copied to the host (the library takes it there at plan time). The
+array-kind dispatch is _gpu.py's. float16 device arrays give float16
+results computed with float32 accumulation, as cupyx does (NumPy float16
+arrays are refused, as scipy refuses them).
 """
 import numbers
 import operator
@@ -24,6 +35,7 @@ import threading
 import numpy as np
 
 from . import _core
+from . import _gpu
 
 __all__ = ["convolve", "correlate", "convolve1d", "correlate1d", "uniform_filter",
            "uniform_filter1d", "gaussian_filter", "gaussian_filter1d", "sobel", "prewitt",
@@ -43,10 +55,32 @@ _CACHE_SIZE = 64
 threads = 0  # 0: every CPU the process may use
 
 
+def _dtype(a):
+    """a's element type as a NumPy dtype (device arrays included)."""
+    be = _gpu.backend(a)
+    return a.dtype if be is None else be.dtype(a)
+
+
+def _asarray(a):
+    """Device arrays as they are, anything else through np.asarray."""
+    return a if _gpu.backend(a) is not None else np.asarray(a)
+
+
+def _host(w):
+    """Weights as a NumPy array: a device array is copied to the host (a
+    mask is small; the library takes it on the host at plan time)."""
+    be = _gpu.backend(w)
+    return np.asarray(w) if be is None else be.to_host(w)
+
+
 def _check_dtype(a):
     """The input types scipy.ndimage's C code accepts (float16, longdouble
-    and object arrays are refused, as scipy refuses them)."""
-    if a.dtype.kind not in "biufc" or a.dtype in (np.float16, np.longdouble, np.clongdouble):
+    and object arrays are refused, as scipy refuses them); device arrays
+    take float16 too, as cupyx does."""
+    dt = _dtype(a)
+    if dt == np.float16 and _gpu.backend(a) is not None:
+        return
+    if dt.kind not in "biufc" or dt in (np.float16, np.longdouble, np.clongdouble):
         raise RuntimeError("array type not supported")
 
 
@@ -110,6 +144,9 @@ def _work_dtype(dtype, weights_dtype=np.float64):
 def _get_output(output, input, shape=None, complex_output=False):
     """scipy.ndimage's output rules (None, an ndarray, a dtype or its name),
     warnings and errors included."""
+    be = _gpu.backend(input)
+    if be is not None:
+        return _get_output_dev(be, output, input, shape, complex_output)
     shape = input.shape if shape is None else tuple(shape)
     if output is None:
         dt = input.dtype
@@ -135,8 +172,62 @@ def _get_output(output, input, shape=None, complex_output=False):
     return output
 
 
+def _is_dtype_arg(o):
+    return isinstance(o, (type, np.dtype, str)) or (
+        type(o).__module__.startswith("torch") and type(o).__name__ == "dtype")
+
+
+def _get_output_dev(be, output, input, shape, complex_output):
+    """_get_output for a device input: new arrays of its framework; an
+    output array must be a device array of the same framework."""
+    shape = be.shape(input) if shape is None else tuple(shape)
+    if output is None:
+        dt = be.dtype(input)
+        if complex_output:
+            dt = np.promote_types(dt, np.complex64)
+        return be.empty(input, shape, dt)
+    if _is_dtype_arg(output):
+        if isinstance(output, str):
+            dt = np.dtype(np.sctypeDict[output])
+            if complex_output and dt.kind != "c":
+                raise RuntimeError("output must have complex dtype")
+        else:
+            dt = _gpu.np_dtype(output)
+            if complex_output and dt.kind != "c":
+                warnings.warn("promoting specified output dtype to complex")
+                dt = np.promote_types(dt, np.complex64)
+        return be.empty(input, shape, dt)
+    if _gpu.backend(output) is not be:
+        raise TypeError(f"tileconv: output= is a {type(output).__module__}."
+                        f"{type(output).__name__} but the input is a {be.name} device array; "
+                        "pass a device array of the input's framework, a dtype or None")
+    if be.shape(output) != shape:
+        raise RuntimeError("output shape not correct")
+    if complex_output and be.dtype(output).kind != "c":
+        raise RuntimeError("output must have complex dtype")
+    return output
+
+
+def _copy_into(output, src):
+    be = _gpu.backend(output)
+    if be is None:
+        output[...] = src
+    else:
+        be.copy_(output, src)
+    return output
+
+
 def _store(result, output):
     """Casts result into output as scipy's C loops do (truncation for ints)."""
+    be = _gpu.backend(output)
+    if be is not None:
+        odt, rdt = be.dtype(output), be.dtype(result)
+        if odt.kind in "iub" and rdt.kind == "f":
+            t = be.trunc(result)
+            be.copy_(output, t != 0 if odt.kind == "b" else t)
+        else:
+            be.copy_(output, result)
+        return output
     if output.dtype.kind in "iub" and result.dtype.kind == "f":
         if output.dtype.kind == "b":  # C's (npy_bool)(double): truncate, then != 0
             output[...] = np.trunc(result) != 0
@@ -158,7 +249,7 @@ def _normalize_origins(origin, ndim):
 
 def _complex_parts(func, input, weights, output, cval):
     """Complex filtering as real passes, the combination scipy uses."""
-    ci, cw = input.dtype.kind == "c", weights.dtype.kind == "c"
+    ci, cw = _dtype(input).kind == "c", weights.dtype.kind == "c"
     if ci and cw:
         func(input.real, weights.real, output.real, np.real(cval))
         output.real -= func(input.imag, weights.imag, None, np.imag(cval))
@@ -175,45 +266,87 @@ def _complex_parts(func, input, weights, output, cval):
     return output
 
 
-def _is_gpu(a):
-    from . import _gpu
-    return _gpu.is_gpu(a)
+# float16 device arrays: whether the extension's plans take float16
+# (FilterPlan's dtype argument); a backend whose plans refuse it at run
+# time is remembered and computed in float32 (cast back once)
+_F16_REFUSED = set()
 
 
-def _correlate_gpu(input, weights, output, mode, cval, origin, kind):
-    """CuPy arrays / torch CUDA tensors (C-contiguous, float32/64, up to 3
-    filtered axes): the CUDA backend on the device addresses, no host copy."""
-    from . import _gpu
-    if output is not None:
-        raise TypeError("tileconv: output= is not supported for GPU arrays yet")
-    xp, xs, xdt = _gpu.info(input, "input")
-    w = np.asarray(weights, dtype=xdt)
-    if w.ndim != len(xs):
-        raise RuntimeError("filter weights array has incorrect shape.")
-    if len(xs) > 3:
-        raise ValueError("tileconv: GPU arrays: at most 3 filtered axes")
-    origins = _normalize_origins(origin, len(xs))
-    mcode = _mode_code(mode)
-    key = ("cuda", xdt.char, xs, w.shape, w.tobytes(), kind, mcode, float(cval), tuple(origins))
+def _f16_native(be):
+    return hasattr(_core.FilterPlan, "dtype") and be.name not in _F16_REFUSED
+
+
+def _work_dtype_dev(dt):
+    """The dtype a device input is filtered in: float32, float16 (float32
+    accumulation) or float64 (float64 and integers)."""
+    if dt == np.float32 or dt == np.float16:
+        return np.dtype(dt)
+    return np.dtype(np.float64)
+
+
+def _plan_dev(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt):
+    """A dense plan for device arrays of be (CUDA; the CPU for the test
+    double), cached as the host plans."""
+    thr = int(threads) if be.plan_backend == 0 else 0
+    key = ("dev", be.name, be.plan_backend, be.device_key(x), pdt.char, tuple(shape), nspatial,
+           mask.shape, mask.tobytes(), kind, mode, float(cval), tuple(origin), thr)
     with _cache_lock:
         p = _cache.get(key)
-    if p is None:
-        p = _core.FilterPlan(xs, (0,) * len(xs), (0,) * len(xs), len(xs),
-                             np.ascontiguousarray(w), kind, 0, mcode, float(cval),
-                             tuple(origins), 0, None, 1)
-        with _cache_lock:
-            _cache[key] = p
-    y = _gpu.empty_like(input, xs, xdt)
-    p.execute_ptr(xp, _gpu.info(y, "output")[0], _gpu.stream(input))
-    return y
+        if p is not None:
+            _cache.move_to_end(key)
+            return p
+    args = (tuple(shape), (0,) * len(shape), (0,) * len(shape), nspatial, mask, kind, 0, mode,
+            float(cval), tuple(int(o) for o in origin), thr, None, be.plan_backend)
+    if pdt == np.float16:
+        args += ("float16",)
+    p = _core.FilterPlan(*args)
+    with _cache_lock:
+        _cache[key] = p
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return p
+
+
+def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None):
+    """Device arrays: out = filter(x). x in its work dtype (float16 /
+    float32 / float64, any layout: a dense copy on the device where it is
+    not C-contiguous); mask a host ndarray of rank nspatial; out a device
+    array of x's shape, any dtype and layout (written directly when it is
+    dense, of x's dtype and apart from x; else through a temporary, cast
+    as _store casts). shape: the dense shape the plan runs (a reshape of
+    x's: the 1-D filters collapse the axes around theirs)."""
+    wdt = be.dtype(x)
+    xs = be.shape(x)
+    if int(np.prod(xs)) == 0:
+        return out
+    if wdt == np.float16 and not _f16_native(be):
+        return _filter_dev(be, be.astype(x, np.float32), mask, out, nspatial, kind, mode, cval,
+                           origin, shape)
+    xc = be.contiguous(x)
+    direct = (be.dtype(out) == wdt and be.is_contiguous(out) and
+              not _gpu.overlaps(be, xc, out))
+    y = out if direct else be.empty(x, xs, wdt)
+    m = np.ascontiguousarray(mask, dtype=np.float32 if wdt == np.float16 else wdt)
+    try:
+        p = _plan_dev(be, x, xs if shape is None else shape, nspatial, m, kind, mode, cval,
+                      origin, wdt)
+        p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(x))
+    except (RuntimeError, ValueError, TypeError, NotImplementedError):
+        if wdt != np.float16:
+            raise
+        _F16_REFUSED.add(be.name)  # float16 plans refused here: float32 from now on
+        return _filter_dev(be, be.astype(x, np.float32), mask, out, nspatial, kind, mode, cval,
+                           origin, shape)
+    if not direct:
+        _store(y, out)
+    return out
 
 
 def _correlate_nd(input, weights, output, mode, cval, origin, kind):
-    if type(input).__module__.startswith(("torch", "cupy")) and _is_gpu(input):
-        return _correlate_gpu(input, weights, output, mode, cval, origin, kind)
-    input = np.asarray(input)
-    weights = np.asarray(weights)
-    complex_in = input.dtype.kind == "c"
+    input = _asarray(input)
+    weights = _host(weights)
+    be = _gpu.backend(input)
+    complex_in = _dtype(input).kind == "c"
     complex_w = weights.dtype.kind == "c"
     if complex_in or complex_w:
         if complex_w and kind == _CORRELATE:
@@ -244,9 +377,16 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
     while nsp > 3 and weights.shape[lead] == 1 and origins[lead] == 0:
         lead += 1
         nsp -= 1
+    if nsp > 3 and any(n == 1 for n in input.shape):
+        return _correlate_unit_axes(input, weights, out, mode, mcode, cval, origins, kind)
     if nsp > 3:
         raise ValueError("tileconv: filters over more than 3 axes at once are not supported "
                          f"(weights shape {weights.shape})")
+    if be is not None:
+        wdt = _work_dtype_dev(be.dtype(input))
+        _filter_dev(be, be.astype(input, wdt), weights.reshape(weights.shape[lead:]), out, nsp,
+                    kind, mcode, cval, origins[lead:])
+        return out
     wdt = np.float32 if input.dtype == np.float32 else np.float64
     x = input if input.dtype == wdt else input.astype(wdt)
     mask = np.ascontiguousarray(weights.reshape(weights.shape[lead:]), dtype=wdt)
@@ -255,6 +395,44 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
     _filter_real(x, mask, y, nsp, kind, mcode, cval, origins[lead:])
     if not native:
         _store(y, out)
+    return out
+
+
+def _correlate_unit_axes(input, weights, out, mode, mcode, cval, origins, kind):
+    """More than 3 filtered axes, some of input size 1 (cupyx's tests filter
+    1 x 3 x 4 x 5 with 3^4 weights): along such an axis every tap reads the
+    one element (reflect, mirror, nearest, wrap) or cval but the centre tap
+    (constant), so the weights collapse along it (summed; or the centre
+    slice, plus cval times the other taps' sum added to the result) and
+    the axis is dropped: the rest is filtered in place in out's view."""
+    unit = [a for a, n in enumerate(input.shape) if n == 1]
+    w, add = weights, 0.0
+    for a in reversed(unit):
+        k = w.shape[a]
+        if mcode != 0:
+            w = w.sum(axis=a)
+            continue
+        o = origins[a]
+        if kind == _CONVOLVE:  # scipy: the flipped weights, origin -o (-1 more for even k)
+            c = k - 1 - (k // 2 - o - (1 - k % 2))
+        else:
+            c = k // 2 + o
+        centre = np.take(w, c, axis=a)
+        add = float(cval) * float(w.sum() - centre.sum()) + add
+        w = centre
+    idx = tuple(0 if a in unit else slice(None) for a in range(input.ndim))
+    rest = [o for a, o in enumerate(origins) if a not in unit]
+    x, o = input[idx], out[idx]
+    if add == 0.0:
+        _correlate_nd(x, w, o, mode, cval, rest, kind)
+        return out
+    be = _gpu.backend(input)
+    idt = _dtype(input)
+    wdt = (_work_dtype_dev(idt) if be is not None else
+           np.dtype(np.float32 if idt == np.float32 else np.float64))
+    t = _correlate_nd(x, w, wdt, "constant", cval, rest, kind)
+    t += add
+    _store(t, o)
     return out
 
 
@@ -276,9 +454,10 @@ def _check_axis(axis, ndim):
 
 
 def _correlate_1d(input, weights, axis, output, mode, cval, origin, kind):
-    input = np.asarray(input)
-    weights = np.asarray(weights)
-    if input.dtype.kind == "c" or weights.dtype.kind == "c":
+    input = _asarray(input)
+    weights = _host(weights)
+    be = _gpu.backend(input)
+    if _dtype(input).kind == "c" or weights.dtype.kind == "c":
         if weights.dtype.kind == "c":
             weights = weights.conj()
         out = _get_output(output, input, complex_output=True)
@@ -298,6 +477,21 @@ def _correlate_1d(input, weights, axis, output, mode, cval, origin, kind):
     out = _get_output(output, input)
     if input.ndim > _MAX_DIMS:
         raise ValueError(f"tileconv: at most {_MAX_DIMS} dimensions, got {input.ndim}")
+    if be is not None:
+        # the axes before and after the filtered one collapsed: (pre, n,
+        # post) with a mask (k, 1), or (pre, n) with (k,) when it is the last
+        xs = be.shape(input)
+        pre, n, post = int(np.prod(xs[:axis])), xs[axis], int(np.prod(xs[axis + 1:]))
+        if post > 1:
+            shape, mask, org = (pre, n, post), weights.reshape(s, 1), [origin, 0]
+        else:
+            shape, mask, org = (pre, n), weights, [origin]
+        if pre == 1 and len(shape) == 3:
+            shape = shape[1:]
+        wdt = _work_dtype_dev(be.dtype(input))
+        _filter_dev(be, be.astype(input, wdt), mask, out, len(org), kind, mcode, cval, org,
+                    shape=shape)
+        return out
     wdt = np.float32 if input.dtype == np.float32 else np.float64
     x = input if input.dtype == wdt else input.astype(wdt)
     native = out.dtype == wdt
@@ -318,7 +512,7 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
     """scipy.ndimage.convolve1d: correlate1d with the weights reversed and the
     origin mirrored, as scipy defines it."""
-    weights = np.asarray(weights)[::-1]
+    weights = _host(weights)[::-1]
     origin = -operator.index(origin)
     if not len(weights) & 1:
         origin -= 1
@@ -350,11 +544,10 @@ def _axes(axes, ndim):
 def _separable(input, output, axes, fn):
     """Runs fn(input, axis_index, axis, output) along the axes in turn, the
     way scipy does: each pass writes into the output array."""
-    input = np.asarray(input)
-    out = _get_output(output, input, complex_output=input.dtype.kind == "c")
+    input = _asarray(input)
+    out = _get_output(output, input, complex_output=_dtype(input).kind == "c")
     if not axes:
-        out[...] = input
-        return out
+        return _copy_into(out, input)
     src = input
     for i, ax in enumerate(axes):
         fn(src, i, ax, out)
@@ -366,12 +559,20 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     """scipy.ndimage.uniform_filter1d."""
     if size < 1:
         raise RuntimeError("incorrect filter size")
-    input = np.asarray(input)
-    if input.dtype.kind == "c":
+    input = _asarray(input)
+    idt = _dtype(input)
+    if idt.kind == "c":
         return correlate1d(input, np.full(int(size), 1.0 / size), axis, output, mode, cval, origin)
     # sums of ones (exact for integers), then one division: a window of equal
     # values gives that value exactly, as scipy's running mean does
     out = _get_output(output, input)
+    be = _gpu.backend(input)
+    if be is not None:
+        # float16: the sums in float32 (one rounding, at the store)
+        wdt = np.dtype(np.float32) if idt in (np.float32, np.float16) else np.dtype(np.float64)
+        s = correlate1d(be.astype(input, wdt), np.ones(int(size)), axis, wdt, mode, cval, origin)
+        s /= float(size)
+        return _store(s, out)
     wdt = np.float32 if input.dtype == np.float32 else np.float64
     s = correlate1d(input, np.ones(int(size)), axis, wdt, mode, cval, origin)
     s /= wdt(size)
@@ -380,7 +581,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
 
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
     """scipy.ndimage.uniform_filter."""
-    input = np.asarray(input)
+    input = _asarray(input)
     ax = _axes(axes, input.ndim)
     sizes = _per_axis(size, len(ax), "size")
     modes = _per_axis(mode, len(ax), "mode")
@@ -430,7 +631,7 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
                     *, radius=None, axes=None):
     """scipy.ndimage.gaussian_filter."""
-    input = np.asarray(input)
+    input = _asarray(input)
     ax = _axes(axes, input.ndim)
     orders = _per_axis(order, len(ax), "order")
     sigmas = _per_axis(sigma, len(ax), "sigma")
@@ -444,7 +645,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
 
 
 def _edge(input, axis, output, mode, cval, smooth):
-    input = np.asarray(input)
+    input = _asarray(input)
     axis = _check_axis(axis, input.ndim)
     modes = _per_axis(mode, input.ndim, "mode")
     out = _get_output(output, input)
@@ -479,12 +680,11 @@ def generic_laplace(input, derivative2, output=None, mode="reflect", cval=0.0,
     _check_callable(derivative2, "derivative2")
     if extra_keywords is None:
         extra_keywords = {}
-    input = np.asarray(input)
+    input = _asarray(input)
     output = _get_output(output, input)
     ax = _axes(axes, input.ndim)
     if not ax:
-        output[...] = input[...]
-        return output
+        return _copy_into(output, input)
     modes = _per_axis(mode, len(ax), "mode")
     derivative2(input, ax[0], output, modes[0], cval, *extra_arguments, **extra_keywords)
     for i in range(1, len(ax)):
@@ -503,14 +703,28 @@ def generic_gradient_magnitude(input, derivative, output=None, mode="reflect", c
     _check_callable(derivative, "derivative")
     if extra_keywords is None:
         extra_keywords = {}
-    input = np.asarray(input)
+    input = _asarray(input)
     output = _get_output(output, input)
     ax = _axes(axes, input.ndim)
     if not ax:
-        output[...] = input[...]
-        return output
+        return _copy_into(output, input)
     modes = _per_axis(mode, len(ax), "mode")
     derivative(input, ax[0], output, modes[0], cval, *extra_arguments, **extra_keywords)
+    be = _gpu.backend(output)
+    if be is not None:
+        output *= output
+        for i in range(1, len(ax)):
+            tmp = derivative(input, ax[i], output.dtype, modes[i], cval, *extra_arguments,
+                             **extra_keywords)
+            tmp *= tmp
+            output += tmp
+        odt = be.dtype(output)
+        if odt.kind in "fc":
+            return be.copy_(output, be.sqrt(output))
+        # integer outputs: the square root in the float type NumPy's sqrt
+        # loop takes for that integer type, cast as its unsafe cast
+        sdt = np.sqrt(np.zeros(1, odt)).dtype
+        return _store(be.sqrt(be.astype(output, sdt)), output)
     np.multiply(output, output, output)
     for i in range(1, len(ax)):
         tmp = derivative(input, ax[i], output.dtype, modes[i], cval, *extra_arguments,
@@ -547,7 +761,7 @@ def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axe
     """scipy.ndimage.gaussian_laplace: generic_laplace with second-order
     gaussian_filter passes; extra keywords (truncate, radius) go to
     gaussian_filter."""
-    input = np.asarray(input)
+    input = _asarray(input)
     sigma, ax = _sigmas_on_axes(sigma, input.ndim, axes)
     return generic_laplace(input, _gaussian_derivative(2), output, mode, cval,
                            extra_arguments=(sigma,), extra_keywords=kwargs, axes=ax)
@@ -558,7 +772,7 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
     """scipy.ndimage.gaussian_gradient_magnitude: generic_gradient_magnitude
     with first-order gaussian_filter passes; extra keywords (truncate,
     radius) go to gaussian_filter."""
-    input = np.asarray(input)
+    input = _asarray(input)
     sigma, ax = _sigmas_on_axes(sigma, input.ndim, axes)
     return generic_gradient_magnitude(input, _gaussian_derivative(1), output, mode, cval,
                                       extra_arguments=(sigma,), extra_keywords=kwargs,

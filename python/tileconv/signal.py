@@ -10,13 +10,23 @@ FFT for a large mask even under 'direct'), 'fft' forces the FFT algorithm
 (tileconv's FFT is overlap-save in blocks, which is what oaconvolve asks
 for). Up to 3 convolved axes; fftconvolve / oaconvolve take `axes`, the
 other axes being batch axes (broadcast as scipy does).
+
+Device arrays (CuPy arrays, torch CUDA tensors): every function runs on
+the device with the result of in1's framework (in2 may be on the device
+or the host; it is the library's mask, copied to the host for the plan);
+padding, slicing, batching and casts use the framework's arrays.
+method='fft' takes cuda.fft there, and the NaN / inf warning is not
+checked (it would need a device -> host transfer). float16 inputs give
+float16 results, computed with float32 accumulation (as cupyx).
 """
 import warnings
 
 import numpy as np
 
 from . import _core
-from .ndimage import _cache, _cache_lock, _CACHE_SIZE
+from . import _gpu
+from .ndimage import _cache, _cache_lock, _CACHE_SIZE, _host, _f16_native
+from .ndimage import _F16_REFUSED, _copy_into
 
 __all__ = ["convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "correlate2d"]
 
@@ -74,7 +84,133 @@ def _result_dtype(in1, in2):
     return np.result_type(in1, in2)
 
 
+def _dev_of(in1, in2):
+    """The Backend of the device array among in1, in2 (None: both host)."""
+    return _gpu.backend(in1) or _gpu.backend(in2)
+
+
+def _to_dev(be, like, a):
+    """a as a device array of be: a host array is copied to the device
+    (the other operand, a device array, chose it)."""
+    return a if _gpu.backend(a) is be else be.to_device(like, np.asarray(a))
+
+
+def _exec_dev(be, x, w, kind, output, algo, dt):
+    """x (device) with mask w (host) in dtype dt: full or valid."""
+    if dt == np.float16 and not _f16_native(be):
+        dt = np.dtype(np.float32)
+    xc = be.contiguous(be.astype(x, dt))
+    m = np.ascontiguousarray(w, dtype=np.float32 if dt == np.float16 else dt)
+    if algo is not None and be.plan_backend == 1:
+        algo = "cuda.fft"
+    thr = 0
+    xs = be.shape(xc)
+    key = ("signal-dev", be.name, be.plan_backend, be.device_key(xc), dt.char, xs, m.shape,
+           m.tobytes(), kind, output, algo)
+    with _cache_lock:
+        p = _cache.get(key)
+    try:
+        if p is None:
+            args = (xs, (0,) * len(xs), (0,) * len(xs), len(xs), m, kind, output, 0, 0.0,
+                    (0,) * len(xs), thr, algo, be.plan_backend)
+            p = _core.FilterPlan(*(args + (("float16",) if dt == np.float16 else ())))
+            with _cache_lock:
+                _cache[key] = p
+                while len(_cache) > _CACHE_SIZE:
+                    _cache.popitem(last=False)
+        y = be.empty(xc, tuple(p.out_shape), dt)
+        p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(xc))
+    except (RuntimeError, ValueError, TypeError, NotImplementedError):
+        if dt != np.float16:
+            raise
+        _F16_REFUSED.add(be.name)
+        return _exec_dev(be, x, w, kind, output, algo, np.dtype(np.float32))
+    return y
+
+
+def _shape_dtype(a):
+    be = _gpu.backend(a)
+    if be is not None:
+        return be.shape(a), be.dtype(a)
+    a = np.asarray(a)
+    return a.shape, a.dtype
+
+
+def _parts(a, dt):
+    """(real, imag) of a device or host array; imag None for real ones."""
+    if dt.kind != "c":
+        return a, None
+    if _gpu.backend(a) is not None:
+        return a.real, a.imag
+    return np.real(a), np.imag(a)
+
+
+def _nd_dev(be, in1, in2, mode, kind, algo):
+    """_nd for device arrays: the larger operand is the data on the device,
+    the other the library's mask, copied to the host (a device in2 of at
+    least in1's size stays on the device: convolution commutes, and a
+    correlation is the convolution with the flipped mask)."""
+    in1 = _to_dev(be, in2, in1)
+    s1, d1 = be.shape(in1), be.dtype(in1)
+    s2, d2 = _shape_dtype(in2)
+    if mode not in ("full", "same", "valid"):
+        raise ValueError("acceptable mode flags are 'valid', 'same', or 'full'")
+    rdt = np.result_type(d1, d2)
+    if len(s1) == len(s2) == 0:
+        v = _host(in2).item()
+        return be.astype(in1 * (np.conj(v) if kind == _CORRELATE else v), rdt)
+    if len(s1) != len(s2):
+        raise ValueError("in1 and in2 should have the same dimensionality")
+    if int(np.prod(s1)) == 0 or int(np.prod(s2)) == 0:
+        return be.empty(in1, (0,), rdt)
+    if len(s1) > 3:
+        raise ValueError(f"tileconv: at most 3 dimensions, got {len(s1)}")
+    big1 = all(a >= b for a, b in zip(s1, s2))
+    big2 = all(a <= b for a, b in zip(s1, s2))
+    if mode == "valid" and not (big1 or big2):
+        raise ValueError("For 'valid' mode, one must be at least as large as the other in "
+                         "every dimension")
+    if d1.kind == "c" or d2.kind == "c":
+        ar, ai = _parts(in1, d1)
+        br, bi = _parts(in2, d2)
+        if kind == _CORRELATE and bi is not None:
+            bi = -bi  # in2 conjugated, as scipy
+        def f(p, q):  # noqa: E306
+            return None if p is None or q is None else _nd_dev(be, p, q, mode, kind, algo)
+        re, im = f(ar, br), None
+        t = f(ai, bi)
+        if t is not None:
+            re = re - t
+        for t in (f(ar, bi), f(ai, br)):
+            if t is not None:
+                im = t if im is None else im + t
+        return be.astype(re + 1j * im, rdt)
+    if rdt == np.float16:
+        dt = np.dtype(np.float16)
+    elif rdt == np.float32:
+        dt = np.dtype(np.float32)
+    else:
+        dt = np.dtype(np.float64)
+    out = _FULL if mode != "valid" else _VALID
+    swap = (big2 and s1 != s2) if mode == "valid" else int(np.prod(s2)) > int(np.prod(s1))
+    if swap:
+        data = _to_dev(be, in1, in2)
+        if kind == _CORRELATE:
+            data = be.flip(data)
+        y = _exec_dev(be, data, _host(in1), _CONVOLVE, out, algo, dt)
+    else:
+        y = _exec_dev(be, in1, _host(in2), kind, out, algo, dt)
+    if mode == "same":
+        y = _centered(y, s1)
+    if rdt.kind in "iub":
+        return be.astype(be.rint(y), rdt)
+    return be.astype(y, rdt)
+
+
 def _nd(in1, in2, mode, kind, algo):
+    be = _dev_of(in1, in2)
+    if be is not None:
+        return _nd_dev(be, in1, in2, mode, kind, algo)
     in1, in2 = _check(in1, in2)
     if mode not in ("full", "same", "valid"):
         raise ValueError("acceptable mode flags are 'valid', 'same', or 'full'")
@@ -117,27 +253,54 @@ def _algo(method, in1=None, in2=None):
     return _FFT_ALGO if method == "fft" else None
 
 
+def _algo_of(method, in1, in2):
+    if _dev_of(in1, in2) is not None:
+        return _algo(method)  # no NaN scan of device arrays
+    return _algo(method, np.asarray(in1), np.asarray(in2))
+
+
 def convolve(in1, in2, mode="full", method="auto"):
     """scipy.signal.convolve."""
-    return _nd(in1, in2, mode, _CONVOLVE, _algo(method, np.asarray(in1), np.asarray(in2)))
+    return _nd(in1, in2, mode, _CONVOLVE, _algo_of(method, in1, in2))
 
 
 def correlate(in1, in2, mode="full", method="auto"):
     """scipy.signal.correlate (in2 conjugated for complex inputs, as scipy)."""
-    return _nd(in1, in2, mode, _CORRELATE, _algo(method, np.asarray(in1), np.asarray(in2)))
+    return _nd(in1, in2, mode, _CORRELATE, _algo_of(method, in1, in2))
 
 
 def _freq_axes(in1, in2, mode, axes):
     """fftconvolve / oaconvolve over `axes` (scipy's rules): the other axes
     are batch axes, equal or broadcast (size 1) between in1 and in2."""
-    in1, in2 = np.asarray(in1), np.asarray(in2)
+    be = _dev_of(in1, in2)
+    if be is not None:
+        # device: in1 on the device; in2 where it is (per slice, _nd_dev
+        # takes the smaller operand of each to the host as the mask)
+        in1 = _to_dev(be, in2, in1)
+        if _gpu.backend(in2) is None:
+            in2 = np.asarray(in2)
+            mv2, bc2 = np.moveaxis, np.broadcast_to
+        else:
+            mv2, bc2 = be.moveaxis, be.broadcast_to
+        xp_moveaxis, xp_broadcast, xp_stack = be.moveaxis, be.broadcast_to, be.stack
+        size1 = int(np.prod(be.shape(in1)))
+        s2, d2 = _shape_dtype(in2)
+        size2 = int(np.prod(s2))
+        rdt = np.result_type(be.dtype(in1), d2)
+    else:
+        in1, in2 = np.asarray(in1), np.asarray(in2)
+        xp_moveaxis, xp_broadcast, xp_stack = np.moveaxis, np.broadcast_to, np.stack
+        mv2, bc2 = np.moveaxis, np.broadcast_to
+        size1, size2 = in1.size, in2.size
     if mode not in ("full", "same", "valid"):
         raise ValueError("acceptable mode flags are 'valid', 'same', or 'full'")
     if in1.ndim == in2.ndim == 0:
-        return in1 * in2
+        return in1 * (in2 if be is None else in2.item())
     if in1.ndim != in2.ndim:
         raise ValueError("in1 and in2 should have the same dimensionality")
-    if in1.size == 0 or in2.size == 0:
+    if size1 == 0 or size2 == 0:
+        if be is not None:
+            return be.empty(in1, (0,), rdt)
         return np.array([], dtype=np.result_type(in1, in2))
     nd = in1.ndim
     if axes is None:
@@ -162,24 +325,24 @@ def _freq_axes(in1, in2, mode, axes):
         if in1.shape[a] != in2.shape[a] and in1.shape[a] != 1 and in2.shape[a] != 1:
             raise ValueError(f"incompatible shapes for in1 and in2: {in1.shape} and {in2.shape}")
     if not axes:
-        return in1 * in2
+        return in1 * (in2 if be is None else _to_dev(be, in1, in2))
     if len(axes) > 3:
         raise ValueError(f"tileconv: at most 3 convolved axes, got {len(axes)}")
     nb = len(other)
     dst = list(range(nb, nd))
-    x = np.moveaxis(in1, axes, dst)
-    w = np.moveaxis(in2, axes, dst)
-    bshape = np.broadcast_shapes(x.shape[:nb], w.shape[:nb])
-    x = np.broadcast_to(x, bshape + x.shape[nb:])
-    w = np.broadcast_to(w, bshape + w.shape[nb:])
+    x = xp_moveaxis(in1, axes, dst)
+    w = mv2(in2, axes, dst)
+    bshape = np.broadcast_shapes(tuple(x.shape[:nb]), tuple(w.shape[:nb]))
+    x = xp_broadcast(x, bshape + tuple(x.shape[nb:]))
+    w = bc2(w, bshape + tuple(w.shape[nb:]))
     if mode == "valid":
         s1, s2 = x.shape[nb:], w.shape[nb:]
         if not (all(a >= b for a, b in zip(s1, s2)) or all(a <= b for a, b in zip(s1, s2))):
             raise ValueError("For 'valid' mode, one must be at least as large as the other in "
                              "every dimension")
     parts = [_nd(x[i], w[i], mode, _CONVOLVE, _FFT_ALGO) for i in np.ndindex(*bshape)]
-    y = np.stack(parts).reshape(bshape + parts[0].shape) if bshape else parts[0]
-    return np.moveaxis(y, dst, axes)
+    y = xp_stack(parts).reshape(bshape + tuple(parts[0].shape)) if bshape else parts[0]
+    return xp_moveaxis(y, dst, axes)
 
 
 def fftconvolve(in1, in2, mode="full", axes=None):
@@ -202,8 +365,30 @@ def _same_2d(full, shape, mshape, kind):
     return full[tuple(slice(s, s + n) for s, n in zip(start, shape))]
 
 
+def _pad_dev(be, a, pads, boundary, fillvalue):
+    """np.pad of a device array (fill / wrap / symmetric), on the device:
+    index gathering per axis for wrap and symmetric, a filled array with
+    the input copied in for fill."""
+    shape = be.shape(a)
+    if boundary in ("fill", "pad"):
+        ext = be.empty(a, tuple(n + lo + hi for n, (lo, hi) in zip(shape, pads)), be.dtype(a))
+        be.copy_(ext, fillvalue)
+        inner = ext[tuple(slice(lo, lo + n) for n, (lo, _) in zip(shape, pads))]
+        _copy_into(inner, a)
+        return ext
+    npmode = "wrap" if boundary in ("wrap", "circular") else "symmetric"
+    for ax, (n, p) in enumerate(zip(shape, pads)):
+        a = be.take(a, np.pad(np.arange(n), p, mode=npmode), ax)
+    return a
+
+
 def _conv2d(in1, in2, mode, boundary, fillvalue, kind):
-    in1, in2 = np.asarray(in1), np.asarray(in2)
+    be = _dev_of(in1, in2)
+    if be is not None:
+        in1 = _to_dev(be, in2, in1) if _gpu.backend(in1) is None else in1
+        in2 = _host(in2)
+    else:
+        in1, in2 = np.asarray(in1), np.asarray(in2)
     if in1.ndim != 2 or in2.ndim != 2:
         raise ValueError("convolve2d inputs must both be 2-D arrays")
     if mode not in ("full", "same", "valid"):
@@ -214,7 +399,7 @@ def _conv2d(in1, in2, mode, boundary, fillvalue, kind):
     fv = np.asarray(fillvalue)
     if fv.size != 1:
         raise ValueError("`fillvalue` must be scalar or an array with one element.")
-    rdt = np.result_type(in1, in2)
+    rdt = np.result_type(in1, in2) if be is None else np.result_type(be.dtype(in1), in2.dtype)
     if np.iscomplexobj(fv) and rdt.kind != "c":
         raise ValueError("could not cast `fillvalue` directly to the output type")
     fillvalue = fv.reshape(()).item()
@@ -227,7 +412,9 @@ def _conv2d(in1, in2, mode, boundary, fillvalue, kind):
     # the boundary as an explicit extension, then 'valid' = full (or same)
     m0, m1 = in2.shape
     pads = ((m0 - 1, m0 - 1), (m1 - 1, m1 - 1))
-    if boundary in ("fill", "pad"):
+    if be is not None:
+        ext = _pad_dev(be, in1, pads, boundary, fillvalue)
+    elif boundary in ("fill", "pad"):
         ext = np.pad(in1, pads, mode="constant", constant_values=fillvalue)
     elif boundary in ("wrap", "circular"):
         ext = np.pad(in1, pads, mode="wrap")
