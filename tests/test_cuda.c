@@ -1076,6 +1076,188 @@ static void run_conv_staged_all(void) {
     }
 }
 
+/* ---------------- cuda.conv.igemm-half: native float16 / bfloat16 ----------
+ * The one CUDA solver that runs half-precision channels-last layers and the
+ * fused epilogue itself (no staging): awkward layers (C/G not a multiple of
+ * 8, K past one tile, 1x1, 1D, 3D, groups, stride, dilation) in both dtypes,
+ * with and without a residual (in place too) and several activations, host
+ * and device pointers (device calls behind the enqueue gate), every tile
+ * configuration forced on one layer, against ref.conv run natively on the
+ * same rounded inputs; error as run_conv_staged (of the magnitude sum). */
+static const ccase hcases[] = {
+    {2, 2, 24, 40, 1, {13, 11}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
+    {2, 1, 3, 20, 1, {37, 41}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1}, /* conv1-like */
+    {2, 3, 12, 18, 3, {8, 9}, {3, 2}, 1, 2, 2, TC_PADDING_ZEROS, 1},  /* groups, dil */
+    {2, 2, 64, 130, 1, {9, 10}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 0}, /* K > 128 */
+    {2, 2, 40, 72, 1, {11, 13}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1}, /* 1x1 */
+    {3, 1, 16, 12, 1, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
+    {1, 2, 9, 11, 1, {70}, {5}, 2, 1, 2, TC_PADDING_ZEROS, 1},
+    {2, 2, 32, 136, 1, {12, 12}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1}, /* every tile config */
+};
+#define NHC (int)(sizeof hcases / sizeof hcases[0])
+typedef struct hvariant {
+    tc_dtype dt;
+    tc_activation act;
+    int res; /* 0 none, 1 separate, 2 in place */
+} hvariant;
+static const hvariant hvariants[] = {
+    {TC_FLOAT16, TC_ACT_RELU, 1}, {TC_BFLOAT16, TC_ACT_GELU, 2},
+    {TC_FLOAT16, TC_ACT_NONE, 0}, {TC_BFLOAT16, TC_ACT_SILU, 1},
+    {TC_FLOAT16, TC_ACT_TANH, 2}, {TC_BFLOAT16, TC_ACT_RELU6, 0},
+};
+#define NHV (int)(sizeof hvariants / sizeof hvariants[0])
+
+static void run_conv_half_native(int ci, int vi, const char *cfg) {
+    const ccase *c = &hcases[ci];
+    const hvariant *v = &hvariants[vi];
+    const char *name = "cuda.conv.igemm-half";
+    tc_conv_desc d;
+    tc_conv_desc_init(&d);
+    d.dtype = v->dt;
+    d.nspatial = c->nsp;
+    d.batch = c->N; d.in_channels = c->C; d.out_channels = c->K; d.groups = c->G;
+    int64_t nx = c->N * c->C, nw = c->K * (c->C / c->G);
+    for (int i = 0; i < c->nsp; i++) {
+        d.in_size[i] = c->n[i]; d.kernel_size[i] = c->m[i];
+        d.stride[i] = c->stride; d.dilation[i] = c->dil; d.padding[i] = c->pad;
+        nx *= c->n[i];
+        nw *= c->m[i];
+    }
+    d.padding_mode = c->pm;
+    d.has_bias = c->bias;
+    d.layout = TC_LAYOUT_CHANNELS_LAST;
+    d.activation = v->act;
+    d.has_residual = v->res != 0;
+    tc_plan_options ro, o;
+    tc_plan_options_init(&ro);
+    ro.algorithm = "ref.conv";
+    tc_plan_options_init(&o);
+    o.algorithm = name;
+    tc_plan *rp = NULL, *mp = NULL, *pl = NULL;
+    tc_conv_desc md = d; /* magnitudes: float32, same layout, no epilogue */
+    md.dtype = TC_FLOAT32;
+    md.activation = TC_ACT_NONE;
+    md.has_residual = 0;
+    if (cfg) setenv("TC_CUDA_HALF_CFG", cfg, 1);
+    TH_BEGIN("%s case %d (%dD N%lld C%lld K%lld G%lld) %s %s%s%s", name, ci, c->nsp,
+             (long long)c->N, (long long)c->C, (long long)c->K, (long long)c->G,
+             tc_dtype_name(v->dt), tc_activation_name(v->act),
+             v->res == 2 ? " residual in place" : v->res ? " residual" : "",
+             cfg ? cfg : "");
+    tc_status st = tc_plan_conv(&rp, NULL, &d, &ro);
+    if (st == TC_OK) st = tc_plan_conv(&mp, NULL, &md, &ro);
+    CHECK(st == TC_OK, "ref.conv plan: %s", tc_last_error());
+    tc_status pst = tc_plan_conv(&pl, NULL, &d, &o);
+    CHECK_STATUS(pst, TC_OK);
+    if (st == TC_OK && pst == TC_OK) {
+        CHECK(tc_plan_staging(pl)[0] == 0, "%s staged: %s", name, tc_plan_staging(pl));
+        int nd;
+        int64_t os[TC_MAX_DIMS], ny = 1;
+        tc_plan_output_shape(rp, &nd, os);
+        for (int i = 0; i < nd; i++) ny *= os[i];
+        const size_t es = tc_dtype_size(v->dt);
+        th_rng r = th_rng_for(9000 + ci * 16 + vi);
+        float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc(c->K * 4),
+              *res = malloc(ny * 4), *ref = malloc(ny * 4), *mag = malloc(ny * 4),
+              *y = malloc(ny * 4);
+        fill(x, nx, &r); fill(w, nw, &r); fill(b, c->K, &r); fill(res, ny, &r);
+        void *qx = to_dtype(x, nx, v->dt), *qw = to_dtype(w, nw, v->dt),
+             *qb = to_dtype(b, c->K, v->dt), *qr = to_dtype(res, ny, v->dt);
+        void *qref = malloc(ny * es), *qy = malloc(ny * es);
+        round_to(x, nx, v->dt); round_to(w, nw, v->dt); round_to(b, c->K, v->dt);
+        round_to(res, ny, v->dt);
+        const void *qbias = c->bias ? qb : NULL;
+        st = tc_execute_conv_residual(rp, qref, qx, qw, qbias, v->res ? qr : NULL, NULL);
+        for (int64_t i = 0; i < nx; i++) x[i] = fabsf(x[i]);
+        for (int64_t i = 0; i < nw; i++) w[i] = fabsf(w[i]);
+        for (int64_t i = 0; i < c->K; i++) b[i] = fabsf(b[i]);
+        if (st == TC_OK) st = tc_execute_conv(mp, mag, x, w, c->bias ? b : NULL, NULL);
+        CHECK(st == TC_OK, "ref.conv execute: %s", tc_last_error());
+        from_dtype(ref, qref, ny, v->dt);
+        for (int64_t i = 0; i < ny; i++) mag[i] += v->res ? fabsf(res[i]) : 0.f;
+        for (int dev = 0; dev < 2 && st == TC_OK; dev++) {
+            const size_t yb = (size_t)ny * es;
+            if (v->res == 2) memcpy(qy, qr, yb);
+            else memset(qy, 0xff, yb); /* NaN in both dtypes */
+            int rc = -1;
+            if (!dev) {
+                rc = tc_execute_conv_residual(pl, qy, qx, qw, qbias,
+                                              v->res == 2 ? qy : v->res ? qr : NULL, NULL);
+            } else {
+#if TC_TEST_CUDA
+                void *dx = NULL, *dw = NULL, *db = NULL, *dy = NULL, *dr = NULL;
+                if (cudaMalloc(&dx, nx * es) == cudaSuccess && cudaMalloc(&dw, nw * es) == cudaSuccess &&
+                    cudaMalloc(&db, c->K * es) == cudaSuccess && cudaMalloc(&dy, yb) == cudaSuccess &&
+                    cudaMalloc(&dr, yb) == cudaSuccess &&
+                    cudaMemcpy(dx, qx, nx * es, cudaMemcpyHostToDevice) == cudaSuccess &&
+                    cudaMemcpy(dw, qw, nw * es, cudaMemcpyHostToDevice) == cudaSuccess &&
+                    cudaMemcpy(db, qb, c->K * es, cudaMemcpyHostToDevice) == cudaSuccess &&
+                    cudaMemcpy(dr, qr, yb, cudaMemcpyHostToDevice) == cudaSuccess &&
+                    cudaMemcpy(dy, qy, yb, cudaMemcpyHostToDevice) == cudaSuccess) {
+                    const int gated = gate_shut();
+                    rc = tc_execute_conv_residual(pl, dy, dx, dw, c->bias ? db : NULL,
+                                                  v->res == 2 ? dy : v->res ? dr : NULL, NULL);
+                    GATE_CHECK(gated);
+                    if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
+                                        cudaMemcpy(qy, dy, yb, cudaMemcpyDeviceToHost) != cudaSuccess))
+                        rc = -1;
+                }
+                cudaFree(dx); cudaFree(dw); cudaFree(db); cudaFree(dy); cudaFree(dr);
+#else
+                continue;
+#endif
+            }
+            CHECK(rc == TC_OK, "execute (%s pointers): rc %d, %s", dev ? "device" : "host", rc,
+                  tc_last_error());
+            if (rc != TC_OK) continue;
+            int64_t bad;
+            from_dtype(y, qy, ny, v->dt);
+            double e = mag_err(y, ref, mag, ny, &bad);
+            CHECK(bad < 0, "%s pointers: element %lld not written or not finite",
+                  dev ? "device" : "host", (long long)bad);
+            CHECK(e <= half_tol(v->dt), "%s pointers: err %.3g of the magnitude sum > %.0e",
+                  dev ? "device" : "host", e, half_tol(v->dt));
+            if (th_g.verbose) printf("    %s case %d %s: err %.3g\n", name, ci, dev ? "device" : "host", e);
+        }
+        free(x); free(w); free(b); free(res); free(ref); free(mag); free(y);
+        free(qx); free(qw); free(qb); free(qr); free(qref); free(qy);
+    }
+    TH_END();
+    if (cfg) unsetenv("TC_CUDA_HALF_CFG");
+    tc_plan_destroy(rp);
+    tc_plan_destroy(mp);
+    tc_plan_destroy(pl);
+}
+
+static void run_conv_half_native_all(void) {
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = "cuda.conv.igemm-half";
+    tc_conv_desc d;
+    tc_conv_desc_init(&d);
+    d.dtype = TC_FLOAT16;
+    d.layout = TC_LAYOUT_CHANNELS_LAST;
+    d.nspatial = 2; d.batch = 1; d.in_channels = 8; d.out_channels = 8;
+    d.in_size[0] = d.in_size[1] = 8; d.kernel_size[0] = d.kernel_size[1] = 3;
+    tc_plan *pl = NULL;
+    if (tc_plan_conv(&pl, NULL, &d, &o) == TC_ERR_NOT_APPLICABLE) { /* not Hopper's sm_90a */
+        printf("cuda.conv.igemm-half not applicable here: %s\n", tc_last_error());
+        n_na++;
+        return;
+    }
+    tc_plan_destroy(pl);
+    for (int ci = 0; ci < NHC; ci++)
+        for (int vi = 0; vi < NHV; vi++) {
+            if (th_g.quick && (ci + vi) % 3) continue;
+            if (ci == NHC - 1) { /* every tile configuration */
+                static const char *const cfgs[] = {"0", "1", "2"};
+                for (int k = 0; k < 3; k++) run_conv_half_native(ci, vi, cfgs[k]);
+            } else {
+                run_conv_half_native(ci, vi, NULL);
+            }
+        }
+}
+
 /* float16 filters (dense arrays: strided device arrays are refused), the
  * CUDA filter solvers forced, against ref.conv in float16; error against
  * max|x| * sum|m| (2e-3) */
@@ -2109,6 +2291,7 @@ int main(int argc, char **argv) {
             if (!quick) run_conv_case(ci, 0, 1);
         }
         if (!getenv("TC_TEST_CUDA_TFV")) run_conv_staged_all();
+        if (!getenv("TC_TEST_CUDA_TFV")) run_conv_half_native_all();
         run_conv_tf32_variants();
         run_conv_fft_chunks();
 #if TC_TEST_CUDA
@@ -2174,6 +2357,7 @@ int main(int argc, char **argv) {
         if (!quick) run_conv_case(ci, 0, 1);
     }
     run_conv_staged_all();
+    run_conv_half_native_all();
     run_conv_tf32_variants();
     run_conv_fft_chunks();
 #if TC_TEST_CUDA

@@ -15,9 +15,14 @@
  *
  * Tiles: BM = 128 output positions (two warpgroups of 64) x BN = 64 or 128
  * output channels x BK = 64 (one 128-byte row a position: the 128-byte
- * swizzle of wgmma's K-major operands), 4 shared-memory stages, copies two
- * steps ahead. Layers with C/G not a multiple of 8 (conv1, C = 3) gather 8
- * channels through registers with bounds checks instead.
+ * swizzle of wgmma's K-major operands), 4 to 8 shared-memory stages with
+ * copies ST - 2 steps ahead, each step's wgmmas issued before the next
+ * copies. The epilogue goes through shared memory (fp32), so that bias,
+ * residual and output move in 16-byte accesses along the channels.
+ * Layers with one group and C not a multiple of 8 (conv1, C = 3) are first
+ * merged along the last axis (k_hg_merge: each output column's window of
+ * S x C values, padded to 8, becomes its channels; 7x7x3 -> 7 taps of 24
+ * channels), other such layers gather 8 channels through registers.
  */
 #include "cuda/cuda_common.h"
 #include "cuda/cuda_hopper.h" /* cp.async, wgmma descriptors, the probe */
@@ -29,8 +34,7 @@
 
 namespace {
 
-constexpr int HG_BM = 128, HG_BK = 64, HG_ST = 4, HG_THREADS = 256;
-[[maybe_unused]] constexpr int HG_D = HG_ST - 2; /* k steps copied ahead */
+constexpr int HG_BM = 128, HG_BK = 64, HG_THREADS = 256;
 
 struct hgp {
     int64_t M;            /* N * output positions */
@@ -38,7 +42,7 @@ struct hgp {
     int C, K, Cg, Kg, Cp, taps, KRp, ksteps;
     int in0, in1, in2, out0, out1, out2, m1, m2;
     int s0, s1, s2, d0, d1, d2, p0, p1, p2;
-    int act, has_bias, has_res, pairs;
+    int act, has_bias, has_res, vec8;
 };
 
 /* D[64 x N] += A[64 x 16] * B[16 x N], both K-major in shared memory */
@@ -106,25 +110,66 @@ template <bool BF> __device__ __forceinline__ uint16_t hg_cvt(float v) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 }
 
-/* The weights K x Cg x taps (dense, torch's layout) to K x KRp, l = tap * Cp + c */
+/* The weights K x Cg x (taps x mf) (dense, torch's layout) to K x KRp with
+ * l = tap * Cp + j, j = s * Cg + c: mf = 1 for the plain form, the last
+ * mask axis's length for the merged one (hg_merge); row k of blockIdx.y's
+ * rows, positions l of blockIdx.x's (rows too long for k_hg_wpack_row) */
+__device__ __forceinline__ uint16_t hg_wsrc(const uint16_t *wk, int l, int Cg, int Cp, int taps,
+                                            int mf) {
+    const int t = l / Cp, j = l - t * Cp, sx = j / Cg, c = j - sx * Cg;
+    return t < taps && sx < mf ? wk[((int64_t)c * taps + t) * mf + sx] : (uint16_t)0;
+}
 __global__ void k_hg_wpack(const uint16_t *__restrict__ w, uint16_t *__restrict__ wp, int64_t K,
-                           int Cg, int Cp, int taps, int KRp) {
-    const int64_t n = K * KRp;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t k = i / KRp;
-        const int l = (int)(i - k * KRp), t = l / Cp, c = l - t * Cp;
-        wp[i] = t < taps && c < Cg ? w[(k * Cg + c) * taps + t] : (uint16_t)0;
+                           int Cg, int Cp, int taps, int mf, int KRp) {
+    const int l = blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= KRp) return;
+    for (int64_t k = blockIdx.y; k < K; k += gridDim.y)
+        wp[k * KRp + l] = hg_wsrc(w + k * Cg * taps * mf, l, Cg, Cp, taps, mf);
+}
+/* the same, one row k a block through shared memory: the row read and
+ * written contiguously (Cg * taps * mf <= HG_WROW) */
+constexpr int HG_WROW = 12288;
+__global__ void __launch_bounds__(256) k_hg_wpack_row(const uint16_t *__restrict__ w,
+                                                      uint16_t *__restrict__ wp, int64_t K,
+                                                      int Cg, int Cp, int taps, int mf, int KRp) {
+    __shared__ uint16_t row[HG_WROW];
+    const int n = Cg * taps * mf;
+    for (int64_t k = blockIdx.x; k < K; k += gridDim.x) {
+        const uint16_t *src = w + k * n;
+        for (int i = threadIdx.x; i < n; i += 256) row[i] = src[i];
+        __syncthreads();
+        uint16_t *dst = wp + k * KRp;
+        for (int l = threadIdx.x; l < KRp; l += 256) dst[l] = hg_wsrc(row, l, Cg, Cp, taps, mf);
+        __syncthreads();
     }
 }
 
-/* One BM x BN tile of group blockIdx.z; VEC: 16-byte copies of x (C/G and C
- * multiples of 8, x 16-byte aligned), else a gather of 8 checked loads */
-template <int BN, bool BF, bool VEC>
-__global__ void __launch_bounds__(HG_THREADS, BN == 128 ? 1 : 2)
+/* The merged input of a layer with few channels (one group, C not a
+ * multiple of 8, conv1's 3): the last axis's window of every output
+ * position q gathered once, xm[row][q][s * C + c] = x[row][q * st + s * dl
+ * - pd][c] (0 outside, and for s * C + c >= mf * C up to Cm), so that the
+ * layer becomes one with Cm = mf * C rounded up to 8 channels, a 1-long
+ * last mask axis, and 16-byte copies (rows: N x in0 x in1) */
+__global__ void k_hg_merge(const uint16_t *__restrict__ x, uint16_t *__restrict__ xm, int64_t rows,
+                           int in2, int C, int out2, int Cm, int mf, int st, int dl, int pd) {
+    const int e = blockIdx.x * blockDim.x + threadIdx.x; /* q * Cm + j */
+    if (e >= out2 * Cm) return;
+    const int q = e / Cm, j = e - q * Cm, sx = j / C, c = j - sx * C;
+    const int wi = q * st + sx * dl - pd;
+    const bool in = sx < mf && (unsigned)wi < (unsigned)in2;
+    for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
+        xm[r * out2 * Cm + e] = in ? x[(r * in2 + wi) * C + c] : (uint16_t)0;
+}
+
+/* One BM x BN tile of group blockIdx.z, ST shared-memory stages with copies
+ * ST - 2 k steps ahead; VEC: 16-byte copies of x (C/G and C multiples of 8,
+ * x 16-byte aligned), else a gather of 8 checked loads */
+template <int BN, bool BF, bool VEC, int ST>
+__global__ void __launch_bounds__(HG_THREADS, BN == 64 && ST == 4 ? 2 : 1)
     k_hg_conv(const uint16_t *__restrict__ x, const uint16_t *__restrict__ wp,
               const uint16_t *__restrict__ bias, const uint16_t *res, uint16_t *y, hgp p) {
 #if IG_WGMMA
+    constexpr int D = ST - 2;
     extern __shared__ uint8_t hg_smem_raw[];
     /* the 128-byte swizzle takes its phase from address bits 7-9: 1 KiB alignment */
     uint8_t *smem = (uint8_t *)(((uintptr_t)hg_smem_raw + 1023) & ~(uintptr_t)1023);
@@ -134,23 +179,35 @@ __global__ void __launch_bounds__(HG_THREADS, BN == 128 ? 1 : 2)
     const int n0 = blockIdx.y * BN, g = blockIdx.z;
     const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem);
 
-    /* this thread's A rows (tid / 8 + 32 i) and 16-byte column (tid % 8) */
+    /* this thread's A rows (tid / 8 + 32 i) and 16-byte column (tid % 8):
+     * the window origin and the element offset of its (0, 0, 0) tap */
     const int col = tid & 7, r0 = tid >> 3;
-    int64_t rb[4];     /* image base (positions) */
+    int64_t ro[4];
     int ib0[4], ib1[4], ib2[4];
+#pragma unroll
     for (int i = 0; i < 4; i++) {
         int64_t m = m0 + r0 + 32 * i;
         if (m < p.M) {
-            int64_t q = m;
-            const int o2 = (int)(q % p.out2); q /= p.out2;
-            const int o1 = (int)(q % p.out1); q /= p.out1;
-            const int o0 = (int)(q % p.out0); q /= p.out0;
-            rb[i] = q * p.plane;
+            int64_t q;
+            int o0, o1, o2;
+            if (p.M <= INT32_MAX) { /* 32-bit divisions: the 64-bit ones are long loops */
+                unsigned u = (unsigned)m;
+                o2 = (int)(u % (unsigned)p.out2); u /= (unsigned)p.out2;
+                o1 = (int)(u % (unsigned)p.out1); u /= (unsigned)p.out1;
+                o0 = (int)(u % (unsigned)p.out0); q = u / (unsigned)p.out0;
+            } else {
+                q = m;
+                o2 = (int)(q % p.out2); q /= p.out2;
+                o1 = (int)(q % p.out1); q /= p.out1;
+                o0 = (int)(q % p.out0); q /= p.out0;
+            }
             ib0[i] = o0 * p.s0 - p.p0;
             ib1[i] = o1 * p.s1 - p.p1;
             ib2[i] = o2 * p.s2 - p.p2;
+            ro[i] = (q * p.plane + ((int64_t)ib0[i] * p.in1 + ib1[i]) * p.in2 + ib2[i]) * p.C +
+                    (int64_t)g * p.Cg;
         } else {
-            rb[i] = 0;
+            ro[i] = 0;
             ib0[i] = -(1 << 29); /* never inside */
             ib1[i] = ib2[i] = 0;
         }
@@ -162,29 +219,32 @@ __global__ void __launch_bounds__(HG_THREADS, BN == 128 ? 1 : 2)
         lt++;
         if (++t2 == p.m2) { t2 = 0; if (++t1 == p.m1) { t1 = 0; t0++; } }
     }
-    const uint16_t *xg = x + (int64_t)g * p.Cg;
-    const uint16_t *wg_rows = wp + ((int64_t)g * p.Kg + n0) * p.KRp;
+    /* B: rows r0 + 32 i of the tile, this column; valid rows as bits */
+    const uint16_t *bp = wp + ((int64_t)g * p.Kg + n0 + r0) * p.KRp + col * 8;
+    unsigned bok = 0;
+#pragma unroll
+    for (int i = 0; i < BN / 32; i++) bok |= (n0 + r0 + 32 * i < p.Kg ? 1u : 0u) << i;
+    const int64_t bstep = (int64_t)32 * p.KRp;
 
-    /* copies of k step kt into slot kt % ST; advances the thread's (tap, c) */
-    auto load = [&](int kt) {
-        const unsigned sa = sbase + (kt % HG_ST) * SBYTES, sb = sa + ABYTES;
+    /* copies of the next k step into slot `slot`; advances (tap, c) and B */
+    auto load = [&](int slot) {
+        const unsigned sa = sbase + slot * SBYTES, sb = sa + ABYTES;
         const bool tap_ok = lt < p.taps;
         const int e0 = t0 * p.d0, e1 = t1 * p.d1, e2 = t2 * p.d2;
+        const int64_t toff = (((int64_t)e0 * p.in1 + e1) * p.in2 + e2) * p.C + lc;
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const int r = r0 + 32 * i;
             const unsigned dst = sa + r * 128 + ((col ^ (r & 7)) << 4);
-            const int i0 = ib0[i] + e0, i1 = ib1[i] + e1, i2 = ib2[i] + e2;
-            const bool ok = tap_ok && (unsigned)i0 < (unsigned)p.in0 &&
-                            (unsigned)i1 < (unsigned)p.in1 && (unsigned)i2 < (unsigned)p.in2;
-            const int64_t pos = rb[i] + ((int64_t)i0 * p.in1 + i1) * p.in2 + i2;
+            const bool ok = tap_ok && (unsigned)(ib0[i] + e0) < (unsigned)p.in0 &&
+                            (unsigned)(ib1[i] + e1) < (unsigned)p.in1 &&
+                            (unsigned)(ib2[i] + e2) < (unsigned)p.in2;
             if (VEC) {
-                const uint16_t *src = ok ? xg + pos * p.C + lc : x;
-                hg_cp16(dst, src, ok ? 16 : 0);
+                hg_cp16(dst, ok ? x + ro[i] + toff : x, ok ? 16 : 0);
             } else {
                 unsigned v[4] = {0, 0, 0, 0};
                 if (ok) {
-                    const uint16_t *src = xg + pos * p.C;
+                    const uint16_t *src = x + ro[i] + toff - lc;
 #pragma unroll
                     for (int j = 0; j < 8; j++)
                         if (lc + j < p.Cg) v[j >> 1] |= (unsigned)src[lc + j] << (16 * (j & 1));
@@ -194,15 +254,14 @@ __global__ void __launch_bounds__(HG_THREADS, BN == 128 ? 1 : 2)
                              : "memory");
             }
         }
-        /* B: BN rows of 8 columns */
 #pragma unroll
         for (int i = 0; i < BN / 32; i++) {
             const int r = r0 + 32 * i;
             const unsigned dst = sb + r * 128 + ((col ^ (r & 7)) << 4);
-            const bool ok = n0 + r < p.Kg;
-            const uint16_t *src = ok ? wg_rows + (int64_t)r * p.KRp + (int64_t)kt * HG_BK + col * 8 : wp;
-            hg_cp16(dst, src, ok ? 16 : 0);
+            const bool ok = (bok >> i) & 1;
+            hg_cp16(dst, ok ? bp + i * bstep : wp, ok ? 16 : 0);
         }
+        bp += HG_BK;
         /* the next k step: 64 further along l */
         lc += HG_BK;
         while (lc >= p.Cp) {
@@ -218,63 +277,93 @@ __global__ void __launch_bounds__(HG_THREADS, BN == 128 ? 1 : 2)
 
     const int KT = p.ksteps;
 #pragma unroll
-    for (int s = 0; s < HG_D; s++) {
+    for (int s = 0; s < D; s++) {
         if (s < KT) load(s);
         ig_commit();
     }
+    int cslot = 0, lslot = D; /* the slots of step kt and of step kt + D */
+    const uint64_t da0 = ig_desc_sw128(smem + wg * 64 * 128), db0 = ig_desc_sw128(smem + ABYTES);
     for (int kt = 0; kt < KT; kt++) {
-        ig_wait<HG_D - 1>(); /* this thread's copies of step kt have landed */
-        ig_proxy_fence();    /* ... and are visible to wgmma (async proxy) */
-        __syncthreads();     /* everyone's; and every wgmma of step kt - 2 is done */
-        if (kt + HG_D < KT) load(kt + HG_D);
-        ig_commit();
-        const uint8_t *As = smem + (kt % HG_ST) * SBYTES, *Bs = As + ABYTES;
+        ig_wait<D - 1>(); /* this thread's copies of step kt have landed */
+        ig_proxy_fence(); /* ... and are visible to wgmma (async proxy) */
+        __syncthreads();  /* everyone's; and every wgmma of step kt - 2 is done */
+        /* the MMAs first, so that the tensor cores work while the copies of
+         * step kt + D are computed and issued; the slot's descriptors: a
+         * k16 step is 32 bytes along the row (2 in 16-byte address units) */
+        const uint64_t so = (uint64_t)((cslot * SBYTES) >> 4);
         ig_wg_fence();
 #pragma unroll
         for (int k16 = 0; k16 < 4; k16++)
-            hg_mma<BN, BF>(acc, ig_desc_sw128(As + wg * 64 * 128 + k16 * 32),
-                           ig_desc_sw128(Bs + k16 * 32));
+            hg_mma<BN, BF>(acc, da0 + so + 2 * k16, db0 + so + 2 * k16);
         ig_wg_commit();
-        ig_wg_wait<1>();
+        /* step kt + D goes to the slot of step kt - 2, whose wgmmas every
+         * warpgroup finished before the barrier */
+        if (kt + D < KT) load(lslot);
+        ig_commit();
+        ig_wg_wait<1>(); /* step kt - 1's wgmmas done: its slot is free next step */
+        cslot = cslot + 1 == ST ? 0 : cslot + 1;
+        lslot = lslot + 1 == ST ? 0 : lslot + 1;
     }
     ig_wg_wait<0>();
+    ig_wait<0>();
+    __syncthreads(); /* every wgmma done: the stages become the output tile */
 
-    /* epilogue: accumulator j of thread (warp w, lane): row 16 w' + lane / 4 +
-     * 8 ((j >> 1) & 1), column 8 (j >> 2) + 2 (lane & 3) + (j & 1) */
-    const int lane = tid & 31, wr = (tid >> 5) & 3;
-    const bool pairs = p.pairs;
+    /* the accumulators to shared memory as fp32 (row pitch BN + 4): accumulator
+     * j of thread (warp w, lane) is row 16 (w % 4) + lane / 4 + 8 ((j >> 1) & 1),
+     * column 8 (j >> 2) + 2 (lane & 3) + (j & 1) */
+    constexpr int CP = BN + 4;
+    float *cs = (float *)smem;
+    {
+        const int lane = tid & 31, wr = (tid >> 5) & 3;
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int64_t m = m0 + wg * 64 + wr * 16 + (lane >> 2) + 8 * h;
-        if (m >= p.M) continue;
-        uint16_t *yr = y + m * p.K + (int64_t)g * p.Kg;
-        const uint16_t *rr = p.has_res ? res + m * p.K + (int64_t)g * p.Kg : NULL;
+        for (int jj = 0; jj < BN / 8; jj++)
 #pragma unroll
-        for (int jj = 0; jj < BN / 8; jj++) {
-            const int n = n0 + 8 * jj + 2 * (lane & 3);
-            if (n >= p.Kg) continue;
-            float v0 = acc[4 * jj + 2 * h], v1 = acc[4 * jj + 2 * h + 1];
-            if (pairs) {
-                if (p.has_bias) {
-                    const unsigned bb = *(const unsigned *)(bias + (int64_t)g * p.Kg + n);
-                    v0 += hg_ld<BF>((const uint16_t *)&bb);
-                    v1 += hg_ld<BF>((const uint16_t *)&bb + 1);
-                }
-                if (rr) {
-                    const unsigned rv = *(const unsigned *)(rr + n);
-                    v0 += hg_ld<BF>((const uint16_t *)&rv);
-                    v1 += hg_ld<BF>((const uint16_t *)&rv + 1);
-                }
-                v0 = hg_act(p.act, v0);
-                v1 = hg_act(p.act, v1);
-                *(unsigned *)(yr + n) = (unsigned)hg_cvt<BF>(v0) | ((unsigned)hg_cvt<BF>(v1) << 16);
-            } else {
-                for (int e = 0; e < 2 && n + e < p.Kg; e++) {
-                    float v = e ? v1 : v0;
-                    if (p.has_bias) v += hg_ld<BF>(bias + (int64_t)g * p.Kg + n + e);
-                    if (rr) v += hg_ld<BF>(rr + n + e);
-                    yr[n + e] = hg_cvt<BF>(hg_act(p.act, v));
-                }
+            for (int h = 0; h < 2; h++) {
+                const int row = wg * 64 + wr * 16 + (lane >> 2) + 8 * h;
+                *(float2 *)&cs[row * CP + 8 * jj + 2 * (lane & 3)] =
+                    make_float2(acc[4 * jj + 2 * h], acc[4 * jj + 2 * h + 1]);
+            }
+    }
+    __syncthreads();
+    /* then 8 channels a thread: bias, residual, activation, one rounding,
+     * 16-byte stores along the row */
+    const uint16_t *bg = bias + (int64_t)g * p.Kg;
+    for (int c = tid; c < HG_BM * (BN / 8); c += HG_THREADS) {
+        const int row = c / (BN / 8), n = n0 + (c % (BN / 8)) * 8;
+        const int64_t m = m0 + row;
+        if (m >= p.M || n >= p.Kg) continue;
+        const float4 u0 = *(const float4 *)&cs[row * CP + n - n0];
+        const float4 u1 = *(const float4 *)&cs[row * CP + n - n0 + 4];
+        float v[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
+        const int64_t o = m * p.K + (int64_t)g * p.Kg + n;
+        if (p.vec8 && n + 8 <= p.Kg) {
+            if (p.has_bias) {
+                const uint4 bb = *(const uint4 *)(bg + n);
+                const uint16_t *bh = (const uint16_t *)&bb;
+#pragma unroll
+                for (int e = 0; e < 8; e++) v[e] += hg_ld<BF>(bh + e);
+            }
+            if (p.has_res) {
+                const uint4 rr = *(const uint4 *)(res + o);
+                const uint16_t *rh = (const uint16_t *)&rr;
+#pragma unroll
+                for (int e = 0; e < 8; e++) v[e] += hg_ld<BF>(rh + e);
+            }
+            uint4 out;
+            unsigned *ow = (unsigned *)&out;
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                ow[e] = (unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e])) |
+                        ((unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e + 1])) << 16);
+            *(uint4 *)(y + o) = out;
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; e++) {
+                if (n + e >= p.Kg) break;
+                float t = v[e];
+                if (p.has_bias) t += hg_ld<BF>(bg + n + e);
+                if (p.has_res) t += hg_ld<BF>(res + o + e);
+                y[o + e] = hg_cvt<BF>(hg_act(p.act, t));
             }
         }
     }
@@ -285,12 +374,18 @@ __global__ void __launch_bounds__(HG_THREADS, BN == 128 ? 1 : 2)
 
 typedef void (*hg_kernel)(const uint16_t *, const uint16_t *, const uint16_t *, const uint16_t *,
                           uint16_t *, hgp);
-#define HG_K3(BN, BF) {k_hg_conv<BN, BF, false>, k_hg_conv<BN, BF, true>}
-static const hg_kernel hg_tab[2][2][2] = {{HG_K3(64, false), HG_K3(64, true)},
-                                          {HG_K3(128, false), HG_K3(128, true)}};
-static int hg_attr_set[IG_NDEV][2][2][2]; /* per device: the shared-memory attribute set */
+/* the tile configurations: BN 64 with 4 stages (two blocks an SM), BN 64
+ * with 8 stages and BN 128 with 6 (one block an SM, deeper copies) */
+#define HG_NCFG 3
+static const int hg_cfg_bn[HG_NCFG] = {64, 64, 128}, hg_cfg_st[HG_NCFG] = {4, 8, 6};
+#define HG_K2(BN, BF, ST) {k_hg_conv<BN, BF, false, ST>, k_hg_conv<BN, BF, true, ST>}
+#define HG_KC(BN, ST) {HG_K2(BN, false, ST), HG_K2(BN, true, ST)}
+static const hg_kernel hg_tab[HG_NCFG][2][2] = {HG_KC(64, 4), HG_KC(64, 8), HG_KC(128, 6)};
+static int hg_attr_set[IG_NDEV][HG_NCFG][2][2]; /* per device: the shared-memory attribute set */
 
-static size_t hg_smem(int bn) { return (size_t)HG_ST * (HG_BM + bn) * 128 + 1024; }
+static size_t hg_smem(int cfg) {
+    return (size_t)hg_cfg_st[cfg] * (HG_BM + hg_cfg_bn[cfg]) * 128 + 1024;
+}
 
 static hgp hg_params(const tc__problem *p) {
     hgp q;
@@ -316,21 +411,47 @@ static hgp hg_params(const tc__problem *p) {
     return q;
 }
 
-/* the tile width: 64 for narrow groups or too few 128-wide tiles to fill the
- * SMs twice; TC_CUDA_HALF_BN=64/128 forces one (tuning) */
-static int hg_bn(const tc__problem *p, const hgp &q) {
-    const char *f = getenv("TC_CUDA_HALF_BN");
-    if (f && !strcmp(f, "64")) return 64;
-    if (f && !strcmp(f, "128")) return 128;
-    if (q.Kg <= 64) return 64;
+/* the tile configuration: BN 128 (cfg 2) where K/G >= 128 and its tiles
+ * make one wave at least 70% full or two waves and more, else BN 64 two
+ * blocks an SM (cfg 0). On the H200 (ResNet-50 batch 32, float16): 3x3
+ * 256@14 (98 tiles of 128) 34 us in cfg 2 against 42 in cfg 0; 3x3 128@28
+ * (196) 40 against 36; 3x3 512@7 (52) 57 against 49; cfg 1 (BN 64, one
+ * block an SM, 8 stages) was never faster than cfg 0 there.
+ * TC_CUDA_HALF_CFG=0/1/2 forces one (tests, tuning) */
+static int hg_cfg(const tc__problem *p, const hgp &q) {
+    const char *f = getenv("TC_CUDA_HALF_CFG");
+    if (f && f[0] >= '0' && f[0] < '0' + HG_NCFG && !f[1]) return f[0] - '0';
     const tc__cu_device *d = tc__cu_dev();
-    const int sms = d ? d->sms : 132;
-    const int64_t t128 = tc__cu_div_up(q.M, HG_BM) * tc__cu_div_up(q.Kg, 128) * p->G;
-    return t128 < 2 * (int64_t)sms ? 64 : 128;
+    const int64_t sms = d ? d->sms : 132, mt = tc__cu_div_up(q.M, HG_BM);
+    const int64_t t128 = mt * tc__cu_div_up(q.Kg, 128) * p->G;
+    if (q.Kg >= 128 && ((10 * t128 >= 7 * sms && t128 <= sms) || t128 >= 2 * sms)) return 2;
+    return 0;
+}
+
+/* Is the layer run in the merged form (k_hg_merge)? one group, C not a
+ * multiple of 8, at most 64 merged channels; *pm the problem the kernel then
+ * runs */
+static int hg_merged(const tc__problem *p, tc__problem *pm) {
+    if (p->G != 1 || p->C % 8 == 0 || p->msk[2] * p->C > 64 || p->msk[2] == 1) return 0;
+    if (pm) {
+        *pm = *p;
+        pm->C = (p->msk[2] * p->C + 7) / 8 * 8;
+        pm->in[2] = p->out[2];
+        pm->msk[2] = 1;
+        pm->stride[2] = pm->dil[2] = 1;
+        pm->pad_lo[2] = pm->pad_hi[2] = 0;
+    }
+    return 1;
+}
+static size_t hg_merge_bytes(const tc__problem *p) {
+    tc__problem pm;
+    if (!hg_merged(p, &pm)) return 0;
+    return (size_t)tc__x_count(&pm) * sizeof(uint16_t);
 }
 
 static size_t hg_wpack_bytes(const tc__problem *p) {
-    const hgp q = hg_params(p);
+    tc__problem pm;
+    const hgp q = hg_params(hg_merged(p, &pm) ? &pm : p);
     return (size_t)p->K * (size_t)q.KRp * sizeof(uint16_t);
 }
 
@@ -351,19 +472,42 @@ static tc_status hg_operand(const void *h, size_t bytes, cudaStream_t s, const v
 static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     cudaStream_t s = b->s;
-    hgp q = hg_params(p);
+    tc__problem pm;
+    const int merged = hg_merged(p, &pm);
+    hgp q = hg_params(merged ? &pm : p);
     const int bf = p->dtype == TC_BFLOAT16;
-    const int bn = hg_bn(p, q), bi = bn == 128;
-    const int vec = q.Cg % 8 == 0 && q.C % 8 == 0 && ((uintptr_t)b->x & 15) == 0;
+    const int cfg = hg_cfg(p, q), bn = hg_cfg_bn[cfg];
+    const int mf = merged ? (int)p->msk[2] : 1, Cg0 = (int)(p->C / p->G);
     const size_t ybytes = (size_t)tc__y_count(p) * sizeof(uint16_t);
-    void *wpk = NULL, *own_b = NULL, *own_r = NULL;
-    const void *db = NULL, *dr = NULL;
+    void *wpk = NULL, *own_b = NULL, *own_r = NULL, *xm = NULL;
+    const void *db = NULL, *dr = NULL, *dx = b->x;
     tc_status st = tc__cu_alloc(&wpk, hg_wpack_bytes(p), s);
+    if (st == TC_OK && merged) {
+        st = tc__cu_alloc(&xm, hg_merge_bytes(p), s);
+        if (st == TC_OK) {
+            const int64_t rows = p->N * p->in[0] * p->in[1];
+            const dim3 grid((unsigned)tc__cu_div_up(p->out[2] * pm.C, 256),
+                            (unsigned)(rows < 65535 ? rows : 65535));
+            k_hg_merge<<<grid, 256, 0, s>>>((const uint16_t *)b->x, (uint16_t *)xm, rows,
+                                            (int)p->in[2], (int)p->C, (int)p->out[2], (int)pm.C,
+                                            mf, (int)p->stride[2], (int)p->dil[2],
+                                            (int)p->pad_lo[2]);
+            cudaError_t e = cudaGetLastError();
+            if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hg_merge", __FILE__, __LINE__);
+            dx = xm;
+        }
+    }
+    const int vec = q.Cg % 8 == 0 && q.C % 8 == 0 && ((uintptr_t)dx & 15) == 0;
     if (st == TC_OK) {
-        const int64_t n = p->K * (int64_t)q.KRp;
-        const unsigned blocks = (unsigned)(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096);
-        k_hg_wpack<<<blocks, 256, 0, s>>>((const uint16_t *)b->w, (uint16_t *)wpk, p->K, q.Cg,
-                                          q.Cp, q.taps, q.KRp);
+        if ((int64_t)Cg0 * q.taps * mf <= HG_WROW) {
+            k_hg_wpack_row<<<(unsigned)(p->K < (1 << 20) ? p->K : (1 << 20)), 256, 0, s>>>(
+                (const uint16_t *)b->w, (uint16_t *)wpk, p->K, Cg0, q.Cp, q.taps, mf, q.KRp);
+        } else {
+            const dim3 grid((unsigned)tc__cu_div_up(q.KRp, 256),
+                            (unsigned)(p->K < 65535 ? p->K : 65535));
+            k_hg_wpack<<<grid, 256, 0, s>>>((const uint16_t *)b->w, (uint16_t *)wpk, p->K, Cg0,
+                                            q.Cp, q.taps, mf, q.KRp);
+        }
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hg_wpack", __FILE__, __LINE__);
     }
@@ -378,13 +522,13 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
             st = tc__cu_h2d(b->y, a->y, ybytes, s);
     }
     if (st == TC_OK) {
-        q.pairs = !(q.K & 1) && !(q.Kg & 1) && !((uintptr_t)b->y & 3) &&
-                  !((uintptr_t)dr & 3) && !((uintptr_t)db & 3);
-        const hg_kernel k = hg_tab[bi][bf][vec];
-        const size_t smem = hg_smem(bn);
+        q.vec8 = !(q.K & 7) && !(q.Kg & 7) && !((uintptr_t)b->y & 15) &&
+                 !((uintptr_t)dr & 15) && !((uintptr_t)db & 15);
+        const hg_kernel k = hg_tab[cfg][bf][vec];
+        const size_t smem = hg_smem(cfg);
         int dev = 0;
         cudaError_t e = cudaGetDevice(&dev);
-        int *set = dev >= 0 && dev < IG_NDEV ? &hg_attr_set[dev][bi][bf][vec] : NULL;
+        int *set = dev >= 0 && dev < IG_NDEV ? &hg_attr_set[dev][cfg][bf][vec] : NULL;
         if (e == cudaSuccess && !(set && __atomic_load_n(set, __ATOMIC_ACQUIRE))) {
             e = cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)smem);
@@ -395,7 +539,7 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
         } else {
             dim3 grid((unsigned)tc__cu_div_up(q.M, HG_BM), (unsigned)tc__cu_div_up(q.Kg, bn),
                       (unsigned)p->G);
-            k<<<grid, HG_THREADS, smem, s>>>((const uint16_t *)b->x, (const uint16_t *)wpk,
+            k<<<grid, HG_THREADS, smem, s>>>((const uint16_t *)dx, (const uint16_t *)wpk,
                                              (const uint16_t *)db, (const uint16_t *)dr,
                                              (uint16_t *)b->y, q);
             e = cudaGetLastError();
@@ -403,6 +547,7 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
         }
     }
     tc__cu_free(wpk, s);
+    tc__cu_free(xm, s);
     tc__cu_free(own_b, s);
     tc__cu_free(own_r, s);
     return st;
@@ -448,14 +593,15 @@ static double hg_estimate(const tc__problem *p, const tc__env *e) {
     (void)e;
     const tc__cu_device *d = tc__cu_dev();
     if (!d) return 1e30;
-    const hgp q = hg_params(p);
+    tc__problem pm;
+    const hgp q = hg_params(hg_merged(p, &pm) ? &pm : p);
     const double flops = 2.0 * (double)q.M * (double)p->K * (double)q.KRp;
     const double bytes = 2.0 * ((double)tc__x_count(p) + (double)tc__y_count(p) * (1 + p->has_residual) +
-                                2.0 * (double)p->K * q.KRp);
+                                2.0 * (double)p->K * q.KRp) + 2.0 * (double)hg_merge_bytes(p);
     const double tensor = d->peak_flops32 * 14.0; /* dense f16/bf16 wgmma: ~990 TFLOP/s on the H100/H200 */
-    const int bn = hg_bn(p, q);
-    const double tiles = (double)tc__cu_div_up(q.M, HG_BM) * tc__cu_div_up(q.Kg, bn) * p->G;
-    const double per_wave = (double)d->sms * (bn == 128 ? 1 : 2);
+    const int cfg = hg_cfg(p, q);
+    const double tiles = (double)tc__cu_div_up(q.M, HG_BM) * tc__cu_div_up(q.Kg, hg_cfg_bn[cfg]) * p->G;
+    const double per_wave = (double)d->sms * (cfg == 0 ? 2 : 1);
     const double fill = tiles / (per_wave * ceil(tiles / per_wave));
     const double tc = flops / (0.6 * tensor * fill), tm = bytes / d->bandwidth;
     return (tc > tm ? tc : tm) + 6e-6;
@@ -466,7 +612,8 @@ static tc_status hg_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, h
 static size_t hg_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
     (void)e;
     (void)state;
-    return hg_wpack_bytes(p) + (p->has_bias ? (size_t)p->K * sizeof(uint16_t) : 0);
+    return hg_wpack_bytes(p) + hg_merge_bytes(p) +
+           (p->has_bias ? (size_t)p->K * sizeof(uint16_t) : 0);
 }
 
 } // namespace
@@ -475,7 +622,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half) = {
     .name = "cuda.conv.igemm-half",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "implicit-GEMM conv layer in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last in and out: 128 x 64/128 tiles, BK 64 in 128-byte-swizzled shared memory, 4 cp.async stages of 16-byte channel copies with zero padding; the weights repacked per call; bias, activation and residual fused into the store, rounded once; any stride, dilation, groups, 1D-3D.",
+    .summary = "implicit-GEMM conv layer in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last in and out: 128 x 64/128 tiles, BK 64 in 128-byte-swizzled shared memory, 4-8 cp.async stages of 16-byte channel copies with zero padding; few-channel layers (conv1) merged along the last axis first; the weights repacked per call; bias, activation and residual fused into a 16-byte store through shared memory, rounded once; any stride, dilation, groups, 1D-3D.",
     .available = hg_available,
     .applicable = hg_applicable,
     .estimate = hg_estimate,
