@@ -13,6 +13,10 @@
 #             cuDNN with TF32 on, then each call's device time and 50 calls
 #             back to back, ours and cuDNN's (GPU_LAYERS_KPROF, default 1)
 #             -> $OUT/gpu_layers.txt
+#   layers-half bench/gpu_layers_half.py: float16 / bfloat16 channels-last
+#             ResNet-50 layers beside cuDNN, and the fused bias + relu +
+#             residual row beside torch's unfused sequence, CUDA-graph device
+#             time -> $OUT/gpu_layers_half.txt
 #   gemm      bench/gpu_gemm.py: the GEMM core beside cuBLAS (PyTorch) in one
 #             process: cuda.gemm with TF32 off on both sides, cuda.gemm-tf32
 #             beside cuBLAS with TF32 on, 2048^3 to 8192^3 -> $OUT/gpu_gemm.txt
@@ -52,7 +56,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRC=$(cd "${GPU_CHECK_SRC:-$ROOT}" && pwd)
 OUT=${OUT:-$ROOT/gpu-check-out}
-STEPS=${GPU_CHECK_STEPS:-build test bench layers gemm sanitize solvers}
+STEPS=${GPU_CHECK_STEPS:-build test bench layers layers-half gemm sanitize solvers}
 BUILD=${GPU_CHECK_BUILD:-$ROOT/build-cuda}
 DEADLINE=${GPU_CHECK_DEADLINE:-560}
 JOBS=$(nproc 2>/dev/null || echo 8)
@@ -147,6 +151,15 @@ if has layers; then
       "$SRC/bench/gpu_layers.py" "$BUILD" "$OUT" >"$OUT/layers.log" 2>&1
   echo "gpu_layers rc=$?"
   cat "$OUT/gpu_layers.txt" 2>/dev/null || tail -20 "$OUT/layers.log"
+fi
+
+if has layers-half; then
+  # float16 / bfloat16 channels-last layers beside cuDNN (cuda.conv.igemm-half)
+  stamp "gpu_layers_half.py"
+  PYTHONUNBUFFERED=1 timeout "$(left 200)" "$PY" "$SRC/bench/gpu_layers_half.py" "$BUILD" "$OUT" \
+      >"$OUT/layers_half.log" 2>&1
+  echo "gpu_layers_half rc=$?"
+  cat "$OUT/gpu_layers_half.txt" 2>/dev/null || tail -20 "$OUT/layers_half.log"
 fi
 
 if has gemm; then
