@@ -514,12 +514,16 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
     if (st == TC_OK && p->has_bias)
         st = hg_operand(a->bias, (size_t)p->K * sizeof(uint16_t), s, &db, &own_b);
     if (st == TC_OK && p->has_residual) {
-        if (a->residual == a->y) dr = b->y; /* in place: y's device view */
-        else st = hg_operand(a->residual, ybytes, s, &dr, &own_r);
-        /* a host y in place: b->y is a fresh staging buffer, the values are
-         * the caller's y */
-        if (st == TC_OK && a->residual == a->y && b->y != a->y)
-            st = tc__cu_h2d(b->y, a->y, ybytes, s);
+        if (a->residual == a->y || (b->y != a->y && !tc__cu_is_device(a->residual))) {
+            /* in place on y's device view; a host y's view is a fresh staging
+             * buffer, which takes the caller's residual (y itself or
+             * another host array): the epilogue reads each element before
+             * it writes it, and no scratch beyond device_workspace */
+            dr = b->y;
+            if (b->y != a->y) st = tc__cu_h2d(b->y, a->residual, ybytes, s);
+        } else {
+            st = hg_operand(a->residual, ybytes, s, &dr, &own_r);
+        }
     }
     if (st == TC_OK) {
         q.vec8 = !(q.K & 7) && !(q.Kg & 7) && !((uintptr_t)b->y & 15) &&
@@ -609,6 +613,8 @@ static double hg_estimate(const tc__problem *p, const tc__env *e) {
 
 static tc_status hg_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, hg_launch); }
 
+/* the repacked weights, the merged input, a bias staged from host memory (a
+ * host residual with a device y adds its copy: y's size) */
 static size_t hg_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
     (void)e;
     (void)state;
