@@ -355,10 +355,13 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
         return _complex_parts(lambda x, w, o, c: _correlate_nd(x, w, o, mode, c, origin, kind),
                               input, weights, out, cval)
     _check_dtype(input)
-    if weights.ndim != input.ndim:
+    # scipy's rule: the weights' nonzero sizes must match the input's rank;
+    # extra zero-size axes give weights of no element, and zeros
+    if len([n for n in weights.shape if n > 0]) != input.ndim:
         raise RuntimeError("filter weights array has incorrect shape.")
-    if any(s == 0 for s in weights.shape):
-        raise ValueError("All sizes of the filter must be > 0")  # scipy: 'must be > 0'
+    if weights.ndim != input.ndim:
+        out = _get_output(output, input)
+        return _copy_into(out, 0)
     origins = _normalize_origins(origin, input.ndim)
     for o, s in zip(origins, weights.shape):
         if not (-(s // 2) <= o + (s // 2) < s) or not (-(s // 2) <= o <= (s - 1) // 2):

@@ -269,6 +269,15 @@ def correlate(in1, in2, mode="full", method="auto"):
     return _nd(in1, in2, mode, _CORRELATE, _algo_of(method, in1, in2))
 
 
+def _fft_type(a):
+    b = _gpu.backend(a)
+    dt = b.dtype(a) if b is not None else a.dtype
+    to = np.float32 if dt == np.float16 else np.float64 if dt.kind in "iub" else None
+    if to is None:
+        return a
+    return b.astype(a, to) if b is not None else a.astype(to)
+
+
 def _freq_axes(in1, in2, mode, axes):
     """fftconvolve / oaconvolve over `axes` (scipy's rules): the other axes
     are batch axes, equal or broadcast (size 1) between in1 and in2."""
@@ -294,6 +303,11 @@ def _freq_axes(in1, in2, mode, axes):
         size1, size2 = in1.size, in2.size
     if mode not in ("full", "same", "valid"):
         raise ValueError("acceptable mode flags are 'valid', 'same', or 'full'")
+    # scipy.fft's types, as scipy's (and cupyx's) fftconvolve / oaconvolve
+    # return them: float16 computed as float32, integers and bool as float64
+    in1, in2 = _fft_type(in1), _fft_type(in2)
+    if be is not None:
+        rdt = np.result_type(be.dtype(in1), _shape_dtype(in2)[1])
     if in1.ndim == in2.ndim == 0:
         return in1 * (in2 if be is None else in2.item())
     if in1.ndim != in2.ndim:
