@@ -303,13 +303,8 @@ def _freq_axes(in1, in2, mode, axes):
         size1, size2 = in1.size, in2.size
     if mode not in ("full", "same", "valid"):
         raise ValueError("acceptable mode flags are 'valid', 'same', or 'full'")
-    # scipy.fft's types, as scipy's (and cupyx's) fftconvolve / oaconvolve
-    # return them: float16 computed as float32, integers and bool as float64
-    in1, in2 = _fft_type(in1), _fft_type(in2)
-    if be is not None:
-        rdt = np.result_type(be.dtype(in1), _shape_dtype(in2)[1])
     if in1.ndim == in2.ndim == 0:
-        return in1 * (in2 if be is None else in2.item())
+        return in1 * (in2 if be is None else _to_dev(be, in1, in2))
     if in1.ndim != in2.ndim:
         raise ValueError("in1 and in2 should have the same dimensionality")
     if size1 == 0 or size2 == 0:
@@ -338,8 +333,14 @@ def _freq_axes(in1, in2, mode, axes):
     for a in other:
         if in1.shape[a] != in2.shape[a] and in1.shape[a] != 1 and in2.shape[a] != 1:
             raise ValueError(f"incompatible shapes for in1 and in2: {in1.shape} and {in2.shape}")
+    s1 = tuple(in1.shape)
     if not axes:
-        return in1 * (in2 if be is None else _to_dev(be, in1, in2))
+        y = in1 * (in2 if be is None else _to_dev(be, in1, in2))
+        return _centered(y, s1) if mode == "same" else y
+    # scipy.fft's types, as scipy's (and cupyx's) fftconvolve / oaconvolve
+    # return them where they transform: float16 computed as float32,
+    # integers and bool as float64
+    in1, in2 = _fft_type(in1), _fft_type(in2)
     if len(axes) > 3:
         raise ValueError(f"tileconv: at most 3 convolved axes, got {len(axes)}")
     nb = len(other)
@@ -350,13 +351,15 @@ def _freq_axes(in1, in2, mode, axes):
     x = xp_broadcast(x, bshape + tuple(x.shape[nb:]))
     w = bc2(w, bshape + tuple(w.shape[nb:]))
     if mode == "valid":
-        s1, s2 = x.shape[nb:], w.shape[nb:]
-        if not (all(a >= b for a, b in zip(s1, s2)) or all(a <= b for a, b in zip(s1, s2))):
+        v1, v2 = x.shape[nb:], w.shape[nb:]
+        if not (all(a >= b for a, b in zip(v1, v2)) or all(a <= b for a, b in zip(v1, v2))):
             raise ValueError("For 'valid' mode, one must be at least as large as the other in "
                              "every dimension")
     parts = [_nd(x[i], w[i], mode, _CONVOLVE, _FFT_ALGO) for i in np.ndindex(*bshape)]
     y = xp_stack(parts).reshape(bshape + tuple(parts[0].shape)) if bshape else parts[0]
-    return xp_moveaxis(y, dst, axes)
+    y = xp_moveaxis(y, dst, axes)
+    # 'same': in1's shape on every axis, the broadcast ones too (scipy)
+    return _centered(y, s1) if mode == "same" else y
 
 
 def fftconvolve(in1, in2, mode="full", axes=None):

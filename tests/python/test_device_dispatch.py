@@ -360,3 +360,33 @@ def test_fft_result_dtypes_as_scipy(be, fn, d1, d2):
         got = got._a if isinstance(got, FakeArray) else got
         assert got.dtype == ref.dtype
         assert np.abs(got - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
+_FAST_SHAPES = [((1,), (7,), None), ((3,), (1,), None), ((5, 4), (3, 1), None), ((), (), None),
+                ((5, 1, 1), (1, 4, 1), None), ((5, 1), (1, 4), None), ((1, 4), (2, 4), (0,)),
+                ((2, 5, 5), (2, 1, 3), (1, 2)), ((2, 5, 5), (2, 1, 1), (1, 2)),
+                ((1, 5, 5), (2, 1, 3), (1, 2))]
+
+
+@pytest.mark.parametrize("s1,s2,axes", _FAST_SHAPES)
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.complex128])
+def test_fftconvolve_broadcast_shapes(be, s1, s2, axes, mode, dtype):
+    """cupyx's fftconvolve shape cases (size-1 axes broadcast, not
+    transformed; 'same' crops every axis to in1's shape, as scipy), host
+    and device, shape, dtype and values as scipy's (or the same error)."""
+    r = np.random.default_rng(4)
+    a, b = (r.random(s1) * 10).astype(dtype), (r.random(s2) * 10).astype(dtype)
+    try:
+        ref = SS.fftconvolve(a, b, mode=mode, axes=axes)
+    except ValueError:
+        ref = None
+    for x in (a, FakeArray(a.copy())):
+        if ref is None:
+            with pytest.raises(ValueError):
+                TS.fftconvolve(x, b, mode=mode, axes=axes)
+            continue
+        got = TS.fftconvolve(x, b, mode=mode, axes=axes)
+        got = np.asarray(got._a if isinstance(got, FakeArray) else got)
+        assert got.shape == ref.shape and got.dtype == ref.dtype
+        assert np.abs(got - ref).max() <= 1e-3 * max(1.0, np.abs(ref).max())
