@@ -30,29 +30,10 @@
 #include "bench.h"
 #include "ceilings.h"
 #include "harness.h"
+#include "layers.h"
 #include "tools.h"
 
-typedef struct dnn_layer {
-    const char *id, *label;
-    int nsp;
-    int64_t N, C, K, G, in, k, stride, pad;
-} dnn_layer;
-
-/* the suite (float32, batch as listed) */
-static const dnn_layer dnn_layers[] = {
-    {"r50-conv1", "ResNet-50 conv1 7x7/2 3->64 @224", 2, 1, 3, 64, 1, 224, 7, 2, 3},
-    {"r50-3x3-64", "ResNet-50 3x3 64->64 @56", 2, 1, 64, 64, 1, 56, 3, 1, 1},
-    {"r50-3x3-128", "ResNet-50 3x3 128->128 @28", 2, 1, 128, 128, 1, 28, 3, 1, 1},
-    {"r50-3x3-256", "ResNet-50 3x3 256->256 @14", 2, 1, 256, 256, 1, 14, 3, 1, 1},
-    {"r50-3x3-512", "ResNet-50 3x3 512->512 @7", 2, 1, 512, 512, 1, 7, 3, 1, 1},
-    {"r50-1x1-256-64", "ResNet-50 1x1 256->64 @56", 2, 1, 256, 64, 1, 56, 1, 1, 0},
-    {"r50-1x1-64-256", "ResNet-50 1x1 64->256 @56", 2, 1, 64, 256, 1, 56, 1, 1, 0},
-    {"r50-3x3-64-b8", "ResNet-50 3x3 64->64 @56, batch 8", 2, 8, 64, 64, 1, 56, 3, 1, 1},
-    {"3d-3x3x3-32", "3D 3x3x3 32->32 @32^3", 3, 1, 32, 32, 1, 32, 3, 1, 1},
-    {"1d-k5-64", "1D k5 64->64 @4096, batch 4", 1, 4, 64, 64, 1, 4096, 5, 1, 2},
-    {"mbv1-dw-256", "MobileNet depthwise 3x3 256 @28", 2, 1, 256, 256, 256, 28, 3, 1, 1},
-};
-#define DNN_NLAYERS ((int)(sizeof dnn_layers / sizeof dnn_layers[0]))
+typedef tool_layer dnn_layer; /* the suite: tools/layers.c */
 #define DNN_MAXR 16
 
 typedef struct dnn_ours {
@@ -81,19 +62,7 @@ static void dnn_ours_fini(void *p) {
 }
 
 static void dnn_desc(const dnn_layer *L, tc_dtype dt, tc_padding_mode pm, tc_conv_desc *d) {
-    tc_conv_desc_init(d);
-    d->dtype = dt;
-    d->nspatial = L->nsp;
-    d->batch = L->N;
-    d->in_channels = L->C;
-    d->out_channels = L->K;
-    d->groups = L->G;
-    for (int i = 0; i < L->nsp; i++) {
-        d->in_size[i] = L->in;
-        d->kernel_size[i] = L->k;
-        d->stride[i] = L->stride;
-        d->padding[i] = L->pad;
-    }
+    tool_layer_desc(L, dt, d);
     d->padding_mode = pm;
 }
 
@@ -180,8 +149,8 @@ int bench_dnn(int threads, int repeat, int quick, int peers, const char *json_pa
     double geo_any = 0, geo_plain = 0;
     int ngeo_any = 0, ngeo_plain = 0, first_layer = 1;
     int reps = repeat > 0 ? repeat : quick ? 5 : 11;
-    for (int li = 0; li < DNN_NLAYERS; li++) {
-        const dnn_layer *L = &dnn_layers[li];
+    for (int li = 0; li < tool_dnn_nlayers; li++) {
+        const dnn_layer *L = &tool_dnn_layers[li];
         if (case_filter && !strstr(L->id, case_filter)) continue;
         int64_t o = (L->in + 2 * L->pad - L->k) / L->stride + 1;
         int64_t sp = 1, osp = 1;

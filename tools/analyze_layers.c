@@ -43,6 +43,7 @@
 
 #include "analyze.h"
 #include "ceilings.h"
+#include "layers.h"
 #include "tileconv.h"
 
 typedef struct al_layer {
@@ -51,19 +52,23 @@ typedef struct al_layer {
     int64_t N, C, K, G, in[3], m[3], stride, pad, dil;
 } al_layer;
 
-static const al_layer al_suite[] = {
-    {"r50-conv1", 2, 1, 3, 64, 1, {224, 224}, {7, 7}, 2, 3, 1},
-    {"r50-3x3-64", 2, 1, 64, 64, 1, {56, 56}, {3, 3}, 1, 1, 1},
-    {"r50-3x3-128", 2, 1, 128, 128, 1, {28, 28}, {3, 3}, 1, 1, 1},
-    {"r50-3x3-256", 2, 1, 256, 256, 1, {14, 14}, {3, 3}, 1, 1, 1},
-    {"r50-3x3-512", 2, 1, 512, 512, 1, {7, 7}, {3, 3}, 1, 1, 1},
-    {"r50-1x1-256-64", 2, 1, 256, 64, 1, {56, 56}, {1, 1}, 1, 0, 1},
-    {"r50-1x1-64-256", 2, 1, 64, 256, 1, {56, 56}, {1, 1}, 1, 0, 1},
-    {"r50-3x3-64-b8", 2, 8, 64, 64, 1, {56, 56}, {3, 3}, 1, 1, 1},
-    {"3d-3x3x3-32", 3, 1, 32, 32, 1, {32, 32, 32}, {3, 3, 3}, 1, 1, 1},
-    {"1d-k5-64", 1, 4, 64, 64, 1, {4096}, {5}, 1, 2, 1},
-    {"mbv1-dw-256", 2, 1, 256, 256, 256, {28, 28}, {3, 3}, 1, 1, 1},
-};
+/* A suite layer (tools/layers.c) as an al_layer. */
+static void al_from_suite(al_layer *L, const tool_layer *S) {
+    memset(L, 0, sizeof *L);
+    snprintf(L->id, sizeof L->id, "%s", S->id);
+    L->nsp = S->nsp;
+    L->N = S->N;
+    L->C = S->C;
+    L->K = S->K;
+    L->G = S->G;
+    for (int i = 0; i < S->nsp; i++) {
+        L->in[i] = S->in;
+        L->m[i] = S->k;
+    }
+    L->stride = S->stride;
+    L->pad = S->pad;
+    L->dil = 1;
+}
 
 static int64_t al_smooth(int64_t n) { /* smallest 2,3,5,7-smooth >= n */
     if (n <= 1) return 1;
@@ -392,11 +397,13 @@ int tc_tool_analyze_layers(int argc, char **argv) {
                     " \"threads\": %d, \"peak_flops\": %.6g, \"bytes_per_s\": %.6g, \"ridge\": %.6g,"
                     "\n  \"layers\": [",
                 m.model, m.uarch, nthreads, peak, bw, ridge);
-    int n = nl ? nl : (int)(sizeof al_suite / sizeof al_suite[0]);
+    int n = nl ? nl : tool_dnn_nlayers;
     for (int i = 0; i < n; i++) {
         al_result *r = malloc(sizeof *r);
         if (!r) break;
-        al_compute(r, nl ? &given[i] : &al_suite[i]);
+        al_layer S;
+        if (!nl) al_from_suite(&S, &tool_dnn_layers[i]);
+        al_compute(r, nl ? &given[i] : &S);
         al_plan(r, ctx, measure);
         al_print(stdout, r, ridge);
         if (js) al_json(js, r, i == 0);

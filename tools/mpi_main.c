@@ -1,5 +1,5 @@
 /*
- * tileconv_mpi_cli.c - `mpirun -np R tileconv-mpi filter IN OUT --kernel K
+ * mpi_main.c - `mpirun -np R tileconv-mpi filter IN OUT --kernel K
  * [--mode M] [--cval C] [--origin O[,O..]] [--correlate] [--algo NAME]
  * [--threads N] [--backend cpu|cuda] [--grid AxBxC] [--boxes SPEC]
  * [--progress on|off|auto] [--repeat N] [--stats]`: tileconv filter on a .npy array (float32 or
@@ -19,8 +19,10 @@
  * --progress forces it on or off) and the share of the exchange's cost
  * hidden behind compute (1 - exposed / exchange alone, minimum over ranks;
  * hidden_cpu also counts the progress thread's own work; docs/mpi.md).
+ * The .npy header and the named masks are the tools' own (npy.c, masks.c
+ * in tileconv_tools); errors go through fail_all, not the tools' per-process
+ * messages, so that every rank agrees and one line is printed.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -49,107 +51,24 @@ static int fail_all(int local_bad, const char *msg, int code) {
     return any;
 }
 
-/* .npy header: dtype, shape, data offset. 0 on success. */
+/* .npy header of path: float32 or float64, 1 to 3 dimensions; the data's
+ * byte offset in *off. 0 on success. */
 static int npy_header(const char *path, tc_dtype *dt, int *nd, int64_t shape[3], int64_t *off,
                       char *err, size_t n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, n, "cannot open '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    unsigned char h[10];
-    if (fread(h, 1, 10, f) != 10 || memcmp(h, "\x93NUMPY", 6) != 0) {
-        fclose(f);
-        snprintf(err, n, "'%s' is not a .npy file", path);
-        return -1;
-    }
-    size_t hl, pre;
-    if (h[6] == 1) {
-        hl = h[8] | (h[9] << 8);
-        pre = 10;
-    } else {
-        unsigned char e[2];
-        if (fread(e, 1, 2, f) != 2) {
-            fclose(f);
-            snprintf(err, n, "'%s': truncated header", path);
-            return -1;
-        }
-        hl = (size_t)h[8] | ((size_t)h[9] << 8) | ((size_t)e[0] << 16) | ((size_t)e[1] << 24);
-        pre = 12;
-    }
-    char *txt = hl < (1u << 20) ? malloc(hl + 1) : NULL;
-    if (!txt || fread(txt, 1, hl, f) != hl) {
-        free(txt);
-        fclose(f);
-        snprintf(err, n, "'%s': truncated or oversized header", path);
-        return -1;
-    }
-    txt[hl] = 0;
-    fseek(f, 0, SEEK_END);
-    long fsize = ftell(f);
-    fclose(f);
-    int rc = -1;
-    if (strstr(txt, "'<f4'")) *dt = TC_FLOAT32;
-    else if (strstr(txt, "'<f8'")) *dt = TC_FLOAT64;
-    else {
+    npy_array h;
+    if (npy_load_header(path, &h, off, err, n) != 0) return -1;
+    if (h.dtype != NPY_F32 && h.dtype != NPY_F64) {
         snprintf(err, n, "'%s': dtype must be float32 or float64 (little-endian)", path);
-        goto out;
+        return -1;
     }
-    if (strstr(txt, "'fortran_order': True")) {
-        snprintf(err, n, "'%s': Fortran order is not supported", path);
-        goto out;
-    }
-    char *s = strstr(txt, "'shape':");
-    char *lp = s ? strchr(s, '(') : NULL;
-    if (!lp) {
-        snprintf(err, n, "'%s': no shape in the header", path);
-        goto out;
-    }
-    *nd = 0;
-    char *p = lp + 1;
-    while (*p && *p != ')') {
-        while (*p == ' ' || *p == ',') p++;
-        if (*p == ')') break;
-        if (!isdigit((unsigned char)*p) || *nd == 3) {
-            snprintf(err, n, "'%s': shape must have 1 to 3 dimensions", path);
-            goto out;
-        }
-        shape[(*nd)++] = strtoll(p, &p, 10);
-    }
-    if (*nd < 1) {
+    if (h.ndim < 1 || h.ndim > 3) {
         snprintf(err, n, "'%s': shape must have 1 to 3 dimensions", path);
-        goto out;
+        return -1;
     }
-    *off = (int64_t)(pre + hl);
-    int64_t total = 1;
-    for (int i = 0; i < *nd; i++) total *= shape[i];
-    int64_t need = *off + total * (*dt == TC_FLOAT32 ? 4 : 8);
-    if (fsize < need) {
-        snprintf(err, n, "'%s' is too short: %ld bytes, the header announces %lld", path, fsize,
-                 (long long)need);
-        goto out;
-    }
-    rc = 0;
-out:
-    free(txt);
-    return rc;
-}
-
-/* The .npy header numpy writes (version 1, data on a 64-byte boundary). */
-static int write_header(FILE *f, tc_dtype dt, int nd, const int64_t *shape) {
-    char dict[512];
-    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                     dt == TC_FLOAT64 ? "<f8" : "<f4");
-    for (int i = 0; i < nd; i++)
-        n += snprintf(dict + n, sizeof dict - (size_t)n, "%lld%s", (long long)shape[i],
-                      nd == 1 ? "," : (i + 1 < nd ? ", " : ""));
-    n += snprintf(dict + n, sizeof dict - (size_t)n, "), }");
-    size_t total = (10 + (size_t)n + 1 + 63) / 64 * 64, hlen = total - 10;
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff),
-                             (unsigned char)(hlen >> 8)};
-    memset(dict + n, ' ', hlen - 1 - (size_t)n);
-    dict[hlen - 1] = '\n';
-    return fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, hlen, f) == hlen ? 0 : -1;
+    *dt = h.dtype == NPY_F32 ? TC_FLOAT32 : TC_FLOAT64;
+    *nd = h.ndim;
+    for (int i = 0; i < h.ndim; i++) shape[i] = h.shape[i];
+    return 0;
 }
 
 static void usage(void) {
@@ -472,7 +391,8 @@ int main(int argc, char **argv) {
     bad = 0;
     if (rank == 0) {
         FILE *f = fopen(tmp, "wb");
-        if (!f || write_header(f, dt, nd, shape) != 0) {
+        if (!f || npy_write_header(f, dt == TC_FLOAT64 ? NPY_F64 : NPY_F32, nd, shape, NULL,
+                                   0) != 0) {
             bad = 1;
             snprintf(err, sizeof err, "cannot write '%.300s': %s", tmp, strerror(errno));
         }

@@ -344,59 +344,93 @@ int npy_parse(const unsigned char *buf, size_t len, npy_array *out, char *err,
     return 0;
 }
 
-int npy_load(const char *path, npy_array *out, char *err, size_t errlen) {
+/* Reads the preamble and header dict of the open file fp (st: its fstat,
+ * zeroed when unknown) into a (dtype, ndim, shape). On success *start is the
+ * data's byte offset and *bytes its size; a regular file must hold at least
+ * that many bytes after the header. -1 with a message without the path, or
+ * -2 after a read error with one naming it. */
+static int read_header(FILE *fp, const char *path, const struct stat *st, npy_array *a,
+                       size_t *start, size_t *bytes, char *err, size_t errlen) {
     unsigned char pre[12];
     unsigned char *hdr = NULL;
-    size_t start, hlen, count = 0, bytes = 0, got;
+    size_t hlen, count = 0, got;
+    int rc = -1;
+    got = fread(pre, 1, sizeof pre, fp);
+    if (ferror(fp)) {
+        fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        return -2;
+    }
+    if (parse_preamble(pre, got, start, &hlen, err, errlen)) return -1;
+    if (S_ISREG(st->st_mode) && (uint64_t)st->st_size < (uint64_t)*start + hlen)
+        return fail(err, errlen, "header length %zu runs past the end of the file (%lld bytes)",
+                    hlen, (long long)st->st_size);
+    hdr = malloc(hlen ? hlen : 1);
+    if (!hdr) return fail(err, errlen, "out of memory");
+    /* The preamble read may have taken the first bytes of the header. No
+     * valid dict is shorter than 2 bytes, so have > hlen is an error. */
+    size_t have = got - *start;
+    if (have > hlen) {
+        fail(err, errlen, "header length %zu is too short for a header", hlen);
+        goto out;
+    }
+    memcpy(hdr, pre + *start, have);
+    if (have < hlen && fread(hdr + have, 1, hlen - have, fp) != hlen - have) {
+        fail(err, errlen, "header length %zu runs past the end of the file", hlen);
+        goto out;
+    }
+    if (parse_dict((const char *)hdr, hlen, a, err, errlen) ||
+        shape_size(a->ndim, a->shape, npy_dtype_size(a->dtype), &count, bytes, err, errlen))
+        goto out;
+    if (S_ISREG(st->st_mode) && (uint64_t)st->st_size - *start - hlen < (uint64_t)*bytes) {
+        fail(err, errlen, "data truncated: shape needs %zu bytes, file has %llu", *bytes,
+             (unsigned long long)(st->st_size - *start - hlen));
+        goto out;
+    }
+    a->count = count;
+    *start += hlen;
+    rc = 0;
+out:
+    free(hdr);
+    return rc;
+}
+
+/* Opens path for reading: a directory or a missing file fails. */
+static FILE *open_input(const char *path, struct stat *st, char *err, size_t errlen) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fileno(fp), st) != 0) memset(st, 0, sizeof *st);
+    if (S_ISDIR(st->st_mode)) {
+        fclose(fp);
+        fail(err, errlen, "'%s' is a directory", path);
+        return NULL;
+    }
+    return fp;
+}
+
+/* Puts the file's name in front of the message in err. */
+static int name_path(const char *path, char *err, size_t errlen) {
+    if (err && errlen) {
+        char tmp[256];
+        snprintf(tmp, sizeof tmp, "%s", err);
+        snprintf(err, errlen, "%s: %s", path, tmp);
+    }
+    return -1;
+}
+
+int npy_load(const char *path, npy_array *out, char *err, size_t errlen) {
+    size_t start = 0, bytes = 0, got;
     npy_array a;
     struct stat st;
     memset(&a, 0, sizeof a);
     memset(out, 0, sizeof *out);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-    if (fstat(fileno(fp), &st) != 0) memset(&st, 0, sizeof st);
-    if (S_ISDIR(st.st_mode)) {
-        fclose(fp);
-        return fail(err, errlen, "'%s' is a directory", path);
-    }
-    got = fread(pre, 1, sizeof pre, fp);
-    if (ferror(fp)) {
-        fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
-        goto error;
-    }
-    if (parse_preamble(pre, got, &start, &hlen, err, errlen)) goto prefix;
-    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < (uint64_t)start + hlen) {
-        fail(err, errlen, "header length %zu runs past the end of the file (%lld bytes)",
-             hlen, (long long)st.st_size);
-        goto prefix;
-    }
-    hdr = malloc(hlen ? hlen : 1);
-    if (!hdr) {
-        fail(err, errlen, "out of memory");
-        goto prefix;
-    }
-    /* The preamble read may have taken the first bytes of the header. No
-     * valid dict is shorter than 2 bytes, so have > hlen is an error. */
-    size_t have = got - start;
-    if (have > hlen) {
-        fail(err, errlen, "header length %zu is too short for a header", hlen);
-        goto prefix;
-    }
-    memcpy(hdr, pre + start, have);
-    if (have < hlen && fread(hdr + have, 1, hlen - have, fp) != hlen - have) {
-        fail(err, errlen, "header length %zu runs past the end of the file", hlen);
-        goto prefix;
-    }
-    if (parse_dict((const char *)hdr, hlen, &a, err, errlen) ||
-        shape_size(a.ndim, a.shape, npy_dtype_size(a.dtype), &count, &bytes, err,
-                   errlen))
-        goto prefix;
-    if (S_ISREG(st.st_mode) &&
-        (uint64_t)st.st_size - start - hlen < (uint64_t)bytes) {
-        fail(err, errlen, "data truncated: shape needs %zu bytes, file has %llu",
-             bytes, (unsigned long long)(st.st_size - start - hlen));
-        goto prefix;
-    }
+    FILE *fp = open_input(path, &st, err, errlen);
+    if (!fp) return -1;
+    int hr = read_header(fp, path, &st, &a, &start, &bytes, err, errlen);
+    if (hr == -2) goto error;
+    if (hr) goto prefix;
     if (npy_alloc(out, a.dtype, a.ndim, a.shape, err, errlen)) goto prefix;
     got = fread(out->data, 1, bytes, fp);
     if (got < bytes) {
@@ -408,25 +442,35 @@ int npy_load(const char *path, npy_array *out, char *err, size_t errlen) {
         fail(err, errlen, "unexpected bytes after the data (shape needs %zu)", bytes);
         goto prefix;
     }
-    free(hdr);
     fclose(fp);
     return 0;
 prefix:
-    /* Name the file in front of the parser's message. */
-    if (err && errlen) {
-        char tmp[256];
-        snprintf(tmp, sizeof tmp, "%s", err);
-        snprintf(err, errlen, "%s: %s", path, tmp);
-    }
+    name_path(path, err, errlen);
 error:
     npy_free(out);
-    free(hdr);
     fclose(fp);
     return -1;
 }
 
-int npy_write(FILE *fp, npy_dtype dtype, int ndim, const int64_t *shape,
-              const void *data, char *err, size_t errlen) {
+int npy_load_header(const char *path, npy_array *out, int64_t *offset, char *err,
+                    size_t errlen) {
+    size_t start = 0, bytes = 0;
+    struct stat st;
+    memset(out, 0, sizeof *out);
+    FILE *fp = open_input(path, &st, err, errlen);
+    if (!fp) return -1;
+    int rc = read_header(fp, path, &st, out, &start, &bytes, err, errlen);
+    fclose(fp);
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        return rc == -2 ? -1 : name_path(path, err, errlen);
+    }
+    *offset = (int64_t)start;
+    return 0;
+}
+
+int npy_write_header(FILE *fp, npy_dtype dtype, int ndim, const int64_t *shape, char *err,
+                     size_t errlen) {
     char dict[512];
     size_t count = 0, bytes = 0;
     if (ndim < 0 || ndim > NPY_MAX_DIMS)
@@ -447,8 +491,17 @@ int npy_write(FILE *fp, npy_dtype dtype, int ndim, const int64_t *shape,
                              (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
     memset(dict + n, ' ', hlen - 1 - (size_t)n);
     dict[hlen - 1] = '\n';
-    if (fwrite(pre, 1, 10, fp) != 10 || fwrite(dict, 1, hlen, fp) != hlen ||
-        fwrite(data, 1, bytes, fp) != bytes)
+    if (fwrite(pre, 1, 10, fp) != 10 || fwrite(dict, 1, hlen, fp) != hlen)
+        return fail(err, errlen, "write error: %s", strerror(errno));
+    return 0;
+}
+
+int npy_write(FILE *fp, npy_dtype dtype, int ndim, const int64_t *shape,
+              const void *data, char *err, size_t errlen) {
+    size_t count = 0, bytes = 0;
+    if (npy_write_header(fp, dtype, ndim, shape, err, errlen)) return -1;
+    shape_size(ndim, shape, npy_dtype_size(dtype), &count, &bytes, err, errlen);
+    if (fwrite(data, 1, bytes, fp) != bytes)
         return fail(err, errlen, "write error: %s", strerror(errno));
     return 0;
 }

@@ -47,6 +47,19 @@ int npy_parse(const unsigned char *buf, size_t len, npy_array *out, char *err,
  * missing file or a read error fails with a message naming the path. */
 int npy_load(const char *path, npy_array *out, char *err, size_t errlen);
 
+/* Reads only the header of the .npy file at path (the checks of npy_load
+ * on it): fills out's dtype, ndim, shape and count, leaves out->data NULL,
+ * and sets *offset to the data's byte offset in the file. The file must
+ * hold at least the data's bytes (for readers of parts of it, such as
+ * tileconv-mpi's MPI-IO views). */
+int npy_load_header(const char *path, npy_array *out, int64_t *offset, char *err,
+                    size_t errlen);
+
+/* Writes the version 1.0 header alone (data on a 64-byte boundary after
+ * it, as numpy writes); the caller writes count * itemsize bytes next. */
+int npy_write_header(FILE *fp, npy_dtype dtype, int ndim, const int64_t *shape, char *err,
+                     size_t errlen);
+
 /* Writes a version 1.0 .npy stream (C order, little-endian) to fp. Returns
  * 0, or -1 on a write error or an invalid shape. The caller checks fclose. */
 int npy_write(FILE *fp, npy_dtype dtype, int ndim, const int64_t *shape,
