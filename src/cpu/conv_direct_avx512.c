@@ -14,43 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "avx512_util.h"
 #include "conv_direct.h"
-
-/* 16x16 transpose of r[0..15] in place (rows become columns). */
-static inline __attribute__((always_inline)) void dc_tr16(__m512 r[16]) {
-    __m512 t[16];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++) {
-        __m512d a0 = _mm512_castps_pd(t[4 * i]), a1 = _mm512_castps_pd(t[4 * i + 1]);
-        __m512d a2 = _mm512_castps_pd(t[4 * i + 2]), a3 = _mm512_castps_pd(t[4 * i + 3]);
-        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
-        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
-        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
-        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
-    }
-    /* r[4i+q] holds, for rows 4i..4i+3, element q of each 128-bit lane */
-#pragma GCC unroll 2
-    for (int i = 0; i < 2; i++)
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; q++) {
-            __m512 a = r[8 * i + q], b = r[8 * i + 4 + q];
-            t[8 * i + q] = _mm512_shuffle_f32x4(a, b, 0x88);     /* lanes 0,2 | 0,2 */
-            t[8 * i + 4 + q] = _mm512_shuffle_f32x4(a, b, 0xdd); /* lanes 1,3 | 1,3 */
-        }
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; q++) {
-        __m512 a = t[q], b = t[8 + q], c = t[4 + q], d = t[12 + q];
-        r[q] = _mm512_shuffle_f32x4(a, b, 0x88);
-        r[8 + q] = _mm512_shuffle_f32x4(a, b, 0xdd);
-        r[4 + q] = _mm512_shuffle_f32x4(c, d, 0x88);
-        r[12 + q] = _mm512_shuffle_f32x4(c, d, 0xdd);
-    }
-}
 
 /* one reduction step: NKB weight vectors against UH*UW broadcast inputs */
 #define DC_STEP(UW, UH, NKB, CB, XP, WP)                                              \
@@ -98,7 +63,7 @@ static inline __attribute__((always_inline)) void dc_tr16(__m512 r[16]) {
             __m512 r[16];                                                             \
             _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++)                     \
                 r[p] = p < UH * UW ? acc[p < UH * UW ? p : 0][b] : _mm512_setzero_ps(); \
-            dc_tr16(r);                                                               \
+            tc__avx512_tr16_ps(r);                                                               \
             int64_t kn = a->nk - 16 * b;                                              \
             if (kn > 16) kn = 16;                                                     \
             float *yb = a->y + 16 * b * a->ypl;                                       \
@@ -178,7 +143,7 @@ void tc__dc_row_avx512(float *dst, int64_t CB, int64_t cw, const float *src, int
                               : _mm512_mask_i32gather_ps(cv, ok, ix, sc, 4);
             }
             /* rows r[c][pos]: wanted dst[pos][c] */
-            dc_tr16(r);
+            tc__avx512_tr16_ps(r);
             if (n == 16)
                 for (int q = 0; q < 16; q++) _mm512_storeu_ps(dst + (p0 + q) * 16, r[q]);
             else
@@ -258,7 +223,7 @@ void tc__dc_row_avx512(float *dst, int64_t CB, int64_t cw, const float *src, int
                 }
             } else { /* CB 8: rows r[c][pos] -> dst[pos][c], the low 8 of each */
                 for (int c = (int)CB; c < 16; c++) r[c] = _mm512_setzero_ps();
-                dc_tr16(r);
+                tc__avx512_tr16_ps(r);
                 for (int q = 0; q < n; q++)
                     _mm256_storeu_ps(d + q * 8, _mm512_castps512_ps256(r[q]));
             }
