@@ -1230,6 +1230,7 @@ static void run_conv_half_native(int ci, int vi, const char *cfg) {
 }
 
 static void run_conv_half_native_all(void) {
+    if (conv_only_solver && strcmp(conv_only_solver, "cuda.conv.igemm-half")) return;
     tc_plan_options o;
     tc_plan_options_init(&o);
     o.algorithm = "cuda.conv.igemm-half";
