@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""dnn_targets.py - issue 10's targets over one or more runs of the CPU layer
-suite (`tileconv bench --suite dnn --json FILE`).
+"""dnn_targets.py - the CPU layer suite's speed targets over one or more runs
+of it (`tileconv bench --suite dnn --json FILE`).
 
     python3 bench/dnn_targets.py RUN1.json [RUN2.json ...]
 

@@ -84,7 +84,6 @@ typedef struct tc_mpi_stats {
     int64_t halo_after[3];  /* (0 along axes the box spans) */
     int messages;           /* halo messages this rank sends and receives */
     int pieces;             /* rim pieces computed after the wait */
-    /* (fields added in session 7) */
     double exposed_s;       /* last execute: the calling thread's time on the
                                exchange: its MPI calls (posting, tests between
                                interior chunks, waits) and packing / unpacking, or
@@ -94,15 +93,13 @@ typedef struct tc_mpi_stats {
                                message complete */
     int chunks;             /* interior chunks (MPI_Testall between them when the
                                calling thread drives the exchange) */
-    /* (fields added in session 8) */
     int progress;           /* 1: a progress thread drove the exchange */
     double progress_s;      /* last execute: the progress thread's time in MPI calls,
                                packing and unpacking while the caller computed */
     double hidden_cpu;      /* last execute: 1 - (exposed_s + progress_s) / exchange_s,
                                in [0, 1]: the exchange work done by any thread of the
                                rank counted as paid (= hidden without a progress
-                               thread; session 7's statistic) */
-    /* (field added in session 19) */
+                               thread) */
     int ipc;                /* 1: on device arrays the halos go GPU to GPU by
                                CUDA IPC (every rank on one node; docs/mpi.md),
                                0: through host stages */

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_dnn_targets.py - bench/dnn_targets.py (issue 10's targets over runs
+"""test_dnn_targets.py - bench/dnn_targets.py (the layer suite's targets over runs
 of `tileconv bench --suite dnn --json`) on synthetic runs: each target met
 and missed, the best-of-runs combination, bad input.
 

@@ -1,4 +1,4 @@
-/* test_threads.c - where the pool's threads run (issue 9).
+/* test_threads.c - where the pool's threads run.
  *
  * The situation it reproduces: an OpenMP runtime (libgomp with
  * OMP_PROC_BIND / OMP_PLACES), or any caller, pins the calling thread to one

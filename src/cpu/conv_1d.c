@@ -1,5 +1,5 @@
 /* conv_1d.c - 1D convolution layers on the native NCW layout (solver
- * "cpu.conv.1d"; issue 10, the 1D layer).
+ * "cpu.conv.1d").
  *
  * The output positions of a row are the vector lanes: a register tile
  * (conv_1d_avx512.c) is up to 6 output channels x 4 vectors of 16
@@ -270,7 +270,7 @@ static double c1_estimate(const tc__problem *p, const tc__env *env) {
     const int th = env->threads > 0 ? env->threads : 1;
     /* FMA issue slots spent per tile column (all blocks), over the row:
      * ntw - 1 full columns and the last (closed form: a loop over columns
-     * and blocks ran for minutes on fuzzed sizes, session 23) */
+     * and blocks would run for minutes on fuzzed sizes) */
     double slots = 0.0, useful = (double)g.Wo * g.Kg;
     if (g.ntw > 0)
         slots = (double)(g.ntw - 1) * c1_column_slots(&g, C1_TW / 16) +

@@ -36,7 +36,7 @@ typedef void (*dc_kernel_fn)(const dc_targs *a);
  * rows) requested for writing before its reduction, so that they arrive
  * while it computes: its NCHW rows are nk planes apart, more streams than
  * the hardware prefetchers follow, and a cold output otherwise stalls the
-  * stores (session 10, conv1: 8-11% at two threads; the AVX2 kernels,
+  * stores (conv1: 8-11% faster at two threads; the AVX2 kernels,
  * which store through a buffer, measured no gain and do not use it). */
 #define DC_PREFETCH_OUT(a, UH, UW)                                                   \
     for (int64_t l_ = 0; l_ < (a)->nk; l_++)                                         \

@@ -68,7 +68,7 @@ typedef struct wg4_prep {
     int64_t xa, xb;       /* run-end columns m*len, m*len + 1 (or -1 = cval); last run: unused */
 } wg4_prep;
 
-/* Patches by permutes (session 10): a patched element whose mapped column
+/* Patches by permutes: a patched element whose mapped column
  * this run loads itself (reflect, replicate, a short row's circular) takes
  * it from the row's vectors, vector i's lanes from (a[i-1], a[i]) (L) or
  * (a[i], a[i+1]) (R) by one permute each for every run at once, instead of

@@ -1,6 +1,6 @@
 /*
  * cuda_fft64.h - a 64 x 64 two-dimensional real FFT in one block's shared
- * memory (cuda.conv.fft's fused transforms, session 23), written as
+ * memory (cuda.conv.fft's fused transforms), written as
  * phases: each phase is a function of the thread index that reads one
  * buffer and writes its own elements or another buffer, so a block runs
  * the phases with a barrier between them, and tests/test_fft64.cu runs

@@ -279,9 +279,9 @@ static void add_piece(tc_mpi_plan *p, const tc__mpi_box *out) {
  * box is longer than the reach on both sides: there the interior plan's
  * own extension of the box is the mode's extension of the whole array
  * (constant, nearest; reflect and mirror read only the box's first rows),
- * so its outputs are those of one process (session 19: one of the two
+ * so its outputs are those of one process (this saves one of the two
  * pieces of each end rank of a slab decomposition, whose work beside the
- * interior cost GPU ranks more than the exchange). */
+ * interior costs GPU ranks more than the exchange). */
 int tc__mpi_rim_needed(const tc_mpi_plan *p, int k, int side) {
     const int edge = side ? p->own.lo[k] + p->own.n[k] == p->N[k] : p->own.lo[k] == 0;
     return !edge || p->d.mode == TC_MODE_WRAP || p->own.n[k] <= p->before[k] + p->after[k];
@@ -367,7 +367,7 @@ void tc__mpi_fill_edges(tc_mpi_plan *p, const piece *c) {
                      * point inside the array, never at filled elements):
                      * a row outside along axis 0 or 1 is one copy (one
                      * element at a time was ~1 ms for the 2 x 384 x 384
-                     * rows of a global edge, session 10) */
+                     * rows of a global edge) */
                     int64_t k2 = k, end = c->in.lo[2] + c->in.n[2];
                     while (k2 + 1 < end && (row_out || p->oob[2][k2 + 1]) &&
                            p->map[2][k2 + 1] == p->map[2][k2] + 1)
