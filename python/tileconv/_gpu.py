@@ -105,6 +105,9 @@ class Backend:
         """a reversed along every axis."""
         raise NotImplementedError
 
+    def conj(self, a):
+        raise NotImplementedError
+
 
 class CupyBackend(Backend):
     name = "cupy"
@@ -182,6 +185,10 @@ class CupyBackend(Backend):
     def flip(self, a):
         import cupy
         return cupy.flip(a)
+
+    def conj(self, a):
+        import cupy
+        return cupy.conj(a)
 
 
 _TORCH = {}
@@ -293,6 +300,9 @@ class TorchBackend(Backend):
 
     def flip(self, a):
         return a.flip(tuple(range(a.ndim)))
+
+    def conj(self, a):
+        return a.conj().resolve_conj()  # torch's conj is a lazy view
 
 
 BACKENDS = [CupyBackend(), TorchBackend()]

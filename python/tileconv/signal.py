@@ -421,7 +421,14 @@ def _conv2d(in1, in2, mode, boundary, fillvalue, kind):
         raise ValueError("could not cast `fillvalue` directly to the output type")
     fillvalue = fv.reshape(()).item()
     if mode == "valid":
-        return _nd(in1, in2, "valid", kind, None)
+        y = _nd(in1, in2, "valid", kind, None)
+        s1, s2 = tuple(in1.shape), tuple(in2.shape)
+        if kind == _CORRELATE and rdt.kind == "c" and not all(a >= b for a, b in zip(s1, s2)):
+            # scipy's correlate2d swaps the inputs when in2 is the larger and
+            # correlates with the conjugate of in1: the conjugate of the
+            # correlation (scipy.signal.correlate gives the correlation)
+            y = be.conj(y) if be is not None else np.conj(y)
+        return y
     if boundary in ("fill", "pad") and fillvalue == 0:
         if mode == "same":
             return _same_2d(_nd(in1, in2, "full", kind, None), in1.shape, in2.shape, kind)

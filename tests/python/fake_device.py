@@ -171,6 +171,9 @@ class FakeBackend(_gpu.Backend):
     def flip(self, a):
         return FakeArray(np.flip(a._a))
 
+    def conj(self, a):
+        return FakeArray(np.conj(a._a))
+
 
 class TorchCPUBackend(_gpu.TorchBackend):
     """torch CPU tensors taken as device tensors: TorchBackend's own code

@@ -390,3 +390,18 @@ def test_fftconvolve_broadcast_shapes(be, s1, s2, axes, mode, dtype):
         got = np.asarray(got._a if isinstance(got, FakeArray) else got)
         assert got.shape == ref.shape and got.dtype == ref.dtype
         assert np.abs(got - ref).max() <= 1e-3 * max(1.0, np.abs(ref).max())
+
+
+@pytest.mark.parametrize("boundary", ["fill", "wrap", "symm"])
+def test_correlate2d_complex_larger_in2_as_scipy(be, boundary):
+    """scipy's correlate2d in 'valid' mode with the larger in2 swaps the
+    inputs and conjugates in1: the conjugate of the correlation. Host and
+    device follow it."""
+    r = np.random.default_rng(6)
+    a = r.random((5, 10)) + 1j * r.random((5, 10))
+    b = r.random((10, 11)) - 1j * r.random((10, 11))
+    ref = SS.correlate2d(a, b, "valid", boundary)
+    for x in (a, FakeArray(a.copy())):
+        got = TS.correlate2d(x, b, "valid", boundary)
+        got = got._a if isinstance(got, FakeArray) else got
+        assert got.shape == ref.shape and np.abs(got - ref).max() <= 1e-10 * np.abs(ref).max()
