@@ -15,8 +15,9 @@ int tool_cmd_conv(int argc, char **argv);
 int tool_cmd_gemm(int argc, char **argv);
 int tool_cmd_info(int argc, char **argv);
 
-/* Written elsewhere (tools/analyze.c, a later bench tool); main.c holds
- * weak stubs so the tool links without them. */
+/* `analyze` (tools/analyze.c; main.c holds a weak stub) and `bench`
+ * (main.c: runs the tileconv-bench executable, bench/bench.c's
+ * tc_tool_bench inside it). */
 int tc_tool_analyze(int argc, char **argv);
 int tc_tool_bench(int argc, char **argv);
 
