@@ -19,8 +19,8 @@ def _unwrap(v):
     return v
 
 
-def _wrap(v):
-    return FakeArray(v) if isinstance(v, np.ndarray) else v
+def _wrap(v, cls=None):
+    return (cls or FakeArray)(v) if isinstance(v, np.ndarray) else v
 
 
 class FakeArray:
@@ -53,7 +53,7 @@ class FakeArray:
 
     @property
     def real(self):
-        return FakeArray(self._a.real)
+        return type(self)(self._a.real)
 
     @real.setter
     def real(self, v):
@@ -61,26 +61,26 @@ class FakeArray:
 
     @property
     def imag(self):
-        return FakeArray(self._a.imag)
+        return type(self)(self._a.imag)
 
     @imag.setter
     def imag(self, v):
         self._a.imag = _unwrap(v)
 
     def __getitem__(self, k):
-        return _wrap(self._a[_unwrap(k)])
+        return _wrap(self._a[_unwrap(k)], type(self))
 
     def __setitem__(self, k, v):
         self._a[_unwrap(k)] = _unwrap(v)
 
     def reshape(self, *shape):
-        return FakeArray(self._a.reshape(*shape))
+        return type(self)(self._a.reshape(*shape))
 
     def astype(self, dt):
-        return FakeArray(self._a.astype(dt))
+        return type(self)(self._a.astype(dt))
 
     def conj(self):
-        return FakeArray(self._a.conj())
+        return type(self)(self._a.conj())
 
     def __len__(self):
         return len(self._a)
@@ -91,7 +91,7 @@ class FakeArray:
 
 def _binop(name):
     def f(self, other):
-        return _wrap(getattr(self._a, name)(_unwrap(other)))
+        return _wrap(getattr(self._a, name)(_unwrap(other)), type(self))
     return f
 
 
@@ -107,7 +107,7 @@ for _n in ("add", "sub", "mul", "truediv", "radd", "rsub", "rmul", "rtruediv", "
     setattr(FakeArray, f"__{_n}__", _binop(f"__{_n}__"))
 for _n in ("iadd", "isub", "imul", "itruediv"):
     setattr(FakeArray, f"__{_n}__", _iop(f"__{_n}__"))
-FakeArray.__neg__ = lambda self: FakeArray(-self._a)
+FakeArray.__neg__ = lambda self: type(self)(-self._a)
 
 
 class FakeBackend(_gpu.Backend):
@@ -188,3 +188,49 @@ class TorchCPUBackend(_gpu.TorchBackend):
 
     def stream(self, a):
         return 0
+
+
+class _Dev:
+    id = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class CupyLike(FakeArray):
+    """What CupyBackend reads of a CuPy array: the module name, .device.id,
+    .data.ptr, .flags, .get()."""
+    device = _Dev()
+
+    @property
+    def data(self):
+        class _P:
+            ptr = self._a.__array_interface__["data"][0]
+        return _P()
+
+
+CupyLike.__module__ = "cupy"
+
+
+def fake_cupy_module():
+    """A stand-in for the cupy module over CupyLike arrays (the functions
+    CupyBackend calls), for sys.modules["cupy"] within one test."""
+    import types
+    m = types.ModuleType("cupy")
+    w = CupyLike
+
+    def lift(f):
+        return lambda *a, **k: _wrap(f(*[_unwrap(x) for x in a],
+                                       **{n: _unwrap(v) for n, v in k.items()}), w)
+    for name in ("empty", "zeros", "ascontiguousarray", "trunc", "rint", "sqrt", "moveaxis",
+                 "broadcast_to", "take", "flip", "conj", "asarray"):
+        setattr(m, name, lift(getattr(np, name)))
+    m.stack = lambda arrays: w(np.stack([_unwrap(x) for x in arrays]))
+    m.ndarray = CupyLike
+    cuda = types.SimpleNamespace(Device=lambda i=0: _Dev(),
+                                 get_current_stream=lambda: types.SimpleNamespace(ptr=0))
+    m.cuda = cuda
+    return m

@@ -405,3 +405,40 @@ def test_correlate2d_complex_larger_in2_as_scipy(be, boundary):
         got = TS.correlate2d(x, b, "valid", boundary)
         got = got._a if isinstance(got, FakeArray) else got
         assert got.shape == ref.shape and np.abs(got - ref).max() <= 1e-10 * np.abs(ref).max()
+
+
+@pytest.fixture
+def cupy_like(monkeypatch):
+    """CupyBackend's own code on CupyLike arrays (a stand-in cupy module over
+    NumPy, CPU plans)."""
+    import sys
+    from fake_device import fake_cupy_module
+
+    class CupyCPUBackend(_gpu.CupyBackend):
+        plan_backend = 0
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy_module())
+    monkeypatch.setattr(_gpu, "BACKENDS", [CupyCPUBackend()] + [
+        b for b in _gpu.BACKENDS if b.name != "cupy"])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int16, np.complex64])
+@pytest.mark.parametrize("name", sorted(ND) + ["signal." + n for n in sorted(SG)])
+def test_cupy_backend(cupy_like, name, dtype):
+    from fake_device import CupyLike
+    x, w2, w1 = _data(dtype)
+    if name.startswith("signal."):
+        n = name[7:]
+        if dtype == np.float16 or (n.endswith("_fft") and np.dtype(dtype).kind == "i"):
+            return
+        ref = SG[n](SS, x, w2)
+        got = SG[n](TS, CupyLike(x.copy()), CupyLike(w2))
+    else:
+        ref = ND[name](SN, x.astype(np.float64) if dtype == np.float16 else x, w2, w1)
+        got = ND[name](TN, CupyLike(x.copy()), CupyLike(w2), w1)
+    assert type(got) is CupyLike
+    g = got._a
+    tol = {np.float32: 3e-5, np.float16: 4e-3, np.int16: 0, np.complex64: 3e-5}[dtype]
+    scale = max(1.0, float(np.abs(ref).max()))
+    assert g.shape == ref.shape
+    assert np.abs(g.astype(np.complex128) - ref).max() <= tol * scale + (1 if tol == 0 else 0)
