@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "../src/core/knobs.h" /* the environment knobs */
 #include "ceilings.h"
 #include "harness.h"
 #include "tools.h"
@@ -512,7 +513,7 @@ static void print_case(const bench_ctx *b, const bench_case *c) {
 /* Sets the peers' thread variables and re-executes once, because OpenMP
  * (oneDNN) and OpenBLAS read them when the libraries load. */
 static void reexec_with_env(int argc, char **argv, int threads) {
-    if (getenv("TILECONV_BENCH_CHILD")) return;
+    if (tc__knob_get(TC__KNOB_BENCH_CHILD)) return;
     char n[16];
     snprintf(n, sizeof n, "%d", threads);
     setenv("OMP_NUM_THREADS", n, 1);
@@ -621,8 +622,8 @@ static void start_pool(bench_ctx *b) {
 /* ---------------------------------------------------------------------- */
 
 int tc_tool_bench(int argc, char **argv) {
-    const char *cpus = getenv("TILECONV_BENCH_AFFINITY");
-    if (getenv("TILECONV_BENCH_CHILD") && cpus) bench_affinity_restore(cpus);
+    const char *cpus = tc__knob_get(TC__KNOB_BENCH_AFFINITY);
+    if (tc__knob_get(TC__KNOB_BENCH_CHILD) && cpus) bench_affinity_restore(cpus);
     bench_ctx b;
     memset(&b, 0, sizeof b);
     b.suites = BENCH_SUITE_FILTERS | BENCH_SUITE_SEED3D | BENCH_SUITE_GEMM;

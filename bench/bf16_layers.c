@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "tileconv.h"
+#include "../src/core/knobs.h" /* the environment knobs */
 
 typedef struct layer {
     const char *id;
@@ -320,9 +321,9 @@ int main(int argc, char **argv) {
         make_ours(&R[0], "bf16.nhwc", L, ctx, TC_BFLOAT16, TC_LAYOUT_CHANNELS_LAST, xbl, wb, ny);
         make_ours(&R[1], "bf16.nchw", L, ctx, TC_BFLOAT16, TC_LAYOUT_CHANNELS_FIRST, xb, wb, ny);
         make_ours(&R[2], "f32.nchw", L, ctx, TC_FLOAT32, TC_LAYOUT_CHANNELS_FIRST, xf, wf, ny);
-        if (getenv("BF16_NO_PEER")) {
-            snprintf(R[3].na, sizeof R[3].na, "BF16_NO_PEER");
-            snprintf(R[4].na, sizeof R[4].na, "BF16_NO_PEER");
+        if (tc__knob_get(TC__KNOB_BENCH_BF16_NO_PEER)) {
+            snprintf(R[3].na, sizeof R[3].na, "TILECONV_BENCH_BF16_NO_PEER");
+            snprintf(R[4].na, sizeof R[4].na, "TILECONV_BENCH_BF16_NO_PEER");
         } else {
             make_dnnl(&R[3], L, eng, o, xbl, wb, 0);
             make_dnnl(&R[4], L, eng, o, xbl, wb, 1);

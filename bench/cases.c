@@ -272,7 +272,7 @@ static double measure_runs(double ms) {
 }
 
 void bench_measure_ref_speed(bench_ctx *b) {
-    /* ref.conv on 2D 256x256 k7, ref.gemm on 512^3 (out of cache, as in
+    /* ref.conv.loops on 2D 256x256 k7, ref.gemm.loops on 512^3 (out of cache, as in
      * the cases) */
     bench_case c;
     memset(&c, 0, sizeof c);
@@ -280,7 +280,7 @@ void bench_measure_ref_speed(bench_ctx *b) {
     for (int g = 0; g < 2; g++) {
         tc_plan_options po;
         tc_plan_options_init(&po);
-        po.algorithm = g ? "ref.gemm" : "ref.conv";
+        po.algorithm = g ? "ref.gemm.loops" : "ref.conv.loops";
         tc_plan *p = NULL;
         int64_t n = g ? 512 : 256;
         float *x = bench_alloc((size_t)(n * n) * sizeof(float));
@@ -360,7 +360,7 @@ void bench_plan_measure(bench_ctx *b, bench_case *c) {
         snprintf(c->measure_note, sizeof c->measure_note,
                  "skipped: predicted %.0f s (it times every candidate, %s at %.2f GFLOP/s "
                  "included)",
-                 pred / 1e3, c->op == OP_GEMM ? "ref.gemm" : "ref.conv", rg);
+                 pred / 1e3, c->op == OP_GEMM ? "ref.gemm.loops" : "ref.conv.loops", rg);
         return;
     }
     tc_plan_options po;
@@ -628,7 +628,7 @@ static void make_filters(bench_ctx *b) {
         set_filter(c, 2, 4096, 4096, 0, kb[i]);
         c->peers = BP_CV_FILTER2D | BP_FFTW;
         add_target(c, TG_SPEEDUP, 2.5, "opencv.filter2D", NULL);
-        add_target(c, TG_VS_PEER, 1.2, "fftw.bare", "cpu.fft.fftw");
+        add_target(c, TG_VS_PEER, 1.2, "fftw.bare", "cpu.filter.fft");
     }
     if (want(b, "2d-4096-gauss15-sep")) {
         bench_case *c = new_case(b, "filters");

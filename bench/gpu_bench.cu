@@ -9,10 +9,10 @@
  * Build (scripts/gpu-check.sh does this):
  *   nvcc -O2 -arch=sm_90 -Iinclude bench/gpu_bench.cu build/libtileconv.a \
  *        -lcufft -o gpu_bench
- * Environment: TC_BENCH_QUICK=1 runs a few cases only; TC_BENCH_ONLY=text
- * runs the cases whose name contains text; TC_BENCH_SWEEP=1 also times
- * every cuda.direct kernel variant that takes each main case (forced
- * through TC_CUDA_DIRECT_VARIANT; group "sweep", algo "cuda.direct#i").
+ * Environment: TILECONV_BENCH_QUICK=1 runs a few cases only; TILECONV_BENCH_ONLY=text
+ * runs the cases whose name contains text; TILECONV_BENCH_SWEEP=1 also times
+ * every cuda.filter.direct kernel variant that takes each main case (forced
+ * through TILECONV_CUDA_DIRECT_VARIANT; group "sweep", algo "cuda.filter.direct#i").
  */
 #include <cuda_runtime.h>
 
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "tileconv.h"
+#include "../src/core/knobs.h" /* the environment knobs */
 
 #define CK(x)                                                                    \
     do {                                                                         \
@@ -186,14 +187,14 @@ static void bench_filter(const char *group, const char *name, int nsp, const lon
     cudaFree(y);
 }
 
-/* Every cuda.direct variant that plans for this case (TC_BENCH_SWEEP). */
+/* Every cuda.filter.direct variant that plans for this case (TILECONV_BENCH_SWEEP). */
 static void sweep_filter(const char *name, int nsp, const long long *shape, const long long *mask,
                          int reps) {
     if (!sweep || (only && !strstr(name, only))) return;
     for (int v = 0; v < 128; v++) {
         char ev[16], an[32];
         snprintf(ev, sizeof ev, "%d", v);
-        setenv("TC_CUDA_DIRECT_VARIANT", ev, 1);
+        setenv("TILECONV_CUDA_DIRECT_VARIANT", ev, 1);
         tc_filter_desc d;
         tc_filter_desc_init(&d);
         d.ndim = nsp;
@@ -201,22 +202,22 @@ static void sweep_filter(const char *name, int nsp, const long long *shape, cons
         std::vector<float> hm(1000, 0.5f);
         tc_plan_options o;
         tc_plan_options_init(&o);
-        o.algorithm = "cuda.direct";
+        o.algorithm = "cuda.filter.direct";
         tc_plan *pl = NULL;
         int ok = tc_plan_filter(&pl, NULL, &d, hm.data(), &o) == TC_OK;
         tc_plan_destroy(pl);
         if (ok) {
-            snprintf(an, sizeof an, "cuda.direct#%d", v);
+            snprintf(an, sizeof an, "cuda.filter.direct#%d", v);
             /* bench_filter plans again under the same variable */
             const char *save = only;
             only = NULL;
             size_t before = results.size();
-            bench_filter("sweep", name, nsp, shape, mask, TC_MODE_CONSTANT, "cuda.direct", reps);
+            bench_filter("sweep", name, nsp, shape, mask, TC_MODE_CONSTANT, "cuda.filter.direct", reps);
             only = save;
             if (results.size() > before) snprintf(results.back().algo, sizeof results.back().algo, "%s", an);
         }
     }
-    unsetenv("TC_CUDA_DIRECT_VARIANT");
+    unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
 }
 static void bench_gemm(const char *name, long long n, const char *algo, int reps) {
     if (only && !strstr(name, only)) return;
@@ -255,9 +256,9 @@ static void bench_copy(void) {
 
 int main(int argc, char **argv) {
     const char *json = argc > 1 ? argv[1] : "gpu_bench.json";
-    quick = getenv("TC_BENCH_QUICK") && atoi(getenv("TC_BENCH_QUICK"));
-    sweep = getenv("TC_BENCH_SWEEP") && atoi(getenv("TC_BENCH_SWEEP"));
-    only = getenv("TC_BENCH_ONLY") && *getenv("TC_BENCH_ONLY") ? getenv("TC_BENCH_ONLY") : NULL;
+    quick = tc__knob_get(TC__KNOB_BENCH_QUICK) && atoi(tc__knob_get(TC__KNOB_BENCH_QUICK));
+    sweep = tc__knob_get(TC__KNOB_BENCH_SWEEP) && atoi(tc__knob_get(TC__KNOB_BENCH_SWEEP));
+    only = tc__knob_get(TC__KNOB_BENCH_ONLY) && *tc__knob_get(TC__KNOB_BENCH_ONLY) ? tc__knob_get(TC__KNOB_BENCH_ONLY) : NULL;
     if (tc_cuda_device_count() == 0) {
         printf("no CUDA device: nothing to time\n");
         return 0;
@@ -287,21 +288,21 @@ int main(int argc, char **argv) {
         if (quick && k != 5 && k != 11) continue;
         long long s[2] = {8192, 8192}, m[2] = {k, k};
         snprintf(nm, sizeof nm, "2D 8192^2 k%d", k);
-        bench_filter("2d", nm, 2, s, m, C0, "cuda.direct", 20);
+        bench_filter("2d", nm, 2, s, m, C0, "cuda.filter.direct", 20);
         sweep_filter(nm, 2, s, m, 10);
     }
     {
         long long s[2] = {8192, 8192}, m[2] = {5, 5};
         for (int md = 1; md <= 4 && !quick; md++) {
             snprintf(nm, sizeof nm, "2D 8192^2 k5 %s", tc_mode_name((tc_mode)md));
-            bench_filter("2dmode", nm, 2, s, m, (tc_mode)md, "cuda.direct", 20);
+            bench_filter("2dmode", nm, 2, s, m, (tc_mode)md, "cuda.filter.direct", 20);
         }
-        const char *seeds[] = {"cuda.seed.const2d", "cuda.seed.tiled2d-pitch", "cuda.seed.texture2d",
-                               "cuda.separable"};
+        const char *seeds[] = {"cuda.filter.seed-const2d", "cuda.filter.seed-tiled2d-pitch", "cuda.filter.seed-texture2d",
+                               "cuda.filter.separable"};
         for (int i = 0; i < 4 && !quick; i++)
             bench_filter("2dseed", "2D 8192^2 k5", 2, s, m, C0, seeds[i], 5);
         long long m63[2] = {63, 63};
-        bench_filter("2dfft", "2D 8192^2 k63", 2, s, m63, C0, "cuda.fft", 5);
+        bench_filter("2dfft", "2D 8192^2 k63", 2, s, m63, C0, "cuda.filter.fft", 5);
         if (!quick) bench_filter("2dfft", "2D 8192^2 k63 (auto)", 2, s, m63, C0, NULL, 5);
     }
     /* 3D 512^3 */
@@ -309,7 +310,7 @@ int main(int argc, char **argv) {
         if (quick && k != 5) continue;
         long long s[3] = {512, 512, 512}, m[3] = {k, k, k};
         snprintf(nm, sizeof nm, "3D 512^3 k%d", k);
-        bench_filter("3d", nm, 3, s, m, C0, "cuda.direct", 10);
+        bench_filter("3d", nm, 3, s, m, C0, "cuda.filter.direct", 10);
         sweep_filter(nm, 3, s, m, 5);
     }
     /* 1D 2^26 */
@@ -318,13 +319,13 @@ int main(int argc, char **argv) {
         if (quick && ks1[i] != 31) continue;
         long long s[1] = {1LL << 26}, m[1] = {ks1[i]};
         snprintf(nm, sizeof nm, "1D 2^26 k%d", ks1[i]);
-        bench_filter("1d", nm, 1, s, m, C0, "cuda.direct", 20);
+        bench_filter("1d", nm, 1, s, m, C0, "cuda.filter.direct", 20);
         sweep_filter(nm, 1, s, m, 10);
     }
     if (!quick) {
         long long s[1] = {1LL << 26}, m[1] = {7};
-        const char *seeds[] = {"cuda.seed.basic1d", "cuda.seed.const1d", "cuda.seed.tiled1d-in",
-                               "cuda.seed.tiled1d-out"};
+        const char *seeds[] = {"cuda.filter.seed-basic1d", "cuda.filter.seed-const1d", "cuda.filter.seed-tiled1d-in",
+                               "cuda.filter.seed-tiled1d-out"};
         for (int i = 0; i < 4; i++) bench_filter("1dseed", "1D 2^26 k7", 1, s, m, C0, seeds[i], 5);
     }
     /* the 3D report's five tests (same size, zero padding) */
@@ -335,16 +336,16 @@ int main(int argc, char **argv) {
         long long m[3] = {rep[i].k, rep[i].k, rep[i].k};
         snprintf(nm, sizeof nm, "report test %d %lldx%lldx%lld k%d", i + 1, rep[i].s[0], rep[i].s[1],
                  rep[i].s[2], rep[i].k);
-        bench_filter("report", nm, 3, rep[i].s, m, C0, "cuda.direct", 50, rep[i].ref);
+        bench_filter("report", nm, 3, rep[i].s, m, C0, "cuda.filter.direct", 50, rep[i].ref);
         sweep_filter(nm, 3, rep[i].s, m, 20);
-        if (!quick) bench_filter("reportseed", nm, 3, rep[i].s, m, C0, "cuda.seed.tiled3d", 20, rep[i].ref);
+        if (!quick) bench_filter("reportseed", nm, 3, rep[i].s, m, C0, "cuda.filter.seed-tiled3d", 20, rep[i].ref);
     }
     /* SGEMM */
-    bench_gemm("SGEMM 4096^3", 4096, "cuda.gemm", 10);
+    bench_gemm("SGEMM 4096^3", 4096, "cuda.gemm.simt", 10);
     if (!quick) {
-        bench_gemm("SGEMM 8192^3", 8192, "cuda.gemm", 5);
-        bench_gemm("SGEMM 4096^3", 4096, "cuda.seed.gemm-tiled", 3);
-        bench_gemm("SGEMM 4096^3", 4096, "cuda.seed.gemm-naive", 2);
+        bench_gemm("SGEMM 8192^3", 8192, "cuda.gemm.simt", 5);
+        bench_gemm("SGEMM 4096^3", 4096, "cuda.gemm.seed-tiled", 3);
+        bench_gemm("SGEMM 4096^3", 4096, "cuda.gemm.seed-naive", 2);
     }
 
     FILE *f = fopen(json, "w");

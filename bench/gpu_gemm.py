@@ -4,8 +4,8 @@
     python3 bench/gpu_gemm.py BUILD_DIR OUTDIR
 
 Square C = A B (float32, row-major) at GPU_GEMM_SIZES (default "2048 4096
-8192"): tileconv's cuda.gemm (strict FP32) beside torch.matmul with TF32
-off (cuBLAS SGEMM), and cuda.gemm-tf32 (planned with TC_PLAN_ALLOW_TF32)
+8192"): tileconv's cuda.gemm.simt (strict FP32) beside torch.matmul with TF32
+off (cuBLAS SGEMM), and cuda.gemm.wgmma-tf32 (planned with TC_PLAN_ALLOW_TF32)
 beside torch.matmul with TF32 on. tileconv through ctypes on
 BUILD_DIR/libtileconv.so: tc_cuda_time_plan (operands copied to the GPU
 once, a warm-up, median of R executes between CUDA events); cuBLAS timed
@@ -14,12 +14,12 @@ The two sides alternate, GPU_GEMM_ROUNDS rounds (default 3) of one median
 each: ms = the median of a side's round medians, ratio = the median of
 the rounds' ratios (session 21: cuBLAS's time moved 2-3% between calls
 while ours held; alternating puts both under the same clocks).
-GPU_GEMM_FORMS="128x1 256x2 ..." adds rows "tf32-BMxCL": cuda.gemm-tf32
-forced to a form (TC_CUDA_GEMM_TF32_BM = BM rows a block,
-TC_CUDA_GEMM_TF32_CL = CL blocks a cluster: 2 share A, 4 as 2 x 2 share A
-and B; "256x4s0" also sets TC_CUDA_GEMM_TF32_SPLIT = 0: no split tail);
-"fp32-BK" adds a cuda.gemm row with TC_CUDA_GEMM_FP32_BK = BK (16
-or 32); the plain fp32 rows keep the caller's TC_CUDA_GEMM_FP32_BK.
+GPU_GEMM_FORMS="128x1 256x2 ..." adds rows "tf32-BMxCL": cuda.gemm.wgmma-tf32
+forced to a form (TILECONV_CUDA_GEMM_TF32_BM = BM rows a block,
+TILECONV_CUDA_GEMM_TF32_CL = CL blocks a cluster: 2 share A, 4 as 2 x 2 share A
+and B; "256x4s0" also sets TILECONV_CUDA_GEMM_TF32_SPLIT = 0: no split tail);
+"fp32-BK" adds a cuda.gemm.simt row with TILECONV_CUDA_GEMM_FP32_BK = BK (16
+or 32); the plain fp32 rows keep the caller's TILECONV_CUDA_GEMM_FP32_BK.
 Errors against a float64 product (torch, on the GPU) at the sizes up to
 4096: max |C - C64| / max |C64| ("-" above). Writes OUTDIR/gpu_gemm.txt and .json. Never asserts."""
 import ctypes as C
@@ -123,9 +123,9 @@ lines = [f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; {ROU
          "the rounds' cuBLAS ms / ours (> 1: ours faster); TFLOP/s counts 2 n^3",
          f"{'size':>6} {'mode':10} {'ours ms':>9} {'TFLOP/s':>8} {'cuBLAS ms':>9} {'TFLOP/s':>8} "
          f"{'ratio':>6} {'err ours':>9} {'err cuBLAS':>10}  algorithm"]
-# cuda.gemm's forcing variables as the caller set them (they apply to the
+# cuda.gemm.simt's forcing variables as the caller set them (they apply to the
 # plain "fp32" rows; an "fp32-..." form sets its own for its row)
-FP32_ENV = {v: os.environ.get(v) for v in ("TC_CUDA_GEMM_FP32_BK",)}
+FP32_ENV = {v: os.environ.get(v) for v in ("TILECONV_CUDA_GEMM_FP32_BK",)}
 
 
 def restore_fp32_env():
@@ -144,29 +144,29 @@ for n in SIZES:
     ref = None
     if n <= 4096:
         ref = (a.double() @ b.double()).cpu().numpy()
-    modes = [("fp32", "cuda.gemm", 0), ("tf32", "cuda.gemm-tf32", TF32)]
+    modes = [("fp32", "cuda.gemm.simt", 0), ("tf32", "cuda.gemm.wgmma-tf32", TF32)]
     for f in os.environ.get("GPU_GEMM_FORMS", "").split():
         if f.startswith("fp32-"):
-            modes.append((f, "cuda.gemm", 0))
+            modes.append((f, "cuda.gemm.simt", 0))
         else:
-            modes.append(("tf32-" + f, "cuda.gemm-tf32", TF32))
+            modes.append(("tf32-" + f, "cuda.gemm.wgmma-tf32", TF32))
     for mode, algo, flags in modes:
         torch.backends.cuda.matmul.allow_tf32 = mode.startswith("tf32")
         if mode.startswith("tf32-"):
             bm, cl = mode[5:].split("x")
             cl, _, sp = cl.partition("s")
-            os.environ["TC_CUDA_GEMM_TF32_BM"], os.environ["TC_CUDA_GEMM_TF32_CL"] = bm, cl
+            os.environ["TILECONV_CUDA_GEMM_TF32_BM"], os.environ["TILECONV_CUDA_GEMM_TF32_CL"] = bm, cl
             if sp:
-                os.environ["TC_CUDA_GEMM_TF32_SPLIT"] = sp
+                os.environ["TILECONV_CUDA_GEMM_TF32_SPLIT"] = sp
             else:
-                os.environ.pop("TC_CUDA_GEMM_TF32_SPLIT", None)
+                os.environ.pop("TILECONV_CUDA_GEMM_TF32_SPLIT", None)
         else:
-            os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
-            os.environ.pop("TC_CUDA_GEMM_TF32_CL", None)
-            os.environ.pop("TC_CUDA_GEMM_TF32_SPLIT", None)
+            os.environ.pop("TILECONV_CUDA_GEMM_TF32_BM", None)
+            os.environ.pop("TILECONV_CUDA_GEMM_TF32_CL", None)
+            os.environ.pop("TILECONV_CUDA_GEMM_TF32_SPLIT", None)
         restore_fp32_env()
         if mode.startswith("fp32-"):
-            os.environ["TC_CUDA_GEMM_FP32_BK"] = mode[5:]
+            os.environ["TILECONV_CUDA_GEMM_FP32_BK"] = mode[5:]
         pl, name = tc_plan(n, algo, flags)
         ours, theirs, ratio = alternate(pl, A, B, a, b)
         e_ours = tc_err(pl, A, B, ref) if (pl and ref is not None) else float("nan")
@@ -187,8 +187,8 @@ for n in SIZES:
                          f"{fe(e_cub, 10)}  {name}")
         print(lines[-1], flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
-    os.environ.pop("TC_CUDA_GEMM_TF32_BM", None)
-    os.environ.pop("TC_CUDA_GEMM_TF32_SPLIT", None)
+    os.environ.pop("TILECONV_CUDA_GEMM_TF32_BM", None)
+    os.environ.pop("TILECONV_CUDA_GEMM_TF32_SPLIT", None)
     restore_fp32_env()
     del a, b
     torch.cuda.empty_cache()

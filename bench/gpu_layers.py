@@ -10,13 +10,13 @@ context, then tc_cuda_time_plan (operands copied to the GPU once, one
 warm-up, median of R executes between CUDA events). Rows:
   fp32  the planner's choice without TC_PLAN_ALLOW_TF32 (ESTIMATE), beside
         cuDNN with TF32 off; "generic" is cuda.conv.igemm with its generic
-        (session-5) kernel forced by TC_CUDA_CONV_GENERIC, for comparison
+        (session-5) kernel forced by TILECONV_CUDA_CONV_GENERIC, for comparison
   tf32  the planner's choice with TC_PLAN_ALLOW_TF32, beside cuDNN with
         TF32 on (torch.backends.cudnn.allow_tf32)
 GPU_LAYERS_SWEEP=1 adds forced shapes of cuda.conv.igemm(-tf32) and the
 tiled depthwise kernel's variants (printed, and in the JSON as "sweep");
 GPU_LAYERS_TFV="1 3" repeats the TF32 sweep once per TF32 kernel variant
-(TC_CUDA_CONV_TFV), with each variant's error;
+(TILECONV_CUDA_CONV_TF32_KERNEL), with each variant's error;
 GPU_LAYERS_EXTRA=1 adds three more MobileNet depthwise layers, =1x1 four
 more ResNet-50 1x1 layers, =fft three layers with large masks (11x11,
 31x31, 9x9x9) and two with mid-sized ones (5x5, 7x7). Forced alternatives: cuda.conv.igemm, depthwise, winograd,
@@ -27,7 +27,7 @@ too), the host's us a call (device pointers, enqueue only) and the us a call
 of 50 calls back to back, then a table of the device-time ratios (the main
 table's ratios include each side's host time before its first kernel: a
 single call between events on an idle GPU); JSON key "kprof".
-Forced cuda.conv.winograd(2) rows are timed (and their error measured) on
+Forced cuda.conv.winograd-f4(2) rows are timed (and their error measured) on
 every layer they apply to; GPU_LAYERS_WINO_SWEEP=1 adds their GEMM tile
 heights and per-stage times.
 Errors: tileconv's output (host execute) against a float64 run of the same
@@ -127,17 +127,17 @@ def ptr(a):
 
 
 def plan(desc, flags=0, algo=None):
-    # GPU_LAYERS_TRACE=1: the planner's estimates (TC_PLAN_TRACE) of the
+    # GPU_LAYERS_TRACE=1: the planner's estimates (TILECONV_PLAN_TRACE) of the
     # planner's own picks on stderr (layers.log)
     tr = os.environ.get("GPU_LAYERS_TRACE") == "1" and algo is None
     if tr:
         sys.stderr.flush()
-        os.environ["TC_PLAN_TRACE"] = "1"
+        os.environ["TILECONV_PLAN_TRACE"] = "1"
     try:
         return plan_(desc, flags, algo)
     finally:
         if tr:
-            del os.environ["TC_PLAN_TRACE"]
+            del os.environ["TILECONV_PLAN_TRACE"]
 
 
 def plan_(desc, flags=0, algo=None):
@@ -252,16 +252,16 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
     row["err_fp32"] = run_err(pl, x, w, ref, yshape) if pl else None
     gen = None
     if pl and algo in ("cuda.conv.igemm", "cuda.conv.depthwise"):
-        os.environ["TC_CUDA_CONV_GENERIC"] = "1"
+        os.environ["TILECONV_CUDA_CONV_GENERIC"] = "1"
         gen = time_plan(pl, x, w)
-        del os.environ["TC_CUDA_CONV_GENERIC"]
+        del os.environ["TILECONV_CUDA_CONV_GENERIC"]
     row["generic_ms"] = gen
     if pl:
         lib.tc_plan_destroy(pl)
     # forced alternatives (the planner's choice measured against them)
     alts, alt_err = {}, {}
-    for alg in ("cuda.conv.igemm", "cuda.conv.depthwise", "cuda.conv.winograd",
-                "cuda.conv.winograd2", "cuda.conv.fft"):
+    for alg in ("cuda.conv.igemm", "cuda.conv.depthwise", "cuda.conv.winograd-f4",
+                "cuda.conv.winograd-f2", "cuda.conv.fft"):
         if alg == algo:
             continue
         pa, _ = plan(d, 0, alg)
@@ -271,28 +271,28 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
                 alt_err[alg] = run_err(pa, x, w, ref, yshape)
             lib.tc_plan_destroy(pa)
     # the Winograd solvers with the implicit GEMM for their batched GEMMs
-    # instead of their own kernel (TC_CUDA_WINO_GEMM=igemm; session 9)
-    for alg in ("cuda.conv.winograd", "cuda.conv.winograd2"):
+    # instead of their own kernel (TILECONV_CUDA_WINO_GEMM=igemm; session 9)
+    for alg in ("cuda.conv.winograd-f4", "cuda.conv.winograd-f2"):
         pa, _ = plan(d, 0, alg)
         if pa:
-            os.environ["TC_CUDA_WINO_GEMM"] = "igemm"
+            os.environ["TILECONV_CUDA_WINO_GEMM"] = "igemm"
             alts[alg + "(igemm)"] = time_plan(pa, x, w)
-            del os.environ["TC_CUDA_WINO_GEMM"]
+            del os.environ["TILECONV_CUDA_WINO_GEMM"]
             lib.tc_plan_destroy(pa)
     row["alternatives_fp32_ms"] = alts
     row["alternatives_fp32_err"] = alt_err
-    # GPU_LAYERS_WINO_SWEEP=1: cuda.conv.winograd(2) at forced GEMM tile
-    # heights (TC_CUDA_WINO_BM) and each stage alone (TC_CUDA_WINO_STAGES:
+    # GPU_LAYERS_WINO_SWEEP=1: cuda.conv.winograd-f4(2) at forced GEMM tile
+    # heights (TILECONV_CUDA_WINO_BM) and each stage alone (TILECONV_CUDA_WINO_STAGES:
     # 1 weights, 2 input, 4 GEMM, 8 output)
     if os.environ.get("GPU_LAYERS_WINO_SWEEP") == "1":
         sw = []
-        for alg in ("cuda.conv.winograd", "cuda.conv.winograd2"):
+        for alg in ("cuda.conv.winograd-f4", "cuda.conv.winograd-f2"):
             pa, _ = plan(d, 0, alg)
             if not pa:
                 continue
-            tag = "w4" if alg == "cuda.conv.winograd" else "w2"
-            for var, vals in (("TC_CUDA_WINO_BM", ("128", "64", "32")),
-                              ("TC_CUDA_WINO_STAGES", ("1", "2", "4", "8"))):
+            tag = "w4" if alg == "cuda.conv.winograd-f4" else "w2"
+            for var, vals in (("TILECONV_CUDA_WINO_BM", ("128", "64", "32")),
+                              ("TILECONV_CUDA_WINO_STAGES", ("1", "2", "4", "8"))):
                 for v in vals:
                     os.environ[var] = v
                     t = time_plan(pa, x, w)
@@ -302,9 +302,9 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
         row["wino_sweep"] = sw
         print("  wino " + name + ": " + " ".join(sw), flush=True)
     # GPU_LAYERS_SWEEP=1: cuda.conv.igemm(-tf32) at forced tile heights and
-    # split counts (TC_CUDA_CONV_SHAPE="bm,S"), to check the shape model
+    # split counts (TILECONV_CUDA_CONV_SHAPE="bm,S"), to check the shape model
     # GPU_LAYERS_TFV="1 3": the TF32 rows of the sweep once per TF32 kernel
-    # variant (TC_CUDA_CONV_TFV; "tV" prefix), each with its planner-shape
+    # variant (TILECONV_CUDA_CONV_TF32_KERNEL; "tV" prefix), each with its planner-shape
     # time ("tV-model") and error against float64 ("tV-err")
     if os.environ.get("GPU_LAYERS_SWEEP") == "1" and G == 1:
         sw = []
@@ -317,7 +317,7 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
                 continue
             pre = ("t" + (v or "")) if fl else "f"
             if v is not None:
-                os.environ["TC_CUDA_CONV_TFV"] = v
+                os.environ["TILECONV_CUDA_CONV_TF32_KERNEL"] = v
                 t = time_plan(pa, x, w, 2)
                 sw.append(f"{pre}-model=" + (f"{t:.3f}" if t else "fail"))
                 e = run_err(pa, x, w, ref, yshape)
@@ -326,28 +326,28 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
                 if (bm == 128 and K <= 64) or (bm == 32 and K > 32):
                     continue
                 for S in (1, 2, 3, 4, 6, 8):
-                    os.environ["TC_CUDA_CONV_SHAPE"] = f"{bm},{S}"
+                    os.environ["TILECONV_CUDA_CONV_SHAPE"] = f"{bm},{S}"
                     t = time_plan(pa, x, w)
                     sw.append(f"{pre}{bm},{S}=" + (f"{t:.3f}" if t else "fail"))
-            os.environ.pop("TC_CUDA_CONV_SHAPE", None)
+            os.environ.pop("TILECONV_CUDA_CONV_SHAPE", None)
             # the planner's shape without the reduction-row table
-            os.environ["TC_CUDA_CONV_NOLTAB"] = "1"
+            os.environ["TILECONV_CUDA_CONV_NO_ROW_TABLE"] = "1"
             t = time_plan(pa, x, w)
             sw.append(f"{pre}-noltab=" + (f"{t:.3f}" if t else "fail"))
-            del os.environ["TC_CUDA_CONV_NOLTAB"]
-            os.environ.pop("TC_CUDA_CONV_TFV", None)
+            del os.environ["TILECONV_CUDA_CONV_NO_ROW_TABLE"]
+            os.environ.pop("TILECONV_CUDA_CONV_TF32_KERNEL", None)
             lib.tc_plan_destroy(pa)
         row["sweep"] = sw
         print("  sweep " + name + ": " + " ".join(sw), flush=True)
     # GPU_LAYERS_SWEEP=1, depthwise: the tiled kernel's tuning variants
-    # (TC_CUDA_DW_RV=1: one output row per item; TC_CUDA_DW_THREADS: items
+    # (TILECONV_CUDA_DW_RV=1: one output row per item; TILECONV_CUDA_DW_THREADS: items
     # per block)
     if os.environ.get("GPU_LAYERS_SWEEP") == "1" and G == Cc and nsp < 3:
         sw = []
         pa, _ = plan(d, 0, "cuda.conv.depthwise")
         if pa:
-            for var, val in (("", ""), ("TC_CUDA_DW_RV", "1"), ("TC_CUDA_DW_THREADS", "256"),
-                             ("TC_CUDA_DW_THREADS", "512"), ("TC_CUDA_DW_THREADS", "2048")):
+            for var, val in (("", ""), ("TILECONV_CUDA_DW_RV", "1"), ("TILECONV_CUDA_DW_THREADS", "256"),
+                             ("TILECONV_CUDA_DW_THREADS", "512"), ("TILECONV_CUDA_DW_THREADS", "2048")):
                 if var:
                     os.environ[var] = val
                 t = time_plan(pa, x, w, 2)
@@ -365,7 +365,7 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
     if pl:
         lib.tc_plan_destroy(pl)
     alts_t, alt_err_t = {}, {}
-    for alg in ("cuda.conv.igemm-tf32", "cuda.conv.winograd2-tf32"):
+    for alg in ("cuda.conv.igemm-tf32", "cuda.conv.winograd-f2-tf32"):
         if alg == algo_t:
             continue
         pa, _ = plan(d, TF32, alg)

@@ -40,7 +40,7 @@ def main():
     out_dir = sys.argv[2] if len(sys.argv) > 2 else "."
     ours = json.load(open(ours_path))
     peers = {}
-    quick = os.environ.get("TC_BENCH_QUICK", "0") not in ("", "0")
+    quick = os.environ.get("TILECONV_BENCH_QUICK", "0") not in ("", "0")
 
     try:
         import torch
@@ -230,7 +230,7 @@ def main():
         cb = peers.get(f"cublas SGEMM {n}^3")
         for r in ours["results"]:
             if r["group"] == "gemm" and r["name"] == f"SGEMM {n}^3":
-                fast = r["algo"] == "cuda.gemm"
+                fast = r["algo"] == "cuda.gemm.simt"
                 row(f"SGEMM {n}^3 {r['algo']}", r, None, 0, "cublas", cb, 0.95 if fast else None,
                     f"{r['gflops'] / 1e3:.1f} TFLOP/s" if r["ok"] else "")
 
@@ -246,7 +246,7 @@ def main():
                      f"{r['ratio']:>24s} {tm:>6s}  {r['extra']}")
     sw = [r for r in ours["results"] if r["group"] == "sweep" and r["ok"]]
     if sw:
-        lines.append("cuda.direct variant sweep (TC_BENCH_SWEEP=1; #i = tc_cuda_kernel_report's variant i):")
+        lines.append("cuda.filter.direct variant sweep (TILECONV_BENCH_SWEEP=1; #i = tc_cuda_kernel_report's variant i):")
         for r in sw:
             base = get("2d", r["name"]) or get("3d", r["name"]) or get("1d", r["name"]) or get("report", r["name"])
             rel = f"{r['ms'] / base['ms']:.3f}x default" if base and base["ok"] else ""

@@ -45,7 +45,7 @@ typedef struct bench_ctx {
     double measure_budget_s; /* skip MEASURE planning predicted slower */
     double measure_total_s;  /* and once the run spent this much on it */
     double measure_spent_ms;
-    double ref_gflops[2];    /* ref.conv, ref.gemm speed (MEASURE times them) */
+    double ref_gflops[2];    /* ref.conv.loops, ref.gemm.loops speed (MEASURE times them) */
     tc_backend backend;
     /* machine */
     int ncpu;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "tileconv_mpi.h"
+#include "../src/core/knobs.h" /* the environment knobs */
 
 #if TC_MPI_BENCH_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -141,7 +142,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 3; i++) ld.shape[i] = count[i];
         tc_context *ctx = NULL;
         tc_context_create(&ctx);
-        const char *env = getenv("TILECONV_MPI_THREADS");
+        const char *env = tc__knob_get(TC__KNOB_MPI_THREADS);
         tc_context_set_threads(ctx, env && atoi(env) > 0 ? atoi(env) : 1);
         tc_context_set_backend(ctx, backend); /* the device the mpi plan selected */
         o.algorithm = tc_mpi_plan_algorithm(p);

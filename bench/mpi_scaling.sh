@@ -29,7 +29,7 @@
 #            when there is one) against tileconv filter --backend cuda on one
 #            process, byte for byte (cmp; max |difference| when they differ),
 #            every mode, 1D / 2D / 3D, float32 / float64, grids 2x1x1, 1x2x1,
-#            cuda.direct and cuda.separable (forced: the same algorithm);
+#            cuda.filter.direct and cuda.filter.separable (forced: the same algorithm);
 #            and tileconv-mpi-bench --backend cuda weak 192^3 per rank and
 #            strong 384^3 at 1 and 2 ranks, with --local beside them
 # One rank = one core (TILECONV_MPI_THREADS=1, --bind-to core) unless named.

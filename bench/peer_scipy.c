@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "../src/core/knobs.h" /* the environment knobs */
 
 #ifndef TC_BENCH_SCRIPT_DIR
 #define TC_BENCH_SCRIPT_DIR "bench"
@@ -41,10 +42,10 @@ static int json_str(const char *line, const char *key, char *out, size_t n) {
 
 int bench_scipy_run(bench_scipy_job *jobs, int n, double budget_s, int repeat,
                     char *why, size_t whyn, char *version, size_t versionn) {
-    const char *py = getenv("TILECONV_BENCH_PYTHON");
+    const char *py = tc__knob_get(TC__KNOB_BENCH_PYTHON);
     if (!py || !*py) py = "/usr/bin/python3";
     char script[1024];
-    const char *env_script = getenv("TILECONV_BENCH_SCIPY");
+    const char *env_script = tc__knob_get(TC__KNOB_BENCH_SCIPY);
     if (env_script && *env_script) snprintf(script, sizeof script, "%s", env_script);
     else snprintf(script, sizeof script, "%s/peer_scipy.py", TC_BENCH_SCRIPT_DIR);
     if (access(py, X_OK)) {

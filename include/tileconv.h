@@ -355,13 +355,13 @@ typedef struct tc_plan tc_plan;
                                   (conv: cuda.conv.igemm-tf32, inputs and
                                   weights rounded to 10-bit mantissas, fp32
                                   sums: ~3e-4 relative error;
-                                  cuda.conv.winograd2-tf32, the F(2x2,3x3)
+                                  cuda.conv.winograd-f2-tf32, the F(2x2,3x3)
                                   transforms rounded: ~5e-4; gemm:
-                                  cuda.gemm-tf32, B rounded and A
+                                  cuda.gemm.wgmma-tf32, B rounded and A
                                   truncated to TF32: ~5e-4; see
                                   docs/semantics.md); without the flag no
                                   TF32 algorithm is applicable. The
-                                  environment variable TC_PLAN_TRACE=1
+                                  environment variable TILECONV_PLAN_TRACE=1
                                   prints every candidate's estimate to
                                   stderr while planning (tuning aid) */
 
@@ -567,11 +567,11 @@ TC_API int tc_cuda_device_count(void);
  * returns when the result is in host memory). A batched filter (leading
  * batch axis longer than 1) on host pointers is run in chunks of whole
  * batch items on two streams, so that the copies of one chunk overlap the
- * kernels of the next (environment TC_CUDA_CHUNK_BYTES: input + output
+ * kernels of the next (environment TILECONV_CUDA_CHUNK_BYTES: input + output
  * bytes per chunk, default 32 MiB); a single image or volume is copied in,
- * filtered and copied out in turn. TC_CUDA_DIRECT_VARIANT=i (tuning and
- * benchmarks only) forces cuda.direct's kernel variant i, the i-th
- * "cuda.direct #i" line of this report; plans it does not fit fail with
+ * filtered and copied out in turn. TILECONV_CUDA_DIRECT_VARIANT=i (tuning and
+ * benchmarks only) forces cuda.filter.direct's kernel variant i, the i-th
+ * "cuda.filter.direct #i" line of this report; plans it does not fit fail with
  * TC_ERR_NOT_APPLICABLE. */
 TC_API tc_status tc_cuda_kernel_report(char *buf, size_t size);
 

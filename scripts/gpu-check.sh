@@ -18,7 +18,7 @@
 #             residual row beside torch's unfused sequence, CUDA-graph device
 #             time -> $OUT/gpu_layers_half.txt
 #   gemm      bench/gpu_gemm.py: the GEMM core beside cuBLAS (PyTorch) in one
-#             process: cuda.gemm with TF32 off on both sides, cuda.gemm-tf32
+#             process: cuda.gemm.simt with TF32 off on both sides, cuda.gemm.wgmma-tf32
 #             beside cuBLAS with TF32 on, 2048^3 to 8192^3 -> $OUT/gpu_gemm.txt
 #   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick;
 #             GPU_CHECK_SANITIZE_CONV=1: the conv-layer cases only,
@@ -27,9 +27,9 @@
 #             GPU_CHECK_SANITIZE_KERNELS=SUBSTRING: only kernels so named
 #             are checked: k_cf_ on the FFT cases, session 23; not on the
 #             GEMM cases, where racecheck failed on the uninstrumented
-#             TMA kernel of cuda.gemm-tf32)
+#             TMA kernel of cuda.gemm.wgmma-tf32)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
-#   sass      (only when named) opcode histogram of the cuda.direct kernels
+#   sass      (only when named) opcode histogram of the cuda.filter.direct kernels
 #             and of each one's hottest block (bench/sass_hist.py) ->
 #             $OUT/sass.txt, their SASS -> $OUT/sass_dump.txt;
 #             GPU_CHECK_SASS_OBJ names another object (igemm_tiled.cu.o),
@@ -44,8 +44,8 @@
 #             GPU_CHECK_NCU_LAYERS: the SASS instructions with the most
 #             stall samples (bench/ncu_source_top.py) -> $OUT/ncu_source.txt;
 #             GPU_CHECK_NCU_SRC_GEMM=REGEX: a GEMM kernel at 4096^3 instead
-#   profile   (only when named) ncu on one launch of the main cuda.direct
-#             kernels -> $OUT/ncu.txt; TC_BENCH_SWEEP=1 in the environment
+#   profile   (only when named) ncu on one launch of the main cuda.filter.direct
+#             kernels -> $OUT/ncu.txt; TILECONV_BENCH_SWEEP=1 in the environment
 #             makes the bench step time every kernel variant too
 # in that order, each under what is left of GPU_CHECK_DEADLINE seconds
 # (default 560), so a lease-limited run still returns the important parts.
@@ -180,7 +180,7 @@ if has profile; then
     for k in "${CASES[@]}"; do
       stamp "ncu: $k"
       echo "######## $k" >>"$OUT/ncu.txt"
-      TC_BENCH_ONLY="$k" timeout "$(left 60)" "$NCU" --clock-control none -k regex:direct_f32 \
+      TILECONV_BENCH_ONLY="$k" timeout "$(left 60)" "$NCU" --clock-control none -k regex:direct_f32 \
           --launch-skip 2 --launch-count 1 --section SpeedOfLight --section WarpStateStats \
           --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
           --section SchedulerStats --section InstructionStats \
@@ -259,7 +259,7 @@ if has profile-source; then
 fi
 
 if has sass; then
-  # opcode histogram of the cuda.direct kernels (not in the default steps)
+  # opcode histogram of the cuda.filter.direct kernels (not in the default steps)
   CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
   O=$(find "$BUILD" -name "${GPU_CHECK_SASS_OBJ:-cuda_direct.cu.o}" | head -1)
   stamp "sass histogram of $O"
@@ -281,13 +281,13 @@ if has sanitize; then
     # cases did not finish in 130-150 s; session 23: 122 s with k_cf_;
     # session 24, the fused form forced on and off too: 142 s;
     # on the GEMM cases racecheck hit "Internal Sanitizer Error" in the
-    # uninstrumented TMA kernel of cuda.gemm-tf32, so filter only the
+    # uninstrumented TMA kernel of cuda.gemm.wgmma-tf32, so filter only the
     # conv cases); GPU_CHECK_SANITIZE_SOLVER=NAME:
-    # that conv solver's cases alone (TC_TEST_CUDA_CONV_SOLVER)
+    # that conv solver's cases alone (TILECONV_TEST_CUDA_CONV_SOLVER)
     kf=()
     [ -n "${GPU_CHECK_SANITIZE_KERNELS:-}" ] && kf=(--kernel-name "kns=$GPU_CHECK_SANITIZE_KERNELS")
-    TC_TEST_CUDA_CONV_ONLY=${GPU_CHECK_SANITIZE_CONV:-0} TC_TEST_CUDA_GEMM_ONLY=${GPU_CHECK_SANITIZE_GEMM:-0} TC_TEST_QUICK=1 \
-      TC_TEST_CUDA_CONV_SOLVER=${GPU_CHECK_SANITIZE_SOLVER:-} \
+    TILECONV_TEST_CUDA_CONV_ONLY=${GPU_CHECK_SANITIZE_CONV:-0} TILECONV_TEST_CUDA_GEMM_ONLY=${GPU_CHECK_SANITIZE_GEMM:-0} TILECONV_TEST_QUICK=1 \
+      TILECONV_TEST_CUDA_CONV_SOLVER=${GPU_CHECK_SANITIZE_SOLVER:-} \
       timeout "$cap" "$CS" --tool $tool "${kf[@]}" --error-exitcode 3 "$TEST" >"$OUT/$tool.log" 2>&1
     san_rc=$?
     echo "$tool rc=$san_rc"
@@ -298,7 +298,7 @@ fi
 
 if has solvers; then
   stamp "test_solvers (quick; every solver incl. CUDA)"
-  TC_TEST_QUICK=1 timeout "$(left 120)" "$BUILD/tests/test_solvers" >"$OUT/test_solvers.log" 2>&1
+  TILECONV_TEST_QUICK=1 timeout "$(left 120)" "$BUILD/tests/test_solvers" >"$OUT/test_solvers.log" 2>&1
   echo "test_solvers rc=$?"; grep -E "^FAIL|CRASH|passed," "$OUT/test_solvers.log" | head -20
 fi
 stamp "done (test_cuda rc=$rc)"

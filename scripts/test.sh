@@ -15,7 +15,7 @@
 #                prefix, then a C program via pkg-config and a CMake project
 #                via find_package(tileconv) against it
 #   3. asan      ASan+UBSan build (-DTC_SANITIZE=ON) in build-asan/, ctest
-#                again with TC_TEST_QUICK=1
+#                again with TILECONV_TEST_QUICK=1
 #   4. fuzz      clang + libFuzzer build (-DTC_FUZZ=ON) in build-fuzz/;
 #                fuzz_npy (.npy parser) and fuzz_desc (descriptor validation
 #                and planning) for S seconds each (default 30), after the
@@ -25,7 +25,7 @@
 # install check and fuzzer).
 #
 # Environment: TC_BUILD_DIR (default "build") names the build directories
-# ($TC_BUILD_DIR, $TC_BUILD_DIR-asan, $TC_BUILD_DIR-fuzz); TC_TEST_SEED is
+# ($TC_BUILD_DIR, $TC_BUILD_DIR-asan, $TC_BUILD_DIR-fuzz); TILECONV_TEST_SEED is
 # passed on to the tests; CMAKE_ARGS adds configure arguments to every build.
 set -uo pipefail
 
@@ -131,7 +131,7 @@ build_and_ctest() {
 }
 
 echo "test.sh: $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nproc) cores, -j $jobs," \
-     "python $py, seed ${TC_TEST_SEED:-default}"
+     "python $py, seed ${TILECONV_TEST_SEED:-default}"
 
 # ---- 1. release ----
 build_and_ctest release "$B" -- -DCMAKE_BUILD_TYPE=Release
@@ -168,7 +168,7 @@ if ((!quick)); then
     # Debug (-O0): the AVX-512 kernels take minutes each to compile with the
     # sanitizers at -O1/-O2 and seconds at -O0; the tests run about as fast.
     # allocator_may_return_null: tests may check OUT_OF_MEMORY handling.
-    build_and_ctest asan "$B-asan" TC_TEST_QUICK=1 \
+    build_and_ctest asan "$B-asan" TILECONV_TEST_QUICK=1 \
         ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:strict_init_order=1}" \
         UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" -- \
         -DCMAKE_BUILD_TYPE=Debug -DTC_SANITIZE=ON -DTC_ENABLE_CUDA=OFF \

@@ -262,7 +262,7 @@ expect "1|2" "three origins for a 2D input" "${F[@]}" --kernel m3x3.npy --origin
 expect "1|2" "sobel-x on a 1D input" filter x1d.npy "$Y" --kernel sobel-x
 expect 1 "valid: mask larger on one axis only" "${F[@]}" --kernel m9x3.npy --output valid
 expect 1 "unknown algorithm" "${F[@]}" --kernel m3x3.npy --algo no.such.algo
-expect 1 "algorithm for another operation" "${F[@]}" --kernel m3x3.npy --algo ref.gemm
+expect 1 "algorithm for another operation" "${F[@]}" --kernel m3x3.npy --algo ref.gemm.loops
 
 # --- filter: usage errors ---
 expect 2 "no arguments to filter" filter

@@ -24,8 +24,8 @@ same operation on absolute values (sum |w||x| per element). rtol is 2e-5
 (float32) / 1e-12 (float64); FFT / Winograd / Strassen algorithms get a
 looser rtol plus a global term.
 
-Environment: TC_TEST_SEED (default: random, printed), TC_TEST_QUICK=1
-(fewer cases), TC_TEST_VERBOSE=1.
+Environment: TILECONV_TEST_SEED (default: random, printed), TILECONV_TEST_QUICK=1
+(fewer cases), TILECONV_TEST_VERBOSE=1.
 Exit status: 0 when every case passed, 1 otherwise (also when numpy or
 scipy cannot be imported: a silent skip would hide a broken install).
 """
@@ -61,7 +61,7 @@ class Suite:
         self.tmp = tmp
         self.rng = np.random.default_rng(seed)
         self.passed = self.failed = self.skipped = 0
-        self.verbose = os.environ.get("TC_TEST_VERBOSE", "0") not in ("", "0")
+        self.verbose = os.environ.get("TILECONV_TEST_VERBOSE", os.environ.get("TC_TEST_VERBOSE", "0")) not in ("", "0")
         self.nfile = 0
         self.failures = []
 
@@ -653,7 +653,7 @@ def list_algorithms(s):
         for op in ops.split(","):
             if op in algos:
                 algos[op].append(name)
-    for must in ("cpu.direct.halo", "cpu.im2col.gemm", "ref.conv"):
+    for must in ("cpu.direct.halo", "cpu.conv.im2col", "ref.conv.loops"):
         for op in ("filter", "conv"):
             if must not in algos[op]:
                 s.fail(f"info lists {must}", f"{must} missing from the {op} algorithms: {algos[op]}")
@@ -669,10 +669,10 @@ def main():
         print(f"conformity: FAILED: {cli} is not an executable")
         print("0 passed, 1 failed, 0 skipped")
         return 1
-    env_seed = os.environ.get("TC_TEST_SEED", "")
+    env_seed = os.environ.get("TILECONV_TEST_SEED", os.environ.get("TC_TEST_SEED", ""))
     seed = int(env_seed, 0) if env_seed else int.from_bytes(os.urandom(4), "little")
-    quick = os.environ.get("TC_TEST_QUICK", "0") not in ("", "0")
-    print(f"conformity: seed {seed} (replay with TC_TEST_SEED={seed}), numpy "
+    quick = os.environ.get("TILECONV_TEST_QUICK", os.environ.get("TC_TEST_QUICK", "0")) not in ("", "0")
+    print(f"conformity: seed {seed} (replay with TILECONV_TEST_SEED={seed}), numpy "
           f"{np.__version__}, scipy {scipy.__version__}{', quick' if quick else ''}")
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="tc-conformity-") as tmp:

@@ -23,6 +23,7 @@
  * header is used.
  */
 #include "tileconv.h"
+#include "../src/core/knobs.h" /* the environment knobs */
 
 #include <math.h>
 #include <stdint.h>
@@ -142,11 +143,11 @@ static int64_t sat_mul(int64_t a, int64_t b) {
     return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
 }
 
-/* FUZZ_DESC_VERBOSE=1 prints each description and the planning outcome
+/* TILECONV_TEST_FUZZ_VERBOSE=1 prints each description and the planning outcome
  * (for reproducing an artifact: ./fuzz_desc ARTIFACT). */
 static int verbose(void) {
     static int v = -1;
-    if (v < 0) v = getenv("FUZZ_DESC_VERBOSE") != NULL;
+    if (v < 0) v = tc__knob_get(TC__KNOB_TEST_FUZZ_VERBOSE) != NULL;
     return v;
 }
 

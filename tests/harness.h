@@ -16,10 +16,10 @@
  * "N passed, N failed, N skipped", which CI recognises.
  *
  * Environment:
- *   TC_TEST_SEED=N     seed of the random inputs (default: from the clock;
+ *   TILECONV_TEST_SEED=N     seed of the random inputs (default: from the clock;
  *                      always printed so a failure can be replayed)
- *   TC_TEST_QUICK=1    smaller case tables (sanitizer builds)
- *   TC_TEST_VERBOSE=1  print every case, not only failures and skips
+ *   TILECONV_TEST_QUICK=1    smaller case tables (sanitizer builds)
+ *   TILECONV_TEST_VERBOSE=1  print every case, not only failures and skips
  */
 #ifndef TC_TESTS_HARNESS_H
 #define TC_TESTS_HARNESS_H
@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "tileconv.h"
+#include "../src/core/knobs.h" /* the environment knobs */
 
 typedef struct th_state {
     long passed, failed, skipped;
@@ -91,14 +92,14 @@ static void th_crash_handler(int sig) {
 }
 #endif
 
-static inline int th_env_flag(const char *name) {
-    const char *v = getenv(name);
+static inline int th_env_flag(int knob) {
+    const char *v = tc__knob_get(knob);
     return v && v[0] && strcmp(v, "0") != 0;
 }
 
 static inline void th_init(int argc, char **argv) {
     (void)argc;
-    const char *s = getenv("TC_TEST_SEED");
+    const char *s = tc__knob_get(TC__KNOB_TEST_SEED);
     if (s && s[0]) {
         th_g.seed = strtoull(s, NULL, 0);
     } else {
@@ -107,15 +108,15 @@ static inline void th_init(int argc, char **argv) {
         th_g.seed = ((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec;
         th_g.seed %= 1000000007u; /* short enough to type */
     }
-    th_g.quick = th_env_flag("TC_TEST_QUICK");
+    th_g.quick = th_env_flag(TC__KNOB_TEST_QUICK);
 #if !defined(__SANITIZE_ADDRESS__) /* keep the sanitizer's own reports */
     signal(SIGSEGV, th_crash_handler);
     signal(SIGBUS, th_crash_handler);
     signal(SIGFPE, th_crash_handler);
     signal(SIGABRT, th_crash_handler);
 #endif
-    th_g.verbose = th_env_flag("TC_TEST_VERBOSE");
-    printf("%s: seed %" PRIu64 " (replay with TC_TEST_SEED=%" PRIu64 ")%s\n",
+    th_g.verbose = th_env_flag(TC__KNOB_TEST_VERBOSE);
+    printf("%s: seed %" PRIu64 " (replay with TILECONV_TEST_SEED=%" PRIu64 ")%s\n",
            argv && argv[0] ? argv[0] : "test", th_g.seed, th_g.seed,
            th_g.quick ? ", quick" : "");
     fflush(stdout);

@@ -54,10 +54,10 @@ run() {
         fi
     done
 }
-# TC_TEST_QUICK (the sanitizer build): two modes, one edge-filled and the
+# TILECONV_TEST_QUICK (the sanitizer build): two modes, one edge-filled and the
 # periodic one; the release build runs all five
 modes="constant nearest reflect mirror wrap"
-case ${TC_TEST_QUICK:-0} in 0 | "") ;; *) modes="reflect wrap" ;; esac
+case ${TILECONV_TEST_QUICK:-0} in 0 | "") ;; *) modes="reflect wrap" ;; esac
 # MX: options for tileconv-mpi only (the progress thread: the default, then
 # forced off and on in turn below)
 MX=()

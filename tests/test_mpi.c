@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "tileconv_mpi.h"
+#include "../src/core/knobs.h" /* the environment knobs */
 
 #if TC_MPI_TEST_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -352,7 +353,7 @@ int main(int argc, char **argv) {
                    : "MPI_Init_thread: below MPI_THREAD_SERIALIZED (no progress threads)");
     single_mode = single;
     if (single) return single_level();
-    const char *algos[] = {"cpu.direct.halo", "ref.conv"};
+    const char *algos[] = {"cpu.direct.halo", "ref.conv.loops"};
     int g[16][3];
     /* every grid, every mode, both kinds; sizes that do not divide evenly */
     for (int a = 0; a < 2; a++)
@@ -428,7 +429,7 @@ int main(int argc, char **argv) {
                 ai.name, (decomp){g[k], NULL});
     }
     /* GPU ranks: host and device arrays against one process on the CUDA
-     * backend (cuda.direct, bitwise), every mode, slabs and grids, a mask
+     * backend (cuda.filter.direct, bitwise), every mode, slabs and grids, a mask
      * wider than a block */
     {
         int devs = tc_cuda_device_count(), least = devs;
@@ -440,13 +441,13 @@ int main(int argc, char **argv) {
                 int n3 = grids(g, 3, s3);
                 for (int i = 0; i < n3; i++)
                     run(3, s3, m3, (tc_mode)mode, (tc_filter_kind)(i & 1), i % 3 - 1,
-                        (mode & 1) ? TC_FLOAT64 : TC_FLOAT32, "cuda.direct",
+                        (mode & 1) ? TC_FLOAT64 : TC_FLOAT32, "cuda.filter.direct",
                         (decomp){g[i], NULL});
                 int64_t s2[3] = {2 * size + 3, 37, 1}, m2[3] = {7, 3, 1};
-                run(2, s2, m2, (tc_mode)mode, TC_FILTER_CORRELATE, 1, TC_FLOAT32, "cuda.direct",
+                run(2, s2, m2, (tc_mode)mode, TC_FILTER_CORRELATE, 1, TC_FLOAT32, "cuda.filter.direct",
                     (decomp){0});
                 int64_t s1[3] = {200 + size, 1, 1}, m1[3] = {9, 1, 1};
-                run(1, s1, m1, (tc_mode)mode, TC_FILTER_CONVOLVE, 0, TC_FLOAT32, "cuda.direct",
+                run(1, s1, m1, (tc_mode)mode, TC_FILTER_CONVOLVE, 0, TC_FLOAT32, "cuda.filter.direct",
                     (decomp){0});
             }
         gpu_mode = 0;
@@ -457,7 +458,7 @@ int main(int argc, char **argv) {
         MPI_Allreduce(&ipc_plans, &ipc_all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         MPI_Allreduce(&dev_plans, &dev_all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         if (least > 0) {
-            const char *ie = getenv("TILECONV_MPI_IPC");
+            const char *ie = tc__knob_get(TC__KNOB_MPI_IPC);
             if (rank == 0)
                 printf("GPU device arrays: halos GPU to GPU (CUDA IPC) in %ld of %ld rank plans "
                        "(TILECONV_MPI_IPC=%s)\n", ipc_all, dev_all, ie ? ie : "unset");

@@ -1,7 +1,7 @@
 /*
  * test_solvers.c - the shared solver test: every registered solver x a
  * table of shapes x modes x dtypes, compared with the reference solvers
- * (ref.conv, ref.gemm), which are themselves checked against independent
+ * (ref.conv.loops, ref.gemm.loops), which are themselves checked against independent
  * models of scipy / torch / BLAS (models.h).
  *
  * For each problem instance:
@@ -20,8 +20,8 @@
  *   - flagged instances also plan with ESTIMATE and MEASURE, and execute
  *     one plan from 4 threads at once.
  *
- * Environment: TC_TEST_SEED, TC_TEST_QUICK, TC_TEST_VERBOSE (harness.h);
- * TC_TEST_ALGO=substr[,substr] and TC_TEST_OPS=filter,conv,gemm narrow the
+ * Environment: TILECONV_TEST_SEED, TILECONV_TEST_QUICK, TILECONV_TEST_VERBOSE (harness.h);
+ * TILECONV_TEST_ALGO=substr[,substr] and TILECONV_TEST_OPS=filter,conv,gemm narrow the
  * run down (see selected()).
  */
 #define _GNU_SOURCE
@@ -357,11 +357,11 @@ done:
     }
 }
 
-/* TC_TEST_ALGO=a,b: only algorithms whose name contains one of these
- * substrings (and no planner runs); TC_TEST_OPS=filter,conv,gemm: only
+/* TILECONV_TEST_ALGO=a,b: only algorithms whose name contains one of these
+ * substrings (and no planner runs); TILECONV_TEST_OPS=filter,conv,gemm: only
  * these operations. For narrowing down a failure; unset = everything. */
-static int selected(const char *var, const char *name) {
-    const char *v = getenv(var);
+static int selected(int knob, const char *name) {
+    const char *v = tc__knob_get(knob);
     if (!v || !v[0]) return 1;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", v);
@@ -372,9 +372,9 @@ static int selected(const char *var, const char *name) {
 
 static void run_all_solvers(const inst *I) {
     for (int i = 0; i < g_nsol; i++)
-        if ((g_sol[i].info.ops & I->op) && selected("TC_TEST_ALGO", g_sol[i].info.name))
+        if ((g_sol[i].info.ops & I->op) && selected(TC__KNOB_TEST_ALGO, g_sol[i].info.name))
             run_one(I, &g_sol[i], g_sol[i].info.name, 0);
-    const char *only = getenv("TC_TEST_ALGO");
+    const char *only = tc__knob_get(TC__KNOB_TEST_ALGO);
     if (only && only[0]) return;
     run_one(I, NULL, NULL, TC_PLAN_ESTIMATE);
     if (I->extra) run_one(I, NULL, NULL, TC_PLAN_MEASURE);
@@ -385,7 +385,7 @@ static void run_all_solvers(const inst *I) {
 static int run_reference(const inst *R, double *out, const char *what) {
     tc_plan *pl = NULL;
     tc_status st = inst_plan(R, g_ctx[R->threads],
-                             R->op == TC_OP_GEMM ? "ref.gemm" : "ref.conv", 0, &pl);
+                             R->op == TC_OP_GEMM ? "ref.gemm.loops" : "ref.conv.loops", 0, &pl);
     if (!CHECK_STATUS(st, TC_OK)) return 0;
     tb_out o;
     inst_out_init(R, &o);
@@ -1584,7 +1584,7 @@ static void concurrency_cases(void) {
     fspec f = fspec_base(2, 0, in, m);
     f.threads = 2;
     f.extra = reps;
-    if (selected("TC_TEST_OPS", "filter")) {
+    if (selected(TC__KNOB_TEST_OPS, "filter")) {
         run_filter(&f, TC_FLOAT32, 7000001);
         f.mode = TC_MODE_CONSTANT;
         f.cval = 0.5;
@@ -1599,9 +1599,9 @@ static void concurrency_cases(void) {
     c.pad[0] = c.pad[1] = 1;
     c.bias = 1;
     c.extra = reps;
-    if (selected("TC_TEST_OPS", "conv")) run_conv(&c, TC_FLOAT32, 7000003);
+    if (selected(TC__KNOB_TEST_OPS, "conv")) run_conv(&c, TC_FLOAT32, 7000003);
     int ldx[3] = {-1, 3, 0};
-    if (selected("TC_TEST_OPS", "gemm")) {
+    if (selected(TC__KNOB_TEST_OPS, "gemm")) {
         run_gemm(0, 1, 96, 80, 72, ldx, 1.5, 0.0, 2, reps, TC_FLOAT32, 7000004);
         run_gemm(1, 0, 64, 72, 80, ldx, -1.0, 0.5, 3, reps, TC_FLOAT64, 7000005);
     }
@@ -1747,12 +1747,12 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    if (selected("TC_TEST_OPS", "filter,conv,gemm")) planner_cases();
-    if (selected("TC_TEST_OPS", "filter")) filter_cases();
-    if (selected("TC_TEST_OPS", "filter")) row_position_cases();
-    if (selected("TC_TEST_OPS", "conv")) conv_cases();
-    if (selected("TC_TEST_OPS", "conv")) conv_ext_cases();
-    if (selected("TC_TEST_OPS", "gemm")) gemm_cases();
+    if (selected(TC__KNOB_TEST_OPS, "filter,conv,gemm")) planner_cases();
+    if (selected(TC__KNOB_TEST_OPS, "filter")) filter_cases();
+    if (selected(TC__KNOB_TEST_OPS, "filter")) row_position_cases();
+    if (selected(TC__KNOB_TEST_OPS, "conv")) conv_cases();
+    if (selected(TC__KNOB_TEST_OPS, "conv")) conv_ext_cases();
+    if (selected(TC__KNOB_TEST_OPS, "gemm")) gemm_cases();
     concurrency_cases();
     printf("\nproblem instances: %ld filter, %ld conv, %ld gemm; %ld row-position cases\n",
            g_nfilter, g_nconv, g_ngemm, g_nrowpos);

@@ -17,14 +17,14 @@
  *                K C R elements
  *   Winograd     F(m x m, 3 x 3), m = 2, 4, 6, for 3x3 stride-1 dilation-1
  *                2D layers and 3D kd x 3 x 3 ones (the depth taps summed
- *                directly, each input slice transformed once; cpu.conv.winograd4
+ *                directly, each input slice transformed once; cpu.conv.winograd-f4
  *                does F(4,3) so): alpha = m + 2, tiles N [OD] ceil(OH/m) ceil(OW/m),
  *                multiplies per output Cg alpha^2 / m^2 against 9 Cg (the
  *                reduction 9 m^2 / alpha^2: 2.25, 4, 5.06), transformed
  *                input alpha^2 C tiles, weights alpha^2 K Cg, output
  *                alpha^2 K tiles elements; the weights a call reads:
- *                36 K Cg kd floats transformed (cpu.conv.winograd4) or
- *                9 K Cg kd raw (cpu.conv.winograd4-raw transforms them in
+ *                36 K Cg kd floats transformed (cpu.conv.winograd-f4) or
+ *                9 K Cg kd raw (cpu.conv.winograd-f4-raw transforms them in
  *                the call)
  *   FFT          per axis L = the smallest 2,3,5,7-smooth length >= (out-1)
  *                stride + span (what cpu.conv.fft uses), N (C + K) real
@@ -286,8 +286,8 @@ static void al_print(FILE *o, const al_result *r, double ridge) {
                     r->wino_in[k] / 1e6, r->wino_w[k] / 1e6, r->wino_out[k] / 1e6);
     if (r->wino_ok)
         fprintf(o, "  Winograd weights read per call: %.4g MB transformed for F(4x4,3x3) "
-                   "(cpu.conv.winograd4) or %.4g MB raw, transformed in the call "
-                   "(cpu.conv.winograd4-raw: 4x fewer bytes, ~%.3g M transformed values per "
+                   "(cpu.conv.winograd-f4) or %.4g MB raw, transformed in the call "
+                   "(cpu.conv.winograd-f4-raw: 4x fewer bytes, ~%.3g M transformed values per "
                    "pass over the weights)\n",
                 r->wino_w[1] * 4 / 1e6, r->wino_w[1] * 4 / 1e6 / 4, r->wino_w[1] / 1e6);
     else

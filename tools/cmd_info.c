@@ -1,16 +1,18 @@
 /*
- * cmd_info.c - `tileconv info [--kernels]`: what this build and machine offer.
+ * cmd_info.c - `tileconv info [--kernels] [--ceilings] [--knobs]`: what this
+ * build and machine offer.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "args.h"
+#include "core/knobs.h"
 #include "ceilings.h"
 #include "tileconv.h"
 #include "tools.h"
 
 static const char info_help[] =
-    "usage: tileconv info [--kernels] [--ceilings]\n"
+    "usage: tileconv info [--kernels] [--ceilings] [--knobs]\n"
     "\n"
     "Prints the library version, the CPU (vendor, model, microarchitecture\n"
     "family, features), the CPUs the thread pool uses, the ceilings the\n"
@@ -19,7 +21,28 @@ static const char info_help[] =
     "algorithm's operations and summary. --ceilings first measures this\n"
     "machine's FMA peak (one core and all) and copy bandwidth (a few\n"
     "seconds, 512 MiB) and stores them for the planner in the ceilings file\n"
-    "(TILECONV_CEILINGS, else $XDG_CACHE_HOME or ~/.cache/tileconv/ceilings.txt).\n";
+    "(TILECONV_CEILINGS, else $XDG_CACHE_HOME or ~/.cache/tileconv/ceilings.txt).\n"
+    "--knobs prints instead every environment variable tileconv reads, with\n"
+    "its value here, default, reader and meaning (docs/knobs.md).\n";
+
+/* The knob table (src/core/knobs.h) with each knob's value. */
+static int print_knobs(void) {
+    printf("knobs: %d (docs/knobs.md; an old name is read when the TILECONV_ one is unset)\n",
+           TC__NKNOBS);
+    for (int i = 0; i < TC__NKNOBS; i++) {
+        const tc__knob *k = &tc__knob_table[i];
+        const char *v = getenv(k->name), *from = NULL;
+        if (!v && k->old && (v = getenv(k->old))) from = k->old;
+        printf("  %-36s ", k->name);
+        if (v && from) printf("= \"%s\" (from %s, deprecated)", v, from);
+        else if (v) printf("= \"%s\"", v);
+        else printf("unset (default: %s)", k->def);
+        printf("  [%s] %s", k->reader, k->meaning);
+        if (k->old) printf(" (old name %s)", k->old);
+        putchar('\n');
+    }
+    return fflush(stdout) == 0 ? TOOL_OK : tool_error("info: write error");
+}
 
 static void ops_string(unsigned ops, char *buf, size_t n) {
     snprintf(buf, n, "%s%s%s", (ops & TC_OP_FILTER) ? "filter," : "",
@@ -31,7 +54,7 @@ static void ops_string(unsigned ops, char *buf, size_t n) {
 int tool_cmd_info(int argc, char **argv) {
     tool_args a;
     const char *pos;
-    int kind, kernels = 0, ceilings = 0;
+    int kind, kernels = 0, ceilings = 0, knobs = 0;
     tool_args_init(&a, "info", argc, argv);
     while ((kind = tool_args_next(&a, &pos)) != ARGS_END) {
         if (kind == ARGS_POSITIONAL)
@@ -40,12 +63,15 @@ int tool_cmd_info(int argc, char **argv) {
             fputs(info_help, stdout);
             return TOOL_OK;
         }
-        if (!tool_args_is(&a, "--kernels") && !tool_args_is(&a, "--ceilings"))
+        if (!tool_args_is(&a, "--kernels") && !tool_args_is(&a, "--ceilings") &&
+            !tool_args_is(&a, "--knobs"))
             return tool_args_unknown(&a);
         if (tool_args_is(&a, "--ceilings")) ceilings = 1;
+        else if (tool_args_is(&a, "--knobs")) knobs = 1;
         else kernels = 1;
         if (tool_args_flag(&a)) return TOOL_USAGE;
     }
+    if (knobs) return print_knobs();
     if (ceilings) {
         tc_tool_ceilings one, all;
         fprintf(stderr, "tileconv: info: measuring the ceilings (one core, then all)...\n");

@@ -27,6 +27,7 @@
 #define TC_INTERNAL_H
 
 #include "tileconv.h"
+#include "knobs.h" /* environment knobs: tc__knob_get */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -135,10 +136,12 @@ typedef struct tc__args {
     void *stream;         /* backend stream (CUDA), NULL on the CPU */
     /* CUDA: the plan's device_workspace bound (dev_ws_set = 1 when the
      * execute runs the plan's own solver and state); the backend checks it
-     * under TC_CUDA_CHECK_SCRATCH=1 */
+     * under TILECONV_CUDA_CHECK_SCRATCH=1 */
     size_t dev_ws;
     int dev_ws_set;
 } tc__args;
+
+struct tc__cu_report; /* src/cuda/cuda_report.cu */
 
 typedef struct tc__solver {
     const char *name;     /* "cpu.direct.halo": backend.family.variant */
@@ -185,6 +188,11 @@ typedef struct tc__solver {
      * conversion in one pass (src/core/stage.c). A solver with a cap still
      * says in `applicable` which of those problems it takes. */
     unsigned caps;
+    /* Optional, CUDA: adds the solver's kernels (registers, shared memory,
+     * occupancy) to tc_cuda_kernel_report, which walks this registry
+     * (src/cuda/cuda_report.cu); solvers that share kernels share the
+     * function, which then runs once. NULL = none. */
+    void (*report)(struct tc__cu_report *r);
 } tc__solver;
 
 #define TC__CAP_HALF 1u          /* TC_FLOAT16 / TC_BFLOAT16 storage */
@@ -276,7 +284,7 @@ double tc__peak_bandwidth(const tc__env *env);
 
 /* ---- FFT lengths (src/cpu/fft_fftw.c, built with or without FFTW) ----
  * Smallest 2,3,5,7-smooth length >= n (even when asked and n > 1): the
- * transform length of cpu.fft.fftw, cpu.conv.fft, cuda.fft and
+ * transform length of cpu.filter.fft, cpu.conv.fft, cuda.filter.fft and
  * cuda.conv.fft. */
 int64_t tc__fft_smooth_length(int64_t n, int even);
 

@@ -113,7 +113,7 @@ static double tc__default_flops_core(const tc__mach *m) {
 }
 
 static int tc__ceil_path(char *buf, size_t n) {
-    const char *env = getenv("TILECONV_CEILINGS");
+    const char *env = tc__knob_get(TC__KNOB_CEILINGS);
     if (env) {
         if (!env[0]) return 0;
         return (size_t)snprintf(buf, n, "%s", env) < n;

@@ -15,7 +15,7 @@ void *tc__alloc(size_t bytes) {
     /* round up so the size is a multiple of the alignment (C11 rule) */
     if (bytes > SIZE_MAX - 63) return NULL;
     bytes = (bytes + 63) & ~(size_t)63;
-    const char *nohuge = bytes >= TC__HUGE_ABOVE ? getenv("TILECONV_NO_HUGEPAGES") : NULL;
+    const char *nohuge = bytes >= TC__HUGE_ABOVE ? tc__knob_get(TC__KNOB_NO_HUGEPAGES) : NULL;
     if (bytes >= TC__HUGE_ABOVE && !(nohuge && nohuge[0] && strcmp(nohuge, "0") != 0)) {
         /* Large workspaces on 2 MiB boundaries with transparent huge pages
          * requested (Linux, THP "madvise" or "always"): fewer TLB misses,

@@ -329,7 +329,7 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
         double est[TC__MAXCAND], stc[TC__MAXCAND];
         size_t wsz[TC__MAXCAND];
         int nc = 0, nonref = 0;
-        const char *tr = getenv("TC_PLAN_TRACE");
+        const char *tr = tc__knob_get(TC__KNOB_PLAN_TRACE);
         const int trace = tr && tr[0] == '1';
         for (int i = 0; tc__solvers[i] && nc < TC__MAXCAND; i++) {
             const tc__solver *s = tc__solvers[i];
@@ -344,7 +344,7 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
             /* a staged candidate pays for the core's conversion passes */
             stc[nc] = tc__stage_cost(p, tc__stage_bits(p, s->caps), s->backend, &pl->env);
             est[nc] = (s->estimate ? s->estimate(&sp, &pl->env) : 1e30) + stc[nc];
-            /* TC_PLAN_TRACE=1: each candidate's estimate on stderr (tuning
+            /* TILECONV_PLAN_TRACE=1: each candidate's estimate on stderr (tuning
              * the cost models; not part of the API) */
             if (trace) fprintf(stderr, "tileconv plan: %-28s estimate %.4f ms\n", s->name, est[nc] * 1e3);
             wsz[nc] = wsb;

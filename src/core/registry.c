@@ -114,10 +114,53 @@ const tc__solver *const tc__solvers[] = {
     NULL,
 };
 
-const tc__solver *tc__solver_find(const char *name) {
+/* Names before the naming rule of docs/architecture.md ("Solver names"):
+ * accepted by tc_plan_options.algorithm, `--algo` and wisdom files for one
+ * release; plans report the current name. */
+static const struct { const char *old, *name; } tc__solver_aliases[] = {
+    {"cpu.conv.direct8", "cpu.conv.direct-avx2"},
+    {"cpu.conv.winograd", "cpu.conv.winograd-f2"},
+    {"cpu.conv.winograd4", "cpu.conv.winograd-f4"},
+    {"cpu.conv.winograd4-raw", "cpu.conv.winograd-f4-raw"},
+    {"cpu.fft.fftw", "cpu.filter.fft"},
+    {"cpu.im2col.gemm", "cpu.conv.im2col"},
+    {"cpu.lowrank", "cpu.filter.lowrank"},
+    {"cpu.separable", "cpu.filter.separable"},
+    {"cuda.conv.winograd", "cuda.conv.winograd-f4"},
+    {"cuda.conv.winograd2", "cuda.conv.winograd-f2"},
+    {"cuda.conv.winograd2-tf32", "cuda.conv.winograd-f2-tf32"},
+    {"cuda.direct", "cuda.filter.direct"},
+    {"cuda.fft", "cuda.filter.fft"},
+    {"cuda.gemm", "cuda.gemm.simt"},
+    {"cuda.gemm-tf32", "cuda.gemm.wgmma-tf32"},
+    {"cuda.seed.basic1d", "cuda.filter.seed-basic1d"},
+    {"cuda.seed.const1d", "cuda.filter.seed-const1d"},
+    {"cuda.seed.const2d", "cuda.filter.seed-const2d"},
+    {"cuda.seed.gemm-naive", "cuda.gemm.seed-naive"},
+    {"cuda.seed.gemm-tiled", "cuda.gemm.seed-tiled"},
+    {"cuda.seed.texture2d", "cuda.filter.seed-texture2d"},
+    {"cuda.seed.tiled1d-in", "cuda.filter.seed-tiled1d-in"},
+    {"cuda.seed.tiled1d-out", "cuda.filter.seed-tiled1d-out"},
+    {"cuda.seed.tiled2d-pitch", "cuda.filter.seed-tiled2d-pitch"},
+    {"cuda.seed.tiled3d", "cuda.filter.seed-tiled3d"},
+    {"cuda.separable", "cuda.filter.separable"},
+    {"ref.conv", "ref.conv.loops"},
+    {"ref.gemm", "ref.gemm.loops"},
+};
+
+static const tc__solver *tc__solver_named(const char *name) {
     for (int i = 0; tc__solvers[i]; i++)
         if (strcmp(tc__solvers[i]->name, name) == 0) return tc__solvers[i];
     return NULL;
+}
+
+const tc__solver *tc__solver_find(const char *name) {
+    if (!name) return NULL;
+    const tc__solver *s = tc__solver_named(name);
+    for (size_t i = 0; !s && i < sizeof tc__solver_aliases / sizeof tc__solver_aliases[0]; i++)
+        if (strcmp(tc__solver_aliases[i].old, name) == 0)
+            s = tc__solver_named(tc__solver_aliases[i].name);
+    return s;
 }
 
 int tc_algorithm_count(void) {

@@ -313,7 +313,7 @@ int tc__process_cpus(int *cpus, int max, char *src, size_t srcn) {
         CPU_AND(&set, &set, &lim);
         how = "cgroup cpuset";
     }
-    const char *env = getenv("TILECONV_CPUS");
+    const char *env = tc__knob_get(TC__KNOB_CPUS);
     if (env && env[0] && tc__parse_cpulist(env, &lim)) {
         CPU_AND(&set, &set, &lim);
         how = "TILECONV_CPUS";
@@ -345,7 +345,7 @@ static void tc__pool_init(void) {
     tc__pool *P = &tc__the_pool;
     static int cpus[CPU_SETSIZE];
     int ncpu = tc__process_cpus(cpus, CPU_SETSIZE, NULL, 0);
-    const char *np = getenv("TILECONV_NO_PIN");
+    const char *np = tc__knob_get(TC__KNOB_NO_PIN);
     P->pin = !(np && np[0] && strcmp(np, "0") != 0);
     /* one worker per CPU: the caller stays where it runs and the helpers
      * are taken from the other CPUs (tc__parallel_for) */

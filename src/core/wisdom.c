@@ -152,7 +152,7 @@ static int wz_put_locked(const char *key, const char *name) {
 /* ---------------- files ---------------- */
 /* The default file, or 0 with *why set. */
 static int wz_default_path(char *buf, size_t size, const char **why) {
-    const char *env = getenv("TILECONV_WISDOM");
+    const char *env = tc__knob_get(TC__KNOB_WISDOM);
     if (env) {
         if (!env[0]) {
             *why = "TILECONV_WISDOM is set to an empty string";

@@ -35,7 +35,7 @@
  * otherwise. Either way batch 1 keeps every core busy, and each output is
  * computed by one tile in one order: results do not depend on the thread
  * count. float32; AVX-512 ("cpu.conv.direct") or, with 8-lane blocks and
- * 6x2 tiles, AVX2 ("cpu.conv.direct8", conv_direct_avx2.c). Measurements:
+ * 6x2 tiles, AVX2 ("cpu.conv.direct-avx2", conv_direct_avx2.c). Measurements:
  * docs/solvers/cpu-conv-direct.md. */
 #include "core/internal.h"
 
@@ -587,7 +587,7 @@ const tc__solver tc__solver_cpu_conv_direct = {
 };
 
 const tc__solver tc__solver_cpu_conv_direct8 = {
-    .name = "cpu.conv.direct8",
+    .name = "cpu.conv.direct-avx2",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_CONV,
     .summary = "cpu.conv.direct for AVX2: 8-channel blocks, 6x2 register tiles of 8-lane broadcast FMAs (float32).",

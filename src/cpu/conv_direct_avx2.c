@@ -1,4 +1,4 @@
-/* conv_direct_avx2.c - cpu.conv.direct8's register-tile kernels for AVX2+FMA
+/* conv_direct_avx2.c - cpu.conv.direct-avx2's register-tile kernels for AVX2+FMA
  * (driver: conv_direct.c, the AVX-512 kernels' 8-lane twin): UH rows x UW
  * positions x NKB blocks of 8 output channels, at most 12 ymm accumulators
  * (6x2 or 3x2x2), 2 weight vectors and one broadcast in the 16 registers.

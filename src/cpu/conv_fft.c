@@ -25,7 +25,7 @@
  *
  * FFTW's planner runs under the library's one FFTW lock
  * (tc__fftw_planner_lock, fft_fftw.c); execution uses the new-array calls
- * on 64-byte aligned in-place buffers, as planned. Accuracy as cpu.fft.fftw:
+ * on 64-byte aligned in-place buffers, as planned. Accuracy as cpu.filter.fft:
  * about eps * log2(prod L) of sum |w||x| per output. */
 #include "core/internal.h"
 

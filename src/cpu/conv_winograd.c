@@ -1,5 +1,5 @@
 /* conv_winograd.c - Winograd convolution layers: F(4x4, 3x3) (solver
- * "cpu.conv.winograd4") and F(2x2, 3x3) ("cpu.conv.winograd"), one driver
+ * "cpu.conv.winograd-f4") and F(2x2, 3x3) ("cpu.conv.winograd-f2"), one driver
  * for both (m = 4 or 2). 3x3, stride 1, dilation 1 in the last two axes;
  * 2D, or 3D with any depth kernel, stride and dilation (the depth taps are
  * summed inside the GEMM: its depth is KD * C/groups, each input slice
@@ -475,7 +475,7 @@ static void wg4_items(void *arg, int64_t begin, int64_t end, int tid) {
 
 static tc_status wgx_execute(const tc__args *a, int m, int raw) {
     const tc__problem *p = a->p;
-    if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.winograd4: weights not packed");
+    if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.winograd-f4: weights not packed");
     wg4_job j;
     j.a = a;
     j.next = 0;
@@ -583,9 +583,9 @@ static double wgx_estimate(const tc__problem *p, const tc__env *env, int m, int 
         .wpack = wg##M##R##_wpack,                                                                \
     };
 
-WGX_SOLVER(4, 0, tc__solver_cpu_conv_winograd4, "cpu.conv.winograd4",
+WGX_SOLVER(4, 0, tc__solver_cpu_conv_winograd4, "cpu.conv.winograd-f4",
            "Winograd F(4x4,3x3) for 3x3 stride-1 layers (2D, and 3D kd x 3 x 3 with the depth taps summed in the GEMM): 6x6 tiles, transforms fused per 16/32-tile block, 36 GEMMs on packed micro-kernels, weights transformed once; float32, AVX-512.")
-WGX_SOLVER(2, 0, tc__solver_cpu_conv_winograd, "cpu.conv.winograd",
-           "Winograd F(2x2,3x3), the same blocks as cpu.conv.winograd4 (2D and 3D kd x 3 x 3): 4x4 tiles, 16 GEMMs, 2.25x fewer multiplies than direct with 10-20x less error than F(4x4,3x3); float32, AVX-512.")
-WGX_SOLVER(4, 1, tc__solver_cpu_conv_winograd4_raw, "cpu.conv.winograd4-raw",
-           "cpu.conv.winograd4 with the weights kept raw (9 floats a 3x3 kernel, as the layer holds them) and transformed inside the call, 64 reduction steps at a time into a cached buffer: 4x fewer weight bytes read per call, for layers with few tiles and many channels (256 @14), where streaming the transformed weights bounds the stored variant.")
+WGX_SOLVER(2, 0, tc__solver_cpu_conv_winograd, "cpu.conv.winograd-f2",
+           "Winograd F(2x2,3x3), the same blocks as cpu.conv.winograd-f4 (2D and 3D kd x 3 x 3): 4x4 tiles, 16 GEMMs, 2.25x fewer multiplies than direct with 10-20x less error than F(4x4,3x3); float32, AVX-512.")
+WGX_SOLVER(4, 1, tc__solver_cpu_conv_winograd4_raw, "cpu.conv.winograd-f4-raw",
+           "cpu.conv.winograd-f4 with the weights kept raw (9 floats a 3x3 kernel, as the layer holds them) and transformed inside the call, 64 reduction steps at a time into a cached buffer: 4x fewer weight bytes read per call, for layers with few tiles and many channels (256 @14), where streaming the transformed weights bounds the stored variant.")

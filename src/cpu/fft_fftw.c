@@ -356,7 +356,7 @@ static void fft_destroy(void *state) {
 
 static tc_status fft_plan(const tc__problem *p, const tc__env *env, void **out) {
     fft_state *s = calloc(1, sizeof *s);
-    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cpu.fft.fftw: out of memory");
+    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cpu.filter.fft: out of memory");
     s->dtype = p->dtype;
     fft_geometry(p, env, &s->g);
     const fft_geom *g = &s->g;
@@ -369,7 +369,7 @@ static tc_status fft_plan(const tc__problem *p, const tc__env *env, void **out) 
         tc__free(scratch);
         fft_destroy(s);
         return tc__error(TC_ERR_OUT_OF_MEMORY,
-                         "cpu.fft.fftw: cannot allocate %zu bytes", bytes);
+                         "cpu.filter.fft: cannot allocate %zu bytes", bytes);
     }
     int dims[3], rank = 0;
     for (int a = 0; a < 3; a++)
@@ -392,7 +392,7 @@ static tc_status fft_plan(const tc__problem *p, const tc__env *env, void **out) 
         long long l0 = g->L[0], l1 = g->L[1], l2 = g->L[2];
         fft_destroy(s);
         return tc__error(TC_ERR_BACKEND,
-                         "cpu.fft.fftw: FFTW could not plan a %lldx%lldx%lld "
+                         "cpu.filter.fft: FFTW could not plan a %lldx%lldx%lld "
                          "transform", l0, l1, l2);
     }
     if (p->mask) {
@@ -444,7 +444,7 @@ static void fft_blocks(void *arg, int64_t begin, int64_t end, int tid) {
 static tc_status fft_execute(const tc__args *a) {
     const tc__problem *p = a->p;
     const fft_state *s = a->state;
-    if (!s) return tc__error(TC_ERR_INTERNAL, "cpu.fft.fftw: plan state missing");
+    if (!s) return tc__error(TC_ERR_INTERNAL, "cpu.filter.fft: plan state missing");
     fft_job j = {a, s, s->W, a->ws};
     if (!s->W) { /* valid-swap: the mask is this call's data */
         void *W = a->ws;
@@ -469,12 +469,12 @@ static int fft_applicable(const tc__problem *p, const tc__env *e, char *why,
     return 0;
 }
 static tc_status fft_execute(const tc__args *a) {
-    return tc__error(TC_ERR_UNSUPPORTED, "cpu.fft.fftw: built without FFTW");
+    return tc__error(TC_ERR_UNSUPPORTED, "cpu.filter.fft: built without FFTW");
 }
 #endif
 
 const tc__solver tc__solver_cpu_fft_fftw = {
-    .name = "cpu.fft.fftw",
+    .name = "cpu.filter.fft",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_FILTER,
     .summary = "FFT correlation (FFTW r2c/c2r, overlap-save blocks, any mode); "

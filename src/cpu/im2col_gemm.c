@@ -103,7 +103,7 @@ static tc_status i2c_execute(const tc__args *a) {
 }
 
 const tc__solver tc__solver_cpu_im2col_gemm = {
-    .name = "cpu.im2col.gemm",
+    .name = "cpu.conv.im2col",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_FILTER | TC_OP_CONV,
     .summary = "im2col: unroll input windows into a column buffer, then one GEMM per image and group.",

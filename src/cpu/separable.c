@@ -1,8 +1,8 @@
 /* separable.c - filters whose mask is a sum of few outer products.
  *
- *   cpu.separable  rank-1 masks (1D, 2D, 3D): one 1D pass per mask axis;
+ *   cpu.filter.separable  rank-1 masks (1D, 2D, 3D): one 1D pass per mask axis;
  *                  factorisation by pivot (separable_factor.c).
- *   cpu.lowrank    2D masks of rank r with r (m1 + m2) < m1 m2 (e.g.
+ *   cpu.filter.lowrank    2D masks of rank r with r (m1 + m2) < m1 m2 (e.g.
  *                  2 r k < k^2): r separable pairs summed; factors from a
  *                  Jacobi SVD. Both share this driver; tolerances are in
  *                  separable.h (relative Frobenius 1e-6 f32, 1e-12 f64).
@@ -123,7 +123,7 @@ static size_t sep_r64(size_t v) { return (v + 63) & ~(size_t)63; }
 static tc__fd_kernel sep_col_kernel(const tc__problem *p, unsigned cpu) {
 #if defined(__x86_64__) || defined(__i386__)
     const int d = p->dtype == TC_FLOAT64;
-    const char *isa = getenv("TILECONV_SEP_COL"); /* tests: "avx2" */
+    const char *isa = tc__knob_get(TC__KNOB_SEP_COL); /* tests: "avx2" */
     if (isa && !strcmp(isa, "avx2")) cpu &= ~TC__CPU_AVX512;
     if (cpu & TC__CPU_AVX512) return d ? tc__fd_f64_avx512 : tc__fd_f32_avx512;
     if (cpu & TC__CPU_AVX2) return d ? tc__fd_f64_avx2 : tc__fd_f32_avx2;
@@ -138,7 +138,7 @@ static void sep_geometry(const tc__problem *p, int rank, unsigned cpu, sep_geom 
     g->rank = rank;
     g->stage_b = p->msk[0] > 1;
     g->direct = p->msk[1] == 1 && rank == 1;
-    const char *fz = getenv("TILECONV_SEP_FUSED"); /* tests: 0 = strips */
+    const char *fz = tc__knob_get(TC__KNOB_SEP_FUSED); /* tests: 0 = strips */
     g->fused = !g->stage_b && !g->direct && sep_col_kernel(p, cpu) != NULL &&
                !(fz && fz[0] == '0');
     if (g->fused) {
@@ -263,7 +263,7 @@ static tc_status sep_plan_any(const tc__problem *p, const tc__env *env,
     tc__sep_factors fa;
     if (!sep_factor(p, lowrank, &fa, why, sizeof why))
         return tc__error(TC_ERR_NOT_APPLICABLE, "%s: %s",
-                         lowrank ? "cpu.lowrank" : "cpu.separable", why);
+                         lowrank ? "cpu.filter.lowrank" : "cpu.filter.separable", why);
     sep_state *s = calloc(1, sizeof *s);
     const int64_t *m = p->msk;
     const int r = fa.rank;
@@ -271,7 +271,7 @@ static tc_status sep_plan_any(const tc__problem *p, const tc__env *env,
     if (!s || !s->f0) {
         tc__sep_free(&fa);
         free(s);
-        return tc__error(TC_ERR_OUT_OF_MEMORY, "cpu.separable: out of memory");
+        return tc__error(TC_ERR_OUT_OF_MEMORY, "cpu.filter.separable: out of memory");
     }
     s->k = sep_pick(env->cpu);
     s->col = sep_col_kernel(p, env->cpu);
@@ -574,7 +574,7 @@ static void sep_dyn(void *arg, int64_t begin, int64_t end, int tid) {
 static tc_status sep_execute(const tc__args *a) {
     const tc__problem *p = a->p;
     const sep_state *s = a->state;
-    if (!s) return tc__error(TC_ERR_INTERNAL, "cpu.separable: plan state missing");
+    if (!s) return tc__error(TC_ERR_INTERNAL, "cpu.filter.separable: plan state missing");
     sep_job j;
     memset(&j, 0, sizeof j);
     j.a = a;
@@ -606,7 +606,7 @@ static tc_status sep_execute(const tc__args *a) {
 }
 
 const tc__solver tc__solver_cpu_separable = {
-    .name = "cpu.separable",
+    .name = "cpu.filter.separable",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_FILTER,
     .summary = "Rank-1 (separable) masks: one 1D pass per axis, every mode "
@@ -620,7 +620,7 @@ const tc__solver tc__solver_cpu_separable = {
 };
 
 const tc__solver tc__solver_cpu_lowrank = {
-    .name = "cpu.lowrank",
+    .name = "cpu.filter.lowrank",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_FILTER,
     .summary = "2D masks of low rank r (r(m1+m2) < m1 m2): r separable pairs "

@@ -186,7 +186,7 @@ void tc__cu_free(void *p, cudaStream_t s) {
 }
 
 /* launch(a, b), counting what it takes from the pool; with
- * TC_CUDA_CHECK_SCRATCH=1 (the tests) more than the plan's
+ * TILECONV_CUDA_CHECK_SCRATCH=1 (the tests) more than the plan's
  * device_workspace bound is an internal error */
 static tc_status tc__cu_counted_launch(tc__cu_launch_fn launch, const tc__args *a,
                                        const tc__cu_bufs *b) {
@@ -195,7 +195,7 @@ static tc_status tc__cu_counted_launch(tc__cu_launch_fn launch, const tc__args *
     tc_status st = launch(a, b);
     tc__cu_counting = 0;
     if (st == TC_OK && a->dev_ws_set && tc__cu_counted > a->dev_ws) {
-        const char *chk = getenv("TC_CUDA_CHECK_SCRATCH");
+        const char *chk = tc__knob_get(TC__KNOB_CUDA_CHECK_SCRATCH);
         if (chk && chk[0] == '1')
             st = tc__error(TC_ERR_INTERNAL,
                            "cuda: an execute took %zu bytes of device scratch, over the %zu "
@@ -440,12 +440,12 @@ out:
 }
 
 /* Batch items per chunk of a pipelined host-array filter: about
- * TC_CUDA_CHUNK_BYTES (input + output; default 32 MiB) of whole items;
+ * TILECONV_CUDA_CHUNK_BYTES (input + output; default 32 MiB) of whole items;
  * 0 when the call is not chunked (fewer than two chunks). */
 static int64_t tc__cu_chunk_items(const tc__problem *p) {
     if (p->op != TC_OP_FILTER || p->N < 2) return 0;
     double target = 32.0 * 1024 * 1024;
-    const char *ev = getenv("TC_CUDA_CHUNK_BYTES");
+    const char *ev = tc__knob_get(TC__KNOB_CUDA_CHUNK_BYTES);
     if (ev && *ev) {
         char *end;
         double v = strtod(ev, &end);

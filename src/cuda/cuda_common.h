@@ -12,7 +12,7 @@
  * returns before the kernels finish); host arrays are staged through pinned
  * buffers in chunks, and the call returns when the result is back on the
  * host. A batched filter (N > 1) on host arrays runs in chunks of whole
- * batch items (TC_CUDA_CHUNK_BYTES, default 32 MiB of input + output) on
+ * batch items (TILECONV_CUDA_CHUNK_BYTES, default 32 MiB of input + output) on
  * two streams, so the copies of one chunk overlap the kernels of the next;
  * a single image or volume is copied in, computed and copied out in turn.
  * The stream is args->stream, or the per-thread default stream.
@@ -73,7 +73,7 @@ const tc__cu_device *tc__cu_dev(void);
  * a block and dyn_smem bytes of dynamic shared memory each, resident at
  * once on the current device (cudaOccupancyMaxActiveClusters, asked for
  * a grid of the SMs rounded down to cl): a persistent grid's size. The
- * launch (cuda.gemm-tf32) and the kernel report both ask here. Returns
+ * launch (cuda.gemm.wgmma-tf32) and the kernel report both ask here. Returns
  * cudaSuccess and *n, or the query's error (cleared) and *n = 0. */
 cudaError_t tc__cu_max_clusters(const void *func, int threads, size_t dyn_smem, int cl, int *n);
 
@@ -195,8 +195,8 @@ __device__ __forceinline__ int64_t tc__cu_bidx(int64_t i, int64_t n, int mode) {
  * plus a launch overhead; huge without a device. */
 double tc__cu_estimate(double bytes, double flops, double eff);
 
-/* cuda.gemm's launch (strict FP32) on the call's device buffers: the
- * fallback of cuda.gemm-tf32 for operands its tensor copies cannot read */
+/* cuda.gemm.simt's launch (strict FP32) on the call's device buffers: the
+ * fallback of cuda.gemm.wgmma-tf32 for operands its tensor copies cannot read */
 tc_status tc__cu_sgemm_launch(const tc__args *a, const tc__cu_bufs *b);
 
 /* ---- resource report (tc_cuda_kernel_report) ---- */
@@ -206,7 +206,7 @@ void tc__cu_report_kernel(tc__cu_report *r, const char *name,
 /* clusters of cl blocks of a cluster kernel resident at once */
 void tc__cu_report_clusters(tc__cu_report *r, const char *name, const void *func, int threads,
                             size_t dyn_smem, int cl);
-/* One per solver file; cuda_report.cu calls them all. */
+/* One per solver file: the `report` (tc__solver) of its solvers. */
 void tc__cu_report_seed1d(tc__cu_report *r);
 void tc__cu_report_seed2d(tc__cu_report *r);
 void tc__cu_report_seed3d(tc__cu_report *r);

@@ -1,5 +1,5 @@
 /*
- * cuda_direct.cu - cuda.direct: single-channel filters (1D/2D/3D) on the GPU.
+ * cuda_direct.cu - cuda.filter.direct: single-channel filters (1D/2D/3D) on the GPU.
  *
  * Fast path (float32, masks up to 63 taps in 1D, 15x15 in 2D, 7x7x7 in 3D):
  * the tap counts (R,S,T) are compile-time, and the mask is passed as a
@@ -487,7 +487,7 @@ struct variant {
     /* NST: slots (R == 1) */
     int ex;                       /* 1: exact sizes only; 0: guarded taps */
     int alt;                      /* 1: a tuning alternative, used only when
-                                     TC_CUDA_DIRECT_VARIANT names it */
+                                     TILECONV_CUDA_DIRECT_VARIANT names it */
     int roll;                     /* rolled compute (weights in shared memory) */
     launch_t launch;
     const void *kernel;
@@ -563,7 +563,7 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
         if (blocks > ntiles) blocks = ntiles;
         k<<<(unsigned)blocks, dim3(TX, BY), smem, b->s>>>(
             (const float *)b->x, (float *)b->y, m, g);
-        TC_CU_LAUNCH("cuda.direct");
+        TC_CU_LAUNCH("cuda.filter.direct");
         return TC_OK;
     } else {
     auto k = direct_f32_ring<R, S, T, RY, TX, BY, EX, RL>;
@@ -584,7 +584,7 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     TC__CU_FOR_GRID(gyn, gzn, {
         k<<<dim3((unsigned)gx, gny, gnz), dim3(TX, BY), smem, b->s>>>(
             (const float *)b->x, (float *)b->y, m, g, gy0, gz0);
-        TC_CU_LAUNCH("cuda.direct");
+        TC_CU_LAUNCH("cuda.filter.direct");
     })
     return TC_OK;
     }
@@ -600,7 +600,7 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
         direct_generic<E><<<dim3((unsigned)gx, gny, gnz), dim3(32, 8), 0, b->s>>>(
             (const E *)b->x, (E *)b->y, (const E *)b->w, g, p->msk[0], p->msk[1],
             p->msk[2], (E)p->cval, gy0, gz0);
-        TC_CU_LAUNCH("cuda.direct generic");
+        TC_CU_LAUNCH("cuda.filter.direct generic");
     })
     return TC_OK;
 }
@@ -617,7 +617,7 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
 
 /* Exact variants first (the common odd sizes), then the guarded buckets
  * that take every other mask up to the limits, then tuning alternatives
- * (TC_CUDA_DIRECT_VARIANT only). Choices measured on an H100
+ * (TILECONV_CUDA_DIRECT_VARIANT only). Choices measured on an H100
  * (docs/solvers/cuda-direct.md, variant sweeps): a third shared slot for 2D
  * k5/k7 (0.94x / 0.92x the time of two); two output rows per thread at 2D k15
  * (0.86x: half the unrolled code); narrow tiles (TX 16: 64 columns) for
@@ -639,7 +639,7 @@ static const variant variants[] = {
     KR(3, 4, 32, 0, 0, 0), KR(5, 2, 32, 0, 0, 1), KR(7, 2, 32, 0, 0, 1),
     /* tuning alternatives: none at present (the last sweeps' candidates
      * and their times are in docs/solvers/cuda-direct.md); add lines
-     * with ALT = 1 to time new ones with TC_BENCH_SWEEP=1 */
+     * with ALT = 1 to time new ones with TILECONV_BENCH_SWEEP=1 */
 };
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
@@ -665,11 +665,11 @@ static int covers(const variant *v, int64_t R, int64_t S, int64_t T) {
     return v->R >= R && v->S >= S && v->T >= T;
 }
 
-/* TC_CUDA_DIRECT_VARIANT=i (tuning and benchmarks): variant i of the
- * table (the order of tc_cuda_kernel_report's cuda.direct lines), -1
+/* TILECONV_CUDA_DIRECT_VARIANT=i (tuning and benchmarks): variant i of the
+ * table (the order of tc_cuda_kernel_report's cuda.filter.direct lines), -1
  * when unset. */
 static int forced_variant(void) {
-    const char *e = getenv("TC_CUDA_DIRECT_VARIANT");
+    const char *e = tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT);
     if (!e || !*e) return -1;
     char *end;
     long i = strtol(e, &end, 10);
@@ -707,8 +707,8 @@ static int d_applicable(const tc__problem *p, const tc__env *e, char *why, size_
     int fv = forced_variant();
     if (fv != -1 && (fv < 0 || !covers(&variants[fv], p->msk[0], p->msk[1], p->msk[2]) ||
                      p->dtype != TC_FLOAT32)) {
-        if (why) snprintf(why, n, "TC_CUDA_DIRECT_VARIANT=%s does not take this mask",
-                          getenv("TC_CUDA_DIRECT_VARIANT"));
+        if (why) snprintf(why, n, "TILECONV_CUDA_DIRECT_VARIANT=%s does not take this mask",
+                          tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT));
         return 0;
     }
     if (p->C != 1 || p->K != 1 || p->G != 1 || p->stride[0] * p->stride[1] * p->stride[2] != 1 ||
@@ -733,7 +733,7 @@ static double d_estimate(const tc__problem *p, const tc__env *e) {
 
 static tc_status d_plan(const tc__problem *p, const tc__env *e, void **state) {
     dstate *s = (dstate *)calloc(1, sizeof *s);
-    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.direct: out of memory");
+    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.filter.direct: out of memory");
     s->v = pick(p);
     tc_status st = TC_OK;
     if (!s->v) st = tc__cu_mask_upload(p, &s->dmask);
@@ -767,16 +767,17 @@ static tc_status d_execute(const tc__args *a) {
 } // namespace
 
 TC__CU_SOLVER(tc__solver_cuda_direct) = {
-    "cuda.direct", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "cuda.filter.direct", TC_BACKEND_CUDA, TC_OP_FILTER,
     "GPU direct filter: register-tiled, mask in the constant bank, halo in shared memory, 2.5D z-streaming.",
     tc__cu_available, d_applicable, d_estimate, NULL, d_plan, d_destroy, d_execute,
+    NULL, NULL, NULL, 0, tc__cu_report_direct,
 };
 
 void tc__cu_report_direct(tc__cu_report *r) {
     for (int i = 0; i < NVARIANTS; i++) {
         const variant *v = &variants[i];
         char name[96];
-        snprintf(name, sizeof name, "cuda.direct #%d f32 R%dS%dT%d RY%d TX%d%s%s%s", i, v->R, v->S,
+        snprintf(name, sizeof name, "cuda.filter.direct #%d f32 R%dS%dT%d RY%d TX%d%s%s%s", i, v->R, v->S,
                  v->T, v->RY, v->TX, v->ex ? "" : " guarded", v->alt ? " alt" : "",
                  v->roll ? " rolled" : "");
         if (v->R == 1 && v->S > 1)
@@ -786,6 +787,6 @@ void tc__cu_report_direct(tc__cu_report *r) {
             cudaFuncSetAttribute(v->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
         tc__cu_report_kernel(r, name, v->kernel, v->TX * v->BY, sm);
     }
-    tc__cu_report_kernel(r, "cuda.direct generic f32", (const void *)direct_generic<float>, 256, 0);
-    tc__cu_report_kernel(r, "cuda.direct generic f64", (const void *)direct_generic<double>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.direct generic f32", (const void *)direct_generic<float>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.direct generic f64", (const void *)direct_generic<double>, 256, 0);
 }

@@ -1,5 +1,5 @@
 /*
- * cuda_fft.cu - cuda.fft: filters with large masks through cuFFT (float32).
+ * cuda_fft.cu - cuda.filter.fft: filters with large masks through cuFFT (float32).
  *
  * Per axis the output needs the extended input E over L = out + m - 1
  * points (built by a kernel that applies the boundary mode, so every mode
@@ -42,7 +42,7 @@ static size_t f_bytes_x(const fstate *s) {
     return ((size_t)(s->F[0] * s->F[1] * s->Fc) * sizeof(cufftComplex) + 255) / 256 * 256;
 }
 
-#define TC_FFT(call) TC__CU_FFT("cuda.fft", call)
+#define TC_FFT(call) TC__CU_FFT("cuda.filter.fft", call)
 
 struct fgeom {
     int64_t D, H, W, F0, F1, F2, L0, L1, L2, pad0, pad1, pad2;
@@ -163,7 +163,7 @@ static tc_status f_plan_inner(const tc__problem *p, fstate *s) {
     void *dm = NULL, *tmp = NULL;
     tc_status st = tc__cu_mask_upload(p, &dm);
     if (st) return st;
-    if (!dm) return tc__error(TC_ERR_NOT_APPLICABLE, "cuda.fft: mask not known at plan time");
+    if (!dm) return tc__error(TC_ERR_NOT_APPLICABLE, "cuda.filter.fft: mask not known at plan time");
     cudaError_t e = cudaMalloc(&tmp, f_bytes_e(s) + (s->work ? s->work : 16));
     float *E = (float *)tmp;
     if (e == cudaSuccess) e = cudaMemset(E, 0, (size_t)nr * sizeof(float));
@@ -183,14 +183,14 @@ static tc_status f_plan_inner(const tc__problem *p, fstate *s) {
         if (r == CUFFT_SUCCESS) e = cudaDeviceSynchronize();
     }
     cudaFree(tmp);
-    if (e != cudaSuccess) return tc__cu_fail(e, "cuda.fft mask spectrum", __FILE__, __LINE__);
+    if (e != cudaSuccess) return tc__cu_fail(e, "cuda.filter.fft mask spectrum", __FILE__, __LINE__);
     TC_FFT(r);
     return TC_OK;
 }
 
 static tc_status f_plan(const tc__problem *p, const tc__env *e, void **state) {
     fstate *s = (fstate *)calloc(1, sizeof *s);
-    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.fft: out of memory");
+    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.filter.fft: out of memory");
     pthread_mutex_init(&s->mu, NULL);
     tc_status st = f_plan_inner(p, s);
     if (st) { f_destroy(s); return st; }
@@ -221,18 +221,18 @@ static tc_status f_batch(const tc__args *a, const tc__cu_bufs *b, fstate *s, flo
         int64_t gx = tc__cu_div_up(g.F2, 256), rows = g.F0 * g.F1;
         TC__CU_FOR_GRID(rows, 1, {
             fft_build<<<dim3((unsigned)gx, gny), 256, 0, b->s>>>(xn, E, g, gy0);
-            TC_CU_LAUNCH("cuda.fft build");
+            TC_CU_LAUNCH("cuda.filter.fft build");
         })
         TC_FFT(cufftExecR2C(s->fwd, E, X));
         int64_t mb = tc__cu_div_up(nc, 256), cap = 8LL * (d ? d->sms : 132) * 8;
         fft_mul<<<(unsigned)(mb < cap ? mb : cap), 256, 0, b->s>>>(X, s->W, nc);
-        TC_CU_LAUNCH("cuda.fft multiply");
+        TC_CU_LAUNCH("cuda.filter.fft multiply");
         TC_FFT(cufftExecC2R(s->inv, X, E));
         int64_t ox = tc__cu_div_up(p->out[2], 256), orows = p->out[0] * p->out[1];
         TC__CU_FOR_GRID(orows, 1, {
             fft_crop<<<dim3((unsigned)ox, gny), 256, 0, b->s>>>(E, yn, g.F1, g.F2, p->out[1],
                                                                  p->out[2], gy0);
-            TC_CU_LAUNCH("cuda.fft crop");
+            TC_CU_LAUNCH("cuda.filter.fft crop");
         })
     }
     return TC_OK;
@@ -263,7 +263,7 @@ static tc_status f_launch(const tc__args *a, const tc__cu_bufs *b) {
 }
 
 static tc_status f_execute(const tc__args *a) {
-    if (!a->state) return tc__error(TC_ERR_INTERNAL, "cuda.fft: executed without a plan");
+    if (!a->state) return tc__error(TC_ERR_INTERNAL, "cuda.filter.fft: executed without a plan");
     return tc__cu_run(a, NULL, 0, f_launch); /* spectrum cached in the plan */
 }
 
@@ -283,14 +283,14 @@ const char *tc__cu_cufft_str(int r) {
 }
 
 TC__CU_SOLVER(tc__solver_cuda_fft) = {
-    "cuda.fft", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "cuda.filter.fft", TC_BACKEND_CUDA, TC_OP_FILTER,
     "GPU filter through cuFFT (R2C/C2R on a boundary-extended copy; mask spectrum cached in the plan).",
     tc__cu_available, f_applicable, f_estimate, NULL, f_plan, f_destroy, f_execute,
-    NULL, NULL, f_device_ws,
+    NULL, NULL, f_device_ws, 0, tc__cu_report_fft,
 };
 
 void tc__cu_report_fft(tc__cu_report *r) {
-    tc__cu_report_kernel(r, "cuda.fft build", (const void *)fft_build, 256, 0);
-    tc__cu_report_kernel(r, "cuda.fft multiply", (const void *)fft_mul, 256, 0);
-    tc__cu_report_kernel(r, "cuda.fft crop", (const void *)fft_crop, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.fft build", (const void *)fft_build, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.fft multiply", (const void *)fft_mul, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.fft crop", (const void *)fft_crop, 256, 0);
 }

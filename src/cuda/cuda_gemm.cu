@@ -1,5 +1,5 @@
 /*
- * cuda_gemm.cu - cuda.gemm: single-precision GEMM on CUDA cores (strict FP32
+ * cuda_gemm.cu - cuda.gemm.simt: single-precision GEMM on CUDA cores (strict FP32
  * FFMA; no TF32, whatever TC_PLAN_ALLOW_TF32 says, so results match the
  * CPU to float rounding).
  *
@@ -33,7 +33,7 @@
  * scheduler (dispatch and scoreboard stalls at 249-255 registers); removed.
  * Session 24: a stream-K tail (the last T mod S tiles' k steps shared by
  * the S resident blocks, partial tiles added by a fix-up kernel; commit
- * "cuda.gemm: a stream-K tail"): 4096^3 2% slower, 8192^3 0.4% faster
+ * "cuda.gemm.simt: a stream-K tail"): 4096^3 2% slower, 8192^3 0.4% faster
  * than whole tiles; removed (docs/solvers/cuda-gemm.md: its kernel held the
  * body twice).
  *
@@ -321,10 +321,10 @@ static int fast_shape(const tc__problem *p) {
 
 /* the fast kernel's k depth: 32 where k is a multiple of 32 (session 18,
  * H200: 45.5-48.6 TFLOP/s against 44.9-46.4 at BK 16), else 16 (whose
- * interior blocks then still load without tests); TC_CUDA_GEMM_FP32_BK=16
+ * interior blocks then still load without tests); TILECONV_CUDA_GEMM_FP32_BK=16
  * or 32 forces one */
 static int fp32_bk32(int64_t k) {
-    const char *e = getenv("TC_CUDA_GEMM_FP32_BK");
+    const char *e = tc__knob_get(TC__KNOB_CUDA_GEMM_FP32_BK);
     if (e && (!strcmp(e, "16") || !strcmp(e, "32"))) return !strcmp(e, "32");
     return k % 32 == 0;
 }
@@ -344,7 +344,7 @@ template <int BK> static tc_status launch_fast(const gargs &g, const float *A, c
     int64_t gx = tc__cu_div_up(g.n, GB_N), gyn = tc__cu_div_up(g.m, GB_M);
     TC__CU_FOR_GRID(gyn, 1, {
         sgemm_128x128<BK><<<dim3((unsigned)gx, gny), 256, smem, st>>>(A, B, C, g, gy0);
-        TC_CU_LAUNCH("cuda.gemm");
+        TC_CU_LAUNCH("cuda.gemm.simt");
     })
     return TC_OK;
 }
@@ -361,7 +361,7 @@ static tc_status launch_gemm(const tc__args *a, const tc__cu_bufs *b) {
     int64_t gx = tc__cu_div_up(g.n, 64), gyn = tc__cu_div_up(g.m, 64);
     TC__CU_FOR_GRID(gyn, 1, {
         sgemm_generic64<<<dim3((unsigned)gx, gny), 256, 0, b->s>>>(A, B, C, g, gy0);
-        TC_CU_LAUNCH("cuda.gemm generic");
+        TC_CU_LAUNCH("cuda.gemm.simt generic");
     })
     return TC_OK;
 }
@@ -381,23 +381,24 @@ static tc_status g_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, la
 
 } // namespace
 
-/* cuda.gemm's launch, for cuda.gemm-tf32's executes it cannot take */
+/* cuda.gemm.simt's launch, for cuda.gemm.wgmma-tf32's executes it cannot take */
 tc_status tc__cu_sgemm_launch(const tc__args *a, const tc__cu_bufs *b) { return launch_gemm(a, b); }
 
 TC__CU_SOLVER(tc__solver_cuda_gemm) = {
-    "cuda.gemm", TC_BACKEND_CUDA, TC_OP_GEMM,
+    "cuda.gemm.simt", TC_BACKEND_CUDA, TC_OP_GEMM,
     "GPU SGEMM (strict FP32): 128x128 tiles, BK 32 (16 where k is not a multiple of 32), 8x8 per thread, B by a 4-stage cp.async pipeline, A k-major through registers.",
     tc__cu_available, g_applicable, g_estimate, NULL, NULL, NULL, g_execute,
+    NULL, NULL, NULL, 0, tc__cu_report_gemm,
 };
 
 void tc__cu_report_gemm(tc__cu_report *r) {
     cudaFuncSetAttribute(sgemm_128x128<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat<16>::SMEM);
-    tc__cu_report_kernel(r, "cuda.gemm 128x128x16, A k-major", (const void *)sgemm_128x128<16>, 256,
+    tc__cu_report_kernel(r, "cuda.gemm.simt 128x128x16, A k-major", (const void *)sgemm_128x128<16>, 256,
                          gat<16>::SMEM);
     (void)cudaGetLastError();
     cudaFuncSetAttribute(sgemm_128x128<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gat<32>::SMEM);
-    tc__cu_report_kernel(r, "cuda.gemm 128x128x32, A k-major", (const void *)sgemm_128x128<32>, 256,
+    tc__cu_report_kernel(r, "cuda.gemm.simt 128x128x32, A k-major", (const void *)sgemm_128x128<32>, 256,
                          gat<32>::SMEM);
     (void)cudaGetLastError();
-    tc__cu_report_kernel(r, "cuda.gemm generic 64x64", (const void *)sgemm_generic64, 256, 0);
+    tc__cu_report_kernel(r, "cuda.gemm.simt generic 64x64", (const void *)sgemm_generic64, 256, 0);
 }

@@ -1,11 +1,11 @@
 /*
- * cuda_gemm_tf32.cu - cuda.gemm-tf32: single-precision GEMM on Hopper's
+ * cuda_gemm_tf32.cu - cuda.gemm.wgmma-tf32: single-precision GEMM on Hopper's
  * TF32 tensor cores (wgmma), chosen only under TC_PLAN_ALLOW_TF32. Inputs
  * take TF32's 10-bit mantissa: B rounded to nearest (ties away) when its
  * fragments are loaded, A truncated by the tensor cores (wgmma reads the
  * top 19 bits of a float); products summed in fp32. Relative error about
  * 1e-3 of max |C| at k ~ 1000 (docs/semantics.md), against ~1e-6 for
- * cuda.gemm.
+ * cuda.gemm.simt.
  *
  * C = alpha * A B + beta * C with A (m x k) and B (k x n) row-major. The
  * tensor cores take a TF32 operand from shared memory only K-major (k
@@ -42,8 +42,8 @@
  * clusters resident on the H200's 132 SMs, and 4096^3's 128 tiles of it
  * took 5 rounds. Default: 256 rows where m > 128, clusters where
  * n > 128, 2 x 2 where there are >= 256 tiles of 256 x 128;
- * TC_CUDA_GEMM_TF32_BM / _CL force a form, TC_CUDA_GEMM_TF32_GRID caps the
- * grid and TC_CUDA_GEMM_TF32_SPLIT the split (tests).
+ * TILECONV_CUDA_GEMM_TF32_BM / _CL force a form, TILECONV_CUDA_GEMM_TF32_GRID caps the
+ * grid and TILECONV_CUDA_GEMM_TF32_SPLIT the split (tests).
  *
  * What bounds it is L2 bytes per MAC: a 128 x 128 x 32 stage loads 32 KB
  * for 524k MACs (16 MACs a byte), and the tensor cores' ~1024 TF32 MACs a
@@ -64,7 +64,7 @@
  * Applies to trans_a = trans_b = 0, lda and ldb multiples of 4, sizes
  * below 2^31, where the device runs this file's sm_90a image (the probe);
  * an execute whose A or B is not 16-byte aligned (device pointers) runs
- * cuda.gemm's FP32 kernel instead.
+ * cuda.gemm.simt's FP32 kernel instead.
  */
 #include "cuda/cuda_common.h"
 #include "cuda/cuda_hopper.h"
@@ -366,7 +366,7 @@ int gt_shape(const tc__problem *p, char *why, size_t n) {
     if (p->op != TC_OP_GEMM || p->dtype != TC_FLOAT32)
         w = "float32 GEMM only";
     else if (p->trans_a || p->trans_b)
-        w = "transposed operands (cuda.gemm takes them)";
+        w = "transposed operands (cuda.gemm.simt takes them)";
     else if (p->lda % 4 || p->ldb % 4)
         w = "lda and ldb must be multiples of 4 (16-byte rows for the tensor copies)";
     else if (p->m > INT32_MAX - 256 || p->n > INT32_MAX - GT_BN || p->k > INT32_MAX - GT_BK ||
@@ -409,7 +409,7 @@ int gt_resident[IG_NDEV][6]; /* clusters (blocks) of each form resident at once,
 /* The BM x CL form on the current device: its shared-memory attribute set
  * (once a device), and the persistent grid's size, the clusters resident
  * at once (asked once a device and form; the kernel report asks the same
- * through tc__cu_max_clusters), capped by TC_CUDA_GEMM_TF32_GRID=n (tests:
+ * through tc__cu_max_clusters), capped by TILECONV_CUDA_GEMM_TF32_GRID=n (tests:
  * several tiles a cluster). The launch and the device scratch bound
  * (gt_scratch) both ask here. */
 template <int BM, int CL> tc_status gt_prepare(int *res_out) {
@@ -435,7 +435,7 @@ template <int BM, int CL> tc_status gt_prepare(int *res_out) {
         if (res < 1) res = 1;
         if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&gt_resident[dev][fi], res, __ATOMIC_RELEASE);
     }
-    const char *ge = getenv("TC_CUDA_GEMM_TF32_GRID");
+    const char *ge = tc__knob_get(TC__KNOB_CUDA_GEMM_TF32_GRID);
     if (ge && atoi(ge) >= 1 && atoi(ge) < res) res = atoi(ge);
     *res_out = res;
     return TC_OK;
@@ -446,14 +446,14 @@ template <int BM, int CL> tc_status gt_prepare(int *res_out) {
  * takes about 1 / S of a tile's time; their partial sums go through a
  * workspace and k_gemm_tf32_sum. Session 19 (H200): the 2 x 2 form has 30
  * clusters resident (120 of 132 SMs), 4096^3's 128 tiles took 5 rounds of
- * it. TC_CUDA_GEMM_TF32_SPLIT=S forces S parts wherever a round is
+ * it. TILECONV_CUDA_GEMM_TF32_SPLIT=S forces S parts wherever a round is
  * partial (tests), 0 or 1 turns it off. Returns S (1: no split), *rem. */
 static int gt_split(int64_t ntiles, int res, int kt, int *rem_out) {
     const int rem = (int)(ntiles % res);
     int S = rem > 0 && 2 * rem <= res ? res / rem : 1;
     if (S > 8) S = 8;
     if (S > kt / 8) S = kt / 8;
-    const char *se = getenv("TC_CUDA_GEMM_TF32_SPLIT");
+    const char *se = tc__knob_get(TC__KNOB_CUDA_GEMM_TF32_SPLIT);
     if (se && se[0] >= '0' && se[0] <= '9') S = rem > 0 ? atoi(se) : 1;
     if (S > 64) S = 64; /* a forced S: the workspace and the item count stay small */
     if (S > kt) S = kt;
@@ -486,7 +486,7 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     const float *A = (const float *)b->x, *B = (const float *)b->w;
     if ((uintptr_t)A % 16 || (uintptr_t)B % 16) return tc__cu_sgemm_launch(a, b);
     PFN_cuTensorMapEncodeTiled_v12000 enc = ig_tma_encoder();
-    if (!enc) return tc__error(TC_ERR_BACKEND, "cuda.gemm-tf32: cuTensorMapEncodeTiled not found");
+    if (!enc) return tc__error(TC_ERR_BACKEND, "cuda.gemm.wgmma-tf32: cuTensorMapEncodeTiled not found");
     gttm tm;
     memset(&tm, 0, sizeof tm);
     const cuuint32_t one[2] = {1, 1};
@@ -501,7 +501,7 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
         enc(&tm.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)B, bd, bstr, bb, one,
             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
-        return tc__error(TC_ERR_BACKEND, "cuda.gemm-tf32: tensor map encoding failed (m=%lld n=%lld k=%lld)",
+        return tc__error(TC_ERR_BACKEND, "cuda.gemm.wgmma-tf32: tensor map encoding failed (m=%lld n=%lld k=%lld)",
                          (long long)p->m, (long long)p->n, (long long)p->k);
     int res = 0;
     tc_status pst = gt_prepare<BM, CL>(&res);
@@ -546,7 +546,7 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
         k_gemm_tf32_sum<BM, CL><<<dim3((unsigned)(rem * CL), BM / 16), 256, 0, b->s>>>((float *)b->y, q, q.ws);
     if (q.ws) tc__cu_free(q.ws, b->s);
     TC_CU(le);
-    TC_CU_LAUNCH("cuda.gemm-tf32");
+    TC_CU_LAUNCH("cuda.gemm.wgmma-tf32");
     return TC_OK;
 }
 /* The form (gt_form): 256 rows a block where m > 128 (128 otherwise), in clusters of
@@ -557,9 +557,9 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
  * tiles) 305 TFLOP/s against 287 for 1 x 2, 3584^3 333 against 319,
  * 4096^3 337-343 against 315-319, 4608^3 352 against 328, 8192^3 362-366
  * against 322-332; 2048^3 (128 tiles) 238 against 257);
- * TC_CUDA_GEMM_TF32_BM=128|256 and TC_CUDA_GEMM_TF32_CL=1|2|4 force one. */
+ * TILECONV_CUDA_GEMM_TF32_BM=128|256 and TILECONV_CUDA_GEMM_TF32_CL=1|2|4 force one. */
 static void gt_form(const tc__problem *p, int *bm256_out, int *cl_out) {
-    const char *e = getenv("TC_CUDA_GEMM_TF32_BM"), *c = getenv("TC_CUDA_GEMM_TF32_CL");
+    const char *e = tc__knob_get(TC__KNOB_CUDA_GEMM_TF32_BM), *c = tc__knob_get(TC__KNOB_CUDA_GEMM_TF32_CL);
     const int bm256 = e && (!strcmp(e, "256") || !strcmp(e, "128")) ? !strcmp(e, "256") : p->m > 128;
     const int64_t tiles = tc__cu_div_up(p->m, 256) * tc__cu_div_up(p->n, GT_BN);
     *cl_out = c && (!strcmp(c, "1") || !strcmp(c, "2") || !strcmp(c, "4")) ? atoi(c)
@@ -600,12 +600,12 @@ void tc__cu_report_gemm_tf32(tc__cu_report *r) {
         const char *name;
         int nt;
         size_t smem;
-    } fs[6] = {{(const void *)k_gemm_tf32<128, 1>, "cuda.gemm-tf32 128x128", gtc<128>::NT, gtc<128>::SMEM},
-               {(const void *)k_gemm_tf32<256, 1>, "cuda.gemm-tf32 256x128", gtc<256>::NT, gtc<256>::SMEM},
-               {(const void *)k_gemm_tf32<128, 2>, "cuda.gemm-tf32 128x128 cluster 1x2", gtc<128>::NT, gtc<128>::SMEM},
-               {(const void *)k_gemm_tf32<256, 2>, "cuda.gemm-tf32 256x128 cluster 1x2", gtc<256>::NT, gtc<256>::SMEM},
-               {(const void *)k_gemm_tf32<128, 4>, "cuda.gemm-tf32 128x128 cluster 2x2", gtc<128>::NT, gtc<128>::SMEM},
-               {(const void *)k_gemm_tf32<256, 4>, "cuda.gemm-tf32 256x128 cluster 2x2", gtc<256>::NT, gtc<256>::SMEM}};
+    } fs[6] = {{(const void *)k_gemm_tf32<128, 1>, "cuda.gemm.wgmma-tf32 128x128", gtc<128>::NT, gtc<128>::SMEM},
+               {(const void *)k_gemm_tf32<256, 1>, "cuda.gemm.wgmma-tf32 256x128", gtc<256>::NT, gtc<256>::SMEM},
+               {(const void *)k_gemm_tf32<128, 2>, "cuda.gemm.wgmma-tf32 128x128 cluster 1x2", gtc<128>::NT, gtc<128>::SMEM},
+               {(const void *)k_gemm_tf32<256, 2>, "cuda.gemm.wgmma-tf32 256x128 cluster 1x2", gtc<256>::NT, gtc<256>::SMEM},
+               {(const void *)k_gemm_tf32<128, 4>, "cuda.gemm.wgmma-tf32 128x128 cluster 2x2", gtc<128>::NT, gtc<128>::SMEM},
+               {(const void *)k_gemm_tf32<256, 4>, "cuda.gemm.wgmma-tf32 256x128 cluster 2x2", gtc<256>::NT, gtc<256>::SMEM}};
     for (int i = 0; i < 6; i++) {
         cudaFuncSetAttribute(fs[i].f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fs[i].smem);
         (void)cudaGetLastError();
@@ -616,8 +616,8 @@ void tc__cu_report_gemm_tf32(tc__cu_report *r) {
 }
 
 TC__CU_SOLVER(tc__solver_cuda_gemm_tf32) = {
-    "cuda.gemm-tf32", TC_BACKEND_CUDA, TC_OP_GEMM,
+    "cuda.gemm.wgmma-tf32", TC_BACKEND_CUDA, TC_OP_GEMM,
     "GPU GEMM on Hopper's TF32 tensor cores (wgmma, B^T from registers, A by TMA; 256x128x32 tiles in clusters of two sharing A by TMA multicast, 2x2 sharing B too from 256 tiles, persistent, a partial last round split along k; 128x128 where m <= 128); only under TC_PLAN_ALLOW_TF32.",
     tc__cu_available, gt_applicable, gt_estimate, NULL, NULL, NULL, gt_execute,
-    NULL, NULL, gt_device_ws,
+    NULL, NULL, gt_device_ws, 0, tc__cu_report_gemm_tf32,
 };

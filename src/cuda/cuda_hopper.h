@@ -159,7 +159,7 @@ __device__ __forceinline__ void ig_tma5(void *dst, const CUtensorMap *m, int c0,
                  : "memory");
 #endif
 }
-/* Clusters (cuda.gemm-tf32's pairs of blocks sharing a tile, session 17):
+/* Clusters (cuda.gemm.wgmma-tf32's pairs of blocks sharing a tile, session 17):
  * the block's rank, a barrier over the cluster's threads, an arrival on a
  * peer block's mbarrier, and a TMA box multicast into several blocks */
 __device__ __forceinline__ unsigned ig_cluster_rank() {

@@ -1,6 +1,8 @@
 /* cuda_report.cu - tc_cuda_kernel_report: registers, shared memory, spills
  * and occupancy of every kernel of the CUDA backend, from
- * cudaFuncGetAttributes and cudaOccupancyMaxActiveBlocksPerMultiprocessor. */
+ * cudaFuncGetAttributes and cudaOccupancyMaxActiveBlocksPerMultiprocessor.
+ * The kernels come from the registry (src/core/registry.c): each CUDA
+ * solver's `report` function lists its own. */
 #include "cuda/cuda_common.h"
 
 #include <stdarg.h>
@@ -74,16 +76,15 @@ extern "C" TC_API tc_status tc_cuda_kernel_report(char *buf, size_t size) {
             d->smem_per_sm / 1024, d->smem_optin / 1024);
     rprintf(&r, "%-40s %5s %4s %7s %7s %6s %7s %6s %6s\n", "kernel", "thr", "regs", "static",
             "dynamic", "local", "maxthr", "blk/SM", "occ");
-    tc__cu_report_direct(&r);
-    tc__cu_report_separable(&r);
-    tc__cu_report_fft(&r);
-    tc__cu_report_conv_fft(&r);
-    tc__cu_report_gemm(&r);
-    tc__cu_report_gemm_tf32(&r);
-    tc__cu_report_seed1d(&r);
-    tc__cu_report_seed2d(&r);
-    tc__cu_report_seed3d(&r);
-    tc__cu_report_seedgemm(&r);
+    /* every registered solver's kernels, in registry order; a function
+     * shared by several solvers once */
+    for (int i = 0; tc__solvers[i]; i++) {
+        void (*rep)(tc__cu_report *) = tc__solvers[i]->report;
+        if (!rep) continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = tc__solvers[j]->report == rep;
+        if (!seen) rep(&r);
+    }
     if (r.len >= size)
         return tc__error(TC_ERR_INVALID_ARGUMENT, "kernel report: truncated at %zu bytes", size);
     return TC_OK;

@@ -1,12 +1,12 @@
 /*
  * cuda_seed_1d.cu - the seed's (PMPP chapter 7, seed 000) 1D kernels as
- * solvers, kept close to the text so they can be compared with cuda.direct:
+ * solvers, kept close to the text so they can be compared with cuda.filter.direct:
  *
- *   cuda.seed.basic1d     one thread per output, ghost cells by the mode
- *   cuda.seed.const1d     same, mask in __constant__ memory
- *   cuda.seed.tiled1d-in  block = input tile (TILE + T - 1 threads; the
+ *   cuda.filter.seed-basic1d     one thread per output, ghost cells by the mode
+ *   cuda.filter.seed-const1d     same, mask in __constant__ memory
+ *   cuda.filter.seed-tiled1d-in  block = input tile (TILE + T - 1 threads; the
  *                         last T - 1 threads only load)
- *   cuda.seed.tiled1d-out block = output tile (TILE threads; threads load
+ *   cuda.filter.seed-tiled1d-out block = output tile (TILE threads; threads load
  *                         the extra halo in a second round)
  *
  * The seed fills ghost cells with 0; here the load goes through the
@@ -140,7 +140,7 @@ static tc_status launch1d(const tc__args *a, const tc__cu_bufs *b) {
         }
         if (e == cudaSuccess) e = cudaStreamSynchronize(b->s);
         pthread_mutex_unlock(&cmask_mu);
-        if (e != cudaSuccess) return tc__cu_fail(e, "cuda.seed.const1d", __FILE__, __LINE__);
+        if (e != cudaSuccess) return tc__cu_fail(e, "cuda.filter.seed-const1d", __FILE__, __LINE__);
         return TC_OK;
     }
     int64_t gx = tc__cu_div_up(g.O, KIND == K_BASIC ? 256 : SEED1_TILE);
@@ -228,31 +228,35 @@ template <int KIND> static tc_status exec1(const tc__args *a) {
 } // namespace
 
 TC__CU_SOLVER(tc__solver_cuda_seed_basic1d) = {
-    "cuda.seed.basic1d", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "cuda.filter.seed-basic1d", TC_BACKEND_CUDA, TC_OP_FILTER,
     "Seed 000: 1D, one thread per output, ghost cells through the boundary mode.",
     tc__cu_available, app_basic, est_basic, NULL, plan1, destroy1, exec1<K_BASIC>,
+    NULL, NULL, NULL, 0, tc__cu_report_seed1d,
 };
 TC__CU_SOLVER(tc__solver_cuda_seed_const1d) = {
-    "cuda.seed.const1d", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "cuda.filter.seed-const1d", TC_BACKEND_CUDA, TC_OP_FILTER,
     "Seed 000: 1D, one thread per output, mask in __constant__ memory (<= 4096 taps).",
     tc__cu_available, app_const, est_basic, NULL, plan1, destroy1, exec1<K_CONST>,
+    NULL, NULL, NULL, 0, tc__cu_report_seed1d,
 };
 TC__CU_SOLVER(tc__solver_cuda_seed_tiled1d_in) = {
-    "cuda.seed.tiled1d-in", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "cuda.filter.seed-tiled1d-in", TC_BACKEND_CUDA, TC_OP_FILTER,
     "Seed 000: 1D tiled, block = input tile (256 + mask - 1 threads) in shared memory.",
     tc__cu_available, app_tiled, est_tiled, NULL, plan1, destroy1, exec1<K_TIN>,
+    NULL, NULL, NULL, 0, tc__cu_report_seed1d,
 };
 TC__CU_SOLVER(tc__solver_cuda_seed_tiled1d_out) = {
-    "cuda.seed.tiled1d-out", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "cuda.filter.seed-tiled1d-out", TC_BACKEND_CUDA, TC_OP_FILTER,
     "Seed 000: 1D tiled, block = output tile (256 threads), halo loaded in extra rounds.",
     tc__cu_available, app_tiled, est_tiled, NULL, plan1, destroy1, exec1<K_TOUT>,
+    NULL, NULL, NULL, 0, tc__cu_report_seed1d,
 };
 
 void tc__cu_report_seed1d(tc__cu_report *r) {
-    tc__cu_report_kernel(r, "cuda.seed.basic1d", (const void *)seed_basic1d, 256, 0);
-    tc__cu_report_kernel(r, "cuda.seed.const1d", (const void *)seed_const1d, 256, 0);
-    tc__cu_report_kernel(r, "cuda.seed.tiled1d-in (mask 5)", (const void *)seed_tiled1d_in,
+    tc__cu_report_kernel(r, "cuda.filter.seed-basic1d", (const void *)seed_basic1d, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.seed-const1d", (const void *)seed_const1d, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.seed-tiled1d-in (mask 5)", (const void *)seed_tiled1d_in,
                          SEED1_TILE + 4, (SEED1_TILE + 4) * 4);
-    tc__cu_report_kernel(r, "cuda.seed.tiled1d-out (mask 5)", (const void *)seed_tiled1d_out,
+    tc__cu_report_kernel(r, "cuda.filter.seed-tiled1d-out (mask 5)", (const void *)seed_tiled1d_out,
                          SEED1_TILE, (SEED1_TILE + 4) * 4);
 }

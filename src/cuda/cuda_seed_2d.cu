@@ -1,11 +1,11 @@
 /*
  * cuda_seed_2d.cu - the seed's 2D kernels (seed 000) as solvers:
  *
- *   cuda.seed.const2d        one thread per output, mask in __constant__
- *   cuda.seed.tiled2d-pitch  16x16 output tile + halo in shared memory; the
+ *   cuda.filter.seed-const2d        one thread per output, mask in __constant__
+ *   cuda.filter.seed-tiled2d-pitch  16x16 output tile + halo in shared memory; the
  *                            input is first copied into a cudaMallocPitch
  *                            buffer so every row starts on a burst boundary
- *   cuda.seed.texture2d      the pitched buffer read through a texture
+ *   cuda.filter.seed-texture2d      the pitched buffer read through a texture
  *                            object (point sampling, unnormalised
  *                            coordinates); the boundary mode is applied to
  *                            the indices before sampling, so every mode is
@@ -131,7 +131,7 @@ static tc_status launch_const(const tc__args *a, const tc__cu_bufs *b) {
     })
     if (e == cudaSuccess) e = cudaStreamSynchronize(b->s);
     pthread_mutex_unlock(&cmask_mu);
-    if (e != cudaSuccess) return tc__cu_fail(e, "cuda.seed.const2d", __FILE__, __LINE__);
+    if (e != cudaSuccess) return tc__cu_fail(e, "cuda.filter.seed-const2d", __FILE__, __LINE__);
     return TC_OK;
 }
 
@@ -169,7 +169,7 @@ static tc_status launch_pitch(const tc__args *a, const tc__cu_bufs *b) {
     })
     if (e == cudaSuccess) e = cudaStreamSynchronize(b->s);
     cudaFree(buf);
-    if (e != cudaSuccess) return tc__cu_fail(e, "cuda.seed.tiled2d-pitch", __FILE__, __LINE__);
+    if (e != cudaSuccess) return tc__cu_fail(e, "cuda.filter.seed-tiled2d-pitch", __FILE__, __LINE__);
     return TC_OK;
 }
 
@@ -218,7 +218,7 @@ static tc_status launch_tex(const tc__args *a, const tc__cu_bufs *b) {
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(b->s);
     cudaFree(buf);
-    if (e != cudaSuccess) return tc__cu_fail(e, "cuda.seed.texture2d", __FILE__, __LINE__);
+    if (e != cudaSuccess) return tc__cu_fail(e, "cuda.filter.seed-texture2d", __FILE__, __LINE__);
     return TC_OK;
 }
 
@@ -290,24 +290,27 @@ template <int KIND> static tc_status exec2(const tc__args *a) {
 } // namespace
 
 TC__CU_SOLVER(tc__solver_cuda_seed_const2d) = {
-    "cuda.seed.const2d", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "cuda.filter.seed-const2d", TC_BACKEND_CUDA, TC_OP_FILTER,
     "Seed 000: 2D, one thread per output, mask in __constant__ memory (<= 4096 taps).",
     tc__cu_available, app_const, est, NULL, plan2, destroy2, exec2<K_CONST>,
+    NULL, NULL, NULL, 0, tc__cu_report_seed2d,
 };
 TC__CU_SOLVER(tc__solver_cuda_seed_tiled2d_pitch) = {
-    "cuda.seed.tiled2d-pitch", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "cuda.filter.seed-tiled2d-pitch", TC_BACKEND_CUDA, TC_OP_FILTER,
     "Seed 000: 2D tiled (16x16 + halo in shared memory) over a cudaMallocPitch copy of the input.",
     tc__cu_available, app_pitch, est, NULL, plan2, destroy2, exec2<K_PITCH>,
+    NULL, NULL, NULL, 0, tc__cu_report_seed2d,
 };
 TC__CU_SOLVER(tc__solver_cuda_seed_texture2d) = {
-    "cuda.seed.texture2d", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "cuda.filter.seed-texture2d", TC_BACKEND_CUDA, TC_OP_FILTER,
     "Seed 000: 2D through a texture object on a pitched buffer (point sampling, mode mapped first).",
     tc__cu_available, app_tex, est, NULL, plan2, destroy2, exec2<K_TEX>,
+    NULL, NULL, NULL, 0, tc__cu_report_seed2d,
 };
 
 void tc__cu_report_seed2d(tc__cu_report *r) {
-    tc__cu_report_kernel(r, "cuda.seed.const2d", (const void *)seed_const2d, 256, 0);
-    tc__cu_report_kernel(r, "cuda.seed.tiled2d-pitch (mask 5x5)", (const void *)seed_tiled2d_pitch,
+    tc__cu_report_kernel(r, "cuda.filter.seed-const2d", (const void *)seed_const2d, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.seed-tiled2d-pitch (mask 5x5)", (const void *)seed_tiled2d_pitch,
                          256, 20 * 20 * 4);
-    tc__cu_report_kernel(r, "cuda.seed.texture2d", (const void *)seed_texture2d, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.seed-texture2d", (const void *)seed_texture2d, 256, 0);
 }

@@ -1,5 +1,5 @@
 /*
- * cuda_seed_3d.cu - cuda.seed.tiled3d: the 3D report's kernel (seed 003).
+ * cuda_seed_3d.cu - cuda.filter.seed-tiled3d: the 3D report's kernel (seed 003).
  * Block = (TILE+T-1) x (TILE+S-1) x (TILE+R-1) threads, TILE = 4, each
  * thread loads one input element (mapped by the boundary mode) into shared
  * memory; the TILE^3 threads in the corner compute one output each. The
@@ -66,7 +66,7 @@ static tc_status launch3(const tc__args *a, const tc__cu_bufs *b) {
     TC__CU_FOR_GRID(gyn, p->N * g.nzt, {
         seed_tiled3d<<<dim3((unsigned)gx, gny, gnz), blk, smem, b->s>>>(
             (const float *)b->x, (float *)b->y, (const float *)b->w, g, gy0, gz0);
-        TC_CU_LAUNCH("cuda.seed.tiled3d");
+        TC_CU_LAUNCH("cuda.filter.seed-tiled3d");
     })
     return TC_OK;
 }
@@ -91,7 +91,7 @@ static double est3(const tc__problem *p, const tc__env *e) {
 struct s3 { void *dmask; };
 static tc_status plan3(const tc__problem *p, const tc__env *e, void **state) {
     s3 *s = (s3 *)calloc(1, sizeof *s);
-    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.seed.tiled3d: out of memory");
+    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.filter.seed-tiled3d: out of memory");
     tc_status st = tc__cu_mask_upload(p, &s->dmask);
     if (st) { free(s); return st; }
     *state = s;
@@ -110,12 +110,13 @@ static tc_status exec3(const tc__args *a) {
 } // namespace
 
 TC__CU_SOLVER(tc__solver_cuda_seed_tiled3d) = {
-    "cuda.seed.tiled3d", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "cuda.filter.seed-tiled3d", TC_BACKEND_CUDA, TC_OP_FILTER,
     "Seed 003: 3D tiled, block = (4+K-1)^3 threads loading the input tile, 4^3 outputs (K <= 5).",
     tc__cu_available, app3, est3, NULL, plan3, destroy3, exec3,
+    NULL, NULL, NULL, 0, tc__cu_report_seed3d,
 };
 
 void tc__cu_report_seed3d(tc__cu_report *r) {
-    tc__cu_report_kernel(r, "cuda.seed.tiled3d (mask 5^3)", (const void *)seed_tiled3d, 512,
+    tc__cu_report_kernel(r, "cuda.filter.seed-tiled3d (mask 5^3)", (const void *)seed_tiled3d, 512,
                          512 * 4);
 }

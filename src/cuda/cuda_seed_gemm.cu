@@ -1,9 +1,9 @@
 /*
  * cuda_seed_gemm.cu - seed 004's matrix products as solvers:
  *
- *   cuda.seed.gemm-naive  one thread per C element, A's row and B's column
+ *   cuda.gemm.seed-naive  one thread per C element, A's row and B's column
  *                         read from global memory
- *   cuda.seed.gemm-tiled  16x16 tiles of A and B in shared memory, loaded in
+ *   cuda.gemm.seed-tiled  16x16 tiles of A and B in shared memory, loaded in
  *                         phases with __syncthreads() between load and use
  *
  * The seed's kernel indexed B and C with K where N belongs (right only for
@@ -106,17 +106,19 @@ template <int TILED> static tc_status execg(const tc__args *a) {
 } // namespace
 
 TC__CU_SOLVER(tc__solver_cuda_seed_gemm_naive) = {
-    "cuda.seed.gemm-naive", TC_BACKEND_CUDA, TC_OP_GEMM,
+    "cuda.gemm.seed-naive", TC_BACKEND_CUDA, TC_OP_GEMM,
     "Seed 004: naive SGEMM, one thread per C element (index bug of the seed fixed).",
     tc__cu_available, appg, est_naive, NULL, NULL, NULL, execg<0>,
+    NULL, NULL, NULL, 0, tc__cu_report_seedgemm,
 };
 TC__CU_SOLVER(tc__solver_cuda_seed_gemm_tiled) = {
-    "cuda.seed.gemm-tiled", TC_BACKEND_CUDA, TC_OP_GEMM,
+    "cuda.gemm.seed-tiled", TC_BACKEND_CUDA, TC_OP_GEMM,
     "Seed 004: SGEMM with 16x16 shared-memory tiles (any m, n, k; transposes).",
     tc__cu_available, appg, est_tiled, NULL, NULL, NULL, execg<1>,
+    NULL, NULL, NULL, 0, tc__cu_report_seedgemm,
 };
 
 void tc__cu_report_seedgemm(tc__cu_report *r) {
-    tc__cu_report_kernel(r, "cuda.seed.gemm-naive", (const void *)seed_gemm_naive, 256, 0);
-    tc__cu_report_kernel(r, "cuda.seed.gemm-tiled", (const void *)seed_gemm_tiled, 256, 0);
+    tc__cu_report_kernel(r, "cuda.gemm.seed-naive", (const void *)seed_gemm_naive, 256, 0);
+    tc__cu_report_kernel(r, "cuda.gemm.seed-tiled", (const void *)seed_gemm_tiled, 256, 0);
 }

@@ -1,5 +1,5 @@
 /*
- * cuda_separable.cu - cuda.separable: rank-1 masks (w[r][s][t] = a[r] b[s]
+ * cuda_separable.cu - cuda.filter.separable: rank-1 masks (w[r][s][t] = a[r] b[s]
  * c[t], found at plan time within float tolerance) as one 1D pass per axis
  * whose mask is longer than 1: x first, then y, then z. R+S+T taps per
  * output instead of R*S*T.
@@ -156,12 +156,12 @@ static double s_estimate(const tc__problem *p, const tc__env *e) {
 
 static tc_status s_plan(const tc__problem *p, const tc__env *e, void **state) {
     sstate *s = (sstate *)calloc(1, sizeof *s);
-    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.separable: out of memory");
+    if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.filter.separable: out of memory");
     int ok = p->dtype == TC_FLOAT32 ? factor(p, (const float *)p->mask, s)
                                     : factor(p, (const double *)p->mask, s);
     if (!ok) {
         free(s);
-        return tc__error(TC_ERR_NOT_APPLICABLE, "cuda.separable: mask is not rank 1");
+        return tc__error(TC_ERR_NOT_APPLICABLE, "cuda.filter.separable: mask is not rank 1");
     }
     *state = s;
     return TC_OK;
@@ -216,7 +216,7 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
             })
         }
         cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) { st = tc__cu_fail(e, "launch cuda.separable", __FILE__, __LINE__); break; }
+        if (e != cudaSuccess) { st = tc__cu_fail(e, "launch cuda.filter.separable", __FILE__, __LINE__); break; }
         src = dst;
         dims[ax] = g.Lo;
         cval *= sum;
@@ -248,13 +248,13 @@ static size_t s_device_ws(const tc__problem *p, const tc__env *e, const void *st
 } // namespace
 
 TC__CU_SOLVER(tc__solver_cuda_separable) = {
-    "cuda.separable", TC_BACKEND_CUDA, TC_OP_FILTER,
+    "cuda.filter.separable", TC_BACKEND_CUDA, TC_OP_FILTER,
     "GPU filter for rank-1 masks: one 1D pass per axis (row pass, column pass, plane pass).",
     tc__cu_available, s_applicable, s_estimate, NULL, s_plan, free, s_execute,
-    NULL, NULL, s_device_ws,
+    NULL, NULL, s_device_ws, 0, tc__cu_report_separable,
 };
 
 void tc__cu_report_separable(tc__cu_report *r) {
-    tc__cu_report_kernel(r, "cuda.separable x pass f32", (const void *)sep_pass_x<float>, 256, 0);
-    tc__cu_report_kernel(r, "cuda.separable y/z pass f32", (const void *)sep_pass_inner<float>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.separable x pass f32", (const void *)sep_pass_x<float>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.separable y/z pass f32", (const void *)sep_pass_inner<float>, 256, 0);
 }

@@ -23,6 +23,7 @@
  * collective (mpi_agree) after the rank's streams were synchronised.
  */
 #include "tileconv_mpi.h"
+#include "../core/knobs.h" /* the environment knobs */
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -141,7 +142,7 @@ void tc__mpi_ipc_free(tc_mpi_plan *p, int barrier) {
 
 void tc__mpi_ipc_setup(tc_mpi_plan *p) {
     if (!p->gpu || p->size < 2) return; /* the same on every rank (the arguments agreed) */
-    const char *env = getenv("TILECONV_MPI_IPC");
+    const char *env = tc__knob_get(TC__KNOB_MPI_IPC);
     int ok = !(env && !strcmp(env, "0")) && local_ok(p);
     int nrank = 0, nsize = 0;
     tc__mpi_node_place(p->comm, &nrank, &nsize);

@@ -42,6 +42,7 @@
  */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "tileconv_mpi.h"
+#include "../core/knobs.h" /* the environment knobs */
 
 #include <limits.h>
 #include <sched.h>
@@ -184,7 +185,7 @@ static void plan_chunks(tc_mpi_plan *p, int interior) {
     int64_t n0 = p->own.n[0], b = p->before[0], a = p->after[0];
     if (!interior || p->nrecv + p->nsend == 0) return;
     if (!p->x.split[0] && p->d.mode == TC_MODE_WRAP) return;
-    const char *env = getenv("TILECONV_MPI_CHUNKS");
+    const char *env = tc__knob_get(TC__KNOB_MPI_CHUNKS);
     /* with a progress thread the slabs have no purpose (nothing to test
      * between them), and on GPU ranks each slab pays its own host staging
      * (session 10, two H100s, weak 192^3 on host arrays: one piece faster
@@ -302,7 +303,7 @@ static int want_progress(MPI_Comm comm, int threads, const tc_mpi_options *mo, c
     int want = mo ? mo->progress : 0;
     const char *how = "tc_mpi_options.progress = 1";
     if (want == 0) {
-        const char *env = getenv("TILECONV_MPI_PROGRESS");
+        const char *env = tc__knob_get(TC__KNOB_MPI_PROGRESS);
         if (env && env[0]) {
             want = atoi(env) > 0 ? 1 : -1;
             how = "TILECONV_MPI_PROGRESS=1";
@@ -325,7 +326,7 @@ static int want_progress(MPI_Comm comm, int threads, const tc_mpi_options *mo, c
 
 static int choose_threads(MPI_Comm comm, const tc_mpi_options *mo) {
     if (mo && mo->threads > 0) return mo->threads;
-    const char *env = getenv("TILECONV_MPI_THREADS");
+    const char *env = tc__knob_get(TC__KNOB_MPI_THREADS);
     if (env && atoi(env) > 0) return atoi(env);
     /* the node's CPUs shared by its ranks (each rank's pool would
      * otherwise take every CPU) */
@@ -843,7 +844,7 @@ static int dev_setup(tc_mpi_plan *p, size_t ext_elems) {
         if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) return -1;
         p->ev[i] = e;
     }
-    const char *tr = getenv("TILECONV_MPI_TRACE");
+    const char *tr = tc__knob_get(TC__KNOB_MPI_TRACE);
     p->trace = tr && tr[0] == '1';
     for (int i = 0; i < 6 && p->trace; i++) {
         cudaEvent_t e;

@@ -69,7 +69,7 @@ static tc_status ref_execute(const tc__args *a) {
 }
 
 const tc__solver tc__solver_ref_conv = {
-    .name = "ref.conv",
+    .name = "ref.conv.loops",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_FILTER | TC_OP_CONV,
     .summary = "Reference: plain loops, double accumulation, every mode (test oracle).",

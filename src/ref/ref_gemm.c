@@ -38,7 +38,7 @@ static tc_status refg_execute(const tc__args *a) {
 }
 
 const tc__solver tc__solver_ref_gemm = {
-    .name = "ref.gemm",
+    .name = "ref.gemm.loops",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_GEMM,
     .summary = "Reference GEMM: plain triple loop, double accumulation (test oracle).",

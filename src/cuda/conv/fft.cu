@@ -44,7 +44,7 @@
  * no scatter pass), k_cf_inv64 inverts and crops with the stride and the
  * bias. The spectra keep cuFFT's R2C layout, so the product is the same.
  * On the H200 it took the 5x5 64 @56 b32 layer from 0.369 to 0.231 ms
- * and 7x7 b16 from 0.267 to 0.162 (docs/solvers/cuda-conv-fft.md). TC_CUDA_CONV_FFT_FUSED=0
+ * and 7x7 b16 from 0.267 to 0.162 (docs/solvers/cuda-conv-fft.md). TILECONV_CUDA_CONV_FFT_FUSED=0
  * keeps cuFFT; =1 takes the fused form wherever E <= 64 (tests).
  */
 #include "cuda/cuda_common.h"
@@ -85,7 +85,7 @@ template <int FT, int NG, int KG, int NI, int KJ, int CT, int S> struct cfmul {
  *              Kg / CF_KB times and W N / CF_NB times: the least traffic
  *              where both are small).
  * Between 0 and 1 the one with fewer padded multiply-adds; 2 where its
- * traffic is within 1.25x of that one's. TC_CUDA_CONV_FFT_TILE=big|small|
+ * traffic is within 1.25x of that one's. TILECONV_CUDA_CONV_FFT_TILE=big|small|
  * direct forces one (tests). */
 typedef cfmul<8, 4, 8, 4, 8, 4, 4> cf_t0;
 typedef cfmul<32, 2, 4, 2, 8, 2, 4> cf_t1;
@@ -136,12 +136,12 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n, int fu
     /* 2D layers whose extended planes are 49..64 on both axes: one kernel
      * a transform on 64 x 64 planes in shared memory (k_cf_fx64, k_cf_fw64,
      * k_cf_inv64), which builds, transforms and crops in one pass each;
-     * TC_CUDA_CONV_FFT_FUSED=0 keeps cuFFT, =1 takes the fused form on
+     * TILECONV_CUDA_CONV_FFT_FUSED=0 keeps cuFFT, =1 takes the fused form on
      * every 2D layer whose planes fit 64 x 64 (tests) */
     {
         const int fits = p->in[0] == 1 && g->E[0] == 1 && g->E[1] > 1 && g->E[1] <= 64 &&
                          g->E[2] <= 64;
-        const char *fe = getenv("TC_CUDA_CONV_FFT_FUSED");
+        const char *fe = tc__knob_get(TC__KNOB_CUDA_CONV_FFT_FUSED);
         g->fused = fuse && fits && (fe && (fe[0] == '0' || fe[0] == '1') && !fe[1]
                                         ? fe[0] == '1'
                                         : g->E[1] > 48 && g->E[2] > 48);
@@ -171,7 +171,7 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n, int fu
                      direct = X * ceil(g->Kg / (double)CF_KB) + W * ceil(g->N / (double)CF_NB) + Y;
         if (direct <= 1.25 * tiled) g->tile = 2;
     }
-    const char *te = getenv("TC_CUDA_CONV_FFT_TILE");
+    const char *te = tc__knob_get(TC__KNOB_CUDA_CONV_FFT_TILE);
     for (int t = 0; te && t < 3; t++)
         if (!strcmp(te, cf_tile_names[t])) g->tile = t;
     g->ft = 8, g->nt = CF_NB, g->kt = CF_KB; /* direct: 256 frequencies a block */
@@ -192,8 +192,8 @@ static int cf_geometry(const tc__problem *p, cfg *g, char *why, size_t n, int fu
         return 0;
     }
     g->nb = CF_CHUNK_BYTES / ti;
-    /* TC_CUDA_CONV_FFT_NB=n: chunks of at most n images (tests) */
-    const char *fe = getenv("TC_CUDA_CONV_FFT_NB");
+    /* TILECONV_CUDA_CONV_FFT_NB=n: chunks of at most n images (tests) */
+    const char *fe = tc__knob_get(TC__KNOB_CUDA_CONV_FFT_NB);
     if (fe && atoi(fe) >= 1 && atoi(fe) < g->nb) g->nb = atoi(fe);
     if (g->nb > g->N) g->nb = g->N;
     /* cuFFT's batch counts and the product kernel's grid (one dimension) */
@@ -826,7 +826,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_fft) = {
     "cuda.conv.fft", TC_BACKEND_CUDA, TC_OP_CONV,
     "FFT conv layer through cuFFT (fp32): batched in-place R2C of the boundary-extended inputs and of the flipped, dilated weights, a frequency-domain sum over each group's channels (a complex GEMM per frequency: shared-memory tiles of 16 images x 64 output channels or 4 x 32, or a thread a frequency where the channels are few), batched C2R, strided crop with bias; any stride, dilation, groups, padding mode, 1D-3D; for large masks.",
     tc__cu_available, cf_applicable, cf_estimate, NULL, cf_plan, cf_destroy, cf_execute,
-    NULL, NULL, cf_device_ws,
+    NULL, NULL, cf_device_ws, 0, tc__cu_report_conv_fft,
 };
 
 void tc__cu_report_conv_fft(tc__cu_report *r) {

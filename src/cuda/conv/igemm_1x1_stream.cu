@@ -19,9 +19,9 @@
  *    stage, 71.6 with 64, against the tiled kernel's 69.7-70.2 and cuDNN's
  *    48.6: the weights' L2 traffic is not what bounds the tiled kernel, and
  *    twice the bytes in flight gained 9%. So it is opt-in
- *    (TC_CUDA_CONV_TFV=11).
+ *    (TILECONV_CUDA_CONV_TF32_KERNEL=11).
  *  WG = 1, wgmma (the default for 1x1 layers with K/G <= 256 on the sm_90a
- *    image; TC_CUDA_CONV_TFV=12 forces it): each warpgroup takes 64 of the
+ *    image; TILECONV_CUDA_CONV_TF32_KERNEL=12 forces it): each warpgroup takes 64 of the
  *    tile's 128 positions and all 64 channels: wgmma m64n64k8 with A
  *    (positions x input channels) from registers, loaded from the
  *    [channel][position] stage (pitch 136: conflict-free) and rounded, and
@@ -248,7 +248,7 @@ namespace tc_conv {
 
 /* The stream for a TF32 1x1 layer (lm == IG_1X1): the wgmma form by
  * default where the device runs the sm_90a image and K/G <= 256 (and under
- * TC_CUDA_CONV_TFV=12), the mma.sync form only under TC_CUDA_CONV_TFV=11.
+ * TILECONV_CUDA_CONV_TF32_KERNEL=12), the mma.sync form only under TILECONV_CUDA_CONV_TF32_KERNEL=11.
  * Its geometry and grid in *q / *gx and the form in *wg; 0 where neither
  * takes the layer (another TFV forced, no sm_90a image, or 64 channels'
  * weights past the shared memory: the tiled kernel then). */
@@ -259,7 +259,7 @@ int s1_plan(const tc__problem *p, const igp &g, const void *a_w, s1p *q, unsigne
     /* the mma.sync form opt-in only: at 1x1 256->64 @56 b32 it measured
      * 71.6 us against the tiled kernel's 70.2 (64 channels a stage; 78.7
      * with 32), cuDNN 48.6 */
-    const char *f = getenv("TC_CUDA_CONV_TFV");
+    const char *f = tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL);
     if (f && !strcmp(f, "11"))
         *wg = 0;
     else if (((!f && tc__cu_div_up(g.Kg, 64) <= 4) || (f && !strcmp(f, "12"))) && cv_wgmma_ok())
@@ -283,9 +283,9 @@ int s1_plan(const tc__problem *p, const igp &g, const void *a_w, s1p *q, unsigne
     int64_t x = tc__cu_div_up((int64_t)d->sms, cols);
     if (x > q->ntiles) x = q->ntiles;
     if (x < 1) x = 1;
-    /* TC_CUDA_CONV_V9GRID=n: n blocks along the tiles (tests: several
+    /* TILECONV_CUDA_CONV_GRID=n: n blocks along the tiles (tests: several
      * tiles a block on small layers) */
-    const char *gv = getenv("TC_CUDA_CONV_V9GRID");
+    const char *gv = tc__knob_get(TC__KNOB_CUDA_CONV_GRID);
     if (gv && atoi(gv) >= 1 && atoi(gv) <= 65535) x = atoi(gv);
     *gx = (unsigned)x;
     return 1;
@@ -317,6 +317,19 @@ tc_status s1_run(const tc__args *a, const tc__cu_bufs *b, const s1p &q, unsigned
     tc__cu_free(own, b->s);
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_igemm_1x1_stream", __FILE__, __LINE__);
     return TC_OK;
+}
+
+/* at the opt-in shared memory (one block an SM, as launched) */
+void s1_report(tc__cu_report *r) {
+    const tc__cu_device *d = tc__cu_dev();
+    const size_t sm = d ? d->smem_optin : 0;
+    const void *k[2] = {(const void *)k_igemm_1x1_stream<0>, (const void *)k_igemm_1x1_stream<1>};
+    const char *nm[2] = {"cuda.conv.igemm-tf32 1x1 stream mma", "cuda.conv.igemm-tf32 1x1 stream wgmma"};
+    for (int i = 0; i < 2; i++) {
+        (void)cudaFuncSetAttribute(k[i], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
+        (void)cudaGetLastError();
+        tc__cu_report_kernel(r, nm[i], k[i], 256, sm);
+    }
 }
 
 } // namespace tc_conv

@@ -4,7 +4,7 @@
  * persistent along the first spatial axis (depth), with every weight of
  * the block's 32 output channels resident (wgmma and TMA: the sm_90a
  * image). The default for the 3D TF32 layers it takes;
- * TC_CUDA_CONV_TFV=13 forces it on 2D ones too.
+ * TILECONV_CUDA_CONV_TF32_KERNEL=13 forces it on 2D ones too.
  *
  * The shifted-view kernel loads a whole (m0-1)*d0+1-plane patch per block
  * and streams a weight stage per tap: at 3D 3x3x3 32 @32 (one 32-channel
@@ -199,7 +199,7 @@ namespace tc_conv {
 /* The plan: 0 where it does not take the layer, else MT (1
  * or 2 consumer warpgroups) with *q, the block's shared memory and the
  * grid's x (persistent blocks along the items) filled in. TC_CUDA_CONV_
- * V11DS=n forces n output planes an item, TC_CUDA_CONV_V9GRID=n n blocks
+ * TILECONV_CUDA_CONV_RING_PLANES=n forces n output planes an item, TILECONV_CUDA_CONV_GRID=n n blocks
  * along the items (tests: items wrapping the plane ring, several items a
  * block). */
 static int dr_plan(const tc__problem *p, const igp &g, int lm, drp *q, size_t *smem,
@@ -240,7 +240,7 @@ static int dr_plan(const tc__problem *p, const igp &g, int lm, drp *q, size_t *s
     int64_t x = tc__cu_div_up((int64_t)d->sms, cols);
     /* planes an item: the fewest waves of items times (DS + 0.5), the half
      * plane the item's extra m0 - 1 input planes and its start */
-    const char *fd = getenv("TC_CUDA_CONV_V11DS");
+    const char *fd = tc__knob_get(TC__KNOB_CUDA_CONV_RING_PLANES);
     int best = 1;
     double tb = 1e300;
     for (int ds = 1; ds <= q->out0; ds++) {
@@ -253,7 +253,7 @@ static int dr_plan(const tc__problem *p, const igp &g, int lm, drp *q, size_t *s
     q->nseg = (int)tc__cu_div_up(q->out0, best);
     q->items = (int64_t)p->N * q->nrb * q->nseg;
     if (x > q->items) x = q->items;
-    const char *gv = getenv("TC_CUDA_CONV_V9GRID");
+    const char *gv = tc__knob_get(TC__KNOB_CUDA_CONV_GRID);
     if (gv && atoi(gv) >= 1 && atoi(gv) <= 65535) x = atoi(gv);
     *gx = (unsigned)(x < 1 ? 1 : x);
     return mt;
@@ -262,7 +262,7 @@ int dr_select(const tc__problem *p, const igp &g, int lm, dr_sel *s) {
     s->mt = dr_plan(p, g, lm, &s->q, &s->smem, &s->gx);
     return s->mt;
 }
-/* The depth ring by default in TF32 plans (no TC_CUDA_CONV_TFV) for the
+/* The depth ring by default in TF32 plans (no TILECONV_CUDA_CONV_TF32_KERNEL) for the
  * 3D layers it takes; *est (may be NULL): seconds, the copies (x read and
  * written, at 2.5 TB/s) plus the busiest block's output planes, each MT *
  * 64 positions x 32 channels x R * 32 MACs at 3.0 times the nominal FP32
@@ -271,7 +271,7 @@ int dr_select(const tc__problem *p, const igp &g, int lm, dr_sel *s) {
  * single call (the kernel alone ran at 3.4x: 91 us for 22 planes a
  * block). */
 int dr_default(const tc__problem *p, const igp &g, int lm, double *est, dr_sel *sel) {
-    if (g.m0 < 2 || getenv("TC_CUDA_CONV_TFV")) return 0;
+    if (g.m0 < 2 || tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL)) return 0;
     dr_sel s;
     if (!dr_select(p, g, lm, &s)) return 0;
     const drp &q = s.q;
@@ -344,6 +344,20 @@ tc_status dr_run(const tc__args *a, const tc__cu_bufs *b, const dr_sel &sel) {
     tc__cu_free(own, b->s);
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_igemm_depth_ring", __FILE__, __LINE__);
     return TC_OK;
+}
+
+/* at the opt-in shared memory (the attribute they are launched with) */
+void dr_report(tc__cu_report *r) {
+    const tc__cu_device *d = tc__cu_dev();
+    const size_t sm = d ? d->smem_optin : 0;
+    const void *k[2] = {(const void *)k_igemm_depth_ring<1>, (const void *)k_igemm_depth_ring<2>};
+    const int nt[2] = {160, 288};
+    const char *nm[2] = {"cuda.conv.igemm-tf32 depth ring mt1", "cuda.conv.igemm-tf32 depth ring mt2"};
+    for (int i = 0; i < 2; i++) {
+        (void)cudaFuncSetAttribute(k[i], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
+        (void)cudaGetLastError();
+        tc__cu_report_kernel(r, nm[i], k[i], nt[i], sm);
+    }
 }
 
 } // namespace tc_conv

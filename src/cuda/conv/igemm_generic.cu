@@ -1,7 +1,7 @@
 /*
  * igemm_generic.cu - cuda.conv.igemm's generic kernel, for the layers the
  * tiled kernel's 32-bit ranges do not take (more than IG_TAPMAX taps, or
- * sizes beyond 32-bit index arithmetic; TC_CUDA_CONV_GENERIC=1 forces
+ * sizes beyond 32-bit index arithmetic; TILECONV_CUDA_CONV_GENERIC=1 forces
  * it): 128 x 128 block tiles, BK = 8, a register-prefetch double buffer,
  * 8 x 8 outputs a thread, the im2col elements gathered with 64-bit
  * offsets through the padding mode.
@@ -170,6 +170,10 @@ tc_status ig_run_generic(const tc__args *a, const tc__cu_bufs *b) {
     tc__cu_free(own, b->s);
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_conv_igemm", __FILE__, __LINE__);
     return TC_OK;
+}
+
+void ig_report_generic(tc__cu_report *r) {
+    tc__cu_report_kernel(r, "cuda.conv.igemm generic", (const void *)k_conv_igemm_generic, 256, 0);
 }
 
 } // namespace tc_conv

@@ -13,7 +13,7 @@
  * copies (igemm_shifted.cu) for 2D stride-1 zero-padded layers filling a
  * wave, else the tiled kernel's register-staged mma.sync form (its wgmma
  * form on the 32-row tile with zero padding). The wgmma forms need the
- * sm_90a image (cv_wgmma_ok). TC_CUDA_CONV_TFV forces one, for tuning and
+ * sm_90a image (cv_wgmma_ok). TILECONV_CUDA_CONV_TF32_KERNEL forces one, for tuning and
  * A/B: 1 the tiled mma.sync form with the cp.async gather, 4 the tiled
  * wgmma form, 7 / 8 the shifted views with cp.async / TMA copies, 11 / 12
  * the 1x1 stream's mma.sync / wgmma form, 13 the depth ring on any layer
@@ -140,12 +140,12 @@ igp ig_params(const tc__problem *p) {
 /* the TF32 kind: the register-staged mma.sync form (which falls back to
  * the cp.async gather where it does not apply; ig_run takes the other
  * forms where they take the layer: TFV=11, 12 and 13 are read there);
- * TC_CUDA_CONV_TFV=1, 4, 7 or 8 forces the cp.async mma.sync form or,
+ * TILECONV_CUDA_CONV_TF32_KERNEL=1, 4, 7 or 8 forces the cp.async mma.sync form or,
  * where the device runs it, the tiled wgmma form or the shifted views
  * with cp.async or TMA copies (tuning and A/B only: the tiled wgmma form
  * measured 0.88-1.13x of the default, docs/solvers/cuda-conv-igemm.md) */
 static int ig_tf_kind(void) {
-    const char *e = getenv("TC_CUDA_CONV_TFV");
+    const char *e = tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL);
     const char c = e && e[0] && !e[1] ? e[0] : 0;
     if (c == '1') return IG_F_MMA;
     if (c == '4' && cv_wgmma_ok()) return IG_F_WGMMA;
@@ -206,7 +206,7 @@ static ig_shape ig_choose(const igp &g, int tf32, int bk, int sms, const int occ
 }
 
 /* The tile and split ig_run launches for kernel kind `kind` with loader
- * lm (the shape model, or TC_CUDA_CONV_SHAPE); occ[] gets each tile's
+ * lm (the shape model, or TILECONV_CUDA_CONV_SHAPE); occ[] gets each tile's
  * resident blocks (its kernel set up here). ig_run and the device
  * scratch bound (tc__cu_conv_igemm_scratch) both ask here. */
 tc_status ig_pick_shape(const igp &g, int tf32, int kind, int lm, int occ[3], ig_shape *out) {
@@ -216,9 +216,9 @@ tc_status ig_pick_shape(const igp &g, int tf32, int kind, int lm, int occ[3], ig
         if (ig_tile_ok(bi, g.Kg) && (st = ig_prepare(bi, kind, lm, &occ[bi]))) return st;
     const tc__cu_device *d = tc__cu_dev();
     const int lt_ok = lm == IG_ZEROS && g.R < 64 &&
-                      tc__cu_div_up(g.Rl, bk) * bk <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB");
+                      tc__cu_div_up(g.Rl, bk) * bk <= IG_LTMAX && !tc__knob_get(TC__KNOB_CUDA_CONV_NO_ROW_TABLE);
     ig_shape sh = ig_choose(g, tf32, bk, d ? d->sms : 132, occ, lt_ok);
-    const char *fb = getenv("TC_CUDA_CONV_SHAPE"); /* "bm,S": tuning only */
+    const char *fb = tc__knob_get(TC__KNOB_CUDA_CONV_SHAPE); /* "bm,S": tuning only */
     if (fb) {
         int fbm = 0, fs = 0;
         int nf = sscanf(fb, "%d,%d", &fbm, &fs);
@@ -262,7 +262,7 @@ tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     }
     /* the depth ring: 3D layers by default, any layer it takes with TFV=13 */
     if (kind == IG_F_MMA_RS && lm == IG_ZEROS) {
-        const char *f = getenv("TC_CUDA_CONV_TFV");
+        const char *f = tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL);
         dr_sel sd;
         if ((f && !strcmp(f, "13") && dr_select(p, g, lm, &sd)) || dr_default(p, g, lm, NULL, &sd))
             return dr_run(a, b, sd);
@@ -280,7 +280,7 @@ tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
 }
 
 /* Partial-tile waste counted; the FP32 kernel at ~60% of the FP32 peak
- * (cuda.gemm's rate; the generic kernel ~20%), the TF32 one at ~2x the FP32
+ * (cuda.gemm.simt's rate; the generic kernel ~20%), the TF32 one at ~2x the FP32
  * peak (mma.sync); depthwise is memory-bound. */
 double ig_fill(const tc__problem *p) {
     double Kg = (double)(p->K / p->G), NP = (double)p->N * p->out[0] * p->out[1] * p->out[2];

@@ -10,7 +10,7 @@
  * and dropped), for BM output channels. For each chunk of 32 channels it
  * loads the input patch those rows read, (m0-1)*d0+1 planes x TH+(m1-1)*d1
  * rows x PW columns, once, one pixel's 32 channels a 128-byte row in the
- * 128-byte swizzled layout (TC_CUDA_CONV_V7SW=0: no-swizzle core
+ * 128-byte swizzled layout (TILECONV_CUDA_CONV_SHIFTED_SWIZZLE=0: no-swizzle core
  * matrices, [channel quad][pixel][4]): the im2col tile of tap t is then
  * the same patch shifted by the tap's offset in pixels, so its wgmma
  * descriptor is the patch's plus 128 bytes a pixel. Every input pixel
@@ -18,14 +18,14 @@
  * a per-pixel map (zeros: zero-fill).
  *
  * Two forms of the copies (template TMA):
- *  cp.async (TC_CUDA_CONV_TFV=7): weights through a ring of 4 stages
- *    (TC_CUDA_CONV_V7NST), two in flight; the patch in two buffers, the
+ *  cp.async (TILECONV_CUDA_CONV_TF32_KERNEL=7): weights through a ring of 4 stages
+ *    (TILECONV_CUDA_CONV_SHIFTED_STAGES), two in flight; the patch in two buffers, the
  *    next chunk's loaded with the first weight stage of that chunk. On the
  *    H100 (docs/solvers/cuda-conv-igemm.md) at 0.5-1.15x of the tiled kernel: faster
- *    only at 3x3 256 @14, where cuda.conv.winograd2-tf32 is faster still;
+ *    only at 3x3 256 @14, where cuda.conv.winograd-f2-tf32 is faster still;
  *    ncu at 128 @28: one block per SM, 6% occupancy, no eligible warp 75%
  *    of the cycles.
- *  TMA (the default where sv_default takes the layer; TC_CUDA_CONV_TFV=8
+ *  TMA (the default where sv_default takes the layer; TILECONV_CUDA_CONV_TF32_KERNEL=8
  *    forces it): the copies issued by a producer warp as tensor-memory-
  *    accelerator boxes (the patch a 5D box of xT with zeros outside, the
  *    weight stage a 2D box of wT, both 128-byte swizzled by the copy
@@ -391,12 +391,12 @@ static int sv_plan(const tc__problem *p, const igp &g, int lm, svp *q, size_t *s
     q->nrb = (int)tc__cu_div_up(g.out1, q->TH);
     q->out0 = g.P / (g.out1 * g.out2);
     *bi = g.Kg > 64 ? 0 : g.Kg > 32 ? 1 : 2;
-    const char *fb = getenv("TC_CUDA_CONV_SHAPE"); /* "bm,S": tuning only (S ignored) */
+    const char *fb = tc__knob_get(TC__KNOB_CUDA_CONV_SHAPE); /* "bm,S": tuning only (S ignored) */
     int fbm = 0;
     if (fb && sscanf(fb, "%d", &fbm) == 1 && (fbm == 128 || fbm == 64 || fbm == 32))
         *bi = fbm == 128 ? 0 : fbm == 64 ? 1 : 2;
     const int bm = ig_bm[*bi];
-    const char *sw = getenv("TC_CUDA_CONV_V7SW"), *ns = getenv("TC_CUDA_CONV_V7NST");
+    const char *sw = tc__knob_get(TC__KNOB_CUDA_CONV_SHIFTED_SWIZZLE), *ns = tc__knob_get(TC__KNOB_CUDA_CONV_SHIFTED_STAGES);
     q->swz = !(sw && sw[0] == '0' && !sw[1]);
     const tc__cu_device *d = tc__cu_dev();
     q->blocks = (double)p->N * q->out0 * q->nrb * (double)tc__cu_div_up(g.Kg, bm) * g.G;
@@ -453,7 +453,7 @@ static int sv_tma_fits(const svp &q, int lm) {
     return lm == IG_ZEROS && (g.G == 1 || g.Cg % SV_BK == 0) && q.PH <= 256 && q.PD0 <= 256 &&
            ig_tma_encoder() != NULL;
 }
-/* The TMA form by default in TF32 plans (no TC_CUDA_CONV_TFV): 2D layers
+/* The TMA form by default in TF32 plans (no TILECONV_CUDA_CONV_TF32_KERNEL): 2D layers
  * with stride 1 and zero padding whose tile has 64 or 128 channels, on a
  * device running the sm_90a image, with blocks for at least 0.9 of a wave
  * (the shifted views have no split-K; the tiled kernel splits small
@@ -491,7 +491,7 @@ int sv_select(const tc__problem *p, const igp &g, int lm, int tma, sv_sel *s) {
     return s->mt > 0;
 }
 int sv_default(const tc__problem *p, const igp &g, int lm, double *est, sv_sel *sel) {
-    if (lm != IG_ZEROS || g.m0 != 1 || g.in0 != 1 || g.m1 < 2 || getenv("TC_CUDA_CONV_TFV"))
+    if (lm != IG_ZEROS || g.m0 != 1 || g.in0 != 1 || g.m1 < 2 || tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL))
         return 0;
     sv_sel s; /* the TMA form as planned, without sv_select's cp.async fallback plan */
     s.tma = 1;
@@ -583,6 +583,25 @@ tc_status sv_run(const tc__args *a, const tc__cu_bufs *b, const sv_sel &sel, int
     tc__cu_free(own, b->s);
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_igemm_shifted", __FILE__, __LINE__);
     return TC_OK;
+}
+
+/* the shifted-view kernels with no dynamic shared memory (a layer's
+ * depends on its patch: sv_plan), and the channels-last copy */
+void sv_report(tc__cu_report *r) {
+    static const char *const ln[3] = {"zeros", "remap", "zeros tma"};
+    for (int bi = 0; bi < 3; bi++)
+        for (int mt = 1; mt <= 2; mt++)
+            for (int kl = 0; kl < 3; kl++) {
+                const int tma = kl == 2;
+                char name[96];
+                snprintf(name, sizeof name, "cuda.conv.igemm-tf32 shifted %dx128 mt%d %s", ig_bm[bi],
+                         mt, ln[kl]);
+                tc__cu_report_kernel(r, name, (const void *)sv_tab[bi][mt - 1][kl],
+                                     (ig_bm[bi] == 128 && !(tma && mt == 1) ? 256 : 128) +
+                                         (tma ? 32 : 0), 0);
+            }
+    tc__cu_report_kernel(r, "cuda.conv.igemm-tf32 channels-last copy",
+                         (const void *)k_igemm_channels_last, 256, 0);
 }
 
 } // namespace tc_conv

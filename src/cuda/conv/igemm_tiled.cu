@@ -710,8 +710,8 @@ tc_status ig_run_tiled(const tc__args *a, const tc__cu_bufs *b, igp g, int tf32,
     /* the wgmma form where it measured faster than the register-staged
      * mma.sync on the H100: the 32-row tile with zero padding (3D 3x3x3 32
      * @32 b8: 0.276-0.279 ms against 0.310-0.316 in four calls;
-     * docs/solvers/cuda-conv-igemm.md); not when TC_CUDA_CONV_TFV forces a kernel */
-    if (kind == IG_F_MMA_RS && sh.bi == 2 && lm == IG_ZEROS && !getenv("TC_CUDA_CONV_TFV") &&
+     * docs/solvers/cuda-conv-igemm.md); not when TILECONV_CUDA_CONV_TF32_KERNEL forces a kernel */
+    if (kind == IG_F_MMA_RS && sh.bi == 2 && lm == IG_ZEROS && !tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL) &&
         cv_wgmma_ok()) {
         int ow = 0;
         if (ig_prepare(2, IG_F_WGMMA, lm, &ow) == TC_OK && ow > 0) kind = IG_F_WGMMA;
@@ -721,7 +721,7 @@ tc_status ig_run_tiled(const tc__args *a, const tc__cu_bufs *b, igp g, int tf32,
     ig_kernel k = ig_tab[sh.bi][kind][lm];
     /* the reduction-row table (within the tap table's IG_TAPMAX room) */
     const int KTt = (int)tc__cu_div_up(g.Rl, bk);
-    g.ltab = lm == IG_ZEROS && g.R < 64 && KTt * bk <= IG_LTMAX && !getenv("TC_CUDA_CONV_NOLTAB")
+    g.ltab = lm == IG_ZEROS && g.R < 64 && KTt * bk <= IG_LTMAX && !tc__knob_get(TC__KNOB_CUDA_CONV_NO_ROW_TABLE)
                  ? (g.R <= 32 ? 1 : 2)
                  : 0;
     size_t smem = ig_smem(bm, lm == IG_1X1 ? 0 : g.R, kind);
@@ -769,6 +769,31 @@ tc_status ig_run_tiled(const tc__args *a, const tc__cu_bufs *b, igp g, int tf32,
     tc__cu_free(own, b->s);
     if (e != cudaSuccess) return tc__cu_fail(e, "launch k_igemm_tiled", __FILE__, __LINE__);
     return TC_OK;
+}
+
+/* the tiled kernels at their occupancy set-up's shared memory (ig_prepare):
+ * fp32 the FFMA form and the split-K sum, TF32 the tensor-core forms */
+void ig_report_tiled(tc__cu_report *r, int tf32) {
+    static const char *const kn[IG_NKIND] = {"ffma", "mma", "mma-rs", "wgmma"};
+    static const char *const ln[3] = {"zeros", "remap", "1x1"};
+    for (int bi = 0; bi < 3; bi++)
+        for (int kind = tf32 ? IG_F_MMA : IG_F_FFMA; kind <= (tf32 ? IG_F_WGMMA : IG_F_FFMA); kind++)
+            for (int lm = 0; lm < 3; lm++) {
+                if (kind == IG_F_MMA_RS && lm != IG_ZEROS) continue; /* IG_F_MMA's */
+                const void *k = (const void *)ig_tab[bi][kind][lm];
+                const int bm = ig_bm[bi];
+                (void)cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)ig_smem(bm, lm == IG_1X1 ? 0 : IG_TAPMAX, kind));
+                (void)cudaGetLastError();
+                char name[96];
+                snprintf(name, sizeof name, "%s tiled %dx128 %s %s",
+                         tf32 ? "cuda.conv.igemm-tf32" : "cuda.conv.igemm", bm, kn[kind], ln[lm]);
+                tc__cu_report_kernel(r, name, k, ig_threads(bm),
+                                     ig_smem(bm, lm == IG_1X1 ? 0 : 32, kind));
+            }
+    if (!tf32)
+        tc__cu_report_kernel(r, "cuda.conv.igemm split-k sum", (const void *)k_igemm_splitk_sum,
+                             256, 0);
 }
 
 } // namespace tc_conv

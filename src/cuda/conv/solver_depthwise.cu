@@ -44,4 +44,5 @@ TC__CU_SOLVER(tc__solver_cuda_conv_depthwise) = {
     .estimate = dw_estimate,
     .execute = dw_execute,
     .device_workspace = dw_device_ws,
+    .report = dw_report,
 };

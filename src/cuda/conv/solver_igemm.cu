@@ -34,7 +34,7 @@ int ig_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
 }
 
 /* Partial-tile waste counted (ig_fill); the FP32 kernel at ~60% of the
- * FP32 peak (cuda.gemm's rate; the generic kernel ~20%), plus the blocks'
+ * FP32 peak (cuda.gemm.simt's rate; the generic kernel ~20%), plus the blocks'
  * fixed cost (ig_blocks_time). */
 double ig_estimate(const tc__problem *p, const tc__env *e) {
     return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / ig_fill(p),
@@ -43,13 +43,18 @@ double ig_estimate(const tc__problem *p, const tc__env *e) {
 }
 
 tc_status ig_launch(const tc__args *a, const tc__cu_bufs *b) {
-    if (ig_fast(a->p) && !getenv("TC_CUDA_CONV_GENERIC")) return ig_run(a, b, 0);
+    if (ig_fast(a->p) && !tc__knob_get(TC__KNOB_CUDA_CONV_GENERIC)) return ig_run(a, b, 0);
     return ig_run_generic(a, b);
 }
 tc_status ig_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, ig_launch); }
 
 size_t ig_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
     return tc__cu_conv_igemm_scratch(p, 0);
+}
+
+void ig_report(tc__cu_report *r) {
+    ig_report_tiled(r, 0);
+    ig_report_generic(r);
 }
 
 } // namespace
@@ -64,4 +69,5 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm) = {
     .estimate = ig_estimate,
     .execute = ig_execute,
     .device_workspace = ig_device_ws,
+    .report = ig_report,
 };

@@ -29,7 +29,7 @@ int tf_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
 
 /* TF32 at the nominal FP32 rate: the kernel ran 61-67 TFLOP/s on the
  * ResNet-50 3x3 layers at batch 32 on the H100, ~1.0 of the nominal 67; at
- * 2x, TF32 plans never took cuda.conv.winograd2-tf32 where it is 1.3x
+ * 2x, TF32 plans never took cuda.conv.winograd-f2-tf32 where it is 1.3x
  * faster (3x3 256 @14, 512 @7). The shifted views and the depth ring have
  * their own models (sv_default, dr_default) where the plan will run them. */
 double tf_estimate(const tc__problem *p, const tc__env *e) {
@@ -48,6 +48,13 @@ size_t tf_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
     return tc__cu_conv_igemm_scratch(p, 1);
 }
 
+void tf_report(tc__cu_report *r) {
+    ig_report_tiled(r, 1);
+    s1_report(r);
+    sv_report(r);
+    dr_report(r);
+}
+
 } // namespace
 
 TC__CU_SOLVER(tc__solver_cuda_conv_igemm_tf32) = {
@@ -60,4 +67,5 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_tf32) = {
     .estimate = tf_estimate,
     .execute = tf_execute,
     .device_workspace = tf_device_ws,
+    .report = tf_report,
 };

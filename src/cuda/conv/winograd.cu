@@ -1,6 +1,6 @@
 /*
- * winograd.cu - cuda.conv.winograd (F(4x4,3x3)) and
- * cuda.conv.winograd2 (F(2x2,3x3)): non-fused Winograd conv layers in fp32
+ * winograd.cu - cuda.conv.winograd-f4 (F(4x4,3x3)) and
+ * cuda.conv.winograd-f2 (F(2x2,3x3)): non-fused Winograd conv layers in fp32
  * on the CUDA cores, for kernels kd x 3 x 3 (2D: kd = 1) with stride 1 and
  * dilation 1 in the last two axes (the depth axis: any taps, stride and
  * dilation), any groups, bias, every padding mode.
@@ -19,7 +19,7 @@
  *   3. A*A x G batched GEMMs on blockIdx.z: M[xi][g] (Kg x Tp) =
  *      U[xi][g] (Kg x CR) V[xi][g] (CR x Tp), CR = Cg * KD (the depth taps
  *      are a longer reduction, as the CPU winograd4 does in 3D); the kernel
- *      is cuda.gemm's design (BK 16, 8x8 outputs a thread, 4-stage cp.async
+ *      is cuda.gemm.simt's design (BK 16, 8x8 outputs a thread, 4-stage cp.async
  *      pipeline, 16-byte copies zero-filled at the edges) with a BM x 128
  *      block tile, BM = 128, 64 or 32 (2 * BM threads);
  *   4. output transform: y = A^T M A + bias, written to NC(D)HW with the
@@ -27,15 +27,15 @@
  * U, V and M come from the stream-ordered device pool, in one allocation (tc__cu_alloc keeps
  * its memory, so no cudaMalloc per execute). U is rebuilt on every execute
  * (the weights come with each call; 36 K CRp floats).
- * cuda.conv.winograd2-tf32 (under TC_PLAN_ALLOW_TF32) runs step 3 on the
+ * cuda.conv.winograd-f2-tf32 (under TC_PLAN_ALLOW_TF32) runs step 3 on the
  * TF32 tensor cores through cuda.conv.igemm-tf32's kernel, the products
  * posed as one grouped 1x1 conv (wg_gemm_problem; U then unpadded, CRp =
  * CR). F(4x4,3x3) is not offered in TF32: its transforms carry the TF32
  * rounding to 7e-3 - 2e-2 of max|y| on the ResNet-50 layers,
  * past the 5e-3 bound of the TF32 solvers.
- * Environment (tuning, read per execute): TC_CUDA_WINO_GEMM=igemm runs the
- * fp32 solvers' step 3 through cuda.conv.igemm too; TC_CUDA_WINO_BM = 128, 64 or 32
- * forces the GEMM tile height; TC_CUDA_WINO_STAGES = a bit set of the
+ * Environment (tuning, read per execute): TILECONV_CUDA_WINO_GEMM=igemm runs the
+ * fp32 solvers' step 3 through cuda.conv.igemm too; TILECONV_CUDA_WINO_BM = 128, 64 or 32
+ * forces the GEMM tile height; TILECONV_CUDA_WINO_STAGES = a bit set of the
  * stages to run (1 weights, 2 input, 4 GEMM, 8 output; default 15), for
  * timing one stage alone (the output is then wrong).
  */
@@ -435,7 +435,7 @@ static double wg_gemm_waves(const wgeo &g, int m, int bm) {
 }
 
 static int wg_pick_bm(const wgeo &g, int m) {
-    const char *ev = getenv("TC_CUDA_WINO_BM");
+    const char *ev = tc__knob_get(TC__KNOB_CUDA_WINO_BM);
     if (ev) {
         int v = atoi(ev);
         if (v == 128 || v == 64 || v == 32) return v;
@@ -480,12 +480,12 @@ static tc__problem wg_gemm_problem(const wgeo &g, int m) {
 }
 
 /* Which GEMM runs the batched products: 1 the implicit GEMM (TF32 always;
- * fp32 only under TC_CUDA_WINO_GEMM=igemm, a tuning switch: in fp32 the two
+ * fp32 only under TILECONV_CUDA_WINO_GEMM=igemm, a tuning switch: in fp32 the two
  * measured within 5% of each other on the H100), 0 this file's
  * own kernel. Where the implicit GEMM's 32-bit ranges do not take the
  * grouped problem: 0 (the TF32 solver is then not applicable). */
 static int wg_route(const tc__problem *p, int m, int tf32) {
-    const char *ev = getenv("TC_CUDA_WINO_GEMM");
+    const char *ev = tc__knob_get(TC__KNOB_CUDA_WINO_GEMM);
     if (!tf32 && !(ev && strcmp(ev, "igemm") == 0)) return 0;
     const wgeo g = wg_geo(p, m, 1);
     const tc__problem q = wg_gemm_problem(g, m);
@@ -522,7 +522,7 @@ static tc_status wg_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     wg_sizes(g, M, &nu, &nv, &nm);
     void *U = NULL, *V = NULL, *Mo = NULL, *own = NULL;
     const float *db = NULL;
-    const char *sv = getenv("TC_CUDA_WINO_STAGES");
+    const char *sv = tc__knob_get(TC__KNOB_CUDA_WINO_STAGES);
     const int stages = sv ? atoi(sv) : 15;
     tc_status st = tc__cu_conv_bias(a, s, &db, &own);
     /* U, V and M in one allocation (one pool call and one free on the
@@ -583,6 +583,32 @@ static tc_status wg_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     return st;
 }
 
+/* the kernels of all three solvers (their shared `report`) */
+template <int M> static void wg_report_transforms(tc__cu_report *r) {
+    char name[64];
+    snprintf(name, sizeof name, "cuda.conv.winograd-f%d weights", M);
+    tc__cu_report_kernel(r, name, (const void *)k_wg_wtrans<M>, 256, 0);
+    snprintf(name, sizeof name, "cuda.conv.winograd-f%d input", M);
+    tc__cu_report_kernel(r, name, (const void *)k_wg_itrans<M>, 256, 0);
+    snprintf(name, sizeof name, "cuda.conv.winograd-f%d output", M);
+    tc__cu_report_kernel(r, name, (const void *)k_wg_otrans<M>, 256, 0);
+}
+template <int BM> static void wg_report_gemm(tc__cu_report *r) {
+    (void)cudaFuncSetAttribute(k_wg_gemm<BM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)wbm<BM>::smem);
+    (void)cudaGetLastError();
+    char name[64];
+    snprintf(name, sizeof name, "cuda.conv.winograd gemm %dx%d", BM, WB_N);
+    tc__cu_report_kernel(r, name, (const void *)k_wg_gemm<BM>, wbm<BM>::threads, wbm<BM>::smem);
+}
+static void wg_report(tc__cu_report *r) {
+    wg_report_transforms<4>(r);
+    wg_report_transforms<2>(r);
+    wg_report_gemm<128>(r);
+    wg_report_gemm<64>(r);
+    wg_report_gemm<32>(r);
+}
+
 static tc_status launch_wg4(const tc__args *a, const tc__cu_bufs *b) { return wg_run<4>(a, b, 0); }
 static tc_status launch_wg2(const tc__args *a, const tc__cu_bufs *b) { return wg_run<2>(a, b, 0); }
 static tc_status launch_wg2t(const tc__args *a, const tc__cu_bufs *b) { return wg_run<2>(a, b, 1); }
@@ -636,7 +662,7 @@ static int wg2t_applicable(const tc__problem *p, const tc__env *e, char *why, si
 }
 
 /* Cost model, fitted on the H100 (the ResNet-50 3x3 layers at
- * batch 32 and the 3D layer of gpu_layers.py; TC_PLAN_TRACE=1 prints the
+ * batch 32 and the 3D layer of gpu_layers.py; TILECONV_PLAN_TRACE=1 prints the
  * estimates). `bytes`: the layer's input (once per depth tap), output and
  * weights, and U, V, M each written once and read once.
  *  - own GEMM kernel (fp32): bytes at 2.05x the nominal bandwidth (V and M
@@ -648,7 +674,7 @@ static int wg2t_applicable(const tc__problem *p, const tc__env *e, char *why, si
  *    36 x 256 groups of one row). Fit: 0.150 / 0.130 / 0.152 / 0.155 /
  *    0.30 ms against 0.150 / 0.126-0.135 / 0.131 / 0.156 / 0.279 measured
  *    (F(4x4); F(2x2) 1.0-1.5x pessimistic at 14 and 7).
- *  - through the implicit GEMM (TF32; fp32 under TC_CUDA_WINO_GEMM=igemm):
+ *  - through the implicit GEMM (TF32; fp32 under TILECONV_CUDA_WINO_GEMM=igemm):
  *    bytes at 0.7 of the bandwidth, FLOPs at WG_IG_RATE(_TF) of the peak:
  *    0.237 / 0.139 / 0.094 / 0.095 / 0.574 ms against 0.236-0.241 / 0.135
  *    / 0.091-0.094 / 0.083-0.088 / 0.468 measured for winograd2-tf32 (the
@@ -720,7 +746,7 @@ static tc_status wg2t_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1,
 } // namespace
 
 TC__CU_SOLVER(tc__solver_cuda_conv_winograd) = {
-    .name = "cuda.conv.winograd",
+    .name = "cuda.conv.winograd-f4",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
     .summary = "Winograd F(4x4,3x3) conv layer (fp32, CUDA cores, non-fused): weight and input transforms, 36 x groups batched GEMMs (cp.async 128/64/32 x 128 tiles), output transform + bias; 3x3 stride 1 (3D: kd x 3 x 3, the depth taps a longer reduction), groups, every padding mode.",
@@ -729,28 +755,31 @@ TC__CU_SOLVER(tc__solver_cuda_conv_winograd) = {
     .estimate = wg4_estimate,
     .execute = wg4_execute,
     .device_workspace = wg4_device_ws,
+    .report = wg_report,
 };
 
 TC__CU_SOLVER(tc__solver_cuda_conv_winograd2) = {
-    .name = "cuda.conv.winograd2",
+    .name = "cuda.conv.winograd-f2",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "Winograd F(2x2,3x3) conv layer (fp32, CUDA cores, non-fused): as cuda.conv.winograd with 4x4 input tiles and 16 batched GEMMs (2.25x fewer multiplies than direct, ~10x less rounding than F(4x4)).",
+    .summary = "Winograd F(2x2,3x3) conv layer (fp32, CUDA cores, non-fused): as cuda.conv.winograd-f4 with 4x4 input tiles and 16 batched GEMMs (2.25x fewer multiplies than direct, ~10x less rounding than F(4x4)).",
     .available = tc__cu_available,
     .applicable = wg2_applicable,
     .estimate = wg2_estimate,
     .execute = wg2_execute,
     .device_workspace = wg2_device_ws,
+    .report = wg_report,
 };
 
 TC__CU_SOLVER(tc__solver_cuda_conv_winograd2_tf32) = {
-    .name = "cuda.conv.winograd2-tf32",
+    .name = "cuda.conv.winograd-f2-tf32",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "cuda.conv.winograd2 (F(2x2,3x3)) with the 16 x groups batched GEMMs on the TF32 tensor cores (cuda.conv.igemm-tf32's kernel on the products as one grouped 1x1 conv); only under TC_PLAN_ALLOW_TF32. (F(4x4,3x3) in TF32 measured 7e-3 to 2e-2 error: not offered.)",
+    .summary = "cuda.conv.winograd-f2 (F(2x2,3x3)) with the 16 x groups batched GEMMs on the TF32 tensor cores (cuda.conv.igemm-tf32's kernel on the products as one grouped 1x1 conv); only under TC_PLAN_ALLOW_TF32. (F(4x4,3x3) in TF32 measured 7e-3 to 2e-2 error: not offered.)",
     .available = tc__cu_available,
     .applicable = wg2t_applicable,
     .estimate = wg2t_estimate,
     .execute = wg2t_execute,
     .device_workspace = wg2t_device_ws,
+    .report = wg_report,
 };
