@@ -286,10 +286,12 @@ extern "C" size_t tc__cu_stage_device_bytes(const tc_plan *pl) {
     static int loaded;
     if (!__atomic_load_n(&loaded, __ATOMIC_ACQUIRE)) {
         cudaFuncAttributes fa;
-        (void)cudaFuncGetAttributes(&fa, k_stage_pointwise);
-        (void)cudaFuncGetAttributes(&fa, k_stage_matrix);
-        (void)cudaFuncGetAttributes(&fa, k_stage_transpose<float>);
-        (void)cudaFuncGetAttributes(&fa, k_stage_transpose<double>);
+        (void)cudaFuncGetAttributes(&fa, (const void *)k_stage_pointwise<float>);
+        (void)cudaFuncGetAttributes(&fa, (const void *)k_stage_pointwise<double>);
+        (void)cudaFuncGetAttributes(&fa, (const void *)k_stage_matrix<float>);
+        (void)cudaFuncGetAttributes(&fa, (const void *)k_stage_matrix<double>);
+        (void)cudaFuncGetAttributes(&fa, (const void *)k_stage_transpose<float>);
+        (void)cudaFuncGetAttributes(&fa, (const void *)k_stage_transpose<double>);
         (void)cudaGetLastError();
         __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
     }
