@@ -1198,6 +1198,19 @@ static void conv_cases(void) {
                     s.extra = (d == 2 && pk == 0 && v == 0 && pm < 2) * 2;
                     conv_both(s, salt++);
                 }
+    /* A'. a 2D layer whose first axis has size 1 with zeros padding on it:
+     * its one output row reads the padding, not the input (a solver for 1D
+     * layers must not take it as one); and the same in replicate mode */
+    for (int pm = 0; pm < 3; pm += 2) {
+        cspec s = cspec_base(2);
+        s.N = 3; s.C = 6; s.K = 6; s.G = 3;
+        s.n[0] = 1; s.n[1] = 8; s.m[0] = 1; s.m[1] = 4;
+        s.stride[0] = s.stride[1] = 3; s.dil[0] = 3; s.dil[1] = 2;
+        s.pad[0] = 1; s.pad[1] = 0;
+        s.pmode = (tc_padding_mode)pm;
+        s.threads = 1;
+        conv_both(s, salt++);
+    }
     /* B. groups, 1x1 and even kernels, big stride/dilation, edge paddings */
     struct { int64_t C, K, G; } grp[] = {{4, 4, 4}, {3, 5, 1}, {6, 9, 3}, {2, 6, 2}, {1, 1, 1}};
     for (size_t g = 0; g < sizeof grp / sizeof grp[0]; g++)

@@ -50,9 +50,13 @@ typedef struct c1_geom {
 static int64_t c1_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t c1_rup(size_t v) { return (v + 63) & ~(size_t)63; }
 
+/* One row in, one row out, and that row reads input row 0: a leading axis
+ * of size 1 padded in zeros mode reads the padding instead (the one output
+ * row sits at -pad_lo); every other mode maps it back to row 0. */
 static int c1_is1d(const tc__problem *p) {
     return p->in[0] == 1 && p->in[1] == 1 && p->msk[0] == 1 && p->msk[1] == 1 &&
-           p->out[0] == 1 && p->out[1] == 1;
+           p->out[0] == 1 && p->out[1] == 1 &&
+           (p->mode != TC_MODE_CONSTANT || (p->pad_lo[0] == 0 && p->pad_lo[1] == 0));
 }
 
 /* 0 when the sizes overflow */
