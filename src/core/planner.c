@@ -62,12 +62,13 @@ static tc_status tc__fill_random(void *buf, int64_t count, tc_dtype dt,
 
 static size_t tc__round64(size_t v) { return (v + 63) & ~(size_t)63; }
 
-/* GEMM operand sizes in elements (with their leading dimensions). */
+/* GEMM operand spans in elements: rows - 1 full leading dimensions and
+ * the last row (the caller's array may end there). */
 static int64_t tc__gemm_a_count(const tc__problem *p) {
-    return (p->trans_a ? p->k : p->m) * p->lda;
+    return ((p->trans_a ? p->k : p->m) - 1) * p->lda + (p->trans_a ? p->m : p->k);
 }
 static int64_t tc__gemm_b_count(const tc__problem *p) {
-    return (p->trans_b ? p->n : p->k) * p->ldb;
+    return ((p->trans_b ? p->n : p->k) - 1) * p->ldb + (p->trans_b ? p->k : p->n);
 }
 
 /* Chooses solver s for the plan: its staged problem pl->sp, the staging
@@ -787,7 +788,8 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
         xs = a;
         ws_w = b;
         ys = (char *)ws + pl->y_off;
-        if (p->beta != 0.0) tc__convert(ys, sp->dtype, y, p->dtype, p->m * p->ldc, thr);
+        if (p->beta != 0.0)
+            tc__convert(ys, sp->dtype, y, p->dtype, (p->m - 1) * p->ldc + p->n, thr);
     }
     if (op == TC_OP_CONV && pl->solver->wpack && !wpack) {
         void *dst = (char *)ws + pl->wp_off;

@@ -37,11 +37,8 @@ __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(uint16_t *d, con
                          _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
     for (; i < n; i++) d[i] = tc__f32_to_f16(s[i]);
 }
-static int tc__has_f16c(void) {
-    static int v = -1;
-    if (v < 0) v = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-    return v;
-}
+/* every CPU with AVX2 has F16C (Haswell, Piledriver and later) */
+static int tc__has_f16c(void) { return (tc__cpu_detect() & TC__CPU_AVX2) != 0; }
 #endif
 
 /* n elements from src (dtype t, element stride st) to floats */
