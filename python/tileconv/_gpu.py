@@ -18,6 +18,8 @@ double (a NumPy-backed "device array" whose implicit conversion to NumPy
 raises, as CuPy's does) in front, to run every function's device path on
 machines without a GPU; its plan_backend is 0 (CPU plans on host
 addresses), the real ones' 1 (CUDA)."""
+import contextlib
+
 import numpy as np
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -50,6 +52,11 @@ class Backend:
 
     def device_key(self, a):
         return None
+
+    def on_device(self, a):
+        """A context making a's device the current one (plans are made and
+        run on the current device)."""
+        return contextlib.nullcontext()
 
     def empty(self, like, shape, dtype):
         raise NotImplementedError
@@ -124,6 +131,9 @@ class CupyBackend(Backend):
 
     def device_key(self, a):
         return int(a.device.id)
+
+    def on_device(self, a):
+        return a.device
 
     def _cp(self, a):
         import cupy
@@ -242,6 +252,10 @@ class TorchBackend(Backend):
 
     def device_key(self, a):
         return str(a.device)
+
+    def on_device(self, a):
+        import torch
+        return torch.cuda.device(a.device) if a.is_cuda else contextlib.nullcontext()
 
     def empty(self, like, shape, dtype):
         import torch

@@ -328,9 +328,10 @@ def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None
     y = out if direct else be.empty(x, xs, wdt)
     m = np.ascontiguousarray(mask, dtype=np.float32 if wdt == np.float16 else wdt)
     try:
-        p = _plan_dev(be, x, xs if shape is None else shape, nspatial, m, kind, mode, cval,
-                      origin, wdt)
-        p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(x))
+        with be.on_device(x):
+            p = _plan_dev(be, x, xs if shape is None else shape, nspatial, m, kind, mode, cval,
+                          origin, wdt)
+            p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(x))
     except (RuntimeError, ValueError, TypeError, NotImplementedError):
         if wdt != np.float16:
             raise

@@ -110,16 +110,17 @@ def _exec_dev(be, x, w, kind, output, algo, dt):
     with _cache_lock:
         p = _cache.get(key)
     try:
-        if p is None:
-            args = (xs, (0,) * len(xs), (0,) * len(xs), len(xs), m, kind, output, 0, 0.0,
-                    (0,) * len(xs), thr, algo, be.plan_backend)
-            p = _core.FilterPlan(*(args + (("float16",) if dt == np.float16 else ())))
-            with _cache_lock:
-                _cache[key] = p
-                while len(_cache) > _CACHE_SIZE:
-                    _cache.popitem(last=False)
-        y = be.empty(xc, tuple(p.out_shape), dt)
-        p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(xc))
+        with be.on_device(xc):
+            if p is None:
+                args = (xs, (0,) * len(xs), (0,) * len(xs), len(xs), m, kind, output, 0, 0.0,
+                        (0,) * len(xs), thr, algo, be.plan_backend)
+                p = _core.FilterPlan(*(args + (("float16",) if dt == np.float16 else ())))
+                with _cache_lock:
+                    _cache[key] = p
+                    while len(_cache) > _CACHE_SIZE:
+                        _cache.popitem(last=False)
+            y = be.empty(xc, tuple(p.out_shape), dt)
+            p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(xc))
     except (RuntimeError, ValueError, TypeError, NotImplementedError):
         if dt != np.float16:
             raise
