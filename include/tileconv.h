@@ -467,7 +467,9 @@ TC_API tc_status tc_execute_conv_residual(const tc_plan *plan, void *y, const vo
  * calls with w = NULL and bias = NULL use them. Calling again replaces them.
  * Host pointers only. Not safe concurrently with an execute of the same
  * plan (executes of a plan are safe with each other). TC_PLAN_MEASURE times
- * conv algorithms this way: with their weights already packed. */
+ * conv algorithms this way: with their weights already packed. A CUDA plan
+ * also keeps them in the memory of the GPU current at this call (in the
+ * algorithm's dtype), so that its executes copy no weights. */
 TC_API tc_status tc_plan_conv_set_weights(tc_plan *plan, const void *w,
                                           const void *bias);
 /* Executes a gemm plan: c = alpha * op(a) * op(b) + beta * c. */

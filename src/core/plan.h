@@ -14,6 +14,8 @@ struct tc_plan {
     void *swap_f32;            /* filter valid-swap, staged: float32 input */
     size_t wst_off;            /* staged weights and bias in the workspace */
     void *w_staged, *bias_staged; /* conv: plan-held weights in sp's dtype */
+    void *w_dev, *bias_dev;    /* CUDA conv plans: the weights the solver
+                                  sees (sp's dtype), held on the device */
     tc__filter_layout lay;     /* filter only */
     const tc__solver *solver;
     void *state;               /* solver->plan() result */

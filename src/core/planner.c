@@ -409,6 +409,12 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
     return TC_OK;
 }
 
+#if TC_HAVE_CUDA
+/* src/cuda/cuda_stage.cu: plan-held weights on the device */
+tc_status tc__cu_upload(void **dev, const void *host, size_t bytes);
+void tc__cu_free_dev(void *dev);
+#endif
+
 static tc_plan *tc__plan_new(void) { return calloc(1, sizeof(tc_plan)); }
 
 void tc_plan_destroy(tc_plan *pl) {
@@ -423,6 +429,10 @@ void tc_plan_destroy(tc_plan *pl) {
     tc__free(pl->swap_f32);
     tc__free(pl->w_staged);
     tc__free(pl->bias_staged);
+#if TC_HAVE_CUDA
+    tc__cu_free_dev(pl->w_dev);
+    tc__cu_free_dev(pl->bias_dev);
+#endif
     free(pl);
 }
 
@@ -682,7 +692,7 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
         return tc__error(TC_ERR_INVALID_ARGUMENT, "execute: %s is NULL",
                          !y ? "output" : "input");
     const tc__problem *p = &pl->p, *sp = &pl->sp;
-    const void *wpack = NULL, *wst = NULL, *bst = NULL;
+    const void *wpack = NULL, *wst = NULL, *bst = NULL, *wdev = NULL;
     if (op == TC_OP_CONV && !w) { /* the plan's own weights */
         if (!pl->w_copy)
             return tc__error(TC_ERR_INVALID_ARGUMENT,
@@ -697,6 +707,7 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
         wpack = pl->wpacked;
         wst = pl->w_staged;
         bst = pl->bias_staged;
+        wdev = pl->w_dev;
     }
     if (op != TC_OP_FILTER && !w)
         return tc__error(TC_ERR_INVALID_ARGUMENT, "execute: %s is NULL",
@@ -768,7 +779,10 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
             ys = (char *)ws + pl->y_off;
         }
         if (epi) res = NULL;
-        if (dt && wst) {
+        if (wdev) { /* CUDA plan: the solver's weights held on the device */
+            ws_w = wdev;
+            bs = pl->bias_dev;
+        } else if (dt && wst) {
             ws_w = wst;
             bs = bst;
         } else if (dt) {
@@ -876,6 +890,24 @@ tc_status tc_plan_conv_set_weights(tc_plan *pl, const void *w, const void *bias)
             return st;
         }
     }
+    void *wdv = NULL, *bdv = NULL;
+#if TC_HAVE_CUDA
+    /* a CUDA solver without a packed form reads the weights from the
+     * device on every execute: keep them there (in its dtype) */
+    if (s->backend == TC_BACKEND_CUDA && !s->wpack) {
+        tc_status st = tc__cu_upload(&wdv, dt ? wsd : wc, (size_t)tc__w_count(p) * sp->esize);
+        if (!st && bias) st = tc__cu_upload(&bdv, dt ? bsd : bc, (size_t)p->K * sp->esize);
+        if (st) {
+            tc__cu_free_dev(wdv);
+            tc__free(wc); tc__free(bc); tc__free(pk); tc__free(wsd); tc__free(bsd);
+            return st;
+        }
+    }
+    tc__cu_free_dev(pl->w_dev);
+    tc__cu_free_dev(pl->bias_dev);
+#endif
+    pl->w_dev = wdv;
+    pl->bias_dev = bdv;
     tc__free(pl->w_copy); tc__free(pl->bias_copy); tc__free(pl->wpacked);
     tc__free(pl->w_staged); tc__free(pl->bias_staged);
     pl->w_copy = wc;

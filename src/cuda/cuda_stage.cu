@@ -393,7 +393,11 @@ extern "C" tc_status tc__cu_execute_staged(const tc_plan *pl, void *y, const voi
             res_out = NULL;
         }
         const int own_w = w == pl->w_copy; /* the plan's (host) weights */
-        if (dt) {
+        if (own_w && pl->w_dev) {
+            /* held on the device already, in the solver's dtype */
+            ws_w = pl->w_dev;
+            bs = pl->bias_dev;
+        } else if (dt) {
             if ((st = st_operand(&f, w, p->dtype, own_w ? pl->w_staged : NULL, sp->dtype, nw,
                                  &ws_w)))
                 goto out;
@@ -496,4 +500,23 @@ out:
     tc__free(hpack);
     tc__free(hw);
     return st;
+}
+
+/* A plan's weights held on the device (tc_plan_conv_set_weights on a CUDA
+ * plan): one synchronous copy when they are set, none per execute. */
+extern "C" tc_status tc__cu_upload(void **dev, const void *host, size_t bytes) {
+    *dev = NULL;
+    if (!bytes) return TC_OK;
+    void *d = NULL;
+    TC_CU(cudaMalloc(&d, bytes));
+    cudaError_t e = cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+        cudaFree(d);
+        return tc__cu_fail(e, "cudaMemcpy (plan weights)", __FILE__, __LINE__);
+    }
+    *dev = d;
+    return TC_OK;
+}
+extern "C" void tc__cu_free_dev(void *dev) {
+    if (dev) (void)cudaFree(dev);
 }
