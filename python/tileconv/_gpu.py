@@ -19,6 +19,7 @@ raises, as CuPy's does) in front, to run every function's device path on
 machines without a GPU; its plan_backend is 0 (CPU plans on host
 addresses), the real ones' 1 (CUDA)."""
 import contextlib
+import math
 
 import numpy as np
 
@@ -371,7 +372,7 @@ def _span(be, a):
     shape = c["shape"]
     st = c.get("strides")
     if st is None:
-        return lo, lo + isz * int(np.prod(shape))
+        return lo, lo + isz * math.prod(shape)
     if any(s == 0 for s in shape):
         return lo, lo
     neg = sum((s - 1) * t for s, t in zip(shape, st) if t < 0)

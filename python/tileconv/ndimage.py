@@ -26,6 +26,7 @@ array-kind dispatch is _gpu.py's. float16 device arrays give float16
 results computed with float32 accumulation, as cupyx does (NumPy float16
 arrays are refused, as scipy refuses them).
 """
+import math
 import numbers
 import operator
 import warnings
@@ -317,7 +318,7 @@ def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None
     x's: the 1-D filters collapse the axes around theirs)."""
     wdt = be.dtype(x)
     xs = be.shape(x)
-    if int(np.prod(xs)) == 0:
+    if math.prod(xs) == 0:
         return out
     if wdt == np.float16 and not _f16_native(be):
         return _filter_dev(be, be.astype(x, np.float32), mask, out, nspatial, kind, mode, cval,
@@ -485,7 +486,7 @@ def _correlate_1d(input, weights, axis, output, mode, cval, origin, kind):
         # the axes before and after the filtered one collapsed: (pre, n,
         # post) with a mask (k, 1), or (pre, n) with (k,) when it is the last
         xs = be.shape(input)
-        pre, n, post = int(np.prod(xs[:axis])), xs[axis], int(np.prod(xs[axis + 1:]))
+        pre, n, post = math.prod(xs[:axis]), xs[axis], math.prod(xs[axis + 1:])
         if post > 1:
             shape, mask, org = (pre, n, post), weights.reshape(s, 1), [origin, 0]
         else:

@@ -19,6 +19,7 @@ method='fft' takes cuda.fft there, and the NaN / inf warning is not
 checked (it would need a device -> host transfer). float16 inputs give
 float16 results, computed with float32 accumulation (as cupyx).
 """
+import math
 import warnings
 
 import numpy as np
@@ -162,7 +163,7 @@ def _nd_dev(be, in1, in2, mode, kind, algo):
         return be.astype(in1 * (np.conj(v) if kind == _CORRELATE else v), rdt)
     if len(s1) != len(s2):
         raise ValueError("in1 and in2 should have the same dimensionality")
-    if int(np.prod(s1)) == 0 or int(np.prod(s2)) == 0:
+    if math.prod(s1) == 0 or math.prod(s2) == 0:
         return be.empty(in1, (0,), rdt)
     if len(s1) > 3:
         raise ValueError(f"tileconv: at most 3 dimensions, got {len(s1)}")
@@ -193,7 +194,7 @@ def _nd_dev(be, in1, in2, mode, kind, algo):
     else:
         dt = np.dtype(np.float64)
     out = _FULL if mode != "valid" else _VALID
-    swap = (big2 and s1 != s2) if mode == "valid" else int(np.prod(s2)) > int(np.prod(s1))
+    swap = (big2 and s1 != s2) if mode == "valid" else math.prod(s2) > math.prod(s1)
     if swap:
         data = _to_dev(be, in1, in2)
         if kind == _CORRELATE:
@@ -293,9 +294,9 @@ def _freq_axes(in1, in2, mode, axes):
         else:
             mv2, bc2 = be.moveaxis, be.broadcast_to
         xp_moveaxis, xp_broadcast, xp_stack = be.moveaxis, be.broadcast_to, be.stack
-        size1 = int(np.prod(be.shape(in1)))
+        size1 = math.prod(be.shape(in1))
         s2, d2 = _shape_dtype(in2)
-        size2 = int(np.prod(s2))
+        size2 = math.prod(s2)
         rdt = np.result_type(be.dtype(in1), d2)
     else:
         in1, in2 = np.asarray(in1), np.asarray(in2)
