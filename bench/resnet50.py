@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""ResNet-50 forward through torch and through tileconv.nn.convert(model),
+on the same input, in one process.
+
+usage: resnet50.py [--device cpu|cuda] [--batch N ...] [--dtype float32|float16|bfloat16]
+                   [--channels-last] [--repeat R]
+
+The network is defined here (torchvision's ResNet-50 v1.5 layout: 7x7/2
+stem, max pool, bottleneck stages of 3/4/6/3 blocks, stride on the 3x3),
+with seeded random weights (no download) and every batch norm folded into
+the preceding convolution's weights and bias, as an inference engine runs
+it. Prints, per batch size: the largest difference between the two
+outputs relative to the largest torch output, and the median time per
+batch (after warm-up) of each, with their ratio. Forward only, under
+torch.inference_mode().
+"""
+import argparse
+import copy
+import os
+import statistics
+import sys
+import time
+
+try:
+    import torch
+    import torch.nn as nn
+except ImportError:
+    print("resnet50: needs torch")
+    sys.exit(1)
+import tileconv.nn as tnn
+
+
+class Bottleneck(nn.Module):
+    def __init__(self, cin, mid, stride):
+        super().__init__()
+        cout = mid * 4
+        self.c1 = nn.Conv2d(cin, mid, 1, bias=False)
+        self.b1 = nn.BatchNorm2d(mid)
+        self.c2 = nn.Conv2d(mid, mid, 3, stride, 1, bias=False)
+        self.b2 = nn.BatchNorm2d(mid)
+        self.c3 = nn.Conv2d(mid, cout, 1, bias=False)
+        self.b3 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                      nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        r = x if self.down is None else self.down(x)
+        y = torch.relu(self.b1(self.c1(x)))
+        y = torch.relu(self.b2(self.c2(y)))
+        return torch.relu(self.b3(self.c3(y)) + r)
+
+
+class ResNet50(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64),
+                                  nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        blocks, cin = [], 64
+        for mid, n, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+            for i in range(n):
+                blocks.append(Bottleneck(cin, mid, stride if i == 0 else 1))
+                cin = mid * 4
+        self.blocks = nn.Sequential(*blocks)
+        self.fc = nn.Linear(2048, 1000)
+
+    def forward(self, x):
+        y = self.blocks(self.stem(x))
+        return self.fc(torch.flatten(torch.mean(y, dim=(2, 3)), 1))
+
+
+def fold_bn(model):
+    """Folds each BatchNorm2d into the Conv2d before it (weights, bias) and
+    replaces the norm with an identity."""
+    def fold(conv, bn):
+        s = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+        conv.weight.data = conv.weight.data * s.reshape(-1, 1, 1, 1)
+        b = conv.bias.data if conv.bias is not None else torch.zeros_like(bn.running_mean)
+        conv.bias = nn.Parameter((b - bn.running_mean) * s + bn.bias)
+
+    for m in model.modules():
+        names = list(m._modules)
+        for a, b in zip(names, names[1:]):
+            ca, cb = m._modules[a], m._modules[b]
+            if isinstance(ca, nn.Conv2d) and isinstance(cb, nn.BatchNorm2d):
+                fold(ca, cb)
+                m._modules[b] = nn.Identity()
+    return model
+
+
+def seeded_model():
+    torch.manual_seed(50)
+    m = ResNet50()
+    for mod in m.modules():  # non-trivial batch-norm statistics to fold
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.running_mean.uniform_(-0.1, 0.1)
+            mod.running_var.uniform_(0.5, 1.5)
+            mod.weight.data.uniform_(0.5, 1.5)
+            mod.bias.data.uniform_(-0.1, 0.1)
+    return fold_bn(m.eval())
+
+
+def timeit(fn, repeat):
+    fn()
+    fn()
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--batch", type=int, nargs="+", default=[1, 8])
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--channels-last", action="store_true")
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--threads", type=int, default=os.cpu_count(),
+                    help="torch's CPU threads (tileconv uses all cores)")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    dt = getattr(torch, a.dtype)
+    dev = torch.device(a.device)
+    ref = seeded_model().to(dev, dt)
+    ours = tnn.convert(copy.deepcopy(ref))
+    fmt = torch.channels_last if a.channels_last else torch.contiguous_format
+    ref = ref.to(memory_format=fmt)
+    ours = ours.to(memory_format=fmt)
+    print(f"ResNet-50 (batch norm folded), {a.device}, {a.dtype}, "
+          f"{'channels_last' if a.channels_last else 'contiguous'}, torch {torch.__version__}, "
+          f"threads {torch.get_num_threads()}")
+    print(f"{'batch':>5} {'max|diff|/max|y|':>17} {'torch ms':>9} {'tileconv ms':>12} {'ratio':>6}")
+    with torch.inference_mode():
+        for n in a.batch:
+            g = torch.Generator().manual_seed(n)
+            x = torch.rand(n, 3, 224, 224, generator=g).to(dev, dt).to(memory_format=fmt)
+            yr, yo = ref(x), ours(x)
+            err = float((yo.double() - yr.double()).abs().max() / yr.double().abs().max())
+            tr = timeit(lambda: ref(x), a.repeat)
+            to = timeit(lambda: ours(x), a.repeat)
+            print(f"{n:>5} {err:17.2e} {tr * 1e3:9.2f} {to * 1e3:12.2f} {tr / to:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
