@@ -226,7 +226,7 @@ static void time_case(bench_ctx *b, bench_case *c) {
             double best = min_sample(r, r->samples[0]);
             if (best < fastest) fastest = best;
         }
-        /* a new order each round (seeded shuffle; round 0 in list order),
+        /* a new order each round (seeded shuffle; the first round in list order),
          * so that no runner always follows the same one */
         int order[BENCH_MAX_RUNNERS];
         for (int j = 0; j < c->nr; j++) order[j] = j;
@@ -531,8 +531,7 @@ static void reexec_with_env(int argc, char **argv, int threads) {
      * this thread's mask, and this thread is widened to it before the exec.
      * With OMP_PROC_BIND=spread OMP_PLACES=cores set by the caller, this
      * thread's mask was one CPU, the child inherited it, its libgomp made
-     * one place of it and ran both oneDNN threads there: oneDNN 1.6x slower
-     * (session 9). */
+     * one place of it and ran both oneDNN threads there: oneDNN 1.6x slower. */
     char cpus[1024], place[1200];
     tc_cpu_placement(place, sizeof place);
     const char *list = NULL; /* after the last ": " (the source may hold one too) */

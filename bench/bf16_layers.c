@@ -26,29 +26,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "layers.h" /* tools/ */
 #include "tileconv.h"
 #include "../src/core/knobs.h" /* the environment knobs */
 
-typedef struct layer {
-    const char *id;
-    int nsp;
-    int64_t N, C, K, G, in, k, stride, pad;
-} layer;
-
-static const layer layers[] = {
-    {"r50-conv1", 2, 1, 3, 64, 1, 224, 7, 2, 3},
-    {"r50-3x3-64", 2, 1, 64, 64, 1, 56, 3, 1, 1},
-    {"r50-3x3-128", 2, 1, 128, 128, 1, 28, 3, 1, 1},
-    {"r50-3x3-256", 2, 1, 256, 256, 1, 14, 3, 1, 1},
-    {"r50-3x3-512", 2, 1, 512, 512, 1, 7, 3, 1, 1},
-    {"r50-1x1-256-64", 2, 1, 256, 64, 1, 56, 1, 1, 0},
-    {"r50-1x1-64-256", 2, 1, 64, 256, 1, 56, 1, 1, 0},
-    {"r50-3x3-64-b8", 2, 8, 64, 64, 1, 56, 3, 1, 1},
-    {"3d-3x3x3-32", 3, 1, 32, 32, 1, 32, 3, 1, 1},
-    {"1d-k5-64", 1, 4, 64, 64, 1, 4096, 5, 1, 2},
-    {"mbv1-dw-256", 2, 1, 256, 256, 256, 28, 3, 1, 1},
-};
-#define NL ((int)(sizeof layers / sizeof layers[0]))
+typedef tool_layer layer; /* the dnn suite: tools/layers.c */
+#define layers tool_dnn_layers
+#define NL tool_dnn_nlayers
 #define NR 5
 #define MAXS 64
 
@@ -83,20 +67,8 @@ static int run1(runner *r) {
 }
 
 static void desc(const layer *L, tc_dtype dt, tc_layout lay, tc_conv_desc *d) {
-    tc_conv_desc_init(d);
-    d->dtype = dt;
-    d->nspatial = L->nsp;
-    d->batch = L->N;
-    d->in_channels = L->C;
-    d->out_channels = L->K;
-    d->groups = L->G;
+    tool_layer_desc(L, dt, d);
     d->layout = lay;
-    for (int i = 0; i < L->nsp; i++) {
-        d->in_size[i] = L->in;
-        d->kernel_size[i] = L->k;
-        d->stride[i] = L->stride;
-        d->padding[i] = L->pad;
-    }
 }
 
 static void *xalloc(size_t b) {

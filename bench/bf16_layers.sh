@@ -16,7 +16,8 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=$B/bf16_layers
 LOG=$B/bf16_layers.log
-cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I"$HERE/../include" "$HERE/bf16_layers.c" "$B/libtileconv.a" \
+cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I"$HERE/../include" -I"$HERE/../tools" \
+   "$HERE/bf16_layers.c" "$HERE/../tools/layers.c" "$B/libtileconv.a" \
    -ldnnl -lfftw3f -lfftw3 -lm -lpthread -o "$OUT"
 NT=$(nproc)
 export OMP_NUM_THREADS=$NT OMP_PROC_BIND=spread OMP_PLACES=cores OMP_WAIT_POLICY=passive

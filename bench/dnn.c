@@ -265,7 +265,7 @@ int bench_dnn(int threads, int repeat, int quick, int peers, const char *json_pa
          * no runner always inherits the caches of the same predecessor:
          * with a fixed order auto always ran right after onednn.plain
          * (whose im2col buffer evicts the caches) and read 5-25% slower
-         * than the same algorithm forced (session 9) */
+         * than the same algorithm forced) */
         int order[DNN_MAXR];
         uint64_t lcg = 0x9e3779b97f4a7c15ull;
         for (int rep = 0; rep < reps; rep++) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gpu_gemm.py - the GEMM core beside cuBLAS (issue 11, item 4), one process.
+"""gpu_gemm.py - the GEMM core beside cuBLAS, one process.
 
     python3 bench/gpu_gemm.py BUILD_DIR OUTDIR
 
@@ -12,8 +12,8 @@ once, a warm-up, median of R executes between CUDA events); cuBLAS timed
 the same way (median of R calls between CUDA events, after 3 warm-ups).
 The two sides alternate, GPU_GEMM_ROUNDS rounds (default 3) of one median
 each: ms = the median of a side's round medians, ratio = the median of
-the rounds' ratios (session 21: cuBLAS's time moved 2-3% between calls
-while ours held; alternating puts both under the same clocks).
+the rounds' ratios (cuBLAS's time moves 2-3% between calls while ours
+holds; alternating puts both under the same clocks).
 GPU_GEMM_FORMS="128x1 256x2 ..." adds rows "tf32-BMxCL": cuda.gemm.wgmma-tf32
 forced to a form (TILECONV_CUDA_GEMM_TF32_BM = BM rows a block,
 TILECONV_CUDA_GEMM_TF32_CL = CL blocks a cluster: 2 share A, 4 as 2 x 2 share A

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gpu_layers.py - the GPU conv-layer table (issue 11): tileconv's CUDA conv
+"""gpu_layers.py - the GPU conv-layer table: tileconv's CUDA conv
 beside cuDNN (PyTorch, cudnn.benchmark on), device-resident, CUDA events,
 all in one process.
 
@@ -271,7 +271,7 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
                 alt_err[alg] = run_err(pa, x, w, ref, yshape)
             lib.tc_plan_destroy(pa)
     # the Winograd solvers with the implicit GEMM for their batched GEMMs
-    # instead of their own kernel (TILECONV_CUDA_WINO_GEMM=igemm; session 9)
+    # instead of their own kernel (TILECONV_CUDA_WINO_GEMM=igemm)
     for alg in ("cuda.conv.winograd-f4", "cuda.conv.winograd-f2"):
         pa, _ = plan(d, 0, alg)
         if pa:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gpu_layers_half.py - float16 / bfloat16 channels-last conv layers on the
-GPU (issue 35): tileconv's CUDA plan beside cuDNN (PyTorch, cudnn.benchmark
+GPU: tileconv's CUDA plan beside cuDNN (PyTorch, cudnn.benchmark
 on, channels_last tensors of the same dtype), all in one process.
 
     python3 bench/gpu_layers_half.py BUILD_DIR_or_CLI OUTDIR

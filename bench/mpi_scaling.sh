@@ -8,22 +8,22 @@
 #            the machine's own slowdown when R cores are busy
 #   strong   512^3 in all, 1/2/4/8/16 ranks, the library's grid and slabs
 #   test     test_mpi under 8 ranks (bitwise against one process)
-#   chunks   (session 7) the weak runs again with TILECONV_MPI_CHUNKS=1 (the
+#   chunks   the weak runs again with TILECONV_MPI_CHUNKS=1 (the
 #            interior in one piece, no MPI_Testall during it): exposed
 #            exchange time and hidden fraction with and without chunks
-#   progress (session 8) weak 192^3 per rank on the balanced grid, progress
+#   progress weak 192^3 per rank on the balanced grid, progress
 #            thread off / on, at one core per rank (--bind-to core: the
 #            thread shares its rank's core) and at two cores per rank
 #            (--map-by slot:PE=2: a spare core for it; ranks up to half the
 #            cores), interleaved, PROGRESS_ROUNDS times (default 2), and
 #            --local at each rank count
-#   gpuvar   (session 10) GPU ranks: test_mpi's GPU cases at 2 and 3 ranks
-#            (session 19: with TILECONV_MPI_IPC=1, which fails the test if
+#   gpuvar   GPU ranks: test_mpi's GPU cases at 2 and 3 ranks
+#            (with TILECONV_MPI_IPC=1, which fails the test if
 #            no plan moved its halos GPU to GPU, and at 2 ranks with =0);
 #            weak 1 -> 2 ranks on host arrays (default, 3 slabs, progress
 #            thread with a spare core, --local) and on device arrays
 #            (--device, 192^3 and 384^3 per rank, IPC on and off, --local)
-#   gpu      (session 8) GPU ranks on this machine's GPU(s): a CUDA build
+#   gpu      GPU ranks on this machine's GPU(s): a CUDA build
 #            (CMAKE_CUDA_ARCHITECTURES=90) is made for every step; then
 #            tileconv-mpi --backend cuda at 1 and 2 ranks (sharing one GPU
 #            when there is one) against tileconv filter --backend cuda on one
@@ -155,14 +155,14 @@ if has gpu && time_left 40; then
     done
 fi
 if has gpuvar && time_left 40; then
-    # (session 10) GPU ranks, weak scaling 1 -> 2 ranks (one GPU each when
+    # GPU ranks, weak scaling 1 -> 2 ranks (one GPU each when
     # there are two), interleaved rounds:
-    #   host arrays, 192^3 per rank: the default (one interior plan since
-    #     session 10), the interior in 3 slabs (session 8's default), a
+    #   host arrays, 192^3 per rank: the default (one interior plan), the
+    #     interior in 3 slabs (TILECONV_MPI_CHUNKS=3), a
     #     spare core per rank with the progress thread, --local
     #   device arrays (--device), 192^3 and 384^3 per rank, and --local
     stamp "GPU ranks: test_mpi (GPU cases) at 2 and 3 ranks"
-    # (session 19) the device-array cases with the halos GPU to GPU
+    # the device-array cases with the halos GPU to GPU
     # required (TILECONV_MPI_IPC=1), then at 2 ranks with it off (=0)
     for r in 2 3 2off; do
         iv=1; [ "$r" = 2off ] && iv=0

@@ -25,7 +25,7 @@
 #             GPU_CHECK_SANITIZE_GEMM=1: the GEMM cases only,
 #             GPU_CHECK_SANITIZE_SOLVER=NAME: one conv solver's cases,
 #             GPU_CHECK_SANITIZE_KERNELS=SUBSTRING: only kernels so named
-#             are checked: k_cf_ on the FFT cases, session 23; not on the
+#             are checked: k_cf_ on the FFT cases; not on the
 #             GEMM cases, where racecheck failed on the uninstrumented
 #             TMA kernel of cuda.gemm.wgmma-tf32)
 #   solvers   tests/test_solvers (quick): the generic all-solver test
@@ -233,7 +233,7 @@ fi
 
 if has profile-source; then
   # (only when named) where the warps of one kernel stall, instruction by
-  # instruction (session 15: it found V 8's stage divisions)
+  # instruction (it finds, e.g., integer divisions in a kernel's stage loop)
   # GPU_CHECK_NCU_SRC_GEMM=REGEX: a GEMM kernel at GPU_GEMM_SIZES' first
   # size (default 4096) through bench/gpu_gemm.py instead (its default
   # forms only)
@@ -270,16 +270,16 @@ fi
 
 if has sanitize; then
   CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
-  # racecheck on the GEMM cases took 136 s in session 20 (call 4): each
+  # racecheck on the GEMM cases takes 136 s (H200): each
   # tool may take up to 240 s of what is left of the deadline
   for tool in memcheck racecheck; do
     stamp "compute-sanitizer --tool $tool (test_cuda, quick)"
     cap=$(left 240)
     # GPU_CHECK_SANITIZE_KERNELS=SUBSTRING: only kernels whose names hold
     # it are checked (--kernel-name kns=..., e.g. k_cf_ for cuda.conv.fft's
-    # own kernels without cuFFT's: session 22's racecheck runs of the FFT
-    # cases did not finish in 130-150 s; session 23: 122 s with k_cf_;
-    # session 24, the fused form forced on and off too: 142 s;
+    # own kernels without cuFFT's: racecheck of the FFT cases does not
+    # finish in 130-150 s unfiltered, takes 122 s with k_cf_, 142 s with
+    # the fused form forced on and off too;
     # on the GEMM cases racecheck hit "Internal Sanitizer Error" in the
     # uninstrumented TMA kernel of cuda.gemm.wgmma-tf32, so filter only the
     # conv cases); GPU_CHECK_SANITIZE_SOLVER=NAME:

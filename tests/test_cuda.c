@@ -318,7 +318,7 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
             /* float sums: the error grows ~ sqrt(taps) times the terms'
              * magnitude, max|x| * sum|m| (measured against max|ref|, a case
              * whose outputs cancel read 4.4e-6 against 4e-6 on every CUDA
-             * filter solver: 1D reflect convolve, session 7) */
+             * filter solver: 1D reflect convolve) */
             double rmax = 0, xmax = 0, msum = 0;
             for (int64_t i = 0; i < ny; i++) rmax = fabs(ref[i]) > rmax ? fabs(ref[i]) : rmax;
             for (int64_t i = 0; i < nx; i++) xmax = fabs(x[i]) > xmax ? fabs(x[i]) : xmax;
@@ -445,33 +445,33 @@ static const gcase gcases[] = {
     {64, 96, 40, 0, 1, 0, 1, 0},
     {65, 97, 41, 1, 1, 3, -1.5, 2},
     {300, 8, 1000, 0, 0, 0, 1, 0},
-    /* session 16: cuda.gemm-tf32 (lda, ldb multiples of 4): m, n and k off
+    /* cuda.gemm-tf32 (lda, ldb multiples of 4): m, n and k off
      * the 128 / 128 / 32 tile; beta and padded rows; an odd number of k
      * tiles (the pipeline's last stage alone); one tile smaller than a box */
     {131, 260, 100, 0, 0, 0, 1, 0},
     {256, 384, 96, 0, 0, 4, 0.75, -1},
     {517, 132, 1040, 0, 0, 0, 1, 0},
     {3, 4, 8, 0, 0, 0, 2, 0},
-    /* session 17: the cluster forms (two blocks along n): an odd number of
+    /* the cluster forms (two blocks along n): an odd number of
      * n-tiles (the second block of the last pair past n) over more than
      * one raster group of m-tiles */
     {1100, 300, 70, 0, 0, 0, 1, 0},
     {2100, 600, 36, 0, 0, 4, 1, 0.5},
-    /* session 18: cuda.gemm's interior blocks (whole tiles, k a multiple
+    /* cuda.gemm's interior blocks (whole tiles, k a multiple
      * of 16: copies without tests) beside edge blocks in one grid */
     {160, 192, 48, 0, 0, 0, 1, 0},
     {300, 400, 272, 0, 0, 4, 1, 0.5},
-    /* session 19: cuda.gemm-tf32's split tail (a capped grid leaving a
+    /* cuda.gemm-tf32's split tail (a capped grid leaving a
      * partial last round: the 256 x 128 cluster forms split 3 tiles on a
      * grid of 2; k of 37 k-steps split unevenly), with beta */
     {700, 650, 1180, 0, 0, 0, 1, 0.5},
     {190, 520, 96, 0, 0, 0, 1, 0.5}, /* small enough for the sanitizer runs */
-    /* session 20: cuda.gemm on interior blocks only (whole 128 x 128
+    /* cuda.gemm on interior blocks only (whole 128 x 128
      * tiles, k a multiple of 32): an odd number of 32-deep k tiles, and a
      * single k tile (the pipeline's prologue is all there is) */
     {384, 256, 160, 0, 0, 0, 1, 0.5},
     {256, 128, 32, 0, 0, 0, 1, 0},
-    /* session 23: one interior 256 x 128 block (k a multiple of 32: 9 and
+    /* one interior 256 x 128 block (k a multiple of 32: 9 and
      * 18 k tiles, past the 4-stage prologues), with padded rows and beta
      * (written for a 256 x 128 form, removed; kept for cuda.gemm-tf32's
      * 256-row form and the 128 x 128 kernel's interior loop) */

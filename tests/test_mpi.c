@@ -501,16 +501,16 @@ int main(int argc, char **argv) {
             m2[4] += (float)rank;
             expect_refusal("a mask that differs across ranks", &d, m2, NULL, "different");
             /* a rank that fails its own checks before the arguments are
-             * compared (session 19: it used to skip the collective the
-             * others were in) */
+             * compared (it must still join the collective the others are
+             * in) */
             tc_filter_desc d2 = d;
             if (rank == size - 1) d2.shape[0] = 0;
             expect_refusal("a shape invalid on the last rank only", &d2, mask, NULL, "shape[0] = 0");
             expect_refusal("no mask on the last rank only", &d, rank == size - 1 ? NULL : mask,
                            NULL, "mask is NULL");
             /* an execute with NULL y_local on the last rank only: every
-             * rank fails with its message (before session 19 the others
-             * waited in the exchange) */
+             * rank fails with its message (none is left waiting in the
+             * exchange) */
             tc_mpi_plan *mp = NULL;
             int ok = tc_mpi_plan_filter_ex(&mp, MPI_COMM_WORLD, &d, mask, NULL, NULL) == TC_OK;
             check(ok, "plan for the NULL-array execute");

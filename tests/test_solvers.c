@@ -1303,7 +1303,7 @@ static void conv_cases(void) {
             {2, 1, 100, 60, 1, 14, 14, 1, 3, 1, 1, 1, 1, 1}, /* 16 tiles, kc 100, reflect */
             {2, 2, 70, 30, 1, 17, 23, 1, 3, 1, 1, 1, 3, 0},  /* 60 tiles, 8-row panels, circular */
             {3, 1, 30, 20, 1, 5, 6, 7, 3, 1, 1, 1, 2, 1},    /* 3D kc 90, replicate */
-            /* Winograd edge patches by permute (session 10): mapped columns
+            /* Winograd edge patches by permute: mapped columns
              * in the same, the previous and the next vector of a segment,
              * several runs a segment, rows split over segments (circular's
              * far columns stay scalar) */

@@ -1,5 +1,5 @@
 /* conv_direct.c - blocked direct convolution (solver "cpu.conv.direct";
- * issue 10 item 1, the kind of kernel oneDNN's jit/brgemm direct conv is).
+ * the kind of kernel oneDNN's jit/brgemm direct conv is).
  *
  * Inside each call the user's NCHW input is converted to a channel-blocked
  * layout, per (image, group, block of CB input channels) an array

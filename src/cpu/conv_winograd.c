@@ -536,15 +536,15 @@ static double wgx_estimate(const tc__problem *p, const tc__env *env, int m, int 
     double t_u = traffic / (tc__peak_bandwidth(env) * (inl2 ? 4.0 : utotal <= 4e6 ? 2.0 : 1.0));
     /* Stored U past L2 is prefetched by the micro-kernels (g.pfa): half of
      * the shorter of its streaming and the GEMMs is hidden behind the
-     * other (session 9, two threads, Zen 5, fitted on the ResNet-50 3x3
+     * other (two threads, Zen 5, fitted on the ResNet-50 3x3
      * layers: 512 @7 F(2x2) 0.84 ms estimated / 0.63-0.86 measured, 256
      * @14 F(4x4) 0.47 / 0.51-0.73, 128 @28 0.34 / 0.35-0.62, the GEMM-
      * bound F(2x2) rows within +0.08). The layer's own weights are not
      * read again: U (or the raw chunks) is their traffic, so the bytes term
-     * is the input and output only. Until session 9 both were added in
-     * full and the weights counted twice: 512 @7 F(2x2) was estimated
-     * 1.36 ms, so ESTIMATE kept cpu.conv.direct (0.67-1.06 ms against
-     * F(2x2)'s 0.63-0.86 in the same runs). */
+     * is the input and output only. Both added in full with the weights
+     * counted twice would estimate 512 @7 F(2x2) at 1.36 ms, and ESTIMATE
+     * would keep cpu.conv.direct (0.67-1.06 ms against F(2x2)'s 0.63-0.86
+     * in the same runs). */
     double t_mem = 4.0 * (double)(tc__x_count(p) + tc__y_count(p)) / tc__peak_bandwidth(env);
     double t_core = t_gemm + t_u - (g.pfa ? 0.5 * (t_gemm < t_u ? t_gemm : t_u) : 0.0);
     return t_core + t_tr + t_wt + t_mem;

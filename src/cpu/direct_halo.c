@@ -49,8 +49,8 @@ static size_t halo_workspace(const tc__problem *p, const tc__env *e) {
 /* Seconds: the padded copy and the arrays through memory, or the
  * multiply-adds at 1/6 of the peak (filters) or 1/25 (conv layers: one
  * output row at a time over every input channel with double accumulators,
- * 2-4% of the FMA peak measured on the dnn suite's layers, session 19,
- * Zen 4; at 1/6 the planner took it for the depthwise layer, 10x slower
+ * 2-4% of the FMA peak measured on the dnn suite's layers, Zen 4; at 1/6
+ * the planner would take it for the depthwise layer, 10x slower
  * than cpu.conv.depthwise), whichever is longer. */
 static double halo_estimate(const tc__problem *p, const tc__env *e) {
     int64_t P[3];

@@ -7,6 +7,8 @@
 
 #include <immintrin.h>
 
+#include "cpu/avx512_util.h" /* tc__avx512_tr16_ps, tc__avx512_tr8_pd */
+
 /* ---- float32: 16 lanes ---- */
 #define FK_T float
 #define FK_V __m512
@@ -103,62 +105,13 @@
 #define FK_ENTRY tc__fd_f64_avx512_lanes
 #include "cpu/filter_direct_kernel.h"
 
-/* ---- transposes ---- */
-
-/* 16x16 float transpose in registers (64 shuffles). */
-static inline void tr16(__m512 r[16]) {
-    __m512 t[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++) {
-        __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
-        __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
-        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
-        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
-        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
-        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
-    }
-    /* r[4i + c], 128-bit lane q = rows 4i..4i+3 at column 4q + c */
-    for (int c = 0; c < 4; c++) {
-        __m512 u0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44);
-        __m512 u1 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xEE);
-        __m512 u2 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44);
-        __m512 u3 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xEE);
-        t[c] = _mm512_shuffle_f32x4(u0, u2, 0x88);
-        t[4 + c] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
-        t[8 + c] = _mm512_shuffle_f32x4(u1, u3, 0x88);
-        t[12 + c] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
-    }
-    for (int i = 0; i < 16; i++) r[i] = t[i];
-}
-
-/* 8x8 double transpose in registers (24 shuffles). */
-static inline void tr8(__m512d r[8]) {
-    __m512d t[8];
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);
-    }
-    /* t[2i + c], 128-bit lane q = rows 2i, 2i+1 at column 2q + c */
-    for (int c = 0; c < 2; c++) {
-        __m512d u0 = _mm512_shuffle_f64x2(t[c], t[2 + c], 0x44);
-        __m512d u1 = _mm512_shuffle_f64x2(t[c], t[2 + c], 0xEE);
-        __m512d u2 = _mm512_shuffle_f64x2(t[4 + c], t[6 + c], 0x44);
-        __m512d u3 = _mm512_shuffle_f64x2(t[4 + c], t[6 + c], 0xEE);
-        r[c] = _mm512_shuffle_f64x2(u0, u2, 0x88);
-        r[2 + c] = _mm512_shuffle_f64x2(u0, u2, 0xDD);
-        r[4 + c] = _mm512_shuffle_f64x2(u1, u3, 0x88);
-        r[6 + c] = _mm512_shuffle_f64x2(u1, u3, 0xDD);
-    }
-}
+/* ---- transposes (avx512_util.h) ---- */
 
 void tc__fd_f32_avx512_lanes_in(float *tr, const float *const *lane, int64_t nk) {
     for (int64_t kb = 0; kb < nk; kb += 16) {
         __m512 r[16];
         for (int l = 0; l < 16; l++) r[l] = _mm512_loadu_ps(lane[l] + kb);
-        tr16(r);
+        tc__avx512_tr16_ps(r);
         for (int i = 0; i < 16; i++) _mm512_store_ps(tr + (kb + i) * 16, r[i]);
     }
 }
@@ -167,7 +120,7 @@ void tc__fd_f64_avx512_lanes_in(double *tr, const double *const *lane, int64_t n
     for (int64_t kb = 0; kb < nk; kb += 8) {
         __m512d r[8];
         for (int l = 0; l < 8; l++) r[l] = _mm512_loadu_pd(lane[l] + kb);
-        tr8(r);
+        tc__avx512_tr8_pd(r);
         for (int i = 0; i < 8; i++) _mm512_store_pd(tr + (kb + i) * 8, r[i]);
     }
 }
@@ -178,7 +131,7 @@ void tc__fd_f32_avx512_lanes_out(float *y, const float *to, int64_t S, int64_t k
                                  int64_t nk, int64_t wt, int nt) {
     __m512 r[16];
     for (int i = 0; i < 16; i++) r[i] = _mm512_load_ps(to + i * 16);
-    tr16(r);
+    tc__avx512_tr16_ps(r);
     if (nk == 16 && 15 * S + kb + 16 <= wt) { /* all lanes full */
         if (nt && !(((uintptr_t)(y + kb) | (uintptr_t)(S * 4)) & 63))
             for (int l = 0; l < 16; l++) _mm512_stream_ps(y + l * S + kb, r[l]);
@@ -198,7 +151,7 @@ void tc__fd_f64_avx512_lanes_out(double *y, const double *to, int64_t S, int64_t
                                  int64_t nk, int64_t wt, int nt) {
     __m512d r[8];
     for (int i = 0; i < 8; i++) r[i] = _mm512_load_pd(to + i * 8);
-    tr8(r);
+    tc__avx512_tr8_pd(r);
     if (nk == 8 && 7 * S + kb + 8 <= wt) { /* all lanes full */
         if (nt && !(((uintptr_t)(y + kb) | (uintptr_t)(S * 8)) & 63))
             for (int l = 0; l < 8; l++) _mm512_stream_pd(y + l * S + kb, r[l]);

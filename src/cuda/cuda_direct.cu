@@ -613,7 +613,7 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
 #define KR(K, RY, TX, EX, ALT, RL)                                                              \
     {K, K, K, RY, TX, 8, 0, EX, ALT, RL, launch_fast<K, K, K, RY, TX, 8, 0, EX, RL>,            \
      (const void *)direct_f32_ring<K, K, K, RY, TX, 8, EX, RL>}
-#define V1(T) KT(1, T, 1, 256, 1, 4, 1, 0, 0)
+#define K1D(T) KT(1, T, 1, 256, 1, 4, 1, 0, 0) /* 1D, T taps */
 
 /* Exact variants first (the common odd sizes), then the guarded buckets
  * that take every other mask up to the limits, then tuning alternatives
@@ -625,8 +625,8 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
  * 1.03-1.64x slower than the unrolled one on every exact size, so only the
  * guarded buckets (rare sizes) use it, for its small code. */
 static const variant variants[] = {
-    V1(3), V1(5), V1(7), V1(9), V1(11), V1(13), V1(15), V1(17),
-    V1(21), V1(25), V1(31), V1(33), V1(41), V1(49), V1(63),
+    K1D(3), K1D(5), K1D(7), K1D(9), K1D(11), K1D(13), K1D(15), K1D(17),
+    K1D(21), K1D(25), K1D(31), K1D(33), K1D(41), K1D(49), K1D(63),
     KT(3, 3, 4, 32, 8, 2, 1, 0, 0), KT(5, 5, 4, 32, 8, 3, 1, 0, 0), KT(7, 7, 4, 32, 8, 3, 1, 0, 0),
     KT(9, 9, 4, 32, 8, 2, 1, 0, 0), KT(11, 11, 4, 32, 8, 2, 1, 0, 0),
     KT(13, 13, 4, 32, 8, 2, 1, 0, 0), KT(15, 15, 2, 32, 8, 2, 1, 0, 0),

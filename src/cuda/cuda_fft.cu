@@ -12,7 +12,7 @@
  * The spectrum W and the cuFFT plans belong to the plan state; the
  * buffers a call writes (E, X and cuFFT's work area) are its own, from
  * the device pool on its stream, so on device arrays a call only enqueues
- * (session 24; before, plan-owned buffers and a stream synchronisation).
+ * (plan-owned buffers would need a stream synchronisation).
  * Concurrent executes of one plan take the mutex only while they set the
  * handles' stream and work area and enqueue their work.
  */

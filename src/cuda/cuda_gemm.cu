@@ -17,25 +17,24 @@
  * pointers stepped along k; edge blocks test rows and k and read zeros
  * past them, so any m and n run.
  *
- * History (docs/solvers/cuda-gemm.md, H200, TFLOP/s at 4096^3 / 8192^3, cuBLAS
- * 49-51):
- * session 17, A row-major in shared memory read 4 k a 16-byte load, copy
- * pointers set once: 42.6-42.9 (BK = 32 with 3 stages slower, dropped);
- * session 18, interior copies without tests: 44.0-44.8; A k-major as above:
- * 46.0-46.3 (issue 0.81 a cycle against 0.77: at 128 registers the old
- * form held a k-chunk's 32 A values and could not load the next chunk's
- * while computing); BK = 32: 47.8-48.6, 0.94-0.95x (the hottest loop 90%
- * FFMA against 88.7%). A 128-thread form with 8x16 outputs a thread (cuBLAS's
- * SIMT shape, 255 registers, 8 warps an SM): 40.6-41.3, not kept. Session
- * 23: cuBLAS's own shape (256 x 128 tiles, 8 x 16 a thread, one block an SM,
- * A and B by cp.async, fragments double-buffered; commit ff5fa2e): 39-46,
- * issue 0.74-0.76 a cycle against cuBLAS's 0.89 with the same two warps a
- * scheduler (dispatch and scoreboard stalls at 249-255 registers); removed.
- * Session 24: a stream-K tail (the last T mod S tiles' k steps shared by
- * the S resident blocks, partial tiles added by a fix-up kernel; commit
+ * What each part is worth (docs/solvers/cuda-gemm.md, H200, TFLOP/s at
+ * 4096^3 / 8192^3, cuBLAS 49-51): A row-major in shared memory read 4 k a
+ * 16-byte load, copy pointers set once: 42.6-42.9 (BK = 32 with 3 stages is
+ * slower); interior copies without tests: 44.0-44.8; A k-major as above:
+ * 46.0-46.3 (an issue rate of 0.81 a cycle against 0.77: at 128 registers
+ * the row-major form holds a k-chunk's 32 A values and cannot load the next
+ * chunk's while computing); BK = 32: 47.8-48.6, 0.94-0.95x (the hottest
+ * loop 90% FFMA against 88.7%). Tried and not kept: a 128-thread form with
+ * 8x16 outputs a thread (cuBLAS's SIMT shape, 255 registers, 8 warps an
+ * SM): 40.6-41.3; cuBLAS's own shape (256 x 128 tiles, 8 x 16 a thread, one
+ * block an SM, A and B by cp.async, fragments double-buffered; commit
+ * ff5fa2e): 39-46, an issue rate of 0.74-0.76 a cycle against cuBLAS's 0.89
+ * with the same two warps a scheduler (dispatch and scoreboard stalls at
+ * 249-255 registers); a stream-K tail (the last T mod S tiles' k steps
+ * shared by the S resident blocks, partial tiles added by a fix-up kernel;
+ * commit
  * "cuda.gemm.simt: a stream-K tail"): 4096^3 2% slower, 8192^3 0.4% faster
- * than whole tiles; removed (docs/solvers/cuda-gemm.md: its kernel held the
- * body twice).
+ * than whole tiles, and its kernel held the body twice.
  *
  * Generic path (transposes, odd sizes or strides): 64x64 tiles, 4x4 per
  * thread, bounds-checked loads.
@@ -319,8 +318,8 @@ static int fast_shape(const tc__problem *p) {
            p->ldb % 4 == 0 && p->k < INT32_MAX / 2; /* k tiles counted in int */
 }
 
-/* the fast kernel's k depth: 32 where k is a multiple of 32 (session 18,
- * H200: 45.5-48.6 TFLOP/s against 44.9-46.4 at BK 16), else 16 (whose
+/* the fast kernel's k depth: 32 where k is a multiple of 32 (H200:
+ * 45.5-48.6 TFLOP/s against 44.9-46.4 at BK 16), else 16 (whose
  * interior blocks then still load without tests); TILECONV_CUDA_GEMM_FP32_BK=16
  * or 32 forces one */
 static int fp32_bk32(int64_t k) {

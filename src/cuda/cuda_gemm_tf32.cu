@@ -49,16 +49,15 @@
  * for 524k MACs (16 MACs a byte), and the tensor cores' ~1024 TF32 MACs a
  * clock an SM would need ~64 bytes a clock an SM from L2, about 3x what it
  * delivers. 256 rows: 22 MACs a byte; 256 rows in pairs sharing A: 32.
- * Measured (bench/gpu_gemm.py, H200, session 17, TFLOP/s against cuBLAS's
- * TF32 mode in the same process): 128 form 165-188 (0.47-0.74x); 256 form
- * 264-287; the default (256 x 2, persistent) 280 at 2048^3 (1.15x), 320 at
- * 4096^3 (0.84-0.85x), 334 at 8192^3 (0.91-0.93x). Session 18: 2 x 2
- * clusters 352 at 8192^3 (0.97-0.98x; 1 x 2 322-330), 361 at 6144^3
- * (0.95-0.98x; 1 x 2 333), level at 4096^3, 172-174 at 2048^3 (one tile a
- * block). Session 19, 2 x 2 with the split tail (whole tiles only): 333
- * (296) at 3584^3, 337 (311) at 4096^3, 352 (331) at 4608^3, 366 (355) at
- * 8192^3. Not kept: B by cp.async
- * (109-114 on the H100, session 16); the stage release at cluster scope
+ * Measured (bench/gpu_gemm.py, H200, TFLOP/s against cuBLAS's TF32 mode in
+ * the same process): 128 form 165-188 (0.47-0.74x); 256 form 264-287; 256 x
+ * 2 (persistent) 280 at 2048^3 (1.15x), 320 at 4096^3 (0.84-0.85x), 334 at
+ * 8192^3 (0.91-0.93x); 2 x 2 clusters 352 at 8192^3 (0.97-0.98x; 1 x 2
+ * 322-330), 361 at 6144^3 (0.95-0.98x; 1 x 2 333), level at 4096^3,
+ * 172-174 at 2048^3 (one tile a block); 2 x 2 with the split tail (in
+ * parentheses: whole tiles only): 333 (296) at 3584^3, 337 (311) at
+ * 4096^3, 352 (331) at 4608^3, 366 (355) at 8192^3. Not kept: B by cp.async
+ * (109-114 on the H100); the stage release at cluster scope
  * (a GPU-wide memory barrier a stage: the cluster forms at 0.53-0.68x).
  *
  * Applies to trans_a = trans_b = 0, lda and ldb multiples of 4, sizes
@@ -398,7 +397,7 @@ int gt_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
 }
 /* The TF32 tensor cores' dense rate is ~7.4x the nominal FP32 rate on the
  * H100 and H200; modelled at 4.5x for the 256-row forms (280-334 TFLOP/s
- * measured at 2048^3 to 8192^3, session 17, against the nominal 67) and
+ * measured at 2048^3 to 8192^3, against the nominal 67) and
  * 2.6x for the 128-row one (m <= 128; 165-188) */
 double gt_estimate(const tc__problem *p, const tc__env *e) {
     return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p) / (p->m > 128 ? 4.5 : 2.6), 1.0);
@@ -550,10 +549,10 @@ template <int BM, int CL> tc_status launch_gemm_tf32_f(const tc__args *a, const 
     return TC_OK;
 }
 /* The form (gt_form): 256 rows a block where m > 128 (128 otherwise), in clusters of
- * two along n sharing A where there are two n-tiles or more (session 17,
- * H200: 256 x 2 274-328 TFLOP/s, the 128 form alone 169-185), and in 2 x 2
+ * two along n sharing A where there are two n-tiles or more (H200:
+ * 256 x 2 274-328 TFLOP/s, the 128 form alone 169-185), and in 2 x 2
  * clusters (A shared along n, B along m) where there are 256 tiles of
- * 256 x 128 or more (session 19, H200, with the split tail: 3072^3 (288
+ * 256 x 128 or more (H200, with the split tail: 3072^3 (288
  * tiles) 305 TFLOP/s against 287 for 1 x 2, 3584^3 333 against 319,
  * 4096^3 337-343 against 315-319, 4608^3 352 against 328, 8192^3 362-366
  * against 322-332; 2048^3 (128 tiles) 238 against 257);

@@ -1,6 +1,7 @@
 /*
  * cuda_hopper.h - Hopper (sm_90a) building blocks shared by the TF32
- * tensor-core kernels (cuda_conv.cu's V 4 and V 7-V 11, cuda_gemm_tf32.cu):
+ * tensor-core kernels (the conv's wgmma and TMA forms under src/cuda/conv/,
+ * cuda_gemm_tf32.cu):
  * cp.async copies, TF32 rounding, wgmma (the warpgroup MMA) and its shared-memory
  * descriptors, mbarriers and the tensor memory accelerator's copies, and
  * the per-device probe that tells the host whether the image the runtime
@@ -49,7 +50,7 @@ __device__ __forceinline__ void ig_cp_mbar_arrive(uint64_t *b) {
  * a quiet NaN stays NaN. */
 __device__ __forceinline__ unsigned ig_tf32(float f) { return __float_as_uint(f) + 0x1000u; }
 
-/* V 4 (session 11): Hopper's wgmma, the warpgroup MMA. Compiled only for
+/* Hopper's wgmma, the warpgroup MMA. Compiled only for
  * sm_90a (the arch-specific image CMake adds for this file); ig_wgmma_ok
  * tells the host whether the image the runtime loaded has it. */
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -70,8 +71,8 @@ __device__ __forceinline__ uint64_t ig_desc(const void *p, unsigned lbo, unsigne
  * 8-row groups 1024 bytes apart, 16-byte chunk c of the row at shared
  * address A stored at chunk c ^ ((A >> 7) & 7). The hardware takes the
  * phase from the absolute address: a view may start at any 128-byte row
- * (and 32 bytes into it for a k8 step) with base offset 0 (session 12 on
- * the H100: the row phase as base offset gave wrong sums) */
+ * (and 32 bytes into it for a k8 step) with base offset 0 (on the H100
+ * the row phase as base offset gives wrong sums) */
 /* its high word: the 8-row stride 1024 bytes and the 128-byte swizzle */
 constexpr uint64_t ig_desc_sw128_hi = (1024 >> 4) | (1u << 30);
 __device__ __forceinline__ uint64_t ig_desc_sw128(const void *p) {
@@ -100,7 +101,7 @@ __device__ __forceinline__ void ig_proxy_fence() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
-/* V 8's tensor-memory-accelerator copies and their mbarriers (sm_90a
+/* The tensor-memory-accelerator copies and their mbarriers (sm_90a
  * image only, as wgmma): a shared-memory barrier counts arrivals and the
  * bytes the copies that signal it still owe; a wait spins on its phase. */
 #if IG_WGMMA
@@ -159,7 +160,7 @@ __device__ __forceinline__ void ig_tma5(void *dst, const CUtensorMap *m, int c0,
                  : "memory");
 #endif
 }
-/* Clusters (cuda.gemm.wgmma-tf32's pairs of blocks sharing a tile, session 17):
+/* Clusters (cuda.gemm.wgmma-tf32's pairs of blocks sharing a tile):
  * the block's rank, a barrier over the cluster's threads, an arrival on a
  * peer block's mbarrier, and a TMA box multicast into several blocks */
 __device__ __forceinline__ unsigned ig_cluster_rank() {
@@ -181,8 +182,8 @@ __device__ __forceinline__ void ig_mbar_arrive_cluster(uint64_t *b, unsigned ran
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(ig_sa(b)), "r"(rank));
     /* release at CTA scope (the default), as a local arrive: what it orders
      * is this warp's wgmma reads, complete before it (wgmma.wait_group).
-     * Session 17, call 2: .release.cluster here ran the cluster forms at
-     * 0.53-0.68x the single-block ones. */
+     * .release.cluster here runs the cluster forms at 0.53-0.68x the
+     * single-block ones. */
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(ra) : "memory");
 #endif
 }

@@ -188,7 +188,7 @@ static void plan_chunks(tc_mpi_plan *p, int interior) {
     const char *env = tc__knob_get(TC__KNOB_MPI_CHUNKS);
     /* with a progress thread the slabs have no purpose (nothing to test
      * between them), and on GPU ranks each slab pays its own host staging
-     * (session 10, two H100s, weak 192^3 on host arrays: one piece faster
+     * (two H100s, weak 192^3 on host arrays: one piece faster
      * than 3 slabs in 6 of 9 rounds, geomean 1.10x): one interior plan
      * unless forced */
     long k = env && atol(env) > 0 ? atol(env)
@@ -766,7 +766,7 @@ static cudaError_t dev_box(void *dst, const int64_t ds[3], const int64_t dlo[3],
 /* A pinned replacement for the fresh host buffer *buf (bytes): 1 when it
  * was swapped, 0 when it stays pageable (pinning is a speed-up only). Not
  * cudaHostRegister: registering part of a page that other allocations
- * share made later copies from those allocations fail (session 10). */
+ * share makes later copies from those allocations fail. */
 static unsigned char pin_swap(void **buf, size_t bytes) {
     void *q = NULL;
     if (cudaHostAlloc(&q, bytes ? bytes : 1, cudaHostAllocDefault) != cudaSuccess) {
@@ -972,8 +972,8 @@ static cudaError_t dev_begin(tc_mpi_plan *p, void *y, const void *x, tc_status *
     trace_ev(p, 1, S);
     /* the pieces' own rows device to device on the per-thread stream before
      * the interior: such a copy may run as a kernel, which would get SMs
-     * only as the interior's blocks retire (session 12's trace: the rims'
-     * inputs then went up only after the interior's end); the side stream
+     * only as the interior's blocks retire (traced: the rims' inputs then
+     * go up only after the interior's end); the side stream
      * waits for them behind the sends' copies, which come down by DMA
      * meanwhile */
     int rows = 0;

@@ -1,5 +1,5 @@
 """run_cupyx_suites.py - CuPy's own filter and signal tests with tileconv's
-functions put in place of cupyx's (issue 38's GPU standard), on a GPU
+functions put in place of cupyx's (the package's GPU conformance standard), on a GPU
 machine with CuPy and a CUDA build of the package (TILECONV_CUDA=ON):
 
     python tests/python/run_cupyx_suites.py [--tests DIR] [-- PYTEST ARGS]

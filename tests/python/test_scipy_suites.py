@@ -1,5 +1,5 @@
 """scipy's own test suites with tileconv's functions put in place of scipy's
-(issue 12's standard): scipy/ndimage/tests/test_filters.py (whole file) and
+(the package's conformance standard): scipy/ndimage/tests/test_filters.py (whole file) and
 scipy/signal/tests/test_signaltools.py (the convolve / correlate tests:
 `-k "Convolve or Correlate or convolve or correlate"`; the rest of that
 file tests other scipy.signal functions). Each runs in a subprocess on a
