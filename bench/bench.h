@@ -34,7 +34,7 @@ enum bench_kind {
 };
 
 typedef struct bench_runner {
-    char name[64];     /* "auto", "cpu.direct.halo", "opencv.filter2D" */
+    char name[64];     /* "auto", "cpu.filter.direct-halo", "opencv.filter2D" */
     char info[160];    /* detail: chosen algorithm, peer implementation */
     int kind;          /* enum bench_kind */
     int threads;

@@ -40,7 +40,7 @@ def main():
     out_dir = sys.argv[2] if len(sys.argv) > 2 else "."
     ours = json.load(open(ours_path))
     peers = {}
-    quick = os.environ.get("TILECONV_BENCH_QUICK", "0") not in ("", "0")
+    quick = os.environ.get("TILECONV_BENCH_QUICK", os.environ.get("TC_BENCH_QUICK", "0")) not in ("", "0")
 
     try:
         import torch

@@ -394,7 +394,7 @@ TC_API tc_status tc_plan_gemm(tc_plan **plan, tc_context *ctx,
 /* NULL is accepted and ignored. */
 TC_API void tc_plan_destroy(tc_plan *plan);
 
-/* Name of the chosen algorithm, e.g. "cpu.direct.halo". Static string. */
+/* Name of the chosen algorithm, e.g. "cpu.filter.direct-halo". Static string. */
 TC_API const char *tc_plan_algorithm(const tc_plan *plan);
 /* What the core does around the chosen algorithm, or "" when the algorithm
  * runs the problem as described. An algorithm that lacks a float16 /
@@ -495,7 +495,7 @@ TC_API tc_status tc_dgemm(tc_context *ctx, char trans_a, char trans_b,
 #define TC_OP_GEMM 4u
 
 typedef struct tc_algorithm_info {
-    const char *name;       /* e.g. "cpu.direct.halo" */
+    const char *name;       /* e.g. "cpu.filter.direct-halo" */
     tc_backend backend;
     unsigned ops;           /* TC_OP_* bit set */
     int available;          /* 1 when usable on this machine now */

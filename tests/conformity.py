@@ -653,7 +653,7 @@ def list_algorithms(s):
         for op in ops.split(","):
             if op in algos:
                 algos[op].append(name)
-    for must in ("cpu.direct.halo", "cpu.conv.im2col", "ref.conv.loops"):
+    for must in ("cpu.filter.direct-halo", "cpu.conv.im2col", "ref.conv.loops"):
         for op in ("filter", "conv"):
             if must not in algos[op]:
                 s.fail(f"info lists {must}", f"{must} missing from the {op} algorithms: {algos[op]}")

@@ -4,7 +4,8 @@
 #   docs/knobs.md documents each); an old knob name still works (read when
 #   the TILECONV_ one is unset, reported as deprecated, and acted on: the
 #   planner trace); an old algorithm name still plans, reported by its new
-#   name.
+#   name; no code reads a TC_/TILECONV_ variable with getenv outside the
+#   table.
 # Usage: knobs.sh path/to/tileconv SOURCE_DIR
 set -u
 if [ $# -ne 2 ] || [ ! -x "$1" ] || [ ! -f "$2/src/core/knobs.h" ]; then
@@ -50,6 +51,12 @@ case $err in *'tileconv plan: '*) bad "planner trace without the knob" ;; *) ok 
 # --- an old algorithm name: plans, reported by its new name ---
 out=$("$CLI" filter "$T/a.pgm" "$T/b.npy" --kernel box:3 --algo ref.conv --verbose 2>&1)
 case $out in *'algorithm=ref.conv.loops '*) ok ;; *) bad "--algo ref.conv: $out" ;; esac
+
+# --- no knob read around the table ---
+hits=$(cd "$SRC" && grep -rnE 'getenv\("(TC|TILECONV)_' src tools bench tests --include='*.c' \
+    --include='*.h' --include='*.cu' --include='*.cuh' | grep -v '^src/core/knobs.h:')
+[ -z "$hits" ] && ok || bad "getenv of a knob outside src/core/knobs.h:
+$hits"
 
 echo "knobs: $pass passed, $fail failed,"
 [ "$fail" -eq 0 ]

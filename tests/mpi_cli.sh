@@ -33,7 +33,7 @@ PYEOF
 run() {
     local name=$1 f=$2 k=$3 specs=$4
     shift 4
-    "$tc" filter "$tmp/$f" "$tmp/ref.npy" --kernel "$k" --algo cpu.direct.halo "$@" 2>"$tmp/err" ||
+    "$tc" filter "$tmp/$f" "$tmp/ref.npy" --kernel "$k" --algo cpu.filter.direct-halo "$@" 2>"$tmp/err" ||
         { bad "$name: tileconv filter failed: $(head -1 "$tmp/err")"; return; }
     for spec in $specs; do
         local np=${spec%%@*} extra=() how=""
@@ -46,7 +46,7 @@ run() {
         fi
         rm -f "$tmp/out.npy"
         if "$mpiexec" --oversubscribe -np "$np" "$tcm" filter "$tmp/$f" "$tmp/out.npy" --kernel "$k" \
-            --algo cpu.direct.halo --threads 1 "${extra[@]}" "${MX[@]}" "$@" >/dev/null 2>"$tmp/err"; then
+            --algo cpu.filter.direct-halo --threads 1 "${extra[@]}" "${MX[@]}" "$@" >/dev/null 2>"$tmp/err"; then
             if cmp -s "$tmp/ref.npy" "$tmp/out.npy"; then ok "$name, $np ranks ${how:-auto} ${MX[*]}"
             else bad "$name, $np ranks ${how:-auto} ${MX[*]}: output differs from one process"; fi
         else

@@ -493,6 +493,7 @@ static void test_options_and_algorithms(void) {
         {"cpu.im2col.gemm", "cpu.conv.im2col"},
         {"cpu.separable", "cpu.filter.separable"},
         {"cpu.fft.fftw", "cpu.filter.fft"},
+        {"cpu.direct.halo", "cpu.filter.direct-halo"},
     };
     for (size_t i = 0; i < sizeof old_new / sizeof old_new[0]; i++) {
         tc_plan *pa = NULL, *pb = NULL;
@@ -564,6 +565,16 @@ static void test_options_and_algorithms(void) {
     for (int i = 0; i < n; i++) {
         if (!EXPECT_ERR(tc_algorithm_get(i, &info), TC_OK, "")) continue;
         CHECK(info.name && info.name[0] && strchr(info.name, '.'), "name of %d", i);
+        { /* backend.op.algorithm[-variant]: op one the solver implements */
+            char b[16] = "", op[16] = "", alg[48] = "";
+            int nf = sscanf(info.name, "%15[a-z].%15[a-z].%47[a-z0-9-]", b, op, alg);
+            const unsigned opbit = !strcmp(op, "filter") ? TC_OP_FILTER
+                                   : !strcmp(op, "conv") ? TC_OP_CONV
+                                   : !strcmp(op, "gemm") ? TC_OP_GEMM : 0;
+            CHECK(nf == 3 && (!strcmp(b, "cpu") || !strcmp(b, "cuda") || !strcmp(b, "ref")) &&
+                      (info.ops & opbit) && strlen(info.name) == strlen(b) + strlen(op) + strlen(alg) + 2,
+                  "%s breaks the naming rule backend.op.algorithm[-variant]", info.name);
+        }
         CHECK(info.summary && info.summary[0], "%s: summary", info.name);
         CHECK(info.ops && !(info.ops & ~(TC_OP_FILTER | TC_OP_CONV | TC_OP_GEMM)),
               "%s: ops=0x%x", info.name, info.ops);

@@ -1,6 +1,6 @@
 /*
  * test_cuda.c - every CUDA solver x shapes x boundary modes x output kinds
- * against the CPU reference ("ref.conv" / "ref.gemm"), through the public
+ * against the CPU reference ("ref.conv.loops" / "ref.gemm.loops"), through the public
  * API, with host pointers and with device pointers.
  *
  * Without a usable GPU (or in a build without CUDA) the GPU cases are
@@ -19,11 +19,11 @@
  * reference run natively (run_conv_staged_all, run_filter_half_all,
  * run_gemm_half_all).
  *
- * Environment: TC_TEST_SEED, TC_TEST_QUICK (small table, for the
- * sanitizers), TC_TEST_VERBOSE (see harness.h), TC_TEST_CUDA_CONV_ONLY=1
- * (the conv-layer cases only), TC_TEST_CUDA_CONV_SOLVER=name (the conv
- * cases of that solver only), TC_TEST_GATE_S (seconds the stream is held
- * for the enqueue check, default 5); TC_CUDA_CHUNK_BYTES is set
+ * Environment: TILECONV_TEST_SEED, TILECONV_TEST_QUICK (small table, for the
+ * sanitizers), TILECONV_TEST_VERBOSE (see harness.h), TILECONV_TEST_CUDA_CONV_ONLY=1
+ * (the conv-layer cases only), TILECONV_TEST_CUDA_CONV_SOLVER=name (the conv
+ * cases of that solver only), TILECONV_TEST_GATE_S (seconds the stream is held
+ * for the enqueue check, default 5); TILECONV_CUDA_CHUNK_BYTES is set
  * to 1 unless given (one batch item per pipelined chunk).
  */
 #include <math.h>
@@ -42,16 +42,16 @@
 #endif
 
 static const char *const filter_solvers[] = {
-    "cuda.direct", "cuda.separable", "cuda.fft", "cuda.seed.basic1d",
-    "cuda.seed.const1d", "cuda.seed.tiled1d-in", "cuda.seed.tiled1d-out",
-    "cuda.seed.const2d", "cuda.seed.tiled2d-pitch", "cuda.seed.texture2d",
-    "cuda.seed.tiled3d",
+    "cuda.filter.direct", "cuda.filter.separable", "cuda.filter.fft", "cuda.filter.seed-basic1d",
+    "cuda.filter.seed-const1d", "cuda.filter.seed-tiled1d-in", "cuda.filter.seed-tiled1d-out",
+    "cuda.filter.seed-const2d", "cuda.filter.seed-tiled2d-pitch", "cuda.filter.seed-texture2d",
+    "cuda.filter.seed-tiled3d",
 };
 #define NFS (int)(sizeof filter_solvers / sizeof filter_solvers[0])
 /* TF32 solvers ("-tf32") are planned with TC_PLAN_ALLOW_TF32 and held to
  * 5e-3 of max|ref| */
-static const char *const gemm_solvers[] = {"cuda.gemm", "cuda.gemm-tf32", "cuda.seed.gemm-naive",
-                                           "cuda.seed.gemm-tiled"};
+static const char *const gemm_solvers[] = {"cuda.gemm.simt", "cuda.gemm.wgmma-tf32", "cuda.gemm.seed-naive",
+                                           "cuda.gemm.seed-tiled"};
 #define NGS (int)(sizeof gemm_solvers / sizeof gemm_solvers[0])
 
 #if TC_TEST_CUDA
@@ -60,7 +60,7 @@ static const char *const gemm_solvers[] = {"cuda.gemm", "cuda.gemm-tf32", "cuda.
  * stream (include/tileconv.h, "CUDA execution"). The check: a host
  * function enqueued first on the plan's stream (the calling thread's
  * cudaStreamPerThread) holds the stream until the test opens a gate, or
- * for gate_s seconds (TC_TEST_GATE_S, default 5); the execute is called
+ * for gate_s seconds (TILECONV_TEST_GATE_S, default 5); the execute is called
  * behind it, and must return while the gate is still shut. An execute
  * that synchronises its stream returns only after the gate function gives
  * up, and fails the case. */
@@ -82,11 +82,11 @@ static void CUDART_CB gate_fn(void *arg) {
     atomic_store(&gate_state, 1);
 }
 /* shut the gate on the calling thread's default stream; 0 if that failed
- * or under TC_TEST_QUICK (the sanitizer runs, where an instrumented launch
+ * or under TILECONV_TEST_QUICK (the sanitizer runs, where an instrumented launch
  * may wait on its own) */
 static int gate_shut(void) {
     if (th_g.quick) return 0;
-    const char *e = getenv("TC_TEST_GATE_S");
+    const char *e = tc__knob_get(TC__KNOB_TEST_GATE_S);
     if (e && atof(e) > 0) gate_s = atof(e);
     atomic_store(&gate_open, 0);
     atomic_store(&gate_state, 0);
@@ -206,10 +206,10 @@ static int exec_device(const tc_plan *pl, float *y, const float *x, int64_t nx, 
     if (cudaMalloc((void **)&dy, (size_t)ny * 4) != cudaSuccess) goto out;
     if (cudaMemcpy(dx, x, (size_t)nx * 4, cudaMemcpyHostToDevice) != cudaSuccess) goto out;
     if (cudaMemset(dy, 0xff, (size_t)ny * 4) != cudaSuccess) goto out; /* NaN */
-    /* the seed solvers (cuda.seed.*, the course notes' kernels as they
+    /* the seed solvers (cuda.*.seed-*, the course notes' kernels as they
      * wrote them) are documented to synchronise: __constant__ masks shared
      * by all plans, pitched and texture copies made per call */
-    const int gated = strncmp(tc_plan_algorithm(pl), "cuda.seed.", 10) && gate_shut();
+    const int gated = !strstr(tc_plan_algorithm(pl), ".seed-") && gate_shut();
     rc = tc_execute_filter(pl, dy, dx, NULL);
     GATE_CHECK(gated);
     if (rc == TC_OK) {
@@ -269,7 +269,7 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
 
     tc_plan_options ro;
     tc_plan_options_init(&ro);
-    ro.algorithm = "ref.conv";
+    ro.algorithm = "ref.conv.loops";
     tc_plan *rp = NULL;
     tc_status st = tc_plan_filter(&rp, NULL, &d, m, &ro);
     if (st != TC_OK) {
@@ -297,7 +297,7 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
         if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
         TH_BEGIN("%s%s%s %dD case %d (%lld..x%lld, mask %lld..x%lld) %s %s %s", filter_solvers[s],
                  only_solver ? " variant " : "",
-                 only_solver && getenv("TC_CUDA_DIRECT_VARIANT") ? getenv("TC_CUDA_DIRECT_VARIANT") : "",
+                 only_solver && tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT) ? tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT) : "",
                  c->nsp, ci, (long long)c->shape[0], (long long)c->shape[c->nsp - 1],
                  (long long)c->mask[0], (long long)c->mask[c->nsp - 1],
                  c->out == TC_OUTPUT_SAME ? tc_mode_name(d.mode)
@@ -327,7 +327,7 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
             double e = rel_err(y, ref, ny, &bad);
             if (rmax > 0 && xmax * msum > rmax) e *= rmax / (xmax * msum);
             double taps = (double)nm, tol = 4e-6 * (taps > 64 ? sqrt(taps / 64) : 1);
-            if (strcmp(filter_solvers[s], "cuda.fft") == 0) tol *= 5;
+            if (strcmp(filter_solvers[s], "cuda.filter.fft") == 0) tol *= 5;
             CHECK(e <= tol, "rel err %.3g > %.1g%s%lld", e, tol,
                   bad >= 0 ? ", unwritten/NaN at " : "", (long long)bad);
         }
@@ -341,7 +341,7 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
  * An Inf or NaN in the input must reach exactly the outputs whose true
  * footprint covers it, as in the reference (a mask padded with zero taps
  * would turn neighbours into 0 * Inf = NaN). Masks of sizes that have no
- * exact kernel variant (4x4, 6, 2x3x4) are the point. cuda.fft is left
+ * exact kernel variant (4x4, 6, 2x3x4) are the point. cuda.filter.fft is left
  * out: a transform spreads a non-finite value over the whole block. */
 typedef struct nfcase {
     int nsp;
@@ -379,7 +379,7 @@ static void run_nonfinite_case(int ci, int mi) {
     x[nx - 2] = -INFINITY;
     tc_plan_options o;
     tc_plan_options_init(&o);
-    o.algorithm = "ref.conv";
+    o.algorithm = "ref.conv.loops";
     tc_plan *rp = NULL;
     if (tc_plan_filter(&rp, NULL, &d, m, &o) != TC_OK) {
         printf("reference plan failed: %s\n", tc_last_error());
@@ -390,7 +390,7 @@ static void run_nonfinite_case(int ci, int mi) {
     tc_execute_filter(rp, ref, x, NULL);
     tc_plan_destroy(rp);
     for (int s = 0; s < NFS; s++) {
-        if (strcmp(filter_solvers[s], "cuda.fft") == 0) continue;
+        if (strcmp(filter_solvers[s], "cuda.filter.fft") == 0) continue;
         tc_plan_options_init(&o);
         o.algorithm = filter_solvers[s];
         tc_plan *pl = NULL;
@@ -445,7 +445,7 @@ static const gcase gcases[] = {
     {64, 96, 40, 0, 1, 0, 1, 0},
     {65, 97, 41, 1, 1, 3, -1.5, 2},
     {300, 8, 1000, 0, 0, 0, 1, 0},
-    /* cuda.gemm-tf32 (lda, ldb multiples of 4): m, n and k off
+    /* cuda.gemm.wgmma-tf32 (lda, ldb multiples of 4): m, n and k off
      * the 128 / 128 / 32 tile; beta and padded rows; an odd number of k
      * tiles (the pipeline's last stage alone); one tile smaller than a box */
     {131, 260, 100, 0, 0, 0, 1, 0},
@@ -457,23 +457,23 @@ static const gcase gcases[] = {
      * one raster group of m-tiles */
     {1100, 300, 70, 0, 0, 0, 1, 0},
     {2100, 600, 36, 0, 0, 4, 1, 0.5},
-    /* cuda.gemm's interior blocks (whole tiles, k a multiple
+    /* cuda.gemm.simt's interior blocks (whole tiles, k a multiple
      * of 16: copies without tests) beside edge blocks in one grid */
     {160, 192, 48, 0, 0, 0, 1, 0},
     {300, 400, 272, 0, 0, 4, 1, 0.5},
-    /* cuda.gemm-tf32's split tail (a capped grid leaving a
+    /* cuda.gemm.wgmma-tf32's split tail (a capped grid leaving a
      * partial last round: the 256 x 128 cluster forms split 3 tiles on a
      * grid of 2; k of 37 k-steps split unevenly), with beta */
     {700, 650, 1180, 0, 0, 0, 1, 0.5},
     {190, 520, 96, 0, 0, 0, 1, 0.5}, /* small enough for the sanitizer runs */
-    /* cuda.gemm on interior blocks only (whole 128 x 128
+    /* cuda.gemm.simt on interior blocks only (whole 128 x 128
      * tiles, k a multiple of 32): an odd number of 32-deep k tiles, and a
      * single k tile (the pipeline's prologue is all there is) */
     {384, 256, 160, 0, 0, 0, 1, 0.5},
     {256, 128, 32, 0, 0, 0, 1, 0},
     /* one interior 256 x 128 block (k a multiple of 32: 9 and
      * 18 k tiles, past the 4-stage prologues), with padded rows and beta
-     * (written for a 256 x 128 form, removed; kept for cuda.gemm-tf32's
+     * (written for a 256 x 128 form, removed; kept for cuda.gemm.wgmma-tf32's
      * 256-row form and the 128 x 128 kernel's interior loop) */
     {256, 128, 288, 0, 0, 4, 1, 0.5},
 };
@@ -498,10 +498,10 @@ static void run_gemm_case(int gi, int device_ptrs) {
     if (c->beta == 0) for (int64_t i = 0; i < nc; i++) C0[i] = NAN; /* must not be read */
     tc_plan_options ro;
     tc_plan_options_init(&ro);
-    ro.algorithm = "ref.gemm";
+    ro.algorithm = "ref.gemm.loops";
     tc_plan *rp;
     if (tc_plan_gemm(&rp, NULL, &d, &ro) != TC_OK) {
-        printf("ref.gemm plan failed: %s\n", tc_last_error());
+        printf("ref.gemm.loops plan failed: %s\n", tc_last_error());
         th_g.failed++;
         return;
     }
@@ -572,7 +572,7 @@ static void run_gemm_case(int gi, int device_ptrs) {
 }
 
 
-/* ---------------- conv layers: every CUDA conv solver vs ref.conv ------- */
+/* ---------------- conv layers: every CUDA conv solver vs ref.conv.loops ------- */
 typedef struct ccase {
     int nsp;
     int64_t N, C, K, G, n[3], m[3], stride, dil, pad;
@@ -612,7 +612,7 @@ static const ccase ccases[] = {
     {2, 2, 5, 20, 1, {16, 15}, {9, 9}, 1, 1, 4, TC_PADDING_ZEROS, 1},   /* R = 81 */
     {2, 1, 128, 130, 1, {6, 7}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},  /* row table, split-K */
     {2, 1, 512, 40, 1, {4, 5}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},   /* Rl > the row table */
-    /* cuda.conv.winograd(2) (3x3 stride 1): partial tiles, C and K
+    /* cuda.conv.winograd-f4(2) (3x3 stride 1): partial tiles, C and K
      * off multiples of 4/16/32, several GEMM column and row tiles, groups,
      * pad 2, 3D with kd = 2 */
     {2, 3, 37, 45, 1, {29, 27}, {3, 3}, 1, 1, 1, TC_PADDING_REFLECT, 1},
@@ -663,19 +663,19 @@ static const ccase ccases[] = {
 };
 #define NCC (int)(sizeof ccases / sizeof ccases[0])
 static const char *const conv_solvers[] = {"cuda.conv.igemm", "cuda.conv.igemm-tf32",
-                                           "cuda.conv.depthwise", "cuda.conv.winograd",
-                                           "cuda.conv.winograd2", "cuda.conv.winograd2-tf32",
+                                           "cuda.conv.depthwise", "cuda.conv.winograd-f4",
+                                           "cuda.conv.winograd-f2", "cuda.conv.winograd-f2-tf32",
                                            "cuda.conv.fft"};
 #define NCS (int)(sizeof conv_solvers / sizeof conv_solvers[0])
 
 /* generic = 1: the fp32 solvers with their generic kernels forced
- * (TC_CUDA_CONV_GENERIC), so the fallbacks stay tested. TF32 solvers are
- * planned with TC_PLAN_ALLOW_TF32 and held to 5e-3 of max|ref| (ref.conv
+ * (TILECONV_CUDA_CONV_GENERIC), so the fallbacks stay tested. TF32 solvers are
+ * planned with TC_PLAN_ALLOW_TF32 and held to 5e-3 of max|ref| (ref.conv.loops
  * accumulates in double), Winograd to 1e-4, the others to 2e-5. */
-/* set: the conv cases run that solver alone (TC_TEST_CUDA_CONV_SOLVER=name:
+/* set: the conv cases run that solver alone (TILECONV_TEST_CUDA_CONV_SOLVER=name:
  * sanitizer runs of one solver) */
 static const char *conv_only_solver;
-/* one conv case's problem: the descriptor, seeded inputs, and ref.conv's
+/* one conv case's problem: the descriptor, seeded inputs, and ref.conv.loops's
  * output (ref, ny elements; NULL after a failure, counted); free with
  * conv_data_free */
 typedef struct cdata {
@@ -709,10 +709,10 @@ static int conv_data(int ci, cdata *cd) {
     cd->nx = nx; cd->nw = nw;
     tc_plan_options ro;
     tc_plan_options_init(&ro);
-    ro.algorithm = "ref.conv";
+    ro.algorithm = "ref.conv.loops";
     tc_plan *rp = NULL;
     if (tc_plan_conv(&rp, NULL, &cd->d, &ro) != TC_OK) {
-        printf("ref.conv plan failed: %s\n", tc_last_error());
+        printf("ref.conv.loops plan failed: %s\n", tc_last_error());
         th_g.failed++;
         conv_data_free(cd);
         return 0;
@@ -737,7 +737,7 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
     (void)nx; /* the device-pointer path's (CUDA builds) */
     (void)nw;
     float *x = cd.x, *w = cd.w, *b = cd.b, *ref = cd.ref, *y = malloc(ny * 4);
-    if (generic) setenv("TC_CUDA_CONV_GENERIC", "1", 1);
+    if (generic) setenv("TILECONV_CUDA_CONV_GENERIC", "1", 1);
     for (int s = 0; s < NCS; s++) {
         const int tf32 = strstr(conv_solvers[s], "tf32") != NULL;
         if (generic && tf32) continue;
@@ -802,7 +802,7 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
         tc_plan_destroy(pl);
         TH_END();
     }
-    if (generic) unsetenv("TC_CUDA_CONV_GENERIC");
+    if (generic) unsetenv("TILECONV_CUDA_CONV_GENERIC");
     conv_data_free(&cd);
     free(y);
 }
@@ -814,8 +814,8 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
  * device arrays): operands converted to float32 / channels-first, the
  * solver run, and one output pass y = act(acc + residual) back to the
  * dtype and layout. Each solver forced on such problems, host and device
- * pointers (device calls behind the enqueue gate), against ref.conv /
- * ref.gemm, which run every dtype, layout and epilogue natively on the
+ * pointers (device calls behind the enqueue gate), against ref.conv.loops /
+ * ref.gemm.loops, which run every dtype, layout and epilogue natively on the
  * same rounded inputs. Each output's error is measured against its
  * magnitude sum (the reference of |x|, |w|, |b| plus |residual|; for gemm
  * |alpha| |A| |B| + |beta| |C|): 1e-2 for bfloat16, 2e-3 for float16 (the
@@ -885,7 +885,7 @@ static const ccase scases[] = {
 #define NSC (int)(sizeof scases / sizeof scases[0])
 
 /* one staged conv problem: the operands in the dtype (q*), as float (f*),
- * ref.conv's output and the magnitude sums as float */
+ * ref.conv.loops's output and the magnitude sums as float */
 typedef struct sdata {
     tc_conv_desc d;
     int64_t nx, nw, ny, K;
@@ -919,14 +919,14 @@ static int sdata_make(int ci, const svariant *v, sdata *s) {
     s->nx = nx; s->nw = nw; s->K = c->K;
     tc_plan_options ro;
     tc_plan_options_init(&ro);
-    ro.algorithm = "ref.conv";
+    ro.algorithm = "ref.conv.loops";
     tc_plan *rp = NULL, *mp = NULL;
     tc_conv_desc md = d; /* magnitudes: float32, same layout, no epilogue */
     md.dtype = TC_FLOAT32;
     md.activation = TC_ACT_NONE;
     md.has_residual = 0;
     if (tc_plan_conv(&rp, NULL, &d, &ro) != TC_OK || tc_plan_conv(&mp, NULL, &md, &ro) != TC_OK) {
-        printf("ref.conv plan failed (staged case %d): %s\n", ci, tc_last_error());
+        printf("ref.conv.loops plan failed (staged case %d): %s\n", ci, tc_last_error());
         th_g.failed++;
         tc_plan_destroy(rp);
         return 0;
@@ -958,7 +958,7 @@ static int sdata_make(int ci, const svariant *v, sdata *s) {
     tc_plan_destroy(rp);
     tc_plan_destroy(mp);
     if (st != TC_OK) {
-        printf("ref.conv execute failed (staged case %d): %s\n", ci, tc_last_error());
+        printf("ref.conv.loops execute failed (staged case %d): %s\n", ci, tc_last_error());
         th_g.failed++;
         sdata_free(s);
         return 0;
@@ -1082,7 +1082,7 @@ static void run_conv_staged_all(void) {
  * 8, K past one tile, 1x1, 1D, 3D, groups, stride, dilation) in both dtypes,
  * with and without a residual (in place too) and several activations, host
  * and device pointers (device calls behind the enqueue gate), every tile
- * configuration forced on one layer, against ref.conv run natively on the
+ * configuration forced on one layer, against ref.conv.loops run natively on the
  * same rounded inputs; error as run_conv_staged (of the magnitude sum). */
 static const ccase hcases[] = {
     {2, 2, 24, 40, 1, {13, 11}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
@@ -1130,7 +1130,7 @@ static void run_conv_half_native(int ci, int vi, const char *cfg) {
     d.has_residual = v->res != 0;
     tc_plan_options ro, o;
     tc_plan_options_init(&ro);
-    ro.algorithm = "ref.conv";
+    ro.algorithm = "ref.conv.loops";
     tc_plan_options_init(&o);
     o.algorithm = name;
     tc_plan *rp = NULL, *mp = NULL, *pl = NULL;
@@ -1138,7 +1138,7 @@ static void run_conv_half_native(int ci, int vi, const char *cfg) {
     md.dtype = TC_FLOAT32;
     md.activation = TC_ACT_NONE;
     md.has_residual = 0;
-    if (cfg) setenv("TC_CUDA_HALF_CFG", cfg, 1);
+    if (cfg) setenv("TILECONV_CUDA_HALF_CFG", cfg, 1);
     TH_BEGIN("%s case %d (%dD N%lld C%lld K%lld G%lld) %s %s%s%s", name, ci, c->nsp,
              (long long)c->N, (long long)c->C, (long long)c->K, (long long)c->G,
              tc_dtype_name(v->dt), tc_activation_name(v->act),
@@ -1146,7 +1146,7 @@ static void run_conv_half_native(int ci, int vi, const char *cfg) {
              cfg ? cfg : "");
     tc_status st = tc_plan_conv(&rp, NULL, &d, &ro);
     if (st == TC_OK) st = tc_plan_conv(&mp, NULL, &md, &ro);
-    CHECK(st == TC_OK, "ref.conv plan: %s", tc_last_error());
+    CHECK(st == TC_OK, "ref.conv.loops plan: %s", tc_last_error());
     tc_status pst = tc_plan_conv(&pl, NULL, &d, &o);
     CHECK_STATUS(pst, TC_OK);
     if (st == TC_OK && pst == TC_OK) {
@@ -1172,7 +1172,7 @@ static void run_conv_half_native(int ci, int vi, const char *cfg) {
         for (int64_t i = 0; i < nw; i++) w[i] = fabsf(w[i]);
         for (int64_t i = 0; i < c->K; i++) b[i] = fabsf(b[i]);
         if (st == TC_OK) st = tc_execute_conv(mp, mag, x, w, c->bias ? b : NULL, NULL);
-        CHECK(st == TC_OK, "ref.conv execute: %s", tc_last_error());
+        CHECK(st == TC_OK, "ref.conv.loops execute: %s", tc_last_error());
         from_dtype(ref, qref, ny, v->dt);
         for (int64_t i = 0; i < ny; i++) mag[i] += v->res ? fabsf(res[i]) : 0.f;
         for (int dev = 0; dev < 2 && st == TC_OK; dev++) {
@@ -1223,7 +1223,7 @@ static void run_conv_half_native(int ci, int vi, const char *cfg) {
         free(qx); free(qw); free(qb); free(qr); free(qref); free(qy);
     }
     TH_END();
-    if (cfg) unsetenv("TC_CUDA_HALF_CFG");
+    if (cfg) unsetenv("TILECONV_CUDA_HALF_CFG");
     tc_plan_destroy(rp);
     tc_plan_destroy(mp);
     tc_plan_destroy(pl);
@@ -1260,7 +1260,7 @@ static void run_conv_half_native_all(void) {
 }
 
 /* float16 filters (dense arrays: strided device arrays are refused), the
- * CUDA filter solvers forced, against ref.conv in float16; error against
+ * CUDA filter solvers forced, against ref.conv.loops in float16; error against
  * max|x| * sum|m| (2e-3) */
 static const fcase hfcases[] = {
     {1, 1, {1000}, {3}, 0, TC_OUTPUT_SAME, 0},
@@ -1307,10 +1307,10 @@ static void run_filter_half(int ci, int device_ptrs) {
     for (int64_t i = 0; i < nm; i++) msum += fabs(m[i]);
     tc_plan_options ro;
     tc_plan_options_init(&ro);
-    ro.algorithm = "ref.conv";
+    ro.algorithm = "ref.conv.loops";
     tc_plan *rp = NULL;
     if (tc_plan_filter(&rp, NULL, &d, qm, &ro) != TC_OK) {
-        printf("ref.conv float16 filter plan failed (case %d): %s\n", ci, tc_last_error());
+        printf("ref.conv.loops float16 filter plan failed (case %d): %s\n", ci, tc_last_error());
         th_g.failed++;
         free(x); free(m); free(qx); free(qm);
         return;
@@ -1344,7 +1344,7 @@ static void run_filter_half(int ci, int device_ptrs) {
             if (cudaMalloc(&dx, nx * 2) == cudaSuccess && cudaMalloc(&dy, ny * 2) == cudaSuccess &&
                 cudaMemcpy(dx, qx, nx * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
                 cudaMemset(dy, 0xff, ny * 2) == cudaSuccess) {
-                const int gated = strncmp(filter_solvers[s], "cuda.seed.", 10) && gate_shut();
+                const int gated = !strstr(filter_solvers[s], ".seed-") && gate_shut();
                 rc = tc_execute_filter(pl, dy, dx, NULL);
                 GATE_CHECK(gated);
                 if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
@@ -1384,8 +1384,8 @@ static void run_filter_half_all(void) {
     }
 }
 
-/* float16 GEMM (cuda.gemm, cuda.gemm-tf32: A, B and C staged to float32
- * with their row strides), against ref.gemm in float16; error against
+/* float16 GEMM (cuda.gemm.simt, cuda.gemm.wgmma-tf32: A, B and C staged to float32
+ * with their row strides), against ref.gemm.loops in float16; error against
  * |alpha| |A| |B| + |beta| |C| (2e-3); C's padding columns untouched */
 static const gcase hgcases[] = {
     {17, 33, 9, 0, 0, 0, 1, 0},
@@ -1417,14 +1417,14 @@ static void run_gemm_half(int gi, int device_ptrs) {
              *qref = malloc(nc * 2), *qC = malloc(nc * 2);
     tc_plan_options ro;
     tc_plan_options_init(&ro);
-    ro.algorithm = "ref.gemm";
+    ro.algorithm = "ref.gemm.loops";
     tc_plan *rp = NULL, *mp = NULL;
     tc_gemm_desc md = d;
     md.dtype = TC_FLOAT32;
     md.alpha = fabs(c->alpha);
     md.beta = fabs(c->beta);
     if (tc_plan_gemm(&rp, NULL, &d, &ro) != TC_OK || tc_plan_gemm(&mp, NULL, &md, &ro) != TC_OK) {
-        printf("ref.gemm plan failed: %s\n", tc_last_error());
+        printf("ref.gemm.loops plan failed: %s\n", tc_last_error());
         th_g.failed++;
         tc_plan_destroy(rp);
         goto done;
@@ -1438,7 +1438,7 @@ static void run_gemm_half(int gi, int device_ptrs) {
     tc_execute_gemm(mp, mag, A, B, NULL);
     tc_plan_destroy(rp);
     tc_plan_destroy(mp);
-    static const char *const hsolvers[] = {"cuda.gemm", "cuda.gemm-tf32"};
+    static const char *const hsolvers[] = {"cuda.gemm.simt", "cuda.gemm.wgmma-tf32"};
     for (int s = 0; s < 2; s++) {
         tc_plan_options o;
         tc_plan_options_init(&o);
@@ -1516,7 +1516,7 @@ static void run_gemm_half_all(void) {
  * CTHREADS threads each run one plan CITERS times on their own device
  * buffers, on their own default stream, the output poisoned (NaN bytes)
  * before every execute, with no synchronisation between the calls; each
- * thread's last output must match ref.conv. A call that shared a buffer
+ * thread's last output must match ref.conv.loops. A call that shared a buffer
  * with another thread's call in flight (a plan-owned scratch, a cuFFT
  * work area) would leave a wrong or poisoned output. */
 enum { CTHREADS = 4, CITERS = 6 };
@@ -1598,7 +1598,7 @@ static void *conv_thread(void *arg) {
 /* every CUDA conv solver on two cases (one the fused FFT form takes by
  * default), cuda.conv.fft also with each form forced */
 static void run_conv_concurrent(void) {
-    if (getenv("TC_TEST_CUDA_TFV")) return;
+    if (tc__knob_get(TC__KNOB_TEST_CUDA_TF32_KERNEL)) return;
     const int cases[] = {0, NCC - 2};
     for (int k = 0; k < 2; k++) {
         cdata cd;
@@ -1609,14 +1609,14 @@ static void run_conv_concurrent(void) {
             const char *fused = s < NCS ? NULL : s == NCS ? "0" : "1";
             if (conv_only_solver && strcmp(name, conv_only_solver)) continue;
             const int tf32 = strstr(name, "tf32") != NULL;
-            if (fused) setenv("TC_CUDA_CONV_FFT_FUSED", fused, 1);
+            if (fused) setenv("TILECONV_CUDA_CONV_FFT_FUSED", fused, 1);
             tc_plan_options o;
             tc_plan_options_init(&o);
             o.algorithm = name;
             if (tf32) o.flags |= TC_PLAN_ALLOW_TF32;
             tc_plan *pl = NULL;
             tc_status st = tc_plan_conv(&pl, NULL, &cd.d, &o);
-            if (fused) unsetenv("TC_CUDA_CONV_FFT_FUSED");
+            if (fused) unsetenv("TILECONV_CUDA_CONV_FFT_FUSED");
             if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
             TH_BEGIN("%s%s%s conv case %d: %d threads x %d executes of one plan, device pointers",
                      name, fused ? " fused=" : "", fused ? fused : "", cases[k], CTHREADS, CITERS);
@@ -1636,7 +1636,7 @@ static void run_conv_concurrent(void) {
 }
 
 /* the same for filters: the non-seed filter solvers on a 2D reflect case
- * (a 13 x 11 mask, so cuda.fft applies), CTHREADS threads x CITERS
+ * (a 13 x 11 mask, so cuda.filter.fft applies), CTHREADS threads x CITERS
  * executes of one plan on device pointers */
 typedef struct fthread {
     tresult r;
@@ -1682,14 +1682,14 @@ static void run_filter_concurrent(void) {
     fill(m, MH * MW, &r);
     tc_plan_options ro;
     tc_plan_options_init(&ro);
-    ro.algorithm = "ref.conv";
+    ro.algorithm = "ref.conv.loops";
     tc_plan *rp = NULL;
     if (tc_plan_filter(&rp, NULL, &d, m, &ro) != TC_OK || tc_execute_filter(rp, ref, x, NULL) != TC_OK) {
         printf("filter reference failed: %s\n", tc_last_error());
         th_g.failed++;
     } else {
         for (int si = 0; si < NFS; si++) {
-            if (!strncmp(filter_solvers[si], "cuda.seed.", 10)) continue;
+            if (strstr(filter_solvers[si], ".seed-")) continue;
             tc_plan_options o;
             tc_plan_options_init(&o);
             o.algorithm = filter_solvers[si];
@@ -1721,10 +1721,10 @@ static void run_fallback_checks(void) {
     d.shape[0] = 16; d.shape[1] = 16;
     d.mask_shape[0] = 3; d.mask_shape[1] = 3;
     float m[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-    TH_BEGIN("no GPU: forced cuda.direct fails with TC_ERR_NO_DEVICE or NOT_FOUND");
+    TH_BEGIN("no GPU: forced cuda.filter.direct fails with TC_ERR_NO_DEVICE or NOT_FOUND");
     tc_plan_options o;
     tc_plan_options_init(&o);
-    o.algorithm = "cuda.direct";
+    o.algorithm = "cuda.filter.direct";
     tc_plan *pl = NULL;
     tc_status st = tc_plan_filter(&pl, NULL, &d, m, &o);
     /* NOT_FOUND in a build without CUDA (the solver is not compiled) */
@@ -1763,11 +1763,11 @@ static void run_gpu_api_checks(void) {
     char *buf = malloc(1 << 16);
     tc_status st = tc_cuda_kernel_report(buf, 1 << 16);
     if (CHECK_STATUS(st, TC_OK)) {
-        CHECK(strstr(buf, "cuda.direct") != NULL, "report lacks cuda.direct");
+        CHECK(strstr(buf, "cuda.filter.direct") != NULL, "report lacks cuda.filter.direct");
         CHECK(strstr(buf, "cuda.conv.fft multiply") != NULL, "report lacks cuda.conv.fft");
-        /* tc__cu_max_clusters, as cuda.gemm-tf32's launch asks it */
+        /* tc__cu_max_clusters, as cuda.gemm.wgmma-tf32's launch asks it */
         CHECK(strstr(buf, "clusters of 4 resident: ") != NULL,
-              "report lacks cuda.gemm-tf32's resident 2x2 clusters");
+              "report lacks cuda.gemm.wgmma-tf32's resident 2x2 clusters");
         if (th_g.verbose) fputs(buf, stdout);
     }
     CHECK_STATUS(tc_cuda_kernel_report(buf, 10), TC_ERR_INVALID_ARGUMENT);
@@ -1790,7 +1790,7 @@ static void run_gpu_api_checks(void) {
     tc_plan_destroy(pl);
     TH_END();
 
-    TH_BEGIN("tc_cuda_time_filter times a cuda.direct plan on device data");
+    TH_BEGIN("tc_cuda_time_filter times a cuda.filter.direct plan on device data");
     {
         tc_filter_desc td;
         tc_filter_desc_init(&td);
@@ -1799,7 +1799,7 @@ static void run_gpu_api_checks(void) {
         td.mask_shape[0] = 5; td.mask_shape[1] = 5;
         tc_plan_options to;
         tc_plan_options_init(&to);
-        to.algorithm = "cuda.direct";
+        to.algorithm = "cuda.filter.direct";
         tc_plan *tp = NULL;
         float *tx = malloc(512 * 512 * 4);
         fill(tx, 512 * 512, &r);
@@ -1812,14 +1812,14 @@ static void run_gpu_api_checks(void) {
     }
     TH_END();
 
-    TH_BEGIN("tc_cuda_time_plan times a cuda.gemm plan on device data");
+    TH_BEGIN("tc_cuda_time_plan times a cuda.gemm.simt plan on device data");
     {
         tc_gemm_desc gd;
         tc_gemm_desc_init(&gd);
         gd.m = 300; gd.n = 200; gd.k = 100;
         tc_plan_options to;
         tc_plan_options_init(&to);
-        to.algorithm = "cuda.gemm";
+        to.algorithm = "cuda.gemm.simt";
         tc_plan *tp = NULL;
         float *ta = malloc(300 * 100 * 4), *tb = malloc(100 * 200 * 4);
         fill(ta, 300 * 100, &r);
@@ -1846,7 +1846,7 @@ static void run_gpu_api_checks(void) {
         const int64_t n = 300 * 517;
         tc_plan_options to;
         tc_plan_options_init(&to);
-        to.algorithm = "cuda.direct";
+        to.algorithm = "cuda.filter.direct";
         tc_plan *tp = NULL;
         float *hx = malloc((size_t)n * 4), *h1 = malloc((size_t)n * 4), *h2 = malloc((size_t)n * 4),
               *h3 = malloc((size_t)n * 4);
@@ -1896,7 +1896,7 @@ static void run_gpu_api_checks(void) {
     fill(big, 5000, &r);
     tc_plan_options o;
     tc_plan_options_init(&o);
-    o.algorithm = "cuda.seed.const1d";
+    o.algorithm = "cuda.filter.seed-const1d";
     pl = NULL;
     st = tc_plan_filter(&pl, NULL, &d, big, &o);
     CHECK_STATUS(st, TC_ERR_NOT_APPLICABLE);
@@ -1906,9 +1906,9 @@ static void run_gpu_api_checks(void) {
     TH_END();
 }
 
-/* cuda.gemm-tf32: the planner takes it only under TC_PLAN_ALLOW_TF32 (on a
+/* cuda.gemm.wgmma-tf32: the planner takes it only under TC_PLAN_ALLOW_TF32 (on a
  * device that runs it), and an execute on device arrays that are not
- * 16-byte aligned (its tensor copies cannot read them) runs cuda.gemm's
+ * 16-byte aligned (its tensor copies cannot read them) runs cuda.gemm.simt's
  * kernel and still gives the product. */
 static void run_gemm_tf32_checks(void) {
     tc_gemm_desc d;
@@ -1916,7 +1916,7 @@ static void run_gemm_tf32_checks(void) {
     d.dtype = TC_FLOAT32;
     d.m = 96; d.n = 160; d.k = 72;
     d.lda = d.k; d.ldb = d.n; d.ldc = d.n;
-    TH_BEGIN("gemm planner: cuda.gemm-tf32 only under TC_PLAN_ALLOW_TF32");
+    TH_BEGIN("gemm planner: cuda.gemm.wgmma-tf32 only under TC_PLAN_ALLOW_TF32");
     {
         tc_plan_options o;
         tc_plan_options_init(&o);
@@ -1925,31 +1925,31 @@ static void run_gemm_tf32_checks(void) {
             CHECK(strstr(tc_plan_algorithm(pl), "tf32") == NULL, "fp32 plan chose %s",
                   tc_plan_algorithm(pl));
         tc_plan_destroy(pl);
-        o.algorithm = "cuda.gemm-tf32";
+        o.algorithm = "cuda.gemm.wgmma-tf32";
         pl = NULL;
-        CHECK(tc_plan_gemm(&pl, NULL, &d, &o) != TC_OK, "cuda.gemm-tf32 planned without the flag");
+        CHECK(tc_plan_gemm(&pl, NULL, &d, &o) != TC_OK, "cuda.gemm.wgmma-tf32 planned without the flag");
         tc_plan_destroy(pl);
     }
     TH_END();
 #if TC_TEST_CUDA
     tc_plan_options o;
     tc_plan_options_init(&o);
-    o.algorithm = "cuda.gemm-tf32";
+    o.algorithm = "cuda.gemm.wgmma-tf32";
     o.flags = TC_PLAN_ALLOW_TF32;
     tc_plan *pl = NULL;
     if (tc_plan_gemm(&pl, NULL, &d, &o) != TC_OK) {
-        printf("SKIP cuda.gemm-tf32 unaligned check: %s\n", tc_last_error());
+        printf("SKIP cuda.gemm.wgmma-tf32 unaligned check: %s\n", tc_last_error());
         th_g.skipped++;
         return;
     }
-    TH_BEGIN("cuda.gemm-tf32 on device arrays one float past 16-byte alignment");
+    TH_BEGIN("cuda.gemm.wgmma-tf32 on device arrays one float past 16-byte alignment");
     const int64_t na = d.m * d.lda, nb = d.k * d.ldb, nc = d.m * d.ldc;
     th_rng r = th_rng_for(77);
     float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4), *ref = malloc(nc * 4);
     fill(A, na, &r); fill(B, nb, &r);
     tc_plan_options ro;
     tc_plan_options_init(&ro);
-    ro.algorithm = "ref.gemm";
+    ro.algorithm = "ref.gemm.loops";
     tc_plan *rp = NULL;
     if (CHECK_STATUS(tc_plan_gemm(&rp, NULL, &d, &ro), TC_OK)) {
         tc_execute_gemm(rp, ref, A, B, NULL);
@@ -1982,18 +1982,18 @@ static void run_gemm_tf32_checks(void) {
 #endif
 }
 
-/* The GEMM kernels' other forms on every GEMM case: cuda.gemm-tf32's
- * (TC_CUDA_GEMM_TF32_BM=128/256 rows a block, TC_CUDA_GEMM_TF32_CL=1/2/4
+/* The GEMM kernels' other forms on every GEMM case: cuda.gemm.wgmma-tf32's
+ * (TILECONV_CUDA_GEMM_TF32_BM=128/256 rows a block, TILECONV_CUDA_GEMM_TF32_CL=1/2/4
  * blocks a cluster: 1 x 2 sharing A, 2 x 2 sharing A and B; the cases
  * include odd numbers of m- and n-tiles, so a cluster's last blocks lie
  * past m or n), with its persistent grid as planned and capped at one
- * and three clusters (TC_CUDA_GEMM_TF32_GRID: several tiles a cluster, the
- * stages running on across tiles). Under TC_TEST_QUICK (the sanitizer
+ * and three clusters (TILECONV_CUDA_GEMM_TF32_GRID: several tiles a cluster, the
+ * stages running on across tiles). Under TILECONV_TEST_QUICK (the sanitizer
  * runs: racecheck did not get through the full set in 65-150 s, session
  * 17) the forms run only on cases up to 10M multiply-adds, the capped
  * grids on those up to 100k outputs. The other solvers run again; the
- * variables change only cuda.gemm-tf32. Then every case again with
- * cuda.gemm forced to BK = 16 and 32 (TC_CUDA_GEMM_FP32_BK). */
+ * variables change only cuda.gemm.wgmma-tf32. Then every case again with
+ * cuda.gemm.simt forced to BK = 16 and 32 (TILECONV_CUDA_GEMM_FP32_BK). */
 static void run_gemm_variants(void) {
     static const char *forms[][2] = {{"128", "1"}, {"256", "1"}, {"128", "2"},
                                      {"256", "2"}, {"128", "4"}, {"256", "4"}};
@@ -2004,38 +2004,38 @@ static void run_gemm_variants(void) {
     for (int gr = 0; gr < 5; gr++)
         for (int f = 0; f < 6; f++) {
             if (gr && f != 0 && f != 3 && f != 5) continue; /* the capped grids: one form a cluster size */
-            printf("gemm cases with TC_CUDA_GEMM_TF32_BM=%s TC_CUDA_GEMM_TF32_CL=%s GRID=%s%s\n",
+            printf("gemm cases with TILECONV_CUDA_GEMM_TF32_BM=%s TILECONV_CUDA_GEMM_TF32_CL=%s GRID=%s%s\n",
                    forms[f][0], forms[f][1], grids[gr] ? grids[gr] : "planned",
                    gr >= 3 ? " SPLIT=3" : "");
-            setenv("TC_CUDA_GEMM_TF32_BM", forms[f][0], 1);
-            setenv("TC_CUDA_GEMM_TF32_CL", forms[f][1], 1);
+            setenv("TILECONV_CUDA_GEMM_TF32_BM", forms[f][0], 1);
+            setenv("TILECONV_CUDA_GEMM_TF32_CL", forms[f][1], 1);
             if (grids[gr])
-                setenv("TC_CUDA_GEMM_TF32_GRID", grids[gr], 1);
+                setenv("TILECONV_CUDA_GEMM_TF32_GRID", grids[gr], 1);
             else
-                unsetenv("TC_CUDA_GEMM_TF32_GRID");
+                unsetenv("TILECONV_CUDA_GEMM_TF32_GRID");
             if (gr >= 3)
-                setenv("TC_CUDA_GEMM_TF32_SPLIT", "3", 1);
+                setenv("TILECONV_CUDA_GEMM_TF32_SPLIT", "3", 1);
             else
-                unsetenv("TC_CUDA_GEMM_TF32_SPLIT");
+                unsetenv("TILECONV_CUDA_GEMM_TF32_SPLIT");
             for (int gi = 0; gi < NGC; gi++)
                 if (!th_g.quick || (gcases[gi].m * gcases[gi].n * gcases[gi].k <= 10000000 &&
                                     (!gr || gcases[gi].m * gcases[gi].n <= 100000)))
                     run_gemm_case(gi, 0);
         }
-    unsetenv("TC_CUDA_GEMM_TF32_BM");
-    unsetenv("TC_CUDA_GEMM_TF32_CL");
-    unsetenv("TC_CUDA_GEMM_TF32_GRID");
-    unsetenv("TC_CUDA_GEMM_TF32_SPLIT");
-    /* cuda.gemm at each k depth on every case (by default BK 32 takes k a
+    unsetenv("TILECONV_CUDA_GEMM_TF32_BM");
+    unsetenv("TILECONV_CUDA_GEMM_TF32_CL");
+    unsetenv("TILECONV_CUDA_GEMM_TF32_GRID");
+    unsetenv("TILECONV_CUDA_GEMM_TF32_SPLIT");
+    /* cuda.gemm.simt at each k depth on every case (by default BK 32 takes k a
      * multiple of 32, BK 16 the others) */
     static const char *bks[] = {"16", "32"};
     for (int b = 0; b < 2; b++) {
-        printf("gemm cases with TC_CUDA_GEMM_FP32_BK=%s\n", bks[b]);
-        setenv("TC_CUDA_GEMM_FP32_BK", bks[b], 1);
+        printf("gemm cases with TILECONV_CUDA_GEMM_FP32_BK=%s\n", bks[b]);
+        setenv("TILECONV_CUDA_GEMM_FP32_BK", bks[b], 1);
         for (int gi = 0; gi < NGC; gi++)
             if (!th_g.quick || gcases[gi].m * gcases[gi].n * gcases[gi].k <= 10000000) run_gemm_case(gi, 0);
     }
-    unsetenv("TC_CUDA_GEMM_FP32_BK");
+    unsetenv("TILECONV_CUDA_GEMM_FP32_BK");
 }
 
 /* The planner takes the TF32 kernel only when the flags allow it. */
@@ -2118,10 +2118,10 @@ static void run_conv_planner_checks(void) {
     TH_END();
 
     /* the scratch check can fail: an igemm plan whose reported device
-     * workspace is below 15 partial sums, executed with TC_CUDA_CONV_SHAPE
+     * workspace is below 15 partial sums, executed with TILECONV_CUDA_CONV_SHAPE
      * "64,16" set after planning (72 k-steps of 16 in parts of 5: S = 15),
      * is an internal error */
-    TH_BEGIN("device scratch over the plan's report is caught (TC_CUDA_CHECK_SCRATCH)");
+    TH_BEGIN("device scratch over the plan's report is caught (TILECONV_CUDA_CHECK_SCRATCH)");
     {
         tc_plan_options o;
         tc_plan_options_init(&o);
@@ -2135,9 +2135,9 @@ static void run_conv_planner_checks(void) {
                 th_rng r = th_rng_for(77);
                 fill(x, nx, &r);
                 fill(w, nw, &r);
-                setenv("TC_CUDA_CONV_SHAPE", "64,16", 1);
+                setenv("TILECONV_CUDA_CONV_SHAPE", "64,16", 1);
                 tc_status st = tc_execute_conv(pl, y, x, w, NULL, NULL);
-                unsetenv("TC_CUDA_CONV_SHAPE");
+                unsetenv("TILECONV_CUDA_CONV_SHAPE");
                 CHECK(st == TC_ERR_INTERNAL && strstr(tc_last_error(), "device scratch"),
                       "status %d (%s), expected the scratch check", (int)st, tc_last_error());
                 free(x); free(w); free(y);
@@ -2152,7 +2152,7 @@ static void run_conv_planner_checks(void) {
 }
 
 /* cuda.conv.igemm-tf32's kernel forms beside the default one (the tiled
- * kernel's register-staged mma.sync form), forced through TC_CUDA_CONV_TFV
+ * kernel's register-staged mma.sync form), forced through TILECONV_CUDA_CONV_TF32_KERNEL
  * on every conv case (src/cuda/conv/igemm_select.cu): 1 the tiled
  * mma.sync form with the cp.async gather and, where the device runs
  * sm_90a code, the wgmma kernels: 4 the tiled wgmma form, 7 the shifted
@@ -2167,57 +2167,57 @@ static void run_conv_planner_checks(void) {
  * sm_90a image, TFV=4, 7 and 8 run the default form again. */
 static void run_conv_tf32_variants(void) {
     static const char *vs[] = {"1", "4", "7", "8", "11", "12", "13"};
-    /* TC_TEST_CUDA_TFV=V: that variant alone (sanitizer runs of one kernel) */
-    const char *only = getenv("TC_TEST_CUDA_TFV");
-    /* a single non-TF32 solver (TC_TEST_CUDA_CONV_SOLVER, sanitizer runs):
+    /* TILECONV_TEST_CUDA_TF32_KERNEL=V: that variant alone (sanitizer runs of one kernel) */
+    const char *only = tc__knob_get(TC__KNOB_TEST_CUDA_TF32_KERNEL);
+    /* a single non-TF32 solver (TILECONV_TEST_CUDA_CONV_SOLVER, sanitizer runs):
      * the variants do not change it, so its cases would only repeat */
     if (conv_only_solver && !strstr(conv_only_solver, "tf32")) return;
     for (int v = 0; v < (int)(sizeof vs / sizeof vs[0]); v++) {
         if (only && strcmp(only, vs[v])) continue;
-        printf("conv cases with TC_CUDA_CONV_TFV=%s\n", vs[v]);
-        setenv("TC_CUDA_CONV_TFV", vs[v], 1);
+        printf("conv cases with TILECONV_CUDA_CONV_TF32_KERNEL=%s\n", vs[v]);
+        setenv("TILECONV_CUDA_CONV_TF32_KERNEL", vs[v], 1);
         /* the 1x1 stream with 3 blocks along the tiles: several tiles a
          * block, the stages running across tile boundaries */
-        if (v >= 4) setenv("TC_CUDA_CONV_V9GRID", "3", 1);
+        if (v >= 4) setenv("TILECONV_CUDA_CONV_GRID", "3", 1);
         /* the depth ring (TFV=13, on the 2D layers too): two output planes an item,
          * so that the items and the plane ring wrap within a block */
-        if (!strcmp(vs[v], "13")) setenv("TC_CUDA_CONV_V11DS", "2", 1);
+        if (!strcmp(vs[v], "13")) setenv("TILECONV_CUDA_CONV_RING_PLANES", "2", 1);
         for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
-        unsetenv("TC_CUDA_CONV_V9GRID");
-        unsetenv("TC_CUDA_CONV_V11DS");
+        unsetenv("TILECONV_CUDA_CONV_GRID");
+        unsetenv("TILECONV_CUDA_CONV_RING_PLANES");
     }
-    unsetenv("TC_CUDA_CONV_TFV");
+    unsetenv("TILECONV_CUDA_CONV_TF32_KERNEL");
 }
 
-/* cuda.conv.fft in chunks of two images (TC_CUDA_CONV_FFT_NB): several
+/* cuda.conv.fft in chunks of two images (TILECONV_CUDA_CONV_FFT_NB): several
  * chunks, and a short last one (N = 3, 9), on every conv case; then every
  * conv case under each of the product's three forms
- * (TC_CUDA_CONV_FFT_TILE), whichever the geometry would pick; then with
+ * (TILECONV_CUDA_CONV_FFT_TILE), whichever the geometry would pick; then with
  * the fused transforms forced on where they fit and off
- * (TC_CUDA_CONV_FFT_FUSED) */
+ * (TILECONV_CUDA_CONV_FFT_FUSED) */
 static void run_conv_fft_chunks(void) {
-    if (getenv("TC_TEST_CUDA_TFV")) return;
+    if (tc__knob_get(TC__KNOB_TEST_CUDA_TF32_KERNEL)) return;
     const char *only = conv_only_solver;
     if (only && strcmp(only, "cuda.conv.fft")) return;
-    printf("conv cases: cuda.conv.fft with TC_CUDA_CONV_FFT_NB=2\n");
-    setenv("TC_CUDA_CONV_FFT_NB", "2", 1);
+    printf("conv cases: cuda.conv.fft with TILECONV_CUDA_CONV_FFT_NB=2\n");
+    setenv("TILECONV_CUDA_CONV_FFT_NB", "2", 1);
     conv_only_solver = "cuda.conv.fft";
     for (int ci = 0; ci < NCC; ci++)
         if (ccases[ci].N > 2) run_conv_case(ci, 0, 0);
-    unsetenv("TC_CUDA_CONV_FFT_NB");
+    unsetenv("TILECONV_CUDA_CONV_FFT_NB");
     static const char *tiles[] = {"big", "small", "direct"};
     for (int t = 0; t < 3; t++) {
-        printf("conv cases: cuda.conv.fft with TC_CUDA_CONV_FFT_TILE=%s\n", tiles[t]);
-        setenv("TC_CUDA_CONV_FFT_TILE", tiles[t], 1);
+        printf("conv cases: cuda.conv.fft with TILECONV_CUDA_CONV_FFT_TILE=%s\n", tiles[t]);
+        setenv("TILECONV_CUDA_CONV_FFT_TILE", tiles[t], 1);
         for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
     }
-    unsetenv("TC_CUDA_CONV_FFT_TILE");
+    unsetenv("TILECONV_CUDA_CONV_FFT_TILE");
     /* the fused 64 x 64 transforms on every 2D case they fit (E <= 64),
      * and cuFFT on the cases that take them by default */
     static const char *fused[] = {"1", "0"};
     for (int f = 0; f < 2; f++) {
-        printf("conv cases: cuda.conv.fft with TC_CUDA_CONV_FFT_FUSED=%s\n", fused[f]);
-        setenv("TC_CUDA_CONV_FFT_FUSED", fused[f], 1);
+        printf("conv cases: cuda.conv.fft with TILECONV_CUDA_CONV_FFT_FUSED=%s\n", fused[f]);
+        setenv("TILECONV_CUDA_CONV_FFT_FUSED", fused[f], 1);
         for (int ci = 0; ci < NCC; ci++) {
             /* quick (the sanitizers): up to 2048 planes (a block each in
              * the fused kernels; racecheck did not finish the 512-channel
@@ -2227,22 +2227,39 @@ static void run_conv_fft_chunks(void) {
             run_conv_case(ci, 0, 0);
         }
     }
-    unsetenv("TC_CUDA_CONV_FFT_FUSED");
+    unsetenv("TILECONV_CUDA_CONV_FFT_FUSED");
     conv_only_solver = only;
+}
+
+/* every CUDA solver of the registry (src/core/registry.c) is in one of the
+ * lists above, so that a new one cannot go untested */
+static void check_lists_cover_registry(void) {
+    TH_BEGIN("the solver lists cover the registry's CUDA solvers");
+    for (int i = 0; i < tc_algorithm_count(); i++) {
+        tc_algorithm_info ai;
+        if (tc_algorithm_get(i, &ai) != TC_OK || ai.backend != TC_BACKEND_CUDA) continue;
+        int found = !strcmp(ai.name, "cuda.conv.igemm-half"); /* run_conv_half_native_all */
+        for (int s = 0; s < NFS && !found; s++) found = !strcmp(ai.name, filter_solvers[s]);
+        for (int s = 0; s < NGS && !found; s++) found = !strcmp(ai.name, gemm_solvers[s]);
+        for (int s = 0; s < NCS && !found; s++) found = !strcmp(ai.name, conv_solvers[s]);
+        CHECK(found, "%s is in none of test_cuda's solver lists", ai.name);
+    }
+    TH_END();
 }
 
 int main(int argc, char **argv) {
     th_init(argc, argv);
-    conv_only_solver = getenv("TC_TEST_CUDA_CONV_SOLVER");
+    check_lists_cover_registry();
+    conv_only_solver = tc__knob_get(TC__KNOB_TEST_CUDA_CONV_SOLVER);
     if (conv_only_solver && !conv_only_solver[0]) conv_only_solver = NULL; /* set but empty */
     /* batched host-array filters run chunk by chunk on two streams
      * (transfers overlapped with compute); one batch item per chunk here,
      * so every batched host case takes that path */
-    setenv("TC_CUDA_CHUNK_BYTES", "1", 0);
+    setenv("TILECONV_CUDA_CHUNK_BYTES", "1", 0);
     /* every execute checks that it took no more device scratch than its
      * plan reports (tc_plan_device_workspace_size): an internal error
      * fails the case */
-    setenv("TC_CUDA_CHECK_SCRATCH", "1", 0);
+    setenv("TILECONV_CUDA_CHECK_SCRATCH", "1", 0);
     int ndev = tc_cuda_device_count();
     int ngpu_solvers = 0;
     for (int i = 0; i < tc_algorithm_count(); i++) {
@@ -2261,9 +2278,9 @@ int main(int argc, char **argv) {
     }
     printf("%d CUDA device(s), %d CUDA algorithms available\n", ndev, ngpu_solvers);
     int quick = th_g.quick;
-    /* TC_TEST_CUDA_GEMM_ONLY=1: the GEMM cases alone (sanitizer runs of
+    /* TILECONV_TEST_CUDA_GEMM_ONLY=1: the GEMM cases alone (sanitizer runs of
      * the GEMM kernels) */
-    const char *gemm_only = getenv("TC_TEST_CUDA_GEMM_ONLY");
+    const char *gemm_only = tc__knob_get(TC__KNOB_TEST_CUDA_GEMM_ONLY);
     if (gemm_only && gemm_only[0] == '1') {
         for (int gi = 0; gi < NGC; gi++) {
             /* quick (the sanitizers): cases up to 10M multiply-adds */
@@ -2279,20 +2296,20 @@ int main(int argc, char **argv) {
         printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
         return th_finish();
     }
-    /* TC_TEST_CUDA_CONV_ONLY=1: the conv-layer cases alone (sanitizer runs
+    /* TILECONV_TEST_CUDA_CONV_ONLY=1: the conv-layer cases alone (sanitizer runs
      * of the conv kernels) */
-    const char *conv_only = getenv("TC_TEST_CUDA_CONV_ONLY");
+    const char *conv_only = tc__knob_get(TC__KNOB_TEST_CUDA_CONV_ONLY);
     if (conv_only && conv_only[0] == '1') {
-        /* with TC_TEST_CUDA_TFV set, that TF32 variant's loop alone */
-        for (int ci = 0; ci < NCC && !getenv("TC_TEST_CUDA_TFV"); ci++) {
+        /* with TILECONV_TEST_CUDA_TF32_KERNEL set, that TF32 variant's loop alone */
+        for (int ci = 0; ci < NCC && !tc__knob_get(TC__KNOB_TEST_CUDA_TF32_KERNEL); ci++) {
             run_conv_case(ci, 0, 0);
 #if TC_TEST_CUDA
             run_conv_case(ci, 1, 0);
 #endif
             if (!quick) run_conv_case(ci, 0, 1);
         }
-        if (!getenv("TC_TEST_CUDA_TFV")) run_conv_staged_all();
-        if (!getenv("TC_TEST_CUDA_TFV")) run_conv_half_native_all();
+        if (!tc__knob_get(TC__KNOB_TEST_CUDA_TF32_KERNEL)) run_conv_staged_all();
+        if (!tc__knob_get(TC__KNOB_TEST_CUDA_TF32_KERNEL)) run_conv_half_native_all();
         run_conv_tf32_variants();
         run_conv_fft_chunks();
 #if TC_TEST_CUDA
@@ -2323,21 +2340,21 @@ int main(int argc, char **argv) {
     run_filter_concurrent();
 #endif
     run_filter_half_all();
-    /* every cuda.direct kernel variant, tuning alternatives included (the
+    /* every cuda.filter.direct kernel variant, tuning alternatives included (the
      * planner takes only some of them), forced through
-     * TC_CUDA_DIRECT_VARIANT on the cases it applies to: constant and
+     * TILECONV_CUDA_DIRECT_VARIANT on the cases it applies to: constant and
      * reflect, host pointers */
-    if (!getenv("TC_CUDA_DIRECT_VARIANT")) {
-        only_solver = "cuda.direct";
+    if (!tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT)) {
+        only_solver = "cuda.filter.direct";
         for (int v = 0; v < 128; v++) {
             char ev[16];
             snprintf(ev, sizeof ev, "%d", v);
-            setenv("TC_CUDA_DIRECT_VARIANT", ev, 1);
+            setenv("TILECONV_CUDA_DIRECT_VARIANT", ev, 1);
             for (int ci = 0; ci < NFC; ci++)
                 for (int mi = 0; mi < 5; mi += 2)
                     if (!quick || mi == 0) run_filter_case(ci, mi, 0);
         }
-        unsetenv("TC_CUDA_DIRECT_VARIANT");
+        unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
         only_solver = NULL;
     }
     for (int gi = 0; gi < NGC; gi++) {

@@ -321,8 +321,8 @@ static int single_level(void) {
             m3[3] = {3, 2, 3};
     for (int mode = 0; mode < 5; mode++) {
         run(2, s2, m2, (tc_mode)mode, TC_FILTER_CONVOLVE, mode % 3 - 1, TC_FLOAT32,
-            "cpu.direct.halo", (decomp){0});
-        run(3, s3, m3, (tc_mode)mode, TC_FILTER_CORRELATE, 1, TC_FLOAT64, "cpu.direct.halo",
+            "cpu.filter.direct-halo", (decomp){0});
+        run(3, s3, m3, (tc_mode)mode, TC_FILTER_CORRELATE, 1, TC_FLOAT64, "cpu.filter.direct-halo",
             (decomp){0});
     }
     long pr = 0;
@@ -353,7 +353,7 @@ int main(int argc, char **argv) {
                    : "MPI_Init_thread: below MPI_THREAD_SERIALIZED (no progress threads)");
     single_mode = single;
     if (single) return single_level();
-    const char *algos[] = {"cpu.direct.halo", "ref.conv.loops"};
+    const char *algos[] = {"cpu.filter.direct-halo", "ref.conv.loops"};
     int g[16][3];
     /* every grid, every mode, both kinds; sizes that do not divide evenly */
     for (int a = 0; a < 2; a++)
@@ -406,7 +406,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < tc_algorithm_count(); i++) {
         tc_algorithm_info ai;
         if (tc_algorithm_get(i, &ai) != TC_OK || !ai.available) continue;
-        if (strcmp(ai.name, "cpu.direct.avx512") && strcmp(ai.name, "cpu.direct.avx2")) continue;
+        if (strcmp(ai.name, "cpu.filter.direct-avx512") && strcmp(ai.name, "cpu.filter.direct-avx2")) continue;
         int64_t s2[3] = {64 + size, 45, 1}, m2[3] = {5, 5, 1};
         int n2 = grids(g, 2, s2);
         for (int k = 0; k < n2; k++)

@@ -1620,7 +1620,7 @@ static void concurrency_cases(void) {
     }
 }
 
-/* Row position (cpu.direct.avx2 / .avx512): an output row must get the same
+/* Row position (cpu.filter.direct-avx2 / .avx512): an output row must get the same
  * value whatever row block it falls in (a 4-row block, a 2-3-row remainder,
  * the one-row path). The rows [r0, r0 + k) of a whole-array run against a
  * run on the input rows [r0 - b, r0 + k + a) only (b, a: the window's reach
@@ -1631,7 +1631,7 @@ static void concurrency_cases(void) {
  * 5, AVX-512 9) and float32 (AVX2 9, AVX-512 17). */
 static long g_nrowpos;
 static void row_position_cases(void) {
-    static const char *const algos[] = {"cpu.direct.avx2", "cpu.direct.avx512"};
+    static const char *const algos[] = {"cpu.filter.direct-avx2", "cpu.filter.direct-avx512"};
     static const struct {
         int nd;
         int64_t n[3], m[3], org[3];

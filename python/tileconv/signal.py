@@ -6,7 +6,7 @@ checks them against scipy).
 method: 'auto' and 'direct' let tileconv's planner choose (its direct,
 separable, low-rank or FFT algorithms, by cost: the planner may take the
 FFT for a large mask even under 'direct'), 'fft' forces the FFT algorithm
-(cpu.fft.fftw). fftconvolve and oaconvolve always use the FFT
+(cpu.filter.fft). fftconvolve and oaconvolve always use the FFT
 (tileconv's FFT is overlap-save in blocks, which is what oaconvolve asks
 for). Up to 3 convolved axes; fftconvolve / oaconvolve take `axes`, the
 other axes being batch axes (broadcast as scipy does).
@@ -15,7 +15,7 @@ Device arrays (CuPy arrays, torch CUDA tensors): every function runs on
 the device with the result of in1's framework (in2 may be on the device
 or the host; it is the library's mask, copied to the host for the plan);
 padding, slicing, batching and casts use the framework's arrays.
-method='fft' takes cuda.fft there, and the NaN / inf warning is not
+method='fft' takes cuda.filter.fft there, and the NaN / inf warning is not
 checked (it would need a device -> host transfer). float16 inputs give
 float16 results, computed with float32 accumulation (as cupyx).
 """
@@ -33,7 +33,7 @@ __all__ = ["convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "
 
 _CONVOLVE, _CORRELATE = 0, 1
 _FULL, _VALID = 1, 2
-_FFT_ALGO = "cpu.fft.fftw"
+_FFT_ALGO = "cpu.filter.fft"
 
 
 def _plan(x, mask, kind, output, algo):
@@ -103,7 +103,7 @@ def _exec_dev(be, x, w, kind, output, algo, dt):
     xc = be.contiguous(be.astype(x, dt))
     m = np.ascontiguousarray(w, dtype=np.float32 if dt == np.float16 else dt)
     if algo is not None and be.plan_backend == 1:
-        algo = "cuda.fft"
+        algo = "cuda.filter.fft"
     thr = 0
     xs = be.shape(xc)
     key = ("signal-dev", be.name, be.plan_backend, be.device_key(xc), dt.char, xs, m.shape,

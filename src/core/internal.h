@@ -144,7 +144,7 @@ typedef struct tc__args {
 struct tc__cu_report; /* src/cuda/cuda_report.cu */
 
 typedef struct tc__solver {
-    const char *name;     /* "cpu.direct.halo": backend.family.variant */
+    const char *name;     /* "cpu.filter.direct-halo": backend.family.variant */
     tc_backend backend;
     unsigned ops;         /* TC_OP_* bit set */
     const char *summary;  /* one sentence for `tileconv info` */

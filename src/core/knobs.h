@@ -150,7 +150,9 @@
     X(TEST_CUDA_GEMM_ONLY, "TILECONV_TEST_CUDA_GEMM_ONLY", "TC_TEST_CUDA_GEMM_ONLY", "0",       \
       "tests", "1: test_cuda's GEMM cases alone")                                               \
     X(TEST_FUZZ_VERBOSE, "TILECONV_TEST_FUZZ_VERBOSE", "FUZZ_DESC_VERBOSE", "unset", "tests",   \
-      "set: fuzz_desc prints each input")
+      "set: fuzz_desc prints each input")                                                      \
+    X(TEST_GPU_ON_CPU, "TILECONV_GPU_TESTS_ON_CPU", NULL, "0", "tests",                         \
+      "1: tests/python/test_gpu_ndimage.py runs on torch CPU tensors (read by Python)")
 
 enum {
 #define TC__KNOB_ENUM(id, name, old, def, reader, meaning) TC__KNOB_##id,

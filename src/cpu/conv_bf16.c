@@ -335,7 +335,7 @@ static void bf_copy_rows(void *arg, int64_t b, int64_t e, int tid) {
     }
 }
 
-/* The padded channels-last copy for cpu.conv.winograd2-bf16
+/* The padded channels-last copy for cpu.conv.winograd-f2-bf16
  * (conv_bf16_winograd.c): extents X, each group's channels padded to Cgp. */
 void tc__bf16_pad_copy(const tc__args *a, const int64_t X[3], int64_t Cgp, uint16_t *dst) {
     bf_geom g;

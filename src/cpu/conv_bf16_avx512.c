@@ -276,7 +276,7 @@ int tc__bf16_any_nonfinite(const uint16_t *s, int64_t n) {
     return hit != 0;
 }
 
-/* Winograd F(2x2, 3x3) transforms of cpu.conv.winograd2-bf16
+/* Winograd F(2x2, 3x3) transforms of cpu.conv.winograd-f2-bf16
  * (conv_bf16_winograd.c), in fp32.
  * Input: the 4x4 pixels at src (row stride rs, pixel stride ps) to
  * V[pos * vs + ...] = (B^T d B)[pos] rounded to bf16, 32 channels a step:

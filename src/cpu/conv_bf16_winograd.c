@@ -1,5 +1,5 @@
 /* conv_bf16_winograd.c - bfloat16 3x3 layers by Winograd F(2x2, 3x3) on
- * AVX512-BF16 (solver "cpu.conv.winograd2-bf16").
+ * AVX512-BF16 (solver "cpu.conv.winograd-f2-bf16").
  *
  * Each 2x2 output tile is A^T [ (G g G^T) . (B^T d B) ] A over its 4x4
  * input tile d: 16 products per (input, output channel) pair where the
@@ -238,8 +238,8 @@ static void wg_items(void *arg, int64_t b, int64_t e, int tid) {
 
 static tc_status wg_execute(const tc__args *a) {
     const tc__problem *p = a->p;
-    if (!wg_available()) return tc__error(TC_ERR_UNSUPPORTED, "cpu.conv.winograd2-bf16: needs AVX512-BF16");
-    if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.winograd2-bf16: weights not packed");
+    if (!wg_available()) return tc__error(TC_ERR_UNSUPPORTED, "cpu.conv.winograd-f2-bf16: needs AVX512-BF16");
+    if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.winograd-f2-bf16: weights not packed");
     wg_geom g;
     wg_geom_make(p, &g);
     tc__bf16_pad_copy(a, g.X, g.Cgp, (uint16_t *)a->ws);
@@ -268,7 +268,7 @@ static double wg_estimate(const tc__problem *p, const tc__env *env) {
 }
 
 const tc__solver tc__solver_cpu_conv_winograd2_bf16 = {
-    .name = "cpu.conv.winograd2-bf16",
+    .name = "cpu.conv.winograd-f2-bf16",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_CONV,
     .summary = "bfloat16 3x3 stride-1 layers by Winograd F(2x2,3x3): fp32 transforms rounded to bf16, 16 GEMMs on the vdpbf16ps micro-kernel, fused bias + activation + residual; 2.25x fewer products than direct.",

@@ -162,7 +162,7 @@ static tc_status halo_execute(const tc__args *a) {
 }
 
 const tc__solver tc__solver_cpu_direct_halo = {
-    .name = "cpu.direct.halo",
+    .name = "cpu.filter.direct-halo",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_FILTER | TC_OP_CONV,
     .summary = "Direct loops over a padded halo copy of the input (boundary resolved once).",

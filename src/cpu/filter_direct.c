@@ -2,16 +2,16 @@
  * problem (TC_OP_FILTER: N independent 1D/2D/3D images, stride 1), every
  * boundary mode, float32 and float64:
  *
- *   cpu.direct.avx512   4 rows x 4 zmm register blocks (filter_direct_avx512.c)
- *   cpu.direct.avx2     4 rows x 2 ymm register blocks (filter_direct_avx2.c)
- *   cpu.direct.scalar   the same tiling with a plain C kernel (any x86/other)
+ *   cpu.filter.direct-avx512   4 rows x 4 zmm register blocks (filter_direct_avx512.c)
+ *   cpu.filter.direct-avx2     4 rows x 2 ymm register blocks (filter_direct_avx2.c)
+ *   cpu.filter.direct-scalar   the same tiling with a plain C kernel (any x86/other)
  *
  * They share this driver and differ only in the row-block kernel
  * (filter_direct.h), so they are three registry entries: each is tested and
  * can be forced on machines that have more than its ISA.
  *
  * Two paths share the tiling below: plain rows (this file; the kernel reads
- * the caller's rows at every tap offset) and, for cpu.direct.avx512 with
+ * the caller's rows at every tap offset) and, for cpu.filter.direct-avx512 with
  * large masks, lane-interleaved rows (filter_direct_lanes.c: aligned loads
  * only, at the price of in-register transposes).
  *
@@ -105,7 +105,7 @@ int64_t tc__fd_l2_bytes(void) {
 #ifdef _SC_LEVEL2_CACHE_SIZE
     l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
 #endif
-    const char *env = getenv("TILECONV_L2_BYTES"); /* tests: force small tiles */
+    const char *env = tc__knob_get(TC__KNOB_L2_BYTES); /* tests: force small tiles */
     if (env && atol(env) > 0) l2 = atol(env);
     v = l2 >= (16 << 10) ? (int64_t)l2 : (int64_t)(1 << 20);
     if (v > (8 << 20)) v = 8 << 20;
@@ -168,7 +168,7 @@ static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
         tc__fdl_geometry(p, s);
         return;
     }
-    const char *ring_env = getenv("TILECONV_FD_RING"); /* tests: 0 = pieces */
+    const char *ring_env = tc__knob_get(TC__KNOB_FD_RING); /* tests: 0 = pieces */
     if (s->m0 > 1 && !(ring_env && ring_env[0] == '0')) {
         fd_ring_geometry(p, s);
         return;
@@ -623,12 +623,12 @@ static double fd_estimate(const tc__problem *p, const tc__env *e, const fd_isa *
         .execute = fd_execute,                                                \
     };
 
-FD_SOLVER(avx512, 0.6, "cpu.direct.avx512",
+FD_SOLVER(avx512, 0.6, "cpu.filter.direct-avx512",
           "Direct filter, AVX-512 4-row x 64-lane register blocks, L2 tiles, "
           "boundary by row pointers and edge copies.")
-FD_SOLVER(avx2, 0.55, "cpu.direct.avx2",
+FD_SOLVER(avx2, 0.55, "cpu.filter.direct-avx2",
           "Direct filter, AVX2 4-row x 16-lane register blocks, L2 tiles, "
           "boundary by row pointers and edge copies.")
-FD_SOLVER(scalar, 0.5, "cpu.direct.scalar",
+FD_SOLVER(scalar, 0.5, "cpu.filter.direct-scalar",
           "Direct filter, plain C row blocks (any CPU), L2 tiles, boundary by "
           "row pointers and edge copies.")

@@ -1,4 +1,4 @@
-/* filter_direct_lanes.c - the lane-interleaved path of cpu.direct.avx512.
+/* filter_direct_lanes.c - the lane-interleaved path of cpu.filter.direct-avx512.
  *
  * Why: the plain kernel loads input vectors at every tap offset x + r2, so
  * 15 of 16 loads straddle two cache lines (and some a page); on the
@@ -35,7 +35,7 @@ static int64_t fl_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t fl_r64(size_t v) { return (v + 63) & ~(size_t)63; }
 
 int tc__fdl_wanted(const tc__problem *p) {
-    const char *force = getenv("TILECONV_FD_LANES"); /* tests: 0 or 1 */
+    const char *force = tc__knob_get(TC__KNOB_FD_LANES); /* tests: 0 or 1 */
     if (force && (force[0] == '0' || force[0] == '1') && !force[1])
         return force[0] == '1';
     const int64_t L = p->dtype == TC_FLOAT64 ? 8 : 16;

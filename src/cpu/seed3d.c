@@ -1,12 +1,12 @@
 /* seed3d.c - seed 003's 3D convolution ("3D convolution project report",
  * CPU part) as two solvers, for comparison with cpu.direct.*:
  *
- *   cpu.seed3d.avx-rowshift  single thread. Each input row is multiplied by
+ *   cpu.filter.seed3d-rowshift  single thread. Each input row is multiplied by
  *       each mask weight 8 floats at a time (256-bit AVX), the products of
  *       one mask row are accumulated, shifted by their tap offset, into a
  *       row-length temp array, and the temp row is added into the output
  *       row it belongs to ("push" form: an input row feeds K*K output rows).
- *   cpu.seed3d.zsplit  the multi-threaded version: input planes are split
+ *   cpu.filter.seed3d-zsplit  the multi-threaded version: input planes are split
  *       along z over threads; instead of locking the shared output, each
  *       contribution goes to one of K private output copies, summed at the
  *       end with AVX. The report picks the copy by thread id; here it is
@@ -66,7 +66,7 @@ static void s3_push_plane(const tc__problem *p, const float *x, const float *w,
         }
 }
 
-/* ---------------- cpu.seed3d.avx-rowshift ---------------- */
+/* ---------------- cpu.filter.seed3d-rowshift ---------------- */
 static float *s3_direct_plane(void *ctx, int64_t n, int64_t oz) {
     const tc__args *a = ctx;
     const tc__problem *p = a->p;
@@ -96,7 +96,7 @@ static tc_status rs_execute(const tc__args *a) {
 }
 
 const tc__solver tc__solver_cpu_seed3d_rowshift = {
-    .name = "cpu.seed3d.avx-rowshift",
+    .name = "cpu.filter.seed3d-rowshift",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_FILTER,
     .summary = "Seed 003: single-thread AVX row-shift 3D convolution (odd cubic "
@@ -108,7 +108,7 @@ const tc__solver tc__solver_cpu_seed3d_rowshift = {
     .execute = rs_execute,
 };
 
-/* ---------------- cpu.seed3d.zsplit ---------------- */
+/* ---------------- cpu.filter.seed3d-zsplit ---------------- */
 typedef struct zs_job {
     const tc__args *a;
     float *copies;   /* K copies of the output */
@@ -198,7 +198,7 @@ static tc_status zs_execute(const tc__args *a) {
 }
 
 const tc__solver tc__solver_cpu_seed3d_zsplit = {
-    .name = "cpu.seed3d.zsplit",
+    .name = "cpu.filter.seed3d-zsplit",
     .backend = TC_BACKEND_CPU,
     .ops = TC_OP_FILTER,
     .summary = "Seed 003: threads split along z, K private output copies "

@@ -81,7 +81,7 @@ static tc_status launchg(const tc__args *a, const tc__cu_bufs *b) {
         else
             seed_gemm_naive<<<dim3((unsigned)gx, gny), dim3(SEEDG_TILE, SEEDG_TILE), 0, b->s>>>(
                 (const float *)b->x, (const float *)b->w, (float *)b->y, g, gy0);
-        TC_CU_LAUNCH("cuda.seed.gemm");
+        TC_CU_LAUNCH("cuda.gemm.seed");
     })
     return TC_OK;
 }

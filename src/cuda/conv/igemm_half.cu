@@ -417,9 +417,9 @@ static hgp hg_params(const tc__problem *p) {
  * 256@14 (98 tiles of 128) 34 us in cfg 2 against 42 in cfg 0; 3x3 128@28
  * (196) 40 against 36; 3x3 512@7 (52) 57 against 49; cfg 1 (BN 64, one
  * block an SM, 8 stages) was never faster than cfg 0 there.
- * TC_CUDA_HALF_CFG=0/1/2 forces one (tests, tuning) */
+ * TILECONV_CUDA_HALF_CFG=0/1/2 forces one (tests, tuning) */
 static int hg_cfg(const tc__problem *p, const hgp &q) {
-    const char *f = getenv("TC_CUDA_HALF_CFG");
+    const char *f = tc__knob_get(TC__KNOB_CUDA_HALF_CFG);
     if (f && f[0] >= '0' && f[0] < '0' + HG_NCFG && !f[1]) return f[0] - '0';
     const tc__cu_device *d = tc__cu_dev();
     const int64_t sms = d ? d->sms : 132, mt = tc__cu_div_up(q.M, HG_BM);
@@ -622,6 +622,27 @@ static size_t hg_device_ws(const tc__problem *p, const tc__env *e, const void *s
            (p->has_bias ? (size_t)p->K * sizeof(uint16_t) : 0);
 }
 
+/* the conv kernel of each tile configuration, float16 and bfloat16, with
+ * and without 16-byte output stores, at its shared memory; the copies */
+void hg_report(tc__cu_report *r) {
+    for (int cfg = 0; cfg < HG_NCFG; cfg++)
+        for (int bf = 0; bf < 2; bf++)
+            for (int vec = 0; vec < 2; vec++) {
+                const void *k = (const void *)hg_tab[cfg][bf][vec];
+                (void)cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)hg_smem(cfg));
+                (void)cudaGetLastError();
+                char name[96];
+                snprintf(name, sizeof name, "cuda.conv.igemm-half %dx%d %d stages %s%s", HG_BM,
+                         hg_cfg_bn[cfg], hg_cfg_st[cfg], bf ? "bf16" : "f16", vec ? " vec8" : "");
+                tc__cu_report_kernel(r, name, k, HG_THREADS, hg_smem(cfg));
+            }
+    tc__cu_report_kernel(r, "cuda.conv.igemm-half weight pack", (const void *)k_hg_wpack, 256, 0);
+    tc__cu_report_kernel(r, "cuda.conv.igemm-half weight pack rows", (const void *)k_hg_wpack_row,
+                         256, 0);
+    tc__cu_report_kernel(r, "cuda.conv.igemm-half merge", (const void *)k_hg_merge, 256, 0);
+}
+
 } // namespace
 
 TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half) = {
@@ -635,4 +656,5 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half) = {
     .execute = hg_execute,
     .device_workspace = hg_device_ws,
     .caps = TC__CAP_ALL,
+    .report = hg_report,
 };
