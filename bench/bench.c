@@ -26,7 +26,7 @@
 #include "args.h"
 #include "../src/core/knobs.h" /* the environment knobs */
 #include "ceilings.h"
-#include "harness.h"
+#include "bench_state.h"
 #include "tools.h"
 
 static const char bench_help[] =

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
+#include "bench_state.h"
 
 /* ---------------------------------------------------------------------- */
 /* tileconv runners                                                         */

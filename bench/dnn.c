@@ -29,7 +29,7 @@
 #include "args.h"
 #include "bench.h"
 #include "ceilings.h"
-#include "harness.h"
+#include "bench_state.h"
 #include "layers.h"
 #include "tools.h"
 

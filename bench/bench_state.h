@@ -1,5 +1,5 @@
 /*
- * harness.h - the driver's state, shared by bench.c (options, timing,
+ * bench_state.h - the driver's state, shared by bench.c (options, timing,
  * table) and cases.c (the suites: problems, runners, targets).
  */
 #ifndef TC_BENCH_HARNESS_H
