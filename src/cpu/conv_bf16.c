@@ -149,6 +149,24 @@ static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
 
 static int bf_available(void) { return (tc__cpu_detect() & TC__CPU_AVX512BF16) != 0; }
 
+/* The geometry's products fit in 64 bits: the source image (N x the
+ * extents the taps reach x pixel stride, in bytes), checked before
+ * bf_geom_make multiplies them (hostile paddings make the extents huge
+ * while the input itself is small). */
+static int bf_sizes_ok(const tc__problem *p) {
+    int64_t t = p->N;
+    for (int a = 0; a < 3; a++) {
+        int64_t ext, e;
+        if (!tc__mul_ok(p->out[a] - 1, p->stride[a], &ext) ||
+            !tc__mul_ok(p->msk[a] - 1, p->dil[a], &e) || !tc__add_ok(ext, e, &ext) ||
+            !tc__add_ok(ext, 1, &ext))
+            return 0;
+        if (ext < p->in[a]) ext = p->in[a];
+        if (!tc__mul_ok(t, ext, &t)) return 0;
+    }
+    return tc__mul_ok(t, 4 * (p->C + p->G) + 64, &t);
+}
+
 static int bf_applicable(const tc__problem *p, const tc__env *env, char *why, size_t n) {
     if (p->op != TC_OP_CONV) {
         if (why) snprintf(why, n, "convolution layers only");
@@ -160,6 +178,10 @@ static int bf_applicable(const tc__problem *p, const tc__env *env, char *why, si
     }
     if (!bf_available()) {
         if (why) snprintf(why, n, "needs AVX512-BF16");
+        return 0;
+    }
+    if (!bf_sizes_ok(p)) {
+        if (why) snprintf(why, n, "problem too large");
         return 0;
     }
     bf_geom g;
