@@ -80,7 +80,7 @@ typedef struct bf_geom {
     size_t xpbytes, runbytes, tbbytes, biasbytes;
 } bf_geom;
 
-static int64_t bf_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t bf_cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); } /* no a + b overflow */
 static size_t bf_rup64(size_t v) { return (v + 63) & ~(size_t)63; }
 
 static int bf_geom_make(const tc__problem *p, const tc__env *env, bf_geom *g) {
@@ -164,7 +164,13 @@ static int bf_sizes_ok(const tc__problem *p) {
         if (ext < p->in[a]) ext = p->in[a];
         if (!tc__mul_ok(t, ext, &t)) return 0;
     }
-    return tc__mul_ok(t, 4 * (p->C + p->G) + 64, &t);
+    if (!tc__mul_ok(t, 4 * (p->C + p->G) + 64, &t)) return 0;
+    /* pixel offsets: a stride or dilation times the image's pixels */
+    for (int a = 0; a < 3; a++) {
+        int64_t u;
+        if (!tc__mul_ok(p->stride[a], t, &u) || !tc__mul_ok(p->dil[a], t, &u)) return 0;
+    }
+    return 1;
 }
 
 static int bf_applicable(const tc__problem *p, const tc__env *env, char *why, size_t n) {

@@ -68,7 +68,7 @@ typedef struct dc_geom {
 
 #define DC_BUF_BYTES (192 * 1024) /* per-thread converted input */
 
-static int64_t dc_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t dc_cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); } /* no a + b overflow */
 static size_t dc_rup(size_t v) { return (v + 63) & ~(size_t)63; }
 
 /* 0 when the problem's sizes overflow */
@@ -205,6 +205,9 @@ static int dc_applicable_vl(const tc__problem *p, const tc__env *env, char *why,
     else if (p->dtype != TC_FLOAT32) r = "float32 only";
     else if (vl == 16 && !dc_available()) r = "needs AVX-512";
     else if (vl == 8 && !dc8_available()) r = "needs AVX2+FMA";
+    else if (p->stride[0] > INT32_MAX || p->stride[1] > INT32_MAX || p->stride[2] > INT32_MAX ||
+             p->dil[0] > INT32_MAX || p->dil[1] > INT32_MAX || p->dil[2] > INT32_MAX)
+        r = "stride or dilation above 2^31"; /* offsets are stride x row bytes */
     else if (!dc_geometry(p, env->threads, vl, &g)) r = "blocked input size overflows";
     else if (p->in[2] > INT32_MAX || g.E2p > INT32_MAX) r = "rows longer than 2^31";
     if (r) {
