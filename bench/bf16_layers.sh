@@ -3,8 +3,8 @@
 # bf16 and our own float32 in one process (bench/bf16_layers.c), and torch's
 # CPU bfloat16 conv (bench/bf16_torch.py, when PYTHON imports torch).
 # Usage: bench/bf16_layers.sh BUILD_DIR [runs] [rounds] [layer filter]
-# Builds against BUILD_DIR/libtileconv.a (configured with FFTW as usual),
-# runs `runs` processes of each (default 3) and prints bench/bf16_summary.py's
+# Builds BUILD_DIR's tileconv-bf16-layers target (oneDNN found), runs
+# `runs` processes of each (default 3) and prints bench/bf16_summary.py's
 # table over them. Peers get OMP_PROC_BIND=spread OMP_PLACES=cores,
 # OMP_WAIT_POLICY=passive (idle OpenMP workers sleep instead of spinning on
 # the cores tileconv runs on next) and as many threads as tileconv has cores.
@@ -14,11 +14,11 @@ RUNS=${2:-3}
 ROUNDS=${3:-21}
 PYTHON=${PYTHON:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
-OUT=$B/bf16_layers
+OUT=$B/tileconv-bf16-layers
 LOG=$B/bf16_layers.log
-cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I"$HERE/../include" -I"$HERE/../tools" \
-   "$HERE/bf16_layers.c" "$HERE/../tools/layers.c" "$B/libtileconv.a" \
-   -ldnnl -lfftw3f -lfftw3 -lm -lpthread -o "$OUT"
+# built by the tree's CMake (bench/CMakeLists.txt) when oneDNN is found,
+# linked like every tool whether or not the build has CUDA
+cmake --build "$B" --target tileconv_bf16_layers >/dev/null
 NT=$(nproc)
 export OMP_NUM_THREADS=$NT OMP_PROC_BIND=spread OMP_PLACES=cores OMP_WAIT_POLICY=passive
 {
