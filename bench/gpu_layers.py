@@ -10,7 +10,8 @@ context, then tc_cuda_time_plan (operands copied to the GPU once, one
 warm-up, median of R executes between CUDA events). Rows:
   fp32  the planner's choice without TC_PLAN_ALLOW_TF32 (ESTIMATE), beside
         cuDNN with TF32 off; "generic" is cuda.conv.igemm with its generic
-        (session-5) kernel forced by TILECONV_CUDA_CONV_GENERIC, for comparison
+        kernel (64-bit offsets, any tap count) forced by
+        TILECONV_CUDA_CONV_GENERIC, for comparison
   tf32  the planner's choice with TC_PLAN_ALLOW_TF32, beside cuDNN with
         TF32 on (torch.backends.cudnn.allow_tf32)
 GPU_LAYERS_SWEEP=1 adds forced shapes of cuda.conv.igemm(-tf32) and the

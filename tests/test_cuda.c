@@ -1989,8 +1989,8 @@ static void run_gemm_tf32_checks(void) {
  * past m or n), with its persistent grid as planned and capped at one
  * and three clusters (TILECONV_CUDA_GEMM_TF32_GRID: several tiles a cluster, the
  * stages running on across tiles). Under TILECONV_TEST_QUICK (the sanitizer
- * runs: racecheck did not get through the full set in 65-150 s, session
- * 17) the forms run only on cases up to 10M multiply-adds, the capped
+ * runs: racecheck does not get through the full set in 65-150 s on the
+ * H200) the forms run only on cases up to 10M multiply-adds, the capped
  * grids on those up to 100k outputs. The other solvers run again; the
  * variables change only cuda.gemm.wgmma-tf32. Then every case again with
  * cuda.gemm.simt forced to BK = 16 and 32 (TILECONV_CUDA_GEMM_FP32_BK). */
@@ -2085,8 +2085,8 @@ static void run_conv_planner_checks(void) {
                       "depthwise plan (flags %u) chose %s", o.flags, tc_plan_algorithm(pl));
             tc_plan_destroy(pl);
         }
-        /* a 31x31 mask takes cuda.conv.fft with and without TF32 (session
-         * 21, H200: 0.154 ms against 2.70 for cuda.conv.igemm and 1.79 for
+        /* a 31x31 mask takes cuda.conv.fft with and without TF32 (H200:
+         * 0.154 ms against 2.70 for cuda.conv.igemm and 1.79 for
          * cuda.conv.igemm-tf32); the 3x3 layer above never does */
         tc_conv_desc df = d;
         df.batch = 4; df.in_channels = df.out_channels = 16;

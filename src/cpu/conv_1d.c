@@ -30,7 +30,7 @@
  * from a shared counter (about 16 claims per thread). Each output is one accumulator
  * summing channels and taps in one order: results do not depend on the
  * thread count. float32, AVX-512. Measurements: docs/solvers/cpu-conv-1d.md,
- * "Session 7: cpu.conv.1d". */
+ * "Current figures". */
 #include "core/internal.h"
 
 #include <stdio.h>

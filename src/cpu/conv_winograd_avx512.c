@@ -375,9 +375,10 @@ wg4_k28(int64_t kc, const float *restrict a0, const float *restrict a1, const fl
  * for into L2 before the micro-kernel starts: its own prefetch runs 64
  * steps ahead from step 0, so without this the first 64 steps of every
  * call (3.5 KB a 14-row panel) are demand misses, and a call starts cold
- * on every panel pair and every one of the 16 or 36 planes. Session 17:
- * 512 @7 (F(2x2), U 16.8 MB from memory) 0.61-0.71 -> 0.58-0.65 ms best,
- * 0.72-0.82 -> 0.66-0.77 median, four interleaved pairs of runs. */
+ * on every panel pair and every one of the 16 or 36 planes. Without
+ * -> with it, 512 @7 (F(2x2), U 16.8 MB from memory, AMD EPYC Zen 4 VM):
+ * 0.61-0.71 -> 0.58-0.65 ms best, 0.72-0.82 -> 0.66-0.77 median, four
+ * interleaved pairs of runs. */
 static inline void wg4_pf_start(int64_t kc, const float *a0, const float *a1, int rows) {
     const int64_t n = (kc < 64 ? kc : 64) * rows * (int64_t)sizeof(float);
     for (int64_t e = 0; e < n; e += 64) {

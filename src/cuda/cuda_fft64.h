@@ -54,9 +54,9 @@ F64_HD float2 f64_mul(float2 a, float2 b) {
 }
 
 /* exp(-2 pi i e / 64) by sincospif (host and device; within 3.5e-8 of
- * the exact values, exact zeros and ones where they are exact). Session 23
- * took it in double precision: the slow sin/cos path's 40-byte stack frame
- * in every fused kernel */
+ * the exact values, exact zeros and ones where they are exact). Single precision: in
+ * double precision the slow sin/cos path puts a 40-byte stack frame in
+ * every fused kernel */
 F64_HD float2 f64_twiddle(int e) {
     float s, c;
     sincospif(-(float)(e & 63) / 32.0f, &s, &c);

@@ -26,7 +26,7 @@
  * wgmmas run (two register buffers); its slot is freed once the wgmmas
  * after it retire. Copies past m, n or k read zeros, so any size runs.
  *
- * Forms (sessions 17-18): BM 128 with 5 stages (288 threads) or 256 with 4
+ * Forms: BM 128 with 5 stages (288 threads) or 256 with 4
  * (384 threads: launched at 168 registers, the consumers raised to 232 for
  * their 128 accumulators), alone or in clusters of two blocks along n that
  * share the A tile: each copies half of it into both blocks' shared memory
@@ -337,8 +337,8 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
  * block b % CL of remaining tile b / CL; thread ct adds the parts' partial
  * sums of them in part order (the same result every run; the 8 loads of a
  * part independent, so a thread keeps 8 in flight) and writes alpha sum +
- * beta C where the epilogue would have. (Session 19's first form, one block
- * a tile with a 128-step loop of dependent loads, took ~80 us at 4096^3.) */
+ * beta C where the epilogue would have. (One block a tile with a 128-step
+ * loop of dependent loads instead takes ~80 us at 4096^3 on the H200.) */
 template <int BM, int CL>
 __global__ void __launch_bounds__(256) k_gemm_tf32_sum(float *__restrict__ C, const gtp q,
                                                        const float *__restrict__ ws) {
@@ -443,9 +443,9 @@ template <int BM, int CL> tc_status gt_prepare(int *res_out) {
  * grid idle (rem tiles, rem <= res / 2), those tiles are split along k
  * into S = res / rem parts (at most 8, each >= 8 k-steps), so the round
  * takes about 1 / S of a tile's time; their partial sums go through a
- * workspace and k_gemm_tf32_sum. Session 19 (H200): the 2 x 2 form has 30
- * clusters resident (120 of 132 SMs), 4096^3's 128 tiles took 5 rounds of
- * it. TILECONV_CUDA_GEMM_TF32_SPLIT=S forces S parts wherever a round is
+ * workspace and k_gemm_tf32_sum. On the H200 the 2 x 2 form has 30
+ * clusters resident (120 of 132 SMs): 4096^3's 128 tiles of it take 5
+ * rounds unsplit. TILECONV_CUDA_GEMM_TF32_SPLIT=S forces S parts wherever a round is
  * partial (tests), 0 or 1 turns it off. Returns S (1: no split), *rem. */
 static int gt_split(int64_t ntiles, int res, int kt, int *rem_out) {
     const int rem = (int)(ntiles % res);
