@@ -36,6 +36,7 @@ extern const tc__solver tc__solver_cuda_separable;
 extern const tc__solver tc__solver_cuda_fft;
 extern const tc__solver tc__solver_cuda_gemm;
 extern const tc__solver tc__solver_cuda_gemm_tf32;
+extern const tc__solver tc__solver_cuda_gemm_3xtf32;
 extern const tc__solver tc__solver_cuda_conv_igemm;
 extern const tc__solver tc__solver_cuda_conv_igemm_tf32;
 extern const tc__solver tc__solver_cuda_conv_igemm_half;
@@ -89,6 +90,7 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cuda_fft,
     &tc__solver_cuda_gemm,
     &tc__solver_cuda_gemm_tf32,
+    &tc__solver_cuda_gemm_3xtf32,
     &tc__solver_cuda_conv_igemm,
     &tc__solver_cuda_conv_igemm_tf32,
     &tc__solver_cuda_conv_igemm_half,

@@ -1,0 +1,362 @@
+/*
+ * cuda_gemm_3xtf32.cu - cuda.gemm.wgmma-3xtf32: float32 GEMM at about float32
+ * accuracy on Hopper's TF32 tensor cores (wgmma), by splitting each operand
+ * in two TF32 parts. NOT YET RUN ON A GPU: it compiles (nvcc 13, sm_90a)
+ * but neither its results nor its speed have been seen; the planner never
+ * picks it (its estimate never wins) and it runs only when forced by name
+ * (tc_plan_options.algorithm, `--algo cuda.gemm.wgmma-3xtf32`) until its
+ * error has been measured against cuda.gemm.simt's (tests/test_cuda.c,
+ * run_gemm_3xtf32_checks).
+ *
+ * The split: a float x is hi = x rounded to TF32 (10-bit mantissa, nearest,
+ * ties away; truncated instead where rounding would carry into the
+ * infinities) and lo = (x - hi) rounded to TF32; x - hi is exact, and
+ * |x - hi - lo| <= 2^-22 |x|. C = alpha (A_lo B_hi + A_hi B_lo + A_hi B_hi)
+ * + beta C with every product summed by the tensor cores in fp32; A_lo B_lo
+ * (<= 2^-22 |ab|) is dropped: three TF32 MMAs for one fp32 product, so at
+ * best a third of the TF32 rate. The small terms go first within each k8
+ * step. Each operand element is split once, when its tile is staged, not
+ * once per product.
+ *
+ * Layout (as cuda.gemm.wgmma-tf32, whose header says why): the kernel
+ * computes C^T (n x m) = B^T A^T. wgmma's A operand is B^T from registers,
+ * loaded from a [k][n] shared tile of B (16 TMA boxes of [32 k][8 n], so a
+ * fragment load's 32 lanes hit 32 banks) and split as it is loaded: a hi
+ * and a lo fragment a k8 step. wgmma's B operand is A^T, which must lie in
+ * shared memory, K-major: A's rows as TMA copies them (128-byte swizzled).
+ * The tensor cores would truncate those floats to their top 19 bits, so a
+ * conversion step splits the copied A tile into a hi tile and a lo tile
+ * (same offsets, so the same swizzle: it follows the address, and every
+ * buffer is 1024-byte aligned) that the wgmmas read; both hold exact TF32
+ * values, so the hardware's truncation loses nothing.
+ *
+ * One form: 128 x 128 x 32 block tiles, one block an SM, persistent (tiles
+ * strided over the grid, walked in groups of 8 m-tiles for L2 reuse); 288
+ * threads: two consumer warpgroups (each 64 of the tile's n, wgmma
+ * m64n128k8, 64 accumulators a thread) and one producer warp that issues
+ * the tensor-memory-accelerator copies into 4 mbarrier stages (lane 0 the A
+ * box, lanes 1-16 the B boxes). A consumer stage: wait for the copies,
+ * split its 16 floats of the A tile into the hi / lo ring (3 buffers) and
+ * its B fragments into registers (two buffers), free the copy stage (every
+ * read of it is done: the copy ring is released before any MMA), make its
+ * shared-memory writes visible to the tensor cores (fence.proxy.async) and
+ * meet the other warpgroup at a named barrier (both read the whole A
+ * tile), then issue the 12 wgmmas (4 k8 steps x 3 products) and wait for
+ * the previous stage's. The conversion of a stage runs while the previous
+ * stage's wgmmas do. Three hi / lo buffers: a warpgroup that passed the
+ * barrier of stage s has finished stage s - 1, whose wgmma wait retired
+ * stage s - 2's wgmmas, so stage s + 1 may overwrite stage s - 2's buffer.
+ * Copies past m, n or k read zeros, so any size runs. Shared memory: 4 x
+ * 32 KB copy stages + 3 x 32 KB hi / lo buffers (225 KB of the 227 KB).
+ *
+ * Not in this form (cuda.gemm.wgmma-tf32 has them): clusters sharing A / B
+ * by multicast, the 256-row tile, the split tail. With three MMAs a byte
+ * of operand where the TF32 kernel has one, what bounds the 128-row form of
+ * that kernel (L2 bytes per MAC) should matter less here; not measured.
+ *
+ * Non-finite inputs: an infinite operand gives NaN where float32 gives an
+ * infinity (its lo part is 0, and inf * 0 is NaN in the products); NaN
+ * stays NaN. Finite inputs whose products overflow give infinities as
+ * float32 does.
+ *
+ * Applies to float32 GEMMs with trans_a = trans_b = 0, lda and ldb multiples
+ * of 4 (16-byte rows for the tensor copies), sizes below 2^31, where the
+ * device runs this file's sm_90a image (the probe) and the driver has the
+ * tensor-map encoder; an execute whose A or B is not 16-byte aligned
+ * (device pointers) runs cuda.gemm.simt's kernel instead.
+ */
+#include "cuda/cuda_common.h"
+#include "cuda/cuda_hopper.h"
+
+#include <type_traits>
+
+namespace {
+
+#define G3_BM 128 /* C rows (m) a block: wgmma's N */
+#define G3_BN 128 /* C columns (n) a block: two warpgroups of 64 (wgmma's M) */
+#define G3_BK 32
+#define G3_ST 4                   /* copy stages */
+#define G3_CV 3                   /* hi / lo buffers of the converted A tile */
+#define G3_NT 288                 /* two consumer warpgroups + one producer warp */
+#define G3_PROD 256               /* the producer's first thread */
+#define G3_AS (G3_BM * G3_BK)     /* floats: an A tile, 128-byte swizzled */
+#define G3_BS (G3_BK * G3_BN)     /* floats: a B tile, 16 boxes [32 k][8 n] */
+#define G3_GROUP 8                /* m-tiles a raster group */
+constexpr size_t G3_SMEM =
+    ((size_t)G3_ST * (G3_AS + G3_BS) + (size_t)2 * G3_CV * G3_AS) * sizeof(float) + 2 * G3_ST * 8 + 1024;
+static_assert(G3_SMEM <= 232448, "shared memory beyond the 227 KB a block may take");
+
+struct g3p {
+    int m, n, k, ldc, ntm, ntn, kt, tiles;
+    float alpha, beta;
+};
+struct g3tm {
+    CUtensorMap a, b;
+};
+
+/* the C origin of tile `tile`, walked in groups of G3_GROUP m-tiles, m
+ * fastest within a group */
+__device__ __forceinline__ void g3_origin(const g3p &q, int tile, int &m0, int &n0) {
+    const int per = G3_GROUP * q.ntn, grp = tile / per, fm = grp * G3_GROUP,
+              gs = min(G3_GROUP, q.ntm - fm);
+    const int r = tile - grp * per;
+    m0 = (fm + r % gs) * G3_BM;
+    n0 = (r / gs) * G3_BN;
+}
+
+/* x = hi + lo + r, hi and lo TF32 values (low 13 bits zero), |r| <= 2^-22
+ * |x|: hi rounded to nearest (ties away), or truncated where rounding
+ * would reach the infinities' exponent (x non-finite, or |x| within half
+ * a TF32 unit of overflow); lo = x - hi (exact) rounded, 0 where x is not
+ * finite (inf - inf would be NaN) */
+__device__ __forceinline__ void g3_split(float x, unsigned &hi, unsigned &lo) {
+    const unsigned u = __float_as_uint(x);
+    const bool fin = (u & 0x7f800000u) != 0x7f800000u;
+    unsigned h = (u + 0x1000u) & 0xffffe000u;
+    if ((h & 0x7f800000u) == 0x7f800000u) h = u & 0xffffe000u;
+    const float l = fin ? x - __uint_as_float(h) : 0.f;
+    hi = h;
+    lo = (__float_as_uint(l) + 0x1000u) & 0xffffe000u;
+}
+__device__ __forceinline__ float4 g3_hi4(float4 v, float4 &lo) {
+    unsigned h0, h1, h2, h3, l0, l1, l2, l3;
+    g3_split(v.x, h0, l0);
+    g3_split(v.y, h1, l1);
+    g3_split(v.z, h2, l2);
+    g3_split(v.w, h3, l3);
+    lo = make_float4(__uint_as_float(l0), __uint_as_float(l1), __uint_as_float(l2), __uint_as_float(l3));
+    return make_float4(__uint_as_float(h0), __uint_as_float(h1), __uint_as_float(h2), __uint_as_float(h3));
+}
+
+/* D[64 x 128] += A[64 x 8] * B[8 x 128], A from registers (the m16n8k8
+ * TF32 A fragment of each warp's 16 rows: a0 (g, t), a1 (g + 8, t), a2
+ * (g, t + 4), a3 (g + 8, t + 4)), B K-major in shared memory (db) */
+__device__ __forceinline__ void g3_wgmma(float *d, const unsigned *a, uint64_t db) {
+#if IG_WGMMA
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
+                 : "memory");
+#endif
+}
+/* the 256 consumer threads (two warpgroups) meet: named barrier 1 */
+__device__ __forceinline__ void g3_consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
+
+/* __maxnreg__ rather than __launch_bounds__(288, 1), under which ptxas
+ * held the kernel to 128 registers and serialized the wgmmas (C7512,
+ * "insufficient register resources"); 224 x 288 threads fit the SM's 64k */
+__global__ void __maxnreg__(224)
+    k_gemm_3xtf32(float *__restrict__ C, const g3p q, const __grid_constant__ g3tm tm) {
+    extern __shared__ float4 g3_smem4[];
+    float *smem = reinterpret_cast<float *>(g3_smem4);
+    smem += ((1024 - ((unsigned)__cvta_generic_to_shared(smem) & 1023)) & 1023) / 4;
+    float *As = smem, *Bs = As + G3_ST * G3_AS, *Ah = Bs + G3_ST * G3_BS, *Al = Ah + G3_CV * G3_AS;
+    uint64_t *full = reinterpret_cast<uint64_t *>(Al + G3_CV * G3_AS), *empty = full + G3_ST;
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+        for (int i = 0; i < G3_ST; i++) {
+            ig_mbar_init(full + i, 1);
+            ig_mbar_init(empty + i, 256); /* every consumer thread */
+        }
+        ig_mbar_init_fence();
+    }
+    __syncthreads();
+    if (tid >= G3_PROD) {
+        /* the producer warp: lane 0 the A box, lanes 1-16 the B boxes */
+        const int lane = tid - G3_PROD;
+        if (lane > 16) return;
+        int slot = 0, it = 0;
+        unsigned ph = 0;
+        for (int tile = (int)blockIdx.x; tile < q.tiles; tile += (int)gridDim.x) {
+            int m0, n0;
+            g3_origin(q, tile, m0, n0);
+            for (int kt = 0; kt < q.kt; kt++, it++) {
+                if (it >= G3_ST) ig_mbar_wait(empty + slot, ph ^ 1u);
+                if (lane == 0) ig_mbar_expect(full + slot, (G3_AS + G3_BS) * 4u);
+                __syncwarp(0x1ffffu);
+                if (lane > 0)
+                    ig_tma2(Bs + slot * G3_BS + (lane - 1) * 256, &tm.b, n0 + 8 * (lane - 1), kt * G3_BK,
+                            full + slot);
+                else
+                    ig_tma2(As + slot * G3_AS, &tm.a, kt * G3_BK, m0, full + slot);
+                if (++slot == G3_ST) slot = 0, ph ^= 1u;
+            }
+        }
+        return;
+    }
+    const int ct = tid;
+    const int wg = ct >> 7, warp = (ct >> 5) & 3, lane = ct & 31, g = lane >> 2, t = lane & 3;
+    float acc[G3_BM / 2];
+    /* this thread's fragment rows: n = 64 wg + 16 warp + g (+ 8), in B boxes
+     * bx and bx + 1, k row t (+ 4) of each k8 step */
+    const int fo = (8 * wg + 2 * warp) * 256 + t * 8 + g;
+    const unsigned dh0 = (unsigned)ig_desc_sw128(Ah), dl0 = (unsigned)ig_desc_sw128(Al);
+    constexpr uint64_t DHI = ig_desc_sw128_hi << 32;
+    unsigned fh[2][4][4], fl[2][4][4]; /* B fragments: hi, lo; two buffers */
+    int slot = 0, cv = 0;
+    unsigned ph = 0;
+    auto stage = [&](auto bufc) {
+        constexpr int BUF = decltype(bufc)::value;
+        ig_mbar_wait(full + slot, ph);
+        /* the A tile split into the hi / lo buffer cv: 4 float4 a thread */
+        {
+            const float4 *src = reinterpret_cast<const float4 *>(As + slot * G3_AS);
+            float4 *dh = reinterpret_cast<float4 *>(Ah + cv * G3_AS),
+                   *dl = reinterpret_cast<float4 *>(Al + cv * G3_AS);
+            float4 v[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++) v[j] = src[ct + 256 * j];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                float4 lo;
+                dh[ct + 256 * j] = g3_hi4(v[j], lo);
+                dl[ct + 256 * j] = lo;
+            }
+        }
+        const float *bs = Bs + slot * G3_BS + fo;
+#pragma unroll
+        for (int k8 = 0; k8 < 4; k8++) {
+            g3_split(bs[k8 * 64], fh[BUF][k8][0], fl[BUF][k8][0]);
+            g3_split(bs[k8 * 64 + 256], fh[BUF][k8][1], fl[BUF][k8][1]);
+            g3_split(bs[k8 * 64 + 32], fh[BUF][k8][2], fl[BUF][k8][2]);
+            g3_split(bs[k8 * 64 + 256 + 32], fh[BUF][k8][3], fl[BUF][k8][3]);
+        }
+        /* this thread's reads of the copy stage are done: its arrival frees
+         * the stage for the producer once all 256 have arrived (every
+         * thread arrives: an arrival by one lane a warp, a divergent branch
+         * before the wgmmas, makes ptxas serialize them, C7520) */
+        ig_mbar_arrive(empty + slot);
+        /* the hi / lo writes visible to the tensor cores (the async proxy),
+         * then both warpgroups' halves of them written */
+        ig_proxy_fence();
+        g3_consumers_sync();
+        ig_wg_fence();
+        const unsigned dh = dh0 + (unsigned)cv * (G3_AS / 4), dl = dl0 + (unsigned)cv * (G3_AS / 4);
+#pragma unroll
+        for (int k8 = 0; k8 < 4; k8++) {
+            g3_wgmma(acc, fl[BUF][k8], DHI | (dh + 2u * k8)); /* B_lo A_hi */
+            g3_wgmma(acc, fh[BUF][k8], DHI | (dl + 2u * k8)); /* B_hi A_lo */
+            g3_wgmma(acc, fh[BUF][k8], DHI | (dh + 2u * k8)); /* B_hi A_hi */
+        }
+        ig_wg_commit();
+        ig_wg_wait<1>(); /* the previous stage's wgmmas (its B fragments, its hi / lo buffer) */
+        if (++slot == G3_ST) slot = 0, ph ^= 1u;
+        if (++cv == G3_CV) cv = 0;
+    };
+    for (int tile = (int)blockIdx.x; tile < q.tiles; tile += (int)gridDim.x) {
+        int m0, n0;
+        g3_origin(q, tile, m0, n0);
+#pragma unroll
+        for (int i = 0; i < G3_BM / 2; i++) {
+            acc[i] = 0.f;
+            asm volatile("" : "+f"(acc[i]));
+        }
+        int kt = 0;
+        for (; kt + 1 < q.kt; kt += 2) {
+            stage(std::integral_constant<int, 0>());
+            stage(std::integral_constant<int, 1>());
+        }
+        if (kt < q.kt) stage(std::integral_constant<int, 0>());
+        ig_wg_wait<0>();
+        /* accumulator i is C's row m0 + 8 (i / 4) + 2t + (i & 1), column
+         * n0 + 64 wg + 16 warp + g + 8 ((i / 2) & 1): alpha v + beta C
+         * where it lies inside m and n */
+#pragma unroll
+        for (int i = 0; i < G3_BM / 2; i++) {
+            const int n = n0 + 64 * wg + 16 * warp + g + 8 * ((i >> 1) & 1),
+                      m = m0 + 8 * (i >> 2) + 2 * t + (i & 1);
+            if (n >= q.n || m >= q.m) continue;
+            float *c = C + (int64_t)m * q.ldc + n;
+            const float a = q.alpha * acc[i];
+            *c = q.beta != 0.f ? a + q.beta * *c : a;
+        }
+    }
+}
+
+int g3_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
+    const char *w = NULL;
+    if (p->op != TC_OP_GEMM || p->dtype != TC_FLOAT32)
+        w = "float32 GEMM only";
+    else if (p->trans_a || p->trans_b)
+        w = "transposed operands (cuda.gemm.simt takes them)";
+    else if (p->lda % 4 || p->ldb % 4)
+        w = "lda and ldb must be multiples of 4 (16-byte rows for the tensor copies)";
+    else if (p->m > INT32_MAX - G3_BM || p->n > INT32_MAX - G3_BN || p->k > INT32_MAX - G3_BK ||
+             p->ldc > INT32_MAX || p->m * p->ldc > ((int64_t)1 << 40) ||
+             tc__cu_div_up(p->m, G3_BM) * tc__cu_div_up(p->n, G3_BN) > INT32_MAX - 65536)
+        w = "sizes beyond 32-bit tile indexing";
+    else if (!tc__cu_available())
+        w = "no usable CUDA device";
+    else if (!ig_wgmma_ok() || !ig_tma_encoder())
+        w = "needs a Hopper GPU (sm_90a image, wgmma) and the driver's tensor maps";
+    if (w && why) snprintf(why, n, "%s", w);
+    return w == NULL;
+}
+/* Never chosen by the planner (ESTIMATE or MEASURE: far outside the
+ * measuring window): runs only when forced by name, until its error has
+ * been measured on a GPU against cuda.gemm.simt's. */
+double g3_estimate(const tc__problem *p, const tc__env *e) { return 1e300; }
+
+int g3_attr_set[IG_NDEV];
+tc_status launch_gemm_3xtf32(const tc__args *a, const tc__cu_bufs *b) {
+    const tc__problem *p = a->p;
+    const float *A = (const float *)b->x, *B = (const float *)b->w;
+    if ((uintptr_t)A % 16 || (uintptr_t)B % 16) return tc__cu_sgemm_launch(a, b);
+    PFN_cuTensorMapEncodeTiled_v12000 enc = ig_tma_encoder();
+    if (!enc) return tc__error(TC_ERR_BACKEND, "cuda.gemm.wgmma-3xtf32: cuTensorMapEncodeTiled not found");
+    g3tm tm;
+    memset(&tm, 0, sizeof tm);
+    const cuuint32_t one[2] = {1, 1};
+    const cuuint64_t ad[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m}, as[1] = {(cuuint64_t)p->lda * 4};
+    const cuuint32_t ab[2] = {G3_BK, G3_BM};
+    const cuuint64_t bd[2] = {(cuuint64_t)p->n, (cuuint64_t)p->k}, bstr[1] = {(cuuint64_t)p->ldb * 4};
+    const cuuint32_t bb[2] = {8, G3_BK};
+    if (enc(&tm.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)A, ad, as, ab, one,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS ||
+        enc(&tm.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)B, bd, bstr, bb, one,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+        return tc__error(TC_ERR_BACKEND,
+                         "cuda.gemm.wgmma-3xtf32: tensor map encoding failed (m=%lld n=%lld k=%lld)",
+                         (long long)p->m, (long long)p->n, (long long)p->k);
+    int dev = 0;
+    TC_CU(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&g3_attr_set[dev], __ATOMIC_ACQUIRE)) {
+        TC_CU(cudaFuncSetAttribute(k_gemm_3xtf32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)G3_SMEM));
+        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&g3_attr_set[dev], 1, __ATOMIC_RELEASE);
+    }
+    g3p q;
+    q.m = (int)p->m; q.n = (int)p->n; q.k = (int)p->k; q.ldc = (int)p->ldc;
+    q.ntm = (int)tc__cu_div_up(p->m, G3_BM);
+    q.ntn = (int)tc__cu_div_up(p->n, G3_BN);
+    q.kt = (int)tc__cu_div_up(p->k, G3_BK);
+    q.tiles = q.ntm * q.ntn;
+    q.alpha = (float)p->alpha;
+    q.beta = (float)p->beta;
+    const tc__cu_device *d = tc__cu_dev();
+    const int sms = d && d->sms > 0 ? d->sms : 1; /* one block an SM (225 KB of shared memory) */
+    const unsigned grid = (unsigned)(q.tiles < sms ? q.tiles : sms);
+    k_gemm_3xtf32<<<grid, G3_NT, G3_SMEM, b->s>>>((float *)b->y, q, tm);
+    TC_CU_LAUNCH("cuda.gemm.wgmma-3xtf32");
+    return TC_OK;
+}
+tc_status g3_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, launch_gemm_3xtf32); }
+
+/* the kernel report (tc_cuda_kernel_report): registers and the largest block */
+void g3_report(tc__cu_report *r) {
+    cudaFuncSetAttribute(k_gemm_3xtf32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)G3_SMEM);
+    (void)cudaGetLastError();
+    tc__cu_report_kernel(r, "cuda.gemm.wgmma-3xtf32 128x128", (const void *)k_gemm_3xtf32, G3_NT, G3_SMEM);
+}
+
+} // namespace
+
+TC__CU_SOLVER(tc__solver_cuda_gemm_3xtf32) = {
+    "cuda.gemm.wgmma-3xtf32", TC_BACKEND_CUDA, TC_OP_GEMM,
+    "GPU GEMM at about float32 accuracy on Hopper's TF32 tensor cores: each operand split into TF32 hi + lo parts once as its tile is staged, C += A_lo B_hi + A_hi B_lo + A_hi B_hi (wgmma, 128x128x32 tiles, persistent); forced by name only, not yet run on a GPU.",
+    tc__cu_available, g3_applicable, g3_estimate, NULL, NULL, NULL, g3_execute,
+    NULL, NULL, NULL, 0, g3_report,
+};
