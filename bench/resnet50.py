@@ -101,17 +101,38 @@ def seeded_model():
     return fold_bn(m.eval())
 
 
-def timeit(fn, repeat):
-    fn()
-    fn()
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+def timeit(fns, repeat, sync):
+    """Median seconds per call of each of fns, timed in turns (one call of
+    each per round, so that a change of machine load hits them alike),
+    after two warm-up rounds."""
+    ts = [[] for _ in fns]
+    for r in range(repeat + 2):
+        for f, t in zip(fns, ts):
+            t0 = time.perf_counter()
+            f()
+            sync()
+            if r >= 2:
+                t.append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in ts]
+
+
+# The bound the outputs are held to, relative to max|y64| of the float64
+# network: each side's difference from the float64 network on the same
+# input. Fifty layers of sums of up to 4608 products, each rounded to the
+# dtype: float32 keeps ~1e-6, half types their unit roundoff times a few.
+BOUND = {"float32": 2e-5, "float64": 1e-12, "float16": 1e-2, "bfloat16": 5e-2}
+
+
+def machine():
+    try:
+        info = dict((k.strip(), v) for k, v in (l.split(":", 1) for l in open("/proc/cpuinfo") if ":" in l))
+        return f"{info['model name'].strip()} family {info['cpu family'].strip()}"
+    except (OSError, KeyError):
+        return "unknown CPU"
+
+
+def rel(a, b):
+    return float((a.double() - b.double()).abs().max() / b.double().abs().max())
 
 
 def main():
@@ -122,29 +143,49 @@ def main():
     ap.add_argument("--channels-last", action="store_true")
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
-                    help="torch's CPU threads (tileconv uses all cores)")
+                    help="CPU threads of torch and of tileconv (default: all)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    tnn.functional.threads = a.threads
     dt = getattr(torch, a.dtype)
     dev = torch.device(a.device)
     ref = seeded_model().to(dev, dt)
+    exact = seeded_model().to(dev, torch.float64)
     ours = tnn.convert(copy.deepcopy(ref))
+    fused = tnn.convert(copy.deepcopy(ref), fuse=True)
     fmt = torch.channels_last if a.channels_last else torch.contiguous_format
     ref = ref.to(memory_format=fmt)
     ours = ours.to(memory_format=fmt)
-    print(f"ResNet-50 (batch norm folded), {a.device}, {a.dtype}, "
+    fused = fused.to(memory_format=fmt)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    where = machine() if dev.type == "cpu" else torch.cuda.get_device_name(dev)
+    print(f"ResNet-50 (batch norm folded), {a.device} ({where}), {a.dtype}, "
           f"{'channels_last' if a.channels_last else 'contiguous'}, torch {torch.__version__}, "
-          f"threads {torch.get_num_threads()}")
-    print(f"{'batch':>5} {'max|diff|/max|y|':>17} {'torch ms':>9} {'tileconv ms':>12} {'ratio':>6}")
+          f"threads {torch.get_num_threads()}, load average "
+          f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print("tileconv: convert(model); fused: convert(model, fuse=True) (conv + residual -> "
+          "relu in the convolution's epilogue)")
+    print(f"error: max|y - y64| / max|y64| against the float64 network, bound "
+          f"{BOUND[a.dtype]:.0e}")
+    print(f"{'batch':>5} {'err torch':>9} {'err tc':>9} {'err fused':>9} {'torch ms':>9} "
+          f"{'tc ms':>9} {'ratio':>6} {'fused ms':>9} {'ratio':>6}")
+    bad = False
     with torch.inference_mode():
         for n in a.batch:
             g = torch.Generator().manual_seed(n)
-            x = torch.rand(n, 3, 224, 224, generator=g).to(dev, dt).to(memory_format=fmt)
-            yr, yo = ref(x), ours(x)
-            err = float((yo.double() - yr.double()).abs().max() / yr.double().abs().max())
-            tr = timeit(lambda: ref(x), a.repeat)
-            to = timeit(lambda: ours(x), a.repeat)
-            print(f"{n:>5} {err:17.2e} {tr * 1e3:9.2f} {to * 1e3:12.2f} {tr / to:6.2f}")
+            x64 = torch.rand(n, 3, 224, 224, generator=g, dtype=torch.float64).to(dev)
+            x = x64.to(dt).to(memory_format=fmt)
+            y64 = exact(x.to(torch.float64))  # the same (rounded) input
+            yr, yo, yf = ref(x), ours(x), fused(x)
+            er, eo, ef = rel(yr, y64), rel(yo, y64), rel(yf, y64)
+            bad |= max(er, eo, ef) > BOUND[a.dtype]
+            tr, to, tf = timeit([lambda: ref(x), lambda: ours(x), lambda: fused(x)],
+                                a.repeat, sync)
+            print(f"{n:>5} {er:9.2e} {eo:9.2e} {ef:9.2e} {tr * 1e3:9.2f} {to * 1e3:9.2f} "
+                  f"{tr / to:6.2f} {tf * 1e3:9.2f} {tr / tf:6.2f}", flush=True)
+    if bad:
+        print(f"FAIL: an error above the bound {BOUND[a.dtype]:.0e}")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

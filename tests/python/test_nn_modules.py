@@ -256,3 +256,89 @@ def test_module_cuda():
         m.weight.mul_(2)
         ref.weight.mul_(2)
         assert close(m(x), ref(x), 1e-4) and m.tc_stats["plans"] == 1
+
+
+class Epilogues(torch.nn.Module):
+    """Convolutions followed by each fusable form, and by forms that must
+    stay as they are."""
+
+    def __init__(self):
+        super().__init__()
+        c = lambda: torch.nn.Conv2d(6, 6, 3, padding=1)  # noqa: E731
+        self.a, self.b, self.c, self.d, self.e, self.f, self.g, self.h = (c() for _ in range(8))
+        self.skip = torch.nn.Identity()
+        self.silu = torch.nn.SiLU()
+        self.gelu_tanh = torch.nn.GELU(approximate="tanh")
+        self.shared = c()
+        self.down = torch.nn.Conv2d(6, 6, 3, stride=2, padding=1)
+        self.scale = torch.nn.Parameter(torch.rand(6, 1, 1))
+
+    def forward(self, x):
+        y = torch.nn.functional.relu6(self.skip(self.a(x)) + x)  # conv + x -> relu6
+        y = torch.sigmoid(x + self.b(y))                            # x + conv -> sigmoid
+        y = self.silu(self.c(y))                                    # conv -> SiLU module
+        y = self.d(y).tanh()                                        # conv -> method
+        y = torch.nn.functional.gelu(self.e(y))                     # exact gelu
+        y = self.gelu_tanh(self.f(y))                               # tanh gelu: not fused
+        y = torch.add(self.g(y), y, alpha=2)                        # alpha: not fused
+        y = torch.relu(self.h(y) + self.scale)                      # broadcast: torch adds
+        u = self.shared(y)
+        y = torch.relu(u) + u                                       # two users: not fused
+        return torch.relu(self.shared(y)) + self.down(y).mean()
+
+
+def test_convert_fuse_epilogues():
+    torch.manual_seed(SEED)
+    model = Epilogues().eval()
+    ref = copy.deepcopy(model)
+    keys = list(model.state_dict())
+    fused = tnn.convert(model, fuse=True)
+    assert isinstance(fused, torch.fx.GraphModule) and list(fused.state_dict()) == keys
+    assert all(p is q for p, q in zip(fused.parameters(), model.parameters()))
+    nodes = list(fused.graph.nodes)
+    calls = [n.args[3] for n in nodes if n.op == "call_function" and n.target.__name__ ==
+             "_fused_conv"]
+    # a..e fused with their activations, h with relu (its residual checked
+    # at run time), the second call of `shared` with relu
+    assert sorted(calls) == sorted(["relu6", "sigmoid", "silu", "tanh", "gelu", "relu", "relu"])
+    assert all(m.activation is None for m in fused.modules() if isinstance(m, tnn.Conv2d))
+    left = {str(n.target) for n in nodes if n.op in ("call_module", "call_method")}
+    assert {"f", "g", "down", "gelu_tanh", "shared"} <= left
+    g = torch.Generator().manual_seed(11)
+    for shape in ((2, 6, 9, 11), (6, 8, 8)):  # batched and unbatched
+        x = rand(*shape, g=g)
+        with torch.no_grad():
+            assert close(fused(x), ref(x), 1e-5)
+
+
+def test_convert_fuse_resnet_block():
+    model = torch.nn.Sequential(small_model()[0], torch.nn.ReLU(), Block()).eval()
+    ref = copy.deepcopy(model)
+    fused = tnn.convert(model, fuse=True)
+    x = rand(2, 3, 17, 16, g=torch.Generator().manual_seed(12))
+    with torch.no_grad():
+        assert close(fused(x), ref(x), 1e-5)
+        y = fused(x)
+    # the first conv and the side branch's take their relu; the batch norm
+    # (not an identity) keeps Block.conv and the addition as they are
+    acts = [(n.args[2] is not None, n.args[3]) for n in fused.graph.nodes
+            if n.op == "call_function" and n.target.__name__ == "_fused_conv"]
+    assert acts == [(False, "relu"), (False, "relu")]
+    # the fused graph reads the same parameters: an update is seen
+    with torch.no_grad():
+        for m in (model, ref):
+            m[2].side[0].weight.mul_(-1)
+        assert close(fused(x), ref(x), 1e-5) and not torch.allclose(fused(x), y)
+
+
+def test_convert_fuse_untraceable():
+    class Branchy(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = torch.nn.Conv2d(2, 2, 1)
+
+        def forward(self, x):
+            return self.c(x) if x.sum() > 0 else x
+
+    with pytest.raises(RuntimeError, match="fuse=True.*cannot trace Branchy"):
+        tnn.convert(Branchy(), fuse=True)
