@@ -9,7 +9,11 @@ gaussian_laplace, generic_gradient_magnitude, gaussian_gradient_magnitude
 
 dtypes as scipy: float32 and float64 are computed natively in their own
 precision (scipy computes in float64, so float32 results differ by float32
-rounding); integer and bool inputs are computed in float64 and cast to the
+rounding); float16 inputs (which scipy refuses, and cupyx takes) give
+float16, accumulated in float32 and rounded once per pass (a float16 plan
+where the weights are float16 values, else float32 with float32 weights,
+cast once; an output= of another dtype gets the float32 result cast into
+it); integer and bool inputs are computed in float64 and cast to the
 output dtype as scipy casts (truncation toward zero); complex inputs are
 filtered as real and imaginary passes. Filters over more than three axes
 at once are not supported (a ValueError says so) unless the input has
@@ -23,8 +27,8 @@ arrays allocated by the input's framework, the result of the input's kind
 host `output=` array with a device input is a TypeError). Only the mask
 is copied to the host (the library takes it there at plan time). The
 array-kind dispatch is _gpu.py's. float16 device arrays give float16
-results computed with float32 accumulation, as cupyx does (NumPy float16
-arrays are refused, as scipy refuses them).
+results computed with float32 accumulation, as cupyx does (float16 plans,
+the weights rounded to float16).
 """
 import math
 import numbers
@@ -75,13 +79,11 @@ def _host(w):
 
 
 def _check_dtype(a):
-    """The input types scipy.ndimage's C code accepts (float16, longdouble
-    and object arrays are refused, as scipy refuses them); device arrays
-    take float16 too, as cupyx does."""
+    """The input types scipy.ndimage's C code accepts (longdouble and
+    object arrays are refused, as scipy refuses them), and float16, host
+    and device arrays alike, as cupyx takes it (scipy refuses it)."""
     dt = _dtype(a)
-    if dt == np.float16 and _gpu.backend(a) is not None:
-        return
-    if dt.kind not in "biufc" or dt in (np.float16, np.longdouble, np.clongdouble):
+    if dt.kind not in "biufc" or dt in (np.longdouble, np.clongdouble):
         raise RuntimeError("array type not supported")
 
 
@@ -131,6 +133,55 @@ def _filter_real(x, mask, out, nspatial, kind, mode, cval, origin):
     _plan(x, y, mask, nspatial, kind, mode, cval, origin).execute(x, y)
     if y is not out:
         out[...] = y
+    return out
+
+
+def _f16_exact(w):
+    """Whether every weight is a float16 value: a float16 plan (float32
+    accumulation, the mask as float16) then computes what a float32 plan
+    does on the same values, rounded once."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.array_equal(w.astype(np.float16).astype(w.dtype), w))
+
+
+def _host_work_dtype(idt, mask, odt):
+    """The dtype a host input is filtered in: float32 for float32; for
+    float16, float16 (a float16 plan: float32 accumulation, one rounding
+    at the store) where the output is float16 and the weights are float16
+    values, else float32 (cast once into the output); float64 for the
+    rest (float64, integers, bool)."""
+    if idt == np.float32:
+        return np.dtype(np.float32)
+    if idt == np.float16:
+        if odt == np.float16 and _f16_exact(mask):
+            return np.dtype(np.float16)
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def _filter_host(input, mask, out, nspatial, kind, mode, cval, origin, axis=None):
+    """Host arrays: out = filter(input) computed in _host_work_dtype (a
+    plan that refuses float16 is computed in float32, cast once). axis: a
+    1-D filter along that axis (views with it moved last)."""
+    wdt = _host_work_dtype(input.dtype, mask, out.dtype)
+    if wdt == np.float16:
+        try:
+            return _filter_host_in(input, mask, out, nspatial, kind, mode, cval, origin, axis,
+                                   wdt)
+        except (RuntimeError, ValueError, TypeError, NotImplementedError):
+            wdt = np.dtype(np.float32)
+    return _filter_host_in(input, mask, out, nspatial, kind, mode, cval, origin, axis, wdt)
+
+
+def _filter_host_in(input, mask, out, nspatial, kind, mode, cval, origin, axis, wdt):
+    x = input if input.dtype == wdt else input.astype(wdt)
+    native = out.dtype == wdt
+    y = out if native else np.empty(input.shape, wdt)
+    xv, yv = (x, y) if axis is None else (np.moveaxis(x, axis, -1), np.moveaxis(y, axis, -1))
+    _filter_real(xv, np.ascontiguousarray(mask, dtype=wdt), yv, nspatial, kind, mode, cval,
+                 origin)
+    if not native:
+        _store(y, out)
     return out
 
 
@@ -392,15 +443,8 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
         _filter_dev(be, be.astype(input, wdt), weights.reshape(weights.shape[lead:]), out, nsp,
                     kind, mcode, cval, origins[lead:])
         return out
-    wdt = np.float32 if input.dtype == np.float32 else np.float64
-    x = input if input.dtype == wdt else input.astype(wdt)
-    mask = np.ascontiguousarray(weights.reshape(weights.shape[lead:]), dtype=wdt)
-    native = out.dtype == wdt
-    y = out if native else np.empty(input.shape, wdt)
-    _filter_real(x, mask, y, nsp, kind, mcode, cval, origins[lead:])
-    if not native:
-        _store(y, out)
-    return out
+    return _filter_host(input, weights.reshape(weights.shape[lead:]), out, nsp, kind, mcode,
+                        cval, origins[lead:])
 
 
 def _correlate_unit_axes(input, weights, out, mode, mcode, cval, origins, kind):
@@ -434,7 +478,7 @@ def _correlate_unit_axes(input, weights, out, mode, mcode, cval, origins, kind):
     be = _gpu.backend(input)
     idt = _dtype(input)
     wdt = (_work_dtype_dev(idt) if be is not None else
-           np.dtype(np.float32 if idt == np.float32 else np.float64))
+           np.dtype(np.float32 if idt in (np.float32, np.float16) else np.float64))
     t = _correlate_nd(x, w, wdt, "constant", cval, rest, kind)
     t += add
     _store(t, o)
@@ -497,16 +541,7 @@ def _correlate_1d(input, weights, axis, output, mode, cval, origin, kind):
         _filter_dev(be, be.astype(input, wdt), mask, out, len(org), kind, mcode, cval, org,
                     shape=shape)
         return out
-    wdt = np.float32 if input.dtype == np.float32 else np.float64
-    x = input if input.dtype == wdt else input.astype(wdt)
-    native = out.dtype == wdt
-    y = out if native else np.empty(input.shape, wdt)
-    xv = np.moveaxis(x, axis, -1)
-    yv = np.moveaxis(y, axis, -1)
-    _filter_real(xv, weights.astype(wdt), yv, 1, kind, mcode, cval, [origin])
-    if not native:
-        _store(y, out)
-    return out
+    return _filter_host(input, weights, out, 1, kind, mcode, cval, [origin], axis=axis)
 
 
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
@@ -578,7 +613,8 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
         s = correlate1d(be.astype(input, wdt), np.ones(int(size)), axis, wdt, mode, cval, origin)
         s /= float(size)
         return _store(s, out)
-    wdt = np.float32 if input.dtype == np.float32 else np.float64
+    # float16: the sums in float32 (one rounding, at the store)
+    wdt = np.float32 if input.dtype in (np.float32, np.float16) else np.float64
     s = correlate1d(input, np.ones(int(size)), axis, wdt, mode, cval, origin)
     s /= wdt(size)
     return _store(s, out) if out.dtype != wdt else np.copyto(out, s) or out

@@ -17,7 +17,9 @@ or the host; it is the library's mask, copied to the host for the plan);
 padding, slicing, batching and casts use the framework's arrays.
 method='fft' takes cuda.filter.fft there, and the NaN / inf warning is not
 checked (it would need a device -> host transfer). float16 inputs give
-float16 results, computed with float32 accumulation (as cupyx).
+float16 results, computed with float32 accumulation (as cupyx), on the
+host too (NumPy float16; fftconvolve / oaconvolve return float32 there,
+scipy.fft's type).
 """
 import math
 import warnings
@@ -53,8 +55,22 @@ def _plan(x, mask, kind, output, algo):
 
 
 def _real_full_or_valid(x, w, kind, output, algo):
-    """x, w real float arrays of equal rank <= 3; returns full or valid."""
+    """x, w real arrays of equal rank <= 3; returns full or valid: float32
+    when both are float32; float16 when their result type is (float16
+    with float16, int8, uint8 or bool: values float16 holds exactly),
+    computed by a float16 plan (float32 accumulation, rounded once; a plan
+    that refuses float16 is computed in float32, cast once); else
+    float64."""
+    if np.result_type(x, w) == np.float16:
+        try:
+            return _real_in(x, w, kind, output, algo, np.float16)
+        except (RuntimeError, ValueError, TypeError, NotImplementedError):
+            return _real_in(x, w, kind, output, algo, np.float32).astype(np.float16)
     dt = np.float32 if x.dtype == np.float32 and w.dtype == np.float32 else np.float64
+    return _real_in(x, w, kind, output, algo, dt)
+
+
+def _real_in(x, w, kind, output, algo, dt):
     x = np.ascontiguousarray(x, dtype=dt)
     w = np.ascontiguousarray(w, dtype=dt)
     p = _plan(x, w, kind, output, algo)
