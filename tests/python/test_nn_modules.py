@@ -342,3 +342,20 @@ def test_convert_fuse_untraceable():
 
     with pytest.raises(RuntimeError, match="fuse=True.*cannot trace Branchy"):
         tnn.convert(Branchy(), fuse=True)
+
+
+def test_made_under_inference_mode():
+    """Parameters that are inference tensors (no version counter): the
+    prepared weights are kept across calls and a new Parameter is seen."""
+    g = torch.Generator().manual_seed(13)
+    with torch.inference_mode():
+        ref = torch.nn.Conv2d(8, 16, 1)
+        m = tnn.convert(copy.deepcopy(ref))
+        assert m.weight.is_inference()
+        x = rand(1, 8, 7, 9, g=g)
+        for _ in range(3):
+            assert close(m(x), ref(x))
+        assert m.tc_stats == {"plans": 1, "weight_preparations": 1}
+        ref.weight = torch.nn.Parameter(ref.weight * 2)
+        m.weight = ref.weight
+        assert close(m(x), ref(x)) and m.tc_stats["weight_preparations"] == 2

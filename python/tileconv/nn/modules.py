@@ -74,11 +74,9 @@ class _TileconvConv:
         def one(t):
             if t is None:
                 return None
-            try:
-                v = t._version
-            except RuntimeError:  # inference tensors have no version counter
-                v = None
-            return (id(t), t.data_ptr(), v)
+            # inference tensors have no version counter; asking raises a
+            # c10::Error whose backtrace costs ~0.4 ms
+            return (id(t), t.data_ptr(), None if t.is_inference() else t._version)
         return (one(self.weight), one(self.bias))
 
     def _tc_hold_weights(self, plan, views):
