@@ -1172,6 +1172,60 @@ static void conv_ext_cases(void) {
         }
 }
 
+/* bfloat16 layers with 3x3 planes and any depth (cpu.conv.winograd-f2-bf16
+ * transforms the planes and sums the depth taps in its GEMMs): 2D, 3D
+ * 3x3x3, depth kernels 1, 2 and 5, depth stride and dilation, every
+ * padding mode, odd extents, both layouts, 16+ channels (the solver's
+ * floor), with every solver applicable checked against the model. */
+static void conv_wg_depth_cases(void) {
+    static const struct {
+        int nsp;
+        int64_t N, C, K, n0, n1, n2, kd, sd, dd, pd;
+        int pm;
+    } L[] = {
+        {3, 1, 18, 20, 5, 7, 6, 3, 1, 1, 1, 0},  /* 3x3x3, zeros */
+        {3, 2, 16, 33, 4, 5, 9, 3, 1, 1, 1, 1},  /* reflect, K past one block */
+        {3, 1, 20, 17, 7, 6, 5, 2, 2, 1, 0, 2},  /* depth kernel 2, stride 2, replicate */
+        {3, 1, 16, 16, 9, 5, 5, 5, 1, 2, 3, 3},  /* depth 5, dilation 2, circular */
+        {3, 1, 24, 8, 3, 8, 7, 1, 1, 1, 0, 0},   /* 1x3x3 */
+        {2, 3, 17, 50, 1, 9, 13, 1, 1, 1, 0, 1}, /* 2D, reflect, 4 channel blocks */
+    };
+    uint64_t salt = 760000;
+    for (int i = 0; i < (int)(sizeof L / sizeof L[0]); i++)
+        for (int v = 0; v < 2; v++) {
+            if (th_g.quick && v && i % 2) continue;
+            cspec s = cspec_base(L[i].nsp);
+            s.N = L[i].N; s.C = L[i].C; s.K = L[i].K; s.G = 1;
+            const int64_t n[3] = {L[i].n0, L[i].n1, L[i].n2};
+            const int d0 = s.nsp == 3 ? 1 : 0;
+            for (int a = 0; a < s.nsp; a++) {
+                s.n[a] = n[a + (s.nsp == 3 ? 0 : 1)];
+                s.m[a] = 3;
+                s.stride[a] = s.dil[a] = 1;
+                s.pad[a] = 1;
+            }
+            if (d0) {
+                s.m[0] = L[i].kd;
+                s.stride[0] = L[i].sd;
+                s.dil[0] = L[i].dd;
+                s.pad[0] = L[i].pd;
+            }
+            s.pkind = TC_PADDING_EXPLICIT;
+            s.pmode = (tc_padding_mode)L[i].pm;
+            s.layout = (i + v) % 2 ? TC_LAYOUT_CHANNELS_LAST : TC_LAYOUT_CHANNELS_FIRST;
+            s.act = (tc_activation)((2 * i + 3 * v) % 7);
+            s.res = (i + v) % 2;
+            s.bias = (i + v + 1) % 3 != 0;
+            s.threads = 1 + (i + v) % 2;
+            if (!cspec_valid(&s)) {
+                printf("test table error: invalid conv spec %d\n", i);
+                th_g.failed++;
+                continue;
+            }
+            run_conv(&s, TC_BFLOAT16, salt++);
+        }
+}
+
 static void conv_cases(void) {
     th_rng r = th_rng_for(2002);
     uint64_t salt = 500000;
@@ -1765,6 +1819,7 @@ int main(int argc, char **argv) {
     if (selected(TC__KNOB_TEST_OPS, "filter")) row_position_cases();
     if (selected(TC__KNOB_TEST_OPS, "conv")) conv_cases();
     if (selected(TC__KNOB_TEST_OPS, "conv")) conv_ext_cases();
+    if (selected(TC__KNOB_TEST_OPS, "conv")) conv_wg_depth_cases();
     if (selected(TC__KNOB_TEST_OPS, "gemm")) gemm_cases();
     concurrency_cases();
     printf("\nproblem instances: %ld filter, %ld conv, %ld gemm; %ld row-position cases\n",
