@@ -120,6 +120,24 @@ static inline void bf_split(__m512i v, __m512 *ev, __m512 *od) {
     *od = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFF0000u)));
 }
 
+/* One pixel's 32 channels (even / odd fp32 halves) + residual, activation,
+ * rounded and re-interleaved to y. */
+static inline __attribute__((always_inline)) void bf_dw_store(__m512 ae, __m512 ao, const uint16_t *res,
+                                                               __mmask32 m, int act, __m512i ilv,
+                                                               uint16_t *y) {
+    if (res) {
+        __m512 e0, o0;
+        bf_split(_mm512_maskz_loadu_epi16(m, res), &e0, &o0);
+        ae = _mm512_add_ps(ae, e0);
+        ao = _mm512_add_ps(ao, o0);
+    }
+    ae = bf_act(ae, act);
+    ao = bf_act(ao, act);
+    __m512i he = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ae));
+    __m512i ho = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ao));
+    _mm512_mask_storeu_epi16(y, m, _mm512_permutex2var_epi16(he, ilv, ho));
+}
+
 /* One 32-channel block of nw output pixels; tap j reads x + off[j] (+ the
  * pixel's o * xs) with the weights of tap widx[j]. With nt a constant
  * (3x3: 9) the taps unroll and their weights stay in registers. */
@@ -152,25 +170,8 @@ bf_dw_block(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const
             ce = _mm512_fmadd_ps(e1, ve, ce);
             co = _mm512_fmadd_ps(o1, vo, co);
         }
-        if (res) {
-            __m512 e0, o0;
-            bf_split(_mm512_maskz_loadu_epi16(m, res + o * ps), &e0, &o0);
-            ae = _mm512_add_ps(ae, e0);
-            ao = _mm512_add_ps(ao, o0);
-            bf_split(_mm512_maskz_loadu_epi16(m, res + (o + 1) * ps), &e0, &o0);
-            ce = _mm512_add_ps(ce, e0);
-            co = _mm512_add_ps(co, o0);
-        }
-        ae = bf_act(ae, act);
-        ao = bf_act(ao, act);
-        ce = bf_act(ce, act);
-        co = bf_act(co, act);
-        __m512i he = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ae));
-        __m512i ho = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ao));
-        _mm512_mask_storeu_epi16(y + o * ps, m, _mm512_permutex2var_epi16(he, ilv, ho));
-        he = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ce));
-        ho = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(co));
-        _mm512_mask_storeu_epi16(y + (o + 1) * ps, m, _mm512_permutex2var_epi16(he, ilv, ho));
+        bf_dw_store(ae, ao, res ? res + o * ps : NULL, m, act, ilv, y + o * ps);
+        bf_dw_store(ce, co, res ? res + (o + 1) * ps : NULL, m, act, ilv, y + (o + 1) * ps);
     }
     for (; o < nw; o++) {
         const uint16_t *xo = x + o * xs;
@@ -184,17 +185,7 @@ bf_dw_block(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const
             ae = _mm512_fmadd_ps(e0, ve, ae);
             ao = _mm512_fmadd_ps(o0, vo, ao);
         }
-        if (res) {
-            __m512 e0, o0;
-            bf_split(_mm512_maskz_loadu_epi16(m, res + o * ps), &e0, &o0);
-            ae = _mm512_add_ps(ae, e0);
-            ao = _mm512_add_ps(ao, o0);
-        }
-        ae = bf_act(ae, act);
-        ao = bf_act(ao, act);
-        __m512i he = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ae));
-        __m512i ho = _mm512_castsi256_si512((__m256i)_mm512_cvtneps_pbh(ao));
-        _mm512_mask_storeu_epi16(y + o * ps, m, _mm512_permutex2var_epi16(he, ilv, ho));
+        bf_dw_store(ae, ao, res ? res + o * ps : NULL, m, act, ilv, y + o * ps);
     }
 }
 
