@@ -6,7 +6,9 @@
 Square C = A B (float32, row-major) at GPU_GEMM_SIZES (default "2048 4096
 8192"): tileconv's cuda.gemm.simt (strict FP32) beside torch.matmul with TF32
 off (cuBLAS SGEMM), and cuda.gemm.wgmma-tf32 (planned with TC_PLAN_ALLOW_TF32)
-beside torch.matmul with TF32 on. tileconv through ctypes on
+beside torch.matmul with TF32 on, and cuda.gemm.wgmma-3xtf32 (split-precision
+TF32 at about float32 accuracy; forced by name, the planner never picks it)
+beside torch.matmul with TF32 off (cuBLAS SGEMM). tileconv through ctypes on
 BUILD_DIR/libtileconv.so: tc_cuda_time_plan (operands copied to the GPU
 once, a warm-up, median of R executes between CUDA events); cuBLAS timed
 the same way (median of R calls between CUDA events, after 3 warm-ups).
@@ -144,7 +146,8 @@ for n in SIZES:
     ref = None
     if n <= 4096:
         ref = (a.double() @ b.double()).cpu().numpy()
-    modes = [("fp32", "cuda.gemm.simt", 0), ("tf32", "cuda.gemm.wgmma-tf32", TF32)]
+    modes = [("fp32", "cuda.gemm.simt", 0), ("tf32", "cuda.gemm.wgmma-tf32", TF32),
+             ("3xtf32", "cuda.gemm.wgmma-3xtf32", 0)]  # peer: TF32 off (mode is not "tf32...")
     for f in os.environ.get("GPU_GEMM_FORMS", "").split():
         if f.startswith("fp32-"):
             modes.append((f, "cuda.gemm.simt", 0))

@@ -49,9 +49,9 @@ static const char *const filter_solvers[] = {
 };
 #define NFS (int)(sizeof filter_solvers / sizeof filter_solvers[0])
 /* TF32 solvers ("-tf32") are planned with TC_PLAN_ALLOW_TF32 and held to
- * 5e-3 of max|ref| */
+ * 5e-3 of max|ref|; the split-precision "-3xtf32" to the FP32 bound */
 static const char *const gemm_solvers[] = {"cuda.gemm.simt", "cuda.gemm.wgmma-tf32", "cuda.gemm.seed-naive",
-                                           "cuda.gemm.seed-tiled"};
+                                           "cuda.gemm.seed-tiled", "cuda.gemm.wgmma-3xtf32"};
 #define NGS (int)(sizeof gemm_solvers / sizeof gemm_solvers[0])
 
 #if TC_TEST_CUDA
@@ -512,7 +512,7 @@ static void run_gemm_case(int gi, int device_ptrs) {
         tc_plan_options o;
         tc_plan_options_init(&o);
         o.algorithm = gemm_solvers[s];
-        const int tf32 = strstr(gemm_solvers[s], "tf32") != NULL;
+        const int tf32 = strstr(gemm_solvers[s], "tf32") != NULL && !strstr(gemm_solvers[s], "3xtf32");
         if (tf32) o.flags |= TC_PLAN_ALLOW_TF32;
         tc_plan *pl;
         tc_status st = tc_plan_gemm(&pl, NULL, &d, &o);
@@ -1982,6 +1982,221 @@ static void run_gemm_tf32_checks(void) {
 #endif
 }
 
+/* ---------------- cuda.gemm.wgmma-3xtf32 (split-precision TF32) ----------------
+ * The forced solver against a float64 product computed here, beside
+ * cuda.gemm.simt (strict FP32) and cuda.gemm.wgmma-tf32 on the same data:
+ * max|C - C64| / max|C64| of 3xTF32 within 4x simt's (or 2e-6 where simt's
+ * is below 5e-7: at small k simt's one rounding a product beats the split's
+ * 2^-22 residual) and at most 1/16 of the TF32 solver's; each case's three
+ * errors printed. Sizes off the 128 x 128 x 32 tile, padded rows, alpha and
+ * beta, a long k, more tiles than the grid has blocks (the persistent walk);
+ * data: uniform +-[0.1, 1), a wide exponent range (2^-24 .. 2^24), and
+ * values next to TF32's rounding boundaries (low 13 mantissa bits at, just
+ * below and just above the tie 0x1000, all ones: hi's carry into the
+ * exponent). Then the planner never picks it, it refuses transposes and
+ * odd lda with a reason, and device arrays off 16-byte alignment run
+ * cuda.gemm.simt's kernel. Not yet run on a GPU. */
+typedef struct g3case {
+    int64_t m, n, k;
+    int pad, data; /* data: 0 uniform, 1 wide exponents, 2 TF32 rounding boundaries */
+    double alpha, beta;
+} g3case;
+static const g3case g3cases[] = {
+    {1, 1, 1, 0, 0, 1, 0},          {3, 5, 7, 0, 0, 1, 0},        {17, 33, 9, 4, 0, 1, 0.5},
+    {131, 260, 100, 0, 0, 1, 0},    {200, 129, 515, 4, 0, -1.5, 0.5},
+    {257, 130, 1000, 0, 0, 1, 0},   {129, 385, 67, 3, 0, 0.5, 2}, {300, 8, 4000, 0, 0, 1, 0},
+    {2000, 1100, 36, 0, 0, 1, 0.25}, /* 144 tiles: more than an H200 has SMs */
+    {131, 260, 100, 0, 1, 1, 0},    {257, 130, 1000, 4, 1, 1, 0.5},
+    {131, 260, 100, 0, 2, 1, 0},    {257, 130, 1000, 0, 2, -1, 0.5}, {64, 64, 2048, 0, 2, 1, 0},
+};
+#define NG3 (int)(sizeof g3cases / sizeof g3cases[0])
+static float g3_value(th_rng *r, int data) {
+    if (data == 1) { /* sign x [1, 2) x 2^e, e in [-24, 24] */
+        const double v = ldexp(th_uniform(r, 1.0, 2.0), (int)th_int(r, -24, 24));
+        return (float)((th_next(r) & 1) ? v : -v);
+    }
+    if (data == 2) { /* exponent 2^-3 .. 2^3, random top 10 mantissa bits, chosen low 13 */
+        static const uint32_t low[] = {0x1000, 0x0fff, 0x1001, 0x1fff, 0x0001, 0x17ff, 0x0800};
+        uint32_t mant = ((uint32_t)th_int(r, 0, 1023) << 13) | low[th_int(r, 0, 6)];
+        if (th_int(r, 0, 15) == 0) mant = 0x7fffff; /* rounds up into the next binade */
+        const uint32_t u = (th_next(r) & 1 ? 0x80000000u : 0u) | ((uint32_t)(127 + th_int(r, -3, 3)) << 23) | mant;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    return (float)th_value(r);
+}
+/* one solver on the case's data (host arrays): max|C - C64| / max|C64|,
+ * -1 where it does not apply, -2 where it failed (a CHECK says why) */
+static double g3_run(const char *algo, unsigned flags, const tc_gemm_desc *d, const float *A,
+                     const float *B, const float *C0, const double *ref, float *C) {
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = algo;
+    o.flags = flags;
+    tc_plan *pl = NULL;
+    tc_status st = tc_plan_gemm(&pl, NULL, d, &o);
+    if (st == TC_ERR_NOT_APPLICABLE) return -1;
+    if (!CHECK_STATUS(st, TC_OK)) return -2;
+    memcpy(C, C0, (size_t)(d->m * d->ldc) * 4);
+    st = tc_execute_gemm(pl, C, A, B, NULL);
+    tc_plan_destroy(pl);
+    if (!CHECK(st == TC_OK, "%s execute: %s", algo, tc_last_error())) return -2;
+    double dmax = 0, rmax = 0;
+    for (int64_t i = 0; i < d->m; i++)
+        for (int64_t j = 0; j < d->n; j++) {
+            const double df = fabs((double)C[i * d->ldc + j] - ref[i * d->ldc + j]);
+            if (!(df <= dmax)) dmax = df; /* NaN stays */
+            if (fabs(ref[i * d->ldc + j]) > rmax) rmax = fabs(ref[i * d->ldc + j]);
+        }
+    return rmax > 0 ? dmax / rmax : dmax;
+}
+static void run_gemm_3xtf32_checks(void) {
+    const char *g3 = "cuda.gemm.wgmma-3xtf32";
+    for (int ci = 0; ci < NG3; ci++) {
+        const g3case *c = &g3cases[ci];
+        if (th_g.quick && c->m * c->n * c->k > 10000000) continue;
+        tc_gemm_desc d;
+        tc_gemm_desc_init(&d);
+        d.dtype = TC_FLOAT32;
+        d.m = c->m; d.n = c->n; d.k = c->k;
+        d.lda = (c->k + 3) / 4 * 4 + (c->pad ? 4 : 0);
+        d.ldb = (c->n + 3) / 4 * 4 + (c->pad ? 4 : 0);
+        d.ldc = c->n + c->pad;
+        d.alpha = c->alpha; d.beta = c->beta;
+        const int64_t na = d.m * d.lda, nb = d.k * d.ldb, nc = d.m * d.ldc;
+        float *A = malloc(na * 4), *B = malloc(nb * 4), *C0 = malloc(nc * 4), *C = malloc(nc * 4);
+        double *ref = malloc(nc * 8), *row = malloc(d.n * 8);
+        th_rng r = th_rng_for(3300 + ci);
+        for (int64_t i = 0; i < na; i++) A[i] = g3_value(&r, c->data);
+        for (int64_t i = 0; i < nb; i++) B[i] = g3_value(&r, c->data);
+        for (int64_t i = 0; i < nc; i++) C0[i] = c->beta != 0 ? g3_value(&r, c->data) : NAN;
+        for (int64_t i = 0; i < d.m; i++) { /* float64: alpha A B + beta C0 */
+            for (int64_t j = 0; j < d.n; j++) row[j] = 0;
+            for (int64_t p = 0; p < d.k; p++) {
+                const double a = A[i * d.lda + p];
+                const float *b = B + p * d.ldb;
+                for (int64_t j = 0; j < d.n; j++) row[j] += a * b[j];
+            }
+            for (int64_t j = 0; j < d.n; j++)
+                ref[i * d.ldc + j] = c->alpha * row[j] + (c->beta != 0 ? c->beta * C0[i * d.ldc + j] : 0.0);
+        }
+        TH_BEGIN("%s m=%lld n=%lld k=%lld pad=%d alpha=%g beta=%g data=%s", g3, (long long)c->m,
+                 (long long)c->n, (long long)c->k, c->pad, c->alpha, c->beta,
+                 c->data == 0 ? "uniform" : c->data == 1 ? "wide-exponents" : "tf32-boundaries");
+        const double e3 = g3_run(g3, 0, &d, A, B, C0, ref, C);
+        if (e3 == -1) {
+            TH_SKIP("%s does not apply here: %s", g3, tc_last_error());
+        } else if (e3 >= 0) {
+            const double es = g3_run("cuda.gemm.simt", 0, &d, A, B, C0, ref, C);
+            const double et = g3_run("cuda.gemm.wgmma-tf32", TC_PLAN_ALLOW_TF32, &d, A, B, C0, ref, C);
+            printf("  3xtf32 m=%lld n=%lld k=%lld data=%d: rel err 3xtf32 %.3g, simt %.3g, tf32 %.3g\n",
+                   (long long)c->m, (long long)c->n, (long long)c->k, c->data, e3, es, et);
+            if (es >= 0) {
+                const double bound = 4 * es > 2e-6 ? 4 * es : 2e-6;
+                CHECK(e3 <= bound, "3xTF32 rel err %.3g above %.3g (simt's %.3g)", e3, bound, es);
+            }
+            if (et > 1e-5) CHECK(e3 <= et / 16, "3xTF32 rel err %.3g not far below TF32's %.3g", e3, et);
+        }
+        TH_END();
+        free(A); free(B); free(C0); free(C); free(ref); free(row);
+    }
+    /* the planner never picks it; it refuses what it cannot do, with a reason */
+    TH_BEGIN("%s: forced by name only; transposes and odd lda refused", g3);
+    {
+        tc_gemm_desc d;
+        tc_gemm_desc_init(&d);
+        d.dtype = TC_FLOAT32;
+        d.m = 256; d.n = 256; d.k = 256;
+        d.lda = d.ldb = d.ldc = 256;
+        for (int f = 0; f < 2; f++) {
+            tc_plan_options o;
+            tc_plan_options_init(&o);
+            o.flags = f ? TC_PLAN_ALLOW_TF32 : 0;
+            tc_plan *pl = NULL;
+            if (CHECK_STATUS(tc_plan_gemm(&pl, NULL, &d, &o), TC_OK))
+                CHECK(strcmp(tc_plan_algorithm(pl), g3) != 0, "the planner chose %s (flags %u)", g3, o.flags);
+            tc_plan_destroy(pl);
+        }
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = g3;
+        tc_plan *pl = NULL;
+        tc_status st = tc_plan_gemm(&pl, NULL, &d, &o);
+        tc_plan_destroy(st == TC_OK ? pl : NULL);
+        if (st == TC_OK) { /* a device that runs it: the refusals */
+            d.trans_a = 1;
+            pl = NULL;
+            st = tc_plan_gemm(&pl, NULL, &d, &o);
+            CHECK(st == TC_ERR_NOT_APPLICABLE && strstr(tc_last_error(), "transposed"),
+                  "trans_a: status %d, %s", (int)st, tc_last_error());
+            tc_plan_destroy(st == TC_OK ? pl : NULL);
+            d.trans_a = 0;
+            d.lda = 258;
+            pl = NULL;
+            st = tc_plan_gemm(&pl, NULL, &d, &o);
+            CHECK(st == TC_ERR_NOT_APPLICABLE && strstr(tc_last_error(), "lda"), "lda 258: status %d, %s",
+                  (int)st, tc_last_error());
+            tc_plan_destroy(st == TC_OK ? pl : NULL);
+        }
+    }
+    TH_END();
+#if TC_TEST_CUDA
+    /* device arrays one float past 16-byte alignment: cuda.gemm.simt's kernel */
+    tc_gemm_desc d;
+    tc_gemm_desc_init(&d);
+    d.dtype = TC_FLOAT32;
+    d.m = 96; d.n = 160; d.k = 72;
+    d.lda = d.k; d.ldb = d.n; d.ldc = d.n;
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = g3;
+    tc_plan *pl = NULL;
+    if (tc_plan_gemm(&pl, NULL, &d, &o) != TC_OK) {
+        printf("SKIP %s unaligned check: %s\n", g3, tc_last_error());
+        th_g.skipped++;
+        return;
+    }
+    TH_BEGIN("%s on device arrays one float past 16-byte alignment", g3);
+    const int64_t na = d.m * d.lda, nb = d.k * d.ldb, nc = d.m * d.ldc;
+    th_rng r = th_rng_for(3377);
+    float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4), *ref = malloc(nc * 4);
+    fill(A, na, &r); fill(B, nb, &r);
+    tc_plan_options ro;
+    tc_plan_options_init(&ro);
+    ro.algorithm = "ref.gemm.loops";
+    tc_plan *rp = NULL;
+    if (CHECK_STATUS(tc_plan_gemm(&rp, NULL, &d, &ro), TC_OK)) {
+        tc_execute_gemm(rp, ref, A, B, NULL);
+        float *dA = NULL, *dB = NULL, *dC = NULL;
+        int ok = cudaMalloc((void **)&dA, (na + 1) * 4) == cudaSuccess &&
+                 cudaMalloc((void **)&dB, (nb + 1) * 4) == cudaSuccess &&
+                 cudaMalloc((void **)&dC, nc * 4) == cudaSuccess &&
+                 cudaMemcpy(dA + 1, A, na * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
+                 cudaMemcpy(dB + 1, B, nb * 4, cudaMemcpyHostToDevice) == cudaSuccess;
+        CHECK(ok, "device buffers");
+        if (ok) {
+            tc_status st = tc_execute_gemm(pl, dC, dA + 1, dB + 1, NULL);
+            CHECK_STATUS(st, TC_OK);
+            if (st == TC_OK && cudaMemcpy(C, dC, nc * 4, cudaMemcpyDeviceToHost) == cudaSuccess) {
+                double dmax = 0, rmax = 0;
+                for (int64_t i = 0; i < nc; i++) {
+                    double df = fabs((double)C[i] - ref[i]);
+                    if (!(df <= dmax)) dmax = df;
+                    if (fabs(ref[i]) > rmax) rmax = fabs(ref[i]);
+                }
+                CHECK(dmax / rmax <= 2e-5, "rel err %.3g", dmax / rmax);
+            }
+        }
+        cudaFree(dA); cudaFree(dB); cudaFree(dC);
+    }
+    tc_plan_destroy(rp);
+    free(A); free(B); free(C); free(ref);
+    TH_END();
+    tc_plan_destroy(pl);
+#endif
+}
+
 /* The GEMM kernels' other forms on every GEMM case: cuda.gemm.wgmma-tf32's
  * (TILECONV_CUDA_GEMM_TF32_BM=128/256 rows a block, TILECONV_CUDA_GEMM_TF32_CL=1/2/4
  * blocks a cluster: 1 x 2 sharing A, 2 x 2 sharing A and B; the cases
@@ -2291,6 +2506,7 @@ int main(int argc, char **argv) {
 #endif
         }
         run_gemm_tf32_checks();
+        run_gemm_3xtf32_checks();
         run_gemm_variants();
         run_gemm_half_all();
         printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
@@ -2365,6 +2581,7 @@ int main(int argc, char **argv) {
 #endif
     }
     run_gemm_tf32_checks();
+    run_gemm_3xtf32_checks();
     run_gemm_variants();
     run_gemm_half_all();
     for (int ci = 0; ci < NCC; ci++) {

@@ -31,11 +31,12 @@
  * values, so the hardware's truncation loses nothing.
  *
  * One form: 128 x 128 x 32 block tiles, one block an SM, persistent (tiles
- * strided over the grid, walked in groups of 8 m-tiles for L2 reuse); 288
- * threads: two consumer warpgroups (each 64 of the tile's n, wgmma
- * m64n128k8, 64 accumulators a thread) and one producer warp that issues
- * the tensor-memory-accelerator copies into 4 mbarrier stages (lane 0 the A
- * box, lanes 1-16 the B boxes). A consumer stage: wait for the copies,
+ * strided over the grid, walked in groups of 8 m-tiles for L2 reuse); 384
+ * threads: a producer warpgroup, whose first warp issues the
+ * tensor-memory-accelerator copies into 4 mbarrier stages (lane 0 the A
+ * box, lanes 1-16 the B boxes) and which gives its registers back
+ * (setmaxnreg), and two consumer warpgroups (each 64 of the tile's n, wgmma
+ * m64n128k8, 64 accumulators a thread). A consumer stage: wait for the copies,
  * split its 16 floats of the A tile into the hi / lo ring (3 buffers) and
  * its B fragments into registers (two buffers), free the copy stage (every
  * read of it is done: the copy ring is released before any MMA), make its
@@ -77,8 +78,8 @@ namespace {
 #define G3_BK 32
 #define G3_ST 4                   /* copy stages */
 #define G3_CV 3                   /* hi / lo buffers of the converted A tile */
-#define G3_NT 288                 /* two consumer warpgroups + one producer warp */
-#define G3_PROD 256               /* the producer's first thread */
+#define G3_NT 384                 /* a producer warpgroup, then two consumer warpgroups */
+#define G3_CONS 128               /* the consumers' first thread */
 #define G3_AS (G3_BM * G3_BK)     /* floats: an A tile, 128-byte swizzled */
 #define G3_BS (G3_BK * G3_BN)     /* floats: a B tile, 16 boxes [32 k][8 n] */
 #define G3_GROUP 8                /* m-tiles a raster group */
@@ -144,10 +145,26 @@ __device__ __forceinline__ void g3_wgmma(float *d, const unsigned *a, uint64_t d
 /* the 256 consumer threads (two warpgroups) meet: named barrier 1 */
 __device__ __forceinline__ void g3_consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
-/* __maxnreg__ rather than __launch_bounds__(288, 1), under which ptxas
- * held the kernel to 128 registers and serialized the wgmmas (C7512,
- * "insufficient register resources"); 224 x 288 threads fit the SM's 64k */
-__global__ void __maxnreg__(224)
+/* a warpgroup's register budget from here on (whole warpgroups, sm_90a) */
+template <int N> __device__ __forceinline__ void g3_setmaxnreg_dec() {
+#if IG_WGMMA
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N> __device__ __forceinline__ void g3_setmaxnreg_inc() {
+#if IG_WGMMA
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+
+/* Launched at 168 registers (384 threads); the producer warpgroup gives
+ * its registers back (40) and the consumers take 232, of which they need
+ * about 190 (64 accumulators, two buffers of hi and lo B fragments, the
+ * conversion's 16 floats). Whole warpgroups: with one producer warp (288
+ * threads) a scheduler holds 3 warps, so 168 registers at most
+ * (3 x 32 x 168 <= 16K), under which ptxas serialized the wgmmas (C7512,
+ * "insufficient register resources"). */
+__global__ void __launch_bounds__(G3_NT, 1)
     k_gemm_3xtf32(float *__restrict__ C, const g3p q, const __grid_constant__ g3tm tm) {
     extern __shared__ float4 g3_smem4[];
     float *smem = reinterpret_cast<float *>(g3_smem4);
@@ -163,9 +180,10 @@ __global__ void __maxnreg__(224)
         ig_mbar_init_fence();
     }
     __syncthreads();
-    if (tid >= G3_PROD) {
-        /* the producer warp: lane 0 the A box, lanes 1-16 the B boxes */
-        const int lane = tid - G3_PROD;
+    if (tid < G3_CONS) {
+        /* the producer warpgroup: lane 0 the A box, lanes 1-16 the B boxes */
+        g3_setmaxnreg_dec<40>();
+        const int lane = tid;
         if (lane > 16) return;
         int slot = 0, it = 0;
         unsigned ph = 0;
@@ -186,7 +204,8 @@ __global__ void __maxnreg__(224)
         }
         return;
     }
-    const int ct = tid;
+    g3_setmaxnreg_inc<232>();
+    const int ct = tid - G3_CONS;
     const int wg = ct >> 7, warp = (ct >> 5) & 3, lane = ct & 31, g = lane >> 2, t = lane & 3;
     float acc[G3_BM / 2];
     /* this thread's fragment rows: n = 64 wg + 16 warp + g (+ 8), in B boxes
