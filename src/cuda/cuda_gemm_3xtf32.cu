@@ -55,10 +55,10 @@
  * of operand where the TF32 kernel has one, what bounds the 128-row form of
  * that kernel (L2 bytes per MAC) should matter less here; not measured.
  *
- * Non-finite inputs: an infinite operand gives NaN where float32 gives an
- * infinity (its lo part is 0, and inf * 0 is NaN in the products); NaN
- * stays NaN. Finite inputs whose products overflow give infinities as
- * float32 does.
+ * Non-finite inputs: an infinite operand can give NaN where float32 gives
+ * an infinity (its lo part is 0; inf x_hi + inf x_lo is NaN where x_lo is
+ * 0 or of the other sign); NaN stays NaN. Finite inputs whose products
+ * overflow give infinities as float32 does.
  *
  * Applies to float32 GEMMs with trans_a = trans_b = 0, lda and ldb multiples
  * of 4 (16-byte rows for the tensor copies), sizes below 2^31, where the
