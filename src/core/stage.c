@@ -238,9 +238,60 @@ void tc__convert_tensor(void *dst, tc_dtype dd, tc_layout dl, const void *src, t
     tile_run(&j, threads);
 }
 
+/* The output pass where the solver's float32 output and y share the
+ * layout (the in-place epilogue, or a dtype-only relay): one flat pass in
+ * runs of TC__RUN, each loop simple enough to vectorize. The tiled pass
+ * above took 23 ms for a ReLU over 8 x 256 x 56 x 56 floats on 2 Zen 5
+ * cores, where torch.relu takes 0.35 ms. */
+typedef struct flat_job {
+    void *y;
+    tc_dtype yd;
+    const float *acc;
+    const void *res; /* in y's dtype */
+    tc_activation act;
+    int64_t n;
+} flat_job;
+
+static void flat_range(void *arg, int64_t b, int64_t e, int tid) {
+    const flat_job *j = arg;
+    (void)tid;
+    float buf[TC__RUN], rb[TC__RUN];
+    const int f32 = j->yd == TC_FLOAT32;
+    for (int64_t t = b; t < e; t++) {
+        int64_t i0 = t * TC__RUN, n = j->n - i0 < TC__RUN ? j->n - i0 : TC__RUN;
+        const float *a = j->acc + i0;
+        float *d = f32 ? (float *)j->y + i0 : buf;
+        if (j->res) {
+            const float *r = rb;
+            if (f32) r = (const float *)j->res + i0;
+            else run_to_f(rb, at_c(j->res, i0, j->yd), j->yd, 1, n);
+            for (int64_t i = 0; i < n; i++) d[i] = a[i] + r[i];
+            a = d;
+        }
+        if (j->act == TC_ACT_RELU) {
+            for (int64_t i = 0; i < n; i++) {
+                float v = a[i];
+                d[i] = v > 0 || v != v ? v : 0.0f;
+            }
+        } else if (j->act != TC_ACT_NONE) {
+            for (int64_t i = 0; i < n; i++) d[i] = tc__act_f(j->act, a[i]);
+        } else if (d != a) {
+            memmove(d, a, (size_t)n * sizeof(float));
+        }
+        if (!f32) run_from_f(at(j->y, i0, j->yd), j->yd, 1, d, n);
+    }
+}
+
 void tc__stage_output(void *y, tc_dtype yd, tc_layout yl, const void *acc, tc_dtype ad,
                       tc_layout al, const void *residual, tc_activation act, int64_t N,
                       int64_t K, int64_t S, int threads) {
+    if (ad == TC_FLOAT32 && yd != TC_FLOAT64 && (yl == al || K == 1 || S == 1)) {
+        flat_job f = {y, yd, acc, residual, act, N * K * S};
+        if (f.n <= 0) return;
+        int64_t items = (f.n + TC__RUN - 1) / TC__RUN;
+        tc__parallel_for(f.n < (1 << 15) ? 1 : threads, items, flat_range, &f);
+        return;
+    }
     tile_job j = {y, yd, yl, acc, ad, al, residual, act, 1, N, K, S, 0, 0};
     tile_run(&j, threads);
 }
@@ -271,6 +322,39 @@ void tc__stage_problem(const tc__problem *p, unsigned caps, tc__problem *sp) {
         sp->act = TC_ACT_NONE;
         sp->has_residual = 0;
     }
+}
+
+int64_t tc__span(int64_t rows, int64_t cols, int64_t ld) {
+    return rows > 0 && cols > 0 ? (rows - 1) * ld + cols : 0;
+}
+int64_t tc__gemm_a_span(const tc__problem *p) {
+    return tc__span(p->trans_a ? p->k : p->m, p->trans_a ? p->m : p->k, p->lda);
+}
+int64_t tc__gemm_b_span(const tc__problem *p) {
+    return tc__span(p->trans_b ? p->n : p->k, p->trans_b ? p->k : p->n, p->ldb);
+}
+
+tc__stage_counts tc__stage_buffers(const tc__problem *p, unsigned bits) {
+    tc__stage_counts c = {0, 0, 0, 0};
+    const int dt = (bits & TC__STAGE_DTYPE) != 0;
+    const int relay = (bits & (TC__STAGE_DTYPE | TC__STAGE_LAYOUT)) != 0;
+    const int epi = (bits & TC__STAGE_EPILOGUE) != 0;
+    if (p->op == TC_OP_FILTER) {
+        if (dt) {
+            c.x = tc__x_count(p);
+            c.y = tc__y_count(p);
+        }
+    } else if (p->op == TC_OP_CONV) {
+        if (relay) c.x = tc__x_count(p);
+        if (relay || (epi && p->has_residual)) c.y = tc__y_count(p);
+        if (!epi && relay && p->has_residual) c.res = tc__y_count(p);
+        if (dt) c.w = tc__w_count(p) + (p->has_bias ? p->K : 0);
+    } else if (dt) {
+        c.x = tc__gemm_a_span(p);
+        c.y = tc__span(p->m, p->n, p->ldc);
+        c.w = tc__gemm_b_span(p);
+    }
+    return c;
 }
 
 double tc__stage_cost(const tc__problem *p, unsigned bits, tc_backend be, const tc__env *env) {

@@ -359,3 +359,23 @@ def test_made_under_inference_mode():
         ref.weight = torch.nn.Parameter(ref.weight * 2)
         m.weight = ref.weight
         assert close(m(x), ref(x)) and m.tc_stats["weight_preparations"] == 2
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("act", ["relu", "silu", None])
+def test_epilogue_large_output(dt, act):
+    """The core's output pass (the epilogue of solvers without one, the
+    float16 relay) over outputs of several runs and threads, residual and
+    activation, against torch in float64."""
+    torch.manual_seed(SEED)
+    m = tnn.Conv2d(16, 40, 1).to(dt)
+    g = torch.Generator().manual_seed(14)
+    x = rand(2, 16, 37, 41, g=g, dtype=dt)  # 121360 outputs, not a multiple of 1024
+    r = rand(2, 40, 37, 41, g=g, dtype=dt)
+    with torch.no_grad():
+        y = m(x, r, activation=act)
+        t = torch.nn.functional.conv2d(x.double(), m.weight.double(), m.bias.double()) + r.double()
+        t = {None: t, "relu": torch.relu(t), "silu": torch.nn.functional.silu(t)}[act]
+    assert y.dtype == dt and y.shape == t.shape
+    tol = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}[dt]
+    assert (y.double() - t).abs().max().item() <= tol * max(1.0, t.abs().max().item())
