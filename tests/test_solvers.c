@@ -1189,6 +1189,11 @@ static void conv_wg_depth_cases(void) {
         {3, 1, 16, 16, 9, 5, 5, 5, 1, 2, 3, 3},  /* depth 5, dilation 2, circular */
         {3, 1, 24, 8, 3, 8, 7, 1, 1, 1, 0, 0},   /* 1x3x3 */
         {2, 3, 17, 50, 1, 9, 13, 1, 1, 1, 0, 1}, /* 2D, reflect, 4 channel blocks */
+        /* planes of 24+ tiles: consecutive output planes share transformed
+         * input planes (one thread: blocks of two output planes or more) */
+        {3, 1, 16, 50, 4, 10, 11, 3, 1, 1, 1, 1},
+        {3, 2, 18, 64, 7, 9, 10, 3, 2, 1, 1, 2},  /* depth stride 2: one plane shared */
+        {3, 1, 16, 12, 6, 14, 13, 3, 1, 1, 1, 3}, /* K 12: 48-tile chunks */
     };
     uint64_t salt = 760000;
     for (int i = 0; i < (int)(sizeof L / sizeof L[0]); i++)
@@ -1216,7 +1221,7 @@ static void conv_wg_depth_cases(void) {
             s.act = (tc_activation)((2 * i + 3 * v) % 7);
             s.res = (i + v) % 2;
             s.bias = (i + v + 1) % 3 != 0;
-            s.threads = 1 + (i + v) % 2;
+            s.threads = i >= 6 && v == 0 ? 1 : 1 + (i + v) % 2;
             if (!cspec_valid(&s)) {
                 printf("test table error: invalid conv spec %d\n", i);
                 th_g.failed++;

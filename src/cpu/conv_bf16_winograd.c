@@ -37,13 +37,20 @@ typedef struct wg_geom {
     int64_t TH, TW, T;        /* tiles per column, per row, in all */
     int64_t X[3];             /* the padded copy: depth x (2TH+2) x (2TW+2) */
     int64_t tc, nchunk, items;
+    /* plane reuse (3D, depth dilation 1, depth stride < kd, planes of at
+     * least tc tiles): an item is (K block, image, chunk of a plane's
+     * tiles, block of odper output planes); consecutive output planes
+     * share kd - stride input planes, whose transforms stay in V's kd
+     * slots, so each output plane transforms min(stride, kd) new ones */
+    int reuse;
+    int64_t P2, ncp, odper, nob;
     size_t xpbytes, vbytes, mbytes, tmpbytes;
 } wg_geom;
 
 static int64_t wg_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t wg_rup64(size_t v) { return (v + 63) & ~(size_t)63; }
 
-static void wg_geom_make(const tc__problem *p, wg_geom *g) {
+static void wg_geom_make(const tc__problem *p, int threads, wg_geom *g) {
     memset(g, 0, sizeof *g);
     g->Cgp = p->C + (p->C & 1);
     g->Cv = wg_cdiv(p->C, 32) * 32;
@@ -66,6 +73,17 @@ static void wg_geom_make(const tc__problem *p, wg_geom *g) {
     g->tc = 4 * g->mr;
     g->nchunk = wg_cdiv(g->T, g->tc);
     g->items = g->nkb * g->nchunk;
+    g->P2 = g->TH * g->TW;
+    g->reuse = g->R > 1 && p->dil[0] == 1 && p->stride[0] < g->R && g->P2 >= g->tc && g->OD > 1;
+    if (g->reuse) {
+        g->ncp = wg_cdiv(g->P2, g->tc);
+        int64_t base = g->nkb * p->N * g->ncp, want = 4 * (int64_t)(threads > 0 ? threads : 1);
+        g->nob = base >= want ? 1 : wg_cdiv(want, base);
+        if (g->nob > g->OD) g->nob = g->OD;
+        g->odper = wg_cdiv(g->OD, g->nob);
+        g->nob = wg_cdiv(g->OD, g->odper);
+        g->items = base * g->nob;
+    }
     g->xpbytes = wg_rup64((size_t)(p->N * g->X[0] * g->X[1] * g->X[2] * g->Cgp) * 2);
     g->vbytes = wg_rup64((size_t)(g->R * 16 * g->tc * g->Cv) * 2);
     g->mbytes = wg_rup64((size_t)(16 * g->tc * g->nr) * sizeof(float));
@@ -107,7 +125,7 @@ static int wg_applicable(const tc__problem *p, const tc__env *env, char *why, si
         return 0;
     }
     wg_geom g;
-    wg_geom_make(p, &g);
+    wg_geom_make(p, env->threads, &g);
     if (!tc__mul_ok(p->N * g.X[0] * g.X[1], g.X[2] * g.Cgp * 2, &t) ||
         !tc__mul_ok(g.R * 16 * g.tc, g.Cv + g.nr, &t) ||
         !tc__mul_ok(16 * g.nkb * g.nr, g.Cv * 2, &t) || g.Cv / 2 > INT32_MAX) {
@@ -119,14 +137,14 @@ static int wg_applicable(const tc__problem *p, const tc__env *env, char *why, si
 
 static size_t wg_workspace(const tc__problem *p, const tc__env *env) {
     wg_geom g;
-    wg_geom_make(p, &g);
+    wg_geom_make(p, env->threads, &g);
     return g.xpbytes + (size_t)env->threads * (g.vbytes + g.mbytes + g.tmpbytes);
 }
 
 static size_t wg_wpack_size(const tc__problem *p, const tc__env *env) {
     (void)env;
     wg_geom g;
-    wg_geom_make(p, &g);
+    wg_geom_make(p, env->threads, &g);
     return (size_t)(16 * g.nkb * g.R * (g.Cv / 2) * g.nr * 2) * 2;
 }
 
@@ -139,7 +157,7 @@ static tc_status wg_wpack(const tc__problem *p, const tc__env *env, const void *
     (void)env;
     (void)state;
     wg_geom g;
-    wg_geom_make(p, &g);
+    wg_geom_make(p, env->threads, &g);
     const uint16_t *ws = w;
     uint16_t *d = dst;
     const int64_t NR = g.nr, np = g.Cv / 2;
@@ -200,9 +218,24 @@ static void wg_items(void *arg, int64_t b, int64_t e, int tid) {
     t.nruns = (int)R;
     t.npairs = (int)(Cv / 2);
     t.nch = (int)NR;
-    int64_t lastkb = -1;
+    int64_t lastkb = -1, tag[8];
     for (int64_t it = b; it < e; it++) {
-        int64_t ch = it % g->nchunk, kb = it / g->nchunk;
+        int64_t kb, t0 = 0, nt, odn = 1, n = 0, tp0 = 0, oda = 0;
+        if (g->reuse) {
+            int64_t u = it / g->nob;
+            oda = it % g->nob * g->odper;
+            odn = g->OD - oda < g->odper ? g->OD - oda : g->odper;
+            tp0 = u % g->ncp * TC;
+            u /= g->ncp;
+            n = u % p->N;
+            kb = u / p->N;
+            nt = g->P2 - tp0 < TC ? g->P2 - tp0 : TC;
+            for (int64_t sl = 0; sl < R; sl++) tag[sl] = -1;
+        } else {
+            kb = it / g->nchunk;
+            t0 = it % g->nchunk * TC;
+            nt = g->T - t0 < TC ? g->T - t0 : TC;
+        }
         int64_t k0 = kb * NR;
         int nch = (int)(p->K - k0 < NR ? p->K - k0 : NR);
         if (kb != lastkb) {
@@ -210,65 +243,97 @@ static void wg_items(void *arg, int64_t b, int64_t e, int tid) {
                 bias[j] = p->has_bias && j < nch ? tc__bf16_to_f32(((const uint16_t *)a->bias)[k0 + j]) : 0.0f;
             lastkb = kb;
         }
-        int64_t t0 = ch * TC, nt = g->T - t0 < TC ? g->T - t0 : TC;
-        /* input transform: each depth tap's plane, V[tap][pos][tile][Cv] */
-        for (int64_t i = 0; i < nt; i++) {
-            int64_t tile = t0 + i, tx = tile % g->TW, r = tile / g->TW;
-            int64_t ty = r % g->TH, r2 = r / g->TH, od = r2 % g->OD, n = r2 / g->OD;
-            for (int64_t rd = 0; rd < R; rd++) {
-                int64_t e0 = od * p->stride[0] + rd * p->dil[0];
-                const uint16_t *src = jb->xp + (((n * g->X[0] + e0) * g->X[1] + 2 * ty) * g->X[2] + 2 * tx) * Cgp;
-                tc__bf16_wg_in(src, g->X[2] * Cgp, Cgp, Cgp, V + rd * 16 * TC * Cv + i * Cv, TC * Cv);
-            }
-        }
-        /* 16 GEMMs, the depth taps their runs: M[pos][tile][NR] */
-        t.w = NULL;
-        for (int pos = 0; pos < 16; pos++) {
-            t.x = V + pos * TC * Cv;
-            t.w = (const uint16_t *)a->wpack + (size_t)((pos * g->nkb + kb) * R * (Cv / 2) * NR * 2);
-            for (int64_t i0 = 0; i0 < nt; i0 += MR) {
-                for (int i = 0; i < MR; i++) roff[i] = (i0 + i < nt ? i0 + i : nt - 1) * Cv;
-                t.tb = M + (pos * TC + i0) * NR;
-                g->ukr(&t);
-            }
-        }
-        /* output transform + epilogue: channels-last stores each tile's
-         * four pixels; channels-first gathers the tiles of one tile row
-         * (same image, plane and ty) into two pixel rows, stored down each
-         * channel 16 pixels a step */
-        for (int64_t i = 0, ia = 0; i < nt; i++) {
-            int64_t tile = t0 + i, tx = tile % g->TW, r = tile / g->TW;
-            int64_t ty = r % g->TH, r2 = r / g->TH, od = r2 % g->OD, n = r2 / g->OD;
-            if (!cl) {
-                float q[4 * 64];
-                tc__bf16_wg_out(M + i * NR, TC * NR, g->nv, nch, bias, NULL, NULL, (int)p->act, q);
-                int64_t at = 2 * (i - ia);
-                for (int j = 0; j < 4; j++)
-                    memcpy(rows + ((j / 2) * 2 * TC + at + j % 2) * NR, q + j * NR, (size_t)NR * sizeof(float));
-                if (i + 1 < nt && tx + 1 < g->TW) continue; /* the tile row goes on */
-                int64_t tx0 = tx - (i - ia), w0 = 2 * tx0, cols = 2 * (i - ia + 1);
-                if (cols > W - w0) cols = W - w0;
-                for (int j = 0; j < 2; j++) {
-                    int64_t oh = 2 * ty + j;
-                    if (oh >= H) continue;
-                    int64_t yi = (n * p->K + k0) * P + (od * H + oh) * W + w0;
-                    tc__bf16_store_cf(rows + j * 2 * TC * NR, NR, cols, nch, zeros, (uint16_t *)a->y + yi, P,
-                                      p->has_residual ? (const uint16_t *)a->residual + yi : NULL, (int)p->act);
+        for (int64_t oq = 0; oq < odn; oq++) {
+            if (g->reuse) {
+                /* the planes this output plane reads: resident ones keep their
+                 * slot, the others are transformed into slots no tap needs */
+                int64_t od = oda + oq, need[8];
+                t0 = (n * g->OD + od) * g->P2 + tp0;
+                for (int64_t rd = 0; rd < R; rd++) {
+                    need[rd] = od * p->stride[0] + rd;
+                    runoff[rd] = -1;
+                    for (int64_t sl = 0; sl < R; sl++)
+                        if (tag[sl] == need[rd]) runoff[rd] = sl * 16 * TC * Cv;
                 }
-                ia = i + 1;
-                continue;
+                for (int64_t rd = 0; rd < R; rd++) {
+                    if (runoff[rd] >= 0) continue;
+                    int64_t sl = 0;
+                    for (; sl < R; sl++) {
+                        int used = 0;
+                        for (int64_t q = 0; q < R; q++) used |= tag[sl] == need[q];
+                        if (!used) break;
+                    }
+                    tag[sl] = need[rd];
+                    runoff[rd] = sl * 16 * TC * Cv;
+                    for (int64_t i = 0; i < nt; i++) {
+                        int64_t pt = tp0 + i, tx = pt % g->TW, ty = pt / g->TW;
+                        const uint16_t *src =
+                            jb->xp + (((n * g->X[0] + need[rd]) * g->X[1] + 2 * ty) * g->X[2] + 2 * tx) * Cgp;
+                        tc__bf16_wg_in(src, g->X[2] * Cgp, Cgp, Cgp, V + runoff[rd] + i * Cv, TC * Cv);
+                    }
+                }
+            } else {
+                /* input transform: each depth tap's plane, V[tap][pos][tile][Cv] */
+                for (int64_t i = 0; i < nt; i++) {
+                    int64_t tile = t0 + i, tx = tile % g->TW, r = tile / g->TW;
+                    int64_t ty = r % g->TH, r2 = r / g->TH, od = r2 % g->OD, n = r2 / g->OD;
+                    for (int64_t rd = 0; rd < R; rd++) {
+                        int64_t e0 = od * p->stride[0] + rd * p->dil[0];
+                        const uint16_t *src =
+                            jb->xp + (((n * g->X[0] + e0) * g->X[1] + 2 * ty) * g->X[2] + 2 * tx) * Cgp;
+                        tc__bf16_wg_in(src, g->X[2] * Cgp, Cgp, Cgp, V + rd * 16 * TC * Cv + i * Cv, TC * Cv);
+                    }
+                }
             }
-            uint16_t *outp[4];
-            const uint16_t *resp[4];
-            for (int j = 0; j < 4; j++) {
-                int64_t oh = 2 * ty + j / 2, ow = 2 * tx + j % 2;
-                int64_t off = (n * P + (od * H + oh) * W + ow) * p->K + k0;
-                int in = oh < H && ow < W;
-                outp[j] = in ? (uint16_t *)a->y + off : NULL;
-                resp[j] = in && p->has_residual ? (const uint16_t *)a->residual + off : NULL;
+            /* 16 GEMMs, the depth taps their runs: M[pos][tile][NR] */
+            t.w = NULL;
+            for (int pos = 0; pos < 16; pos++) {
+                t.x = V + pos * TC * Cv;
+                t.w = (const uint16_t *)a->wpack + (size_t)((pos * g->nkb + kb) * R * (Cv / 2) * NR * 2);
+                for (int64_t i0 = 0; i0 < nt; i0 += MR) {
+                    for (int i = 0; i < MR; i++) roff[i] = (i0 + i < nt ? i0 + i : nt - 1) * Cv;
+                    t.tb = M + (pos * TC + i0) * NR;
+                    g->ukr(&t);
+                }
             }
-            tc__bf16_wg_out(M + i * NR, TC * NR, g->nv, nch, bias, outp, p->has_residual ? resp : NULL,
-                            (int)p->act, NULL);
+            /* output transform + epilogue: channels-last stores each tile's
+             * four pixels; channels-first gathers the tiles of one tile row
+             * (same image, plane and ty) into two pixel rows, stored down each
+             * channel 16 pixels a step */
+            for (int64_t i = 0, ia = 0; i < nt; i++) {
+                int64_t tile = t0 + i, tx = tile % g->TW, r = tile / g->TW;
+                int64_t ty = r % g->TH, r2 = r / g->TH, od = r2 % g->OD, n = r2 / g->OD;
+                if (!cl) {
+                    float q[4 * 64];
+                    tc__bf16_wg_out(M + i * NR, TC * NR, g->nv, nch, bias, NULL, NULL, (int)p->act, q);
+                    int64_t at = 2 * (i - ia);
+                    for (int j = 0; j < 4; j++)
+                        memcpy(rows + ((j / 2) * 2 * TC + at + j % 2) * NR, q + j * NR, (size_t)NR * sizeof(float));
+                    if (i + 1 < nt && tx + 1 < g->TW) continue; /* the tile row goes on */
+                    int64_t tx0 = tx - (i - ia), w0 = 2 * tx0, cols = 2 * (i - ia + 1);
+                    if (cols > W - w0) cols = W - w0;
+                    for (int j = 0; j < 2; j++) {
+                        int64_t oh = 2 * ty + j;
+                        if (oh >= H) continue;
+                        int64_t yi = (n * p->K + k0) * P + (od * H + oh) * W + w0;
+                        tc__bf16_store_cf(rows + j * 2 * TC * NR, NR, cols, nch, zeros, (uint16_t *)a->y + yi, P,
+                                          p->has_residual ? (const uint16_t *)a->residual + yi : NULL, (int)p->act);
+                    }
+                    ia = i + 1;
+                    continue;
+                }
+                uint16_t *outp[4];
+                const uint16_t *resp[4];
+                for (int j = 0; j < 4; j++) {
+                    int64_t oh = 2 * ty + j / 2, ow = 2 * tx + j % 2;
+                    int64_t off = (n * P + (od * H + oh) * W + ow) * p->K + k0;
+                    int in = oh < H && ow < W;
+                    outp[j] = in ? (uint16_t *)a->y + off : NULL;
+                    resp[j] = in && p->has_residual ? (const uint16_t *)a->residual + off : NULL;
+                }
+                tc__bf16_wg_out(M + i * NR, TC * NR, g->nv, nch, bias, outp, p->has_residual ? resp : NULL,
+                                (int)p->act, NULL);
+            }
         }
     }
 }
@@ -278,7 +343,7 @@ static tc_status wg_execute(const tc__args *a) {
     if (!wg_available()) return tc__error(TC_ERR_UNSUPPORTED, "cpu.conv.winograd-f2-bf16: needs AVX512-BF16");
     if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.winograd-f2-bf16: weights not packed");
     wg_geom g;
-    wg_geom_make(p, &g);
+    wg_geom_make(p, a->threads, &g);
     tc__bf16_pad_copy(a, g.X, g.Cgp, (uint16_t *)a->ws);
     wg_job jb = {.a = a, .g = &g, .xp = (const uint16_t *)a->ws};
     tc__parallel_for(a->threads, g.items, wg_items, &jb);
@@ -296,7 +361,7 @@ static tc_status wg_execute(const tc__args *a) {
  * made the direct form the choice at 3x3 512 @7, 1.3x slower). */
 static double wg_estimate(const tc__problem *p, const tc__env *env) {
     wg_geom g;
-    wg_geom_make(p, &g);
+    wg_geom_make(p, env->threads, &g);
     int64_t last = g.T - (g.nchunk - 1) * g.tc;
     double rows = (double)((g.nchunk - 1) * g.tc + (last + g.mr - 1) / g.mr * g.mr);
     double kfac = (double)(g.R * g.Cv / 2) / (double)(g.R * g.Cv / 2 + 8);
@@ -305,7 +370,13 @@ static double wg_estimate(const tc__problem *p, const tc__env *env) {
     double peak = tc__peak_flops(env) * tc__machine_flops_core_bf16() / tc__machine_flops_core();
     double t_gemm = flops / (peak * 0.90 * kfac * par);
     int t = env->threads < tc_cpu_count() ? env->threads : tc_cpu_count();
-    double ops = (double)g.T * 16.0 * 6.0 * ((double)(g.R * g.Cv) / 32.0 * g.nkb + (double)(g.nkb * g.nr) / 16.0);
+    /* input planes transformed per output plane */
+    double planes = (double)g.R;
+    if (g.reuse) {
+        int64_t fresh = p->stride[0] < g.R ? p->stride[0] : g.R;
+        planes = (double)(g.R + (g.odper - 1) * fresh) / (double)g.odper;
+    }
+    double ops = (double)g.T * 16.0 * 6.0 * (planes * (double)g.Cv / 32.0 * g.nkb + (double)(g.nkb * g.nr) / 16.0);
     double t_tr = ops / (3.0e9 * 3.0 * (t > 0 ? t : 1));
     double t_copy = (double)g.xpbytes * 2.0 / tc__peak_bandwidth(env);
     return t_gemm + t_tr + t_copy + 0.25 * tc__problem_bytes(p) / tc__peak_bandwidth(env);
