@@ -223,6 +223,11 @@ static inline int tc__mul_ok(int64_t a, int64_t b, int64_t *r) {
 static inline int tc__add_ok(int64_t a, int64_t b, int64_t *r) {
     return !__builtin_add_overflow(a, b, r);
 }
+/* Ceiling of a / b for a >= 0, b > 0, without the a + b - 1 that
+ * overflows when a or b is near INT64_MAX (hostile strides, paddings). */
+static inline int64_t tc__cdiv64(int64_t a, int64_t b) {
+    return a / b + (a % b != 0);
+}
 
 /* ---- memory (src/core/memory.c): 64-byte aligned, NULL on failure ---- */
 void *tc__alloc(size_t bytes);

@@ -267,7 +267,7 @@ static int tc__cgroup_quota_cpus(void) {
         long q, per;
         if (tc__read_line(file, buf, sizeof buf) && sscanf(buf, "%ld %ld", &q, &per) == 2 &&
             q > 0 && per > 0)
-            return (int)((q + per - 1) / per);
+            return (int)tc__cdiv64(q, per);
     }
     if (tc__cgroup_path("cpu", path, sizeof path)) {
         const char *dir = strcmp(path, "/") == 0 ? "" : path;
@@ -276,7 +276,7 @@ static int tc__cgroup_quota_cpus(void) {
         if (tc__read_line(file, buf, sizeof buf)) q = strtol(buf, NULL, 10);
         snprintf(file, sizeof file, "/sys/fs/cgroup/cpu%s/cpu.cfs_period_us", dir);
         if (tc__read_line(file, buf, sizeof buf)) per = strtol(buf, NULL, 10);
-        if (q > 0 && per > 0) return (int)((q + per - 1) / per);
+        if (q > 0 && per > 0) return (int)tc__cdiv64(q, per);
     }
     return 0;
 }

@@ -47,7 +47,6 @@ typedef struct c1_geom {
     size_t tapbytes, bufbytes, mapbytes, total;
 } c1_geom;
 
-static int64_t c1_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t c1_rup(size_t v) { return (v + 63) & ~(size_t)63; }
 
 /* One row in, one row out, and that row reads input row 0: a leading axis
@@ -70,19 +69,19 @@ static int c1_geometry(const tc__problem *p, int threads, c1_geom *g) {
     g->W = p->in[2];
     g->Wo = p->out[2];
     if (!tc__mul_ok(g->R - 1, g->dil, &g->span) || g->span > ((int64_t)1 << 40)) return 0;
-    g->nkb = c1_cdiv(g->Kg, C1_MK);
+    g->nkb = tc__cdiv64(g->Kg, C1_MK);
     g->kbase = g->Kg / g->nkb;
     g->kextra = g->Kg % g->nkb;
-    g->ntw = c1_cdiv(g->Wo, C1_TW);
+    g->ntw = tc__cdiv64(g->Wo, C1_TW);
     int64_t items0;
     if (!tc__mul_ok(p->N * p->G, g->ntw, &items0)) return 0;
     g->nks = 1;
     if (items0 < 4 * (int64_t)threads) {
-        g->nks = c1_cdiv(4 * (int64_t)threads, items0);
+        g->nks = tc__cdiv64(4 * (int64_t)threads, items0);
         if (g->nks > g->nkb) g->nks = g->nkb;
     }
-    g->kps = c1_cdiv(g->nkb, g->nks);
-    g->nks = c1_cdiv(g->nkb, g->kps);
+    g->kps = tc__cdiv64(g->nkb, g->nks);
+    g->nks = tc__cdiv64(g->nkb, g->kps);
     g->items = items0 * g->nks;
     g->Lph = C1_TW + g->span / g->s;
     int64_t t;
@@ -181,7 +180,7 @@ static void c1_items(void *arg, int64_t begin, int64_t end, int tid) {
         int64_t gi = t % p->G, n = t / p->G;
         int64_t o0 = tw * C1_TW;
         int64_t nvalid = g->Wo - o0 < C1_TW ? g->Wo - o0 : C1_TW;
-        int64_t nv = c1_cdiv(nvalid, 16), last = nvalid - 16 * (nv - 1);
+        int64_t nv = tc__cdiv64(nvalid, 16), last = nvalid - 16 * (nv - 1);
         ta.mlast = last == 16 ? 0xffffu : (1u << last) - 1;
         const float *xg = x + (n * p->C + gi * g->Cg) * g->W;
         int64_t e0 = o0 * s - padlo; /* input position of window element 0 */
@@ -278,7 +277,7 @@ static double c1_estimate(const tc__problem *p, const tc__env *env) {
     double slots = 0.0, useful = (double)g.Wo * g.Kg;
     if (g.ntw > 0)
         slots = (double)(g.ntw - 1) * c1_column_slots(&g, C1_TW / 16) +
-                c1_column_slots(&g, c1_cdiv(g.Wo - (g.ntw - 1) * C1_TW, 16));
+                c1_column_slots(&g, tc__cdiv64(g.Wo - (g.ntw - 1) * C1_TW, 16));
     double eff = 0.88 * useful / slots;
     double red = (double)g.Cg * g.R;
     eff *= red / (red + 4.0); /* per tile: accumulator init and stores */

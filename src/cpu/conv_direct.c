@@ -68,7 +68,6 @@ typedef struct dc_geom {
 
 #define DC_BUF_BYTES (192 * 1024) /* per-thread converted input */
 
-static int64_t dc_cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); } /* no a + b overflow */
 static size_t dc_rup(size_t v) { return (v + 63) & ~(size_t)63; }
 
 /* 0 when the problem's sizes overflow */
@@ -82,10 +81,10 @@ static int dc_geometry(const tc__problem *p, int threads, int vl, dc_geom *g) {
     g->Kg = p->K / p->G;
     g->CB = g->Cg > 8 && vl == 16 ? 16 : g->Cg > 4 ? 8 : 4;
     g->cbi = g->CB == 16 ? 0 : g->CB == 8 ? 1 : 2;
-    g->ncb = dc_cdiv(g->Cg, g->CB);
+    g->ncb = tc__cdiv64(g->Cg, g->CB);
     g->cw_last = g->Cg - (g->ncb - 1) * g->CB;
-    g->nkb = dc_cdiv(g->Kg, vl);
-    g->nkg = dc_cdiv(g->nkb, 2);
+    g->nkb = tc__cdiv64(g->Kg, vl);
+    g->nkg = tc__cdiv64(g->nkb, 2);
     g->taps = p->msk[0] * p->msk[1] * p->msk[2];
     for (int a = 0; a < 3; a++) {
         int64_t e, span;
@@ -95,7 +94,7 @@ static int dc_geometry(const tc__problem *p, int threads, int vl, dc_geom *g) {
         g->E[a] = e;
     }
     const int64_t s2 = p->stride[2];
-    g->Lph = dc_cdiv(g->E[2], s2);
+    g->Lph = tc__cdiv64(g->E[2], s2);
     g->E2p = g->Lph * s2;
     int64_t t;
     if (!tc__mul_ok(g->E2p, g->CB, &g->rowE) || !tc__mul_ok(g->rowE, g->E[1], &g->plane0) ||
@@ -107,23 +106,23 @@ static int dc_geometry(const tc__problem *p, int threads, int vl, dc_geom *g) {
      * rows of 7 or fewer go two at a time */
     const int64_t W = p->out[2];
     if (2 * W > g->maxuw || p->out[1] < 2) {
-        g->ntw = dc_cdiv(W, g->maxuw);
-        g->UW = dc_cdiv(W, g->ntw);
+        g->ntw = tc__cdiv64(W, g->maxuw);
+        g->UW = tc__cdiv64(W, g->ntw);
         g->UH = 1;
     } else {
         g->UW = W;
         g->UH = 2;
     }
-    g->ntw = dc_cdiv(W, g->UW);
-    g->nrg = dc_cdiv(p->out[1], g->UH);
+    g->ntw = tc__cdiv64(W, g->UW);
+    g->nrg = tc__cdiv64(p->out[1], g->UH);
     int64_t rest = p->N * p->G * g->nkg * p->out[0] * g->nrg;
     g->ncc = 1;
     if (rest < 4 * (int64_t)threads) {
-        g->ncc = dc_cdiv(4 * (int64_t)threads, rest);
+        g->ncc = tc__cdiv64(4 * (int64_t)threads, rest);
         if (g->ncc > g->ntw) g->ncc = g->ntw;
     }
-    g->tpc = dc_cdiv(g->ntw, g->ncc);
-    g->ncc = dc_cdiv(g->ntw, g->tpc);
+    g->tpc = tc__cdiv64(g->ntw, g->ncc);
+    g->ncc = tc__cdiv64(g->ntw, g->tpc);
     g->items = rest * g->ncc;
     /* weights of one group in L2 (about half of 1 MiB): pairs innermost */
     g->kg_inner = (double)g->nkb * vl * g->Cg * g->taps * 4 <= 512.0 * 1024;
@@ -144,9 +143,9 @@ static int dc_geometry(const tc__problem *p, int threads, int vl, dc_geom *g) {
             int64_t fit = DC_BUF_BYTES / (posb * rows_min) / s2; /* outputs */
             g->ftpc = fit / g->UW > 1 ? fit / g->UW : 1;
         }
-        g->fcc = dc_cdiv(g->ntw, g->ftpc);
-        g->ftpc = dc_cdiv(g->ntw, g->fcc);
-        g->Lphb = dc_cdiv((g->ftpc * g->UW - 1) * s2 + span2 + 1, s2);
+        g->fcc = tc__cdiv64(g->ntw, g->ftpc);
+        g->ftpc = tc__cdiv64(g->ntw, g->fcc);
+        g->Lphb = tc__cdiv64((g->ftpc * g->UW - 1) * s2 + span2 + 1, s2);
         g->E2pb = g->Lphb * s2;
         g->rowEb = g->E2pb * g->CB;
         /* rows: as many row groups as fit, balanced over the chunks */
@@ -154,20 +153,20 @@ static int dc_geometry(const tc__problem *p, int threads, int vl, dc_geom *g) {
         int64_t rmax = nbmax > span1 ? (nbmax - 1 - span1) / s1 + 1 : 1;
         rmax = rmax / g->UH * g->UH;
         if (rmax < g->UH) rmax = g->UH;
-        g->nrc = dc_cdiv(p->out[1], rmax);
-        g->R = dc_cdiv(dc_cdiv(p->out[1], g->nrc), g->UH) * g->UH;
-        g->nrc = dc_cdiv(p->out[1], g->R);
+        g->nrc = tc__cdiv64(p->out[1], rmax);
+        g->R = tc__cdiv64(tc__cdiv64(p->out[1], g->nrc), g->UH) * g->UH;
+        g->nrc = tc__cdiv64(p->out[1], g->R);
         /* few items (conv1 at 2 threads: 5 row chunks, 3 + 2): cut the
          * columns finer, rows kept, until there are 4 per thread; the
          * threads claim items one at a time (dc_fused) */
         int64_t base = p->N * p->G * p->out[0] * g->nrc;
         if (base * g->fcc < 4 * (int64_t)threads && g->fcc < g->ntw) {
-            int64_t want = dc_cdiv(4 * (int64_t)threads, base);
+            int64_t want = tc__cdiv64(4 * (int64_t)threads, base);
             if (want > g->ntw) want = g->ntw;
             if (want > g->fcc) {
-                g->ftpc = dc_cdiv(g->ntw, want);
-                g->fcc = dc_cdiv(g->ntw, g->ftpc);
-                g->Lphb = dc_cdiv((g->ftpc * g->UW - 1) * s2 + span2 + 1, s2);
+                g->ftpc = tc__cdiv64(g->ntw, want);
+                g->fcc = tc__cdiv64(g->ntw, g->ftpc);
+                g->Lphb = tc__cdiv64((g->ftpc * g->UW - 1) * s2 + span2 + 1, s2);
                 g->E2pb = g->Lphb * s2;
                 g->rowEb = g->E2pb * g->CB;
             }
@@ -177,11 +176,11 @@ static int dc_geometry(const tc__problem *p, int threads, int vl, dc_geom *g) {
         int64_t items0 = p->N * p->G * p->out[0] * g->nrc * g->fcc;
         g->nks = 1;
         if (items0 < 2 * (int64_t)threads) {
-            g->nks = dc_cdiv(2 * (int64_t)threads, items0);
+            g->nks = tc__cdiv64(2 * (int64_t)threads, items0);
             if (g->nks > g->nkg) g->nks = g->nkg;
         }
-        g->kps = dc_cdiv(g->nkg, g->nks);
-        g->nks = dc_cdiv(g->nkg, g->kps);
+        g->kps = tc__cdiv64(g->nkg, g->nks);
+        g->nks = tc__cdiv64(g->nkg, g->kps);
         g->items = items0 * g->nks;
         g->bufbytes = dc_rup((size_t)(g->ncb * g->bcbp) * 4 + 64);
         g->bmapbytes = dc_rup((size_t)g->E2pb * sizeof(int32_t));

@@ -57,7 +57,6 @@ typedef struct wg4_geom {
     size_t vbytes, mbytes, ubytes, per_thread;
 } wg4_geom;
 
-static int64_t wg4_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t wg4_rup(size_t v) { return (v + 63) & ~(size_t)63; }
 
 /* Work units are (group, block of tiles, output-depth chunk, group of A
@@ -82,34 +81,35 @@ static void wg4_geometry(const tc__problem *p, int threads, int m, int raw, wg4_
      * computes 32 rows instead of 42, K = 64 64 instead of 70); their
      * kernels measured as fast as the 14-row ones within 3-7% (one core,
      * 64 @56 and 128 @28 forced either way) */
-    g->mr = (double)(wg4_cdiv(g->Kg, 8) * 8) / 0.97 < (double)(wg4_cdiv(g->Kg, 14) * 14) ? 8 : WG4_MR;
-    g->npan = wg4_cdiv(g->Kg, g->mr);
+    g->mr = (double)(tc__cdiv64(g->Kg, 8) * 8) / 0.97 < (double)(tc__cdiv64(g->Kg, 14) * 14)
+                ? 8 : WG4_MR;
+    g->npan = tc__cdiv64(g->Kg, g->mr);
     g->KD = p->msk[0];
     g->kc = g->KD * g->Cg;
     g->OD = p->out[0];
-    g->TH = wg4_cdiv(p->out[1], m);
-    g->TW = wg4_cdiv(p->out[2], m);
+    g->TH = tc__cdiv64(p->out[1], m);
+    g->TW = tc__cdiv64(p->out[2], m);
     g->T = p->N * g->TH * g->TW;
     g->slots = g->KD == 1 ? 1 : g->KD + 1;
-    g->nb = p->G * wg4_cdiv(g->T, 32) >= (int64_t)threads ? 32 : 16;
-    g->nblk = wg4_cdiv(g->T, g->nb);
+    g->nb = p->G * tc__cdiv64(g->T, 32) >= (int64_t)threads ? 32 : 16;
+    g->nblk = tc__cdiv64(g->T, g->nb);
     int64_t tail = g->T - (g->nblk - 1) * g->nb;
     g->rcols = (g->nblk - 1) * g->nb + (tail <= 16 ? 16 : g->nb);
     g->kgroups = 1;
     int64_t items = p->G * g->nblk;
     g->odch = 1;
     if (items < 2 * (int64_t)threads && g->OD > 1) {
-        g->odch = wg4_cdiv(2 * (int64_t)threads, items);
+        g->odch = tc__cdiv64(2 * (int64_t)threads, items);
         if (g->odch > g->OD) g->odch = g->OD;
         items *= g->odch;
     }
     if (items < threads) {
-        g->kgroups = wg4_cdiv(threads, items);
+        g->kgroups = tc__cdiv64(threads, items);
         if (g->kgroups > g->npan) g->kgroups = g->npan;
     }
-    g->ppg = wg4_cdiv(g->npan, g->kgroups);
+    g->ppg = tc__cdiv64(g->npan, g->kgroups);
     if (g->nb == 16) g->ppg += g->ppg & 1; /* the 28x16 kernel takes panels in pairs */
-    g->kgroups = wg4_cdiv(g->npan, g->ppg);
+    g->kgroups = tc__cdiv64(g->npan, g->ppg);
     g->units = items * g->kgroups;
     g->vstride = g->slots * g->Cg * g->nb + 16;
     g->mstride = WG4_KCH * WG4_MR * g->nb + 16;
@@ -507,7 +507,7 @@ static double wgx_estimate(const tc__problem *p, const tc__env *env, int m, int 
     double c16 = g.nb == 16 ? cols : tail <= 16 ? 16.0 * p->G : 0;
     double gemm = 2.0 * g.xi * (double)(g.npan * g.mr) * (double)g.kc / (g.mr == 8 ? 0.97 : 1.0);
     double items = (double)g.units;
-    double rounds = (double)wg4_cdiv((int64_t)items, env->threads);
+    double rounds = (double)tc__cdiv64((int64_t)items, env->threads);
     double bal = items / (rounds * env->threads);
     double OD = (double)g.OD;
     double t_gemm =
@@ -520,7 +520,7 @@ static double wgx_estimate(const tc__problem *p, const tc__env *env, int m, int 
     int64_t ppi = g.ppg < g.npan ? g.ppg : g.npan; /* A panels per item */
     double ui = g.xi * (double)(ppi * g.mr) * (double)g.kc * 4.0;
     double utotal = g.xi * (double)(p->G * g.npan * g.mr) * (double)g.kc * 4.0;
-    double odpi = (double)wg4_cdiv(g.OD, g.odch); /* output depths per item */
+    double odpi = (double)tc__cdiv64(g.OD, g.odch); /* output depths per item */
     double t_wt = 0.0;
     if (raw) { /* 9 raw floats a kernel, transformed per item and output depth */
         ui = ui * 9.0 / g.xi;

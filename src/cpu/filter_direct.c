@@ -95,7 +95,6 @@ typedef tc__fd_state fd_state;
 
 static int64_t fd_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t fd_max(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t fd_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t tc__fd_l2_bytes(void) {
     static int64_t cached;
@@ -131,17 +130,17 @@ static void fd_ring_geometry(const tc__problem *p, fd_state *s) {
     s->ring = 1;
     int64_t tx = budget / (4 * s->m0 * s->xs * es);
     tx = fd_max(256, tx / 64 * 64);
-    s->ntx = fd_cdiv(s->Wo, fd_min(s->Wo, tx));
-    s->Tx = fd_min(s->Wo, fd_cdiv(fd_cdiv(s->Wo, s->ntx), 64) * 64); /* equal tiles */
+    s->ntx = tc__cdiv64(s->Wo, fd_min(s->Wo, tx));
+    s->Tx = fd_min(s->Wo, tc__cdiv64(tc__cdiv64(s->Wo, s->ntx), 64) * 64); /* equal tiles */
     s->roff = (al - tc__mod(s->pl2, al)) % al;
     /* the padded rows' x outside the input: x = -1-i (i < nsL), W+i (i < nsR) */
     s->nsL = fd_max(0, s->pl2);
     s->nsR = fd_max(0, s->Wo - s->pl2 + s->m2 - 1 - s->W);
-    s->RW = fd_cdiv(s->roff + s->Tx + s->m2 - 1, al) * al;
+    s->RW = tc__cdiv64(s->roff + s->Tx + s->m2 - 1, al) * al;
     int64_t hb = budget / (s->m0 * s->RW * es) - (s->m1 - 1);
     hb = fd_max(s->R, hb / s->R * s->R);
-    s->nbands = fd_cdiv(s->Ho, fd_min(hb, fd_cdiv(s->Ho, s->R) * s->R));
-    s->Hb = fd_cdiv(fd_cdiv(s->Ho, s->nbands), s->R) * s->R;
+    s->nbands = tc__cdiv64(s->Ho, fd_min(hb, tc__cdiv64(s->Ho, s->R) * s->R));
+    s->Hb = tc__cdiv64(tc__cdiv64(s->Ho, s->nbands), s->R) * s->R;
     s->Hbe = s->Hb + s->m1 - 1;
     s->items = p->N * s->ntx * s->nbands * s->Do * (s->Hb / s->R);
     s->ws_thread = fd_r64((size_t)(s->m0 * s->Hbe * s->RW * es)) +
@@ -186,7 +185,7 @@ static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
     if (ie1 - ie0 < sw) {
         s->xl1 = s->xr0 = s->Wo; /* one padded piece per row */
     } else {
-        s->xl1 = ie0 == 0 ? 0 : fd_min(fd_cdiv(ie0, sw) * sw, ie1);
+        s->xl1 = ie0 == 0 ? 0 : fd_min(tc__cdiv64(ie0, sw) * sw, ie1);
         s->xr0 = ie1 == s->Wo ? s->Wo : s->xl1 + (ie1 - s->xl1) / sw * sw;
     }
     s->EL = s->xl1 > 0 ? s->xl1 + s->m2 - 1 : 0;
@@ -196,12 +195,12 @@ static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
     const int64_t budget = tc__fd_l2_bytes() / 2;
     int64_t tx = budget / (4 * s->m0 * s->xs * es);
     tx = fd_max(256, tx / 64 * 64);
-    s->ntx = fd_cdiv(s->Wo, fd_min(s->Wo, tx));
-    s->Tx = fd_min(s->Wo, fd_cdiv(fd_cdiv(s->Wo, s->ntx), 64) * 64); /* equal tiles */
+    s->ntx = tc__cdiv64(s->Wo, fd_min(s->Wo, tx));
+    s->Tx = fd_min(s->Wo, tc__cdiv64(tc__cdiv64(s->Wo, s->ntx), 64) * 64); /* equal tiles */
     int64_t hb = budget / (s->m0 * s->Tx * es) - (s->m1 - 1);
     hb = fd_max(s->R, hb / s->R * s->R);
-    s->nbands = fd_cdiv(s->Ho, fd_min(hb, fd_cdiv(s->Ho, s->R) * s->R));
-    s->Hb = fd_cdiv(fd_cdiv(s->Ho, s->nbands), s->R) * s->R;
+    s->nbands = tc__cdiv64(s->Ho, fd_min(hb, tc__cdiv64(s->Ho, s->R) * s->R));
+    s->Hb = tc__cdiv64(tc__cdiv64(s->Ho, s->nbands), s->R) * s->R;
     s->items = p->N * s->ntx * s->nbands * s->Do * (s->Hb / s->R);
 }
 

@@ -31,7 +31,6 @@
 
 static int64_t fl_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t fl_max(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t fl_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t fl_r64(size_t v) { return (v + 63) & ~(size_t)63; }
 
 int tc__fdl_wanted(const tc__problem *p) {
@@ -67,25 +66,26 @@ void tc__fdl_geometry(const tc__problem *p, tc__fd_state *s) {
     const int64_t budget = tc__fd_l2_bytes() / 2;
     s->L = L;
     /* lane length S: the ring for one row block within half the budget */
-    int64_t S = fl_cdiv(s->Wo, L), rows = fl_min(s->R, s->Ho) + s->m1 - 1;
-    while (S > L && s->m0 * rows * fl_cdiv(S + s->m2 - 1, L) * L * L * es > budget / 2)
-        S = fl_cdiv(S, 2);
-    s->ntx = fl_cdiv(s->Wo, L * S);
-    s->S = fl_cdiv(fl_cdiv(s->Wo, s->ntx), L); /* equal tiles */
+    int64_t S = tc__cdiv64(s->Wo, L), rows = fl_min(s->R, s->Ho) + s->m1 - 1;
+    while (S > L && s->m0 * rows * tc__cdiv64(S + s->m2 - 1, L) * L * L * es > budget / 2)
+        S = tc__cdiv64(S, 2);
+    s->ntx = tc__cdiv64(s->Wo, L * S);
+    s->S = tc__cdiv64(tc__cdiv64(s->Wo, s->ntx), L); /* equal tiles */
     s->Tx = L * s->S;
     s->NK = s->S + s->m2 - 1;
-    s->NKp = fl_cdiv(s->NK, L) * L;
+    s->NKp = tc__cdiv64(s->NK, L) * L;
     s->stlen = (L - 1) * s->S + s->NKp; /* x extent read by one tile */
     /* vectors per kernel call: output of all rows within ~16 KB (L1) */
-    s->CK = fl_max(L, fl_min(fl_cdiv(s->S, L) * L, (16384 / (L * es * fl_min(s->R, s->Ho))) / L * L));
+    s->CK = fl_max(L, fl_min(tc__cdiv64(s->S, L) * L,
+                             (16384 / (L * es * fl_min(s->R, s->Ho))) / L * L));
     s->nsL = fl_max(0, s->pl2);
     s->nsR = fl_max(0, (s->ntx - 1) * s->Tx - s->pl2 + s->stlen - s->W);
     /* band: the m0 planes of Hb + m1 - 1 transposed rows within budget */
     const int64_t rowb = s->NKp * L * es;
     int64_t hb = budget / (s->m0 * rowb) - (s->m1 - 1);
     hb = fl_max(s->R, hb / s->R * s->R);
-    s->nbands = fl_cdiv(s->Ho, fl_min(hb, fl_cdiv(s->Ho, s->R) * s->R));
-    s->Hb = fl_cdiv(fl_cdiv(s->Ho, s->nbands), s->R) * s->R;
+    s->nbands = tc__cdiv64(s->Ho, fl_min(hb, tc__cdiv64(s->Ho, s->R) * s->R));
+    s->Hb = tc__cdiv64(tc__cdiv64(s->Ho, s->nbands), s->R) * s->R;
     s->Hbe = s->Hb + s->m1 - 1;
     s->items = p->N * s->ntx * s->nbands * s->Do * (s->Hb / s->R);
     s->ws_thread = fl_r64((size_t)(s->m0 * s->Hbe * rowb)) +

@@ -106,8 +106,7 @@ typedef struct gp_blocking {
     int64_t ks;     /* K per parallel region, multiple of kc (or all K) */
 } gp_blocking;
 
-static int64_t gp_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t gp_rup(int64_t a, int64_t b) { return gp_cdiv(a, b) * b; }
+static int64_t gp_rup(int64_t a, int64_t b) { return tc__cdiv64(a, b) * b; }
 
 static void gp_block(const tc__problem *p, gp_blocking *bk) {
     int64_t l1, l2, l3;
@@ -120,8 +119,8 @@ static void gp_block(const tc__problem *p, gp_blocking *bk) {
     /* the A micro-panel takes about half of L1 */
     int64_t kc_max = l1 / 2 / (mr * es);
     kc_max = kc_max < 64 ? 64 : kc_max > 1024 ? 1024 : kc_max & ~(int64_t)7;
-    int64_t nk = gp_cdiv(p->k, kc_max);
-    bk->kc = gp_cdiv(p->k, nk); /* equal slices */
+    int64_t nk = tc__cdiv64(p->k, kc_max);
+    bk->kc = tc__cdiv64(p->k, nk); /* equal slices */
     /* the B block takes about half of L2 */
     int64_t nb = l2 / 2 / (bk->kc * es) / nr * nr;
     bk->nb = nb < nr ? nr : nb;
@@ -146,8 +145,8 @@ static size_t gp_b_bytes(const gp_blocking *b) {
 
 /* one int per (K slice, group of GP_AGROUP A panels) of a row block */
 static size_t gp_flag_bytes(const gp_blocking *b, const tc__problem *p) {
-    int64_t groups = gp_cdiv(b->mb / b->kern->mr, GP_AGROUP);
-    return gp_rup64((size_t)(gp_cdiv(b->ks, b->kc) * groups) * sizeof(int));
+    int64_t groups = tc__cdiv64(b->mb / b->kern->mr, GP_AGROUP);
+    return gp_rup64((size_t)(tc__cdiv64(b->ks, b->kc) * groups) * sizeof(int));
 }
 
 size_t tc__gemm_packed_workspace(const tc__problem *p, int threads) {
@@ -299,7 +298,7 @@ static void gp_compute(void *arg, int64_t t0, int64_t t1, int tid) {
     const gp_blocking *bk = j->bk;
     const int mr = bk->kern->mr, nr = bk->kern->nr;
     const int64_t mbp = gp_rup(j->rows, mr);
-    const int64_t np = gp_cdiv(p->n, nr);
+    const int64_t np = tc__cdiv64(p->n, nr);
     const int f32 = p->dtype == TC_FLOAT32;
     char *bbuf = j->bpack + (size_t)tid * gp_b_bytes(bk);
     GP_PROF(gp_cs[tid & 7] = __rdtsc() - gp_t0);
@@ -312,7 +311,7 @@ static void gp_compute(void *arg, int64_t t0, int64_t t1, int tid) {
         const int64_t ng = g1 - g0;
         const int64_t rot = (t % j->tn) * ng / j->tn; /* start apart */
         /* chunks of at most nb columns, equal sizes */
-        int64_t nchunks = gp_cdiv(qb1 - qb0, bk->nb / nr);
+        int64_t nchunks = tc__cdiv64(qb1 - qb0, bk->nb / nr);
         for (int64_t ch = 0; ch < nchunks; ch++) {
             int64_t cb0, cb1;
             gp_split(qb1 - qb0, (int)nchunks, (int)ch, &cb0, &cb1);
@@ -403,9 +402,9 @@ void tc__gemm_packed_run(const tc__problem *p, int threads, void *C,
     for (j.lbeg = 0; j.lbeg < p->k; j.lbeg += bk.ks) {
         j.lend = p->k - j.lbeg < bk.ks ? p->k : j.lbeg + bk.ks;
         j.rows = p->m - j.i0 < bk.mb ? p->m - j.i0 : bk.mb;
-        int64_t mp = gp_cdiv(j.rows, mr), np = gp_cdiv(p->n, nr);
-        j.ngroups = gp_cdiv(mp, GP_AGROUP);
-        memset(j.aflag, 0, (size_t)(gp_cdiv(j.lend - j.lbeg, bk.kc) * j.ngroups) * sizeof(int));
+        int64_t mp = tc__cdiv64(j.rows, mr), np = tc__cdiv64(p->n, nr);
+        j.ngroups = tc__cdiv64(mp, GP_AGROUP);
+        memset(j.aflag, 0, (size_t)(tc__cdiv64(j.lend - j.lbeg, bk.kc) * j.ngroups) * sizeof(int));
         /* thread grid: prefer splitting columns (each thread packs only its
          * own B, A is shared); split rows when column panels are few. */
         int best_tm = T, best_tn = 1;
@@ -413,8 +412,8 @@ void tc__gemm_packed_run(const tc__problem *p, int threads, void *C,
         for (int tn = 1; tn <= T; tn++) {
             if (T % tn) continue;
             int tm = T / tn;
-            int64_t work = gp_cdiv(mp, tm) * gp_cdiv(np, tn);
-            int64_t cost = 2 * work + gp_cdiv(np, tn); /* tiles + own B packing */
+            int64_t work = tc__cdiv64(mp, tm) * tc__cdiv64(np, tn);
+            int64_t cost = 2 * work + tc__cdiv64(np, tn); /* tiles + own B packing */
             if (tm > j.ngroups) continue;
             if (best < 0 || cost <= best) {
                 best = cost;
