@@ -386,6 +386,91 @@ static void test_conv_fields(void) {
     TH_END();
 }
 
+/* Strides, dilations and paddings near INT64_MAX that the descriptor
+ * checks accept (the output stays small): every CPU conv algorithm that
+ * takes the layer plans and runs it without 64-bit overflow (the sanitizer
+ * build aborts on one) and matches ref.conv.loops. The cases: a depthwise
+ * 3D layer whose 1-tap axis 0 has dilation INT64_MAX (cpu.conv.depthwise's
+ * axis-0 step); a 1D stride of INT64_MAX with a 2^61 padding (cpu.conv.igemm
+ * packed a window that starts 2^61 left of the row); a 1D stride of 2^62
+ * over a 2^62 - 8 padding, two outputs (cpu.conv.fft's transform length). */
+static void test_conv_hostile_geometry(void) {
+    static const struct {
+        int nsp, depthwise;
+        int64_t n, m, s, d, p;
+    } cases[] = {
+        {3, 1, 5, 1, 1, INT64_MAX, 0},
+        {1, 0, 5, 3, INT64_MAX, (int64_t)1 << 61, (int64_t)1 << 61},
+        {3, 0, 5, 3, INT64_MAX, (int64_t)1 << 61, (int64_t)1 << 61},
+        {1, 0, 5, 1, (int64_t)1 << 62, 1, ((int64_t)1 << 62) - 8},
+    };
+    for (int ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ci++) {
+        tc_conv_desc d;
+        tc_conv_desc_init(&d);
+        d.nspatial = cases[ci].nsp;
+        d.batch = 1;
+        d.in_channels = cases[ci].depthwise ? 16 : 3;
+        d.out_channels = cases[ci].depthwise ? 16 : 5;
+        d.groups = cases[ci].depthwise ? 16 : 1;
+        d.has_bias = 1;
+        for (int a = 0; a < d.nspatial; a++) {
+            d.in_size[a] = 6; d.kernel_size[a] = 3; d.padding[a] = 1;
+        }
+        const int ax = cases[ci].depthwise ? 0 : d.nspatial - 1;
+        d.in_size[ax] = cases[ci].n; d.kernel_size[ax] = cases[ci].m;
+        d.stride[ax] = cases[ci].s; d.dilation[ax] = cases[ci].d; d.padding[ax] = cases[ci].p;
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = "ref.conv.loops";
+        tc_plan *rp = NULL;
+        TH_BEGIN("conv: hostile geometry case %d, ref.conv.loops", ci);
+        if (!CHECK_STATUS(tc_plan_conv(&rp, NULL, &d, &o), TC_OK)) { TH_END(); continue; }
+        int nd;
+        int64_t shape[8], ny = 1, nx = d.batch * d.in_channels, nw = d.out_channels;
+        tc_plan_output_shape(rp, &nd, shape);
+        for (int i = 0; i < nd; i++) ny *= shape[i];
+        for (int a = 0; a < d.nspatial; a++) {
+            nx *= d.in_size[a];
+            nw *= d.in_channels / d.groups * d.kernel_size[a];
+        }
+        CHECK(ny > 0 && ny < 100000, "output of %lld elements", (long long)ny);
+        TH_END();
+        float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc(d.out_channels * 4),
+              *ref = malloc(ny * 4), *y = malloc(ny * 4);
+        th_rng r = th_rng_for(700 + ci);
+        for (int64_t i = 0; i < nx; i++) x[i] = (float)th_value(&r);
+        for (int64_t i = 0; i < nw; i++) w[i] = (float)th_value(&r);
+        for (int64_t i = 0; i < d.out_channels; i++) b[i] = (float)th_value(&r);
+        tc_execute_conv(rp, ref, x, w, b, NULL);
+        tc_plan_destroy(rp);
+        for (int ai = -1; ai < tc_algorithm_count(); ai++) {
+            tc_algorithm_info info = {0};
+            if (ai >= 0 && (tc_algorithm_get(ai, &info) != TC_OK || info.backend != TC_BACKEND_CPU ||
+                            !(info.ops & TC_OP_CONV) || !info.available ||
+                            strcmp(info.name, "ref.conv.loops") == 0))
+                continue;
+            o.algorithm = ai >= 0 ? info.name : NULL;
+            tc_plan *pl = NULL;
+            tc_status st = tc_plan_conv(&pl, NULL, &d, &o);
+            if (st == TC_ERR_NOT_APPLICABLE) continue;
+            TH_BEGIN("conv: hostile geometry case %d, %s", ci, ai >= 0 ? info.name : "auto");
+            if (CHECK_STATUS(st, TC_OK)) {
+                for (int64_t i = 0; i < ny; i++) y[i] = NAN;
+                if (CHECK_STATUS(tc_execute_conv(pl, y, x, w, b, NULL), TC_OK)) {
+                    int64_t bad = -1;
+                    for (int64_t i = 0; i < ny && bad < 0; i++)
+                        if (!(fabsf(y[i] - ref[i]) <= 1e-4f * (1.0f + fabsf(ref[i])))) bad = i;
+                    CHECK(bad < 0, "%s: y[%lld] = %g, ref %g", tc_plan_algorithm(pl),
+                          (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : ref[bad]);
+                }
+            }
+            tc_plan_destroy(pl);
+            TH_END();
+        }
+        free(x); free(w); free(b); free(ref); free(y);
+    }
+}
+
 static void test_gemm_fields(void) {
     tc_gemm_desc d;
     const tc_status INV = TC_ERR_INVALID_ARGUMENT;
@@ -1273,6 +1358,7 @@ int main(int argc, char **argv) {
     test_last_error_thread_local();
     test_filter_fields();
     test_conv_fields();
+    test_conv_hostile_geometry();
     test_conv_set_weights();
     test_gemm_fields();
     test_options_and_algorithms();

@@ -100,18 +100,19 @@ dw3a_block(const float *restrict b, int64_t E2, int64_t step0, int64_t m0,
         const int64_t m[3], const int64_t s[3], const int64_t d[3], const int64_t out[3], \
         float bias, float *restrict y, int64_t c0, int last, __m256i mlast) {            \
         const int64_t E12 = E[1] * E[2];                                                 \
+        const int64_t step0 = m[0] > 1 ? d[0] * E12 : 0; /* d[0] alone may be huge */   \
         for (int64_t o0 = 0; o0 < out[0]; o0++) {                                        \
             const float *e0 = e + o0 * s[0] * E12 + c0 * S2;                             \
             float *y0 = y + o0 * out[1] * out[2] + c0;                                   \
             if (out[1] < DW3A_RB) {                                                      \
                 for (int64_t o1 = 0; o1 < out[1]; o1++)                                  \
-                    dw3a_block(e0 + o1 * S1 * E[2], E[2], d[0] * E12, m[0], w, d[2], 1,  \
+                    dw3a_block(e0 + o1 * S1 * E[2], E[2], step0, m[0], w, d[2], 1,       \
                                S1, S2, NV, last, mlast, bias, y0 + o1 * out[2], out[2]); \
                 continue;                                                                \
             }                                                                            \
             for (int64_t o1 = 0;; o1 += DW3A_RB) {                                       \
                 if (o1 > out[1] - DW3A_RB) o1 = out[1] - DW3A_RB;                        \
-                dw3a_block(e0 + o1 * S1 * E[2], E[2], d[0] * E12, m[0], w, d[2],         \
+                dw3a_block(e0 + o1 * S1 * E[2], E[2], step0, m[0], w, d[2],              \
                            DW3A_RB, S1, S2, NV, last, mlast, bias, y0 + o1 * out[2],     \
                            out[2]);                                                      \
                 if (o1 + DW3A_RB >= out[1]) break;                                       \

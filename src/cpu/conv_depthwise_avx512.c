@@ -211,18 +211,19 @@ dw3_block(const float *restrict b, int64_t E2, int64_t step0, int64_t m0,
         float bias, float *restrict y, int64_t c0, const __mmask16 *ma,                 \
         const __mmask16 *mb, const __mmask16 *mk) {                                      \
         const int64_t E12 = E[1] * E[2];                                                 \
+        const int64_t step0 = m[0] > 1 ? d[0] * E12 : 0; /* d[0] alone may be huge */   \
         for (int64_t o0 = 0; o0 < out[0]; o0++) {                                        \
             const float *e0 = e + o0 * s[0] * E12 + c0 * S2;                             \
             float *y0 = y + o0 * out[1] * out[2] + c0;                                   \
             if (out[1] < DW3_RB) {                                                       \
                 for (int64_t o1 = 0; o1 < out[1]; o1++)                                  \
-                    dw3_block(e0 + o1 * S1 * E[2], E[2], d[0] * E12, m[0], w, d[2], 1, S1, \
+                    dw3_block(e0 + o1 * S1 * E[2], E[2], step0, m[0], w, d[2], 1, S1,      \
                               S2, NV, ma, mb, mk, bias, y0 + o1 * out[2], out[2]);        \
                 continue;                                                                \
             }                                                                            \
             for (int64_t o1 = 0;; o1 += DW3_RB) {                                        \
                 if (o1 > out[1] - DW3_RB) o1 = out[1] - DW3_RB;                          \
-                dw3_block(e0 + o1 * S1 * E[2], E[2], d[0] * E12, m[0], w, d[2], DW3_RB,  \
+                dw3_block(e0 + o1 * S1 * E[2], E[2], step0, m[0], w, d[2], DW3_RB,       \
                           S1, S2, NV, ma, mb, mk, bias, y0 + o1 * out[2], out[2]);        \
                 if (o1 + DW3_RB >= out[1]) break;                                        \
             }                                                                            \
@@ -378,7 +379,7 @@ dw3d_block(const dw3d_geom *g, const float *restrict x, const int64_t *ro, int64
         const int64_t s[3], const int64_t d[3], const int64_t out[3],                    \
         const float *restrict w, float bias, float *restrict y, int64_t c0,              \
         const uint16_t *mk2, const __mmask16 *mk) {                                      \
-        const int64_t step0 = d[0] * g->E1;                                              \
+        const int64_t step0 = m[0] > 1 ? d[0] * g->E1 : 0; /* < E0 x E1 */              \
         for (int64_t o0 = 0; o0 < out[0]; o0++) {                                        \
             const int64_t *ro0 = g->rowoff + o0 * s[0] * g->E1;                          \
             float *y0 = y + o0 * out[1] * out[2] + c0;                                   \

@@ -78,8 +78,9 @@ static int cf_applicable(const tc__problem *p, const tc__env *env, char *why,
     }
     for (int a = 0; a < 3; a++) {
         int64_t span;
+        /* (out - 1) x stride fits: it is at most the padded input */
         if (!tc__mul_ok(p->msk[a] - 1, p->dil[a], &span) || span > (1 << 24) ||
-            p->out[a] > (1 << 24)) {
+            p->out[a] > (1 << 24) || (p->out[a] - 1) * p->stride[a] > (1 << 24)) {
             if (why) snprintf(why, n, "axis %d too long for one FFT", a);
             return 0;
         }

@@ -69,12 +69,11 @@ typedef struct ig_seg { /* a run of columns: one output row, one panel */
 /* conv_igemm_avx512.c */
 void tc__ig_copy_f32_avx512(float *d, const float *src, int64_t len, int64_t stride);
 
-static int64_t ig_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t ig_rup64(size_t v) { return (v + 63) & ~(size_t)63; }
 
 /* Fraction of a dimension of n used when cut into tiles of t. */
 static double ig_fill(int64_t n, int64_t t) {
-    return (double)n / (double)(ig_cdiv(n, t) * t);
+    return (double)n / (double)(tc__cdiv64(n, t) * t);
 }
 
 /* Largest per-thread share of the column panels over the mean, when the
@@ -83,7 +82,7 @@ static double ig_fill(int64_t n, int64_t t) {
  * items). */
 static double ig_imbalance(int64_t images, int64_t tp, int64_t ppb,
                            int64_t threads) {
-    int64_t nblk = ig_cdiv(tp, ppb), items = images * nblk;
+    int64_t nblk = tc__cdiv64(tp, ppb), items = images * nblk;
     int64_t chunks = threads < items ? threads : items;
     int64_t q = items / chunks, r = items % chunks, worst = 0, start = 0;
     const int64_t lastw = tp - (nblk - 1) * ppb; /* the last block's panels */
@@ -141,23 +140,23 @@ static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
     g->Cg = p->C / p->G;
     g->R = g->Cg * p->msk[0] * p->msk[1] * p->msk[2];
     g->P = p->out[0] * p->out[1] * p->out[2];
-    g->npan = ig_cdiv(g->Kg, g->mr);
+    g->npan = tc__cdiv64(g->Kg, g->mr);
     /* KC: the A micro-panel in about half of a 32-48 KiB L1 */
     int64_t kc_max = 16384 / (g->mr * es);
     kc_max = kc_max < 64 ? 64 : kc_max & ~(int64_t)7;
-    int64_t nk = ig_cdiv(g->R, kc_max);
-    g->kc = ig_cdiv(g->R, nk);
+    int64_t nk = tc__cdiv64(g->R, kc_max);
+    g->kc = tc__cdiv64(g->R, nk);
     /* NB: the B block in about 384 KiB of L2 */
     int64_t nb = ((int64_t)384 << 10) / (g->kc * es) / g->nr * g->nr;
     if (nb < g->nr) nb = g->nr;
-    int64_t pfull = ig_cdiv(g->P, g->nr) * g->nr;
+    int64_t pfull = tc__cdiv64(g->P, g->nr) * g->nr;
     if (nb > pfull) nb = pfull;
     /* too few column blocks for the threads: narrower blocks first (down to
      * one NR panel: a panel costs the same whether full or not, and nothing
      * is packed twice), then split K (each K group packs its B block) */
     int64_t want = 2 * (int64_t)env->threads;
-    if (p->N * p->G * ig_cdiv(g->P, nb) < want) {
-        int64_t per = ig_cdiv(ig_cdiv(g->P, g->nr), ig_cdiv(want, p->N * p->G));
+    if (p->N * p->G * tc__cdiv64(g->P, nb) < want) {
+        int64_t per = tc__cdiv64(tc__cdiv64(g->P, g->nr), tc__cdiv64(want, p->N * p->G));
         if (per < 1) per = 1;
         if (per * g->nr < nb) nb = per * g->nr;
     }
@@ -165,9 +164,9 @@ static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
      * in 384-column blocks gave one thread 5 of 9 blocks: 1.22x the mean);
      * search block sizes from the L2 bound down, fewer blocks on ties */
     {
-        int64_t tp = ig_cdiv(g->P, g->nr), images = p->N * p->G;
+        int64_t tp = tc__cdiv64(g->P, g->nr), images = p->N * p->G;
         int64_t ppb0 = nb / g->nr;
-        if (env->threads > 1 && images * ig_cdiv(tp, ppb0) < 16 * (int64_t)env->threads) {
+        if (env->threads > 1 && images * tc__cdiv64(tp, ppb0) < 16 * (int64_t)env->threads) {
             int64_t best = ppb0;
             double bi = ig_imbalance(images, tp, ppb0, env->threads);
             for (int64_t ppb = ppb0 - 1; ppb >= 1 && ppb * 3 >= ppb0; ppb--) {
@@ -181,20 +180,20 @@ static int ig_geom_make(const tc__problem *p, const tc__env *env, ig_geom *g) {
         }
     }
     g->nb = nb;
-    g->nblk = ig_cdiv(g->P, nb);
+    g->nblk = tc__cdiv64(g->P, nb);
     int64_t items = p->N * p->G * g->nblk;
     g->kgroups = 1;
     if (items < env->threads) {
-        g->kgroups = ig_cdiv(env->threads, items);
+        g->kgroups = tc__cdiv64(env->threads, items);
         if (g->kgroups > g->npan) g->kgroups = g->npan;
     }
-    g->pan_per_group = ig_cdiv(g->npan, g->kgroups);
+    g->pan_per_group = tc__cdiv64(g->npan, g->kgroups);
     /* 1x1 64->256 @56 (3.2 MB out), 2 threads: min of 300 executes
      * 0.249-0.260 ms streamed vs 0.264-0.267 ms cached; 256->64 (0.8 MB)
      * medians slower streamed (docs/solvers/cpu-conv-igemm.md) */
     g->ntstore = g->directb && f32 && g->kc == g->R && !p->has_bias &&
                  (double)p->K * g->P * es >= 2.0 * 1024 * 1024;
-    g->kgroups = ig_cdiv(g->npan, g->pan_per_group);
+    g->kgroups = tc__cdiv64(g->npan, g->pan_per_group);
     g->bbytes = ig_rup64((size_t)(g->kc * g->nb * es));
     g->segbytes = ig_rup64((size_t)g->nb * sizeof(ig_seg)) +
                   ig_rup64((size_t)IG_TABCAP * sizeof(int64_t));
@@ -323,7 +322,7 @@ static const int64_t *ig_rowtab(const tc__problem *p, const ig_seg *seg,
         int64_t r1 = t % m1;                                                    \
         t /= m1;                                                                \
         int64_t r0 = t % m0, c = t / m0;                                        \
-        const int64_t npanels = ig_cdiv(ncols, NR);                             \
+        const int64_t npanels = tc__cdiv64(ncols, NR);                          \
         for (int64_t l = 0; l < kc; l++) {                                      \
             const T *plane = x + ((n * p->C + gi * g->Cg + c) * in0) * in1 * in2; \
             const int64_t a0 = r0 * p->dil[0] - p->pad_lo[0];                   \
@@ -357,7 +356,7 @@ static const int64_t *ig_rowtab(const tc__problem *p, const ig_seg *seg,
                     else                                                        \
                         for (int64_t j = 0; j < len; j++) d[j] = src[j * s2];   \
                 } else { /* edges element-wise, the inside as a copy */         \
-                    int64_t jlo = first >= 0 ? 0 : (-first + s2 - 1) / s2;      \
+                    int64_t jlo = first >= 0 ? 0 : tc__cdiv64(-first, s2);      \
                     int64_t jhi = last < in2 ? len                               \
                                   : first >= in2 ? 0 : (in2 - 1 - first) / s2 + 1; \
                     if (jlo > len) jlo = len;                                   \
@@ -366,12 +365,14 @@ static const int64_t *ig_rowtab(const tc__problem *p, const ig_seg *seg,
                         int64_t b2 = tc__boundary_index(first + j * s2, in2, p->mode); \
                         d[j] = b2 < 0 ? cval : row[b2];                         \
                     }                                                           \
-                    const T *src = row + first + jlo * s2;                      \
-                    if (FAST(T) && jhi > jlo)                                   \
-                        tc__ig_copy_f32_avx512((float *)d + jlo, (const float *)src, \
-                                               jhi - jlo, s2);                  \
-                    else                                                        \
-                        for (int64_t j = jlo; j < jhi; j++) d[j] = src[(j - jlo) * s2]; \
+                    if (jhi > jlo) { /* else row + first may lie far outside */ \
+                        const T *src = row + first + jlo * s2;                  \
+                        if (FAST(T))                                            \
+                            tc__ig_copy_f32_avx512((float *)d + jlo, (const float *)src, \
+                                                   jhi - jlo, s2);              \
+                        else                                                    \
+                            for (int64_t j = jlo; j < jhi; j++) d[j] = src[(j - jlo) * s2]; \
+                    }                                                           \
                     for (int64_t j = jhi; j < len; j++) {                       \
                         int64_t b2 = tc__boundary_index(first + j * s2, in2, p->mode); \
                         d[j] = b2 < 0 ? cval : row[b2];                         \
@@ -423,7 +424,7 @@ static void ig_items(void *arg, int64_t begin, int64_t end, int tid) {
         t /= g->nblk;
         int64_t gi = t % p->G, n = t / p->G;
         int64_t c0 = blk * g->nb, c1 = c0 + g->nb < g->P ? c0 + g->nb : g->P;
-        int64_t ncols = c1 - c0, npanels = ig_cdiv(ncols, NR);
+        int64_t ncols = c1 - c0, npanels = tc__cdiv64(ncols, NR);
         int64_t q0 = kg * g->pan_per_group;
         int64_t q1 = q0 + g->pan_per_group < g->npan ? q0 + g->pan_per_group : g->npan;
         int64_t ns = ig_segments(p, g, c0, c1, seg);
@@ -520,13 +521,13 @@ static double ig_estimate(const tc__problem *p, const tc__env *env) {
     ig_geom g;
     if (!ig_geom_make(p, env, &g)) return 1e30;
     double fill_m = (double)g.Kg / (double)(g.npan * g.mr);
-    double fill_n = (double)g.P / (double)(ig_cdiv(g.P, g.nr) * g.nr);
+    double fill_n = (double)g.P / (double)(tc__cdiv64(g.P, g.nr) * g.nr);
     double kfac = (double)g.R / (double)(g.R + 24);
     double eff = 0.80 * fill_m * fill_n * kfac;
     double items = (double)(p->N * p->G * g.nblk * g.kgroups);
     double par = items >= env->threads ? 1.0 : items / env->threads;
     if (g.kgroups == 1 && env->threads > 1)
-        par /= ig_imbalance(p->N * p->G, ig_cdiv(g.P, g.nr), g.nb / g.nr, env->threads);
+        par /= ig_imbalance(p->N * p->G, tc__cdiv64(g.P, g.nr), g.nb / g.nr, env->threads);
     double t_fma = tc__problem_flops(p) / (tc__peak_flops(env) * eff * par);
     double gathered = g.directb ? 0.0 : (double)p->N * p->G * g.kgroups * (double)g.R * g.P;
     double t_pack = gathered * (p->dtype == TC_FLOAT32 ? 1.0 : 2.0) / 16.0 * 1e-9 /

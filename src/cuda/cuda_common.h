@@ -128,6 +128,22 @@ void tc__cu_mask_free(void *dmask);
 static inline int64_t tc__cu_div_up(int64_t a, int64_t b) {
     return (a + b - 1) / b;
 }
+/* The largest out * stride + mask * dilation + |pad_lo| + in over the
+ * axes: a bound on the window origins and tap offsets a kernel with 32-bit
+ * (int) indexing forms, and on each of these fields. INT64_MAX where it
+ * overflows (a hostile stride, dilation or padding). */
+static inline int64_t tc__cu_axis_reach(const tc__problem *p) {
+    int64_t r = 0;
+    for (int i = 0; i < TC__NSP; i++) {
+        const int64_t pad = p->pad_lo[i] < 0 ? -p->pad_lo[i] : p->pad_lo[i];
+        int64_t a, b, v;
+        if (!tc__mul_ok(p->out[i], p->stride[i], &a) || !tc__mul_ok(p->msk[i], p->dil[i], &b) ||
+            !tc__add_ok(a, b, &v) || !tc__add_ok(v, pad, &v) || !tc__add_ok(v, p->in[i], &v))
+            return INT64_MAX;
+        if (v > r) r = v;
+    }
+    return r;
+}
 
 /* ---- the implicit GEMM for other solvers (src/cuda/cuda_conv.cu) ---- */
 /* 1 when the fast implicit-GEMM kernels take problem p (32-bit offsets,

@@ -204,6 +204,9 @@ static tc_status dw_tiled(const tc__problem *p, const tc__cu_bufs *b, const floa
     const int64_t NK = p->N * p->K, plane = p->in[1] * p->in[2];
     if (NK > lim || plane > lim || p->out[1] * p->out[2] > lim || p->C * plane > lim * 64)
         return TC_OK;
+    /* strides, dilations and paddings go into int fields (and bound the
+     * shared-memory sizes below) */
+    if (tc__cu_axis_reach(p) > lim) return TC_OK;
     dwp g;
     g.NK = (int)NK; g.K = (int)p->K; g.C = (int)p->C; g.mult = (int)(p->K / p->C);
     g.in1 = (int)p->in[1]; g.in2 = (int)p->in[2];

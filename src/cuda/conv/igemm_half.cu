@@ -578,11 +578,7 @@ static int hg_applicable(const tc__problem *p, const tc__env *e, char *why, size
         const int64_t M = p->N * p->out[0] * p->out[1] * p->out[2];
         int big = p->C > lim || p->K > lim || KRp > lim || tc__cu_div_up(M, HG_BM) > lim ||
                   tc__cu_div_up(Kg, 64) > 65535 || p->G > 65535;
-        for (int i = 0; i < 3; i++) {
-            const int64_t span = p->out[i] * p->stride[i] + p->msk[i] * p->dil[i] +
-                                 (p->pad_lo[i] < 0 ? -p->pad_lo[i] : p->pad_lo[i]) + p->in[i];
-            if (span > (1 << 28)) big = 1;
-        }
+        if (tc__cu_axis_reach(p) > (1 << 28)) big = 1;
         if (big) no = "sizes beyond the kernel's 32-bit index arithmetic";
         else if (!ig_wgmma_ok()) no = "needs Hopper's wgmma (the sm_90a image on an sm_90 device)";
     }

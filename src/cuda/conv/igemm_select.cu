@@ -93,11 +93,7 @@ int ig_fast(const tc__problem *p) {
      * row * (C/G * R) within one group's weights */
     if ((p->C + 2) * plane > lim || 130 * Cg * R > lim) return 0;
     if (tc__cu_div_up(Kg, 64) > 65535 || p->G > 65535) return 0;
-    for (int i = 0; i < 3; i++) {
-        /* window origins and tap offsets in int */
-        int64_t v = p->out[i] * p->stride[i] + p->msk[i] * p->dil[i] + p->pad_lo[i] + p->in[i];
-        if (v > lim) return 0;
-    }
+    if (tc__cu_axis_reach(p) > lim) return 0; /* window origins and tap offsets in int */
     /* tap offsets (e0*in1 + e1)*in2 + e2 in int */
     int64_t e0 = (p->msk[0] - 1) * p->dil[0], e1 = (p->msk[1] - 1) * p->dil[1],
             e2 = (p->msk[2] - 1) * p->dil[2];

@@ -21,12 +21,7 @@ int ig_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
         return 0;
     }
     int64_t rl = (p->C / p->G) * p->msk[0] * p->msk[1] * p->msk[2];
-    int64_t span = 0;
-    for (int i = 0; i < 3; i++) {
-        int64_t v = p->out[i] * p->stride[i] + p->msk[i] * p->dil[i] + p->pad_lo[i] + p->in[i];
-        span = v > span ? v : span;
-    }
-    if (rl > INT32_MAX / 2 || span > INT32_MAX / 2) {
+    if (rl > INT32_MAX / 2 || tc__cu_axis_reach(p) > INT32_MAX / 2) {
         if (why) snprintf(why, n, "reduction or axis length beyond 32-bit index arithmetic");
         return 0;
     }
