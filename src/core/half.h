@@ -1,11 +1,12 @@
-/* half.h - float16 / bfloat16 scalar conversions and the fused epilogue's
- * activations, shared by the core (stage.c), the reference solvers and the
- * CPU solvers. Round to nearest even everywhere; NaN stays NaN (quiet),
- * overflow goes to infinity. Vector forms live beside the kernels that use
+/* half.h - float16 / bfloat16 scalar conversions and (act.h) the fused
+ * epilogue's activations, shared by the core (stage.c), the reference
+ * solvers and the CPU solvers. Round to nearest even everywhere; NaN
+ * stays NaN (quiet), overflow goes to infinity. Vector forms live beside the kernels that use
  * them (F16C vcvtph2ps / vcvtps2ph, AVX512-BF16 vcvtneps2bf16). */
 #ifndef TC_HALF_H
 #define TC_HALF_H
 
+#include "act.h"
 #include "internal.h"
 
 #include <math.h>
@@ -76,28 +77,4 @@ static inline int tc__dtype_is_half(tc_dtype dt) {
     return dt == TC_FLOAT16 || dt == TC_BFLOAT16;
 }
 
-/* The epilogue's activations, in double (reference, float64 problems) and
- * float (every float32-accumulating path). */
-static inline double tc__act_d(tc_activation a, double v) {
-    switch (a) {
-    case TC_ACT_RELU: return v > 0 || v != v ? v : 0.0; /* NaN stays NaN */
-    case TC_ACT_RELU6: return v != v ? v : v < 0 ? 0.0 : v > 6 ? 6.0 : v;
-    case TC_ACT_SILU: return v / (1.0 + exp(-v));
-    case TC_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
-    case TC_ACT_TANH: return tanh(v);
-    case TC_ACT_GELU: return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440));
-    default: return v;
-    }
-}
-static inline float tc__act_f(tc_activation a, float v) {
-    switch (a) {
-    case TC_ACT_RELU: return v > 0 || v != v ? v : 0.0f;
-    case TC_ACT_RELU6: return v != v ? v : v < 0 ? 0.0f : v > 6 ? 6.0f : v;
-    case TC_ACT_SILU: return v / (1.0f + expf(-v));
-    case TC_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
-    case TC_ACT_TANH: return tanhf(v);
-    case TC_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678f));
-    default: return v;
-    }
-}
 #endif

@@ -24,9 +24,10 @@
  * along the source's contiguous axis and written along the destination's,
  * both coalesced, with the conversion and the epilogue on the way out.
  * float16 / bfloat16 round to nearest even (cuda_fp16.h / cuda_bf16.h),
- * NaN stays NaN; the activations are src/core/half.h's tc__act_f (float
+ * NaN stays NaN; the activations are src/core/act.h's tc__act_f (float
  * computation; double where a float64 array takes part). Offsets are
  * 64-bit throughout. */
+#include "core/act.h"
 #include "cuda/cuda_common.h"
 
 #include <cuda_bf16.h>
@@ -59,28 +60,12 @@ __device__ __forceinline__ void st_store(void *p, int64_t i, int dt, T v) {
     }
 }
 
-/* tc__act_f / tc__act_d (src/core/half.h) */
+/* the epilogue's activations: tc__act_f / tc__act_d (src/core/act.h) */
 __device__ __forceinline__ float st_act(int a, float v) {
-    switch (a) {
-    case TC_ACT_RELU: return v > 0.0f || v != v ? v : 0.0f; /* NaN stays NaN */
-    case TC_ACT_RELU6: return v != v ? v : v < 0.0f ? 0.0f : v > 6.0f ? 6.0f : v;
-    case TC_ACT_SILU: return v / (1.0f + expf(-v));
-    case TC_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
-    case TC_ACT_TANH: return tanhf(v);
-    case TC_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678f));
-    default: return v;
-    }
+    return tc__act_f((tc_activation)a, v);
 }
 __device__ __forceinline__ double st_act(int a, double v) {
-    switch (a) {
-    case TC_ACT_RELU: return v > 0 || v != v ? v : 0.0;
-    case TC_ACT_RELU6: return v != v ? v : v < 0 ? 0.0 : v > 6 ? 6.0 : v;
-    case TC_ACT_SILU: return v / (1.0 + exp(-v));
-    case TC_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
-    case TC_ACT_TANH: return tanh(v);
-    case TC_ACT_GELU: return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440));
-    default: return v;
-    }
+    return tc__act_d((tc_activation)a, v);
 }
 
 /* ---------------- kernels ---------------- */

@@ -24,6 +24,7 @@
  * S x C values, padded to 8, becomes its channels; 7x7x3 -> 7 taps of 24
  * channels), other such layers gather 8 channels through registers.
  */
+#include "core/act.h"
 #include "cuda/cuda_common.h"
 #include "cuda/cuda_hopper.h" /* cp.async, wgmma descriptors, the probe */
 
@@ -92,17 +93,9 @@ template <bool BF> __device__ __forceinline__ uint16_t hg_cvt(float v) {
     if (BF) return __bfloat16_as_ushort(__float2bfloat16_rn(v));
     return __half_as_ushort(__float2half_rn(v));
 }
-/* the epilogue's activations, as tc__act_f (src/core/half.h) */
+/* the epilogue's activations: tc__act_f (src/core/act.h) */
 [[maybe_unused]] __device__ __forceinline__ float hg_act(int a, float v) {
-    switch (a) {
-    case TC_ACT_RELU: return v > 0.f || v != v ? v : 0.f;
-    case TC_ACT_RELU6: return v != v ? v : v < 0.f ? 0.f : v > 6.f ? 6.f : v;
-    case TC_ACT_SILU: return v / (1.0f + expf(-v));
-    case TC_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
-    case TC_ACT_TANH: return tanhf(v);
-    case TC_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678f));
-    default: return v;
-    }
+    return tc__act_f((tc_activation)a, v);
 }
 
 /* 16-byte cp.async, zero-filled when bytes = 0 */
