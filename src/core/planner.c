@@ -62,14 +62,6 @@ static tc_status tc__fill_random(void *buf, int64_t count, tc_dtype dt,
 
 static size_t tc__round64(size_t v) { return (v + 63) & ~(size_t)63; }
 
-/* GEMM operand spans in elements: rows - 1 full leading dimensions and
- * the last row (the caller's array may end there). */
-static int64_t tc__gemm_a_count(const tc__problem *p) {
-    return ((p->trans_a ? p->k : p->m) - 1) * p->lda + (p->trans_a ? p->m : p->k);
-}
-static int64_t tc__gemm_b_count(const tc__problem *p) {
-    return ((p->trans_b ? p->n : p->k) - 1) * p->ldb + (p->trans_b ? p->k : p->n);
-}
 
 /* Chooses solver s for the plan: its staged problem pl->sp, the staging
  * passes, and the workspace regions. The workspace holds, in order: the
@@ -83,27 +75,24 @@ static void tc__layout_workspace(tc_plan *pl, const tc__solver *s) {
     pl->stage = tc__stage_bits(p, s->caps);
     tc__stage_describe(p, pl->stage, pl->staging, sizeof pl->staging);
     const tc__problem *sp = &pl->sp;
-    const int dt = (pl->stage & TC__STAGE_DTYPE) != 0;
-    const int relay = (pl->stage & (TC__STAGE_DTYPE | TC__STAGE_LAYOUT)) != 0;
     pl->solver_ws = s->workspace ? s->workspace(sp, &pl->env) : 0;
     size_t at = tc__round64(pl->solver_ws);
     int64_t xcnt = 0, ycnt = 0, wcnt = 0;
     if (p->op == TC_OP_FILTER) {
-        if (dt) pl->pack_x = pl->pack_y = 1;
+        if (pl->stage & TC__STAGE_DTYPE) pl->pack_x = pl->pack_y = 1;
         /* swap mode packs the caller's input as the solver's mask */
         if (pl->pack_x) xcnt = pl->lay.swap ? tc__w_count(p) : tc__x_count(p);
         if (pl->pack_y) ycnt = tc__y_count(p);
-    } else if (p->op == TC_OP_CONV) {
-        if (relay) xcnt = tc__x_count(p);
-        /* the epilogue pass with residual == y reads the residual from y:
-         * the solver then writes its output to the workspace */
-        if (relay || ((pl->stage & TC__STAGE_EPILOGUE) && p->has_residual))
-            ycnt = tc__y_count(p);
-        if (dt) wcnt = tc__w_count(p) + p->K;
-    } else if (dt) {
-        xcnt = tc__gemm_a_count(p);
-        ycnt = p->m * p->ldc;
-        wcnt = tc__gemm_b_count(p);
+    } else {
+        /* the staged buffers as on the device (src/core/stage.c); conv:
+         * the epilogue pass with residual == y reads the residual from y,
+         * the solver then writes its output to the workspace. The host
+         * passes the residual to a solver with the epilogue as given (.res
+         * is the device path's). */
+        const tc__stage_counts c = tc__stage_buffers(p, pl->stage);
+        xcnt = c.x;
+        ycnt = c.y;
+        wcnt = c.w;
     }
     pl->x_off = at;
     at += tc__round64((size_t)xcnt * sp->esize);
@@ -797,13 +786,13 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
         }
     } else if (dt) { /* gemm */
         void *a = (char *)ws + pl->x_off, *b = (char *)ws + pl->wst_off;
-        tc__convert(a, sp->dtype, x, p->dtype, tc__gemm_a_count(p), thr);
-        tc__convert(b, sp->dtype, w, p->dtype, tc__gemm_b_count(p), thr);
+        tc__convert(a, sp->dtype, x, p->dtype, tc__gemm_a_span(p), thr);
+        tc__convert(b, sp->dtype, w, p->dtype, tc__gemm_b_span(p), thr);
         xs = a;
         ws_w = b;
         ys = (char *)ws + pl->y_off;
         if (p->beta != 0.0)
-            tc__convert(ys, sp->dtype, y, p->dtype, (p->m - 1) * p->ldc + p->n, thr);
+            tc__convert(ys, sp->dtype, y, p->dtype, tc__span(p->m, p->n, p->ldc), thr);
     }
     if (op == TC_OP_CONV && pl->solver->wpack && !wpack) {
         void *dst = (char *)ws + pl->wp_off;

@@ -324,6 +324,39 @@ void tc__stage_problem(const tc__problem *p, unsigned caps, tc__problem *sp) {
     }
 }
 
+int64_t tc__span(int64_t rows, int64_t cols, int64_t ld) {
+    return rows > 0 && cols > 0 ? (rows - 1) * ld + cols : 0;
+}
+int64_t tc__gemm_a_span(const tc__problem *p) {
+    return tc__span(p->trans_a ? p->k : p->m, p->trans_a ? p->m : p->k, p->lda);
+}
+int64_t tc__gemm_b_span(const tc__problem *p) {
+    return tc__span(p->trans_b ? p->n : p->k, p->trans_b ? p->k : p->n, p->ldb);
+}
+
+tc__stage_counts tc__stage_buffers(const tc__problem *p, unsigned bits) {
+    tc__stage_counts c = {0, 0, 0, 0};
+    const int dt = (bits & TC__STAGE_DTYPE) != 0;
+    const int relay = (bits & (TC__STAGE_DTYPE | TC__STAGE_LAYOUT)) != 0;
+    const int epi = (bits & TC__STAGE_EPILOGUE) != 0;
+    if (p->op == TC_OP_FILTER) {
+        if (dt) {
+            c.x = tc__x_count(p);
+            c.y = tc__y_count(p);
+        }
+    } else if (p->op == TC_OP_CONV) {
+        if (relay) c.x = tc__x_count(p);
+        if (relay || (epi && p->has_residual)) c.y = tc__y_count(p);
+        if (!epi && relay && p->has_residual) c.res = tc__y_count(p);
+        if (dt) c.w = tc__w_count(p) + (p->has_bias ? p->K : 0);
+    } else if (dt) {
+        c.x = tc__gemm_a_span(p);
+        c.y = tc__span(p->m, p->n, p->ldc);
+        c.w = tc__gemm_b_span(p);
+    }
+    return c;
+}
+
 double tc__stage_cost(const tc__problem *p, unsigned bits, tc_backend be, const tc__env *env) {
     if (!bits) return 0;
     double es = (double)p->esize, fs = bits & TC__STAGE_DTYPE ? 4.0 : es, bytes = 0;

@@ -14,6 +14,25 @@ unsigned tc__stage_bits(const tc__problem *p, unsigned caps);
 /* The problem a solver with these caps sees (a copy of p when bits are 0).
  * A filter problem's half mask is replaced by p->mask_f32. */
 void tc__stage_problem(const tc__problem *p, unsigned caps, tc__problem *sp);
+/* Elements a row-major rows x cols view with leading dimension ld
+ * touches: rows - 1 full rows and the last row's cols (the caller's array
+ * may end there); 0 when empty. A gemm problem's A and B. */
+int64_t tc__span(int64_t rows, int64_t cols, int64_t ld);
+int64_t tc__gemm_a_span(const tc__problem *p);
+int64_t tc__gemm_b_span(const tc__problem *p);
+/* Elements, in the staged dtype, of the buffers a staged conv or gemm call
+ * converts into: the host workspace's regions (src/core/planner.c) and the
+ * device pool's (src/cuda/cuda_stage.cu). Filter problems: the input and
+ * output when the dtype is staged (the host adds its own packing). */
+typedef struct tc__stage_counts {
+    int64_t x;   /* the input (gemm: A), when the dtype or layout is staged */
+    int64_t y;   /* the solver's output (gemm: C): also with the epilogue
+                    staged and a residual, which may be y itself */
+    int64_t res; /* the residual, staged like x for a solver that has the
+                    epilogue but not the dtype or layout */
+    int64_t w;   /* weights and bias (gemm: B), when the dtype is staged */
+} tc__stage_counts;
+tc__stage_counts tc__stage_buffers(const tc__problem *p, unsigned bits);
 /* Seconds the staging passes take (bytes over the backend's bandwidth). */
 double tc__stage_cost(const tc__problem *p, unsigned bits, tc_backend be,
                       const tc__env *env);

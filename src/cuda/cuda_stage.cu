@@ -203,16 +203,6 @@ tc_status st_tensor(void *dst, tc_dtype dd, tc_layout dl, const void *src, tc_dt
 
 /* ---------------- buffers ---------------- */
 int64_t st_spatial(const int64_t *a) { return a[0] * a[1] * a[2]; }
-/* elements a row-major view touches: rows - 1 full rows and one of cols */
-int64_t st_span(int64_t rows, int64_t cols, int64_t ld) {
-    return rows > 0 && cols > 0 ? (rows - 1) * ld + cols : 0;
-}
-int64_t st_gemm_a_span(const tc__problem *p) {
-    return st_span(p->trans_a ? p->k : p->m, p->trans_a ? p->m : p->k, p->lda);
-}
-int64_t st_gemm_b_span(const tc__problem *p) {
-    return st_span(p->trans_b ? p->n : p->k, p->trans_b ? p->k : p->n, p->ldb);
-}
 
 /* The pool buffers of one call, freed on the stream at its end. */
 struct st_frame {
@@ -280,23 +270,8 @@ extern "C" size_t tc__cu_stage_device_bytes(const tc_plan *pl) {
         (void)cudaGetLastError();
         __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
     }
-    const tc__problem *p = &pl->p, *sp = &pl->sp;
-    const size_t fs = sp->esize;
-    const int dt = (pl->stage & TC__STAGE_DTYPE) != 0;
-    const int relay = (pl->stage & (TC__STAGE_DTYPE | TC__STAGE_LAYOUT)) != 0;
-    const int epi = (pl->stage & TC__STAGE_EPILOGUE) != 0;
-    int64_t e = 0;
-    if (p->op == TC_OP_FILTER) {
-        if (dt) e = tc__x_count(p) + tc__y_count(p);
-    } else if (p->op == TC_OP_CONV) {
-        if (relay) e += tc__x_count(p) + tc__y_count(p);
-        else if (epi && p->has_residual) e += tc__y_count(p);
-        if (!epi && relay && p->has_residual) e += tc__y_count(p);
-        if (dt) e += tc__w_count(p) + (p->has_bias ? p->K : 0);
-    } else if (dt) {
-        e = st_gemm_a_span(p) + st_gemm_b_span(p) + st_span(p->m, p->n, p->ldc);
-    }
-    return (size_t)e * fs;
+    const tc__stage_counts c = tc__stage_buffers(&pl->p, pl->stage);
+    return (size_t)(c.x + c.y + c.res + c.w) * pl->sp.esize;
 }
 
 extern "C" tc_status tc__cu_execute_staged(const tc_plan *pl, void *y, const void *x,
@@ -430,11 +405,11 @@ extern "C" tc_status tc__cu_execute_staged(const tc_plan *pl, void *y, const voi
         const int64_t br = p->trans_b ? p->n : p->k, bc = p->trans_b ? p->k : p->n;
         const void *ad, *bd;
         void *a32, *b32;
-        if ((st = st_device_view(&f, x, st_gemm_a_span(p), es, &ad))) goto out;
-        if ((st = st_device_view(&f, w, st_gemm_b_span(p), es, &bd))) goto out;
-        if ((st = st_alloc(&f, &a32, st_gemm_a_span(p), fs))) goto out;
-        if ((st = st_alloc(&f, &b32, st_gemm_b_span(p), fs))) goto out;
-        if ((st = st_alloc(&f, &ys, st_span(p->m, p->n, p->ldc), fs))) goto out;
+        if ((st = st_device_view(&f, x, tc__gemm_a_span(p), es, &ad))) goto out;
+        if ((st = st_device_view(&f, w, tc__gemm_b_span(p), es, &bd))) goto out;
+        if ((st = st_alloc(&f, &a32, tc__gemm_a_span(p), fs))) goto out;
+        if ((st = st_alloc(&f, &b32, tc__gemm_b_span(p), fs))) goto out;
+        if ((st = st_alloc(&f, &ys, tc__span(p->m, p->n, p->ldc), fs))) goto out;
         if ((st = st_matrix(a32, sp->dtype, ad, p->dtype, ar, ac, p->lda, f.s))) goto out;
         if ((st = st_matrix(b32, sp->dtype, bd, p->dtype, br, bc, p->ldb, f.s))) goto out;
         if (p->beta != 0.0 &&
