@@ -479,6 +479,37 @@ static const gcase gcases[] = {
 };
 #define NGC (int)(sizeof gcases / sizeof gcases[0])
 
+/* Executes gemm plan pl on the host arrays A, B, C, or (device_ptrs) on
+ * device copies of them (na, nb, nc elements of es bytes) with C copied
+ * back, failing the case if the execute waited for its stream. Returns the
+ * status, -1 when a CUDA call failed. */
+static int exec_gemm(const tc_plan *pl, void *C, const void *A, const void *B, int64_t na,
+                     int64_t nb, int64_t nc, size_t es, int device_ptrs) {
+#if TC_TEST_CUDA
+    if (device_ptrs) {
+        void *dA = NULL, *dB = NULL, *dC = NULL;
+        int rc = -1;
+        if (cudaMalloc(&dA, na * es) == cudaSuccess && cudaMalloc(&dB, nb * es) == cudaSuccess &&
+            cudaMalloc(&dC, nc * es) == cudaSuccess &&
+            cudaMemcpy(dA, A, na * es, cudaMemcpyHostToDevice) == cudaSuccess &&
+            cudaMemcpy(dB, B, nb * es, cudaMemcpyHostToDevice) == cudaSuccess &&
+            cudaMemcpy(dC, C, nc * es, cudaMemcpyHostToDevice) == cudaSuccess) {
+            const int gated = gate_shut();
+            rc = tc_execute_gemm(pl, dC, dA, dB, NULL);
+            GATE_CHECK(gated);
+            if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
+                                cudaMemcpy(C, dC, nc * es, cudaMemcpyDeviceToHost) != cudaSuccess))
+                rc = -1;
+        }
+        cudaFree(dA); cudaFree(dB); cudaFree(dC);
+        return rc;
+    }
+#else
+    (void)na; (void)nb; (void)nc; (void)es; (void)device_ptrs;
+#endif
+    return tc_execute_gemm(pl, C, A, B, NULL);
+}
+
 static void run_gemm_case(int gi, int device_ptrs) {
     const gcase *c = &gcases[gi];
     tc_gemm_desc d;
@@ -522,27 +553,7 @@ static void run_gemm_case(int gi, int device_ptrs) {
                  c->beta, device_ptrs ? "device-ptr" : "host-ptr");
         if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
         memcpy(C, C0, nc * 4);
-        int rc = -1;
-#if TC_TEST_CUDA
-        if (device_ptrs) {
-            float *dA = NULL, *dB = NULL, *dC = NULL;
-            if (cudaMalloc((void **)&dA, na * 4) == cudaSuccess &&
-                cudaMalloc((void **)&dB, nb * 4) == cudaSuccess &&
-                cudaMalloc((void **)&dC, nc * 4) == cudaSuccess &&
-                cudaMemcpy(dA, A, na * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
-                cudaMemcpy(dB, B, nb * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
-                cudaMemcpy(dC, C, nc * 4, cudaMemcpyHostToDevice) == cudaSuccess) {
-                const int gated = gate_shut();
-                rc = tc_execute_gemm(pl, dC, dA, dB, NULL);
-                GATE_CHECK(gated);
-                if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
-                                    cudaMemcpy(C, dC, nc * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
-                    rc = -1;
-            }
-            cudaFree(dA); cudaFree(dB); cudaFree(dC);
-        } else
-#endif
-            rc = tc_execute_gemm(pl, C, A, B, NULL);
+        const int rc = exec_gemm(pl, C, A, B, na, nb, nc, 4, device_ptrs);
         CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
         if (rc == TC_OK) {
             /* compare the m x n block; the padding columns must be untouched */
@@ -1453,26 +1464,7 @@ static void run_gemm_half(int gi, int device_ptrs) {
                  c->beta, device_ptrs ? "device-ptr" : "host-ptr");
         if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
         memcpy(qC, qC0, nc * 2);
-        int rc = -1;
-#if TC_TEST_CUDA
-        if (device_ptrs) {
-            void *dA = NULL, *dB = NULL, *dC = NULL;
-            if (cudaMalloc(&dA, na * 2) == cudaSuccess && cudaMalloc(&dB, nb * 2) == cudaSuccess &&
-                cudaMalloc(&dC, nc * 2) == cudaSuccess &&
-                cudaMemcpy(dA, qA, na * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
-                cudaMemcpy(dB, qB, nb * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
-                cudaMemcpy(dC, qC, nc * 2, cudaMemcpyHostToDevice) == cudaSuccess) {
-                const int gated = gate_shut();
-                rc = tc_execute_gemm(pl, dC, dA, dB, NULL);
-                GATE_CHECK(gated);
-                if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
-                                    cudaMemcpy(qC, dC, nc * 2, cudaMemcpyDeviceToHost) != cudaSuccess))
-                    rc = -1;
-            }
-            cudaFree(dA); cudaFree(dB); cudaFree(dC);
-        } else
-#endif
-            rc = tc_execute_gemm(pl, qC, qA, qB, NULL);
+        const int rc = exec_gemm(pl, qC, qA, qB, na, nb, nc, 2, device_ptrs);
         CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
         if (rc == TC_OK) {
             from_dtype(C, qC, nc, dt);
