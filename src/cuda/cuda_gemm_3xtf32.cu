@@ -12,41 +12,47 @@
  * ties away; truncated instead where rounding would carry into the
  * infinities) and lo = (x - hi) rounded to TF32; x - hi is exact, and
  * |x - hi - lo| <= 2^-22 |x|. C = alpha (A_lo B_hi + A_hi B_lo + A_hi B_hi)
- * + beta C with every product summed by the tensor cores in fp32; A_lo B_lo
- * (<= 2^-22 |ab|) is dropped: three TF32 MMAs for one fp32 product, so at
- * best a third of the TF32 rate. The small terms go first within each k8
- * step. Each operand element is split once, when its tile is staged, not
- * once per product.
+ * + beta C; A_lo B_lo (<= 2^-22 |ab|) is dropped: three TF32 MMAs for one
+ * fp32 product, so at best a third of the TF32 rate. The small terms go
+ * first within each k8 step. Each operand element is split once, when its
+ * tile is staged, not once per product.
  *
- * Layout (as cuda.gemm.wgmma-tf32, whose header says why): the kernel
- * computes C^T (n x m) = B^T A^T. wgmma's A operand is B^T from registers,
- * loaded from a [k][n] shared tile of B (16 TMA boxes of [32 k][8 n], so a
- * fragment load's 32 lanes hit 32 banks) and split as it is loaded: a hi
- * and a lo fragment a k8 step. wgmma's B operand is A^T, which must lie in
- * shared memory, K-major: A's rows as TMA copies them (128-byte swizzled).
- * The tensor cores would truncate those floats to their top 19 bits, so a
- * conversion step splits the copied A tile into a hi tile and a lo tile
- * (same offsets, so the same swizzle: it follows the address, and every
- * buffer is 1024-byte aligned) that the wgmmas read; both hold exact TF32
- * values, so the hardware's truncation loses nothing.
+ * Accumulation: the tensor cores sum a stage's 12 MMAs (32 of k) into
+ * their own accumulators, starting from zero (the stage's first wgmma with
+ * scale-d 0), and the stage's sums are then added into the tile's fp32
+ * sums by ordinary (round-to-nearest) adds. Published measurements of
+ * earlier tensor cores (V100 / A100) found their fp32 accumulation
+ * truncating (round toward zero); a model of that (a k8 dot product exact,
+ * its addition to the accumulator truncated to fp32; a numpy emulation on
+ * the CPU of this file's three products on uniform, wide-exponent and
+ * TF32-boundary data, docs/solvers/cuda-gemm.md) put the error with one
+ * accumulator over the whole k at 3-11x cuda.gemm.simt's (a sequential-FMA
+ * model) at k = 100 and 10-50x from k = 1000 (2.7e-5 - 4.9e-5 of max|C| at
+ * k = 4000: 3k/8 truncations, all toward zero), and with this per-stage
+ * promotion at 0.3-3.2x simt's (at most 1.2x from k = 1000). Rounding to
+ * nearest, one accumulator stays within 2x of simt's. Hopper's own
+ * rounding has not been seen here.
  *
  * One form: 128 x 128 x 32 block tiles, one block an SM, persistent (tiles
  * strided over the grid, walked in groups of 8 m-tiles for L2 reuse); 384
  * threads: a producer warpgroup, whose first warp issues the
  * tensor-memory-accelerator copies into 4 mbarrier stages (lane 0 the A
  * box, lanes 1-16 the B boxes) and which gives its registers back
- * (setmaxnreg), and two consumer warpgroups (each 64 of the tile's n, wgmma
- * m64n128k8, 64 accumulators a thread). A consumer stage: wait for the copies,
- * split its 16 floats of the A tile into the hi / lo ring (3 buffers) and
- * its B fragments into registers (two buffers), free the copy stage (every
- * read of it is done: the copy ring is released before any MMA), make its
+ * (setmaxnreg), and two consumer warpgroups at 232 registers (each 64 of
+ * the tile's n, wgmma m64n128k8: 64 tensor-core accumulators and 64 fp32
+ * sums a thread, 32 fragment registers). A consumer stage s: its 12 wgmmas
+ * (B fragments from registers, A's hi / lo from buffer s mod 3); while they
+ * run, stage s + 1's A tile (16 floats a thread) is split into the next
+ * hi / lo buffer; then wait for the wgmmas, add their sums into the fp32
+ * sums, split stage s + 1's B fragments into the (now free) fragment
+ * registers, free its copy stage (every read of it is done), make the
  * shared-memory writes visible to the tensor cores (fence.proxy.async) and
  * meet the other warpgroup at a named barrier (both read the whole A
- * tile), then issue the 12 wgmmas (4 k8 steps x 3 products) and wait for
- * the previous stage's. The conversion of a stage runs while the previous
- * stage's wgmmas do. Three hi / lo buffers: a warpgroup that passed the
- * barrier of stage s has finished stage s - 1, whose wgmma wait retired
- * stage s - 2's wgmmas, so stage s + 1 may overwrite stage s - 2's buffer.
+ * tile). The B split and the promotion do not overlap the MMAs (one
+ * fragment buffer: two, with the promotion's 64 extra registers, made ptxas
+ * spill at 232). Hi / lo buffers: stage s + 1's split starts once both
+ * warpgroups met after stage s - 1's wgmmas were done, so it may overwrite
+ * stage s - 1's buffer; three of them leave one more stage of margin.
  * Copies past m, n or k read zeros, so any size runs. Shared memory: 4 x
  * 32 KB copy stages + 3 x 32 KB hi / lo buffers (225 KB of the 227 KB).
  *
@@ -132,13 +138,13 @@ __device__ __forceinline__ float4 g3_hi4(float4 v, float4 &lo) {
 /* D[64 x 128] += A[64 x 8] * B[8 x 128], A from registers (the m16n8k8
  * TF32 A fragment of each warp's 16 rows: a0 (g, t), a1 (g + 8, t), a2
  * (g, t + 4), a3 (g + 8, t + 4)), B K-major in shared memory (db) */
-__device__ __forceinline__ void g3_wgmma(float *d, const unsigned *a, uint64_t db) {
+__device__ __forceinline__ void g3_wgmma(float *d, const unsigned *a, uint64_t db, int keep) {
 #if IG_WGMMA
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
                  "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(keep)
                  : "memory");
 #endif
 }
@@ -158,12 +164,13 @@ template <int N> __device__ __forceinline__ void g3_setmaxnreg_inc() {
 }
 
 /* Launched at 168 registers (384 threads); the producer warpgroup gives
- * its registers back (40) and the consumers take 232, of which they need
- * about 190 (64 accumulators, two buffers of hi and lo B fragments, the
- * conversion's 16 floats). Whole warpgroups: with one producer warp (288
- * threads) a scheduler holds 3 warps, so 168 registers at most
- * (3 x 32 x 168 <= 16K), under which ptxas serialized the wgmmas (C7512,
- * "insufficient register resources"). */
+ * its registers back (40) and the consumers take 232 (compiled alone at
+ * __maxnreg__(232) their code takes 217, no spills: 64 tensor-core
+ * accumulators, 64 fp32 sums, hi and lo B fragments, the conversion's 16
+ * floats). Whole warpgroups: with one producer warp (288 threads) a
+ * scheduler holds 3 warps, so 168 registers at most (3 x 32 x 168 <= 16K),
+ * under which ptxas serialized the wgmmas (C7512, "insufficient register
+ * resources"). */
 __global__ void __launch_bounds__(G3_NT, 1)
     k_gemm_3xtf32(float *__restrict__ C, const g3p q, const __grid_constant__ g3tm tm) {
     extern __shared__ float4 g3_smem4[];
@@ -207,79 +214,99 @@ __global__ void __launch_bounds__(G3_NT, 1)
     g3_setmaxnreg_inc<232>();
     const int ct = tid - G3_CONS;
     const int wg = ct >> 7, warp = (ct >> 5) & 3, lane = ct & 31, g = lane >> 2, t = lane & 3;
-    float acc[G3_BM / 2];
+    /* acc: the tile's sums (fp32, rounded to nearest); tc: the tensor cores'
+     * sums of one stage, added into acc once the stage's wgmmas are done */
+    float acc[G3_BM / 2], tc[G3_BM / 2];
     /* this thread's fragment rows: n = 64 wg + 16 warp + g (+ 8), in B boxes
      * bx and bx + 1, k row t (+ 4) of each k8 step */
     const int fo = (8 * wg + 2 * warp) * 256 + t * 8 + g;
     const unsigned dh0 = (unsigned)ig_desc_sw128(Ah), dl0 = (unsigned)ig_desc_sw128(Al);
     constexpr uint64_t DHI = ig_desc_sw128_hi << 32;
-    unsigned fh[2][4][4], fl[2][4][4]; /* B fragments: hi, lo; two buffers */
-    int slot = 0, cv = 0;
+    unsigned fh[4][4], fl[4][4]; /* B fragments: hi, lo */
+    int slot = 0, cv = 0, cm = 0; /* copy stage; hi / lo buffer to convert into, to multiply */
     unsigned ph = 0;
-    auto stage = [&](auto bufc) {
-        constexpr int BUF = decltype(bufc)::value;
+    /* the next copy stage's A split into hi / lo buffer cv (4 float4 a
+     * thread); runs while the previous stage's wgmmas do */
+    auto convert_a = [&]() {
         ig_mbar_wait(full + slot, ph);
-        /* the A tile split into the hi / lo buffer cv: 4 float4 a thread */
-        {
-            const float4 *src = reinterpret_cast<const float4 *>(As + slot * G3_AS);
-            float4 *dh = reinterpret_cast<float4 *>(Ah + cv * G3_AS),
-                   *dl = reinterpret_cast<float4 *>(Al + cv * G3_AS);
-            float4 v[4];
+        const float4 *src = reinterpret_cast<const float4 *>(As + slot * G3_AS);
+        float4 *dh = reinterpret_cast<float4 *>(Ah + cv * G3_AS),
+               *dl = reinterpret_cast<float4 *>(Al + cv * G3_AS);
+        float4 v[4];
 #pragma unroll
-            for (int j = 0; j < 4; j++) v[j] = src[ct + 256 * j];
+        for (int j = 0; j < 4; j++) v[j] = src[ct + 256 * j];
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                float4 lo;
-                dh[ct + 256 * j] = g3_hi4(v[j], lo);
-                dl[ct + 256 * j] = lo;
-            }
+        for (int j = 0; j < 4; j++) {
+            float4 lo;
+            dh[ct + 256 * j] = g3_hi4(v[j], lo);
+            dl[ct + 256 * j] = lo;
         }
+    };
+    /* its B fragments split into fh / fl (once the previous stage's wgmmas,
+     * which read them, are done); the copy stage freed; the hi / lo writes
+     * made visible to the tensor cores (the async proxy) */
+    auto convert_b = [&]() {
         const float *bs = Bs + slot * G3_BS + fo;
 #pragma unroll
         for (int k8 = 0; k8 < 4; k8++) {
-            g3_split(bs[k8 * 64], fh[BUF][k8][0], fl[BUF][k8][0]);
-            g3_split(bs[k8 * 64 + 256], fh[BUF][k8][1], fl[BUF][k8][1]);
-            g3_split(bs[k8 * 64 + 32], fh[BUF][k8][2], fl[BUF][k8][2]);
-            g3_split(bs[k8 * 64 + 256 + 32], fh[BUF][k8][3], fl[BUF][k8][3]);
+            g3_split(bs[k8 * 64], fh[k8][0], fl[k8][0]);
+            g3_split(bs[k8 * 64 + 256], fh[k8][1], fl[k8][1]);
+            g3_split(bs[k8 * 64 + 32], fh[k8][2], fl[k8][2]);
+            g3_split(bs[k8 * 64 + 256 + 32], fh[k8][3], fl[k8][3]);
         }
         /* this thread's reads of the copy stage are done: its arrival frees
          * the stage for the producer once all 256 have arrived (every
          * thread arrives: an arrival by one lane a warp, a divergent branch
-         * before the wgmmas, makes ptxas serialize them, C7520) */
+         * near the wgmmas, made ptxas serialize them, C7520) */
         ig_mbar_arrive(empty + slot);
-        /* the hi / lo writes visible to the tensor cores (the async proxy),
-         * then both warpgroups' halves of them written */
         ig_proxy_fence();
-        g3_consumers_sync();
-        ig_wg_fence();
-        const unsigned dh = dh0 + (unsigned)cv * (G3_AS / 4), dl = dl0 + (unsigned)cv * (G3_AS / 4);
-#pragma unroll
-        for (int k8 = 0; k8 < 4; k8++) {
-            g3_wgmma(acc, fl[BUF][k8], DHI | (dh + 2u * k8)); /* B_lo A_hi */
-            g3_wgmma(acc, fh[BUF][k8], DHI | (dl + 2u * k8)); /* B_hi A_lo */
-            g3_wgmma(acc, fh[BUF][k8], DHI | (dh + 2u * k8)); /* B_hi A_hi */
-        }
-        ig_wg_commit();
-        ig_wg_wait<1>(); /* the previous stage's wgmmas (its B fragments, its hi / lo buffer) */
         if (++slot == G3_ST) slot = 0, ph ^= 1u;
+        cm = cv;
         if (++cv == G3_CV) cv = 0;
     };
+    /* a stage's 12 wgmmas into tc (its first one overwrites tc: scale-d 0),
+     * from the fragments and hi / lo buffer c; the small products first in
+     * each k8 step */
+    auto mma = [&](int c) {
+        ig_wg_fence();
+        const unsigned dh = dh0 + (unsigned)c * (G3_AS / 4), dl = dl0 + (unsigned)c * (G3_AS / 4);
+#pragma unroll
+        for (int k8 = 0; k8 < 4; k8++) {
+            g3_wgmma(tc, fl[k8], DHI | (dh + 2u * k8), k8 > 0); /* B_lo A_hi */
+            g3_wgmma(tc, fh[k8], DHI | (dl + 2u * k8), 1);      /* B_hi A_lo */
+            g3_wgmma(tc, fh[k8], DHI | (dh + 2u * k8), 1);      /* B_hi A_hi */
+        }
+        ig_wg_commit();
+    };
+    /* the stage's wgmmas done: their sums into acc, rounded to nearest */
+    auto promote = [&]() {
+        ig_wg_wait<0>();
+#pragma unroll
+        for (int i = 0; i < G3_BM / 2; i++) acc[i] += tc[i];
+    };
+#pragma unroll
+    for (int i = 0; i < G3_BM / 2; i++) tc[i] = 0.f; /* defined before the first "+f" */
     for (int tile = (int)blockIdx.x; tile < q.tiles; tile += (int)gridDim.x) {
         int m0, n0;
         g3_origin(q, tile, m0, n0);
 #pragma unroll
-        for (int i = 0; i < G3_BM / 2; i++) {
-            acc[i] = 0.f;
-            asm volatile("" : "+f"(acc[i]));
+        for (int i = 0; i < G3_BM / 2; i++) acc[i] = 0.f;
+        convert_a();
+        convert_b();
+        g3_consumers_sync();
+        /* each stage: its wgmmas, the next stage's A split while they run;
+         * then their sums into acc, the next stage's B fragments, and the
+         * two warpgroups meet (both read the whole A tile) */
+        for (int kt = 0; kt + 1 < q.kt; kt++) {
+            mma(cm);
+            convert_a();
+            promote();
+            convert_b();
+            g3_consumers_sync();
         }
-        int kt = 0;
-        for (; kt + 1 < q.kt; kt += 2) {
-            stage(std::integral_constant<int, 0>());
-            stage(std::integral_constant<int, 1>());
-        }
-        if (kt < q.kt) stage(std::integral_constant<int, 0>());
-        ig_wg_wait<0>();
-        /* accumulator i is C's row m0 + 8 (i / 4) + 2t + (i & 1), column
+        mma(cm);
+        promote();
+        /* acc[i] is C's row m0 + 8 (i / 4) + 2t + (i & 1), column
          * n0 + 64 wg + 16 warp + g + 8 ((i / 2) & 1): alpha v + beta C
          * where it lies inside m and n */
 #pragma unroll
