@@ -10,6 +10,8 @@ Exits 1 and prints every difference on a mismatch. Never times anything.
 """
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,6 +68,212 @@ def check_interior(row, key):
     check(abs(row["formula"] - row["simulated"]) < 1e-9 * float(exact),
           f"{key}: formula {row['formula']} != simulated {row['simulated']}")
     return exact
+
+
+# ---- analyze --gpu-tiles: the tiles of the GPU kernels, without a GPU ----
+GPU_CASES = {  # name: (dims, shape D,H,W, mask R,S,T, kernel R,S,T,RY,TX,BY or None)
+    "2D 8192^2 k3": (2, (1, 8192, 8192), (1, 3, 3), (1, 3, 3, 4, 32, 8)),
+    "2D 8192^2 k5": (2, (1, 8192, 8192), (1, 5, 5), (1, 5, 5, 4, 32, 8)),
+    "2D 8192^2 k7": (2, (1, 8192, 8192), (1, 7, 7), (1, 7, 7, 4, 32, 8)),
+    "3D 512^3 k3": (3, (512, 512, 512), (3, 3, 3), (3, 3, 3, 4, 32, 8)),
+    "3D 512^3 k5": (3, (512, 512, 512), (5, 5, 5), (5, 5, 5, 2, 32, 8)),
+    "3D 512^3 k7": (3, (512, 512, 512), (7, 7, 7), (7, 7, 7, 2, 32, 8)),
+    "1D 2^26 k31": (1, (1, 1, 1 << 26), (1, 1, 31), (1, 1, 31, 1, 256, 1)),
+    "2D 8192^2 gaussian sigma 2": (2, (1, 8192, 8192), (1, 17, 17), None),
+    "3D 512^3 gaussian sigma 1.5": (3, (512, 512, 512), (13, 13, 13), None),
+}
+# the built-in descriptions (H100 SXM5 / H200: 132 SMs at 1980 MHz)
+GPU_BUILTIN = {"h100": 3.0e12, "h200": 4.2e12}
+
+
+def div_up(a, b):
+    return -(-a // b)
+
+
+def close(a, b, rel=1e-9):
+    return a is not None and b is not None and abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
+
+
+def occupancy_model(dev, threads, regs, smem):
+    """The occupancy calculator: threads, registers per warp (units of 256), shared memory."""
+    per_warp = div_up(regs * 32, 256) * 256
+    return min(dev["max_threads_per_sm"] // threads, 32,
+               dev["regs_per_sm"] // per_warp // (threads // 32),
+               dev["smem_per_sm"] // (smem + dev["smem_reserved_per_block"]))
+
+
+def check_gpu_case(c, dev):
+    name = c["name"]
+    dims, shape, mask, kern = GPU_CASES[name]
+    check(c["dims"] == dims and tuple(c["shape"]) == shape and tuple(c["mask"]) == mask,
+          f"{name}: dims/shape/mask {c['dims']} {c['shape']} {c['mask']}")
+    tile, inp = c["tile"], c["input_tile"]
+    if kern is None:  # cuda.filter.separable: the row pass's 256-output tile
+        check(c["solver"] == "cuda.filter.separable" and c["variant"] is None, f"{name}: solver")
+        check(tile == [1, 1, 256] and inp == [1, 1, 256 + mask[2] - 1], f"{name}: tile {tile} {inp}")
+        passes = sum(m > 1 for m in mask)
+        check(c["passes"] == passes, f"{name}: passes {c['passes']}")
+        check(close(c["bytes_per_output"], 4 * c["loads_per_output"] + 4 * passes),
+              f"{name}: bytes per output")
+        check(close(c["loads_per_output"], Fraction(256 + mask[2] - 1, 256) + passes - 1),
+              f"{name}: loads per output")
+    else:
+        k = c["kernel"]
+        check(c["solver"] == "cuda.filter.direct", f"{name}: solver {c['solver']}")
+        check((k["R"], k["S"], k["T"], k["RY"], k["TX"], k["BY"]) == kern,
+              f"{name}: kernel {k}, expected R S T RY TX BY {kern}")
+        check(k["threads"] == k["TX"] * k["BY"], f"{name}: threads")
+        th, tw = k["BY"] * k["RY"], 4 * k["TX"]
+        occ = c["blocks_per_sm"]
+        if c["blocks_per_sm_source"] == "model":
+            check(occ == occupancy_model(dev, k["threads"], k["regs"], k["smem_bytes"]),
+                  f"{name}: blocks per SM {occ}")
+        gx, gy = div_up(shape[2], tw), div_up(shape[1], th)
+        if mask[0] == 1:
+            tz = 1
+            check(c["grid_blocks"] == min(occ * dev["sms"], gx * gy * shape[0]), f"{name}: grid")
+        else:  # the ring's z chunk: about two waves of blocks
+            nzc = min(max(div_up(2 * occ * dev["sms"], gx * gy), 1), shape[0])
+            tz = div_up(shape[0], nzc)
+            check(c["grid_blocks"] == gx * gy * div_up(shape[0], tz), f"{name}: grid")
+        check(tile == [tz, th, tw], f"{name}: tile {tile}, expected {[tz, th, tw]}")
+        check(inp == [t + m - 1 for t, m in zip(tile, mask)], f"{name}: input tile {inp}")
+        check(close(c["bytes_per_output"], 4 * c["loads_per_output"] + 4), f"{name}: bytes per output")
+        # the kernel's cp.async copies: ROWS x (window rounded to 4 columns) per staged plane
+        cols = 4 * div_up(tw + mask[2] + 2, 4)
+        check(c["staged_floats"] == (tz + mask[0] - 1) * (th + mask[1] - 1) * cols, f"{name}: staged")
+    # the seed's interior tile: simulated == formula == closed form
+    loads = (tile[0] + mask[0] - 1) * (tile[1] + mask[1] - 1) * (tile[2] + mask[2] - 1)
+    taps = (mask[2] if kern is None else mask[0] * mask[1] * mask[2])
+    acc = tile[0] * tile[1] * tile[2] * taps
+    if kern is None:
+        loads = 256 + mask[2] - 1
+    check(c["formula_loads"] == loads and c["simulated_loads"] == loads,
+          f"{name}: loads formula {c['formula_loads']} simulated {c['simulated_loads']}, expected {loads}")
+    check(c["formula_accesses"] == acc and c["simulated_accesses"] == acc,
+          f"{name}: accesses formula {c['formula_accesses']} simulated {c['simulated_accesses']}, expected {acc}")
+    check(close(c["reduction_formula"], Fraction(acc, loads)) and
+          close(c["reduction_simulated"], Fraction(acc, loads)), f"{name}: reduction")
+    if kern is not None:
+        check(close(c["loads_per_output"], Fraction(loads, tile[0] * tile[1] * tile[2])),
+              f"{name}: loads per output")
+    outputs = shape[0] * shape[1] * shape[2]
+    check(c["outputs"] == outputs and c["ideal_bytes_per_output"] == 8, f"{name}: outputs")
+    bw, fl = dev["copy_bytes_per_s"], dev["fp32_flops"]
+    t_mem = outputs * c["bytes_per_output"] / bw * 1e3
+    t_fp = c["flops"] / fl * 1e3
+    check(close(c["t_mem_ms"], t_mem) and close(c["t_fp32_ms"], t_fp), f"{name}: times")
+    check(close(c["predicted_ms"], max(t_mem, t_fp)) and
+          c["limiter"] == ("memory" if t_mem >= t_fp else "fp32"), f"{name}: prediction")
+    check(close(c["model_fraction_of_copy"], outputs * 8 / bw * 1e3 / c["predicted_ms"]),
+          f"{name}: model fraction")
+
+
+def kernel_registers(cli):
+    """{('tiles'|'ring', template args): registers} from cuobjdump, or None."""
+    tool = shutil.which("cuobjdump") or ("/usr/local/cuda/bin/cuobjdump"
+                                         if os.path.exists("/usr/local/cuda/bin/cuobjdump") else None)
+    filt = shutil.which("c++filt")
+    if not tool or not filt:
+        return None
+    p = subprocess.run([tool, "--dump-resource-usage", cli], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        return None
+    regs = {}
+    fn = None
+    for line in p.stdout.splitlines():
+        m = re.search(r"Function (\S+):", line)
+        if m:
+            fn = subprocess.run([filt], input=m.group(1), capture_output=True, text=True).stdout.strip()
+            continue
+        m = re.search(r"REG:(\d+)", line)
+        if m and fn:
+            k = re.search(r"direct_f32_(tiles|ring)<([^>]*)>", fn)
+            if k:
+                regs[(k.group(1), tuple(a.strip() for a in k.group(2).split(",")))] = int(m.group(1))
+            fn = None
+    return regs
+
+
+def check_gpu_tiles(cli, tmp):
+    out = os.path.join(tmp, "gpu.json")
+    runs = {}
+    for gpu in ("h200", "h100"):
+        p = subprocess.run([cli, "analyze", "--gpu-tiles", "--gpu", gpu, "--json", out],
+                           capture_output=True, text=True, timeout=120)
+        if not check(p.returncode == 0, f"--gpu-tiles --gpu {gpu}: rc {p.returncode} {p.stderr}"):
+            return
+        with open(out) as f:
+            runs[gpu] = (p.stdout, json.load(f))
+    for gpu, (text, data) in runs.items():
+        dev = data["device"]
+        check(f"built-in {gpu.upper()} description" in dev["source"] and
+              f"built-in {gpu.upper()} description" in text, f"{gpu}: source not stated")
+        check(dev["copy_bytes_per_s"] == GPU_BUILTIN[gpu] and dev["sms"] == 132 and
+              close(dev["fp32_flops"], 132 * 128 * 2 * 1980e6), f"{gpu}: device {dev}")
+        check(data["bench_json"] is None, f"{gpu}: bench_json")
+        names = [c["name"] for c in data["cases"]]
+        check(sorted(names) == sorted(GPU_CASES), f"{gpu}: cases {names}")
+        for c in data["cases"]:
+            if c["name"] in GPU_CASES:
+                check_gpu_case(c, dev)
+                check(c["measured_ms"] is None and c["measured_fraction_of_copy"] is None,
+                      f"{c['name']}: measured without --bench-json")
+                check(c["name"] in text, f"{gpu}: text lacks {c['name']}")
+    # without --gpu: this device when there is one, else the H200 description
+    p = subprocess.run([cli, "analyze", "--gpu-tiles", "--json", out], capture_output=True, text=True,
+                       timeout=120)
+    if check(p.returncode == 0, f"--gpu-tiles: rc {p.returncode} {p.stderr}"):
+        with open(out) as f:
+            data = json.load(f)
+        src = data["device"]["source"]
+        check(src.startswith("this device") or "built-in H200 description" in src, f"source {src}")
+        for c in data["cases"]:
+            check_gpu_case(c, data["device"])
+    # --bench-json: a gpu_bench output; its copy bandwidth replaces the default
+    bench = os.path.join(tmp, "gpu_bench.json")
+    with open(bench, "w") as f:
+        json.dump({"device": "NVIDIA H200", "copy_gbs": 4000.0, "peak_gflops": 66900.0, "results": [
+            {"group": "sweep", "name": "2D 8192^2 k3", "algo": "cuda.filter.direct", "ms": 9.0, "ok": 1},
+            {"group": "2d", "name": "2D 8192^2 k3", "algo": "cuda.filter.direct", "ms": 0.25, "ok": 1},
+            {"group": "3d", "name": "3D 512^3 k5", "algo": "cuda.filter.direct", "ms": 1.0, "ok": 0},
+            {"group": "1d", "name": "1D 2^26 k31", "algo": "cuda.filter.direct", "ms": 0.5, "ok": 1}]}, f)
+    p = subprocess.run([cli, "analyze", "--gpu-tiles", "--gpu", "h200", "--bench-json", bench, "--json", out],
+                       capture_output=True, text=True, timeout=120)
+    if check(p.returncode == 0, f"--bench-json: rc {p.returncode} {p.stderr}"):
+        with open(out) as f:
+            data = json.load(f)
+        check(data["device"]["copy_bytes_per_s"] == 4000e9 and data["bench_json"] == bench,
+              "--bench-json: copy bandwidth not taken from the file")
+        got = {c["name"]: c for c in data["cases"]}
+        for name, ms in (("2D 8192^2 k3", 0.25), ("1D 2^26 k31", 0.5)):
+            c = got[name]
+            check(close(c["measured_ms"], ms) and
+                  close(c["measured_fraction_of_copy"], c["outputs"] * 8 / 4000e9 / (ms * 1e-3)),
+                  f"--bench-json {name}: measured {c['measured_ms']} {c['measured_fraction_of_copy']}")
+            check_gpu_case(c, data["device"])
+        check(got["3D 512^3 k5"]["measured_ms"] is None, "--bench-json: a failed run was used")
+        check("0.2500" in p.stdout and bench in p.stdout, "--bench-json: text lacks the measured time")
+    for bad in (["--gpu", "a100"], ["--bench-json", os.path.join(tmp, "missing.json")], ["--bogus"]):
+        p = subprocess.run([cli, "analyze", "--gpu-tiles"] + bad, capture_output=True, text=True, timeout=60)
+        check(p.returncode in (1, 2) and p.stderr.startswith("tileconv:") and p.stderr.count("\n") == 1,
+              f"--gpu-tiles {bad}: rc {p.returncode}, stderr {p.stderr!r}")
+    # the register counts the occupancy model uses, against the executable's kernels
+    regs = kernel_registers(cli)
+    if regs:
+        for c in runs["h200"][1]["cases"]:
+            k = c.get("kernel")
+            if not k:
+                continue
+            ex, rl = ("true" if k["exact"] else "false"), ("true" if k["rolled"] else "false")
+            if k["R"] == 1:
+                key = ("tiles", tuple(str(k[f]) for f in ("S", "T", "RY", "TX", "BY", "NST")) + (ex, rl))
+            else:
+                key = ("ring", tuple(str(k[f]) for f in ("R", "S", "T", "RY", "TX", "BY")) + (ex, rl))
+            check(regs.get(key) == k["regs"],
+                  f"{c['name']}: the model takes {k['regs']} registers, ptxas gave {regs.get(key)} "
+                  f"(update an_gpu_regs in tools/analyze_gpu.c)")
+    return "registers checked against cuobjdump" if regs else "no cuobjdump or no CUDA kernels: registers not checked"
 
 
 def main():
@@ -180,6 +388,9 @@ def main():
     check(p.returncode == 2 and p.stderr.startswith("tileconv:") and p.stderr.count("\n") == 1,
           f"usage error: rc {p.returncode}, stderr {p.stderr!r}")
 
+    with tempfile.TemporaryDirectory() as tmp:
+        gpu_note = check_gpu_tiles(cli, tmp)
+
     checked = len(SEED_RED) + len(THREE_D) + len(walks)
     if errors:
         print(f"FAIL: {len(errors)} mismatch(es):")
@@ -188,7 +399,8 @@ def main():
         return 1
     print(f"ok: {len(SEED_RED)} seed table cells ({len(SEED_SLIPS)} known seed rounding slips), "
           f"{len(THREE_D)} 3D rows, {len(walks)} boundary walks, reuse 13.3/52.1, "
-          f"{len(data['fraction_of_peak'])} fraction rows ({checked} groups)")
+          f"{len(data['fraction_of_peak'])} fraction rows ({checked} groups); "
+          f"--gpu-tiles: {len(GPU_CASES)} cases on the H100/H200 descriptions ({gpu_note})")
     return 0
 
 

@@ -761,13 +761,23 @@ static void an_help(FILE *o) {
           "compute-bound on the seeds' GPUs and on this machine (measured).\n"
           "  --no-measure   skip measuring this machine (seed rows only; fast)\n"
           "  --json FILE    also write every table as JSON to FILE ('-' = stdout)\n"
-          "  --threads N    threads for the measurement (default: all CPUs)\n",
+          "  --threads N    threads for the measurement (default: all CPUs)\n"
+          "       tileconv analyze --gpu-tiles [--gpu h100|h200] [--bench-json FILE] [--json FILE]\n"
+          "  --gpu-tiles: for each GPU benchmark case (2D 8192^2 k3/k5/k7, 3D 512^3 k3/k5/k7,\n"
+          "  1D 2^26 k31, separable Gaussians) the tile cuda.filter.direct uses (the kernel's\n"
+          "  own tile choice, src/cuda/cuda_direct_tile.h), its loads per output by the seeds'\n"
+          "  formula and by simulation, bytes per output, and the predicted time at the copy\n"
+          "  bandwidth and FP32 peak. No GPU needed: this device's figures when there is one,\n"
+          "  else a built-in H100/H200 description (--gpu; default h200). --bench-json: the\n"
+          "  output of bench/gpu_bench.cu (or tileconv bench --json) for measured times.\n",
           o);
 }
 
 int tc_tool_analyze(int argc, char **argv) {
     for (int i = 1; i < argc; i++) /* the layer section has its own options */
         if (!strcmp(argv[i], "--layers")) return tc_tool_analyze_layers(argc, argv);
+    for (int i = 1; i < argc; i++) /* and the GPU-tile section */
+        if (!strcmp(argv[i], "--gpu-tiles")) return tc_tool_analyze_gpu(argc, argv);
     int measure = 1, threads = 0;
     const char *json_path = NULL;
     for (int i = 1; i < argc; i++) {

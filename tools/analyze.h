@@ -13,6 +13,9 @@
 int tc_tool_analyze(int argc, char **argv);
 /* `tileconv analyze --layers ...` (analyze_layers.c): conv-layer costs. */
 int tc_tool_analyze_layers(int argc, char **argv);
+/* `tileconv analyze --gpu-tiles ...` (analyze_gpu.c): the seeds' tile
+ * arithmetic for the tiles the GPU kernels use, beside measured times. */
+int tc_tool_analyze_gpu(int argc, char **argv);
 
 /* ==== GPU HOOK ====
  * Adds a GPU to the "reuse needed" and "fraction of peak" tables: name,

@@ -26,6 +26,7 @@
  * outside the true footprint must not reach the output (0 * Inf = NaN).
  */
 #include "cuda/cuda_common.h"
+#include "cuda/cuda_direct_tile.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -303,10 +304,10 @@ __device__ __forceinline__ void load_weights(float *wsh, const maskp<R * S * T> 
 
 /* Shared-memory geometry of a variant. */
 template <int S, int T, int RY, int TX, int BY> struct tileg {
-    static constexpr int TW = 4 * TX, TH = BY * RY;
+    static constexpr int TW = TC_CU_DIRECT_TW(TX), TH = TC_CU_DIRECT_TH(BY, RY);
     /* WINA: the window (TW + T - 1) plus up to 3 columns of alignment */
-    static constexpr int ROWS = TH + S - 1, WINA = TW + T + 2;
-    static constexpr int SP = (WINA + 3) / 4 * 4 + 4;
+    static constexpr int ROWS = TC_CU_DIRECT_ROWS(S, BY, RY), WINA = TC_CU_DIRECT_WINA(T, TX);
+    static constexpr int SP = TC_CU_DIRECT_SP(T, TX);
     static constexpr int SLOT = ROWS * SP;
 };
 /* floats of the rolled form's weight copy */
@@ -559,8 +560,8 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
             __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
         }
         const int64_t ntiles = gx * gyn * p->N * g.P;
-        int64_t blocks = (int64_t)occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
-        if (blocks > ntiles) blocks = ntiles;
+        const int64_t blocks = tc_cu_direct_grid(occupancy((const void *)k, TX * BY, smem, &occ_cache),
+                                                 sms, ntiles);
         k<<<(unsigned)blocks, dim3(TX, BY), smem, b->s>>>(
             (const float *)b->x, (float *)b->y, m, g);
         TC_CU_LAUNCH("cuda.filter.direct");
@@ -571,15 +572,9 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
         TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
     }
-    /* about two waves of blocks, each streaming zc planes along z (one
-     * full wave of longer chunks measured 1.07-1.16x slower on 512^3) */
+    /* about two waves of blocks, each streaming zc planes along z */
     const int64_t slots = (int64_t)occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
-    const int64_t xy = gx * gyn * p->N;
-    g.nzc = tc__cu_div_up(2 * slots, xy);
-    if (g.nzc > g.P) g.nzc = g.P;
-    if (g.nzc < 1) g.nzc = 1;
-    g.zc = tc__cu_div_up(g.P, g.nzc);
-    g.nzc = tc__cu_div_up(g.P, g.zc);
+    tc_cu_direct_zchunk(g.P, gx * gyn * p->N, slots, &g.zc, &g.nzc);
     const int64_t gzn = p->N * g.nzc;
     TC__CU_FOR_GRID(gyn, gzn, {
         k<<<dim3((unsigned)gx, gny, gnz), dim3(TX, BY), smem, b->s>>>(
@@ -605,64 +600,28 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
     return TC_OK;
 }
 
-/* KT: 1D/2D persistent tiles; KR: 3D ring. Fields: S, T (R), rows per
- * thread RY, threads TX x BY, shared slots NST, exact, alternative, rolled. */
-#define KT(S, T, RY, TX, BY, NST, EX, ALT, RL)                                                  \
-    {1, S, T, RY, TX, BY, NST, EX, ALT, RL, launch_fast<1, S, T, RY, TX, BY, NST, EX, RL>,     \
-     (const void *)direct_f32_tiles<S, T, RY, TX, BY, NST, EX, RL>}
-#define KR(K, RY, TX, EX, ALT, RL)                                                              \
-    {K, K, K, RY, TX, 8, 0, EX, ALT, RL, launch_fast<K, K, K, RY, TX, 8, 0, EX, RL>,            \
-     (const void *)direct_f32_ring<K, K, K, RY, TX, 8, EX, RL>}
-#define K1D(T) KT(1, T, 1, 256, 1, 4, 1, 0, 0) /* 1D, T taps */
-
-/* Exact variants first (the common odd sizes), then the guarded buckets
- * that take every other mask up to the limits, then tuning alternatives
- * (TILECONV_CUDA_DIRECT_VARIANT only). Choices measured on an H100
- * (docs/solvers/cuda-direct.md, variant sweeps): a third shared slot for 2D
- * k5/k7 (0.94x / 0.92x the time of two); two output rows per thread at 2D k15
- * (0.86x: half the unrolled code); narrow tiles (TX 16: 64 columns) for
- * volumes at most 64 wide (0.75x on 64^3 k3). The rolled compute measured
- * 1.03-1.64x slower than the unrolled one on every exact size, so only the
- * guarded buckets (rare sizes) use it, for its small code. */
-static const variant variants[] = {
-    K1D(3), K1D(5), K1D(7), K1D(9), K1D(11), K1D(13), K1D(15), K1D(17),
-    K1D(21), K1D(25), K1D(31), K1D(33), K1D(41), K1D(49), K1D(63),
-    KT(3, 3, 4, 32, 8, 2, 1, 0, 0), KT(5, 5, 4, 32, 8, 3, 1, 0, 0), KT(7, 7, 4, 32, 8, 3, 1, 0, 0),
-    KT(9, 9, 4, 32, 8, 2, 1, 0, 0), KT(11, 11, 4, 32, 8, 2, 1, 0, 0),
-    KT(13, 13, 4, 32, 8, 2, 1, 0, 0), KT(15, 15, 2, 32, 8, 2, 1, 0, 0),
-    KR(3, 4, 32, 1, 0, 0), KR(5, 2, 32, 1, 0, 0), KR(7, 2, 32, 1, 0, 0),
-    KR(3, 2, 16, 1, 0, 0), KR(5, 2, 16, 1, 0, 0), KR(7, 2, 16, 1, 0, 0),
-    /* guarded */
-    KT(1, 8, 1, 256, 1, 4, 0, 0, 0), KT(1, 16, 1, 256, 1, 4, 0, 0, 0),
-    KT(1, 32, 1, 256, 1, 4, 0, 0, 0), KT(1, 63, 1, 256, 1, 4, 0, 0, 0),
-    KT(5, 5, 4, 32, 8, 2, 0, 0, 0), KT(9, 9, 4, 32, 8, 2, 0, 0, 1), KT(15, 15, 4, 32, 8, 2, 0, 0, 1),
-    KR(3, 4, 32, 0, 0, 0), KR(5, 2, 32, 0, 0, 1), KR(7, 2, 32, 0, 0, 1),
-    /* tuning alternatives: none at present (the last sweeps' candidates
-     * and their times are in docs/solvers/cuda-direct.md); add lines
-     * with ALT = 1 to time new ones with TILECONV_BENCH_SWEEP=1 */
-};
+/* The kernel of a variant: 1D/2D persistent tiles (R == 1) or the 3D ring. */
+template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL>
+static const void *kernel_of() {
+    if constexpr (R == 1) return (const void *)direct_f32_tiles<S, T, RY, TX, BY, NST, EX, RL>;
+    else return (const void *)direct_f32_ring<R, S, T, RY, TX, BY, EX, RL>;
+}
+/* The table of cuda_direct_tile.h (TC_CU_DIRECT_VARIANTS, where the choices
+ * are explained), with each entry's launch and kernel: variants[i] is
+ * tc_cu_direct_shapes[i]. */
+#define KV(R, S, T, RY, TX, BY, NST, EX, ALT, RL)                                               \
+    {R, S, T, RY, TX, BY, NST, EX, ALT, RL, launch_fast<R, S, T, RY, TX, BY, NST, EX, RL>,      \
+     kernel_of<R, S, T, RY, TX, BY, NST, EX, RL>()}
+static const variant variants[] = {TC_CU_DIRECT_VARIANTS(KV)};
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
+static_assert(NVARIANTS == TC_CU_DIRECT_NSHAPES, "variants[i] is tc_cu_direct_shapes[i]");
 
 static size_t variant_smem(const variant *v) {
-    int TW = 4 * v->TX, TH = v->BY * v->RY;
-    int ROWS = TH + v->S - 1, WINA = TW + v->T + 2;
-    int SP = (WINA + 3) / 4 * 4 + 4;
-    size_t w = v->roll ? (size_t)v->R * v->S * ((v->T + 3) / 4 * 4) : 0;
-    return ((size_t)(v->R == 1 ? v->NST : v->R + 1) * ROWS * SP + w) * sizeof(float);
+    return tc_cu_direct_smem(&tc_cu_direct_shapes[v - variants]);
 }
 
-/* Whether variant v computes mask R x S x T: an exact variant only its own
- * sizes, a guarded one any mask it covers. */
 static int covers(const variant *v, int64_t R, int64_t S, int64_t T) {
-    if (R == 1 && S == 1) {
-        if (v->R != 1 || v->S != 1) return 0;
-    } else if (R == 1) {
-        if (v->R != 1 || v->S == 1) return 0;
-    } else if (v->R == 1) {
-        return 0;
-    }
-    if (v->ex) return (v->R == R || (R == 1 && v->R == 1)) && v->S == S && v->T == T;
-    return v->R >= R && v->S >= S && v->T >= T;
+    return tc_cu_direct_covers(&tc_cu_direct_shapes[v - variants], R, S, T);
 }
 
 /* TILECONV_CUDA_DIRECT_VARIANT=i (tuning and benchmarks): variant i of the
@@ -676,21 +635,11 @@ static int forced_variant(void) {
     return (*end || i < 0 || i >= NVARIANTS) ? -2 : (int)i;
 }
 
-/* The bucket for a mask, or NULL for the generic path. */
+/* The bucket for a mask (tc_cu_direct_pick), or NULL for the generic path. */
 static const variant *pick(const tc__problem *p) {
     if (p->dtype != TC_FLOAT32) return NULL;
-    int64_t R = p->msk[0], S = p->msk[1], T = p->msk[2];
-    int fv = forced_variant();
-    if (fv != -1) return fv >= 0 && covers(&variants[fv], R, S, T) ? &variants[fv] : NULL;
-    const int narrow = p->out[2] <= 64; /* narrow tiles (TX < 32) for narrow outputs */
-    for (int pass = narrow ? 0 : 1; pass < 2; pass++)
-        for (int i = 0; i < NVARIANTS; i++) { /* an exact match */
-            const variant *v = &variants[i];
-            if (v->ex && !v->alt && (v->TX < 32) == (pass == 0) && covers(v, R, S, T)) return v;
-        }
-    for (int i = 0; i < NVARIANTS; i++) /* else the smallest guarded bucket */
-        if (!variants[i].ex && covers(&variants[i], R, S, T)) return &variants[i];
-    return NULL;
+    const int i = tc_cu_direct_pick(p->msk[0], p->msk[1], p->msk[2], p->out[2], forced_variant());
+    return i >= 0 ? &variants[i] : NULL;
 }
 
 /* ---------------- solver ---------------- */

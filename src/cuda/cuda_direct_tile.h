@@ -1,0 +1,138 @@
+/*
+ * cuda_direct_tile.h - cuda.filter.direct's tile choice, in plain C: the
+ * variant table, which variant takes a mask, the shared-memory geometry of
+ * its tile, the persistent grid of the 1D/2D kernel and the z-chunk of the
+ * 3D ring kernel. cuda_direct.cu builds its kernel table and launches from
+ * these; `tileconv analyze --gpu-tiles` (tools/analyze_gpu.c) runs the same
+ * functions without a GPU, so the model and the kernel cannot drift.
+ * Header only (static inline), C99 and C++.
+ */
+#ifndef TC_CUDA_DIRECT_TILE_H
+#define TC_CUDA_DIRECT_TILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The variants, in table order (the index is the "cuda.filter.direct #i" of
+ * tc_cuda_kernel_report and TILECONV_CUDA_DIRECT_VARIANT=i). X receives
+ * (R, S, T, RY, TX, BY, NST, EX, ALT, RL): mask R x S x T (1D/2D: R = 1);
+ * RY output rows x 4 columns per thread, TX x BY threads; NST shared slots
+ * (1D/2D persistent tiles; the 3D ring has R + 1, NST 0); EX 1: exact sizes
+ * only, 0: guarded taps; ALT: a tuning alternative; RL: rolled compute.
+ * Choices measured on an H100 (docs/solvers/cuda-direct.md, variant
+ * sweeps): a third shared slot for 2D k5/k7 (0.94x / 0.92x the time of two);
+ * two output rows per thread at 2D k15 (0.86x: half the unrolled code);
+ * narrow tiles (TX 16: 64 columns) for volumes at most 64 wide (0.75x on
+ * 64^3 k3). The rolled compute measured 1.03-1.64x slower than the unrolled
+ * one on every exact size, so only the guarded buckets (rare sizes) use it,
+ * for its small code. */
+#define TC_CU_DIRECT_KT(X, S, T, RY, TX, BY, NST, EX, ALT, RL) X(1, S, T, RY, TX, BY, NST, EX, ALT, RL)
+#define TC_CU_DIRECT_KR(X, K, RY, TX, EX, ALT, RL) X(K, K, K, RY, TX, 8, 0, EX, ALT, RL)
+#define TC_CU_DIRECT_K1D(X, T) TC_CU_DIRECT_KT(X, 1, T, 1, 256, 1, 4, 1, 0, 0) /* 1D, T taps */
+#define TC_CU_DIRECT_VARIANTS(X)                                                                  \
+    TC_CU_DIRECT_K1D(X, 3), TC_CU_DIRECT_K1D(X, 5), TC_CU_DIRECT_K1D(X, 7),                       \
+    TC_CU_DIRECT_K1D(X, 9), TC_CU_DIRECT_K1D(X, 11), TC_CU_DIRECT_K1D(X, 13),                     \
+    TC_CU_DIRECT_K1D(X, 15), TC_CU_DIRECT_K1D(X, 17), TC_CU_DIRECT_K1D(X, 21),                    \
+    TC_CU_DIRECT_K1D(X, 25), TC_CU_DIRECT_K1D(X, 31), TC_CU_DIRECT_K1D(X, 33),                    \
+    TC_CU_DIRECT_K1D(X, 41), TC_CU_DIRECT_K1D(X, 49), TC_CU_DIRECT_K1D(X, 63),                    \
+    TC_CU_DIRECT_KT(X, 3, 3, 4, 32, 8, 2, 1, 0, 0), TC_CU_DIRECT_KT(X, 5, 5, 4, 32, 8, 3, 1, 0, 0), \
+    TC_CU_DIRECT_KT(X, 7, 7, 4, 32, 8, 3, 1, 0, 0), TC_CU_DIRECT_KT(X, 9, 9, 4, 32, 8, 2, 1, 0, 0), \
+    TC_CU_DIRECT_KT(X, 11, 11, 4, 32, 8, 2, 1, 0, 0),                                             \
+    TC_CU_DIRECT_KT(X, 13, 13, 4, 32, 8, 2, 1, 0, 0),                                             \
+    TC_CU_DIRECT_KT(X, 15, 15, 2, 32, 8, 2, 1, 0, 0),                                             \
+    TC_CU_DIRECT_KR(X, 3, 4, 32, 1, 0, 0), TC_CU_DIRECT_KR(X, 5, 2, 32, 1, 0, 0),                 \
+    TC_CU_DIRECT_KR(X, 7, 2, 32, 1, 0, 0), TC_CU_DIRECT_KR(X, 3, 2, 16, 1, 0, 0),                 \
+    TC_CU_DIRECT_KR(X, 5, 2, 16, 1, 0, 0), TC_CU_DIRECT_KR(X, 7, 2, 16, 1, 0, 0),                 \
+    /* guarded */                                                                                 \
+    TC_CU_DIRECT_KT(X, 1, 8, 1, 256, 1, 4, 0, 0, 0), TC_CU_DIRECT_KT(X, 1, 16, 1, 256, 1, 4, 0, 0, 0), \
+    TC_CU_DIRECT_KT(X, 1, 32, 1, 256, 1, 4, 0, 0, 0), TC_CU_DIRECT_KT(X, 1, 63, 1, 256, 1, 4, 0, 0, 0), \
+    TC_CU_DIRECT_KT(X, 5, 5, 4, 32, 8, 2, 0, 0, 0), TC_CU_DIRECT_KT(X, 9, 9, 4, 32, 8, 2, 0, 0, 1), \
+    TC_CU_DIRECT_KT(X, 15, 15, 4, 32, 8, 2, 0, 0, 1),                                             \
+    TC_CU_DIRECT_KR(X, 3, 4, 32, 0, 0, 0), TC_CU_DIRECT_KR(X, 5, 2, 32, 0, 0, 1),                 \
+    TC_CU_DIRECT_KR(X, 7, 2, 32, 0, 0, 1)
+/* tuning alternatives: none at present (the last sweeps' candidates and
+ * their times are in docs/solvers/cuda-direct.md); add entries with
+ * ALT = 1 to time new ones with TILECONV_BENCH_SWEEP=1 */
+
+/* Tile geometry (the kernel's tileg uses these): output tile TH x TW; the
+ * shared window ROWS x WINA (the halo plus up to 3 columns that align its
+ * first column to 16 bytes), row pitch SP, one slot = ROWS x SP floats. */
+#define TC_CU_DIRECT_TW(TX) (4 * (TX))
+#define TC_CU_DIRECT_TH(BY, RY) ((BY) * (RY))
+#define TC_CU_DIRECT_ROWS(S, BY, RY) (TC_CU_DIRECT_TH(BY, RY) + (S) - 1)
+#define TC_CU_DIRECT_WINA(T, TX) (TC_CU_DIRECT_TW(TX) + (T) + 2)
+#define TC_CU_DIRECT_SP(T, TX) ((TC_CU_DIRECT_WINA(T, TX) + 3) / 4 * 4 + 4)
+
+typedef struct tc_cu_direct_shape {
+    int R, S, T, RY, TX, BY, NST, ex, alt, roll;
+} tc_cu_direct_shape;
+
+#define TC_CU_DIRECT_SHAPE_(R, S, T, RY, TX, BY, NST, EX, ALT, RL) {R, S, T, RY, TX, BY, NST, EX, ALT, RL}
+static const tc_cu_direct_shape tc_cu_direct_shapes[] = {TC_CU_DIRECT_VARIANTS(TC_CU_DIRECT_SHAPE_)};
+#define TC_CU_DIRECT_NSHAPES (int)(sizeof tc_cu_direct_shapes / sizeof tc_cu_direct_shapes[0])
+
+/* Dynamic shared memory of a variant's block, bytes. */
+static inline size_t tc_cu_direct_smem(const tc_cu_direct_shape *v) {
+    size_t slot = (size_t)TC_CU_DIRECT_ROWS(v->S, v->BY, v->RY) * TC_CU_DIRECT_SP(v->T, v->TX);
+    size_t w = v->roll ? (size_t)v->R * v->S * ((v->T + 3) / 4 * 4) : 0;
+    return ((size_t)(v->R == 1 ? v->NST : v->R + 1) * slot + w) * sizeof(float);
+}
+
+/* Whether variant v computes mask R x S x T: an exact variant only its own
+ * sizes, a guarded one any mask it covers. */
+static inline int tc_cu_direct_covers(const tc_cu_direct_shape *v, int64_t R, int64_t S, int64_t T) {
+    if (R == 1 && S == 1) {
+        if (v->R != 1 || v->S != 1) return 0;
+    } else if (R == 1) {
+        if (v->R != 1 || v->S == 1) return 0;
+    } else if (v->R == 1) {
+        return 0;
+    }
+    if (v->ex) return (v->R == R || (R == 1 && v->R == 1)) && v->S == S && v->T == T;
+    return v->R >= R && v->S >= S && v->T >= T;
+}
+
+/* The variant index for a float32 mask R x S x T with output rows of
+ * out_w columns, or -1 (the generic path). forced: -1 none, -2 invalid,
+ * else the TILECONV_CUDA_DIRECT_VARIANT index. */
+static inline int tc_cu_direct_pick(int64_t R, int64_t S, int64_t T, int64_t out_w, int forced) {
+    if (forced != -1)
+        return forced >= 0 && forced < TC_CU_DIRECT_NSHAPES &&
+                       tc_cu_direct_covers(&tc_cu_direct_shapes[forced], R, S, T)
+                   ? forced
+                   : -1;
+    const int narrow = out_w <= 64; /* narrow tiles (TX < 32) for narrow outputs */
+    for (int pass = narrow ? 0 : 1; pass < 2; pass++)
+        for (int i = 0; i < TC_CU_DIRECT_NSHAPES; i++) { /* an exact match */
+            const tc_cu_direct_shape *v = &tc_cu_direct_shapes[i];
+            if (v->ex && !v->alt && (v->TX < 32) == (pass == 0) && tc_cu_direct_covers(v, R, S, T))
+                return i;
+        }
+    for (int i = 0; i < TC_CU_DIRECT_NSHAPES; i++) /* else the smallest guarded bucket */
+        if (!tc_cu_direct_shapes[i].ex && tc_cu_direct_covers(&tc_cu_direct_shapes[i], R, S, T))
+            return i;
+    return -1;
+}
+
+/* 1D/2D (R == 1): persistent blocks, blocks_per_sm x sms of them (the
+ * occupancy of the kernel), at most one per tile. */
+static inline int64_t tc_cu_direct_grid(int blocks_per_sm, int sms, int64_t ntiles) {
+    int64_t b = (int64_t)blocks_per_sm * sms;
+    return b > ntiles ? ntiles : b;
+}
+
+/* 3D ring (R > 1): output planes per block (*zc) and chunks per batch item
+ * (*nzc) for P output planes, xy blocks per plane (x tiles x y tiles x
+ * batch) and slots = resident blocks (occupancy x SMs): about two waves of
+ * blocks, each streaming zc planes along z (one full wave of longer chunks
+ * measured 1.07-1.16x slower on 512^3). */
+static inline void tc_cu_direct_zchunk(int64_t P, int64_t xy, int64_t slots, int64_t *zc,
+                                       int64_t *nzc) {
+    int64_t n = (2 * slots + xy - 1) / xy;
+    if (n > P) n = P;
+    if (n < 1) n = 1;
+    *zc = (P + n - 1) / n;
+    *nzc = (P + *zc - 1) / *zc;
+}
+
+#endif /* TC_CUDA_DIRECT_TILE_H */
