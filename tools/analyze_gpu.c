@@ -797,6 +797,17 @@ int tc_tool_analyze_gpu(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--gpu-tiles")) continue;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs("usage: tileconv analyze --gpu-tiles [--gpu h100|h200] [--bench-json FILE]"
+                  " [--json FILE]\n"
+                  "  the tiles the GPU kernels use (cuda.filter.direct's own choice), their loads\n"
+                  "  per output by the seeds' formula and by simulation, bytes per output and the\n"
+                  "  predicted time; --gpu: a built-in description instead of this device (none:\n"
+                  "  h200); --bench-json: bench/gpu_bench.cu's output (or tileconv bench --json)\n"
+                  "  for the measured time and copy bandwidth; --json FILE ('-' = stdout).\n",
+                  stdout);
+            return 0;
+        }
         if (!strcmp(a, "--gpu") || !strcmp(a, "--json") || !strcmp(a, "--bench-json")) {
             if (i + 1 >= argc || !*argv[i + 1]) return ag_usage(a, "needs a value");
             const char *v = argv[++i];
