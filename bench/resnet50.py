@@ -3,16 +3,22 @@
 on the same input, in one process.
 
 usage: resnet50.py [--device cpu|cuda] [--batch N ...] [--dtype float32|float16|bfloat16]
-                   [--channels-last] [--repeat R]
+                   [--channels-last] [--repeat R] [--threads T] [--layers]
 
 The network is defined here (torchvision's ResNet-50 v1.5 layout: 7x7/2
 stem, max pool, bottleneck stages of 3/4/6/3 blocks, stride on the 3x3),
 with seeded random weights (no download) and every batch norm folded into
 the preceding convolution's weights and bias, as an inference engine runs
-it. Prints, per batch size: the largest difference between the two
-outputs relative to the largest torch output, and the median time per
-batch (after warm-up) of each, with their ratio. Forward only, under
-torch.inference_mode().
+it. Three runs of it: torch; tileconv.nn.convert(model) (the convolutions
+on tileconv, every other op on torch); convert(model, fuse=True) (each
+convolution's residual addition and ReLU in its epilogue). Prints, per
+batch size: each one's largest difference from the float64 network (the
+same rounded weights and input) relative to its largest output, held to
+BOUND; the median time per batch (after warm-up; the three timed in
+turns) and the ratios to torch. --layers: each convolution's time inside
+the network and its algorithm. --threads sets torch's and tileconv's
+threads alike. Forward only, under torch.inference_mode(); the exit
+status is 1 when an error is above the bound.
 """
 import argparse
 import copy
@@ -136,6 +142,37 @@ def rel(a, b):
     return float((a.double() - b.double()).abs().max() / b.double().abs().max())
 
 
+def layer_table(ref, ours, x, repeat):
+    """Per convolution: the fastest of `repeat` forwards' time inside the
+    network (forward hooks), torch's and tileconv's, and the algorithm."""
+    import collections
+    def hook(model):
+        t, acc = {}, collections.defaultdict(list)
+        for name, m in model.named_modules():
+            if isinstance(m, nn.Conv2d):
+                m.register_forward_pre_hook(
+                    lambda mod, i, name=name: t.__setitem__(name, time.perf_counter()))
+                m.register_forward_hook(lambda mod, i, o, name=name: acc[name].append(
+                    time.perf_counter() - t[name]))
+        return acc
+    ha, hb = hook(ref), hook(ours)
+    ref(x), ours(x)
+    ha.clear(), hb.clear()
+    for _ in range(repeat):
+        ref(x), ours(x)
+    mods = dict(ours.named_modules())
+    print(f"  {'layer':17} {'C':>5} {'K':>5} {'k/s':>4} {'torch ms':>9} {'tc ms':>7} "
+          f"{'ratio':>6} algorithm")
+    ta = tb = 0.0
+    for name in ha:
+        m, a, b = mods[name], min(ha[name]) * 1e3, min(hb[name]) * 1e3
+        ta, tb = ta + a, tb + b
+        print(f"  {name:17} {m.in_channels:5} {m.out_channels:5} "
+              f"{m.kernel_size[0]}/{m.stride[0]:<2} {a:9.3f} {b:7.3f} {a / b:6.2f} "
+              f"{m._tc_plan.algorithm} {m._tc_plan.staging}")
+    print(f"  {'sum':17} {'':17} {ta:9.2f} {tb:7.2f} {ta / tb:6.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cpu")
@@ -143,6 +180,8 @@ def main():
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--channels-last", action="store_true")
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--layers", action="store_true",
+                    help="also each convolution's time inside the network (hooks)")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
                     help="CPU threads of torch and of tileconv (default: all)")
     a = ap.parse_args()
@@ -184,6 +223,8 @@ def main():
                                 a.repeat, sync)
             print(f"{n:>5} {er:9.2e} {eo:9.2e} {ef:9.2e} {tr * 1e3:9.2f} {to * 1e3:9.2f} "
                   f"{tr / to:6.2f} {tf * 1e3:9.2f} {tr / tf:6.2f}", flush=True)
+            if a.layers:
+                layer_table(ref, ours, x, a.repeat)
     if bad:
         print(f"FAIL: an error above the bound {BOUND[a.dtype]:.2g}")
         sys.exit(1)
