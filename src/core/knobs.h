@@ -28,6 +28,9 @@
       "CPU list (e.g. 0-7,16) the thread pool may use, within the affinity mask and cgroup")    \
     X(NO_PIN, "TILECONV_NO_PIN", NULL, "0", "core",                                             \
       "1: do not pin the pool's threads to CPUs")                                               \
+    X(SPIN_US, "TILECONV_SPIN_US", NULL, "50", "core",                                          \
+      "microseconds the pool's threads wait for the next job spinning (yielding the CPU to any " \
+      "other runnable thread) before they sleep; 0: sleep at once")                            \
     X(NO_HUGEPAGES, "TILECONV_NO_HUGEPAGES", NULL, "0", "core",                                 \
       "1: no transparent huge pages for large workspaces")                                      \
     X(WISDOM, "TILECONV_WISDOM", NULL, "$XDG_CACHE_HOME or ~/.cache: tileconv/wisdom.txt", "core",  \

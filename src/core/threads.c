@@ -29,8 +29,9 @@
  * and chunk count, so a worker that wakes late can never claim a chunk of
  * another job.
  *
- * Waiting is spin-then-block: workers spin ~50 us on their wake word, then
- * sleep on a futex; the caller likewise waits for the chunk count to reach 0.
+ * Waiting is spin-then-block: workers spin (TILECONV_SPIN_US, default 50 us,
+ * yielding the CPU every few us) on their wake word, then sleep on a futex;
+ * the caller likewise waits for the chunk count to reach 0.
  * One caller at a time owns the pool (trylock); a concurrent caller, or a
  * nested call from inside a chunk, runs its chunks inline on its own thread.
  */
@@ -49,7 +50,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define TC__SPIN_NS 50000.0 /* spin before sleeping */
+/* How long a waiting thread spins before it sleeps (TILECONV_SPIN_US,
+ * read when the pool is made). While spinning it yields the CPU every few
+ * microseconds, so that another runnable thread pinned there (another
+ * library's pool, the caller's framework between our calls) runs instead
+ * of waiting for the spin to end. */
+static double tc__spin_ns = 50000.0;
 
 typedef struct tc__worker {
     _Alignas(64) unsigned wake;   /* futex word: bumped once per job */
@@ -98,11 +104,13 @@ static unsigned tc__wait_change(unsigned *addr, unsigned val, unsigned *sleeping
     for (int i = 0;; i++) {
         v = __atomic_load_n(addr, __ATOMIC_ACQUIRE);
         if (v != val) return v;
+        if (tc__spin_ns <= 0) break;
         tc__pause();
         if ((i & 255) == 255) {
             double t = tc__now();
             if (t0 == 0) t0 = t;
-            else if ((t - t0) * 1e9 > TC__SPIN_NS) break;
+            else if ((t - t0) * 1e9 > tc__spin_ns) break;
+            sched_yield();
         }
     }
     for (;;) {
@@ -345,6 +353,12 @@ static void tc__pool_init(void) {
     tc__pool *P = &tc__the_pool;
     static int cpus[CPU_SETSIZE];
     int ncpu = tc__process_cpus(cpus, CPU_SETSIZE, NULL, 0);
+    const char *sp = tc__knob_get(TC__KNOB_SPIN_US);
+    if (sp && *sp) {
+        char *end = NULL;
+        double us = strtod(sp, &end);
+        if (end != sp && us >= 0 && us <= 1e6) tc__spin_ns = us * 1e3;
+    }
     const char *np = tc__knob_get(TC__KNOB_NO_PIN);
     P->pin = !(np && np[0] && strcmp(np, "0") != 0);
     /* one worker per CPU: the caller stays where it runs and the helpers
