@@ -222,13 +222,16 @@ static void wg_items(void *arg, int64_t b, int64_t e, int tid) {
     for (int64_t it = b; it < e; it++) {
         int64_t kb, t0 = 0, nt, odn = 1, n = 0, tp0 = 0, oda = 0;
         if (g->reuse) {
-            int64_t u = it / g->nob;
-            oda = it % g->nob * g->odper;
-            odn = g->OD - oda < g->odper ? g->OD - oda : g->odper;
-            tp0 = u % g->ncp * TC;
-            u /= g->ncp;
+            /* block of output planes outermost: the threads' contiguous
+             * item ranges then each hold every chunk of a plane, the
+             * short last one included */
+            int64_t u = it / g->ncp;
+            tp0 = it % g->ncp * TC;
             n = u % p->N;
-            kb = u / p->N;
+            u /= p->N;
+            kb = u % g->nkb;
+            oda = u / g->nkb * g->odper;
+            odn = g->OD - oda < g->odper ? g->OD - oda : g->odper;
             nt = g->P2 - tp0 < TC ? g->P2 - tp0 : TC;
             for (int64_t sl = 0; sl < R; sl++) tag[sl] = -1;
         } else {
