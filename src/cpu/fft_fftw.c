@@ -110,29 +110,38 @@ static double fft_radix_penalty(int64_t l) {
  * N log2 N for the pair) times the radix penalty, plus a linear term for
  * gather, complex multiply and scatter (measured ~1.2 ns per element). */
 #define FFT_RATE 0.093
-static double fft_block_seconds(const int64_t L[3], const tc__problem *p,
-                                const tc__env *env) {
+static double fft_rate(const tc__problem *p, const tc__env *env) {
+    double thr = tc__peak_flops(env) / env->threads;
+    return thr * FFT_RATE * (p->dtype == TC_FLOAT32 ? 1.0 : 0.55);
+}
+static double fft_block_seconds_at(const int64_t L[3], const tc__problem *p, double rate) {
     double n = (double)(L[0] * L[1] * L[2]);
     double lg = n > 2 ? log2(n) : 1.0;
-    double thr = tc__peak_flops(env) / env->threads;
-    double rate = thr * FFT_RATE * (p->dtype == TC_FLOAT32 ? 1.0 : 0.55);
     double pen = fft_radix_penalty(L[0]) * fft_radix_penalty(L[1]) *
                  fft_radix_penalty(L[2]);
     double lin = n * (p->dtype == TC_FLOAT32 ? 1.2e-9 : 2.0e-9);
     return 2.0 * 2.5 * n * lg * pen / rate + lin;
 }
+static double fft_block_seconds(const int64_t L[3], const tc__problem *p,
+                                const tc__env *env) {
+    return fft_block_seconds_at(L, p, fft_rate(p, env));
+}
 
 /* threads = 1 while choosing L: the block size (hence every rounding) must
  * not depend on the thread count, so results are bit-identical for any. */
-static double fft_total_seconds(const int64_t L[3], const tc__problem *p,
-                                const tc__env *env, int threads) {
+static double fft_total_seconds_at(const int64_t L[3], const tc__problem *p,
+                                   double rate, int threads) {
     int64_t n = p->N;
     for (int a = 0; a < 3; a++) {
         int64_t b = L[a] - p->msk[a] + 1;
         n *= (p->out[a] + b - 1) / b;
     }
     int64_t rounds = (n + threads - 1) / threads;
-    return (double)rounds * fft_block_seconds(L, p, env);
+    return (double)rounds * fft_block_seconds_at(L, p, rate);
+}
+static double fft_total_seconds(const int64_t L[3], const tc__problem *p,
+                                const tc__env *env, int threads) {
+    return fft_total_seconds_at(L, p, fft_rate(p, env), threads);
 }
 
 /* The lengths an axis may take, ascending: the 2,3,5,7-smooth numbers
@@ -169,10 +178,10 @@ static int64_t *fft_lengths(int64_t lo, int64_t hi, int even, int64_t *n) {
 static void fft_search(int a, int64_t L[3], int64_t used, int64_t cap,
                        const int64_t lo[3], const int64_t hi[3],
                        int64_t *const len[3], const int64_t nlen[3],
-                       const tc__problem *p, const tc__env *env,
+                       const tc__problem *p, double rate,
                        int64_t best[3], double *best_t) {
     if (a == 3) {
-        double t = fft_total_seconds(L, p, env, 1);
+        double t = fft_total_seconds_at(L, p, rate, 1);
         if (*best_t < 0 || t < *best_t) {
             *best_t = t;
             memcpy(best, L, 3 * sizeof *L);
@@ -185,13 +194,31 @@ static void fft_search(int a, int64_t L[3], int64_t used, int64_t cap,
         int64_t pad = a == 2 ? 2 * (l / 2 + 1) : l;
         if (used * pad > cap && l != lo[a]) break;
         L[a] = l;
-        fft_search(a + 1, L, used * pad, cap, lo, hi, len, nlen, p, env, best, best_t);
+        fft_search(a + 1, L, used * pad, cap, lo, hi, len, nlen, p, rate, best, best_t);
     }
 }
+
+/* The last geometry made on this thread (applicable, workspace, estimate
+ * and init ask for the same problem's in turn), keyed by what it reads. */
+typedef struct fft_memo {
+    int valid;
+    int64_t out[3], msk[3], N, esize;
+    tc_dtype dtype;
+    double rate;
+    fft_geom g;
+} fft_memo;
+static _Thread_local fft_memo fft_last;
 
 static void fft_geometry(const tc__problem *p, const tc__env *env, fft_geom *g) {
     int64_t lo[3], hi[3], L[3];
     int64_t minreal = 1;
+    const double rate = fft_rate(p, env);
+    fft_memo *m = &fft_last;
+    if (m->valid && m->N == p->N && m->esize == (int64_t)p->esize && m->dtype == p->dtype &&
+        m->rate == rate && !memcmp(m->out, p->out, sizeof m->out) && !memcmp(m->msk, p->msk, sizeof m->msk)) {
+        *g = m->g;
+        return;
+    }
     memset(g, 0, sizeof *g);
     for (int a = 0; a < 3; a++) {
         g->E[a] = p->out[a] + p->msk[a] - 1;
@@ -215,7 +242,7 @@ static void fft_geometry(const tc__problem *p, const tc__env *env, fft_geom *g) 
         }
     }
     double best_t = -1;
-    fft_search(0, L, 1, cap, lo, hi, len, nlen, p, env, g->L, &best_t);
+    fft_search(0, L, 1, cap, lo, hi, len, nlen, p, rate, g->L, &best_t);
     for (int a = 0; a < 3; a++) free(len[a]);
     g->nblocks = p->N;
     for (int a = 0; a < 3; a++) {
@@ -226,6 +253,14 @@ static void fft_geometry(const tc__problem *p, const tc__env *env, fft_geom *g) 
     g->ld = 2 * (g->L[2] / 2 + 1);
     g->nreal = g->L[0] * g->L[1] * g->ld;
     g->bufbytes = ((size_t)g->nreal * p->esize + 63) & ~(size_t)63;
+    m->valid = 1;
+    memcpy(m->out, p->out, sizeof m->out);
+    memcpy(m->msk, p->msk, sizeof m->msk);
+    m->N = p->N;
+    m->esize = (int64_t)p->esize;
+    m->dtype = p->dtype;
+    m->rate = rate;
+    m->g = *g;
 }
 
 static int fft_available(void) { return 1; }
