@@ -24,6 +24,7 @@
 enum { MAXC = 64 };
 typedef struct rec {
     int cpu0[MAXC], cpu1[MAXC];
+    int n, started; /* chunks in the call, chunks begun */
 } rec;
 
 static double now(void) {
@@ -37,7 +38,14 @@ static void spin_chunk(void *arg, int64_t b, int64_t e, int tid) {
     (void)b; (void)e;
     if (tid >= MAXC) return;
     r->cpu0[tid] = sched_getcpu();
+    /* every chunk waits (up to 10 s) until all have begun, so that a
+     * helper woken late on a loaded machine still gets its own chunk: the
+     * caller, which claims chunks too, cannot take a second one first */
+    __atomic_add_fetch(&r->started, 1, __ATOMIC_SEQ_CST);
     double t0 = now();
+    while (__atomic_load_n(&r->started, __ATOMIC_SEQ_CST) < r->n && now() - t0 < 10.0)
+        sched_yield();
+    t0 = now();
     volatile double x = 1.0;
     while (now() - t0 < 0.02) x = x * 1.0000001 + 1e-9;
     r->cpu1[tid] = sched_getcpu();
@@ -48,6 +56,8 @@ static void spin_chunk(void *arg, int64_t b, int64_t e, int tid) {
 static void check_spread(const char *what, int n, const int *cpus, int ncpu) {
     rec r;
     memset(&r, -1, sizeof r);
+    r.n = n;
+    r.started = 0;
     tc__parallel_for(n, n, spin_chunk, &r);
     for (int t = 0; t < n; t++) {
         CHECK(r.cpu0[t] >= 0, "%s: chunk %d did not run", what, t);
