@@ -27,8 +27,10 @@ arrays allocated by the input's framework, the result of the input's kind
 host `output=` array with a device input is a TypeError). Only the mask
 is copied to the host (the library takes it there at plan time). The
 array-kind dispatch is _gpu.py's. float16 device arrays give float16
-results computed with float32 accumulation, as cupyx does (float16 plans,
-the weights rounded to float16).
+results computed with float32 accumulation and float32 weights, as cupyx
+does (a float16 plan where the weights are float16 values, else the
+input converted to float32 on the device, filtered, cast once), the same
+rule as on the host.
 """
 import math
 import numbers
@@ -371,7 +373,9 @@ def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None
     xs = be.shape(x)
     if math.prod(xs) == 0:
         return out
-    if wdt == np.float16 and not _f16_native(be):
+    if wdt == np.float16 and (not _f16_native(be) or not _f16_exact(np.asarray(mask))):
+        # weights that are not float16 values: float32 weights and sums,
+        # one rounding at the store (a float16 plan would round the mask)
         return _filter_dev(be, be.astype(x, np.float32), mask, out, nspatial, kind, mode, cval,
                            origin, shape)
     xc = be.contiguous(x)

@@ -135,6 +135,31 @@ def test_ndimage_device_float16(be, name):
     _check_copies(be, w2)
 
 
+@pytest.mark.parametrize("exact", [False, True])
+def test_ndimage_device_float16_weights_as_host(be, exact):
+    """float16 device input: weights that are not float16 values are not
+    rounded to float16 (float32 weights and sums, one rounding), as on the
+    host and in cupyx; float16 weights take the float16 plan. Device and
+    host give the same bits."""
+    x, w2, w1 = _data(np.float16, seed=5)
+    if exact:
+        w2 = w2.astype(np.float16).astype(np.float64)
+    assert _f16_exact_like(w2) == exact
+    for name in ("correlate", "convolve"):
+        got = ND[name](TN, FakeArray(x.copy()), w2, w1)
+        host = ND[name](TN, x.copy(), w2, w1)
+        assert got.dtype == np.float16 and host.dtype == np.float16
+        np.testing.assert_array_equal(got._a, host)
+        # one rounding of the float64 result on the same float16 values
+        ref = ND[name](SN, x.astype(np.float64), w2, w1)
+        assert np.abs(got._a.astype(np.float64) - ref).max() <= \
+            2.0 ** -11 * np.abs(ref).max() + 1e-6 * np.abs(ref).max()
+
+
+def _f16_exact_like(w):
+    return bool(np.array_equal(w.astype(np.float16).astype(w.dtype), w))
+
+
 def test_ndimage_3d_and_batch_axes(be):
     r = np.random.default_rng(3)
     x = r.random((3, 5, 6, 7)).astype(np.float32)
