@@ -364,6 +364,18 @@ typedef struct tc_plan tc_plan;
                                   environment variable TILECONV_PLAN_TRACE=1
                                   prints every candidate's estimate to
                                   stderr while planning (tuning aid) */
+#define TC_PLAN_DIRECT 8u      /* direct summation only: algorithms that
+                                  multiply the given values and sum the
+                                  products in the working precision
+                                  (direct, im2col, implicit GEMM, the
+                                  blocked GEMMs, the references). Winograd,
+                                  FFT, Strassen, separable / low-rank
+                                  factorisations and split-precision forms,
+                                  whose transforms add rounding, are not
+                                  applicable; a bfloat16 layer then rounds
+                                  as oneDNN's does (docs/semantics.md).
+                                  Forcing one of them by name with this
+                                  flag fails with TC_ERR_NOT_APPLICABLE */
 
 typedef struct tc_plan_options {
     size_t struct_size; /* set by tc_plan_options_init */

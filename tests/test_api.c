@@ -1347,6 +1347,109 @@ static void test_half(void) {
     TH_END();
 }
 
+/* TC_PLAN_DIRECT: no algorithm whose transforms add rounding, by ESTIMATE,
+ * MEASURE or by name; without the flag the same problems take one (so the
+ * check can fail). */
+static int transform_name(const char *n) {
+    static const char *const fams[] = {"winograd", "fft", "strassen", "separable", "lowrank",
+                                       "3xtf32"};
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++)
+        if (strstr(n, fams[i])) return 1;
+    return 0;
+}
+
+static void test_plan_direct(void) {
+    TH_BEGIN("TC_PLAN_DIRECT leaves out Winograd, FFT, Strassen, separable");
+    static float fmask[31 * 31], gmask[15 * 15];
+    for (int i = 0; i < 31 * 31; i++) fmask[i] = 0.01f * (float)(i % 17) - 0.08f;
+    for (int i = 0; i < 15; i++)
+        for (int j = 0; j < 15; j++) /* rank 1: separable */
+            gmask[i * 15 + j] = (float)((1 + i % 5) * (2 + j % 3)) * 0.01f;
+    int took_transform = 0;
+    for (int k = 0; k < 6; k++) {
+        for (int fl = 0; fl < 3; fl++) {
+            unsigned flags = fl == 0 ? 0u : fl == 1 ? TC_PLAN_DIRECT : TC_PLAN_DIRECT | TC_PLAN_MEASURE;
+            tc_plan_options o;
+            tc_plan_options_init(&o);
+            o.flags = flags;
+            tc_plan *pl = NULL;
+            tc_status st;
+            if (k < 3) { /* 3x3 stride-1 layers: Winograd by default */
+                tc_conv_desc c;
+                tc_conv_desc_init(&c);
+                c.dtype = k == 2 ? TC_BFLOAT16 : TC_FLOAT32;
+                c.nspatial = k == 1 ? 3 : 2;
+                c.batch = 1;
+                c.in_channels = c.out_channels = 64;
+                for (int a = 0; a < c.nspatial; a++) {
+                    c.in_size[a] = k == 1 ? 12 : 28;
+                    c.kernel_size[a] = 3;
+                    c.padding[a] = 1;
+                }
+                c.padding_kind = TC_PADDING_EXPLICIT;
+                if (fl == 2 && k != 0) continue; /* MEASURE once is enough */
+                st = tc_plan_conv(&pl, NULL, &c, &o);
+            } else if (k < 5) { /* a 31x31 mask (FFT), a separable 15x15 one */
+                tc_filter_desc d;
+                tc_filter_desc_init(&d);
+                d.dtype = TC_FLOAT32;
+                d.ndim = d.nspatial = 2;
+                d.shape[0] = d.shape[1] = 384;
+                d.mask_shape[0] = d.mask_shape[1] = k == 3 ? 31 : 15;
+                if (fl == 2) continue;
+                st = tc_plan_filter(&pl, NULL, &d, k == 3 ? fmask : gmask, &o);
+            } else { /* a GEMM large enough for Strassen to be a candidate */
+                tc_gemm_desc g;
+                tc_gemm_desc_init(&g);
+                g.m = g.n = g.k = 2048;
+                if (fl == 2) continue;
+                st = tc_plan_gemm(&pl, NULL, &g, &o);
+            }
+            CHECK(st == TC_OK, "problem %d flags 0x%x: %s", k, flags, tc_last_error());
+            if (st != TC_OK) continue;
+            const char *name = tc_plan_algorithm(pl);
+            if (flags & TC_PLAN_DIRECT)
+                CHECK(!transform_name(name), "problem %d flags 0x%x planned %s", k, flags, name);
+            else
+                took_transform += transform_name(name);
+            tc_plan_destroy(pl);
+        }
+    }
+    CHECK(took_transform >= 3, "without TC_PLAN_DIRECT only %d of the problems took a transform "
+          "algorithm (the check would not see the flag ignored)", took_transform);
+    /* forced by name with the flag: refused, the reason names the flag */
+    tc_conv_desc c = cdesc();
+    c.in_channels = c.out_channels = 16;
+    c.groups = 1;
+    c.kernel_size[0] = c.kernel_size[1] = 3;
+    c.stride[0] = c.stride[1] = 1;
+    c.dilation[0] = c.dilation[1] = 1;
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = "ref.conv.loops";
+    o.flags = TC_PLAN_DIRECT;
+    tc_plan *pl = NULL;
+    CHECK(tc_plan_conv(&pl, NULL, &c, &o) == TC_OK, "ref.conv.loops with TC_PLAN_DIRECT: %s",
+          tc_last_error());
+    tc_plan_destroy(pl);
+    int forced = 0;
+    for (int i = 0; i < tc_algorithm_count(); i++) {
+        tc_algorithm_info info;
+        if (tc_algorithm_get(i, &info) != TC_OK || !(info.ops & TC_OP_CONV) || !info.available ||
+            !transform_name(info.name) || info.backend != TC_BACKEND_CPU)
+            continue;
+        o.algorithm = info.name;
+        pl = NULL;
+        tc_status st = tc_plan_conv(&pl, NULL, &c, &o);
+        CHECK(st == TC_ERR_NOT_APPLICABLE && strstr(tc_last_error(), "TC_PLAN_DIRECT"),
+              "%s forced with TC_PLAN_DIRECT: status %d, '%s'", info.name, (int)st, tc_last_error());
+        if (st == TC_OK) tc_plan_destroy(pl);
+        forced++;
+    }
+    CHECK(forced >= 3, "only %d transform conv algorithms checked", forced);
+    TH_END();
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
     /* hermetic: no wisdom file of the user's changes what MEASURE or
@@ -1362,6 +1465,7 @@ int main(int argc, char **argv) {
     test_conv_set_weights();
     test_gemm_fields();
     test_options_and_algorithms();
+    test_plan_direct();
     test_backends();
     test_context();
     test_execute_args();

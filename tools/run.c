@@ -24,6 +24,10 @@ int tool_run_option(tool_run *r, tool_args *a) {
         r->tf32 = 1;
         return tool_args_flag(a);
     }
+    if (tool_args_is(a, "--direct")) {
+        r->direct = 1;
+        return tool_args_flag(a);
+    }
     if (tool_args_is(a, "--verbose")) {
         r->verbose = 1;
         return tool_args_flag(a);
@@ -78,6 +82,7 @@ void tool_run_plan_options(const tool_run *r, tc_plan_options *opt) {
     tc_plan_options_init(opt);
     if (r->measure) opt->flags |= TC_PLAN_MEASURE;
     if (r->tf32) opt->flags |= TC_PLAN_ALLOW_TF32;
+    if (r->direct) opt->flags |= TC_PLAN_DIRECT;
     opt->algorithm = r->algo;
 }
 

@@ -1,6 +1,7 @@
 /*
  * run.h - what filter, conv and gemm share: the execution options
- * (--backend --algo --threads --repeat --stats --measure --tf32 --verbose), the
+ * (--backend --algo --threads --repeat --stats --measure --tf32 --direct
+ * --verbose), the
  * context, the timed execute loop and the statistics report.
  */
 #ifndef TC_TOOLS_RUN_H
@@ -18,6 +19,8 @@
     "  --measure        plan with TC_PLAN_MEASURE (time the candidates)\n"   \
     "  --tf32           allow TF32 tensor cores on the GPU (TC_PLAN_ALLOW_TF32:\n" \
     "                   ~5e-4 relative error instead of ~1e-6; conv, gemm)\n" \
+    "  --direct         direct summation only (TC_PLAN_DIRECT): no Winograd, FFT,\n" \
+    "                   Strassen or factorised algorithms\n" \
     "  --repeat N       time N executes after one warm-up (default 1); with\n" \
     "                   none of --repeat, --stats, --verbose: one untimed run\n" \
     "  --stats FILE     write timing statistics as JSON to FILE\n"            \
@@ -35,6 +38,7 @@ typedef struct tool_run {
     const char *stats_path;
     int measure;
     int tf32;
+    int direct;
     int verbose;
     int always_report; /* gemm: the summary line is its output */
     tc_context *ctx;

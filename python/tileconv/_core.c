@@ -471,7 +471,7 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "tileconv: conv: dtype is None");
         return -1;
     }
-    if (flags & ~(unsigned)(TC_PLAN_MEASURE | TC_PLAN_ALLOW_TF32)) {
+    if (flags & ~(unsigned)(TC_PLAN_MEASURE | TC_PLAN_ALLOW_TF32 | TC_PLAN_DIRECT)) {
         PyErr_Format(PyExc_ValueError, "tileconv: conv: plan flags 0x%x not supported", flags);
         return -1;
     }

@@ -206,6 +206,13 @@ const tc__solver *tc__solver_find(const char *name);
 /* Reference solvers are named "ref.*": never measured by MEASURE when
  * another solver applies. */
 int tc__solver_is_reference(const tc__solver *s);
+/* 1 for the algorithms TC_PLAN_DIRECT leaves out (their transforms add
+ * rounding: Winograd, FFT, Strassen, separable / low-rank, split
+ * precision). */
+int tc__solver_is_transform(const tc__solver *s);
+/* s->applicable with the plan flags' own rules first (TC_PLAN_DIRECT). */
+int tc__applicable(const tc__solver *s, const tc__problem *p, const tc__env *env, char *why,
+                   size_t why_size);
 
 /* ---- errors (src/core/status.c) ---- */
 /* Records a printf-style message for tc_last_error and returns status. */

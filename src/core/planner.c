@@ -45,6 +45,23 @@ int tc__solver_is_reference(const tc__solver *s) {
     return strncmp(s->name, "ref.", 4) == 0;
 }
 
+int tc__solver_is_transform(const tc__solver *s) {
+    static const char *const fams[] = {"winograd", "fft", "strassen", "separable", "lowrank",
+                                       "3xtf32"};
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++)
+        if (strstr(s->name, fams[i])) return 1;
+    return 0;
+}
+
+int tc__applicable(const tc__solver *s, const tc__problem *p, const tc__env *env, char *why,
+                   size_t why_size) {
+    if ((env->flags & TC_PLAN_DIRECT) && tc__solver_is_transform(s)) {
+        if (why) snprintf(why, why_size, "a transform algorithm (the plan has TC_PLAN_DIRECT)");
+        return 0;
+    }
+    return s->applicable(p, env, why, why_size);
+}
+
 static int tc__backend_ok(const tc__solver *s, tc_backend want) {
     return want == TC_BACKEND_AUTO || s->backend == want;
 }
@@ -213,7 +230,7 @@ static tc_status tc__no_algorithm(const tc__problem *p, const tc__env *env,
         tc__problem sp;
         tc__stage_problem(p, s->caps, &sp);
         if (s->available && !s->available()) snprintf(r, sizeof r, "not available on this machine");
-        else if (!s->applicable(&sp, env, r, sizeof r)) { if (!r[0]) snprintf(r, sizeof r, "does not apply"); }
+        else if (!tc__applicable(s, &sp, env, r, sizeof r)) { if (!r[0]) snprintf(r, sizeof r, "does not apply"); }
         else if (ws_limit && s->workspace && s->workspace(&sp, env) > ws_limit)
             snprintf(r, sizeof r, "needs %zu bytes of workspace", s->workspace(&sp, env));
         else continue;
@@ -254,7 +271,7 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
         return tc__error(TC_ERR_INVALID_ARGUMENT,
                          "plan: options struct_size=%zu, expected %zu (call "
                          "tc_plan_options_init)", opt->struct_size, sizeof *opt);
-    if (opt->flags & ~(TC_PLAN_MEASURE | TC_PLAN_WISDOM_ONLY | TC_PLAN_ALLOW_TF32))
+    if (opt->flags & ~(TC_PLAN_MEASURE | TC_PLAN_WISDOM_ONLY | TC_PLAN_ALLOW_TF32 | TC_PLAN_DIRECT))
         return tc__error(TC_ERR_INVALID_ARGUMENT, "plan: flags=0x%x has unknown bits",
                          opt->flags);
     ctx = tc__context_or_default(ctx);
@@ -287,7 +304,7 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
         char why[200] = "";
         tc__problem sp;
         tc__stage_problem(p, s->caps, &sp);
-        if (!s->applicable(&sp, &pl->env, why, sizeof why))
+        if (!tc__applicable(s, &sp, &pl->env, why, sizeof why))
             return tc__error(TC_ERR_NOT_APPLICABLE,
                              "plan: algorithm '%s' does not apply: %s", s->name,
                              why[0] ? why : "unsupported problem");
@@ -327,7 +344,7 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
             if (s->available && !s->available()) continue;
             tc__problem sp;
             tc__stage_problem(p, s->caps, &sp);
-            if (!s->applicable(&sp, &pl->env, NULL, 0)) continue;
+            if (!tc__applicable(s, &sp, &pl->env, NULL, 0)) continue;
             size_t wsb = s->workspace ? s->workspace(&sp, &pl->env) : 0;
             if (opt->workspace_limit && wsb > opt->workspace_limit) continue;
             cand[nc] = s;

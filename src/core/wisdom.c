@@ -80,9 +80,11 @@ static int wz_key(const tc__problem *p, const tc__env *e, size_t limit,
 #undef WZ3
     }
     if (n < 0 || (size_t)n >= size) return 0;
-    int m = snprintf(buf + n, size - (size_t)n, ",thr=%d,be=%d,cpu=%u,wl=%zu,tf32=%d",
+    int m = snprintf(buf + n, size - (size_t)n, ",thr=%d,be=%d,cpu=%u,wl=%zu,tf32=%d%s",
                      e->threads, (int)e->backend, e->cpu, limit,
-                     (e->flags & TC_PLAN_ALLOW_TF32) != 0);
+                     (e->flags & TC_PLAN_ALLOW_TF32) != 0,
+                     /* only when set: older files' keys stay valid */
+                     (e->flags & TC_PLAN_DIRECT) ? ",direct=1" : "");
     return m >= 0 && (size_t)m < size - (size_t)n;
 }
 
@@ -442,7 +444,7 @@ const tc__solver *tc__wisdom_lookup(const tc__problem *p, const tc__env *env,
     if (s->available && !s->available()) return NULL;
     tc__problem sp; /* what the solver sees (src/core/stage.h) */
     tc__stage_problem(p, s->caps, &sp);
-    if (!s->applicable(&sp, env, NULL, 0)) return NULL;
+    if (!tc__applicable(s, &sp, env, NULL, 0)) return NULL;
     if (workspace_limit && s->workspace && s->workspace(&sp, env) > workspace_limit)
         return NULL;
     return s;

@@ -117,3 +117,26 @@ def test_plan_flags():
     assert np.array_equal(y0, y1)
     with pytest.raises(ValueError, match="0x100"):
         _core.ConvPlan(*args, 0x100)
+
+
+def test_direct_flag():
+    """F.direct = True plans with TC_PLAN_DIRECT: a 3x3 layer the planner
+    otherwise runs by Winograd takes a direct-summation algorithm, same
+    values within float32 rounding; the flag is part of the plan cache key."""
+    from tileconv import _core
+    rng = np.random.default_rng(SEED)
+    x = rng.uniform(-1, 1, (1, 64, 28, 28)).astype(np.float32)
+    w = rng.uniform(-1, 1, (64, 64, 3, 3)).astype(np.float32) / 24
+    args = (0, x.shape, w.shape, 1, (1, 1), (1, 1), (1, 1), 0, 0, 0, 0, None, 0)
+    assert "winograd" in _core.ConvPlan(*args).algorithm
+    assert "winograd" not in _core.ConvPlan(*args, 8).algorithm
+    y0 = F.conv2d(x, w, padding=1)
+    try:
+        F.direct = True
+        y1 = F.conv2d(x, w, padding=1)
+    finally:
+        F.direct = False
+    y2 = F.conv2d(x, w, padding=1)
+    assert np.array_equal(y0, y2)
+    assert not np.array_equal(y0, y1)  # another algorithm ran
+    assert np.abs(y1 - y0).max() <= 1e-5 * np.abs(y0).max()

@@ -36,6 +36,10 @@ PyTorch's torch.backends.cudnn.allow_tf32 defaults to True): True lets GPU
 calls (CuPy arrays, torch CUDA tensors) use the TF32 tensor cores
 (TC_PLAN_ALLOW_TF32: ~5e-4 relative error instead of ~1e-6,
 docs/semantics.md). Host calls run on the CPU and are not affected.
+
+direct (module attribute, default False): True plans with TC_PLAN_DIRECT,
+direct summation only (no Winograd or FFT algorithms, whose transforms
+add rounding): bfloat16 layers then round as oneDNN's do.
 """
 import functools
 import threading
@@ -57,7 +61,9 @@ _cache = OrderedDict()
 _lock = threading.Lock()
 threads = 0
 allow_tf32 = False
+direct = False
 _ALLOW_TF32 = 4  # TC_PLAN_ALLOW_TF32
+_DIRECT = 8  # TC_PLAN_DIRECT
 FORWARD_ONLY = ("tileconv.nn modules are forward-only; use torch.no_grad() or "
                 "torch.inference_mode()")
 
@@ -302,7 +308,8 @@ def _conv_host(nsp, input, weight, bias, stride, padding, dilation, groups, padd
                     padding_mode, b is not None, act, residual is not None, cl)
     x = _dense_host(x, cl)
     w = np.ascontiguousarray(w)
-    p = _cached_plan(prob, 0, int(threads), threads, 0, owner)
+    dr = bool(direct)
+    p = _cached_plan(prob, 0, (int(threads), dr), threads, _DIRECT if dr else 0, owner)
     out_shape = p.out_shape
     r = None
     if residual is not None:
@@ -458,9 +465,12 @@ def _conv_ptr(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
         tf32 = bool(allow_tf32)
         dev = str(x.obj.device) if x.kind == "torch" else getattr(x.obj, "device", None)
         dev = str(getattr(dev, "id", dev))
-        p = _cached_plan(prob, 1, (dev, tf32), 0, _ALLOW_TF32 if tf32 else 0, owner)
+        dr = bool(direct)
+        p = _cached_plan(prob, 1, (dev, tf32, dr), 0,
+                         (_ALLOW_TF32 if tf32 else 0) | (_DIRECT if dr else 0), owner)
     else:
-        p = _cached_plan(prob, 0, int(threads), threads, 0, owner)
+        dr = bool(direct)
+        p = _cached_plan(prob, 0, (int(threads), dr), threads, _DIRECT if dr else 0, owner)
     out_shape = p.out_shape
     rp = 0
     if residual is not None:
