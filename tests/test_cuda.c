@@ -1902,41 +1902,26 @@ static void run_gpu_api_checks(void) {
  * device that runs it), and an execute on device arrays that are not
  * 16-byte aligned (its tensor copies cannot read them) runs cuda.gemm.simt's
  * kernel and still gives the product. */
-static void run_gemm_tf32_checks(void) {
-    tc_gemm_desc d;
-    tc_gemm_desc_init(&d);
-    d.dtype = TC_FLOAT32;
-    d.m = 96; d.n = 160; d.k = 72;
-    d.lda = d.k; d.ldb = d.n; d.ldc = d.n;
-    TH_BEGIN("gemm planner: cuda.gemm.wgmma-tf32 only under TC_PLAN_ALLOW_TF32");
-    {
-        tc_plan_options o;
-        tc_plan_options_init(&o);
-        tc_plan *pl = NULL;
-        if (CHECK_STATUS(tc_plan_gemm(&pl, NULL, &d, &o), TC_OK))
-            CHECK(strstr(tc_plan_algorithm(pl), "tf32") == NULL, "fp32 plan chose %s",
-                  tc_plan_algorithm(pl));
-        tc_plan_destroy(pl);
-        o.algorithm = "cuda.gemm.wgmma-tf32";
-        pl = NULL;
-        CHECK(tc_plan_gemm(&pl, NULL, &d, &o) != TC_OK, "cuda.gemm.wgmma-tf32 planned without the flag");
-        tc_plan_destroy(pl);
-    }
-    TH_END();
 #if TC_TEST_CUDA
+/* A forced GEMM algorithm on device arrays one float past 16-byte
+ * alignment (the tensor-core kernels need 16-byte rows: the solver must
+ * fall back, not fault), against ref.gemm.loops within tol of max|C|. */
+static void check_gemm_unaligned(const char *algo, unsigned flags, const tc_gemm_desc *dd,
+                                 uint64_t seed, double tol) {
+    tc_gemm_desc d = *dd;
     tc_plan_options o;
     tc_plan_options_init(&o);
-    o.algorithm = "cuda.gemm.wgmma-tf32";
-    o.flags = TC_PLAN_ALLOW_TF32;
+    o.algorithm = algo;
+    o.flags = flags;
     tc_plan *pl = NULL;
     if (tc_plan_gemm(&pl, NULL, &d, &o) != TC_OK) {
-        printf("SKIP cuda.gemm.wgmma-tf32 unaligned check: %s\n", tc_last_error());
+        printf("SKIP %s unaligned check: %s\n", algo, tc_last_error());
         th_g.skipped++;
         return;
     }
-    TH_BEGIN("cuda.gemm.wgmma-tf32 on device arrays one float past 16-byte alignment");
+    TH_BEGIN("%s on device arrays one float past 16-byte alignment", algo);
     const int64_t na = d.m * d.lda, nb = d.k * d.ldb, nc = d.m * d.ldc;
-    th_rng r = th_rng_for(77);
+    th_rng r = th_rng_for(seed);
     float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4), *ref = malloc(nc * 4);
     fill(A, na, &r); fill(B, nb, &r);
     tc_plan_options ro;
@@ -1962,7 +1947,7 @@ static void run_gemm_tf32_checks(void) {
                     if (!(df <= dmax)) dmax = df;
                     if (fabs(ref[i]) > rmax) rmax = fabs(ref[i]);
                 }
-                CHECK(dmax / rmax <= 5e-3, "rel err %.3g", dmax / rmax);
+                CHECK(dmax / rmax <= tol, "rel err %.3g", dmax / rmax);
             }
         }
         cudaFree(dA); cudaFree(dB); cudaFree(dC);
@@ -1971,6 +1956,32 @@ static void run_gemm_tf32_checks(void) {
     free(A); free(B); free(C); free(ref);
     TH_END();
     tc_plan_destroy(pl);
+}
+#endif
+
+static void run_gemm_tf32_checks(void) {
+    tc_gemm_desc d;
+    tc_gemm_desc_init(&d);
+    d.dtype = TC_FLOAT32;
+    d.m = 96; d.n = 160; d.k = 72;
+    d.lda = d.k; d.ldb = d.n; d.ldc = d.n;
+    TH_BEGIN("gemm planner: cuda.gemm.wgmma-tf32 only under TC_PLAN_ALLOW_TF32");
+    {
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        tc_plan *pl = NULL;
+        if (CHECK_STATUS(tc_plan_gemm(&pl, NULL, &d, &o), TC_OK))
+            CHECK(strstr(tc_plan_algorithm(pl), "tf32") == NULL, "fp32 plan chose %s",
+                  tc_plan_algorithm(pl));
+        tc_plan_destroy(pl);
+        o.algorithm = "cuda.gemm.wgmma-tf32";
+        pl = NULL;
+        CHECK(tc_plan_gemm(&pl, NULL, &d, &o) != TC_OK, "cuda.gemm.wgmma-tf32 planned without the flag");
+        tc_plan_destroy(pl);
+    }
+    TH_END();
+#if TC_TEST_CUDA
+    check_gemm_unaligned("cuda.gemm.wgmma-tf32", TC_PLAN_ALLOW_TF32, &d, 77, 5e-3);
 #endif
 }
 
@@ -2140,52 +2151,7 @@ static void run_gemm_3xtf32_checks(void) {
     d.dtype = TC_FLOAT32;
     d.m = 96; d.n = 160; d.k = 72;
     d.lda = d.k; d.ldb = d.n; d.ldc = d.n;
-    tc_plan_options o;
-    tc_plan_options_init(&o);
-    o.algorithm = g3;
-    tc_plan *pl = NULL;
-    if (tc_plan_gemm(&pl, NULL, &d, &o) != TC_OK) {
-        printf("SKIP %s unaligned check: %s\n", g3, tc_last_error());
-        th_g.skipped++;
-        return;
-    }
-    TH_BEGIN("%s on device arrays one float past 16-byte alignment", g3);
-    const int64_t na = d.m * d.lda, nb = d.k * d.ldb, nc = d.m * d.ldc;
-    th_rng r = th_rng_for(3377);
-    float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4), *ref = malloc(nc * 4);
-    fill(A, na, &r); fill(B, nb, &r);
-    tc_plan_options ro;
-    tc_plan_options_init(&ro);
-    ro.algorithm = "ref.gemm.loops";
-    tc_plan *rp = NULL;
-    if (CHECK_STATUS(tc_plan_gemm(&rp, NULL, &d, &ro), TC_OK)) {
-        tc_execute_gemm(rp, ref, A, B, NULL);
-        float *dA = NULL, *dB = NULL, *dC = NULL;
-        int ok = cudaMalloc((void **)&dA, (na + 1) * 4) == cudaSuccess &&
-                 cudaMalloc((void **)&dB, (nb + 1) * 4) == cudaSuccess &&
-                 cudaMalloc((void **)&dC, nc * 4) == cudaSuccess &&
-                 cudaMemcpy(dA + 1, A, na * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
-                 cudaMemcpy(dB + 1, B, nb * 4, cudaMemcpyHostToDevice) == cudaSuccess;
-        CHECK(ok, "device buffers");
-        if (ok) {
-            tc_status st = tc_execute_gemm(pl, dC, dA + 1, dB + 1, NULL);
-            CHECK_STATUS(st, TC_OK);
-            if (st == TC_OK && cudaMemcpy(C, dC, nc * 4, cudaMemcpyDeviceToHost) == cudaSuccess) {
-                double dmax = 0, rmax = 0;
-                for (int64_t i = 0; i < nc; i++) {
-                    double df = fabs((double)C[i] - ref[i]);
-                    if (!(df <= dmax)) dmax = df;
-                    if (fabs(ref[i]) > rmax) rmax = fabs(ref[i]);
-                }
-                CHECK(dmax / rmax <= 2e-5, "rel err %.3g", dmax / rmax);
-            }
-        }
-        cudaFree(dA); cudaFree(dB); cudaFree(dC);
-    }
-    tc_plan_destroy(rp);
-    free(A); free(B); free(C); free(ref);
-    TH_END();
-    tc_plan_destroy(pl);
+    check_gemm_unaligned(g3, 0, &d, 3377, 2e-5);
 #endif
 }
 
