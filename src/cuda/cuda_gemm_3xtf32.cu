@@ -151,17 +151,6 @@ __device__ __forceinline__ void g3_wgmma(float *d, const unsigned *a, uint64_t d
 /* the 256 consumer threads (two warpgroups) meet: named barrier 1 */
 __device__ __forceinline__ void g3_consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
-/* a warpgroup's register budget from here on (whole warpgroups, sm_90a) */
-template <int N> __device__ __forceinline__ void g3_setmaxnreg_dec() {
-#if IG_WGMMA
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-#endif
-}
-template <int N> __device__ __forceinline__ void g3_setmaxnreg_inc() {
-#if IG_WGMMA
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-#endif
-}
 
 /* Launched at 168 registers (384 threads); the producer warpgroup gives
  * its registers back (40) and the consumers take 232 (compiled alone at
@@ -189,7 +178,7 @@ __global__ void __launch_bounds__(G3_NT, 1)
     __syncthreads();
     if (tid < G3_CONS) {
         /* the producer warpgroup: lane 0 the A box, lanes 1-16 the B boxes */
-        g3_setmaxnreg_dec<40>();
+        ig_setmaxnreg_dec<40>();
         const int lane = tid;
         if (lane > 16) return;
         int slot = 0, it = 0;
@@ -211,7 +200,7 @@ __global__ void __launch_bounds__(G3_NT, 1)
         }
         return;
     }
-    g3_setmaxnreg_inc<232>();
+    ig_setmaxnreg_inc<232>();
     const int ct = tid - G3_CONS;
     const int wg = ct >> 7, warp = (ct >> 5) & 3, lane = ct & 31, g = lane >> 2, t = lane & 3;
     /* acc: the tile's sums (fp32, rounded to nearest); tc: the tensor cores'

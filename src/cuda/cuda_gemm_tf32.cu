@@ -171,17 +171,6 @@ template <int BM> __device__ __forceinline__ void gt_wgmma(float *d, const unsig
     else
         gt_wgmma_rs128(d, a, db);
 }
-/* a warpgroup's register budget from here on (whole warpgroups, sm_90a) */
-template <int N> __device__ __forceinline__ void gt_setmaxnreg_dec() {
-#if IG_WGMMA
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-#endif
-}
-template <int N> __device__ __forceinline__ void gt_setmaxnreg_inc() {
-#if IG_WGMMA
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-#endif
-}
 
 template <int BM, int CL>
 __global__ void __launch_bounds__(gtc<BM>::NT, 1)
@@ -220,7 +209,7 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
          * this block's 1/CN of it, to every block of its cluster row), lanes
          * 1-16 the B boxes (in 2 x 2 clusters, this block's half of them,
          * to both blocks of its cluster column) */
-        if constexpr (BM == 256) gt_setmaxnreg_dec<40>();
+        if constexpr (BM == 256) ig_setmaxnreg_dec<40>();
         const int lane = tid - gtc<BM>::PROD;
         if (lane <= 16) {
             int slot = 0, it = 0;
@@ -256,7 +245,7 @@ __global__ void __launch_bounds__(gtc<BM>::NT, 1)
         if constexpr (CL > 1) ig_cluster_sync(); /* see the consumers' end */
         return;
     }
-    if constexpr (BM == 256) gt_setmaxnreg_inc<232>();
+    if constexpr (BM == 256) ig_setmaxnreg_inc<232>();
     const int ct = tid - gtc<BM>::CONS;
     const int wg = ct >> 7, warp = (ct >> 5) & 3, lane = ct & 31, g = lane >> 2, t = lane & 3;
     float acc[BM / 2];

@@ -101,6 +101,18 @@ __device__ __forceinline__ void ig_proxy_fence() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
+/* a warpgroup's register budget from here on (whole warpgroups, sm_90a:
+ * a producer gives registers back, the consumers take them) */
+template <int N> __device__ __forceinline__ void ig_setmaxnreg_dec() {
+#if IG_WGMMA
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N> __device__ __forceinline__ void ig_setmaxnreg_inc() {
+#if IG_WGMMA
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
 /* The tensor-memory-accelerator copies and their mbarriers (sm_90a
  * image only, as wgmma): a shared-memory barrier counts arrivals and the
  * bytes the copies that signal it still owe; a wait spins on its phase. */
