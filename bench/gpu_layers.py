@@ -42,19 +42,9 @@ import time
 
 import numpy as np
 
-from gpu_common import VP, PlanOpts, setup
+from gpu_common import VP, ConvDesc, PlanOpts, setup
 
 torch, lib, outdir = setup("gpu_layers")
-I64x3 = C.c_int64 * 3
-
-
-class ConvDesc(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("dtype", C.c_int), ("nspatial", C.c_int),
-                ("batch", C.c_int64), ("in_channels", C.c_int64), ("out_channels", C.c_int64),
-                ("groups", C.c_int64), ("in_size", I64x3), ("kernel_size", I64x3),
-                ("stride", I64x3), ("dilation", I64x3), ("padding", I64x3),
-                ("padding_kind", C.c_int), ("padding_mode", C.c_int), ("has_bias", C.c_int)]
-
 
 lib.tc_plan_conv.argtypes = [C.POINTER(VP), VP, C.POINTER(ConvDesc), C.POINTER(PlanOpts)]
 lib.tc_execute_conv.argtypes = [VP, VP, VP, VP, VP, VP]
