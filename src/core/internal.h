@@ -271,6 +271,12 @@ static inline int64_t tc__boundary_index(int64_t i, int64_t n, tc_mode mode) {
  * threads at once. */
 typedef void (*tc__range_fn)(void *arg, int64_t begin, int64_t end, int tid);
 void tc__parallel_for(int threads, int64_t n, tc__range_fn fn, void *arg);
+/* Where tc__parallel_for's jobs run (threads.c): tileconv's pool, the
+ * process's OpenMP runtime, or auto (TILECONV_THREADS). tc__threads_runtime
+ * sets the mode (overriding the knob; any other value leaves it) and
+ * returns where the next job runs, TC__THREADS_POOL or TC__THREADS_OPENMP. */
+enum { TC__THREADS_POOL = 0, TC__THREADS_OPENMP = 1, TC__THREADS_AUTO = 2 };
+int tc__threads_runtime(int mode);
 /* The CPUs the pool uses (see threads.c): fills cpus[0..max), returns the
  * count (>= 1), describes the source in src when non-NULL. */
 int tc__process_cpus(int *cpus, int max, char *src, size_t srcn);

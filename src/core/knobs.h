@@ -31,6 +31,10 @@
     X(SPIN_US, "TILECONV_SPIN_US", NULL, "50", "core",                                          \
       "microseconds the pool's threads wait for the next job spinning (yielding the CPU to any " \
       "other runnable thread) before they sleep; 0: sleep at once")                            \
+    X(THREADS, "TILECONV_THREADS", NULL, "auto", "core",                                        \
+      "where parallel jobs run: pool (tileconv's pinned threads), openmp (the OpenMP runtime "  \
+      "already loaded in the process, e.g. torch's libgomp; the pool when none is) or auto "    \
+      "(openmp when a runtime is loaded and OMP_WAIT_POLICY is not passive, else the pool)")   \
     X(NO_HUGEPAGES, "TILECONV_NO_HUGEPAGES", NULL, "0", "core",                                 \
       "1: no transparent huge pages for large workspaces")                                      \
     X(WISDOM, "TILECONV_WISDOM", NULL, "$XDG_CACHE_HOME or ~/.cache: tileconv/wisdom.txt", "core",  \

@@ -1,11 +1,41 @@
-/* threads.c - tc__parallel_for on a pinned, persistent thread pool.
+/* threads.c - tc__parallel_for on a pinned, persistent thread pool, or on
+ * the process's OpenMP runtime.
  *
  * Chunking depends only on (n, threads): chunk t covers
  * [t*q + min(t, r), ...) with q = n / chunks, r = n % chunks, and is always
- * run as fn(arg, begin, end, t). Which OS thread runs a chunk does not
- * matter, so results are reproducible for any pool state.
+ * run as fn(arg, begin, end, t), once. Which OS thread runs a chunk does
+ * not matter, so results are reproducible for any pool state and are the
+ * same bits on either runner.
  *
- * WHERE THREADS RUN. The pool (created once, on the first parallel call)
+ * WHICH THREADS. A job runs on one of two sets of threads
+ * (TILECONV_THREADS, read once; tc__threads_runtime for tests):
+ *   pool    tileconv's own pool, below;
+ *   openmp  the OpenMP runtime already loaded in the process (libgomp, or
+ *           LLVM's libomp / Intel's libiomp5, which export the same GOMP_
+ *           entry points): GOMP_parallel, found at run time (dlsym, or
+ *           the loaded objects; never loaded here, libtileconv does not
+ *           link a runtime), with a team of min(chunks, CPUs of the
+ *           process) threads; each team thread claims chunks from the
+ *           job's atomic counter, so a smaller team (a nested region, a
+ *           thread limit) still runs every chunk once. The threads are the
+ *           runtime's, placed by its OMP_PROC_BIND / OMP_PLACES; the same
+ *           team then serves the program's own parallel regions (torch's
+ *           operators) and ours, instead of two sets of threads taking
+ *           turns on the same CPUs: libgomp's idle workers spin for a few
+ *           milliseconds after each region, which starved the pool's
+ *           helpers between torch's operators. One job at a time goes to
+ *           the runtime; a concurrent caller runs its chunks inline. With
+ *           no runtime loaded, the pool (looked for again at most every
+ *           0.5 s, so an OpenMP library loaded later is taken up);
+ *   auto    (default) openmp when a runtime is loaded and OMP_WAIT_POLICY
+ *           is not passive, else the pool: a passive runtime's threads
+ *           sleep after each region and are woken through the kernel for
+ *           every job, slower than the pool's spinning helpers (a program
+ *           that sets passive, like tileconv-bench for its peers, keeps the
+ *           pool). A program with no OpenMP runtime always runs the pool.
+ * A call from inside a chunk (either runner) runs inline, same chunking.
+ *
+ * WHERE THE POOL'S THREADS RUN. The pool (created once, on its first job)
  * works from the set of CPUs the PROCESS may use, never from the calling
  * thread's affinity alone (an OpenMP runtime with OMP_PROC_BIND / OMP_PLACES
  * pins the main thread to one CPU when it loads; so may any caller):
@@ -38,6 +68,8 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -401,6 +433,138 @@ static void tc__run_inline(int64_t n, int64_t chunks, tc__range_fn fn, void *arg
     tc__in_parallel = saved;
 }
 
+/* ---- jobs on the process's OpenMP runtime ---- */
+
+typedef void (*tc__gomp_parallel_t)(void (*)(void *), void *, unsigned, unsigned);
+
+/* One tc__parallel_for job run by an OpenMP team: every team thread claims
+ * chunks from `next` until none is left, so each chunk runs once, whatever
+ * the team's size (one thread, in a nested region, runs them all). */
+typedef struct tc__omp_job {
+    tc__range_fn fn;
+    void *arg;
+    int64_t n, chunks;
+    _Alignas(64) int64_t next;
+} tc__omp_job;
+
+static void tc__omp_body(void *p) {
+    tc__omp_job *J = p;
+    int saved = tc__in_parallel;
+    tc__in_parallel = 1;
+    for (;;) {
+        int64_t t = __atomic_fetch_add(&J->next, 1, __ATOMIC_RELAXED), b, e;
+        if (t >= J->chunks) break;
+        tc__chunk_range(J->n, J->chunks, t, &b, &e);
+        J->fn(J->arg, b, e, (int)t);
+    }
+    tc__in_parallel = saved;
+}
+
+/* A loaded OpenMP runtime's file name (libgomp, LLVM's libomp, Intel's
+ * libiomp5, under any suffix: Python wheels rename their copies). */
+static int tc__omp_lib_cb(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    const char *path = info->dlpi_name, *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : path;
+    if (!base || !base[0]) return 0;
+    if (strncmp(base, "libgomp", 7) == 0 || strncmp(base, "libiomp5", 8) == 0 ||
+        (strncmp(base, "libomp", 6) == 0 && strncmp(base, "libomptarget", 12) != 0)) {
+        snprintf(data, PATH_MAX, "%s", path);
+        return 1;
+    }
+    return 0;
+}
+
+/* GOMP_parallel of an OpenMP runtime already in the process, or NULL. The
+ * runtime is looked up, never loaded (RTLD_NOLOAD), so libtileconv does not
+ * depend on one: first among the globally visible symbols, then among the
+ * loaded objects (a Python extension's dependencies are loaded
+ * RTLD_LOCAL). The handle taken is kept, so that the runtime stays loaded
+ * while we hold its entry point. */
+static tc__gomp_parallel_t tc__find_gomp(void) {
+    char path[PATH_MAX] = "";
+    void *f = dlsym(RTLD_DEFAULT, "GOMP_parallel");
+    Dl_info di;
+    if (f) { /* pin the library that holds it (a no-op for the program) */
+        if (dladdr(f, &di) && di.dli_fname) dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    } else if (dl_iterate_phdr(tc__omp_lib_cb, path)) {
+        void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+        if (h) f = dlsym(h, "GOMP_parallel");
+        if (h && !f) dlclose(h);
+    }
+    tc__gomp_parallel_t g;
+    memcpy(&g, &f, sizeof g);
+    return g;
+}
+
+/* Where jobs run: TILECONV_THREADS (read once), or what
+ * tc__threads_runtime set. */
+static int tc__threads_mode = -1;
+static int tc__omp_passive; /* OMP_WAIT_POLICY=passive */
+static pthread_once_t tc__mode_once = PTHREAD_ONCE_INIT;
+static void tc__mode_init(void) {
+    const char *v = tc__knob_get(TC__KNOB_THREADS);
+    int m = TC__THREADS_AUTO;
+    if (v && v[0]) {
+        if (strcasecmp(v, "pool") == 0) m = TC__THREADS_POOL;
+        else if (strcasecmp(v, "openmp") == 0) m = TC__THREADS_OPENMP;
+        else if (strcasecmp(v, "auto") != 0)
+            fprintf(stderr, "tileconv: TILECONV_THREADS=%s is not pool, openmp or auto; "
+                            "using auto\n", v);
+    }
+    const char *w = getenv("OMP_WAIT_POLICY");
+    tc__omp_passive = w && strcasecmp(w, "passive") == 0;
+    int unset = -1;
+    __atomic_compare_exchange_n(&tc__threads_mode, &unset, m, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+}
+
+/* The runtime's entry point once found; while none is, looked for again at
+ * most every 0.5 s (a runtime loaded later, e.g. by an import, is taken up;
+ * a process without one pays one clock read per job). */
+static void *tc__gomp_found;
+static int64_t tc__gomp_next_look_ns;
+
+/* GOMP_parallel when the next job runs on the OpenMP runtime, else NULL
+ * (the pool). */
+static tc__gomp_parallel_t tc__omp_runner(void) {
+    pthread_once(&tc__mode_once, tc__mode_init);
+    int mode = __atomic_load_n(&tc__threads_mode, __ATOMIC_ACQUIRE);
+    if (mode == TC__THREADS_POOL || (mode == TC__THREADS_AUTO && tc__omp_passive)) return NULL;
+    void *f = __atomic_load_n(&tc__gomp_found, __ATOMIC_ACQUIRE);
+    if (!f) {
+        int64_t now = (int64_t)(tc__now() * 1e9);
+        int64_t next = __atomic_load_n(&tc__gomp_next_look_ns, __ATOMIC_RELAXED);
+        if (now < next ||
+            !__atomic_compare_exchange_n(&tc__gomp_next_look_ns, &next, now + 500000000, 0,
+                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return NULL;
+        tc__gomp_parallel_t g = tc__find_gomp();
+        if (!g) return NULL;
+        memcpy(&f, &g, sizeof f);
+        void *none = NULL;
+        if (!__atomic_compare_exchange_n(&tc__gomp_found, &none, f, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+            f = none; /* another thread's lookup won: the same runtime */
+    }
+    tc__gomp_parallel_t g;
+    memcpy(&g, &f, sizeof g);
+    return g;
+}
+
+int tc__threads_runtime(int mode) {
+    pthread_once(&tc__mode_once, tc__mode_init);
+    if (mode == TC__THREADS_POOL || mode == TC__THREADS_OPENMP || mode == TC__THREADS_AUTO) {
+        __atomic_store_n(&tc__threads_mode, mode, __ATOMIC_RELEASE);
+        __atomic_store_n(&tc__gomp_next_look_ns, 0, __ATOMIC_RELAXED); /* look now */
+    }
+    return tc__omp_runner() ? TC__THREADS_OPENMP : TC__THREADS_POOL;
+}
+
+/* One job at a time on the OpenMP runtime, as on the pool: a concurrent
+ * caller runs its chunks inline instead of starting a second team. */
+static pthread_mutex_t tc__omp_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void tc__parallel_for(int threads, int64_t n, tc__range_fn fn, void *arg) {
     if (n <= 0) return;
     if (threads < 1) threads = 1;
@@ -412,6 +576,25 @@ void tc__parallel_for(int threads, int64_t n, tc__range_fn fn, void *arg) {
     }
     if (tc__in_parallel) { /* nested: inline, same chunking */
         tc__run_inline(n, chunks, fn, arg);
+        return;
+    }
+    tc__gomp_parallel_t gomp = tc__omp_runner();
+    if (gomp) {
+        if (pthread_mutex_trylock(&tc__omp_lock) != 0) {
+            tc__run_inline(n, chunks, fn, arg); /* another job runs */
+            return;
+        }
+        /* the team: one thread per chunk, at most one per CPU of the
+         * process (the pool's size); placement is the runtime's */
+        int64_t team = chunks < tc_cpu_count() ? chunks : tc_cpu_count();
+        if (team < 2) {
+            pthread_mutex_unlock(&tc__omp_lock);
+            tc__run_inline(n, chunks, fn, arg);
+            return;
+        }
+        tc__omp_job J = {.fn = fn, .arg = arg, .n = n, .chunks = chunks, .next = 0};
+        gomp(tc__omp_body, &J, (unsigned)team, 0);
+        pthread_mutex_unlock(&tc__omp_lock);
         return;
     }
     pthread_once(&tc__pool_once, tc__pool_init);
