@@ -432,10 +432,8 @@ static void fd_ring_fill(const fd_job *j, char *ring, const void **rowp, int64_t
  * into the ring. Issued right before a block's kernel runs, so their
  * memory reads overlap its arithmetic; the fill then copies from cache
  * (256^3 k3, one core: the fill from 155-165 to 45-50 TSC cycles a row,
- * the volume 11.0-11.8 -> 6.9-7.0 ms). Inline asm, not __builtin_prefetch:
- * GCC 12 at -O3 deleted the builtin form whole (a function whose only
- * effect is a prefetch counts as pure, and its call was dropped), which
- * is why an earlier software prefetch here measured no change. */
+ * the volume 11.0-11.8 -> 6.9-7.0 ms). tc__prefetch, not
+ * __builtin_prefetch, which GCC deleted here (see internal.h). */
 static void fd_ring_prefetch(const fd_job *j, int64_t n, int64_t e, int64_t hb0, int64_t X0,
                              int64_t tw, int64_t hr0, int64_t hr1) {
     const fd_state *s = j->s;
@@ -454,8 +452,7 @@ static void fd_ring_prefetch(const fd_job *j, int64_t n, int64_t e, int64_t hb0,
         /* every line the row's elements [x0, x1) touch */
         const uintptr_t l0 = (uintptr_t)src & ~(uintptr_t)63;
         const uintptr_t l1 = (uintptr_t)(src + (x1 - x0) * es);
-        for (uintptr_t l = l0; l < l1; l += 64)
-            __asm__ volatile("prefetcht0 %0" ::"m"(*(const char *)l));
+        for (uintptr_t l = l0; l < l1; l += 64) tc__prefetch((const void *)l);
     }
 }
 

@@ -38,12 +38,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define SEP_PREFETCH(p) tc__prefetch(p)
 #if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h> /* _mm_prefetch, _mm_sfence: baseline SSE */
-#define SEP_PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
+#include <xmmintrin.h> /* _mm_sfence: baseline SSE */
 #define SEP_SFENCE() _mm_sfence()
 #else
-#define SEP_PREFETCH(p) __builtin_prefetch(p)
 #define SEP_SFENCE() ((void)0)
 #endif
 
