@@ -45,10 +45,14 @@
 #include <string.h>
 #include <unistd.h>
 
+/* the row copy of the ISAs without their own */
+static void fd_memcpy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+
 typedef struct fd_isa {
     const char *name;
     unsigned need;          /* TC__CPU_* bits, 0 = none */
     tc__fd_kernel kern[2];  /* float32, float64 */
+    void (*copy)(void *, const void *, size_t); /* the ring's row copy */
     int vl[2];              /* lanes per vector */
     double lanes32;         /* float32 lanes, for the estimate */
 } fd_isa;
@@ -82,13 +86,13 @@ FD_SCALAR(double, fd_f64_scalar)
 
 static const fd_isa fd_isa_avx512 = {"avx512", TC__CPU_AVX512,
                                      {tc__fd_f32_avx512, tc__fd_f64_avx512},
-                                     {16, 8}, 16};
+                                     tc__fd_copy_avx512, {16, 8}, 16};
 static const fd_isa fd_isa_avx2 = {"avx2", TC__CPU_AVX2,
                                    {tc__fd_f32_avx2, tc__fd_f64_avx2},
-                                   {8, 4}, 8};
+                                   fd_memcpy, {8, 4}, 8};
 static const fd_isa fd_isa_scalar = {"scalar", 0,
                                      {fd_f32_scalar, fd_f64_scalar},
-                                     {8, 8}, 4};
+                                     fd_memcpy, {8, 8}, 4};
 
 /* ---------------- plan ---------------- */
 typedef tc__fd_state fd_state;
@@ -243,6 +247,7 @@ static tc_status fd_plan(const tc__problem *p, const fd_isa *isa, void **out) {
         return TC_OK;
     }
     s->kern = isa->kern[p->dtype == TC_FLOAT64];
+    s->copy = isa->copy;
     int64_t nd = s->Do + s->m0 - 1, nh = s->Ho + s->m1 - 1;
     int64_t cvlen = s->Tx + s->EL + s->ER + s->m2 + 64;
     s->dmap = tc__alloc((size_t)(nd + nh + s->EL + s->ER + s->nsL + s->nsR) * sizeof(int64_t));
@@ -383,13 +388,14 @@ static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
  * element in every mode but constant). */
 #define FD_PAD(T, NAME)                                                       \
     static void NAME(T *dst, const T *src, int64_t x0, int64_t n, int64_t W,  \
-                     const int64_t *mL, const int64_t *mR, T cv) {            \
+                     const int64_t *mL, const int64_t *mR, T cv,              \
+                     void (*copy)(void *, const void *, size_t)) {            \
         int64_t a = fd_min(n, fd_max(0, -x0)), b = fd_max(a, fd_min(n, W - x0)); \
         for (int64_t u = 0; u < a; u++) {                                     \
             int64_t i = mL[-1 - (x0 + u)];                                    \
             dst[u] = i >= 0 ? src[i] : cv;                                    \
         }                                                                     \
-        if (b > a) memcpy(dst + a, src + x0 + a, (size_t)(b - a) * sizeof(T)); \
+        if (b > a) copy(dst + a, src + x0 + a, (size_t)(b - a) * sizeof(T)); \
         for (int64_t u = b; u < n; u++) {                                     \
             int64_t i = mR[x0 + u - W];                                       \
             dst[u] = i >= 0 ? src[i] : cv;                                    \
@@ -419,10 +425,10 @@ static void fd_ring_fill(const fd_job *j, char *ring, const void **rowp, int64_t
         char *dst = ring + ((slot * s->Hbe + hr) * s->RW + s->roff) * es;
         if (p->dtype == TC_FLOAT32)
             fd_pad_f32((float *)dst, (const float *)src, X0 - s->pl2, len, s->W, s->smapL,
-                       s->smapR, *(const float *)s->cvrow);
+                       s->smapR, *(const float *)s->cvrow, s->copy);
         else
             fd_pad_f64((double *)dst, (const double *)src, X0 - s->pl2, len, s->W, s->smapL,
-                       s->smapR, *(const double *)s->cvrow);
+                       s->smapR, *(const double *)s->cvrow, s->copy);
         *rp = dst;
     }
 }

@@ -47,6 +47,8 @@ typedef void (*tc__fd_kernel)(const tc__fd_block *b);
 void tc__fd_f32_avx512(const tc__fd_block *b);
 void tc__fd_f64_avx512(const tc__fd_block *b);
 void tc__fd_f32_avx2(const tc__fd_block *b);
+/* memcpy for the plane ring's rows (AVX-512BW; filter_direct_avx512.c) */
+void tc__fd_copy_avx512(void *dst, const void *src, size_t bytes);
 void tc__fd_f64_avx2(const tc__fd_block *b);
 
 /* Lane-interleaved rows (filter_direct_lanes.c): the same kernel on rows
@@ -69,6 +71,7 @@ typedef struct tc__fd_state {
     int ring;               /* 1: padded plane ring (3D, filter_direct.c) */
     int64_t RW, roff;       /* ring: padded row stride, offset of element 0 */
     tc__fd_kernel kern;     /* row-block kernel of the chosen path */
+    void (*copy)(void *, const void *, size_t); /* ring rows: memcpy or the ISA's */
     int64_t D, H, W, Do, Ho, Wo, m0, m1, m2, pl0, pl1, pl2;
     int64_t R, xs;          /* rows per block, row pointers per mask plane */
     int64_t Tx, ntx;        /* x tile width, count */

@@ -166,3 +166,25 @@ void tc__fd_f64_avx512_lanes_out(double *y, const double *to, int64_t S, int64_t
         _mm512_mask_storeu_pd(y + at, (__mmask8)((1u << n) - 1u), r[l]);
     }
 }
+
+/* The plane ring's row copy (filter_direct.c, fd_ring_fill): bytes from
+ * src to dst in 64-byte vectors, the tail masked; inline, where a libc
+ * memcpy call cost its dispatch on every row of a few hundred bytes. */
+void tc__fd_copy_avx512(void *dst, const void *src, size_t bytes) {
+    char *d = dst;
+    const char *s = src;
+    size_t i = 0;
+    for (; i + 256 <= bytes; i += 256) {
+        __m512i a = _mm512_loadu_si512(s + i), b = _mm512_loadu_si512(s + i + 64);
+        __m512i c = _mm512_loadu_si512(s + i + 128), e = _mm512_loadu_si512(s + i + 192);
+        _mm512_storeu_si512(d + i, a);
+        _mm512_storeu_si512(d + i + 64, b);
+        _mm512_storeu_si512(d + i + 128, c);
+        _mm512_storeu_si512(d + i + 192, e);
+    }
+    for (; i + 64 <= bytes; i += 64) _mm512_storeu_si512(d + i, _mm512_loadu_si512(s + i));
+    if (i < bytes) {
+        const __mmask64 m = _cvtu64_mask64(~0ull >> (64 - (bytes - i)));
+        _mm512_mask_storeu_epi8(d + i, m, _mm512_maskz_loadu_epi8(m, s + i));
+    }
+}
