@@ -18,7 +18,11 @@
  *           process) threads; each team thread claims chunks from the
  *           job's atomic counter, so a smaller team (a nested region, a
  *           thread limit) still runs every chunk once. The threads are the
- *           runtime's, placed by its OMP_PROC_BIND / OMP_PLACES; the same
+ *           runtime's, placed by its OMP_PROC_BIND / OMP_PLACES (without
+ *           them a new team thread inherits the calling thread's mask: a
+ *           caller pinned to one CPU outside OpenMP keeps its team there,
+ *           as it does the program's own regions; the pool's placement
+ *           below does not apply); the same
  *           team then serves the program's own parallel regions (torch's
  *           operators) and ours, instead of two sets of threads taking
  *           turns on the same CPUs: libgomp's idle workers spin for a few
