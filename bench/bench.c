@@ -67,7 +67,9 @@ static const char bench_help[] =
     "OMP_PLACES=cores, OMP_WAIT_POLICY=passive, OPENBLAS_NUM_THREADS=N and\n"
     "OPENBLAS_THREAD_TIMEOUT=4 (idle workers sleep) and re-executes itself once;\n"
     "cv::setNumThreads(N); the peers' worker threads are pinned one per core\n"
-    "after their warm-up (tileconv's pool pins its own).\n";
+    "after their warm-up (tileconv's pool pins its own; the bench sets\n"
+    "TILECONV_THREADS=pool unless it is set, so ours never run on the peers'\n"
+    "OpenMP team).\n";
 
 /* ---------------------------------------------------------------------- */
 
@@ -703,6 +705,11 @@ int tc_tool_bench(int argc, char **argv) {
 #if TC_BENCH_HAVE_FFTW
     peer_fftw_timelimit = b.quick ? 1.0 : 5.0;
 #endif
+    /* ours on tileconv's own pool in every run: the peers link an OpenMP
+     * runtime, and TILECONV_THREADS=auto would take its team for our
+     * runners when the peers are off (no OMP_WAIT_POLICY=passive then);
+     * a value the caller set is kept */
+    setenv("TILECONV_THREADS", "pool", 0);
     if (b.peers) reexec_with_env(argc, argv, b.threads);
 
     if (b.backend == TC_BACKEND_CUDA && tc_cuda_device_count() <= 0) {

@@ -84,6 +84,9 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--expect-cpus") == 0 && i + 1 < argc) expect = atoi(argv[++i]);
     th_init(1, argv);
+    /* the pool's placement is under test: never an OpenMP team, even when
+     * a runtime is preloaded (TILECONV_THREADS=auto would take it) */
+    tc__threads_runtime(TC__THREADS_POOL);
     int cpus[CPU_SETSIZE];
     char src[200];
     int ncpu = tc__process_cpus(cpus, CPU_SETSIZE, src, sizeof src);
