@@ -78,6 +78,7 @@ typedef struct tc__fd_state {
     int64_t Hb, nbands;     /* rows per band (multiple of R), count */
     int64_t items;          /* N * ntx * nbands * Do * Hb/R work items */
     int nt;                 /* stream the output past the caches */
+    int pf;                 /* ring: prefetch the next block's source rows */
     int64_t *dmap, *hmap;   /* extended plane/row -> input plane/row, -1 = cval */
     /* plain path: x pieces left [0,xl1), inside [xl1,xr0), right [xr0,Wo) */
     int64_t xl1, xr0;
