@@ -844,12 +844,13 @@ static void filter_cases(void) {
     /* K. 3D rows longer than a kernel strip (64 float32 outputs), so the
      *    plane ring of cpu.direct.* runs full strips, masked tails and the
      *    boundary copies together: odd and even masks, every mode, origins,
-     *    thin planes; m2 = 11 takes the lane-interleaved path; rows of 300
-     *    make two x tiles under the test_solvers_small_l2 run's L2 size */
+     *    thin planes; m2 = 11 takes the lane-interleaved path; 6x40x300
+     *    makes, under the test_solvers_small_l2 run's 32 KiB L2, two x
+     *    tiles, ten row bands and an input over 8x L2 (the prefetch) */
     static const struct { int nd; int64_t in[4], m[3]; } k3d[] = {
         {3, {7, 13, 133}, {3, 3, 3}}, {3, {6, 9, 70}, {5, 5, 5}}, {3, {5, 11, 97}, {5, 3, 7}},
         {3, {9, 6, 67}, {4, 5, 2}},   {3, {4, 7, 81}, {7, 7, 9}}, {4, {2, 3, 5, 80}, {3, 3, 3}},
-        {3, {4, 6, 75}, {3, 3, 11}}, {3, {5, 9, 300}, {3, 3, 3}}};
+        {3, {4, 6, 75}, {3, 3, 11}}, {3, {6, 40, 300}, {3, 3, 3}}};
     for (size_t b = 0; b < sizeof k3d / sizeof k3d[0]; b++)
         for (int mode = 0; mode < 5; mode++) {
             if (quick && (mode + (int)b) % 2) continue;
