@@ -846,11 +846,16 @@ static void filter_cases(void) {
      *    boundary copies together: odd and even masks, every mode, origins,
      *    thin planes; m2 = 11 takes the lane-interleaved path; 6x40x300
      *    makes, under the test_solvers_small_l2 run's 32 KiB L2, two x
-     *    tiles, ten row bands and an input over 8x L2 (the prefetch) */
+     *    tiles, ten row bands and an input over 8x L2 (the prefetch);
+     *    m1 = m2 = 3 runs blocks of two output planes (an odd plane count
+     *    leaves a one-plane block; 2 and 4 planes, several images and
+     *    m0 = 5 below), and test_solvers_fd_pair forces them on every
+     *    mask */
     static const struct { int nd; int64_t in[4], m[3]; } k3d[] = {
         {3, {7, 13, 133}, {3, 3, 3}}, {3, {6, 9, 70}, {5, 5, 5}}, {3, {5, 11, 97}, {5, 3, 7}},
         {3, {9, 6, 67}, {4, 5, 2}},   {3, {4, 7, 81}, {7, 7, 9}}, {4, {2, 3, 5, 80}, {3, 3, 3}},
-        {3, {4, 6, 75}, {3, 3, 11}}, {3, {6, 40, 300}, {3, 3, 3}}};
+        {3, {4, 6, 75}, {3, 3, 11}}, {3, {6, 40, 300}, {3, 3, 3}}, {4, {3, 4, 9, 70}, {3, 3, 3}},
+        {3, {2, 5, 40}, {3, 3, 3}},   {3, {8, 12, 64}, {5, 3, 3}}};
     for (size_t b = 0; b < sizeof k3d / sizeof k3d[0]; b++)
         for (int mode = 0; mode < 5; mode++) {
             if (quick && (mode + (int)b) % 2) continue;

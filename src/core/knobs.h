@@ -48,6 +48,8 @@
       "L2 bytes the direct filter tiles for (tests: small tiles)")                              \
     X(FD_RING, "TILECONV_FD_RING", NULL, "1", "cpu",                                            \
       "0: the direct filter's 3D masks in pieces instead of the plane ring (tests)")            \
+    X(FD_PAIR, "TILECONV_FD_PAIR", NULL, "chosen per problem", "cpu",                           \
+      "0 or 1: the plane ring's two-output-plane blocks off or on (tests)")                     \
     X(FD_LANES, "TILECONV_FD_LANES", NULL, "chosen per problem", "cpu",                         \
       "0 or 1: forces the direct filter's lane form off or on (tests)")                         \
     X(SEP_COL, "TILECONV_SEP_COL", NULL, "the best ISA", "cpu",                                 \

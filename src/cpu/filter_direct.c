@@ -52,6 +52,7 @@ typedef struct fd_isa {
     const char *name;
     unsigned need;          /* TC__CPU_* bits, 0 = none */
     tc__fd_kernel kern[2];  /* float32, float64 */
+    tc__fd_kernel kern2[2]; /* two output planes per block (NULL: none) */
     void (*copy)(void *, const void *, size_t); /* the ring's row copy */
     int vl[2];              /* lanes per vector */
     double lanes32;         /* float32 lanes, for the estimate */
@@ -86,12 +87,13 @@ FD_SCALAR(double, fd_f64_scalar)
 
 static const fd_isa fd_isa_avx512 = {"avx512", TC__CPU_AVX512,
                                      {tc__fd_f32_avx512, tc__fd_f64_avx512},
+                                     {tc__fd_f32_avx512_pair, tc__fd_f64_avx512_pair},
                                      tc__fd_copy_avx512, {16, 8}, 16};
 static const fd_isa fd_isa_avx2 = {"avx2", TC__CPU_AVX2,
-                                   {tc__fd_f32_avx2, tc__fd_f64_avx2},
+                                   {tc__fd_f32_avx2, tc__fd_f64_avx2}, {NULL, NULL},
                                    fd_memcpy, {8, 4}, 8};
 static const fd_isa fd_isa_scalar = {"scalar", 0,
-                                     {fd_f32_scalar, fd_f64_scalar},
+                                     {fd_f32_scalar, fd_f64_scalar}, {NULL, NULL},
                                      fd_memcpy, {8, 8}, 4};
 
 /* ---------------- plan ---------------- */
@@ -128,10 +130,23 @@ static size_t fd_r64(size_t v) { return (v + 63) & ~(size_t)63; }
  * those rows: the reads interleave with the arithmetic (a whole-plane copy
  * up front was a burst of memory stalls with nothing to overlap). */
 
-static void fd_ring_geometry(const tc__problem *p, fd_state *s) {
+static void fd_ring_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
     const int64_t es = (int64_t)p->esize, al = 64 / es;
     const int64_t budget = tc__fd_l2_bytes() / 2;
     s->ring = 1;
+    /* two output planes per item (the ring then holds m0 + 1 planes)
+     * where the ISA has the pair kernel: 3x3 taps a plane always; 5x5
+     * when the input is over two L2s (in L2, one core, its 2 FMAs per
+     * broadcast tap against strip()'s 4 cost 2-4%; from L3 or memory it
+     * gains 5-30%: docs/solvers/cpu-filter-3d.md) */
+    const char *pair_env = tc__knob_get(TC__KNOB_FD_PAIR);
+    int pair = isa->kern2[0] && s->Do >= 2 &&
+               ((s->m1 == 3 && s->m2 == 3) ||
+                (s->m1 == 5 && s->m2 == 5 &&
+                 (double)tc__x_count(p) * es > 2.0 * tc__fd_l2_bytes()));
+    if (pair_env && pair_env[0]) pair = isa->kern2[0] && s->Do >= 2 && pair_env[0] == '1';
+    s->P = pair ? 2 : 1;
+    const int64_t ns = s->m0 + s->P - 1; /* ring slots */
     int64_t tx = budget / (4 * s->m0 * s->xs * es);
     tx = fd_max(256, tx / 64 * 64);
     s->ntx = tc__cdiv64(s->Wo, fd_min(s->Wo, tx));
@@ -141,16 +156,16 @@ static void fd_ring_geometry(const tc__problem *p, fd_state *s) {
     s->nsL = fd_max(0, s->pl2);
     s->nsR = fd_max(0, s->Wo - s->pl2 + s->m2 - 1 - s->W);
     s->RW = tc__cdiv64(s->roff + s->Tx + s->m2 - 1, al) * al;
-    int64_t hb = budget / (s->m0 * s->RW * es) - (s->m1 - 1);
+    int64_t hb = budget / (ns * s->RW * es) - (s->m1 - 1);
     hb = fd_max(s->R, hb / s->R * s->R);
     s->nbands = tc__cdiv64(s->Ho, fd_min(hb, tc__cdiv64(s->Ho, s->R) * s->R));
     s->Hb = tc__cdiv64(tc__cdiv64(s->Ho, s->nbands), s->R) * s->R;
     s->Hbe = s->Hb + s->m1 - 1;
-    s->items = p->N * s->ntx * s->nbands * s->Do * (s->Hb / s->R);
-    s->ws_thread = fd_r64((size_t)(s->m0 * s->Hbe * s->RW * es)) +
-                   fd_r64((size_t)(s->m0 * s->Hbe) * sizeof(void *)) +
-                   fd_r64((size_t)(s->m0 * s->xs) * sizeof(void *)) +
-                   fd_r64((size_t)(2 * s->m0) * sizeof(int64_t));
+    s->items = p->N * s->ntx * s->nbands * tc__cdiv64(s->Do, s->P) * (s->Hb / s->R);
+    s->ws_thread = fd_r64((size_t)(ns * s->Hbe * s->RW * es)) +
+                   fd_r64((size_t)(ns * s->Hbe) * sizeof(void *)) +
+                   fd_r64((size_t)(ns * s->xs) * sizeof(void *)) +
+                   fd_r64((size_t)(2 * ns) * sizeof(int64_t));
 }
 
 /* Fills the geometry (everything but the tables) for ISA isa. */
@@ -162,6 +177,7 @@ static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
     s->m0 = p->msk[0]; s->m1 = p->msk[1]; s->m2 = p->msk[2];
     s->pl0 = p->pad_lo[0]; s->pl1 = p->pad_lo[1]; s->pl2 = p->pad_lo[2];
     s->R = TC__FD_RMAX;
+    s->P = 1;
     s->xs = s->R + s->m1 - 1;
     /* an output far larger than L2 is not read back soon: non-temporal
      * stores save the read-for-ownership (a third of the traffic) */
@@ -177,7 +193,7 @@ static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
     }
     const char *ring_env = tc__knob_get(TC__KNOB_FD_RING); /* tests: 0 = pieces */
     if (s->m0 > 1 && !(ring_env && ring_env[0] == '0')) {
-        fd_ring_geometry(p, s);
+        fd_ring_geometry(p, isa, s);
         return;
     }
     /* x: exact inside range, then round the left edge up and the inside
@@ -251,6 +267,7 @@ static tc_status fd_plan(const tc__problem *p, const fd_isa *isa, void **out) {
         return TC_OK;
     }
     s->kern = isa->kern[p->dtype == TC_FLOAT64];
+    s->kern2 = s->P == 2 ? isa->kern2[p->dtype == TC_FLOAT64] : NULL;
     s->copy = isa->copy;
     int64_t nd = s->Do + s->m0 - 1, nh = s->Ho + s->m1 - 1;
     int64_t cvlen = s->Tx + s->EL + s->ER + s->m2 + 64;
@@ -415,7 +432,7 @@ static void fd_ring_fill(const fd_job *j, char *ring, const void **rowp, int64_t
                          int64_t hr1) {
     const fd_state *s = j->s;
     const tc__problem *p = j->a->p;
-    const int64_t es = (int64_t)p->esize, slot = e % s->m0, pd = s->dmap[e];
+    const int64_t es = (int64_t)p->esize, slot = e % (s->m0 + s->P - 1), pd = s->dmap[e];
     const int64_t len = tw + s->m2 - 1;
     for (int64_t hr = hr0; hr < hr1; hr++) {
         const int64_t hext = hb0 + hr;
@@ -470,16 +487,16 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     const fd_job *j = arg;
     const fd_state *s = j->s;
     const tc__problem *p = j->a->p;
-    const int64_t es = (int64_t)p->esize;
+    const int64_t es = (int64_t)p->esize, P = s->P, ns = s->m0 + P - 1; /* ring slots */
     char *w = (char *)j->a->ws + (size_t)tid * s->ws_thread;
     char *ring = w;
-    w += fd_r64((size_t)(s->m0 * s->Hbe * s->RW * es));
+    w += fd_r64((size_t)(ns * s->Hbe * s->RW * es));
     const void **rowp = (const void **)w;
-    w += fd_r64((size_t)(s->m0 * s->Hbe) * sizeof(void *));
+    w += fd_r64((size_t)(ns * s->Hbe) * sizeof(void *));
     const void **kp = (const void **)w;
-    w += fd_r64((size_t)(s->m0 * s->xs) * sizeof(void *));
-    int64_t *sk = (int64_t *)w, *filled = sk + s->m0; /* per slot: plane key, rows in */
-    for (int64_t i = 0; i < s->m0; i++) sk[i] = -1;
+    w += fd_r64((size_t)(ns * s->xs) * sizeof(void *));
+    int64_t *sk = (int64_t *)w, *filled = sk + ns; /* per slot: plane key, rows in */
+    for (int64_t i = 0; i < ns; i++) sk[i] = -1;
     tc__fd_block b;
     tc__fd_block_init(&b, s, kp, j->a->w, s->nt);
     /* the item's coordinates advance one row block at a time (decoding
@@ -491,7 +508,7 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     for (int64_t it = begin; it < end; it++) {
         if (it > begin && ++itm.rb == rbpb) {
             itm.rb = 0;
-            if (++itm.o0 == s->Do) {
+            if ((itm.o0 += P) >= s->Do) {
                 itm.o0 = 0;
                 if (++itm.band == s->nbands) {
                     itm.band = 0;
@@ -509,8 +526,9 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
         const int64_t tw = fd_min(s->Tx, s->Wo - X0);
         b.rows = (int)fd_min(s->R, s->Ho - o1);
         const int64_t need = o1 - hb0 + b.rows + s->m1 - 1; /* band rows this block reads */
-        const int64_t sl0 = o0 % s->m0; /* ring slot of plane o0 */
-        for (int64_t e = o0, sl = sl0; e < o0 + s->m0; e++, sl = sl + 1 == s->m0 ? 0 : sl + 1) {
+        const int64_t np = fd_min(P, s->Do - o0); /* output planes of this block */
+        const int64_t sl0 = o0 % ns; /* ring slot of plane o0 */
+        for (int64_t e = o0, sl = sl0; e < o0 + s->m0 + np - 1; e++, sl = sl + 1 == ns ? 0 : sl + 1) {
             const int64_t ek = key * (s->Do + s->m0) + e;
             if (sk[sl] != ek) {
                 sk[sl] = ek;
@@ -521,7 +539,7 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
                 filled[sl] = need;
             }
         }
-        for (int64_t r0 = 0, sl = sl0; r0 < s->m0; r0++, sl = sl + 1 == s->m0 ? 0 : sl + 1) {
+        for (int64_t r0 = 0, sl = sl0; r0 < s->m0 + np - 1; r0++, sl = sl + 1 == ns ? 0 : sl + 1) {
             const void *const *rp = rowp + sl * s->Hbe + (o1 - hb0);
             for (int64_t i = 0; i < b.rows + s->m1 - 1; i++) {
                 /* one pointer at a time: rp[] was just stored 8 bytes at a
@@ -533,18 +551,25 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
             }
         }
         /* the rows the next block's fill copies: the next R of the
-         * newest plane, or at the band's end the first rows of the next
-         * output plane's newest plane */
+         * newest plane(s) of this block, or at the band's end the first
+         * rows of the next block's newest planes */
         if (!s->pf)
             ;
         else if (o1 + s->R < fd_min(hb0 + s->Hb, s->Ho))
-            fd_ring_prefetch(j, n, o0 + s->m0 - 1, hb0, X0, tw, need, need + s->R);
+            for (int64_t e = o0 + s->m0 - 1; e < o0 + s->m0 + np - 1; e++)
+                fd_ring_prefetch(j, n, e, hb0, X0, tw, need, need + s->R);
         else
-            fd_ring_prefetch(j, n, o0 + s->m0, hb0, X0, tw, 0, s->R + s->m1 - 1);
+            for (int64_t e = o0 + s->m0 + P - 1; e < o0 + s->m0 + 2 * P - 1; e++)
+                fd_ring_prefetch(j, n, e, hb0, X0, tw, 0, s->R + s->m1 - 1);
         char *yrow = (char *)j->a->y + (((n * s->Do + o0) * s->Ho + o1) * s->Wo + X0) * es;
         for (int r = 0; r < b.rows; r++) b.y[r] = yrow + r * s->Wo * es;
         b.nx = tw;
-        s->kern(&b);
+        if (np == 2) {
+            for (int r = 0; r < b.rows; r++) b.y1[r] = (char *)b.y[r] + s->Ho * s->Wo * es;
+            s->kern2(&b);
+        } else {
+            s->kern(&b);
+        }
     }
 #if defined(__x86_64__) || defined(__i386__)
     if (s->nt) __builtin_ia32_sfence(); /* order streamed stores before the join */

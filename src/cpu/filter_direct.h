@@ -40,6 +40,8 @@ typedef struct tc__fd_block {
     int nt;                    /* 1: store aligned full vectors non-temporally
                                   (the caller fences before finishing) */
     int64_t xoff;              /* elements added to every x[] pointer */
+    void *y1[TC__FD_RMAX];     /* pair kernels: the rows of the next output
+                                  plane (x[] then holds m0 + 1 planes) */
 } tc__fd_block;
 
 typedef void (*tc__fd_kernel)(const tc__fd_block *b);
@@ -50,6 +52,9 @@ void tc__fd_f32_avx2(const tc__fd_block *b);
 /* memcpy for the plane ring's rows (AVX-512BW; filter_direct_avx512.c) */
 void tc__fd_copy_avx512(void *dst, const void *src, size_t bytes);
 void tc__fd_f64_avx2(const tc__fd_block *b);
+/* Two output planes per call (3D plane ring; b->y1, m0 + 1 input planes) */
+void tc__fd_f32_avx512_pair(const tc__fd_block *b);
+void tc__fd_f64_avx512_pair(const tc__fd_block *b);
 
 /* Lane-interleaved rows (filter_direct_lanes.c): the same kernel on rows
  * whose element k is the aligned vector (row[k], row[k+S], ..., row[k+(L-1)S])
@@ -71,6 +76,8 @@ typedef struct tc__fd_state {
     int ring;               /* 1: padded plane ring (3D, filter_direct.c) */
     int64_t RW, roff;       /* ring: padded row stride, offset of element 0 */
     tc__fd_kernel kern;     /* row-block kernel of the chosen path */
+    tc__fd_kernel kern2;    /* ring: the two-plane kernel (P = 2) */
+    int64_t P;              /* ring: output planes per work item (1 or 2) */
     void (*copy)(void *, const void *, size_t); /* ring rows: memcpy or the ISA's */
     int64_t D, H, W, Do, Ho, Wo, m0, m1, m2, pl0, pl1, pl2;
     int64_t R, xs;          /* rows per block, row pointers per mask plane */
@@ -124,7 +131,8 @@ static inline int tc__fd_item_decode(const tc__fd_state *s, int64_t it,
     const int64_t rbpb = s->Hb / s->R;
     int64_t q = it;
     w->rb = q % rbpb; q /= rbpb;
-    w->o0 = q % s->Do; q /= s->Do;
+    const int64_t dq = (s->Do + s->P - 1) / s->P; /* plane groups */
+    w->o0 = q % dq * s->P; q /= dq;
     w->band = q % s->nbands; q /= s->nbands;
     w->q = q;
     w->xt = q % s->ntx;

@@ -32,6 +32,7 @@
 #define FK_LOADU(p) _mm512_loadu_ps(p)
 #define FK_FN(name) fk512s_##name
 #define FK_ENTRY tc__fd_f32_avx512
+#define FK_PENTRY tc__fd_f32_avx512_pair
 #define FK_PERM2(lo, ix, hi) _mm512_permutex2var_ps(lo, ix, hi)
 #define FK_IDX(s) _mm512_load_si512(tc__shift_idx32[s])
 #define FK_ALIGNR(hi, lo, s)                                                  \
@@ -44,6 +45,7 @@
 #undef FK_LOADU
 #undef FK_FN
 #undef FK_ENTRY
+#undef FK_PENTRY
 
 #define FK_ES FK_L
 #define FK_LOADU(p) _mm512_load_ps(p)
@@ -54,6 +56,7 @@
 #undef FK_LOADU
 #undef FK_FN
 #undef FK_ENTRY
+#undef FK_PENTRY
 
 #undef FK_T
 #undef FK_V
@@ -86,6 +89,7 @@
 #define FK_LOADU(p) _mm512_loadu_pd(p)
 #define FK_FN(name) fk512d_##name
 #define FK_ENTRY tc__fd_f64_avx512
+#define FK_PENTRY tc__fd_f64_avx512_pair
 #define FK_PERM2(lo, ix, hi) _mm512_permutex2var_pd(lo, ix, hi)
 #define FK_IDX(s) _mm512_load_si512(tc__shift_idx64[s])
 #define FK_ALIGNR(hi, lo, s)                                                  \
@@ -98,6 +102,7 @@
 #undef FK_LOADU
 #undef FK_FN
 #undef FK_ENTRY
+#undef FK_PENTRY
 
 #define FK_ES FK_L
 #define FK_LOADU(p) _mm512_load_pd(p)

@@ -522,6 +522,114 @@ void FK_ENTRY(const tc__fd_block *bk) {
     default: FK_FN(entry)(bk, 0); break;
     }
 }
+
+#if defined(FK_PENTRY) && FK_VMAX == 4 && defined(FK_PERM2)
+/* Two output planes per block (bk->y: plane A, bk->y1: plane B, the next
+ * one; bk->x holds m0 + 1 planes of xs row pointers, plane B's mask plane
+ * r0 at input plane r0 + 1), 4 full rows x 2 vectors each: 16
+ * accumulators. Each input row's 3 loaded and 2 (M2 - 1) shifted vectors
+ * feed both planes where both use it (input planes 1 .. m0 - 1), so the
+ * shifts per FMA drop by a third against strip() (k3: 96 per 432 FMAs
+ * instead of 144), and the driver's per-block work serves twice the
+ * outputs. Same FMAs in the same order per output as strip(): input
+ * planes ascending (= r0 ascending for both planes), rows ascending (r1),
+ * taps ascending (tapnext()'s order for m2 <= FK_L). */
+FK_INL void FK_FN(prow)(FK_V acc[2][4][2], const FK_T *p, const FK_T *wa, const FK_T *wb,
+                        const int i, const int M1, const int M2, const int pa,
+                        const int pb) {
+    const int jlo = i - M1 + 1 > 0 ? i - M1 + 1 : 0, jhi = i < 3 ? i : 3;
+    /* the taps re-read per input row: otherwise GCC keeps each plane's
+     * broadcast taps in registers across its rows (18 for k3, beside 16
+     * accumulators) and spills */
+    __asm__ volatile("" : "+r"(wa), "+r"(wb));
+    FK_V B[3];
+    B[0] = FK_LOADU(p);
+    FK_PIN(B[0]);
+    B[1] = FK_LOADU(p + FK_L);
+    FK_PIN(B[1]);
+    B[2] = FK_MLOADU(FK_MASK(M2 - 1), p + 2 * FK_L);
+    FK_PIN(B[2]);
+#pragma GCC unroll 16
+    for (int s = 0; s < M2; s++) {
+        FK_V X0 = s == 0 ? B[0] : FK_SHIFT(B[0], B[1], s);
+        FK_V X1 = s == 0 ? B[1] : FK_SHIFT(B[1], B[2], s);
+#pragma GCC unroll 4
+        for (int j = jlo; j <= jhi; j++) {
+            if (pa) {
+                const FK_V b = FK_SET1(wa[(i - j) * M2 + s]);
+                acc[0][j][0] = FK_FMA(X0, b, acc[0][j][0]);
+                acc[0][j][1] = FK_FMA(X1, b, acc[0][j][1]);
+            }
+            if (pb) {
+                const FK_V b = FK_SET1(wb[(i - j) * M2 + s]);
+                acc[1][j][0] = FK_FMA(X0, b, acc[1][j][0]);
+                acc[1][j][1] = FK_FMA(X1, b, acc[1][j][1]);
+            }
+        }
+    }
+}
+FK_INL void FK_FN(strip2p)(const tc__fd_block *bk, int64_t x0, const int M1, const int M2) {
+    FK_V acc[2][4][2];
+#pragma GCC unroll 2
+    for (int q = 0; q < 2; q++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) acc[q][j][0] = acc[q][j][1] = FK_ZERO();
+    const FK_T *const *xr = (const FK_T *const *)bk->x;
+    const FK_T *w = (const FK_T *)bk->w;
+    const int64_t xs = bk->xs, off = x0 + bk->xoff, m0 = bk->m0, pl = M1 * M2;
+#pragma GCC unroll 8
+    for (int i = 0; i < M1 + 3; i++) /* input plane 0: plane A only */
+        FK_FN(prow)(acc, xr[i] + off, w, w, i, M1, M2, 1, 0);
+    for (int64_t e = 1; e < m0; e++) {
+        const FK_T *const *xe = xr + e * xs;
+#pragma GCC unroll 8
+        for (int i = 0; i < M1 + 3; i++)
+            FK_FN(prow)(acc, xe[i] + off, w + e * pl, w + (e - 1) * pl, i, M1, M2, 1, 1);
+    }
+    {
+        const FK_T *const *xe = xr + m0 * xs; /* input plane m0: plane B only */
+#pragma GCC unroll 8
+        for (int i = 0; i < M1 + 3; i++)
+            FK_FN(prow)(acc, xe[i] + off, w, w + (m0 - 1) * pl, i, M1, M2, 0, 1);
+    }
+#pragma GCC unroll 2
+    for (int q = 0; q < 2; q++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            FK_T *y = (FK_T *)(q ? bk->y1[j] : bk->y[j]) + x0;
+#pragma GCC unroll 2
+            for (int v = 0; v < 2; v++) {
+                FK_T *yv = y + FK_L * v;
+                if (bk->nt && !((uintptr_t)yv & (FK_ALIGN - 1))) FK_STREAM(yv, acc[q][j][v]);
+                else FK_STOREU(yv, acc[q][j][v]);
+            }
+        }
+}
+
+/* A block of two output planes: the pair strips where they apply (4 rows,
+ * full 2-vector strips, 3x3 rows of taps), the rest (a tail of < 2 vectors,
+ * a short last row block, other masks) by FK_ENTRY one plane at a time. */
+void FK_PENTRY(const tc__fd_block *bk) {
+    int64_t x = 0;
+    const int64_t full = 2 * FK_L;
+    if (bk->rows == 4 && bk->m1 == 3 && bk->m2 == 3)
+        for (; x + full <= bk->nx; x += full) FK_FN(strip2p)(bk, x, 3, 3);
+    else if (bk->rows == 4 && bk->m1 == 5 && bk->m2 == 5)
+        for (; x + full <= bk->nx; x += full) FK_FN(strip2p)(bk, x, 5, 5);
+    if (x >= bk->nx) return;
+    tc__fd_block b = *bk;
+    b.xoff += x;
+    b.nx -= x;
+    for (int r = 0; r < b.rows; r++) {
+        b.y[r] = (FK_T *)bk->y[r] + x;
+        b.y1[r] = (FK_T *)bk->y1[r] + x;
+    }
+    FK_ENTRY(&b);
+    b.x = bk->x + bk->xs;
+    for (int r = 0; r < b.rows; r++) b.y[r] = b.y1[r];
+    FK_ENTRY(&b);
+}
+#endif
 #undef FK_VS
 #undef FK_PMAX
 #undef FK_TAPS2
