@@ -22,6 +22,9 @@
 #include "core/internal.h"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <pthread.h>
 
 typedef void (*gomp_parallel_t)(void (*)(void *), void *, unsigned, unsigned);
@@ -270,6 +273,36 @@ int main(int argc, char **argv) {
         CHECK(memcmp(fy1, fy2, sizeof fy1) == 0, "filter: pool and OpenMP results differ");
         CHECK(strcmp(a1, a2) == 0, "conv: different algorithms %s and %s", a1, a2);
         CHECK(memcmp(cy1, cy2, sizeof cy1) == 0, "conv (%s): pool and OpenMP results differ", a1);
+    }
+    TH_END();
+
+    TH_BEGIN("a forked child runs the pool (libgomp's team does not survive fork)");
+    {
+        /* the parent has a live team: a job just ran on it */
+        CHECK(tc__threads_runtime(TC__THREADS_OPENMP) == TC__THREADS_OPENMP,
+              "openmp not selected");
+        check_job(2, 8, 2, 0);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(30); /* a hang in the child fails the test, not the run */
+            int rt = tc__threads_runtime(TC__THREADS_OPENMP);
+            job *J = calloc(1, sizeof *J);
+            int ok = J != NULL && rt == TC__THREADS_POOL;
+            if (J) {
+                J->n = 9;
+                tc__parallel_for(3, J->n, job_chunk, J);
+                for (int t = 0; t < 3; t++) ok &= J->runs[t] == 1;
+            }
+            _exit(ok ? 0 : 3);
+        }
+        int st = 0;
+        CHECK(pid > 0 && waitpid(pid, &st, 0) == pid, "fork / waitpid failed");
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+              "the child: %s (status %d)", WIFSIGNALED(st) ? "killed (hung?)" :
+              "did not run the pool, or a chunk not once", st);
+        CHECK(tc__threads_runtime(TC__THREADS_OPENMP) == TC__THREADS_OPENMP,
+              "the parent no longer runs openmp after the fork");
     }
     TH_END();
 

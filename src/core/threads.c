@@ -37,6 +37,12 @@
  *           every job, slower than the pool's spinning helpers (a program
  *           that sets passive, like tileconv-bench for its peers, keeps the
  *           pool). A program with no OpenMP runtime always runs the pool.
+ * After fork(), the child runs the pool whatever the setting (an atfork
+ * handler marks it): libgomp's team does not survive a fork, and a
+ * parallel region in the child of a process that had one hangs. The
+ * pool's workers do not survive either, but its caller claims every
+ * chunk itself, so jobs complete there (on one thread). tileconv loaded
+ * only after the fork cannot tell, and follows the setting.
  * A call from inside a chunk (either runner) runs inline, same chunking.
  *
  * WHERE THE POOL'S THREADS RUN. The pool (created once, on its first job)
@@ -340,8 +346,13 @@ static int tc__omp_binding_set(void) {
  * program; at dlopen otherwise). */
 static cpu_set_t tc__load_mask;
 static int tc__load_mask_ok;
+/* Set in the child of a fork(): the OpenMP runtime is not used there (see
+ * tc__omp_runner). */
+static volatile int tc__forked;
+static void tc__atfork_child(void) { tc__forked = 1; }
 __attribute__((constructor)) static void tc__record_load_mask(void) {
     tc__load_mask_ok = sched_getaffinity(0, sizeof tc__load_mask, &tc__load_mask) == 0;
+    pthread_atfork(NULL, NULL, tc__atfork_child);
 }
 
 /* Fills cpus[] (ascending) with the CPUs the pool may use; returns the
@@ -532,6 +543,10 @@ static int64_t tc__gomp_next_look_ns;
 /* GOMP_parallel when the next job runs on the OpenMP runtime, else NULL
  * (the pool). */
 static tc__gomp_parallel_t tc__omp_runner(void) {
+    /* a forked child never: libgomp's team does not survive fork(), and a
+     * parallel region in the child of a process that had one hangs (torch's
+     * own operators do; the pool's caller runs every chunk itself there) */
+    if (tc__forked) return NULL;
     pthread_once(&tc__mode_once, tc__mode_init);
     int mode = __atomic_load_n(&tc__threads_mode, __ATOMIC_ACQUIRE);
     if (mode == TC__THREADS_POOL || (mode == TC__THREADS_AUTO && tc__omp_passive)) return NULL;
