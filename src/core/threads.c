@@ -39,9 +39,10 @@
  *           pool). A program with no OpenMP runtime always runs the pool.
  * After fork(), the child runs the pool whatever the setting (an atfork
  * handler marks it): libgomp's team does not survive a fork, and a
- * parallel region in the child of a process that had one hangs. The
- * pool's workers do not survive either, but its caller claims every
- * chunk itself, so jobs complete there (on one thread). tileconv loaded
+ * parallel region in the child of a process that had one hangs. A pool
+ * the parent had started has no workers in the child, but its caller
+ * claims every chunk itself, so jobs complete there (on one thread; a
+ * pool first used in the child starts its workers). tileconv loaded
  * only after the fork cannot tell, and follows the setting.
  * A call from inside a chunk (either runner) runs inline, same chunking.
  *
