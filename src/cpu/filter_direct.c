@@ -553,14 +553,14 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
         /* the rows the next block's fill copies: the next R of the
          * newest plane(s) of this block, or at the band's end the first
          * rows of the next block's newest planes */
-        if (!s->pf)
-            ;
-        else if (o1 + s->R < fd_min(hb0 + s->Hb, s->Ho))
-            for (int64_t e = o0 + s->m0 - 1; e < o0 + s->m0 + np - 1; e++)
-                fd_ring_prefetch(j, n, e, hb0, X0, tw, need, need + s->R);
-        else
-            for (int64_t e = o0 + s->m0 + P - 1; e < o0 + s->m0 + 2 * P - 1; e++)
-                fd_ring_prefetch(j, n, e, hb0, X0, tw, 0, s->R + s->m1 - 1);
+        if (s->pf) {
+            if (o1 + s->R < fd_min(hb0 + s->Hb, s->Ho))
+                for (int64_t e = o0 + s->m0 - 1; e < o0 + s->m0 + np - 1; e++)
+                    fd_ring_prefetch(j, n, e, hb0, X0, tw, need, need + s->R);
+            else
+                for (int64_t e = o0 + s->m0 + P - 1; e < o0 + s->m0 + 2 * P - 1; e++)
+                    fd_ring_prefetch(j, n, e, hb0, X0, tw, 0, s->R + s->m1 - 1);
+        }
         char *yrow = (char *)j->a->y + (((n * s->Do + o0) * s->Ho + o1) * s->Wo + X0) * es;
         for (int r = 0; r < b.rows; r++) b.y[r] = yrow + r * s->Wo * es;
         b.nx = tw;
