@@ -20,6 +20,13 @@
 #   gemm      bench/gpu_gemm.py: the GEMM core beside cuBLAS (PyTorch) in one
 #             process: cuda.gemm.simt with TF32 off on both sides, cuda.gemm.wgmma-tf32
 #             beside cuBLAS with TF32 on, 2048^3 to 8192^3 -> $OUT/gpu_gemm.txt
+#   python    (only when named) the Python package against this build's
+#             libtileconv.so (the extension compiled with the machine's
+#             python3 and NumPy into a temporary package): tests/python's
+#             GPU files (test_gpu.py, test_gpu_ndimage.py, the device cases of
+#             test_functional_half.py) and, where CuPy's tests are found
+#             ($CUPYX_TESTS, default $SRC/.cupyx), run_cupyx_suites.py
+#             -> $OUT/python.log
 #   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick;
 #             GPU_CHECK_SANITIZE_CONV=1: the conv-layer cases only,
 #             GPU_CHECK_SANITIZE_GEMM=1: the GEMM cases only,
@@ -266,6 +273,32 @@ if has sass; then
   "$CUOBJ" -sass "$O" 2>/dev/null | SASS_DUMP="$OUT/sass_dump.txt" "$PY" "$SRC/bench/sass_hist.py" \
       ${GPU_CHECK_SASS:-direct_f32} >"$OUT/sass.txt" 2>&1
   head -c 6000 "$OUT/sass.txt"
+fi
+
+if has python; then
+  stamp "python: the package on this build's libtileconv.so"
+  PKG=/tmp/tc-gpu-py; rm -rf "$PKG"; mkdir -p "$PKG"
+  cp -r "$SRC/python/tileconv" "$PKG/"
+  cp -L "$BUILD/libtileconv.so" "$PKG/tileconv/libtileconv.so.0"
+  EXT=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+  PYINC=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+  NPINC=$("$PY" -c 'import numpy; print(numpy.get_include())')
+  if gcc -std=gnu11 -O2 -shared -fPIC -I"$SRC/include" -I"$PYINC" -I"$NPINC" "$SRC/python/tileconv/_core.c"        -L"$PKG/tileconv" -l:libtileconv.so.0 -Wl,-rpath,'$ORIGIN' -o "$PKG/tileconv/_core$EXT" >"$OUT/python.log" 2>&1; then
+    export PYTHONPATH="$PKG${PYTHONPATH:+:$PYTHONPATH}"
+    ( cd "$SRC" && PYTHONUNBUFFERED=1 timeout "$(left 240)" "$PY" -m pytest -q -p no:cacheprovider -rfE \
+        tests/python/test_gpu.py tests/python/test_gpu_ndimage.py tests/python/test_functional_half.py \
+        ${GPU_CHECK_PYTEST_ARGS:-} ) >>"$OUT/python.log" 2>&1
+    echo "python GPU tests rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/python.log" | tail -25
+    CX=${CUPYX_TESTS:-$SRC/.cupyx}
+    if [ -d "$CX" ]; then
+      stamp "run_cupyx_suites.py ($CX)"
+      PYTHONUNBUFFERED=1 timeout "$(left 240)" "$PY" "$SRC/tests/python/run_cupyx_suites.py" --tests "$CX" \
+        -- ${GPU_CHECK_CUPYX_ARGS:--n 8} >"$OUT/cupyx.log" 2>&1
+      echo "run_cupyx_suites rc=$?"; grep -E "passed|FAILED" "$OUT/cupyx.log" | head -60
+    fi
+  else
+    echo "python: the extension did not build"; tail -15 "$OUT/python.log"
+  fi
 fi
 
 if has sanitize; then
