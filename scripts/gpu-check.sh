@@ -286,7 +286,7 @@ if has python; then
   if gcc -std=gnu11 -O2 -shared -fPIC -I"$SRC/include" -I"$PYINC" -I"$NPINC" "$SRC/python/tileconv/_core.c"        -L"$PKG/tileconv" -l:libtileconv.so.0 -Wl,-rpath,'$ORIGIN' -o "$PKG/tileconv/_core$EXT" >"$OUT/python.log" 2>&1; then
     export PYTHONPATH="$PKG${PYTHONPATH:+:$PYTHONPATH}"
     ( cd "$SRC" && PYTHONUNBUFFERED=1 timeout "$(left 240)" "$PY" -m pytest -q -p no:cacheprovider -rfE \
-        tests/python/test_gpu.py tests/python/test_gpu_ndimage.py tests/python/test_functional_half.py \
+        tests/python/test_gpu.py tests/python/test_gpu_ndimage.py tests/python/test_functional_half.py tests/python/test_nn_modules.py \
         ${GPU_CHECK_PYTEST_ARGS:-} ) >>"$OUT/python.log" 2>&1
     echo "python GPU tests rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/python.log" | tail -25
     CX=${CUPYX_TESTS:-$SRC/.cupyx}

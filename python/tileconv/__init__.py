@@ -13,4 +13,12 @@ from . import nn
 from . import signal
 
 __version__ = _core.version()
-__all__ = ["ndimage", "nn", "signal", "__version__"]
+
+
+def cuda_device_count():
+    """The CUDA devices the library can use: 0 when it was built without
+    CUDA (TILECONV_CUDA=OFF, the default) or no device is usable."""
+    return _core.cuda_device_count()
+
+
+__all__ = ["ndimage", "nn", "signal", "cuda_device_count", "__version__"]

@@ -770,8 +770,15 @@ static PyTypeObject ConvPlanType = {
 
 static PyObject *py_version(PyObject *m, PyObject *a) { return PyUnicode_FromString(tc_version()); }
 
+static PyObject *py_cuda_device_count(PyObject *m, PyObject *a) {
+    return PyLong_FromLong(tc_cuda_device_count());
+}
+
 static PyMethodDef core_methods[] = {
-    {"version", py_version, METH_NOARGS, "the C library's version"}, {NULL, NULL, 0, NULL}};
+    {"version", py_version, METH_NOARGS, "the C library's version"},
+    {"cuda_device_count", py_cuda_device_count, METH_NOARGS,
+     "usable CUDA devices (0 when the library was built without CUDA)"},
+    {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef core_module = {PyModuleDef_HEAD_INIT, "tileconv._core",
                                          "tileconv's C core.", -1, core_methods};

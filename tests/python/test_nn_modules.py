@@ -5,6 +5,7 @@ import copy
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch not installed: tileconv.nn modules need it")
+import tileconv  # noqa: E402
 import tileconv.nn as tnn  # noqa: E402
 
 SEED = 5
@@ -240,8 +241,9 @@ def test_threads_share_a_module():
     assert not bad and m.tc_stats["plans"] == 1
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="GPU tests: no CUDA device visible "
-                    "to torch")
+@pytest.mark.skipif(not torch.cuda.is_available() or tileconv.cuda_device_count() == 0,
+                    reason="GPU tests: no CUDA device visible to torch, or the library built "
+                    "without CUDA")
 def test_module_cuda():
     torch.manual_seed(SEED)
     ref = torch.nn.Conv2d(16, 16, 3, padding=1).cuda()
