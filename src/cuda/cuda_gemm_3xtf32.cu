@@ -339,24 +339,10 @@ tc_status launch_gemm_3xtf32(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     const float *A = (const float *)b->x, *B = (const float *)b->w;
     if ((uintptr_t)A % 16 || (uintptr_t)B % 16) return tc__cu_sgemm_launch(a, b);
-    PFN_cuTensorMapEncodeTiled_v12000 enc = ig_tma_encoder();
-    if (!enc) return tc__error(TC_ERR_BACKEND, "cuda.gemm.wgmma-3xtf32: cuTensorMapEncodeTiled not found");
     g3tm tm;
     memset(&tm, 0, sizeof tm);
-    const cuuint32_t one[2] = {1, 1};
-    const cuuint64_t ad[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m}, as[1] = {(cuuint64_t)p->lda * 4};
-    const cuuint32_t ab[2] = {G3_BK, G3_BM};
-    const cuuint64_t bd[2] = {(cuuint64_t)p->n, (cuuint64_t)p->k}, bstr[1] = {(cuuint64_t)p->ldb * 4};
-    const cuuint32_t bb[2] = {8, G3_BK};
-    if (enc(&tm.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)A, ad, as, ab, one,
-            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS ||
-        enc(&tm.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)B, bd, bstr, bb, one,
-            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
-        return tc__error(TC_ERR_BACKEND,
-                         "cuda.gemm.wgmma-3xtf32: tensor map encoding failed (m=%lld n=%lld k=%lld)",
-                         (long long)p->m, (long long)p->n, (long long)p->k);
+    tc_status st = ig_gemm_tensor_maps(p, A, B, G3_BM, G3_BK, &tm.a, &tm.b, "cuda.gemm.wgmma-3xtf32");
+    if (st) return st;
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
     if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&g3_attr_set[dev], __ATOMIC_ACQUIRE)) {

@@ -304,6 +304,32 @@ inline PFN_cuTensorMapEncodeTiled_v12000 ig_tma_encoder(void) {
                    : NULL;
 }
 
+/* The two tensor maps of the TMA GEMM kernels (C = A B, row-major float32,
+ * lda and ldb multiples of 4): A (m x k) read in boxes of bk columns x
+ * a_rows rows through the 128-byte swizzle, B (k x n) in boxes of 8
+ * columns x bk rows, unswizzled; out-of-range elements read as zeros.
+ * solver names the caller in the error. */
+inline tc_status ig_gemm_tensor_maps(const tc__problem *p, const float *A, const float *B,
+                                     unsigned a_rows, unsigned bk, CUtensorMap *ta,
+                                     CUtensorMap *tb, const char *solver) {
+    PFN_cuTensorMapEncodeTiled_v12000 enc = ig_tma_encoder();
+    if (!enc) return tc__error(TC_ERR_BACKEND, "%s: cuTensorMapEncodeTiled not found", solver);
+    const cuuint32_t one[2] = {1, 1};
+    const cuuint64_t ad[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m}, as[1] = {(cuuint64_t)p->lda * 4};
+    const cuuint32_t ab[2] = {bk, a_rows};
+    const cuuint64_t bd[2] = {(cuuint64_t)p->n, (cuuint64_t)p->k}, bs[1] = {(cuuint64_t)p->ldb * 4};
+    const cuuint32_t bb[2] = {8, bk};
+    if (enc(ta, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)A, ad, as, ab, one,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS ||
+        enc(tb, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)B, bd, bs, bb, one,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+        return tc__error(TC_ERR_BACKEND, "%s: tensor map encoding failed (m=%lld n=%lld k=%lld)",
+                         solver, (long long)p->m, (long long)p->n, (long long)p->k);
+    return TC_OK;
+}
+
 } // namespace
 
 #endif
