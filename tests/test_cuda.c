@@ -1186,13 +1186,21 @@ static void run_conv_half_native(int ci, int vi, const char *cfg) {
         CHECK(st == TC_OK, "ref.conv.loops execute: %s", tc_last_error());
         from_dtype(ref, qref, ny, v->dt);
         for (int64_t i = 0; i < ny; i++) mag[i] += v->res ? fabsf(res[i]) : 0.f;
-        for (int dev = 0; dev < 2 && st == TC_OK; dev++) {
+        /* host, then device pointers; then both again with the plan's own
+         * weights (packed once, held on the device) */
+        for (int it = 0; it < 4 && st == TC_OK; it++) {
+            const int dev = it & 1, own = it >> 1;
             const size_t yb = (size_t)ny * es;
+            if (it == 2) {
+                tc_status wst = tc_plan_conv_set_weights(pl, qw, qbias);
+                CHECK(wst == TC_OK, "set weights: %s", tc_last_error());
+                if (wst != TC_OK) break;
+            }
             if (v->res == 2) memcpy(qy, qr, yb);
             else memset(qy, 0xff, yb); /* NaN in both dtypes */
             int rc = -1;
             if (!dev) {
-                rc = tc_execute_conv_residual(pl, qy, qx, qw, qbias,
+                rc = tc_execute_conv_residual(pl, qy, qx, own ? NULL : qw, own ? NULL : qbias,
                                               v->res == 2 ? qy : v->res ? qr : NULL, NULL);
             } else {
 #if TC_TEST_CUDA
@@ -1206,7 +1214,8 @@ static void run_conv_half_native(int ci, int vi, const char *cfg) {
                     cudaMemcpy(dr, qr, yb, cudaMemcpyHostToDevice) == cudaSuccess &&
                     cudaMemcpy(dy, qy, yb, cudaMemcpyHostToDevice) == cudaSuccess) {
                     const int gated = gate_shut();
-                    rc = tc_execute_conv_residual(pl, dy, dx, dw, c->bias ? db : NULL,
+                    rc = tc_execute_conv_residual(pl, dy, dx, own ? NULL : dw,
+                                                  own || !c->bias ? NULL : db,
                                                   v->res == 2 ? dy : v->res ? dr : NULL, NULL);
                     GATE_CHECK(gated);
                     if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
@@ -1218,17 +1227,18 @@ static void run_conv_half_native(int ci, int vi, const char *cfg) {
                 continue;
 #endif
             }
-            CHECK(rc == TC_OK, "execute (%s pointers): rc %d, %s", dev ? "device" : "host", rc,
-                  tc_last_error());
+            const char *how = it == 0 ? "host" : it == 1 ? "device" : it == 2 ? "host, plan weights"
+                                                                            : "device, plan weights";
+            CHECK(rc == TC_OK, "execute (%s pointers): rc %d, %s", how, rc, tc_last_error());
             if (rc != TC_OK) continue;
             int64_t bad;
             from_dtype(y, qy, ny, v->dt);
             double e = mag_err(y, ref, mag, ny, &bad);
-            CHECK(bad < 0, "%s pointers: element %lld not written or not finite",
-                  dev ? "device" : "host", (long long)bad);
-            CHECK(e <= half_tol(v->dt), "%s pointers: err %.3g of the magnitude sum > %.0e",
-                  dev ? "device" : "host", e, half_tol(v->dt));
-            if (th_g.verbose) printf("    %s case %d %s: err %.3g\n", name, ci, dev ? "device" : "host", e);
+            CHECK(bad < 0, "%s pointers: element %lld not written or not finite", how,
+                  (long long)bad);
+            CHECK(e <= half_tol(v->dt), "%s pointers: err %.3g of the magnitude sum > %.0e", how,
+                  e, half_tol(v->dt));
+            if (th_g.verbose) printf("    %s case %d %s: err %.3g\n", name, ci, how, e);
         }
         free(x); free(w); free(b); free(res); free(ref); free(mag); free(y);
         free(qx); free(qw); free(qb); free(qr); free(qref); free(qy);

@@ -169,7 +169,11 @@ typedef struct tc__solver {
      * (64-byte aligned) from the caller's dense K x C/G x R0 x R1 x R2
      * weights. The core packs once in tc_plan_conv_set_weights, or into a
      * workspace region on every execute that passes weights, and hands the
-     * result to execute as args->wpack. Both NULL = no packing. */
+     * result to execute as args->wpack. Both NULL = no packing. CUDA
+     * solvers: the core packs only in tc_plan_conv_set_weights and holds
+     * the packed form on the device (args->wpack is then a device
+     * pointer); an execute that passes its own weights gets wpack NULL and
+     * the solver packs them on the device itself. */
     size_t (*wpack_size)(const tc__problem *p, const tc__env *env);
     tc_status (*wpack)(const tc__problem *p, const tc__env *env,
                        const void *state, const void *w, void *dst);

@@ -30,7 +30,9 @@ struct tc_plan {
     int pack_x, pack_y;
     /* conv: weights handed over by tc_plan_conv_set_weights */
     void *w_copy, *bias_copy;  /* caller's layout */
-    void *wpacked;             /* solver->wpack form, or NULL */
+    void *wpacked;             /* solver->wpack form, or NULL (host) */
+    void *wpack_dev;           /* CUDA solvers with wpack: that form on the
+                                  device, or NULL */
     size_t wp_off;             /* per-execute packing region in the workspace */
     void *stream;              /* CUDA: tc_plan_set_cuda_stream (NULL: the
                                 * calling thread's default stream) */

@@ -118,7 +118,7 @@ static void tc__layout_workspace(tc_plan *pl, const tc__solver *s) {
     pl->wst_off = at;
     at += tc__round64((size_t)wcnt * sp->esize);
     pl->wp_off = at;
-    if (p->op == TC_OP_CONV && s->wpack)
+    if (p->op == TC_OP_CONV && s->wpack && s->backend != TC_BACKEND_CUDA)
         at += tc__round64(s->wpack_size(sp, &pl->env));
     pl->ws_total = at;
 }
@@ -163,7 +163,7 @@ static double tc__measure(tc_plan *pl, const tc__solver *s, const tc__problem *p
     void *ws = ws_bytes ? tc__alloc(ws_bytes) : NULL;
     /* conv weights are packed once, outside the timed runs: layers run
      * with tc_plan_conv_set_weights (docs/architecture.md) */
-    int packs = p->op == TC_OP_CONV && s->wpack;
+    int packs = p->op == TC_OP_CONV && s->wpack && s->backend != TC_BACKEND_CUDA;
     size_t wp_bytes = packs ? s->wpack_size(p, &pl->env) : 0;
     void *wp = packs ? tc__alloc(wp_bytes ? wp_bytes : 64) : NULL;
     double best = -1.0;
@@ -438,6 +438,7 @@ void tc_plan_destroy(tc_plan *pl) {
 #if TC_HAVE_CUDA
     tc__cu_free_dev(pl->w_dev);
     tc__cu_free_dev(pl->bias_dev);
+    tc__cu_free_dev(pl->wpack_dev);
 #endif
     free(pl);
 }
@@ -710,7 +711,7 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
                              "is given; pass NULL for both");
         w = pl->w_copy;
         bias = pl->bias_copy;
-        wpack = pl->wpacked;
+        wpack = pl->solver->backend == TC_BACKEND_CUDA ? pl->wpack_dev : pl->wpacked;
         wst = pl->w_staged;
         bst = pl->bias_staged;
         wdev = pl->w_dev;
@@ -811,7 +812,8 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
         if (p->beta != 0.0)
             tc__convert(ys, sp->dtype, y, p->dtype, tc__span(p->m, p->n, p->ldc), thr);
     }
-    if (op == TC_OP_CONV && pl->solver->wpack && !wpack) {
+    if (op == TC_OP_CONV && pl->solver->wpack && !wpack &&
+        pl->solver->backend != TC_BACKEND_CUDA) {
         void *dst = (char *)ws + pl->wp_off;
         tc_status pst = pl->solver->wpack(sp, &pl->env, pl->state, ws_w, dst);
         if (pst) {
@@ -896,24 +898,31 @@ tc_status tc_plan_conv_set_weights(tc_plan *pl, const void *w, const void *bias)
             return st;
         }
     }
-    void *wdv = NULL, *bdv = NULL;
+    void *wdv = NULL, *bdv = NULL, *pdv = NULL;
 #if TC_HAVE_CUDA
-    /* a CUDA solver without a packed form reads the weights from the
-     * device on every execute: keep them there (in its dtype) */
-    if (s->backend == TC_BACKEND_CUDA && !s->wpack) {
+    /* a CUDA solver reads the weights from the device on every execute:
+     * keep them there (in its dtype), and its packed form where it has
+     * one (then not kept on the host) */
+    if (s->backend == TC_BACKEND_CUDA) {
         tc_status st = tc__cu_upload(&wdv, dt ? wsd : wc, (size_t)tc__w_count(p) * sp->esize);
         if (!st && bias) st = tc__cu_upload(&bdv, dt ? bsd : bc, (size_t)p->K * sp->esize);
+        if (!st && pk) st = tc__cu_upload(&pdv, pk, pbytes ? pbytes : 64);
         if (st) {
             tc__cu_free_dev(wdv);
+            tc__cu_free_dev(bdv);
             tc__free(wc); tc__free(bc); tc__free(pk); tc__free(wsd); tc__free(bsd);
             return st;
         }
+        tc__free(pk);
+        pk = NULL;
     }
     tc__cu_free_dev(pl->w_dev);
     tc__cu_free_dev(pl->bias_dev);
+    tc__cu_free_dev(pl->wpack_dev);
 #endif
     pl->w_dev = wdv;
     pl->bias_dev = bdv;
+    pl->wpack_dev = pdv;
     tc__free(pl->w_copy); tc__free(pl->bias_copy); tc__free(pl->wpacked);
     tc__free(pl->w_staged); tc__free(pl->bias_staged);
     pl->w_copy = wc;

@@ -294,7 +294,7 @@ extern "C" tc_status tc__cu_execute_staged(const tc_plan *pl, void *y, const voi
     memset(&f, 0, sizeof f);
     f.s = pl->stream ? (cudaStream_t)pl->stream : cudaStreamPerThread;
     const void *xs = x, *ws_w = w, *bs = bias, *res = residual, *res_out = NULL;
-    void *ys = y, *hws = NULL, *hpack = NULL, *hw = NULL;
+    void *ys = y, *hws = NULL;
     tc_status st = TC_OK;
 
     if (p->op == TC_OP_FILTER) {
@@ -365,41 +365,8 @@ extern "C" tc_status tc__cu_execute_staged(const tc_plan *pl, void *y, const voi
                                          sp->dtype, p->K, &bs)))
                 goto out;
         }
-        if (sv->wpack && !wpack) {
-            /* packed on the host from the solver problem's weights, as
-             * tc__execute does */
-            const void *src = NULL;
-            if (own_w) {
-                src = dt ? pl->w_staged : pl->w_copy;
-            } else if (!tc__cu_is_device(w)) {
-                if (dt) {
-                    hw = tc__alloc((size_t)nw * fs);
-                    if (!hw) {
-                        st = tc__error(TC_ERR_OUT_OF_MEMORY, "execute: cannot allocate %zu bytes",
-                                       (size_t)nw * fs);
-                        goto out;
-                    }
-                    tc__convert(hw, sp->dtype, w, p->dtype, nw, pl->env.threads);
-                    src = hw;
-                } else {
-                    src = w;
-                }
-            } else {
-                st = tc__error(TC_ERR_UNSUPPORTED,
-                               "execute: %s packs its weights on the host and runs with %s: "
-                               "pass host weights or set them on the plan "
-                               "(tc_plan_conv_set_weights)", sv->name, pl->staging);
-                goto out;
-            }
-            const size_t pb = sv->wpack_size(sp, &pl->env);
-            hpack = tc__alloc(pb ? pb : 64);
-            if (!hpack) {
-                st = tc__error(TC_ERR_OUT_OF_MEMORY, "execute: cannot allocate %zu bytes", pb);
-                goto out;
-            }
-            if ((st = sv->wpack(sp, &pl->env, pl->state, src, hpack))) goto out;
-            wpack = hpack;
-        }
+        /* a CUDA solver's packed weights: the plan's, held on the device
+         * (wpack); with the caller's weights the solver packs them itself */
     } else if (dt) { /* gemm */
         const int64_t ar = p->trans_a ? p->k : p->m, ac = p->trans_a ? p->m : p->k;
         const int64_t br = p->trans_b ? p->n : p->k, bc = p->trans_b ? p->k : p->n;
@@ -457,8 +424,6 @@ extern "C" tc_status tc__cu_execute_staged(const tc_plan *pl, void *y, const voi
 out:
     for (int i = f.n - 1; i >= 0; i--) tc__cu_free(f.buf[i], f.s);
     tc__free(hws);
-    tc__free(hpack);
-    tc__free(hw);
     return st;
 }
 

@@ -9,9 +9,11 @@
  * input channel fastest. In channels-last memory a row of A at one tap is
  * C/G contiguous channels, so A's tiles are gathered by 16-byte cp.async
  * copies of 8 channels (zero-filled outside the input: zero padding only);
- * the weights (dense K x C/G x taps, torch's layout) are repacked on every
- * call into B = K x (taps x Cp), Cp = C/G rounded up to 8, each row padded
- * with zeros to a multiple of 64 (one k step), in device scratch.
+ * the weights (dense K x C/G x taps, torch's layout) are repacked into
+ * B = K x (taps x Cp), Cp = C/G rounded up to 8, each row padded with
+ * zeros to a multiple of 64 (one k step): once, on the host, for weights
+ * the plan holds (tc_plan_conv_set_weights; kept on the device), else on
+ * every call, on the device, into scratch.
  *
  * Tiles: BM = 128 output positions (two warpgroups of 64) x BN = 64 or 128
  * output channels x BK = 64 (one 128-byte row a position: the 128-byte
@@ -107,7 +109,7 @@ template <bool BF> __device__ __forceinline__ uint16_t hg_cvt(float v) {
  * l = tap * Cp + j, j = s * Cg + c: mf = 1 for the plain form, the last
  * mask axis's length for the merged one (hg_merge); row k of blockIdx.y's
  * rows, positions l of blockIdx.x's (rows too long for k_hg_wpack_row) */
-__device__ __forceinline__ uint16_t hg_wsrc(const uint16_t *wk, int l, int Cg, int Cp, int taps,
+__host__ __device__ __forceinline__ uint16_t hg_wsrc(const uint16_t *wk, int l, int Cg, int Cp, int taps,
                                             int mf) {
     const int t = l / Cp, j = l - t * Cp, sx = j / Cg, c = j - sx * Cg;
     return t < taps && sx < mf ? wk[((int64_t)c * taps + t) * mf + sx] : (uint16_t)0;
@@ -474,7 +476,9 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
     const size_t ybytes = (size_t)tc__y_count(p) * sizeof(uint16_t);
     void *wpk = NULL, *own_b = NULL, *own_r = NULL, *xm = NULL;
     const void *db = NULL, *dr = NULL, *dx = b->x;
-    tc_status st = tc__cu_alloc(&wpk, hg_wpack_bytes(p), s);
+    /* the plan's weights come packed (held on the device) */
+    const void *wp = a->wpack;
+    tc_status st = wp ? TC_OK : tc__cu_alloc(&wpk, hg_wpack_bytes(p), s);
     if (st == TC_OK && merged) {
         st = tc__cu_alloc(&xm, hg_merge_bytes(p), s);
         if (st == TC_OK) {
@@ -491,7 +495,8 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
         }
     }
     const int vec = q.Cg % 8 == 0 && q.C % 8 == 0 && ((uintptr_t)dx & 15) == 0;
-    if (st == TC_OK) {
+    if (st == TC_OK && !wp) {
+        wp = wpk;
         if ((int64_t)Cg0 * q.taps * mf <= HG_WROW) {
             k_hg_wpack_row<<<(unsigned)(p->K < (1 << 20) ? p->K : (1 << 20)), 256, 0, s>>>(
                 (const uint16_t *)b->w, (uint16_t *)wpk, p->K, Cg0, q.Cp, q.taps, mf, q.KRp);
@@ -536,7 +541,7 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
         } else {
             dim3 grid((unsigned)tc__cu_div_up(q.M, HG_BM), (unsigned)tc__cu_div_up(q.Kg, bn),
                       (unsigned)p->G);
-            k<<<grid, HG_THREADS, smem, s>>>((const uint16_t *)dx, (const uint16_t *)wpk,
+            k<<<grid, HG_THREADS, smem, s>>>((const uint16_t *)dx, (const uint16_t *)wp,
                                              (const uint16_t *)db, (const uint16_t *)dr,
                                              (uint16_t *)b->y, q);
             e = cudaGetLastError();
@@ -602,6 +607,30 @@ static double hg_estimate(const tc__problem *p, const tc__env *e) {
 
 static tc_status hg_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, hg_launch); }
 
+/* The packed weights of a plan that holds them (the core uploads them once,
+ * src/core/planner.c): the same B as k_hg_wpack's, made on the host from
+ * the dense weights in the problem's dtype */
+static size_t hg_wpack_size(const tc__problem *p, const tc__env *e) {
+    (void)e;
+    return hg_wpack_bytes(p);
+}
+static tc_status hg_wpack_host(const tc__problem *p, const tc__env *e, const void *state,
+                               const void *w, void *dst) {
+    (void)e;
+    (void)state;
+    tc__problem pm;
+    const int merged = hg_merged(p, &pm);
+    const hgp q = hg_params(merged ? &pm : p);
+    const int mf = merged ? (int)p->msk[2] : 1, Cg0 = (int)(p->C / p->G);
+    const uint16_t *ws = (const uint16_t *)w;
+    uint16_t *wp = (uint16_t *)dst;
+    const int64_t row = (int64_t)Cg0 * q.taps * mf;
+    for (int64_t k = 0; k < p->K; k++)
+        for (int l = 0; l < q.KRp; l++)
+            wp[k * q.KRp + l] = hg_wsrc(ws + k * row, l, Cg0, q.Cp, q.taps, mf);
+    return TC_OK;
+}
+
 /* the repacked weights, the merged input, a bias staged from host memory (a
  * host residual with a device y adds its copy: y's size) */
 static size_t hg_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
@@ -638,11 +667,13 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half) = {
     .name = "cuda.conv.igemm-half",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "implicit-GEMM conv layer in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last in and out: 128 x 64/128 tiles, BK 64 in 128-byte-swizzled shared memory, 4-8 cp.async stages of 16-byte channel copies with zero padding; few-channel layers (conv1) merged along the last axis first; the weights repacked per call; bias, activation and residual fused into a 16-byte store through shared memory, rounded once; any stride, dilation, groups, 1D-3D.",
+    .summary = "implicit-GEMM conv layer in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last in and out: 128 x 64/128 tiles, BK 64 in 128-byte-swizzled shared memory, 4-8 cp.async stages of 16-byte channel copies with zero padding; few-channel layers (conv1) merged along the last axis first; the weights repacked once for plans that hold them (per call on the device otherwise); bias, activation and residual fused into a 16-byte store through shared memory, rounded once; any stride, dilation, groups, 1D-3D.",
     .available = hg_available,
     .applicable = hg_applicable,
     .estimate = hg_estimate,
     .execute = hg_execute,
+    .wpack_size = hg_wpack_size,
+    .wpack = hg_wpack_host,
     .device_workspace = hg_device_ws,
     .caps = TC__CAP_ALL,
     .report = hg_report,
