@@ -35,6 +35,7 @@ lib.tc_plan_options_init.argtypes = [C.POINTER(PlanOpts)]
 lib.tc_plan_conv.argtypes = [C.POINTER(VP), VP, C.POINTER(ConvDesc), C.POINTER(PlanOpts)]
 lib.tc_execute_conv_residual.argtypes = [VP, VP, VP, VP, VP, VP, VP]
 lib.tc_plan_set_cuda_stream.argtypes = [VP, VP]
+lib.tc_plan_conv_set_weights.argtypes = [VP, VP, VP]
 lib.tc_plan_staging.restype = C.c_char_p
 lib.tc_plan_staging.argtypes = [VP]
 lib.tc_context_set_backend.argtypes = [VP, C.c_int]
@@ -173,17 +174,44 @@ for dname, (tdt, dtc) in DT.items():
                 rows.append(row)
                 lib.tc_plan_destroy(pl)
                 continue
+            # the same plan holding its weights (as tileconv.nn modules run):
+            # set once from host copies, executes pass NULL weights and bias
+            wh = w.cpu().contiguous()
+            bh = b.cpu().contiguous() if bias else None
+            t_held = err_held = None
+            if lib.tc_plan_conv_set_weights(pl, wh.data_ptr(), bh.data_ptr() if bias else None) == 0:
+                def held():
+                    lib.tc_plan_set_cuda_stream(pl, torch.cuda.current_stream().cuda_stream)
+                    st = lib.tc_execute_conv_residual(pl, y.data_ptr(), x.data_ptr(), None, None, rp,
+                                                      None)
+                    if st != 0:
+                        raise RuntimeError(lib.tc_last_error().decode())
+                try:
+                    t_held, _ = devtime(held)
+                    y.fill_(float("nan"))
+                    held()
+                    torch.cuda.synchronize()
+                    err_held = rel_err(y, ref64)
+                except Exception as e:  # noqa: BLE001
+                    row["held_error"] = str(e)
+            else:
+                row["held_error"] = lib.tc_last_error().decode()
             t_peer, how_p = devtime(peer)
             err_peer = rel_err(peer(), ref64)
             if kind == "conv":
                 t_conv_ours = t_ours
             row.update(ours_us=t_ours, peer_us=t_peer, ratio=t_peer / t_ours, err=err,
-                       peer_err=err_peer, algorithm=algo,
+                       peer_err=err_peer, algorithm=algo, held_us=t_held, held_err=err_held,
+                       held_ratio=t_peer / t_held if t_held else None,
                        staging=lib.tc_plan_staging(pl).decode(), timing=[how_o, how_p])
             extra = ""
             if kind == "fused" and t_conv_ours:
                 row["vs_our_conv"] = t_ours / t_conv_ours
                 extra = f"  ({t_ours / t_conv_ours:.2f}x our conv alone)"
+            if t_held:
+                extra += f"  [plan weights {t_held:.1f} us, {t_peer / t_held:.2f}x, err {err_held:.1e}]"
+            elif "held_error" in row:
+                extra += f"  [plan weights failed: {row['held_error']}]"
             if how_o != "graph" or how_p != "graph":
                 extra += f"  [timing {how_o} / {how_p}]"
             ln = (f"{name:24s} {dname:8s} {kind:6s} {t_ours:8.1f} {t_peer:8.1f} {t_peer / t_ours:6.2f}  "
