@@ -26,18 +26,11 @@
  * S x C values, padded to 8, becomes its channels; 7x7x3 -> 7 taps of 24
  * channels), other such layers gather 8 channels through registers.
  */
-#include "core/act.h"
-#include "cuda/cuda_common.h"
-#include "cuda/cuda_hopper.h" /* cp.async, wgmma descriptors, the probe */
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "cuda/conv/igemm_half_common.cuh" /* loads, weight repack, epilogue */
 
 #include <stdlib.h>
 
 namespace {
-
-constexpr int HG_BM = 128, HG_BK = 64, HG_THREADS = 256;
 
 struct hgp {
     int64_t M;            /* N * output positions */
@@ -86,58 +79,6 @@ template <> __device__ __forceinline__ void hg_mma<128, true>(float *d, uint64_t
 #else
 template <int N, bool BF> __device__ __forceinline__ void hg_mma(float *, uint64_t, uint64_t) {}
 #endif
-
-template <bool BF> __device__ __forceinline__ float hg_ld(const uint16_t *p) {
-    if (BF) return __bfloat162float(__ushort_as_bfloat16(*p));
-    return __half2float(__ushort_as_half(*p));
-}
-template <bool BF> __device__ __forceinline__ uint16_t hg_cvt(float v) {
-    if (BF) return __bfloat16_as_ushort(__float2bfloat16_rn(v));
-    return __half_as_ushort(__float2half_rn(v));
-}
-/* the epilogue's activations: tc__act_f (src/core/act.h) */
-[[maybe_unused]] __device__ __forceinline__ float hg_act(int a, float v) {
-    return tc__act_f((tc_activation)a, v);
-}
-
-/* 16-byte cp.async, zero-filled when bytes = 0 */
-[[maybe_unused]] __device__ __forceinline__ void hg_cp16(unsigned dst, const void *src, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
-}
-
-/* The weights K x Cg x (taps x mf) (dense, torch's layout) to K x KRp with
- * l = tap * Cp + j, j = s * Cg + c: mf = 1 for the plain form, the last
- * mask axis's length for the merged one (hg_merge); row k of blockIdx.y's
- * rows, positions l of blockIdx.x's (rows too long for k_hg_wpack_row) */
-__host__ __device__ __forceinline__ uint16_t hg_wsrc(const uint16_t *wk, int l, int Cg, int Cp, int taps,
-                                            int mf) {
-    const int t = l / Cp, j = l - t * Cp, sx = j / Cg, c = j - sx * Cg;
-    return t < taps && sx < mf ? wk[((int64_t)c * taps + t) * mf + sx] : (uint16_t)0;
-}
-__global__ void k_hg_wpack(const uint16_t *__restrict__ w, uint16_t *__restrict__ wp, int64_t K,
-                           int Cg, int Cp, int taps, int mf, int KRp) {
-    const int l = blockIdx.x * blockDim.x + threadIdx.x;
-    if (l >= KRp) return;
-    for (int64_t k = blockIdx.y; k < K; k += gridDim.y)
-        wp[k * KRp + l] = hg_wsrc(w + k * Cg * taps * mf, l, Cg, Cp, taps, mf);
-}
-/* the same, one row k a block through shared memory: the row read and
- * written contiguously (Cg * taps * mf <= HG_WROW) */
-constexpr int HG_WROW = 12288;
-__global__ void __launch_bounds__(256) k_hg_wpack_row(const uint16_t *__restrict__ w,
-                                                      uint16_t *__restrict__ wp, int64_t K,
-                                                      int Cg, int Cp, int taps, int mf, int KRp) {
-    __shared__ uint16_t row[HG_WROW];
-    const int n = Cg * taps * mf;
-    for (int64_t k = blockIdx.x; k < K; k += gridDim.x) {
-        const uint16_t *src = w + k * n;
-        for (int i = threadIdx.x; i < n; i += 256) row[i] = src[i];
-        __syncthreads();
-        uint16_t *dst = wp + k * KRp;
-        for (int l = threadIdx.x; l < KRp; l += 256) dst[l] = hg_wsrc(row, l, Cg, Cp, taps, mf);
-        __syncthreads();
-    }
-}
 
 /* The merged input of a layer with few channels (one group, C not a
  * multiple of 8, conv1's 3): the last axis's window of every output
@@ -303,65 +244,7 @@ __global__ void __launch_bounds__(HG_THREADS, BN == 64 && ST == 4 ? 2 : 1)
     ig_wait<0>();
     __syncthreads(); /* every wgmma done: the stages become the output tile */
 
-    /* the accumulators to shared memory as fp32 (row pitch BN + 4): accumulator
-     * j of thread (warp w, lane) is row 16 (w % 4) + lane / 4 + 8 ((j >> 1) & 1),
-     * column 8 (j >> 2) + 2 (lane & 3) + (j & 1) */
-    constexpr int CP = BN + 4;
-    float *cs = (float *)smem;
-    {
-        const int lane = tid & 31, wr = (tid >> 5) & 3;
-#pragma unroll
-        for (int jj = 0; jj < BN / 8; jj++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int row = wg * 64 + wr * 16 + (lane >> 2) + 8 * h;
-                *(float2 *)&cs[row * CP + 8 * jj + 2 * (lane & 3)] =
-                    make_float2(acc[4 * jj + 2 * h], acc[4 * jj + 2 * h + 1]);
-            }
-    }
-    __syncthreads();
-    /* then 8 channels a thread: bias, residual, activation, one rounding,
-     * 16-byte stores along the row */
-    const uint16_t *bg = bias + (int64_t)g * p.Kg;
-    for (int c = tid; c < HG_BM * (BN / 8); c += HG_THREADS) {
-        const int row = c / (BN / 8), n = n0 + (c % (BN / 8)) * 8;
-        const int64_t m = m0 + row;
-        if (m >= p.M || n >= p.Kg) continue;
-        const float4 u0 = *(const float4 *)&cs[row * CP + n - n0];
-        const float4 u1 = *(const float4 *)&cs[row * CP + n - n0 + 4];
-        float v[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
-        const int64_t o = m * p.K + (int64_t)g * p.Kg + n;
-        if (p.vec8 && n + 8 <= p.Kg) {
-            if (p.has_bias) {
-                const uint4 bb = *(const uint4 *)(bg + n);
-                const uint16_t *bh = (const uint16_t *)&bb;
-#pragma unroll
-                for (int e = 0; e < 8; e++) v[e] += hg_ld<BF>(bh + e);
-            }
-            if (p.has_res) {
-                const uint4 rr = *(const uint4 *)(res + o);
-                const uint16_t *rh = (const uint16_t *)&rr;
-#pragma unroll
-                for (int e = 0; e < 8; e++) v[e] += hg_ld<BF>(rh + e);
-            }
-            uint4 out;
-            unsigned *ow = (unsigned *)&out;
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                ow[e] = (unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e])) |
-                        ((unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e + 1])) << 16);
-            *(uint4 *)(y + o) = out;
-        } else {
-#pragma unroll
-            for (int e = 0; e < 8; e++) {
-                if (n + e >= p.Kg) break;
-                float t = v[e];
-                if (p.has_bias) t += hg_ld<BF>(bg + n + e);
-                if (p.has_res) t += hg_ld<BF>(res + o + e);
-                y[o + e] = hg_cvt<BF>(hg_act(p.act, t));
-            }
-        }
-    }
+    hg_epilogue<BN, BF>(acc, smem, m0, n0, g, p, bias, res, y);
 #endif
 }
 
@@ -450,20 +333,6 @@ static size_t hg_wpack_bytes(const tc__problem *p) {
     return (size_t)p->K * (size_t)q.KRp * sizeof(uint16_t);
 }
 
-/* an operand of `bytes` on the device: in place, or staged into *own */
-static tc_status hg_operand(const void *h, size_t bytes, cudaStream_t s, const void **d,
-                            void **own) {
-    *own = NULL;
-    if (tc__cu_is_device(h)) {
-        *d = h;
-        return TC_OK;
-    }
-    tc_status st = tc__cu_alloc(own, bytes, s);
-    if (st == TC_OK) st = tc__cu_h2d(*own, h, bytes, s);
-    *d = *own;
-    return st;
-}
-
 static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     cudaStream_t s = b->s;
@@ -473,7 +342,6 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
     const int bf = p->dtype == TC_BFLOAT16;
     const int cfg = hg_cfg(p, q), bn = hg_cfg_bn[cfg];
     const int mf = merged ? (int)p->msk[2] : 1, Cg0 = (int)(p->C / p->G);
-    const size_t ybytes = (size_t)tc__y_count(p) * sizeof(uint16_t);
     void *wpk = NULL, *own_b = NULL, *own_r = NULL, *xm = NULL;
     const void *db = NULL, *dr = NULL, *dx = b->x;
     /* the plan's weights come packed (held on the device) */
@@ -497,32 +365,9 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
     const int vec = q.Cg % 8 == 0 && q.C % 8 == 0 && ((uintptr_t)dx & 15) == 0;
     if (st == TC_OK && !wp) {
         wp = wpk;
-        if ((int64_t)Cg0 * q.taps * mf <= HG_WROW) {
-            k_hg_wpack_row<<<(unsigned)(p->K < (1 << 20) ? p->K : (1 << 20)), 256, 0, s>>>(
-                (const uint16_t *)b->w, (uint16_t *)wpk, p->K, Cg0, q.Cp, q.taps, mf, q.KRp);
-        } else {
-            const dim3 grid((unsigned)tc__cu_div_up(q.KRp, 256),
-                            (unsigned)(p->K < 65535 ? p->K : 65535));
-            k_hg_wpack<<<grid, 256, 0, s>>>((const uint16_t *)b->w, (uint16_t *)wpk, p->K, Cg0,
-                                            q.Cp, q.taps, mf, q.KRp);
-        }
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hg_wpack", __FILE__, __LINE__);
+        st = hg_wpack_dev(b->w, wpk, p->K, Cg0, q.Cp, q.taps, mf, q.KRp, s);
     }
-    if (st == TC_OK && p->has_bias)
-        st = hg_operand(a->bias, (size_t)p->K * sizeof(uint16_t), s, &db, &own_b);
-    if (st == TC_OK && p->has_residual) {
-        if (a->residual == a->y || (b->y != a->y && !tc__cu_is_device(a->residual))) {
-            /* in place on y's device view; a host y's view is a fresh staging
-             * buffer, which takes the caller's residual (y itself or
-             * another host array): the epilogue reads each element before
-             * it writes it, and no scratch beyond device_workspace */
-            dr = b->y;
-            if (b->y != a->y) st = tc__cu_h2d(b->y, a->residual, ybytes, s);
-        } else {
-            st = hg_operand(a->residual, ybytes, s, &dr, &own_r);
-        }
-    }
+    if (st == TC_OK) st = hg_epi_operands(a, b, &db, &dr, &own_b, &own_r);
     if (st == TC_OK) {
         q.vec8 = !(q.K & 7) && !(q.Kg & 7) && !((uintptr_t)b->y & 15) &&
                  !((uintptr_t)dr & 15) && !((uintptr_t)db & 15);

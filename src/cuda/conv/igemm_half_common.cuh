@@ -1,0 +1,212 @@
+/*
+ * igemm_half_common.cuh - what the float16 / bfloat16 conv kernels on
+ * Hopper's wgmma share (cuda.conv.igemm-half, igemm_half.cu, and
+ * cuda.conv.igemm-half-halo, igemm_half_halo.cu): the 128-row tile of two
+ * warpgroups, element loads and rounding, the weight repack B = K x KRp
+ * (l = tap * Cp + j) on the device and its element map for the host, the
+ * fused epilogue (fp32 accumulators through shared memory, bias +
+ * residual + activation, one rounding, 16-byte stores) and the host
+ * staging of its bias and residual.
+ *
+ * Every definition lies in an anonymous namespace (as cuda_hopper.h's):
+ * each including file compiles its own copies for its own images.
+ */
+#ifndef TC_CUDA_CONV_IGEMM_HALF_COMMON_CUH
+#define TC_CUDA_CONV_IGEMM_HALF_COMMON_CUH
+
+#include "core/act.h"
+#include "cuda/cuda_common.h"
+#include "cuda/cuda_hopper.h" /* cp.async, wgmma descriptors, the probe */
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace {
+
+constexpr int HG_BM = 128, HG_BK = 64, HG_THREADS = 256;
+
+template <bool BF> __device__ __forceinline__ float hg_ld(const uint16_t *p) {
+    if (BF) return __bfloat162float(__ushort_as_bfloat16(*p));
+    return __half2float(__ushort_as_half(*p));
+}
+template <bool BF> __device__ __forceinline__ uint16_t hg_cvt(float v) {
+    if (BF) return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+    return __half_as_ushort(__float2half_rn(v));
+}
+/* the epilogue's activations: tc__act_f (src/core/act.h) */
+[[maybe_unused]] __device__ __forceinline__ float hg_act(int a, float v) {
+    return tc__act_f((tc_activation)a, v);
+}
+
+/* 16-byte cp.async, zero-filled when bytes = 0 */
+[[maybe_unused]] __device__ __forceinline__ void hg_cp16(unsigned dst, const void *src, int bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+}
+
+/* The weights K x Cg x (taps x mf) (dense, torch's layout) to K x KRp with
+ * l = tap * Cp + j, j = s * Cg + c: mf = 1 for the plain form, the last
+ * mask axis's length for the merged one (hg_merge); row k of blockIdx.y's
+ * rows, positions l of blockIdx.x's (rows too long for k_hg_wpack_row) */
+__host__ __device__ __forceinline__ uint16_t hg_wsrc(const uint16_t *wk, int l, int Cg, int Cp, int taps,
+                                            int mf) {
+    const int t = l / Cp, j = l - t * Cp, sx = j / Cg, c = j - sx * Cg;
+    return t < taps && sx < mf ? wk[((int64_t)c * taps + t) * mf + sx] : (uint16_t)0;
+}
+__global__ void k_hg_wpack(const uint16_t *__restrict__ w, uint16_t *__restrict__ wp, int64_t K,
+                           int Cg, int Cp, int taps, int mf, int KRp) {
+    const int l = blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= KRp) return;
+    for (int64_t k = blockIdx.y; k < K; k += gridDim.y)
+        wp[k * KRp + l] = hg_wsrc(w + k * Cg * taps * mf, l, Cg, Cp, taps, mf);
+}
+/* the same, one row k a block through shared memory: the row read and
+ * written contiguously (Cg * taps * mf <= HG_WROW) */
+constexpr int HG_WROW = 12288;
+__global__ void __launch_bounds__(256) k_hg_wpack_row(const uint16_t *__restrict__ w,
+                                                      uint16_t *__restrict__ wp, int64_t K,
+                                                      int Cg, int Cp, int taps, int mf, int KRp) {
+    __shared__ uint16_t row[HG_WROW];
+    const int n = Cg * taps * mf;
+    for (int64_t k = blockIdx.x; k < K; k += gridDim.x) {
+        const uint16_t *src = w + k * n;
+        for (int i = threadIdx.x; i < n; i += 256) row[i] = src[i];
+        __syncthreads();
+        uint16_t *dst = wp + k * KRp;
+        for (int l = threadIdx.x; l < KRp; l += 256) dst[l] = hg_wsrc(row, l, Cg, Cp, taps, mf);
+        __syncthreads();
+    }
+}
+
+/* The epilogue of a BM x BN tile whose wgmmas are all done and whose
+ * shared memory (at least HG_BM x (BN + 4) floats) is free: the
+ * accumulators (wgmma's fragment: warpgroup tid / 128 holds rows 64
+ * (tid / 128) ..) to shared memory, then y = act(acc + bias + residual)
+ * for the tile's rows m0.. (of p.M) and channels n0.. (of p.Kg, group g) */
+template <int BN, bool BF, class P>
+__device__ __forceinline__ void hg_epilogue(const float *acc, uint8_t *smem, int64_t m0, int n0,
+                                            int g, const P &p, const uint16_t *bias,
+                                            const uint16_t *res, uint16_t *y) {
+    const int tid = threadIdx.x, wg = tid >> 7;
+    /* the accumulators to shared memory as fp32 (row pitch BN + 4): accumulator
+     * j of thread (warp w, lane) is row 16 (w % 4) + lane / 4 + 8 ((j >> 1) & 1),
+     * column 8 (j >> 2) + 2 (lane & 3) + (j & 1) */
+    constexpr int CP = BN + 4;
+    float *cs = (float *)smem;
+    {
+        const int lane = tid & 31, wr = (tid >> 5) & 3;
+#pragma unroll
+        for (int jj = 0; jj < BN / 8; jj++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int row = wg * 64 + wr * 16 + (lane >> 2) + 8 * h;
+                *(float2 *)&cs[row * CP + 8 * jj + 2 * (lane & 3)] =
+                    make_float2(acc[4 * jj + 2 * h], acc[4 * jj + 2 * h + 1]);
+            }
+    }
+    __syncthreads();
+    /* then 8 channels a thread: bias, residual, activation, one rounding,
+     * 16-byte stores along the row */
+    const uint16_t *bg = bias + (int64_t)g * p.Kg;
+    for (int c = tid; c < HG_BM * (BN / 8); c += HG_THREADS) {
+        const int row = c / (BN / 8), n = n0 + (c % (BN / 8)) * 8;
+        const int64_t m = m0 + row;
+        if (m >= p.M || n >= p.Kg) continue;
+        const float4 u0 = *(const float4 *)&cs[row * CP + n - n0];
+        const float4 u1 = *(const float4 *)&cs[row * CP + n - n0 + 4];
+        float v[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
+        const int64_t o = m * p.K + (int64_t)g * p.Kg + n;
+        if (p.vec8 && n + 8 <= p.Kg) {
+            if (p.has_bias) {
+                const uint4 bb = *(const uint4 *)(bg + n);
+                const uint16_t *bh = (const uint16_t *)&bb;
+#pragma unroll
+                for (int e = 0; e < 8; e++) v[e] += hg_ld<BF>(bh + e);
+            }
+            if (p.has_res) {
+                const uint4 rr = *(const uint4 *)(res + o);
+                const uint16_t *rh = (const uint16_t *)&rr;
+#pragma unroll
+                for (int e = 0; e < 8; e++) v[e] += hg_ld<BF>(rh + e);
+            }
+            uint4 out;
+            unsigned *ow = (unsigned *)&out;
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                ow[e] = (unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e])) |
+                        ((unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e + 1])) << 16);
+            *(uint4 *)(y + o) = out;
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; e++) {
+                if (n + e >= p.Kg) break;
+                float t = v[e];
+                if (p.has_bias) t += hg_ld<BF>(bg + n + e);
+                if (p.has_res) t += hg_ld<BF>(res + o + e);
+                y[o + e] = hg_cvt<BF>(hg_act(p.act, t));
+            }
+        }
+    }
+}
+
+/* the weights (dense, K x Cg0 x taps x mf) repacked on the device into
+ * wp (k_hg_wpack_row where a row fits its shared memory) */
+[[maybe_unused]] static tc_status hg_wpack_dev(const void *w, void *wp, int64_t K, int Cg0, int Cp,
+                                               int taps, int mf, int KRp, cudaStream_t s) {
+    if ((int64_t)Cg0 * taps * mf <= HG_WROW) {
+        k_hg_wpack_row<<<(unsigned)(K < (1 << 20) ? K : (1 << 20)), 256, 0, s>>>(
+            (const uint16_t *)w, (uint16_t *)wp, K, Cg0, Cp, taps, mf, KRp);
+    } else {
+        const dim3 grid((unsigned)tc__cu_div_up(KRp, 256),
+                        (unsigned)(K < 65535 ? K : 65535));
+        k_hg_wpack<<<grid, 256, 0, s>>>((const uint16_t *)w, (uint16_t *)wp, K, Cg0,
+                                        Cp, taps, mf, KRp);
+    }
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? TC_OK : tc__cu_fail(e, "launch k_hg_wpack", __FILE__, __LINE__);
+}
+
+/* an operand of `bytes` on the device: in place, or staged into *own */
+[[maybe_unused]] static tc_status hg_operand(const void *h, size_t bytes, cudaStream_t s, const void **d,
+                                             void **own) {
+    *own = NULL;
+    if (tc__cu_is_device(h)) {
+        *d = h;
+        return TC_OK;
+    }
+    tc_status st = tc__cu_alloc(own, bytes, s);
+    if (st == TC_OK) st = tc__cu_h2d(*own, h, bytes, s);
+    *d = *own;
+    return st;
+}
+
+/* the epilogue's bias and residual on the device (*db, *dr; NULL where the
+ * layer has none), staged into *own_b, *own_r where they must be */
+[[maybe_unused]] static tc_status hg_epi_operands(const tc__args *a, const tc__cu_bufs *b,
+                                                  const void **db, const void **dr, void **own_b,
+                                                  void **own_r) {
+    const tc__problem *p = a->p;
+    cudaStream_t s = b->s;
+    const size_t ybytes = (size_t)tc__y_count(p) * sizeof(uint16_t);
+    tc_status st = TC_OK;
+    *db = *dr = NULL;
+    *own_b = *own_r = NULL;
+    if (st == TC_OK && p->has_bias)
+        st = hg_operand(a->bias, (size_t)p->K * sizeof(uint16_t), s, db, own_b);
+    if (st == TC_OK && p->has_residual) {
+        if (a->residual == a->y || (b->y != a->y && !tc__cu_is_device(a->residual))) {
+            /* in place on y's device view; a host y's view is a fresh staging
+             * buffer, which takes the caller's residual (y itself or
+             * another host array): the epilogue reads each element before
+             * it writes it, and no scratch beyond device_workspace */
+            *dr = b->y;
+            if (b->y != a->y) st = tc__cu_h2d(b->y, a->residual, ybytes, s);
+        } else {
+            st = hg_operand(a->residual, ybytes, s, dr, own_r);
+        }
+    }
+    return st;
+}
+
+} // namespace
+
+#endif
