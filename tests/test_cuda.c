@@ -1094,7 +1094,10 @@ static void run_conv_staged_all(void) {
  * with and without a residual (in place too) and several activations, host
  * and device pointers (device calls behind the enqueue gate), every tile
  * configuration forced on one layer, against ref.conv.loops run natively on the
- * same rounded inputs; error as run_conv_staged (of the magnitude sum). */
+ * same rounded inputs; error as run_conv_staged (of the magnitude sum).
+ * cuda.conv.igemm-half-halo (3x3, stride 1, C and K multiples of 64) runs
+ * the cases it applies to: tiles across image ends, two channel chunks, a
+ * tile spanning several small images, padding 0 and 1. */
 static const ccase hcases[] = {
     {2, 2, 24, 40, 1, {13, 11}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
     {2, 1, 3, 20, 1, {37, 41}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1}, /* conv1-like */
@@ -1103,6 +1106,9 @@ static const ccase hcases[] = {
     {2, 2, 40, 72, 1, {11, 13}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1}, /* 1x1 */
     {3, 1, 16, 12, 1, {5, 6, 7}, {3, 3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
     {1, 2, 9, 11, 1, {70}, {5}, 2, 1, 2, TC_PADDING_ZEROS, 1},
+    {2, 2, 64, 64, 1, {13, 21}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},   /* halo */
+    {2, 3, 128, 128, 1, {17, 30}, {3, 3}, 1, 1, 0, TC_PADDING_ZEROS, 1}, /* halo, pad 0 */
+    {2, 5, 64, 128, 1, {7, 9}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 0},    /* halo, small images */
     {2, 2, 32, 136, 1, {12, 12}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1}, /* every tile config */
 };
 #define NHC (int)(sizeof hcases / sizeof hcases[0])
@@ -1118,10 +1124,9 @@ static const hvariant hvariants[] = {
 };
 #define NHV (int)(sizeof hvariants / sizeof hvariants[0])
 
-static void run_conv_half_native(int ci, int vi, const char *cfg) {
+static void run_conv_half_native(const char *name, int ci, int vi, const char *cfg) {
     const ccase *c = &hcases[ci];
     const hvariant *v = &hvariants[vi];
-    const char *name = "cuda.conv.igemm-half";
     tc_conv_desc d;
     tc_conv_desc_init(&d);
     d.dtype = v->dt;
@@ -1145,6 +1150,14 @@ static void run_conv_half_native(int ci, int vi, const char *cfg) {
     tc_plan_options_init(&o);
     o.algorithm = name;
     tc_plan *rp = NULL, *mp = NULL, *pl = NULL;
+    if (strcmp(name, "cuda.conv.igemm-half")) { /* the others: where they apply */
+        if (tc_plan_conv(&pl, NULL, &d, &o) == TC_ERR_NOT_APPLICABLE) {
+            n_na++;
+            return;
+        }
+        tc_plan_destroy(pl);
+        pl = NULL;
+    }
     tc_conv_desc md = d; /* magnitudes: float32, same layout, no epilogue */
     md.dtype = TC_FLOAT32;
     md.activation = TC_ACT_NONE;
@@ -1251,7 +1264,9 @@ static void run_conv_half_native(int ci, int vi, const char *cfg) {
 }
 
 static void run_conv_half_native_all(void) {
-    if (conv_only_solver && strcmp(conv_only_solver, "cuda.conv.igemm-half")) return;
+    static const char *const names[] = {"cuda.conv.igemm-half", "cuda.conv.igemm-half-halo"};
+    if (conv_only_solver && strcmp(conv_only_solver, names[0]) && strcmp(conv_only_solver, names[1]))
+        return;
     tc_plan_options o;
     tc_plan_options_init(&o);
     o.algorithm = "cuda.conv.igemm-half";
@@ -1268,16 +1283,19 @@ static void run_conv_half_native_all(void) {
         return;
     }
     tc_plan_destroy(pl);
-    for (int ci = 0; ci < NHC; ci++)
-        for (int vi = 0; vi < NHV; vi++) {
-            if (th_g.quick && (ci + vi) % 3) continue;
-            if (ci == NHC - 1) { /* every tile configuration */
-                static const char *const cfgs[] = {"0", "1", "2"};
-                for (int k = 0; k < 3; k++) run_conv_half_native(ci, vi, cfgs[k]);
-            } else {
-                run_conv_half_native(ci, vi, NULL);
+    for (int si = 0; si < 2; si++) {
+        if (conv_only_solver && strcmp(conv_only_solver, names[si])) continue;
+        for (int ci = 0; ci < NHC; ci++)
+            for (int vi = 0; vi < NHV; vi++) {
+                if (th_g.quick && (ci + vi) % 3) continue;
+                if (ci == NHC - 1 && si == 0) { /* every tile configuration */
+                    static const char *const cfgs[] = {"0", "1", "2"};
+                    for (int k = 0; k < 3; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
+                } else {
+                    run_conv_half_native(names[si], ci, vi, NULL);
+                }
             }
-        }
+    }
 }
 
 /* float16 filters (dense arrays: strided device arrays are refused), the
@@ -2421,7 +2439,8 @@ static void check_lists_cover_registry(void) {
     for (int i = 0; i < tc_algorithm_count(); i++) {
         tc_algorithm_info ai;
         if (tc_algorithm_get(i, &ai) != TC_OK || ai.backend != TC_BACKEND_CUDA) continue;
-        int found = !strcmp(ai.name, "cuda.conv.igemm-half"); /* run_conv_half_native_all */
+        int found = !strcmp(ai.name, "cuda.conv.igemm-half") || /* run_conv_half_native_all */
+                    !strcmp(ai.name, "cuda.conv.igemm-half-halo");
         for (int s = 0; s < NFS && !found; s++) found = !strcmp(ai.name, filter_solvers[s]);
         for (int s = 0; s < NGS && !found; s++) found = !strcmp(ai.name, gemm_solvers[s]);
         for (int s = 0; s < NCS && !found; s++) found = !strcmp(ai.name, conv_solvers[s]);
