@@ -1285,9 +1285,12 @@ static void run_conv_half_native_all(void) {
     tc_plan_destroy(pl);
     for (int si = 0; si < 2; si++) {
         if (conv_only_solver && strcmp(conv_only_solver, names[si])) continue;
+        const long na0 = n_na;
+        long calls = 0;
         for (int ci = 0; ci < NHC; ci++)
             for (int vi = 0; vi < NHV; vi++) {
                 if (th_g.quick && (ci + vi) % 3) continue;
+                calls++;
                 if (ci == NHC - 1 && si == 0) { /* every tile configuration */
                     static const char *const cfgs[] = {"0", "1", "2"};
                     for (int k = 0; k < 3; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
@@ -1295,6 +1298,9 @@ static void run_conv_half_native_all(void) {
                     run_conv_half_native(names[si], ci, vi, NULL);
                 }
             }
+        TH_BEGIN("%s applies to some of the cases", names[si]);
+        CHECK(n_na - na0 < calls, "%s applied to none of its cases", names[si]);
+        TH_END();
     }
 }
 
