@@ -119,7 +119,9 @@ def _exec_dev(be, x, w, kind, output, algo, dt):
     xc = be.contiguous(be.astype(x, dt))
     m = np.ascontiguousarray(w, dtype=np.float32 if dt == np.float16 else dt)
     if algo is not None and be.plan_backend == 1:
-        algo = "cuda.filter.fft"
+        # the GPU's FFT filter is float32: other dtypes take what the
+        # planner finds (cuda.filter.direct in float64)
+        algo = "cuda.filter.fft" if dt == np.float32 else None
     thr = 0
     xs = be.shape(xc)
     key = ("signal-dev", be.name, be.plan_backend, be.device_key(xc), dt.char, xs, m.shape,
