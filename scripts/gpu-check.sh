@@ -292,7 +292,7 @@ if has python; then
     CX=${CUPYX_TESTS:-$SRC/.cupyx}
     if [ -d "$CX" ]; then
       stamp "run_cupyx_suites.py ($CX)"
-      PYTHONUNBUFFERED=1 timeout "$(left 240)" "$PY" "$SRC/tests/python/run_cupyx_suites.py" --tests "$CX" \
+      PYTHONUNBUFFERED=1 timeout "$(left 240)" "$PY" "$SRC/tests/python/run_cupyx_suites.py" --tests "$CX" --log-dir "$OUT" \
         -- ${GPU_CHECK_CUPYX_ARGS:--n 8} >"$OUT/cupyx.log" 2>&1
       echo "run_cupyx_suites rc=$?"; grep -E "passed|FAILED" "$OUT/cupyx.log" | head -60
     fi

@@ -88,6 +88,8 @@ def run(src, mod, extra, pytest_args, tests_root):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tests", help="a CuPy checkout, its tests/ or cupyx_tests/ directory")
+    ap.add_argument("--log-dir", help="write each suite's whole pytest output to "
+                    "DIR/cupyx_<suite>.log (the failures' tracebacks)")
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     a = ap.parse_args()
     root = next(candidates(a.tests), None)
@@ -110,6 +112,10 @@ def main():
             bad = True
             continue
         counts, failed, summary, out, rc = run(src, mod, extra, a.pytest_args, root)
+        if a.log_dir:
+            os.makedirs(a.log_dir, exist_ok=True)
+            with open(os.path.join(a.log_dir, f"cupyx_{mod}.log"), "w") as f:
+                f.write(out)
         err = counts.get("error", 0) + counts.get("errors", 0)
         print(f"{mod} ({rel}): {counts.get('passed', 0)} passed, {counts.get('failed', 0)} "
               f"failed, {err} errors, {counts.get('skipped', 0)} skipped "
