@@ -1096,8 +1096,9 @@ static void run_conv_staged_all(void) {
  * configuration forced on one layer, against ref.conv.loops run natively on the
  * same rounded inputs; error as run_conv_staged (of the magnitude sum).
  * cuda.conv.igemm-half-halo (3x3, stride 1, C and K multiples of 64) runs
- * the cases it applies to: tiles across image ends, two channel chunks, a
- * tile spanning several small images, padding 0 and 1. */
+ * the cases it applies to (tiles across image ends, two channel chunks, a
+ * tile spanning several small images, padding 0 and 1), with one and with
+ * two shared-memory stages. */
 static const ccase hcases[] = {
     {2, 2, 24, 40, 1, {13, 11}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
     {2, 1, 3, 20, 1, {37, 41}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1}, /* conv1-like */
@@ -1162,7 +1163,10 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
     md.dtype = TC_FLOAT32;
     md.activation = TC_ACT_NONE;
     md.has_residual = 0;
-    if (cfg) setenv("TILECONV_CUDA_HALF_CFG", cfg, 1);
+    /* cfg: the tile configuration, or the halo kernel's stages */
+    const char *knob = strcmp(name, "cuda.conv.igemm-half") ? "TILECONV_CUDA_HALF_HALO_STAGES"
+                                                             : "TILECONV_CUDA_HALF_CFG";
+    if (cfg) setenv(knob, cfg, 1);
     TH_BEGIN("%s case %d (%dD N%lld C%lld K%lld G%lld) %s %s%s%s", name, ci, c->nsp,
              (long long)c->N, (long long)c->C, (long long)c->K, (long long)c->G,
              tc_dtype_name(v->dt), tc_activation_name(v->act),
@@ -1257,7 +1261,7 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
         free(qx); free(qw); free(qb); free(qr); free(qref); free(qy);
     }
     TH_END();
-    if (cfg) unsetenv("TILECONV_CUDA_HALF_CFG");
+    if (cfg) unsetenv(knob);
     tc_plan_destroy(rp);
     tc_plan_destroy(mp);
     tc_plan_destroy(pl);
@@ -1290,10 +1294,13 @@ static void run_conv_half_native_all(void) {
         for (int ci = 0; ci < NHC; ci++)
             for (int vi = 0; vi < NHV; vi++) {
                 if (th_g.quick && (ci + vi) % 3) continue;
-                calls++;
+                calls += ci == NHC - 1 && si == 0 ? 3 : si == 1 ? 2 : 1; /* runs below */
                 if (ci == NHC - 1 && si == 0) { /* every tile configuration */
                     static const char *const cfgs[] = {"0", "1", "2"};
                     for (int k = 0; k < 3; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
+                } else if (si == 1) { /* one and two stages */
+                    run_conv_half_native(names[si], ci, vi, "1");
+                    run_conv_half_native(names[si], ci, vi, "2");
                 } else {
                     run_conv_half_native(names[si], ci, vi, NULL);
                 }

@@ -109,6 +109,8 @@
       "bit set of the CUDA Winograd steps run (1 weights, 2 input, 4 GEMM, 8 output; timing)")  \
     X(CUDA_HALF_CFG, "TILECONV_CUDA_HALF_CFG", "TC_CUDA_HALF_CFG", "chosen", "cuda",            \
       "0, 1 or 2: cuda.conv.igemm-half's tile configuration (tuning)")                          \
+    X(CUDA_HALF_HALO_STAGES, "TILECONV_CUDA_HALF_HALO_STAGES", NULL, "chosen", "cuda",          \
+      "1 or 2: cuda.conv.igemm-half-halo's shared-memory stages (tuning)")                      \
     /* ---- mpi (tileconv_mpi) ---- */                                                          \
     X(MPI_THREADS, "TILECONV_MPI_THREADS", NULL, "the node's CPUs / its ranks", "mpi",       \
       "threads a rank when tc_mpi_options.threads is 0 (also tileconv-mpi-bench)")              \

@@ -25,11 +25,14 @@
  * outside the image are zero-filled by cp.async.
  *
  * A block: 128 outputs (two warpgroups of 64) x 64 output channels; per
- * 64-channel chunk one stage = the patch (<= 40 KiB) + B for the 9 taps (9
- * x 64 rows x 128 bytes, 128-byte swizzle as cuda.conv.igemm-half's, 72
- * KiB); two stages (the next chunk's copies in flight during this chunk's
- * 36 wgmmas), one barrier a chunk. A's fragments of tap t + 1 are loaded
- * while tap t's wgmmas run (two register sets).
+ * 64-channel chunk one stage = the patch (<= 40 KiB, sized by the host's
+ * bound) + B for the 9 taps (9 x 64 rows x 128 bytes, 128-byte swizzle as
+ * cuda.conv.igemm-half's, 72 KiB). One stage where two blocks fit an SM
+ * (patches up to 304 positions: each block's copies run during the other's
+ * wgmmas), else two (the next chunk's copies in flight during this chunk's
+ * 36 wgmmas, one barrier a chunk). A's fragments of tap t + 1 are loaded
+ * while tap t's wgmmas run (two register sets). The input pixel of each
+ * patch position is computed once a tile into a table in shared memory.
  *
  * Not measured on a GPU yet: its estimate is 1e30, so the planner never
  * picks it; it runs when forced by name (algorithm "cuda.conv.igemm-half-
@@ -44,17 +47,16 @@ extern "C" const tc__solver tc__solver_cuda_conv_igemm_half; /* its weight pack 
 namespace {
 
 constexpr int HH_BN = 64;
-constexpr int HH_PMAX = 320; /* patch positions a stage */
+constexpr int HH_PMAX = 320; /* patch positions a stage, at most */
 [[maybe_unused]] constexpr int HH_PPT = HH_PMAX * 8 / HG_THREADS; /* a thread's 16-byte patch copies a chunk */
-constexpr int HH_ABYTES = HH_PMAX * 128, HH_BTAP = HH_BN * 128, HH_BBYTES = 9 * HH_BTAP;
-constexpr int HH_SBYTES = HH_ABYTES + HH_BBYTES; /* a stage: 112 KiB */
-constexpr size_t HH_SMEM = 2 * (size_t)HH_SBYTES + 1024;
-static_assert(HH_PMAX * 8 % HG_THREADS == 0 && HH_ABYTES % 1024 == 0, "patch stage");
-static_assert(HG_BM * (HH_BN + 4) * 4 <= 2 * HH_SBYTES, "epilogue tile");
+constexpr int HH_BTAP = HH_BN * 128, HH_BBYTES = 9 * HH_BTAP;
+static_assert(HH_PMAX * 8 % HG_THREADS == 0, "patch copies");
+static_assert(HG_BM * (HH_BN + 4) * 4 <= HH_BBYTES, "epilogue tile");
 
 struct hhp {
     int64_t M; /* N * OH * OW */
     int N, H, W, C, K, Kg, OH, OW, Hs, Ws, pt, pl, KRp, nchunk;
+    int abytes, sbytes; /* a stage's patch (the host's bound, whole KiB) and whole size */
     int act, has_bias, has_res, vec8;
 };
 
@@ -103,8 +105,11 @@ template <bool BF> __device__ __forceinline__ void hh_mma(float *, const unsigne
     return (int)((n * (unsigned)p.Hs + oy) * (unsigned)p.Ws + ox);
 }
 
-template <bool BF>
-__global__ void __launch_bounds__(HG_THREADS, 1)
+/* ST stages: 2 (the next chunk's copies during this chunk's wgmmas, one
+ * block an SM) or 1 (two blocks an SM where they fit, each one's copies
+ * during the other's wgmmas) */
+template <bool BF, int ST>
+__global__ void __launch_bounds__(HG_THREADS, ST == 1 ? 2 : 1)
     k_hh_conv(const uint16_t *__restrict__ x, const uint16_t *__restrict__ wp,
               const uint16_t *__restrict__ bias, const uint16_t *res, uint16_t *y, hhp p) {
 #if IG_WGMMA
@@ -119,39 +124,36 @@ __global__ void __launch_bounds__(HG_THREADS, 1)
     const int P0 = hh_base((unsigned)m0, p);
     const int SP = hh_base((unsigned)ml, p) + 2 * p.Ws + 3 - P0; /* the patch's positions */
 
-    /* this thread's patch copies: positions tid / 8 + 32 j, 16-byte column
-     * tid % 8; the input pixel of each (-1: zero) */
-    const int col = tid & 7, r0 = tid >> 3;
-    int pix[HH_PPT];
-#pragma unroll
-    for (int j = 0; j < HH_PPT; j++) {
-        const int pos = r0 + 32 * j;
-        int v = -1;
-        if (pos < SP) {
-            const unsigned P = (unsigned)(P0 + pos);
-            const unsigned V = P / (unsigned)p.Ws, u = P - V * (unsigned)p.Ws;
-            const unsigned n = V / (unsigned)p.Hs, pr = V - n * (unsigned)p.Hs;
-            const int iy = (int)pr - p.pt, ix = (int)u - p.pl;
-            if (n < (unsigned)p.N && (unsigned)iy < (unsigned)p.H && (unsigned)ix < (unsigned)p.W)
-                v = ((int)n * p.H + iy) * p.W + ix;
-        }
-        pix[j] = v;
+    /* the input pixel of each patch position (-1: zero), once a tile, a
+     * table after the stages that every thread's copies read */
+    int *pix = (int *)(smem + ST * p.sbytes);
+    for (int pos = tid; pos < SP; pos += HG_THREADS) {
+        const unsigned P = (unsigned)(P0 + pos);
+        const unsigned V = P / (unsigned)p.Ws, u = P - V * (unsigned)p.Ws;
+        const unsigned n = V / (unsigned)p.Hs, pr = V - n * (unsigned)p.Hs;
+        const int iy = (int)pr - p.pt, ix = (int)u - p.pl;
+        pix[pos] = n < (unsigned)p.N && (unsigned)iy < (unsigned)p.H && (unsigned)ix < (unsigned)p.W
+                       ? ((int)n * p.H + iy) * p.W + ix
+                       : -1;
     }
+    __syncthreads();
+    /* this thread's patch copies: positions tid / 8 + 32 j, 16-byte column tid % 8 */
+    const int col = tid & 7, r0 = tid >> 3;
     /* B: rows r0 and r0 + 32 of the tile, this column */
     const uint16_t *bp = wp + (int64_t)(n0 + r0) * p.KRp + col * 8;
     const int64_t bstep = (int64_t)32 * p.KRp;
 
     /* chunk ck's copies into stage s: the patch, then B's 9 taps */
     auto load = [&](int ck, int s) {
-        const unsigned sa = sbase + s * HH_SBYTES, sb = sa + HH_ABYTES;
+        const unsigned sa = sbase + s * p.sbytes, sb = sa + p.abytes;
         const int c0 = ck * 64;
 #pragma unroll
         for (int j = 0; j < HH_PPT; j++) {
             const int pos = r0 + 32 * j;
             if (pos < SP) {
-                const bool ok = pix[j] >= 0;
+                const int px = pix[pos];
                 hg_cp16(sa + pos * 128 + ((col ^ (pos & 7)) << 4),
-                        ok ? x + (int64_t)pix[j] * p.C + c0 + col * 8 : x, ok ? 16 : 0);
+                        px >= 0 ? x + (int64_t)px * p.C + c0 + col * 8 : x, px >= 0 ? 16 : 0);
             }
         }
 #pragma unroll
@@ -190,14 +192,14 @@ __global__ void __launch_bounds__(HG_THREADS, 1)
     load(0, 0);
     ig_commit();
     for (int ck = 0; ck < p.nchunk; ck++) {
-        const int s = ck & 1;
+        const int s = ST == 2 ? ck & 1 : 0;
         ig_wait<0>();     /* this thread's copies of chunk ck have landed */
         ig_proxy_fence(); /* ... and are visible to wgmma (async proxy: B) */
         __syncthreads();  /* everyone's; and every read of chunk ck - 1's stage is done */
-        if (ck + 1 < p.nchunk) load(ck + 1, s ^ 1);
+        if (ST == 2 && ck + 1 < p.nchunk) load(ck + 1, s ^ 1);
         ig_commit();
-        const unsigned sa = sbase + s * HH_SBYTES;
-        const uint64_t db0 = ig_desc_sw128(smem + s * HH_SBYTES + HH_ABYTES);
+        const unsigned sa = sbase + s * p.sbytes;
+        const uint64_t db0 = ig_desc_sw128(smem + s * p.sbytes + p.abytes);
         unsigned af[2][4][4];
         frag(af[0], sa, 0);
 #pragma unroll
@@ -213,6 +215,11 @@ __global__ void __launch_bounds__(HG_THREADS, 1)
             }
         }
         ig_wg_wait<0>();
+        if (ST == 1 && ck + 1 < p.nchunk) {
+            __syncthreads(); /* every warp's reads of the one stage done */
+            load(ck + 1, 0);
+            ig_commit();
+        }
     }
     ig_wait<0>();
     __syncthreads(); /* every wgmma and ldmatrix done: the stages become the output tile */
@@ -224,8 +231,29 @@ __global__ void __launch_bounds__(HG_THREADS, 1)
 
 typedef void (*hh_kernel)(const uint16_t *, const uint16_t *, const uint16_t *, const uint16_t *,
                           uint16_t *, hhp);
-static const hh_kernel hh_tab[2] = {k_hh_conv<false>, k_hh_conv<true>};
-static int hh_attr_set[IG_NDEV][2]; /* per device: the shared-memory attribute set */
+/* [bfloat16][stages - 1] */
+static const hh_kernel hh_tab[2][2] = {{k_hh_conv<false, 1>, k_hh_conv<false, 2>},
+                                       {k_hh_conv<true, 1>, k_hh_conv<true, 2>}};
+static int hh_attr_set[IG_NDEV][2][2]; /* per device: the shared-memory attribute set */
+
+/* dynamic shared memory: st stages of abytes + B, the pixel table, 1 KiB
+ * of alignment; the most (two stages of the largest patch) fits the
+ * H100's and H200's 227 KiB a block */
+static size_t hh_smem(int abytes, int st) {
+    return (size_t)st * (abytes + HH_BBYTES) + HH_PMAX * sizeof(int) + 1024;
+}
+constexpr int HH_ABYTES_MAX = HH_PMAX * 128;
+
+/* The most patch positions a tile reads: its 128 outputs' bases step by 1,
+ * by 1 + Ws - OW more at each of at most xr row ends and (Hs - OH) Ws more
+ * at each of at most xi image ends, then the taps' reach 2 Ws + 2 */
+static int64_t hh_span(const tc__problem *p) {
+    const int64_t Hs = p->in[1] + p->pad_lo[1], Ws = p->in[2] + p->pad_lo[2];
+    const int64_t OH = p->out[1], OW = p->out[2], plane = OH * OW;
+    const int64_t xr = (HG_BM - 1 + OW - 1) / OW;
+    const int64_t xi = p->N > 1 ? (HG_BM - 1 + plane - 1) / plane : 0;
+    return HG_BM - 1 + (Ws - OW) * xr + (Hs - OH) * Ws * xi + 2 * Ws + 3;
+}
 
 static hhp hh_params(const tc__problem *p) {
     hhp q;
@@ -241,18 +269,20 @@ static hhp hh_params(const tc__problem *p) {
     q.act = (int)p->act;
     q.has_bias = p->has_bias;
     q.has_res = p->has_residual;
+    q.abytes = (int)((hh_span(p) * 128 + 1023) / 1024 * 1024);
+    q.sbytes = q.abytes + HH_BBYTES;
     return q;
 }
 
-/* The most patch positions a tile reads: its 128 outputs' bases step by 1,
- * by 1 + Ws - OW more at each of at most xr row ends and (Hs - OH) Ws more
- * at each of at most xi image ends, then the taps' reach 2 Ws + 2 */
-static int64_t hh_span(const tc__problem *p) {
-    const int64_t Hs = p->in[1] + p->pad_lo[1], Ws = p->in[2] + p->pad_lo[2];
-    const int64_t OH = p->out[1], OW = p->out[2], plane = OH * OW;
-    const int64_t xr = (HG_BM - 1 + OW - 1) / OW;
-    const int64_t xi = p->N > 1 ? (HG_BM - 1 + plane - 1) / plane : 0;
-    return HG_BM - 1 + (Ws - OW) * xr + (Hs - OH) * Ws * xi + 2 * Ws + 3;
+/* The stages: 1 where two blocks fit an SM's shared memory (the patch of
+ * at most 304 positions: ResNet-50's 3x3 layers), else 2.
+ * TILECONV_CUDA_HALF_HALO_STAGES=1/2 forces one (tests, tuning). */
+static int hh_stages(const hhp &q) {
+    const char *f = tc__knob_get(TC__KNOB_CUDA_HALF_HALO_STAGES);
+    if (f && (f[0] == '1' || f[0] == '2') && !f[1]) return f[0] - '0';
+    const tc__cu_device *d = tc__cu_dev();
+    const size_t per_sm = d ? d->smem_per_sm : 0;
+    return 2 * (hh_smem(q.abytes, 1) + 1024) <= per_sm ? 1 : 2; /* 1 KiB reserved a block */
 }
 
 static size_t hh_wpack_bytes(const tc__problem *p) {
@@ -279,13 +309,15 @@ static tc_status hh_launch(const tc__args *a, const tc__cu_bufs *b) {
     if (st == TC_OK) st = hg_epi_operands(a, b, &db, &dr, &own_b, &own_r);
     if (st == TC_OK) {
         q.vec8 = !((uintptr_t)b->y & 15) && !((uintptr_t)dr & 15) && !((uintptr_t)db & 15);
-        const hh_kernel k = hh_tab[bf];
+        const int nst = hh_stages(q);
+        const hh_kernel k = hh_tab[bf][nst - 1];
+        const size_t smem = hh_smem(q.abytes, nst);
         int dev = 0;
         cudaError_t e = cudaGetDevice(&dev);
-        int *set = dev >= 0 && dev < IG_NDEV ? &hh_attr_set[dev][bf] : NULL;
+        int *set = dev >= 0 && dev < IG_NDEV ? &hh_attr_set[dev][bf][nst - 1] : NULL;
         if (e == cudaSuccess && !(set && __atomic_load_n(set, __ATOMIC_ACQUIRE))) {
             e = cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)HH_SMEM);
+                                     (int)hh_smem(HH_ABYTES_MAX, nst));
             if (e == cudaSuccess && set) __atomic_store_n(set, 1, __ATOMIC_RELEASE);
         }
         if (e != cudaSuccess) {
@@ -293,9 +325,9 @@ static tc_status hh_launch(const tc__args *a, const tc__cu_bufs *b) {
                              __LINE__);
         } else {
             const dim3 grid((unsigned)tc__cu_div_up(q.M, HG_BM), (unsigned)(q.K / HH_BN));
-            k<<<grid, HG_THREADS, HH_SMEM, s>>>((const uint16_t *)b->x, (const uint16_t *)wp,
-                                                (const uint16_t *)db, (const uint16_t *)dr,
-                                                (uint16_t *)b->y, q);
+            k<<<grid, HG_THREADS, smem, s>>>((const uint16_t *)b->x, (const uint16_t *)wp,
+                                             (const uint16_t *)db, (const uint16_t *)dr,
+                                             (uint16_t *)b->y, q);
             e = cudaGetLastError();
             if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hh_conv", __FILE__, __LINE__);
         }
@@ -338,6 +370,8 @@ static int hh_applicable(const tc__problem *p, const tc__env *e, char *why, size
             no = "the input patch of a 128-output tile exceeds its 320 staged positions (rows "
                  "too wide: about W <= 61 with padding 1)";
         else if (!ig_wgmma_ok()) no = "needs Hopper's wgmma (the sm_90a image on an sm_90 device)";
+        else if (!tc__cu_dev() || tc__cu_dev()->smem_optin < hh_smem(HH_ABYTES_MAX, 2))
+            no = "needs 227 KiB of shared memory a block (Hopper)";
     }
     if (no) {
         if (why) snprintf(why, n, "%s", no);
@@ -378,15 +412,21 @@ static size_t hh_device_ws(const tc__problem *p, const tc__env *e, const void *s
     return hh_wpack_bytes(p) + (p->has_bias ? (size_t)p->K * sizeof(uint16_t) : 0);
 }
 
+/* each kernel at the patch of ResNet-50's 3x3 64 @56 layer (304
+ * positions: one stage, two blocks an SM) and at the largest (two stages) */
 void hh_report(tc__cu_report *r) {
-    for (int bf = 0; bf < 2; bf++) {
-        const void *k = (const void *)hh_tab[bf];
-        (void)cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)HH_SMEM);
-        (void)cudaGetLastError();
-        tc__cu_report_kernel(r, bf ? "cuda.conv.igemm-half-halo 128x64 bf16"
-                                   : "cuda.conv.igemm-half-halo 128x64 f16",
-                             k, HG_THREADS, HH_SMEM);
-    }
+    for (int bf = 0; bf < 2; bf++)
+        for (int st = 1; st <= 2; st++) {
+            const void *k = (const void *)hh_tab[bf][st - 1];
+            const int ab = st == 1 ? 304 * 128 : HH_ABYTES_MAX;
+            (void)cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)hh_smem(HH_ABYTES_MAX, st));
+            (void)cudaGetLastError();
+            char name[96];
+            snprintf(name, sizeof name, "cuda.conv.igemm-half-halo 128x64 %d stage%s %s, %d positions",
+                     st, st > 1 ? "s" : "", bf ? "bf16" : "f16", ab / 128);
+            tc__cu_report_kernel(r, name, k, HG_THREADS, hh_smem(ab, st));
+        }
 }
 
 } // namespace
@@ -395,7 +435,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half_halo) = {
     .name = "cuda.conv.igemm-half-halo",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "3x3 stride-1 conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64n64k16, A from registers by ldmatrix, fp32 accumulation), channels-last, one group, C and K multiples of 64, zero padding <= 1: each 64-channel chunk of a 128-output tile's input patch staged once in shared memory and read by all 9 taps (cuda.conv.igemm-half gathers it per tap), B for the 9 taps beside it, two stages; cuda.conv.igemm-half's packed weights and fused epilogue. Not measured yet: never picked by the planner, run by name only.",
+    .summary = "3x3 stride-1 conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64n64k16, A from registers by ldmatrix, fp32 accumulation), channels-last, one group, C and K multiples of 64, zero padding <= 1: each 64-channel chunk of a 128-output tile's input patch staged once in shared memory and read by all 9 taps (cuda.conv.igemm-half gathers it per tap), B for the 9 taps beside it, one stage two blocks an SM or two stages one; cuda.conv.igemm-half's packed weights and fused epilogue. Not measured yet: never picked by the planner, run by name only.",
     .available = hh_available,
     .applicable = hh_applicable,
     .estimate = hh_estimate,
