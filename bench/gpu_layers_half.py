@@ -18,7 +18,8 @@ says "stream"). Rows:
   fused     bias + relu + residual: ours in the one call vs torch's unfused
             sequence conv2d(bias), add, relu (three kernels), and vs our
             conv alone
-Errors: max |y - y64| / max |y64| with y64 torch's float64 conv of the
+GPU_HALF_ALGO=NAME forces our plans to one solver (cuda.conv.igemm-half-halo
+is run by name only). Errors: max |y - y64| / max |y64| with y64 torch's float64 conv of the
 same rounded inputs (cuDNN's own error beside ours). Writes
 OUTDIR/gpu_layers_half.txt and .json. Never asserts."""
 import ctypes as C
@@ -46,6 +47,9 @@ torch.backends.cudnn.benchmark = True
 F = torch.nn.functional
 
 CALLS = int(os.environ.get("GPU_HALF_CALLS", "20"))
+# GPU_HALF_ALGO=NAME: our plans forced to that solver (layers it does not
+# apply to print "plan failed" with its reason)
+ALGO = os.environ.get("GPU_HALF_ALGO") or None
 REPS = int(os.environ.get("GPU_HALF_REPS", "25"))
 DT = {"float16": (torch.float16, 2), "bfloat16": (torch.bfloat16, 3)}
 # (name, C, K, H, k, stride, pad), batch 32
@@ -105,6 +109,8 @@ def plan(dtc, C_, K, H, k, s, p, bias, act, res):
     d.has_bias, d.layout, d.activation, d.has_residual = bias, 1, act, res
     o = PlanOpts()
     lib.tc_plan_options_init(C.byref(o))
+    if ALGO:
+        o.algorithm = ALGO.encode()
     pl = VP()
     if lib.tc_plan_conv(C.byref(pl), ctx, C.byref(d), C.byref(o)) != 0:
         return None, lib.tc_last_error().decode()
