@@ -198,14 +198,16 @@ static double rel_err(const float *out, const float *ref, int64_t n, int64_t *ba
 }
 
 #if TC_TEST_CUDA
-/* Runs the plan on device copies; returns a tc_status or -1 on CUDA error. */
-static int exec_device(const tc_plan *pl, float *y, const float *x, int64_t nx, int64_t ny) {
-    float *dx = NULL, *dy = NULL;
+/* Runs the plan on device copies (elements of es bytes: 4 float32, 8
+ * float64); returns a tc_status or -1 on CUDA error. */
+static int exec_device(const tc_plan *pl, void *y, const void *x, int64_t nx, int64_t ny,
+                       size_t es) {
+    void *dx = NULL, *dy = NULL;
     int rc = -1;
-    if (cudaMalloc((void **)&dx, (size_t)nx * 4) != cudaSuccess) goto out;
-    if (cudaMalloc((void **)&dy, (size_t)ny * 4) != cudaSuccess) goto out;
-    if (cudaMemcpy(dx, x, (size_t)nx * 4, cudaMemcpyHostToDevice) != cudaSuccess) goto out;
-    if (cudaMemset(dy, 0xff, (size_t)ny * 4) != cudaSuccess) goto out; /* NaN */
+    if (cudaMalloc(&dx, (size_t)nx * es) != cudaSuccess) goto out;
+    if (cudaMalloc(&dy, (size_t)ny * es) != cudaSuccess) goto out;
+    if (cudaMemcpy(dx, x, (size_t)nx * es, cudaMemcpyHostToDevice) != cudaSuccess) goto out;
+    if (cudaMemset(dy, 0xff, (size_t)ny * es) != cudaSuccess) goto out; /* NaN */
     /* the seed solvers (cuda.*.seed-*, the course notes' kernels as they
      * wrote them) are documented to synchronise: __constant__ masks shared
      * by all plans, pitched and texture copies made per call */
@@ -214,7 +216,7 @@ static int exec_device(const tc_plan *pl, float *y, const float *x, int64_t nx, 
     GATE_CHECK(gated);
     if (rc == TC_OK) {
         if (cudaDeviceSynchronize() != cudaSuccess ||
-            cudaMemcpy(y, dy, (size_t)ny * 4, cudaMemcpyDeviceToHost) != cudaSuccess)
+            cudaMemcpy(y, dy, (size_t)ny * es, cudaMemcpyDeviceToHost) != cudaSuccess)
             rc = -1;
     }
 out:
@@ -228,28 +230,36 @@ out:
  * computing the reference when it does not apply (the variant sweep). */
 static const char *only_solver = NULL;
 
+/* The description of filter case ci in mode mi (dtype float32); 0 when
+ * the pair is not run (full / valid outputs run once, as mi 0). */
+static int filter_desc_for(int ci, int mi, tc_filter_desc *d) {
+    const fcase *c = &fcases[ci];
+    tc_filter_desc_init(d);
+    d->dtype = TC_FLOAT32;
+    int lead = c->batch > 1;
+    d->ndim = c->nsp + lead;
+    d->nspatial = c->nsp;
+    if (lead) d->shape[0] = c->batch;
+    for (int i = 0; i < c->nsp; i++) {
+        d->shape[lead + i] = c->shape[i];
+        d->mask_shape[i] = c->mask[i];
+    }
+    d->output = c->out;
+    d->kind = (ci + mi) % 2 ? TC_FILTER_CONVOLVE : TC_FILTER_CORRELATE;
+    if (c->out == TC_OUTPUT_SAME) {
+        d->mode = modes[mi];
+        d->cval = 0.375;
+        d->origin[c->nsp - 1] = c->origin0;
+    } else if (mi != 0) {
+        return 0; /* full/valid: mode does not apply; run once */
+    }
+    return 1;
+}
+
 static void run_filter_case(int ci, int mi, int device_ptrs) {
     const fcase *c = &fcases[ci];
     tc_filter_desc d;
-    tc_filter_desc_init(&d);
-    d.dtype = TC_FLOAT32;
-    int lead = c->batch > 1;
-    d.ndim = c->nsp + lead;
-    d.nspatial = c->nsp;
-    if (lead) d.shape[0] = c->batch;
-    for (int i = 0; i < c->nsp; i++) {
-        d.shape[lead + i] = c->shape[i];
-        d.mask_shape[i] = c->mask[i];
-    }
-    d.output = c->out;
-    d.kind = (ci + mi) % 2 ? TC_FILTER_CONVOLVE : TC_FILTER_CORRELATE;
-    if (c->out == TC_OUTPUT_SAME) {
-        d.mode = modes[mi];
-        d.cval = 0.375;
-        d.origin[c->nsp - 1] = c->origin0;
-    } else if (mi != 0) {
-        return; /* full/valid: mode does not apply; run once */
-    }
+    if (!filter_desc_for(ci, mi, &d)) return;
     th_rng r = th_rng_for((uint64_t)(ci * 131 + mi * 7 + device_ptrs));
     int64_t nx = 1, nm = 1;
     for (int i = 0; i < d.ndim; i++) nx *= d.shape[i];
@@ -308,7 +318,7 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
         for (int64_t i = 0; i < ny; i++) y[i] = NAN;
         int rc;
 #if TC_TEST_CUDA
-        if (device_ptrs) rc = exec_device(pl, y, x, nx, ny);
+        if (device_ptrs) rc = exec_device(pl, y, x, nx, ny, 4);
         else
 #endif
             rc = tc_execute_filter(pl, y, x, NULL);
@@ -329,6 +339,109 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
             double taps = (double)nm, tol = 4e-6 * (taps > 64 ? sqrt(taps / 64) : 1);
             if (strcmp(filter_solvers[s], "cuda.filter.fft") == 0) tol *= 5;
             CHECK(e <= tol, "rel err %.3g > %.1g%s%lld", e, tol,
+                  bad >= 0 ? ", unwritten/NaN at " : "", (long long)bad);
+        }
+        tc_plan_destroy(pl);
+        TH_END();
+    }
+    free(x); free(m); free(ref); free(y);
+}
+
+/* ---------------- float64 filters ----------------
+ * The filter cases in float64: every filter solver that takes float64
+ * (cuda.filter.direct, cuda.filter.separable, cuda.filter.fft; the seed
+ * solvers are float32 only), against ref.conv.loops in float64, on host
+ * and device pointers. Error measure: max|out - ref| / max(max|x| sum|m|,
+ * max|ref|). Bounds (docs/semantics.md): cuda.filter.fft
+ * 1e-12 * log2(F), F the transform's size, taken here as
+ * prod 2 (out + m - 1) >= F (a 2,3,5,7-smooth size is below twice its
+ * length); direct summation 1e-13, times sqrt(taps / 64) past 64 taps.
+ * A computation in float32 errs ~1e-7 and fails either bound. */
+static void run_filter_f64_case(int ci, int mi, int device_ptrs) {
+    const fcase *c = &fcases[ci];
+    tc_filter_desc d;
+    if (!filter_desc_for(ci, mi, &d)) return;
+    d.dtype = TC_FLOAT64;
+    th_rng r = th_rng_for((uint64_t)(64000 + ci * 131 + mi * 7 + device_ptrs));
+    int64_t nx = 1, nm = 1;
+    for (int i = 0; i < d.ndim; i++) nx *= d.shape[i];
+    for (int i = 0; i < c->nsp; i++) nm *= c->mask[i];
+    double *x = malloc((size_t)nx * 8), *m = malloc((size_t)nm * 8);
+    for (int64_t i = 0; i < nx; i++) x[i] = th_value(&r);
+    if (c->rank1) { /* separable: a product of three vectors */
+        int64_t ms[3] = {1, 1, 1};
+        double f[3][64];
+        for (int i = 0; i < c->nsp; i++) ms[3 - c->nsp + i] = c->mask[i];
+        for (int a = 0; a < 3; a++)
+            for (int64_t i = 0; i < ms[a]; i++) f[a][i] = th_value(&r);
+        for (int64_t i = 0; i < ms[0]; i++)
+            for (int64_t j = 0; j < ms[1]; j++)
+                for (int64_t k = 0; k < ms[2]; k++)
+                    m[(i * ms[1] + j) * ms[2] + k] = f[0][i] * f[1][j] * f[2][k];
+    } else {
+        for (int64_t i = 0; i < nm; i++) m[i] = th_value(&r);
+    }
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = "ref.conv.loops";
+    tc_plan *rp = NULL;
+    if (tc_plan_filter(&rp, NULL, &d, m, &o) != TC_OK) {
+        printf("float64 reference plan failed for case %d: %s\n", ci, tc_last_error());
+        th_g.failed++;
+        free(x); free(m);
+        return;
+    }
+    int ond;
+    int64_t osh[TC_MAX_DIMS];
+    tc_plan_output_shape(rp, &ond, osh);
+    int64_t ny = 1;
+    for (int i = 0; i < ond; i++) ny *= osh[i];
+    double *ref = malloc((size_t)ny * 8), *y = malloc((size_t)ny * 8);
+    tc_execute_filter(rp, ref, x, NULL);
+    tc_plan_destroy(rp);
+    double rmax = 0, xmax = 0, msum = 0, fb = 1;
+    for (int64_t i = 0; i < ny; i++) rmax = fabs(ref[i]) > rmax ? fabs(ref[i]) : rmax;
+    for (int64_t i = 0; i < nx; i++) xmax = fabs(x[i]) > xmax ? fabs(x[i]) : xmax;
+    for (int64_t i = 0; i < nm; i++) msum += fabs(m[i]);
+    if (d.mode == TC_MODE_CONSTANT && fabs(d.cval) > xmax) xmax = fabs(d.cval);
+    for (int i = 0; i < c->nsp; i++) fb *= 2.0 * (double)(osh[ond - c->nsp + i] + c->mask[i] - 1);
+    const double scale = xmax * msum > rmax ? xmax * msum : rmax;
+    for (int s = 0; s < NFS; s++) {
+        tc_plan_options_init(&o);
+        o.algorithm = filter_solvers[s];
+        tc_plan *pl = NULL;
+        tc_status st = tc_plan_filter(&pl, NULL, &d, m, &o);
+        if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
+        TH_BEGIN("%s f64 %dD case %d (%lld..x%lld, mask %lld..x%lld) %s %s %s", filter_solvers[s],
+                 c->nsp, ci, (long long)c->shape[0], (long long)c->shape[c->nsp - 1],
+                 (long long)c->mask[0], (long long)c->mask[c->nsp - 1],
+                 c->out == TC_OUTPUT_SAME ? tc_mode_name(d.mode)
+                                          : c->out == TC_OUTPUT_FULL ? "full" : "valid",
+                 d.kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate",
+                 device_ptrs ? "device-ptr" : "host-ptr");
+        if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
+        for (int64_t i = 0; i < ny; i++) y[i] = NAN;
+        int rc;
+#if TC_TEST_CUDA
+        if (device_ptrs) rc = exec_device(pl, y, x, nx, ny, 8);
+        else
+#endif
+            rc = tc_execute_filter(pl, y, x, NULL);
+        CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
+        if (rc == TC_OK) {
+            int64_t bad = -1;
+            double dmax = 0;
+            for (int64_t i = 0; i < ny && bad < 0; i++) {
+                double df = fabs(y[i] - ref[i]);
+                if (!(df == df) || !isfinite(y[i])) bad = i;
+                else if (df > dmax) dmax = df;
+            }
+            const double e = bad >= 0 ? INFINITY : scale > 0 ? dmax / scale : dmax;
+            const double taps = (double)nm;
+            const double tol = strcmp(filter_solvers[s], "cuda.filter.fft") == 0
+                                   ? 1e-12 * log2(fb)
+                                   : 1e-13 * (taps > 64 ? sqrt(taps / 64) : 1);
+            CHECK(e <= tol, "rel err %.3g > %.3g%s%lld", e, tol,
                   bad >= 0 ? ", unwritten/NaN at " : "", (long long)bad);
         }
         tc_plan_destroy(pl);
@@ -2547,6 +2660,19 @@ int main(int argc, char **argv) {
                        fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
             if (!swap && (mi == (ci % 5) || fcases[ci].out != TC_OUTPUT_SAME))
                 run_filter_case(ci, mi, 1);
+#endif
+        }
+    /* float64: every case and mode on host pointers (quick: one mode in
+     * two), one mode of each on device pointers */
+    for (int ci = 0; ci < NFC; ci++)
+        for (int mi = 0; mi < 5; mi++) {
+            if (quick && (ci % 3 || mi % 2)) continue;
+            run_filter_f64_case(ci, mi, 0);
+#if TC_TEST_CUDA
+            int swap = fcases[ci].out == TC_OUTPUT_VALID &&
+                       fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
+            if (!swap && (mi == (ci + 2) % 5 || fcases[ci].out != TC_OUTPUT_SAME))
+                run_filter_f64_case(ci, mi, 1);
 #endif
         }
     for (int ci = 0; ci < NNF; ci++)

@@ -1,5 +1,6 @@
 /*
- * cuda_fft.cu - cuda.filter.fft: filters with large masks through cuFFT (float32).
+ * cuda_fft.cu - cuda.filter.fft: filters with large masks through cuFFT,
+ * float32 (R2C / C2R) and float64 (D2Z / Z2D).
  *
  * Per axis the output needs the extended input E over L = out + m - 1
  * points (built by a kernel that applies the boundary mode, so every mode
@@ -8,6 +9,12 @@
  * so y = IFFT(FFT(E) * FFT(v)) with v[q] = w[(-q) mod F]. The spectrum of
  * v, scaled by 1/F, is computed once at plan time and kept on the device.
  * Batch items run one after another through the same buffers.
+ *
+ * One code path for both dtypes: the kernels and the plan / execute steps
+ * are templates on the real type T (float or double), with the matching
+ * cuFFT complex type and transforms (fft_types<T>); the plan picks T from
+ * p->dtype, and the state records it. Every array (input, mask, E, the
+ * spectra, the output) and every sum is in T.
  *
  * The spectrum W and the cuFFT plans belong to the plan state; the
  * buffers a call writes (E, X and cuFFT's work area) are its own, from
@@ -24,40 +31,66 @@
 
 namespace {
 
+/* the cuFFT types and transforms of a real type */
+template <typename T> struct fft_types;
+template <> struct fft_types<float> {
+    typedef cufftComplex C;
+    static constexpr cufftType r2c = CUFFT_R2C, c2r = CUFFT_C2R;
+};
+template <> struct fft_types<double> {
+    typedef cufftDoubleComplex C;
+    static constexpr cufftType r2c = CUFFT_D2Z, c2r = CUFFT_Z2D;
+};
+/* forward (R2C / D2Z) and inverse (C2R / Z2D) transforms */
+static cufftResult exec_fwd(cufftHandle h, float *e, cufftComplex *x) {
+    return cufftExecR2C(h, e, x);
+}
+static cufftResult exec_fwd(cufftHandle h, double *e, cufftDoubleComplex *x) {
+    return cufftExecD2Z(h, e, x);
+}
+static cufftResult exec_inv(cufftHandle h, cufftComplex *x, float *e) {
+    return cufftExecC2R(h, x, e);
+}
+static cufftResult exec_inv(cufftHandle h, cufftDoubleComplex *x, double *e) {
+    return cufftExecZ2D(h, x, e);
+}
+
 struct fstate {
     pthread_mutex_t mu;
     cufftHandle fwd, inv;
     int have_fwd, have_inv;
     int64_t F[3], L[3], Fc; /* Fc = F[2]/2 + 1 */
-    cufftComplex *W;        /* F0*F1*Fc: the mask's spectrum */
+    void *W;                /* F0*F1*Fc complex values of the dtype: the mask's spectrum */
     size_t work;            /* cuFFT's work area, the larger of the two */
+    size_t rsize, csize;    /* bytes of one real / complex value (4 / 8, 8 / 16) */
+    const char *who;        /* "cuda.filter.fft (float32)", "... (float64)": error messages */
 };
 
 /* a call's scratch from the pool: E (F0*F1*F2 reals), X (F0*F1*Fc
  * complex) at a 256-byte boundary, then the work area at one */
 static size_t f_bytes_e(const fstate *s) {
-    return ((size_t)(s->F[0] * s->F[1] * s->F[2]) * sizeof(float) + 255) / 256 * 256;
+    return ((size_t)(s->F[0] * s->F[1] * s->F[2]) * s->rsize + 255) / 256 * 256;
 }
 static size_t f_bytes_x(const fstate *s) {
-    return ((size_t)(s->F[0] * s->F[1] * s->Fc) * sizeof(cufftComplex) + 255) / 256 * 256;
+    return ((size_t)(s->F[0] * s->F[1] * s->Fc) * s->csize + 255) / 256 * 256;
 }
 
-#define TC_FFT(call) TC__CU_FFT("cuda.filter.fft", call)
+#define TC_FFT(call) TC__CU_FFT(s->who, call)
 
-struct fgeom {
+template <typename T> struct fgeom {
     int64_t D, H, W, F0, F1, F2, L0, L1, L2, pad0, pad1, pad2;
     int mode;
-    float cval;
+    T cval;
 };
 
 /* E[i] = extended input at i - pad for i < L, 0 up to F (rows of F2). */
-__global__ void fft_build(const float *__restrict__ x, float *__restrict__ E, fgeom g,
-                          int64_t gy0) {
+template <typename T>
+__global__ void fft_build(const T *__restrict__ x, T *__restrict__ E, fgeom<T> g, int64_t gy0) {
     int64_t i2 = (int64_t)blockIdx.x * 256 + threadIdx.x;
     int64_t row = (int64_t)blockIdx.y + gy0;
     if (i2 >= g.F2) return;
     int64_t i0 = row / g.F1, i1 = row % g.F1;
-    float v = 0.f;
+    T v = 0;
     if (i0 < g.L0 && i1 < g.L1 && i2 < g.L2) {
         int64_t a = tc__cu_bidx(i0 - g.pad0, g.D, g.mode);
         int64_t b = tc__cu_bidx(i1 - g.pad1, g.H, g.mode);
@@ -68,27 +101,32 @@ __global__ void fft_build(const float *__restrict__ x, float *__restrict__ E, fg
 }
 
 /* v[(-r) mod F] = w[r] * scale, on a zeroed E */
-__global__ void fft_scatter_mask(const float *__restrict__ w, float *__restrict__ E, int64_t R,
-                                 int64_t S, int64_t T, int64_t F0, int64_t F1, int64_t F2,
-                                 float scale) {
+template <typename T>
+__global__ void fft_scatter_mask(const T *__restrict__ w, T *__restrict__ E, int64_t mR,
+                                 int64_t mS, int64_t mT, int64_t F0, int64_t F1, int64_t F2,
+                                 T scale) {
     int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x;
-    if (i >= R * S * T) return;
-    int64_t r = i / (S * T), s = (i / T) % S, t = i % T;
+    if (i >= mR * mS * mT) return;
+    int64_t r = i / (mS * mT), s = (i / mT) % mS, t = i % mT;
     int64_t a = (F0 - r) % F0, b = (F1 - s) % F1, c = (F2 - t) % F2;
     E[(a * F1 + b) * F2 + c] = w[i] * scale;
 }
 
-__global__ void fft_mul(cufftComplex *__restrict__ X, const cufftComplex *__restrict__ W,
-                        int64_t n) {
+/* X *= W, elementwise (C: cufftComplex or cufftDoubleComplex) */
+template <typename C>
+__global__ void fft_mul(C *__restrict__ X, const C *__restrict__ W, int64_t n) {
     for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * 256) {
-        cufftComplex a = X[i], b = W[i];
-        X[i] = make_cuComplex(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+        C a = X[i], b = W[i], r;
+        r.x = a.x * b.x - a.y * b.y;
+        r.y = a.x * b.y + a.y * b.x;
+        X[i] = r;
     }
 }
 
-__global__ void fft_crop(const float *__restrict__ E, float *__restrict__ y, int64_t F1,
-                         int64_t F2, int64_t Q, int64_t O, int64_t gy0) {
+template <typename T>
+__global__ void fft_crop(const T *__restrict__ E, T *__restrict__ y, int64_t F1, int64_t F2,
+                         int64_t Q, int64_t O, int64_t gy0) {
     int64_t o = (int64_t)blockIdx.x * 256 + threadIdx.x;
     int64_t row = (int64_t)blockIdx.y + gy0; /* output row p0*Q + p1 */
     if (o >= O) return;
@@ -97,8 +135,8 @@ __global__ void fft_crop(const float *__restrict__ E, float *__restrict__ y, int
 }
 
 static int f_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
-    if (p->op != TC_OP_FILTER || p->dtype != TC_FLOAT32) {
-        if (why) snprintf(why, n, "float32 filters only");
+    if (p->op != TC_OP_FILTER || (p->dtype != TC_FLOAT32 && p->dtype != TC_FLOAT64)) {
+        if (why) snprintf(why, n, "float32 and float64 filters only");
         return 0;
     }
     if (!p->mask) {
@@ -117,11 +155,16 @@ static int f_applicable(const tc__problem *p, const tc__env *e, char *why, size_
     return 1;
 }
 
+/* Memory-bound model: build + crop + forward + inverse (~3 passes each
+ * over complex data) + multiply, ~28 passes of F reals of the dtype's
+ * size, plus a fixed cost per batch item. float64 moves twice the bytes
+ * of float32; its arithmetic (FP64 at half the FP32 rate on the
+ * H100 / H200) stays below the traffic, so the same model holds with
+ * esize 8. */
 static double f_estimate(const tc__problem *p, const tc__env *e) {
     double F = 1;
     for (int a = 0; a < 3; a++) F *= (double)tc__fft_smooth_length(p->out[a] + p->msk[a] - 1, 0);
-    /* build + crop + R2C + C2R (~3 passes each over complex data) + multiply */
-    double bytes = (double)p->N * F * 4.0 * 28.0;
+    double bytes = (double)p->N * F * (double)p->esize * 28.0;
     return tc__cu_estimate(bytes, 0, 1) + 30e-6 * (double)p->N;
 }
 
@@ -135,7 +178,8 @@ static void f_destroy(void *state) {
     free(s);
 }
 
-static tc_status f_plan_inner(const tc__problem *p, fstate *s) {
+template <typename T> static tc_status f_plan_inner(const tc__problem *p, fstate *s) {
+    typedef typename fft_types<T>::C C;
     for (int a = 0; a < 3; a++) {
         s->L[a] = p->out[a] + p->msk[a] - 1;
         s->F[a] = tc__fft_smooth_length(s->L[a], 0);
@@ -146,32 +190,34 @@ static tc_status f_plan_inner(const tc__problem *p, fstate *s) {
     int rank = 3 - first, dims[3];
     for (int a = first; a < 3; a++) dims[a - first] = (int)s->F[a];
     const int64_t nr = s->F[0] * s->F[1] * s->F[2], nc = s->F[0] * s->F[1] * s->Fc;
-    TC_CU(cudaMalloc(&s->W, (size_t)nc * sizeof(cufftComplex)));
+    TC_CU(cudaMalloc(&s->W, (size_t)nc * sizeof(C)));
     /* the work areas are the caller's (a call's, from the pool) */
     size_t w0 = 0, w1 = 0;
     TC_FFT(cufftCreate(&s->fwd));
     s->have_fwd = 1;
     TC_FFT(cufftSetAutoAllocation(s->fwd, 0));
-    TC_FFT(cufftMakePlanMany(s->fwd, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_R2C, 1, &w0));
+    TC_FFT(cufftMakePlanMany(s->fwd, rank, dims, NULL, 1, 0, NULL, 1, 0, fft_types<T>::r2c, 1,
+                             &w0));
     TC_FFT(cufftCreate(&s->inv));
     s->have_inv = 1;
     TC_FFT(cufftSetAutoAllocation(s->inv, 0));
-    TC_FFT(cufftMakePlanMany(s->inv, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2R, 1, &w1));
+    TC_FFT(cufftMakePlanMany(s->inv, rank, dims, NULL, 1, 0, NULL, 1, 0, fft_types<T>::c2r, 1,
+                             &w1));
     s->work = w0 > w1 ? w0 : w1;
     /* spectrum of the flipped, scaled mask (plan time: a scratch E and
      * work area of its own, synchronised and freed here) */
     void *dm = NULL, *tmp = NULL;
     tc_status st = tc__cu_mask_upload(p, &dm);
     if (st) return st;
-    if (!dm) return tc__error(TC_ERR_NOT_APPLICABLE, "cuda.filter.fft: mask not known at plan time");
+    if (!dm) return tc__error(TC_ERR_NOT_APPLICABLE, "%s: mask not known at plan time", s->who);
     cudaError_t e = cudaMalloc(&tmp, f_bytes_e(s) + (s->work ? s->work : 16));
-    float *E = (float *)tmp;
-    if (e == cudaSuccess) e = cudaMemset(E, 0, (size_t)nr * sizeof(float));
+    T *E = (T *)tmp;
+    if (e == cudaSuccess) e = cudaMemset(E, 0, (size_t)nr * sizeof(T));
     int64_t nm = p->msk[0] * p->msk[1] * p->msk[2];
     if (e == cudaSuccess) {
-        fft_scatter_mask<<<(unsigned)tc__cu_div_up(nm, 256), 256>>>(
-            (const float *)dm, E, p->msk[0], p->msk[1], p->msk[2], s->F[0], s->F[1], s->F[2],
-            (float)(1.0 / (double)nr));
+        fft_scatter_mask<T><<<(unsigned)tc__cu_div_up(nm, 256), 256>>>(
+            (const T *)dm, E, p->msk[0], p->msk[1], p->msk[2], s->F[0], s->F[1], s->F[2],
+            (T)(1.0 / (double)nr));
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
@@ -179,11 +225,14 @@ static tc_status f_plan_inner(const tc__problem *p, fstate *s) {
     cufftResult r = CUFFT_SUCCESS;
     if (e == cudaSuccess) {
         r = cufftSetWorkArea(s->fwd, (char *)tmp + f_bytes_e(s));
-        if (r == CUFFT_SUCCESS) r = cufftExecR2C(s->fwd, E, s->W);
+        if (r == CUFFT_SUCCESS) r = exec_fwd(s->fwd, E, (C *)s->W);
         if (r == CUFFT_SUCCESS) e = cudaDeviceSynchronize();
     }
     cudaFree(tmp);
-    if (e != cudaSuccess) return tc__cu_fail(e, "cuda.filter.fft mask spectrum", __FILE__, __LINE__);
+    if (e != cudaSuccess)
+        return tc__cu_fail(e, p->dtype == TC_FLOAT64 ? "cuda.filter.fft (float64) mask spectrum"
+                                                     : "cuda.filter.fft (float32) mask spectrum",
+                           __FILE__, __LINE__);
     TC_FFT(r);
     return TC_OK;
 }
@@ -192,53 +241,63 @@ static tc_status f_plan(const tc__problem *p, const tc__env *e, void **state) {
     fstate *s = (fstate *)calloc(1, sizeof *s);
     if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.filter.fft: out of memory");
     pthread_mutex_init(&s->mu, NULL);
-    tc_status st = f_plan_inner(p, s);
+    const int f64 = p->dtype == TC_FLOAT64;
+    s->rsize = f64 ? sizeof(double) : sizeof(float);
+    s->csize = f64 ? sizeof(cufftDoubleComplex) : sizeof(cufftComplex);
+    s->who = f64 ? "cuda.filter.fft (float64)" : "cuda.filter.fft (float32)";
+    tc_status st = f64 ? f_plan_inner<double>(p, s) : f_plan_inner<float>(p, s);
     if (st) { f_destroy(s); return st; }
     *state = s;
     return TC_OK;
 }
 
-static tc_status f_batch(const tc__args *a, const tc__cu_bufs *b, fstate *s, float *E,
-                         cufftComplex *X, void *work) {
+template <typename T>
+static tc_status f_batch(const tc__args *a, const tc__cu_bufs *b, fstate *s, void *ws) {
+    typedef typename fft_types<T>::C C;
     const tc__problem *p = a->p;
+    T *E = (T *)ws;
+    C *X = (C *)((char *)ws + f_bytes_e(s));
+    void *work = s->work ? (char *)ws + f_bytes_e(s) + f_bytes_x(s) : NULL;
     TC_FFT(cufftSetStream(s->fwd, b->s));
     TC_FFT(cufftSetStream(s->inv, b->s));
     TC_FFT(cufftSetWorkArea(s->fwd, work));
     TC_FFT(cufftSetWorkArea(s->inv, work));
-    fgeom g;
+    fgeom<T> g;
     g.D = p->in[0]; g.H = p->in[1]; g.W = p->in[2];
     g.F0 = s->F[0]; g.F1 = s->F[1]; g.F2 = s->F[2];
     g.L0 = s->L[0]; g.L1 = s->L[1]; g.L2 = s->L[2];
     g.pad0 = p->pad_lo[0]; g.pad1 = p->pad_lo[1]; g.pad2 = p->pad_lo[2];
     g.mode = (int)p->mode;
-    g.cval = (float)p->cval;
+    g.cval = (T)p->cval;
     const int64_t xin = p->in[0] * p->in[1] * p->in[2], yout = p->out[0] * p->out[1] * p->out[2];
     const int64_t nc = s->F[0] * s->F[1] * s->Fc;
     const tc__cu_device *d = tc__cu_dev();
     for (int64_t n = 0; n < p->N; n++) {
-        const float *xn = (const float *)b->x + n * xin;
-        float *yn = (float *)b->y + n * yout;
+        const T *xn = (const T *)b->x + n * xin;
+        T *yn = (T *)b->y + n * yout;
         int64_t gx = tc__cu_div_up(g.F2, 256), rows = g.F0 * g.F1;
         TC__CU_FOR_GRID(rows, 1, {
-            fft_build<<<dim3((unsigned)gx, gny), 256, 0, b->s>>>(xn, E, g, gy0);
+            fft_build<T><<<dim3((unsigned)gx, gny), 256, 0, b->s>>>(xn, E, g, gy0);
             TC_CU_LAUNCH("cuda.filter.fft build");
         })
-        TC_FFT(cufftExecR2C(s->fwd, E, X));
+        TC_FFT(exec_fwd(s->fwd, E, X));
         int64_t mb = tc__cu_div_up(nc, 256), cap = 8LL * (d ? d->sms : 132) * 8;
-        fft_mul<<<(unsigned)(mb < cap ? mb : cap), 256, 0, b->s>>>(X, s->W, nc);
+        fft_mul<C><<<(unsigned)(mb < cap ? mb : cap), 256, 0, b->s>>>(X, (const C *)s->W, nc);
         TC_CU_LAUNCH("cuda.filter.fft multiply");
-        TC_FFT(cufftExecC2R(s->inv, X, E));
+        TC_FFT(exec_inv(s->inv, X, E));
         int64_t ox = tc__cu_div_up(p->out[2], 256), orows = p->out[0] * p->out[1];
         TC__CU_FOR_GRID(orows, 1, {
-            fft_crop<<<dim3((unsigned)ox, gny), 256, 0, b->s>>>(E, yn, g.F1, g.F2, p->out[1],
-                                                                 p->out[2], gy0);
+            fft_crop<T><<<dim3((unsigned)ox, gny), 256, 0, b->s>>>(E, yn, g.F1, g.F2, p->out[1],
+                                                                    p->out[2], gy0);
             TC_CU_LAUNCH("cuda.filter.fft crop");
         })
     }
     return TC_OK;
 }
 
-/* device scratch, exactly: a call's E, X and work area */
+/* device scratch, exactly: a call's E, X and work area (in the plan's
+ * dtype: float64 takes twice the bytes of E and X, and cuFFT's D2Z / Z2D
+ * work area) */
 static size_t f_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
     const fstate *s = (const fstate *)state;
     (void)p;
@@ -254,8 +313,8 @@ static tc_status f_launch(const tc__args *a, const tc__cu_bufs *b) {
         /* the handles' stream and work area are set, and the work
          * enqueued, under the mutex; the buffers are this call's */
         pthread_mutex_lock(&s->mu);
-        st = f_batch(a, b, s, (float *)ws, (cufftComplex *)((char *)ws + f_bytes_e(s)),
-                     s->work ? (char *)ws + f_bytes_e(s) + f_bytes_x(s) : NULL);
+        st = s->rsize == sizeof(double) ? f_batch<double>(a, b, s, ws)
+                                        : f_batch<float>(a, b, s, ws);
         pthread_mutex_unlock(&s->mu);
     }
     tc__cu_free(ws, b->s);
@@ -284,13 +343,23 @@ const char *tc__cu_cufft_str(int r) {
 
 TC__CU_SOLVER(tc__solver_cuda_fft) = {
     "cuda.filter.fft", TC_BACKEND_CUDA, TC_OP_FILTER,
-    "GPU filter through cuFFT (R2C/C2R on a boundary-extended copy; mask spectrum cached in the plan).",
+    "GPU filter through cuFFT (R2C/C2R in float32, D2Z/Z2D in float64, on a boundary-extended "
+    "copy; mask spectrum cached in the plan).",
     tc__cu_available, f_applicable, f_estimate, NULL, f_plan, f_destroy, f_execute,
     NULL, NULL, f_device_ws, 0, tc__cu_report_fft,
 };
 
 void tc__cu_report_fft(tc__cu_report *r) {
-    tc__cu_report_kernel(r, "cuda.filter.fft build", (const void *)fft_build, 256, 0);
-    tc__cu_report_kernel(r, "cuda.filter.fft multiply", (const void *)fft_mul, 256, 0);
-    tc__cu_report_kernel(r, "cuda.filter.fft crop", (const void *)fft_crop, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.fft build f32", (const void *)fft_build<float>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.fft mask f32", (const void *)fft_scatter_mask<float>,
+                         256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.fft multiply f32", (const void *)fft_mul<cufftComplex>,
+                         256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.fft crop f32", (const void *)fft_crop<float>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.fft build f64", (const void *)fft_build<double>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.fft mask f64", (const void *)fft_scatter_mask<double>,
+                         256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.fft multiply f64",
+                         (const void *)fft_mul<cufftDoubleComplex>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.fft crop f64", (const void *)fft_crop<double>, 256, 0);
 }
