@@ -15,8 +15,9 @@ Device arrays (CuPy arrays, torch CUDA tensors): every function runs on
 the device with the result of in1's framework (in2 may be on the device
 or the host; it is the library's mask, copied to the host for the plan);
 padding, slicing, batching and casts use the framework's arrays.
-method='fft' takes cuda.filter.fft there, and the NaN / inf warning is not
-checked (it would need a device -> host transfer). float16 inputs give
+method='fft', fftconvolve and oaconvolve take cuda.filter.fft there in
+float32 and float64 (float16: the planner's choice), and the NaN / inf
+warning is not checked (it would need a device -> host transfer). float16 inputs give
 float16 results, computed with float32 accumulation (as cupyx), on the
 host too (NumPy float16; fftconvolve / oaconvolve return float32 there,
 scipy.fft's type).
@@ -119,9 +120,9 @@ def _exec_dev(be, x, w, kind, output, algo, dt):
     xc = be.contiguous(be.astype(x, dt))
     m = np.ascontiguousarray(w, dtype=np.float32 if dt == np.float16 else dt)
     if algo is not None and be.plan_backend == 1:
-        # the GPU's FFT filter is float32: other dtypes take what the
-        # planner finds (cuda.filter.direct in float64)
-        algo = "cuda.filter.fft" if dt == np.float32 else None
+        # the GPU's FFT filter takes float32 and float64; float16 (staged
+        # to float32 by the core) takes what the planner finds
+        algo = "cuda.filter.fft" if dt in (np.float32, np.float64) else None
     thr = 0
     xs = be.shape(xc)
     key = ("signal-dev", be.name, be.plan_backend, be.device_key(xc), dt.char, xs, m.shape,
