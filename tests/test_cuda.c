@@ -450,6 +450,65 @@ static void run_filter_f64_case(int ci, int mi, int device_ptrs) {
     free(x); free(m); free(ref); free(y);
 }
 
+/* float64 cuda.filter.fft: on a CUDA context ESTIMATE keeps cuda.filter.direct
+ * for a 3x3 mask and takes the FFT for a 63x63 one (2048^2); the plan's
+ * device workspace holds E and X in the dtype's bytes (F >= L = out + m - 1
+ * reals and F/2 + 1 complex values: 8 and 16 bytes in float64, 4 and 8 in
+ * float32) */
+static void run_filter_f64_planner_checks(void) {
+    TH_BEGIN("float64 filter planner and cuda.filter.fft device workspace");
+    tc_context *ctx = NULL;
+    if (CHECK_STATUS(tc_context_create(&ctx), TC_OK) &&
+        CHECK_STATUS(tc_context_set_backend(ctx, TC_BACKEND_CUDA), TC_OK)) {
+        static const int64_t ks[2] = {3, 63};
+        double *m = malloc(63 * 63 * sizeof(double));
+        th_rng r = th_rng_for(64064);
+        for (int i = 0; i < 63 * 63; i++) m[i] = th_value(&r);
+        for (int k = 0; k < 2; k++) {
+            tc_filter_desc d;
+            tc_filter_desc_init(&d);
+            d.dtype = TC_FLOAT64;
+            d.ndim = 2;
+            d.shape[0] = d.shape[1] = 2048;
+            d.mask_shape[0] = d.mask_shape[1] = ks[k];
+            tc_plan *pl = NULL;
+            if (CHECK_STATUS(tc_plan_filter(&pl, ctx, &d, m, NULL), TC_OK)) {
+                const int fft = strcmp(tc_plan_algorithm(pl), "cuda.filter.fft") == 0;
+                CHECK(k ? fft : !fft, "2048^2 float64, %lldx%lld mask: ESTIMATE chose %s",
+                      (long long)ks[k], (long long)ks[k], tc_plan_algorithm(pl));
+            }
+            tc_plan_destroy(pl);
+        }
+        size_t ws[2] = {0, 0};
+        for (int f64 = 0; f64 < 2; f64++) {
+            tc_filter_desc d;
+            tc_filter_desc_init(&d);
+            d.dtype = f64 ? TC_FLOAT64 : TC_FLOAT32;
+            d.ndim = 1;
+            d.shape[0] = 1000;
+            d.mask_shape[0] = 101;
+            float mf[101];
+            for (int i = 0; i < 101; i++) mf[i] = (float)m[i];
+            tc_plan_options o;
+            tc_plan_options_init(&o);
+            o.algorithm = "cuda.filter.fft";
+            tc_plan *pl = NULL;
+            if (CHECK_STATUS(tc_plan_filter(&pl, ctx, &d, f64 ? (const void *)m : mf, &o), TC_OK)) {
+                const size_t L = 1000 + 101 - 1, es = f64 ? 8 : 4;
+                ws[f64] = tc_plan_device_workspace_size(pl);
+                CHECK(ws[f64] >= L * es + (L / 2 + 1) * 2 * es,
+                      "%s device workspace %zu bytes, below E and X (%zu)",
+                      f64 ? "float64" : "float32", ws[f64], L * es + (L / 2 + 1) * 2 * es);
+            }
+            tc_plan_destroy(pl);
+        }
+        CHECK(ws[1] > ws[0], "float64 device workspace %zu not above float32's %zu", ws[1], ws[0]);
+        free(m);
+    }
+    tc_context_destroy(ctx);
+    TH_END();
+}
+
 /* ---------------- non-finite inputs ----------------
  * An Inf or NaN in the input must reach exactly the outputs whose true
  * footprint covers it, as in the reference (a mask padded with zero taps
@@ -1911,6 +1970,8 @@ static void run_gpu_api_checks(void) {
     if (CHECK_STATUS(st, TC_OK)) {
         CHECK(strstr(buf, "cuda.filter.direct") != NULL, "report lacks cuda.filter.direct");
         CHECK(strstr(buf, "cuda.conv.fft multiply") != NULL, "report lacks cuda.conv.fft");
+        CHECK(strstr(buf, "cuda.filter.fft multiply f64") != NULL,
+              "report lacks cuda.filter.fft's float64 kernels");
         /* tc__cu_max_clusters, as cuda.gemm.wgmma-tf32's launch asks it */
         CHECK(strstr(buf, "clusters of 4 resident: ") != NULL,
               "report lacks cuda.gemm.wgmma-tf32's resident 2x2 clusters");
@@ -2675,6 +2736,7 @@ int main(int argc, char **argv) {
                 run_filter_f64_case(ci, mi, 1);
 #endif
         }
+    run_filter_f64_planner_checks();
     for (int ci = 0; ci < NNF; ci++)
         for (int mi = 0; mi < 2; mi++)
             if (!quick || mi == 0) run_nonfinite_case(ci, mi);
