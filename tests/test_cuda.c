@@ -2213,7 +2213,7 @@ static void run_gemm_tf32_checks(void) {
  * below and just above the tie 0x1000, all ones: hi's carry into the
  * exponent). Then the planner never picks it, it refuses transposes and
  * odd lda with a reason, and device arrays off 16-byte alignment run
- * cuda.gemm.simt's kernel. Not yet run on a GPU. */
+ * cuda.gemm.simt's kernel. */
 typedef struct g3case {
     int64_t m, n, k;
     int pad, data; /* data: 0 uniform, 1 wide exponents, 2 TF32 rounding boundaries */
@@ -2226,6 +2226,10 @@ static const g3case g3cases[] = {
     {2000, 1100, 36, 0, 0, 1, 0.25}, /* 144 tiles: more than an H200 has SMs */
     {131, 260, 100, 0, 1, 1, 0},    {257, 130, 1000, 4, 1, 1, 0.5},
     {131, 260, 100, 0, 2, 1, 0},    {257, 130, 1000, 0, 2, -1, 0.5}, {64, 64, 2048, 0, 2, 1, 0},
+    /* k >= 1024, each kind of data: where its error against simt's decides
+     * whether the planner may pick it */
+    {384, 520, 2048, 0, 0, 1, 0},   {384, 520, 2048, 4, 1, 1, 0}, {384, 520, 2048, 0, 2, 1, 0},
+    {256, 256, 1024, 0, 1, -1, 0.5},
 };
 #define NG3 (int)(sizeof g3cases / sizeof g3cases[0])
 static float g3_value(th_rng *r, int data) {
