@@ -256,17 +256,55 @@ static int filter_desc_for(int ci, int mi, tc_filter_desc *d) {
     return 1;
 }
 
-static void run_filter_case(int ci, int mi, int device_ptrs) {
+/* ---------------- filters in float32 and float64 ----------------
+ * Filter case ci in mode mi on every CUDA filter solver that takes the
+ * dtype (float64: cuda.filter.direct, cuda.filter.separable,
+ * cuda.filter.fft; the seed solvers are float32 only), against
+ * ref.conv.loops in the same dtype, on host or device pointers; outputs
+ * poisoned with NaN first. Error measure: max|out - ref| / max(max|x|
+ * sum|m|, max|ref|) (float sums: the error grows ~ sqrt(taps) times the
+ * terms' magnitude, max|x| * sum|m|; measured against max|ref|, a case
+ * whose outputs cancel read 4.4e-6 against 4e-6 on every CUDA filter
+ * solver: 1D reflect convolve). Bounds (docs/semantics.md): float32 4e-6,
+ * times sqrt(taps / 64) past 64 taps, 5x that for cuda.filter.fft;
+ * float64 direct summation 1e-13 (same taps factor), cuda.filter.fft
+ * 1e-12 * log2(F), F the transform's size, taken here as prod 2 (out + m -
+ * 1) >= F (a 2,3,5,7-smooth size is below twice its length). Inputs are
+ * drawn in double (th_value) and rounded once for float32. */
+static void run_filter_case(int ci, int mi, int device_ptrs, tc_dtype dt) {
     const fcase *c = &fcases[ci];
+    const int f64 = dt == TC_FLOAT64;
+    const size_t es = f64 ? 8 : 4;
     tc_filter_desc d;
     if (!filter_desc_for(ci, mi, &d)) return;
-    th_rng r = th_rng_for((uint64_t)(ci * 131 + mi * 7 + device_ptrs));
-    int64_t nx = 1, nm = 1;
+    d.dtype = dt;
+    th_rng r = th_rng_for((uint64_t)((f64 ? 64000 : 0) + ci * 131 + mi * 7 + device_ptrs));
+    int64_t nx = 1, nm = 1, ms[3] = {1, 1, 1};
     for (int i = 0; i < d.ndim; i++) nx *= d.shape[i];
-    for (int i = 0; i < c->nsp; i++) nm *= c->mask[i];
-    float *x = malloc((size_t)nx * 4), *m = malloc((size_t)nm * 4);
-    fill(x, nx, &r);
-    make_mask(c, m, &r);
+    for (int i = 0; i < c->nsp; i++) {
+        nm *= c->mask[i];
+        ms[3 - c->nsp + i] = c->mask[i];
+    }
+    double *xd = malloc((size_t)nx * 8), *md = malloc((size_t)nm * 8);
+    for (int64_t i = 0; i < nx; i++) xd[i] = th_value(&r);
+    if (c->rank1) { /* separable: a product of three vectors */
+        double f[3][64];
+        for (int a = 0; a < 3; a++)
+            for (int64_t i = 0; i < ms[a]; i++) f[a][i] = th_value(&r);
+        for (int64_t i = 0; i < ms[0]; i++)
+            for (int64_t j = 0; j < ms[1]; j++)
+                for (int64_t k = 0; k < ms[2]; k++)
+                    md[(i * ms[1] + j) * ms[2] + k] = f[0][i] * f[1][j] * f[2][k];
+    } else {
+        for (int64_t i = 0; i < nm; i++) md[i] = th_value(&r);
+    }
+    void *x = xd, *m = md;
+    if (!f64) { /* rounded once, in place */
+        float *xf = (float *)xd, *mf = (float *)md;
+        for (int64_t i = 0; i < nx; i++) xf[i] = (float)xd[i];
+        for (int64_t i = 0; i < nm; i++) mf[i] = (float)md[i];
+    }
+#define TC_FVAL(p, i) (f64 ? ((const double *)(p))[i] : (double)((const float *)(p))[i])
     if (only_solver) {
         tc_plan_options po;
         tc_plan_options_init(&po);
@@ -274,121 +312,16 @@ static void run_filter_case(int ci, int mi, int device_ptrs) {
         tc_plan *pp = NULL;
         tc_status ps = tc_plan_filter(&pp, NULL, &d, m, &po);
         tc_plan_destroy(pp);
-        if (ps == TC_ERR_NOT_APPLICABLE) { free(x); free(m); return; }
-    }
-
-    tc_plan_options ro;
-    tc_plan_options_init(&ro);
-    ro.algorithm = "ref.conv.loops";
-    tc_plan *rp = NULL;
-    tc_status st = tc_plan_filter(&rp, NULL, &d, m, &ro);
-    if (st != TC_OK) {
-        printf("reference plan failed for case %d: %s\n", ci, tc_last_error());
-        th_g.failed++;
-        free(x); free(m);
-        return;
-    }
-    int ond;
-    int64_t osh[TC_MAX_DIMS];
-    tc_plan_output_shape(rp, &ond, osh);
-    int64_t ny = 1;
-    for (int i = 0; i < ond; i++) ny *= osh[i];
-    float *ref = malloc((size_t)ny * 4), *y = malloc((size_t)ny * 4);
-    tc_execute_filter(rp, ref, x, NULL);
-    tc_plan_destroy(rp);
-
-    for (int s = 0; s < NFS; s++) {
-        if (only_solver && strcmp(only_solver, filter_solvers[s]) != 0) continue;
-        tc_plan_options o;
-        tc_plan_options_init(&o);
-        o.algorithm = filter_solvers[s];
-        tc_plan *pl = NULL;
-        st = tc_plan_filter(&pl, NULL, &d, m, &o);
-        if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
-        TH_BEGIN("%s%s%s %dD case %d (%lld..x%lld, mask %lld..x%lld) %s %s %s", filter_solvers[s],
-                 only_solver ? " variant " : "",
-                 only_solver && tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT) ? tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT) : "",
-                 c->nsp, ci, (long long)c->shape[0], (long long)c->shape[c->nsp - 1],
-                 (long long)c->mask[0], (long long)c->mask[c->nsp - 1],
-                 c->out == TC_OUTPUT_SAME ? tc_mode_name(d.mode)
-                                          : c->out == TC_OUTPUT_FULL ? "full" : "valid",
-                 d.kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate",
-                 device_ptrs ? "device-ptr" : "host-ptr");
-        if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
-        for (int64_t i = 0; i < ny; i++) y[i] = NAN;
-        int rc;
-#if TC_TEST_CUDA
-        if (device_ptrs) rc = exec_device(pl, y, x, nx, ny, 4);
-        else
-#endif
-            rc = tc_execute_filter(pl, y, x, NULL);
-        CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
-        if (rc == TC_OK) {
-            int64_t bad;
-            /* float sums: the error grows ~ sqrt(taps) times the terms'
-             * magnitude, max|x| * sum|m| (measured against max|ref|, a case
-             * whose outputs cancel read 4.4e-6 against 4e-6 on every CUDA
-             * filter solver: 1D reflect convolve) */
-            double rmax = 0, xmax = 0, msum = 0;
-            for (int64_t i = 0; i < ny; i++) rmax = fabs(ref[i]) > rmax ? fabs(ref[i]) : rmax;
-            for (int64_t i = 0; i < nx; i++) xmax = fabs(x[i]) > xmax ? fabs(x[i]) : xmax;
-            for (int64_t i = 0; i < nm; i++) msum += fabs(m[i]);
-            if (d.mode == TC_MODE_CONSTANT && fabs(d.cval) > xmax) xmax = fabs(d.cval);
-            double e = rel_err(y, ref, ny, &bad);
-            if (rmax > 0 && xmax * msum > rmax) e *= rmax / (xmax * msum);
-            double taps = (double)nm, tol = 4e-6 * (taps > 64 ? sqrt(taps / 64) : 1);
-            if (strcmp(filter_solvers[s], "cuda.filter.fft") == 0) tol *= 5;
-            CHECK(e <= tol, "rel err %.3g > %.1g%s%lld", e, tol,
-                  bad >= 0 ? ", unwritten/NaN at " : "", (long long)bad);
-        }
-        tc_plan_destroy(pl);
-        TH_END();
-    }
-    free(x); free(m); free(ref); free(y);
-}
-
-/* ---------------- float64 filters ----------------
- * The filter cases in float64: every filter solver that takes float64
- * (cuda.filter.direct, cuda.filter.separable, cuda.filter.fft; the seed
- * solvers are float32 only), against ref.conv.loops in float64, on host
- * and device pointers. Error measure: max|out - ref| / max(max|x| sum|m|,
- * max|ref|). Bounds (docs/semantics.md): cuda.filter.fft
- * 1e-12 * log2(F), F the transform's size, taken here as
- * prod 2 (out + m - 1) >= F (a 2,3,5,7-smooth size is below twice its
- * length); direct summation 1e-13, times sqrt(taps / 64) past 64 taps.
- * A computation in float32 errs ~1e-7 and fails either bound. */
-static void run_filter_f64_case(int ci, int mi, int device_ptrs) {
-    const fcase *c = &fcases[ci];
-    tc_filter_desc d;
-    if (!filter_desc_for(ci, mi, &d)) return;
-    d.dtype = TC_FLOAT64;
-    th_rng r = th_rng_for((uint64_t)(64000 + ci * 131 + mi * 7 + device_ptrs));
-    int64_t nx = 1, nm = 1;
-    for (int i = 0; i < d.ndim; i++) nx *= d.shape[i];
-    for (int i = 0; i < c->nsp; i++) nm *= c->mask[i];
-    double *x = malloc((size_t)nx * 8), *m = malloc((size_t)nm * 8);
-    for (int64_t i = 0; i < nx; i++) x[i] = th_value(&r);
-    if (c->rank1) { /* separable: a product of three vectors */
-        int64_t ms[3] = {1, 1, 1};
-        double f[3][64];
-        for (int i = 0; i < c->nsp; i++) ms[3 - c->nsp + i] = c->mask[i];
-        for (int a = 0; a < 3; a++)
-            for (int64_t i = 0; i < ms[a]; i++) f[a][i] = th_value(&r);
-        for (int64_t i = 0; i < ms[0]; i++)
-            for (int64_t j = 0; j < ms[1]; j++)
-                for (int64_t k = 0; k < ms[2]; k++)
-                    m[(i * ms[1] + j) * ms[2] + k] = f[0][i] * f[1][j] * f[2][k];
-    } else {
-        for (int64_t i = 0; i < nm; i++) m[i] = th_value(&r);
+        if (ps == TC_ERR_NOT_APPLICABLE) { free(xd); free(md); return; }
     }
     tc_plan_options o;
     tc_plan_options_init(&o);
     o.algorithm = "ref.conv.loops";
     tc_plan *rp = NULL;
     if (tc_plan_filter(&rp, NULL, &d, m, &o) != TC_OK) {
-        printf("float64 reference plan failed for case %d: %s\n", ci, tc_last_error());
+        printf("%s reference plan failed for case %d: %s\n", tc_dtype_name(dt), ci, tc_last_error());
         th_g.failed++;
-        free(x); free(m);
+        free(xd); free(md);
         return;
     }
     int ond;
@@ -396,34 +329,38 @@ static void run_filter_f64_case(int ci, int mi, int device_ptrs) {
     tc_plan_output_shape(rp, &ond, osh);
     int64_t ny = 1;
     for (int i = 0; i < ond; i++) ny *= osh[i];
-    double *ref = malloc((size_t)ny * 8), *y = malloc((size_t)ny * 8);
+    void *ref = malloc((size_t)ny * es), *y = malloc((size_t)ny * es);
     tc_execute_filter(rp, ref, x, NULL);
     tc_plan_destroy(rp);
     double rmax = 0, xmax = 0, msum = 0, fb = 1;
-    for (int64_t i = 0; i < ny; i++) rmax = fabs(ref[i]) > rmax ? fabs(ref[i]) : rmax;
-    for (int64_t i = 0; i < nx; i++) xmax = fabs(x[i]) > xmax ? fabs(x[i]) : xmax;
-    for (int64_t i = 0; i < nm; i++) msum += fabs(m[i]);
+    for (int64_t i = 0; i < ny; i++) rmax = fmax(rmax, fabs(TC_FVAL(ref, i)));
+    for (int64_t i = 0; i < nx; i++) xmax = fmax(xmax, fabs(TC_FVAL(x, i)));
+    for (int64_t i = 0; i < nm; i++) msum += fabs(TC_FVAL(m, i));
     if (d.mode == TC_MODE_CONSTANT && fabs(d.cval) > xmax) xmax = fabs(d.cval);
     for (int i = 0; i < c->nsp; i++) fb *= 2.0 * (double)(osh[ond - c->nsp + i] + c->mask[i] - 1);
     const double scale = xmax * msum > rmax ? xmax * msum : rmax;
     for (int s = 0; s < NFS; s++) {
+        if (only_solver && strcmp(only_solver, filter_solvers[s]) != 0) continue;
         tc_plan_options_init(&o);
         o.algorithm = filter_solvers[s];
         tc_plan *pl = NULL;
         tc_status st = tc_plan_filter(&pl, NULL, &d, m, &o);
         if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
-        TH_BEGIN("%s f64 %dD case %d (%lld..x%lld, mask %lld..x%lld) %s %s %s", filter_solvers[s],
-                 c->nsp, ci, (long long)c->shape[0], (long long)c->shape[c->nsp - 1],
-                 (long long)c->mask[0], (long long)c->mask[c->nsp - 1],
+        TH_BEGIN("%s%s%s %s %dD case %d (%lld..x%lld, mask %lld..x%lld) %s %s %s", filter_solvers[s],
+                 only_solver ? " variant " : "",
+                 only_solver && tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT) ? tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT) : "",
+                 f64 ? "f64" : "f32", c->nsp, ci, (long long)c->shape[0],
+                 (long long)c->shape[c->nsp - 1], (long long)c->mask[0],
+                 (long long)c->mask[c->nsp - 1],
                  c->out == TC_OUTPUT_SAME ? tc_mode_name(d.mode)
                                           : c->out == TC_OUTPUT_FULL ? "full" : "valid",
                  d.kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate",
                  device_ptrs ? "device-ptr" : "host-ptr");
         if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
-        for (int64_t i = 0; i < ny; i++) y[i] = NAN;
+        memset(y, 0xff, (size_t)ny * es); /* NaN in both dtypes */
         int rc;
 #if TC_TEST_CUDA
-        if (device_ptrs) rc = exec_device(pl, y, x, nx, ny, 8);
+        if (device_ptrs) rc = exec_device(pl, y, x, nx, ny, (int)es);
         else
 #endif
             rc = tc_execute_filter(pl, y, x, NULL);
@@ -432,22 +369,22 @@ static void run_filter_f64_case(int ci, int mi, int device_ptrs) {
             int64_t bad = -1;
             double dmax = 0;
             for (int64_t i = 0; i < ny && bad < 0; i++) {
-                double df = fabs(y[i] - ref[i]);
-                if (!(df == df) || !isfinite(y[i])) bad = i;
+                const double v = TC_FVAL(y, i), df = fabs(v - TC_FVAL(ref, i));
+                if (!(df == df) || !isfinite(v)) bad = i;
                 else if (df > dmax) dmax = df;
             }
             const double e = bad >= 0 ? INFINITY : scale > 0 ? dmax / scale : dmax;
-            const double taps = (double)nm;
-            const double tol = strcmp(filter_solvers[s], "cuda.filter.fft") == 0
-                                   ? 1e-12 * log2(fb)
-                                   : 1e-13 * (taps > 64 ? sqrt(taps / 64) : 1);
+            const double taps = (double)nm, tf = taps > 64 ? sqrt(taps / 64) : 1;
+            const int fft = strcmp(filter_solvers[s], "cuda.filter.fft") == 0;
+            const double tol = f64 ? (fft ? 1e-12 * log2(fb) : 1e-13 * tf) : 4e-6 * tf * (fft ? 5 : 1);
             CHECK(e <= tol, "rel err %.3g > %.3g%s%lld", e, tol,
                   bad >= 0 ? ", unwritten/NaN at " : "", (long long)bad);
         }
         tc_plan_destroy(pl);
         TH_END();
     }
-    free(x); free(m); free(ref); free(y);
+#undef TC_FVAL
+    free(xd); free(md); free(ref); free(y);
 }
 
 /* float64 cuda.filter.fft: on a CUDA context ESTIMATE keeps cuda.filter.direct
@@ -2717,14 +2654,14 @@ int main(int argc, char **argv) {
     for (int ci = 0; ci < NFC; ci++)
         for (int mi = 0; mi < 5; mi++) {
             if (quick && (ci % 3 || mi % 2)) continue;
-            run_filter_case(ci, mi, 0);
+            run_filter_case(ci, mi, 0, TC_FLOAT32);
 #if TC_TEST_CUDA
             /* device pointers: not for the swapped valid case, where the
              * core packs the caller's input on the host */
             int swap = fcases[ci].out == TC_OUTPUT_VALID &&
                        fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
             if (!swap && (mi == (ci % 5) || fcases[ci].out != TC_OUTPUT_SAME))
-                run_filter_case(ci, mi, 1);
+                run_filter_case(ci, mi, 1, TC_FLOAT32);
 #endif
         }
     /* float64: every case and mode on host pointers (quick: one mode in
@@ -2732,12 +2669,12 @@ int main(int argc, char **argv) {
     for (int ci = 0; ci < NFC; ci++)
         for (int mi = 0; mi < 5; mi++) {
             if (quick && (ci % 3 || mi % 2)) continue;
-            run_filter_f64_case(ci, mi, 0);
+            run_filter_case(ci, mi, 0, TC_FLOAT64);
 #if TC_TEST_CUDA
             int swap = fcases[ci].out == TC_OUTPUT_VALID &&
                        fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
             if (!swap && (mi == (ci + 2) % 5 || fcases[ci].out != TC_OUTPUT_SAME))
-                run_filter_f64_case(ci, mi, 1);
+                run_filter_case(ci, mi, 1, TC_FLOAT64);
 #endif
         }
     run_filter_f64_planner_checks();
@@ -2760,7 +2697,7 @@ int main(int argc, char **argv) {
             setenv("TILECONV_CUDA_DIRECT_VARIANT", ev, 1);
             for (int ci = 0; ci < NFC; ci++)
                 for (int mi = 0; mi < 5; mi += 2)
-                    if (!quick || mi == 0) run_filter_case(ci, mi, 0);
+                    if (!quick || mi == 0) run_filter_case(ci, mi, 0, TC_FLOAT32);
         }
         unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
         only_solver = NULL;
