@@ -467,3 +467,19 @@ def test_cupy_backend(cupy_like, name, dtype):
     scale = max(1.0, float(np.abs(ref).max()))
     assert g.shape == ref.shape
     assert np.abs(g.astype(np.complex128) - ref).max() <= tol * scale + (1 if tol == 0 else 0)
+
+
+def test_cuda_device_count():
+    """tileconv.cuda_device_count(): an int >= 0; 0 from a library built
+    without CUDA (the package's default, TILECONV_CUDA=OFF), whatever the
+    machine has; the same as the C library's tc_cuda_device_count."""
+    import ctypes
+    import os
+
+    import tileconv
+    n = tileconv.cuda_device_count()
+    assert isinstance(n, int) and n >= 0
+    lib = [f for f in os.listdir(os.path.dirname(tileconv.__file__)) if f.startswith("libtileconv.so")]
+    if lib:
+        c = ctypes.CDLL(os.path.join(os.path.dirname(tileconv.__file__), lib[0]))
+        assert c.tc_cuda_device_count() == n
