@@ -56,6 +56,9 @@
 #             makes the bench step time every kernel variant too
 # in that order, each under what is left of GPU_CHECK_DEADLINE seconds
 # (default 560), so a lease-limited run still returns the important parts.
+# At the end every file under OUT is packed into OUT/logs.tar.gz, the
+# result tables (gpu_table.txt, gpu_layers.txt, gpu_layers_half.txt,
+# gpu_gemm.txt) left beside it (GPU_CHECK_PACK=0: no packing).
 # Environment: OUT (default ./gpu-check-out), GPU_CHECK_STEPS (default all),
 # GPU_CHECK_SRC (source tree, default this checkout), GPU_CHECK_BUILD
 # (default build-cuda). Exit status: test_cuda's; benchmarks never fail it.
@@ -133,6 +136,8 @@ if has test; then
   timeout "$(left 240)" "$TEST" >"$OUT/test.log" 2>&1; rc=$?
   echo "test_cuda rc=$rc"
   grep -E "^(FAIL|SKIP|CRASH)|check failed|passed,|not applicable" "$OUT/test.log" | head -40
+  # the split-precision GEMM's errors beside simt's and TF32's, a case a line
+  grep -E "^  3xtf32 m=" "$OUT/test.log" | head -20
 fi
 
 if has bench; then
@@ -333,6 +338,17 @@ if has solvers; then
   stamp "test_solvers (quick; every solver incl. CUDA)"
   TILECONV_TEST_QUICK=1 timeout "$(left 120)" "$BUILD/tests/test_solvers" >"$OUT/test_solvers.log" 2>&1
   echo "test_solvers rc=$?"; grep -E "^FAIL|CRASH|passed," "$OUT/test_solvers.log" | head -20
+fi
+# The device tool brings back at most 8 files: every file under OUT goes
+# into OUT/logs.tar.gz, and the result tables stay beside it
+# (GPU_CHECK_PACK=0 leaves OUT as it is)
+if [ "${GPU_CHECK_PACK:-1}" = 1 ] && [ -d "$OUT" ]; then
+  ( cd "$OUT" && find . -type f ! -name logs.tar.gz | sed 's|^\./||' | sort > /tmp/tc-gpu-files &&
+    tar -czf logs.tar.gz -T /tmp/tc-gpu-files &&
+    grep -v -E '^(gpu_table|gpu_layers|gpu_layers_half|gpu_gemm)\.txt$' /tmp/tc-gpu-files |
+      while read -r f; do rm -f "$f"; done
+    find . -mindepth 1 -type d -empty -delete ) 2>/dev/null
+  echo "OUT: $(ls "$OUT" | tr '\n' ' ')(every log in logs.tar.gz)"
 fi
 stamp "done (test_cuda rc=$rc)"
 exit $rc
