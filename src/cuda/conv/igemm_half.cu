@@ -259,7 +259,7 @@ static const int hg_cfg_bn[HG_NCFG] = {64, 64, 128}, hg_cfg_st[HG_NCFG] = {4, 8,
 #define HG_K2(BN, BF, ST) {k_hg_conv<BN, BF, false, ST>, k_hg_conv<BN, BF, true, ST>}
 #define HG_KC(BN, ST) {HG_K2(BN, false, ST), HG_K2(BN, true, ST)}
 static const hg_kernel hg_tab[HG_NCFG][2][2] = {HG_KC(64, 4), HG_KC(64, 8), HG_KC(128, 6)};
-static int hg_attr_set[IG_NDEV][HG_NCFG][2][2]; /* per device: the shared-memory attribute set */
+static int hg_attr_set[HG_NCFG][2][2][IG_NDEV]; /* the shared-memory limit set, per device */
 
 static size_t hg_smem(int cfg) {
     return (size_t)hg_cfg_st[cfg] * (HG_BM + hg_cfg_bn[cfg]) * 128 + 1024;
@@ -373,14 +373,7 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
                  !((uintptr_t)dr & 15) && !((uintptr_t)db & 15);
         const hg_kernel k = hg_tab[cfg][bf][vec];
         const size_t smem = hg_smem(cfg);
-        int dev = 0;
-        cudaError_t e = cudaGetDevice(&dev);
-        int *set = dev >= 0 && dev < IG_NDEV ? &hg_attr_set[dev][cfg][bf][vec] : NULL;
-        if (e == cudaSuccess && !(set && __atomic_load_n(set, __ATOMIC_ACQUIRE))) {
-            e = cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)smem);
-            if (e == cudaSuccess && set) __atomic_store_n(set, 1, __ATOMIC_RELEASE);
-        }
+        cudaError_t e = hg_smem_limit((const void *)k, smem, hg_attr_set[cfg][bf][vec]);
         if (e != cudaSuccess) {
             st = tc__cu_fail(e, "cudaFuncSetAttribute (cuda.conv.igemm-half)", __FILE__, __LINE__);
         } else {

@@ -207,6 +207,20 @@ __device__ __forceinline__ void hg_epilogue(const float *acc, uint8_t *smem, int
     return st;
 }
 
+/* Kernel k's dynamic shared-memory limit raised to smem on the current
+ * device, once a device (set[dev] remembers it; devices past IG_NDEV ask
+ * every call) */
+[[maybe_unused]] static cudaError_t hg_smem_limit(const void *k, size_t smem, int set[IG_NDEV]) {
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    int *f = dev >= 0 && dev < IG_NDEV ? &set[dev] : NULL;
+    if (e == cudaSuccess && !(f && __atomic_load_n(f, __ATOMIC_ACQUIRE))) {
+        e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (e == cudaSuccess && f) __atomic_store_n(f, 1, __ATOMIC_RELEASE);
+    }
+    return e;
+}
+
 } // namespace
 
 #endif

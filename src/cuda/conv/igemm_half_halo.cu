@@ -234,7 +234,7 @@ typedef void (*hh_kernel)(const uint16_t *, const uint16_t *, const uint16_t *, 
 /* [bfloat16][stages - 1] */
 static const hh_kernel hh_tab[2][2] = {{k_hh_conv<false, 1>, k_hh_conv<false, 2>},
                                        {k_hh_conv<true, 1>, k_hh_conv<true, 2>}};
-static int hh_attr_set[IG_NDEV][2][2]; /* per device: the shared-memory attribute set */
+static int hh_attr_set[2][2][IG_NDEV]; /* the shared-memory limit set, per device */
 
 /* dynamic shared memory: st stages of abytes + B, the pixel table, 1 KiB
  * of alignment; the most (two stages of the largest patch) fits the
@@ -312,14 +312,8 @@ static tc_status hh_launch(const tc__args *a, const tc__cu_bufs *b) {
         const int nst = hh_stages(q);
         const hh_kernel k = hh_tab[bf][nst - 1];
         const size_t smem = hh_smem(q.abytes, nst);
-        int dev = 0;
-        cudaError_t e = cudaGetDevice(&dev);
-        int *set = dev >= 0 && dev < IG_NDEV ? &hh_attr_set[dev][bf][nst - 1] : NULL;
-        if (e == cudaSuccess && !(set && __atomic_load_n(set, __ATOMIC_ACQUIRE))) {
-            e = cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)hh_smem(HH_ABYTES_MAX, nst));
-            if (e == cudaSuccess && set) __atomic_store_n(set, 1, __ATOMIC_RELEASE);
-        }
+        cudaError_t e = hg_smem_limit((const void *)k, hh_smem(HH_ABYTES_MAX, nst),
+                                      hh_attr_set[bf][nst - 1]);
         if (e != cudaSuccess) {
             st = tc__cu_fail(e, "cudaFuncSetAttribute (cuda.conv.igemm-half-halo)", __FILE__,
                              __LINE__);
