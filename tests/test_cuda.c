@@ -2651,32 +2651,24 @@ int main(int argc, char **argv) {
         return th_finish();
     }
     run_gpu_api_checks();
-    for (int ci = 0; ci < NFC; ci++)
-        for (int mi = 0; mi < 5; mi++) {
-            if (quick && (ci % 3 || mi % 2)) continue;
-            run_filter_case(ci, mi, 0, TC_FLOAT32);
+    /* float32, then float64: every case and mode on host pointers (quick:
+     * one mode in two), one mode of each on device pointers (float32 mode
+     * ci % 5, float64 (ci + 2) % 5) */
+    for (int f64 = 0; f64 < 2; f64++)
+        for (int ci = 0; ci < NFC; ci++)
+            for (int mi = 0; mi < 5; mi++) {
+                if (quick && (ci % 3 || mi % 2)) continue;
+                const tc_dtype dt = f64 ? TC_FLOAT64 : TC_FLOAT32;
+                run_filter_case(ci, mi, 0, dt);
 #if TC_TEST_CUDA
-            /* device pointers: not for the swapped valid case, where the
-             * core packs the caller's input on the host */
-            int swap = fcases[ci].out == TC_OUTPUT_VALID &&
-                       fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
-            if (!swap && (mi == (ci % 5) || fcases[ci].out != TC_OUTPUT_SAME))
-                run_filter_case(ci, mi, 1, TC_FLOAT32);
+                /* device pointers: not for the swapped valid case, where the
+                 * core packs the caller's input on the host */
+                int swap = fcases[ci].out == TC_OUTPUT_VALID &&
+                           fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
+                if (!swap && (mi == (ci + 2 * f64) % 5 || fcases[ci].out != TC_OUTPUT_SAME))
+                    run_filter_case(ci, mi, 1, dt);
 #endif
-        }
-    /* float64: every case and mode on host pointers (quick: one mode in
-     * two), one mode of each on device pointers */
-    for (int ci = 0; ci < NFC; ci++)
-        for (int mi = 0; mi < 5; mi++) {
-            if (quick && (ci % 3 || mi % 2)) continue;
-            run_filter_case(ci, mi, 0, TC_FLOAT64);
-#if TC_TEST_CUDA
-            int swap = fcases[ci].out == TC_OUTPUT_VALID &&
-                       fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
-            if (!swap && (mi == (ci + 2) % 5 || fcases[ci].out != TC_OUTPUT_SAME))
-                run_filter_case(ci, mi, 1, TC_FLOAT64);
-#endif
-        }
+            }
     run_filter_f64_planner_checks();
     for (int ci = 0; ci < NNF; ci++)
         for (int mi = 0; mi < 2; mi++)
