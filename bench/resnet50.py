@@ -19,6 +19,16 @@ turns) and the ratios to torch. --layers: each convolution's time inside
 the network and its algorithm. --threads sets torch's and tileconv's
 threads alike. Forward only, under torch.inference_mode(); the exit
 status is 1 when an error is above the bound.
+
+--device cuda: torch with torch.backends.cudnn.benchmark = True and TF32
+off (cudnn.allow_tf32 and cuda.matmul.allow_tf32 False, as tileconv's
+default allow_tf32 = False); the time columns are wall time per forward
+(enqueue and torch.cuda.synchronize()); the "dev" columns the device time
+per forward: CUDA events on the current stream around a forward queued
+behind torch.cuda._sleep, so that the GPU starts on it only once the host
+has queued it all ('*': the GPU caught up with the host during the
+forward, gaps included). --layers on CUDA: CUDA events around each
+convolution.
 """
 import argparse
 import copy
@@ -107,6 +117,35 @@ def seeded_model():
     return fold_bn(m.eval())
 
 
+def timeit_dev(fns, repeat):
+    """CUDA: the median device time per call of each of fns (events
+    around a call queued behind a spin), timed in turns after two warm-up
+    rounds; and per fn whether every timed call was queued before the GPU
+    reached it."""
+    hz, spin, grown = 2.0e9, [0.02 for _ in fns], [False for _ in fns]
+    ts, queued = [[] for _ in fns], [True for _ in fns]
+    for r in range(repeat + 2):
+        for i, f in enumerate(fns):
+            while True:
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                torch.cuda._sleep(int(spin[i] * hz))
+                a.record()
+                t0 = time.perf_counter()
+                f()
+                b.record()
+                h = time.perf_counter() - t0
+                q = not a.query()  # the GPU still in the spin: all of f queued
+                b.synchronize()
+                if q or grown[i]:
+                    break
+                grown[i] = True  # once: longer than the host's enqueue time
+                spin[i] = min(0.5, max(spin[i], 4 * h))
+            if r >= 2:
+                ts[i].append(a.elapsed_time(b) / 1e3)
+                queued[i] = queued[i] and q
+    return [statistics.median(t) for t in ts], queued
+
+
 def timeit(fns, repeat, sync):
     """Median seconds per call of each of fns, timed in turns (one call of
     each per round, so that a change of machine load hits them alike),
@@ -146,20 +185,34 @@ def layer_table(ref, ours, x, repeat):
     """Per convolution: the fastest of `repeat` forwards' time inside the
     network (forward hooks), torch's and tileconv's, and the algorithm."""
     import collections
+    cuda = x.is_cuda
+
+    def now():
+        if not cuda:
+            return time.perf_counter()
+        e = torch.cuda.Event(enable_timing=True)
+        e.record()
+        return e
+
     def hook(model):
         t, acc = {}, collections.defaultdict(list)
         for name, m in model.named_modules():
             if isinstance(m, nn.Conv2d):
                 m.register_forward_pre_hook(
-                    lambda mod, i, name=name: t.__setitem__(name, time.perf_counter()))
+                    lambda mod, i, name=name: t.__setitem__(name, now()))
                 m.register_forward_hook(lambda mod, i, o, name=name: acc[name].append(
-                    time.perf_counter() - t[name]))
+                    (t[name], now())))
         return acc
     ha, hb = hook(ref), hook(ours)
     ref(x), ours(x)
     ha.clear(), hb.clear()
     for _ in range(repeat):
         ref(x), ours(x)
+    if cuda:
+        torch.cuda.synchronize()
+    for acc in (ha, hb):
+        for name in acc:
+            acc[name] = [(b - a) if not cuda else a.elapsed_time(b) / 1e3 for a, b in acc[name]]
     mods = dict(ours.named_modules())
     print(f"  {'layer':17} {'C':>5} {'K':>5} {'k/s':>4} {'torch ms':>9} {'tc ms':>7} "
           f"{'ratio':>6} algorithm")
@@ -197,8 +250,16 @@ def main():
     ref = ref.to(memory_format=fmt)
     ours = ours.to(memory_format=fmt)
     fused = fused.to(memory_format=fmt)
-    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
-    where = machine() if dev.type == "cpu" else torch.cuda.get_device_name(dev)
+    cuda = dev.type == "cuda"
+    if cuda:  # the peer at its best, TF32 off on both sides
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+        tnn.functional.allow_tf32 = False
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    where = machine() if dev.type == "cpu" else (
+        f"{torch.cuda.get_device_name(dev)}, cuDNN {torch.backends.cudnn.version()}, "
+        "cudnn.benchmark on, TF32 off")
     print(f"ResNet-50 (batch norm folded), {a.device} ({where}), {a.dtype}, "
           f"{'channels_last' if a.channels_last else 'contiguous'}, torch {torch.__version__}, "
           f"threads {torch.get_num_threads()}, load average "
@@ -207,8 +268,13 @@ def main():
           "relu in the convolution's epilogue)")
     print(f"error: max|y - y64| / max|y64| against the float64 network, bound "
           f"{BOUND[a.dtype]:.2g}")
+    if cuda:
+        print("ms: wall time per forward (enqueue + synchronize); dev: device time per forward "
+              "(CUDA events, the forward queued behind a spin; '*': gaps included)")
     print(f"{'batch':>5} {'err torch':>9} {'err tc':>9} {'err fused':>9} {'torch ms':>9} "
-          f"{'tc ms':>9} {'ratio':>6} {'fused ms':>9} {'ratio':>6}")
+          f"{'tc ms':>9} {'ratio':>6} {'fused ms':>9} {'ratio':>6}"
+          + (f" {'dev torch':>10} {'dev tc':>10} {'ratio':>6} {'dev fused':>10} {'ratio':>6}"
+             if cuda else ""))
     bad = False
     with torch.inference_mode():
         for n in a.batch:
@@ -221,8 +287,14 @@ def main():
             bad |= max(er, eo, ef) > BOUND[a.dtype]
             tr, to, tf = timeit([lambda: ref(x), lambda: ours(x), lambda: fused(x)],
                                 a.repeat, sync)
-            print(f"{n:>5} {er:9.2e} {eo:9.2e} {ef:9.2e} {tr * 1e3:9.2f} {to * 1e3:9.2f} "
-                  f"{tr / to:6.2f} {tf * 1e3:9.2f} {tr / tf:6.2f}", flush=True)
+            line = (f"{n:>5} {er:9.2e} {eo:9.2e} {ef:9.2e} {tr * 1e3:9.2f} {to * 1e3:9.2f} "
+                    f"{tr / to:6.2f} {tf * 1e3:9.2f} {tr / tf:6.2f}")
+            if cuda:
+                (dr, do, df), q = timeit_dev([lambda: ref(x), lambda: ours(x), lambda: fused(x)],
+                                             a.repeat)
+                d = [f"{v * 1e3:9.2f}{' ' if ok else '*'}" for v, ok in zip((dr, do, df), q)]
+                line += f" {d[0]} {d[1]} {dr / do:6.2f} {d[2]} {dr / df:6.2f}"
+            print(line, flush=True)
             if a.layers:
                 layer_table(ref, ours, x, a.repeat)
     if bad:
