@@ -27,6 +27,13 @@
 #             test_functional_half.py) and, where CuPy's tests are found
 #             ($CUPYX_TESTS, default $SRC/.cupyx), run_cupyx_suites.py
 #             -> $OUT/python.log
+#   pybench   (only when named) the same package (built once for both
+#             steps, log python_build.log) on GPU arrays beside its peers in
+#             one process: bench/python_gpu_targets.py (ndimage / signal on
+#             CuPy vs cupyx, Conv2d / conv2d batch 1 vs torch; its
+#             arguments from GPU_CHECK_PYBENCH_ARGS), then bench/resnet50.py
+#             --device cuda --batch 1 32 (float32, TF32 off) and --dtype
+#             float16 --channels-last --batch 32 -> $OUT/python_bench.txt
 #   sanitize  compute-sanitizer memcheck and racecheck on test_cuda (quick;
 #             GPU_CHECK_SANITIZE_CONV=1: the conv-layer cases only,
 #             GPU_CHECK_SANITIZE_GEMM=1: the GEMM cases only,
@@ -58,7 +65,7 @@
 # (default 560), so a lease-limited run still returns the important parts.
 # At the end every file under OUT is packed into OUT/logs.tar.gz, the
 # result tables (gpu_table.txt, gpu_layers.txt, gpu_layers_half.txt,
-# gpu_gemm.txt) left beside it (GPU_CHECK_PACK=0: no packing).
+# gpu_gemm.txt, python_bench.txt) left beside it (GPU_CHECK_PACK=0: no packing).
 # Environment: OUT (default ./gpu-check-out), GPU_CHECK_STEPS (default all),
 # GPU_CHECK_SRC (source tree, default this checkout), GPU_CHECK_BUILD
 # (default build-cuda). Exit status: test_cuda's; benchmarks never fail it.
@@ -280,19 +287,40 @@ if has sass; then
   head -c 6000 "$OUT/sass.txt"
 fi
 
-if has python; then
-  stamp "python: the package on this build's libtileconv.so"
-  PKG=/tmp/tc-gpu-py; rm -rf "$PKG"; mkdir -p "$PKG"
+# py_pkg: the Python package against this build's libtileconv.so in
+# /tmp/tc-gpu-py (the extension compiled with the machine's python3 and
+# NumPy), put on PYTHONPATH; built once for the python and pybench steps
+# (log: $OUT/python_build.log); status 1 when it could not be built
+PYPKG=
+py_pkg() {
+  [ -n "$PYPKG" ] && { [ "$PYPKG" = ok ]; return; }
+  PYPKG=failed
+  local PKG=/tmp/tc-gpu-py EXT PYINC NPINC
+  if [ ! -f "$BUILD/libtileconv.so" ]; then
+    echo "python: no $BUILD/libtileconv.so (the build step makes it)" | tee "$OUT/python_build.log"
+    return 1
+  fi
+  rm -rf "$PKG"; mkdir -p "$PKG"
   cp -r "$SRC/python/tileconv" "$PKG/"
   cp -L "$BUILD/libtileconv.so" "$PKG/tileconv/libtileconv.so.0"
   EXT=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
   PYINC=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
   NPINC=$("$PY" -c 'import numpy; print(numpy.get_include())')
-  if gcc -std=gnu11 -O2 -shared -fPIC -I"$SRC/include" -I"$PYINC" -I"$NPINC" "$SRC/python/tileconv/_core.c"        -L"$PKG/tileconv" -l:libtileconv.so.0 -Wl,-rpath,'$ORIGIN' -o "$PKG/tileconv/_core$EXT" >"$OUT/python.log" 2>&1; then
+  if gcc -std=gnu11 -O2 -shared -fPIC -I"$SRC/include" -I"$PYINC" -I"$NPINC" "$SRC/python/tileconv/_core.c"        -L"$PKG/tileconv" -l:libtileconv.so.0 -Wl,-rpath,'$ORIGIN' -o "$PKG/tileconv/_core$EXT" >"$OUT/python_build.log" 2>&1; then
     export PYTHONPATH="$PKG${PYTHONPATH:+:$PYTHONPATH}"
+    PYPKG=ok
+    return 0
+  fi
+  echo "python: the extension did not build"; tail -15 "$OUT/python_build.log"
+  return 1
+}
+
+if has python; then
+  stamp "python: the package on this build's libtileconv.so"
+  if py_pkg; then
     ( cd "$SRC" && PYTHONUNBUFFERED=1 timeout "$(left 240)" "$PY" -m pytest -q -p no:cacheprovider -rfE \
         tests/python/test_gpu.py tests/python/test_gpu_ndimage.py tests/python/test_functional_half.py tests/python/test_nn_modules.py \
-        ${GPU_CHECK_PYTEST_ARGS:-} ) >>"$OUT/python.log" 2>&1
+        ${GPU_CHECK_PYTEST_ARGS:-} ) >"$OUT/python.log" 2>&1
     echo "python GPU tests rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/python.log" | tail -25
     CX=${CUPYX_TESTS:-$SRC/.cupyx}
     if [ -d "$CX" ]; then
@@ -301,8 +329,27 @@ if has python; then
         -- ${GPU_CHECK_CUPYX_ARGS:--n 8} >"$OUT/cupyx.log" 2>&1
       echo "run_cupyx_suites rc=$?"; grep -E "passed|FAILED" "$OUT/cupyx.log" | head -60
     fi
-  else
-    echo "python: the extension did not build"; tail -15 "$OUT/python.log"
+  fi
+fi
+
+if has pybench; then
+  # (only when named) the package on GPU arrays beside its peers in one
+  # process, each run under what is left of the deadline
+  stamp "pybench: python_gpu_targets.py, resnet50.py --device cuda"
+  if py_pkg; then
+    PB=$OUT/python_bench.txt
+    : >"$PB"
+    PYTHONUNBUFFERED=1 timeout "$(left 240)" "$PY" "$SRC/bench/python_gpu_targets.py" \
+        ${GPU_CHECK_PYBENCH_ARGS:-} >>"$PB" 2>&1
+    echo "python_gpu_targets rc=$?" | tee -a "$PB"
+    for args in "--batch 1 32" "--dtype float16 --channels-last --batch 32"; do
+      stamp "resnet50.py --device cuda $args"
+      echo "######## resnet50.py --device cuda $args" >>"$PB"
+      # shellcheck disable=SC2086  # $args: several arguments
+      PYTHONUNBUFFERED=1 timeout "$(left 200)" "$PY" "$SRC/bench/resnet50.py" --device cuda $args >>"$PB" 2>&1
+      echo "resnet50 rc=$?" | tee -a "$PB"
+    done
+    grep -v "^######## " "$PB" | cut -c1-220 | head -80
   fi
 fi
 
@@ -345,7 +392,7 @@ fi
 if [ "${GPU_CHECK_PACK:-1}" = 1 ] && [ -d "$OUT" ]; then
   ( cd "$OUT" && find . -type f ! -name logs.tar.gz | sed 's|^\./||' | sort > /tmp/tc-gpu-files &&
     tar -czf logs.tar.gz -T /tmp/tc-gpu-files &&
-    grep -v -E '^(gpu_table|gpu_layers|gpu_layers_half|gpu_gemm)\.txt$' /tmp/tc-gpu-files |
+    grep -v -E '^(gpu_table|gpu_layers|gpu_layers_half|gpu_gemm|python_bench)\.txt$' /tmp/tc-gpu-files |
       while read -r f; do rm -f "$f"; done
     find . -mindepth 1 -type d -empty -delete ) 2>/dev/null
   echo "OUT: $(ls "$OUT" | tr '\n' ' ')(every log in logs.tar.gz)"
