@@ -242,6 +242,9 @@ def main():
     tnn.functional.threads = a.threads
     dt = getattr(torch, a.dtype)
     dev = torch.device(a.device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        print(f"resnet50: --device {a.device}: no CUDA device for torch {torch.__version__}")
+        sys.exit(2)
     ref = seeded_model().to(dev, dt)
     exact = copy.deepcopy(ref).to(torch.float64)  # the same (rounded) weights
     ours = tnn.convert(copy.deepcopy(ref))
