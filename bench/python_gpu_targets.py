@@ -185,12 +185,14 @@ def device_sample(clock, fn, inner, state):
         t = clock.elapsed(a, b) / inner
         if not s or queued:
             return t, queued
-        if not state["grown"] and 4 * h < 0.2:
+        if not state["grown"]:
             # the spin was shorter than the host's enqueue time: once longer
             state["grown"] = True
-            state["spin"] = max(s, 4 * h)
+            state["spin"] = min(0.2, max(s, 4 * h))
             continue
-        state["spin"] = 0.0  # a call waits for the stream: no spin from now on
+        state["fails"] += 1
+        if state["fails"] >= 2:
+            state["spin"] = 0.0  # a call waits for the stream: no spin from now on
         return t, False
 
 
@@ -208,7 +210,7 @@ def measure(clock, fns, kind, inner, repeat, warmup):
     each per round, the first of the two alternating; the second value per
     fn: whether every device sample was queued behind the spin."""
     sample = device_sample if kind == "device" else wall_sample
-    states = [{"spin": 2e-3, "grown": False} for _ in fns]
+    states = [{"spin": 2e-3, "grown": False, "fails": 0} for _ in fns]
     ts, allq = [[] for _ in fns], [True for _ in fns]
     for r in range(warmup + repeat):
         order = range(len(fns)) if r % 2 == 0 else reversed(range(len(fns)))
