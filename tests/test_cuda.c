@@ -1207,7 +1207,10 @@ static void run_conv_staged_all(void) {
  * cuda.conv.igemm-half-halo (3x3, stride 1, C and K multiples of 64) runs
  * the cases it applies to (tiles across image ends, two channel chunks, a
  * tile spanning several small images, padding 0 and 1), with one and with
- * two shared-memory stages. */
+ * two shared-memory stages; cuda.conv.igemm-half-shifted (stride 1, C a
+ * multiple of 8, one group or C/G a multiple of 64) the cases it applies to
+ * (1D, 3D, dilation, groups, rows wider than a 128-position tile, a
+ * partial last channel chunk, K past a tile) in each tile configuration. */
 static const ccase hcases[] = {
     {2, 2, 24, 40, 1, {13, 11}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
     {2, 1, 3, 20, 1, {37, 41}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1}, /* conv1-like */
@@ -1220,6 +1223,9 @@ static const ccase hcases[] = {
     {2, 3, 128, 128, 1, {17, 30}, {3, 3}, 1, 1, 0, TC_PADDING_ZEROS, 1}, /* halo, pad 0 */
     {2, 5, 64, 128, 1, {7, 9}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 0},    /* halo, small images */
     {2, 2, 32, 136, 1, {12, 12}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1}, /* every tile config */
+    {2, 2, 128, 96, 2, {9, 11}, {3, 3}, 1, 2, 2, TC_PADDING_ZEROS, 1},  /* shifted: groups, dil */
+    {2, 1, 72, 40, 1, {5, 150}, {3, 5}, 1, 1, 2, TC_PADDING_ZEROS, 1},  /* shifted: wide rows */
+    {1, 3, 16, 24, 1, {90}, {7}, 1, 1, 3, TC_PADDING_ZEROS, 0},         /* shifted: 1D */
 };
 #define NHC (int)(sizeof hcases / sizeof hcases[0])
 typedef struct hvariant {
@@ -1260,9 +1266,16 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
     tc_plan_options_init(&o);
     o.algorithm = name;
     tc_plan *rp = NULL, *mp = NULL, *pl = NULL;
+    /* cfg: the tile configuration, or the halo kernel's stages (set before
+     * the applicability test: a configuration may not fit the layer) */
+    const char *knob = !strcmp(name, "cuda.conv.igemm-half")       ? "TILECONV_CUDA_HALF_CFG"
+                       : !strcmp(name, "cuda.conv.igemm-half-halo") ? "TILECONV_CUDA_HALF_HALO_STAGES"
+                                                                    : "TILECONV_CUDA_HALF_SHIFTED_CFG";
+    if (cfg) setenv(knob, cfg, 1);
     if (strcmp(name, "cuda.conv.igemm-half")) { /* the others: where they apply */
         if (tc_plan_conv(&pl, NULL, &d, &o) == TC_ERR_NOT_APPLICABLE) {
             n_na++;
+            if (cfg) unsetenv(knob);
             return;
         }
         tc_plan_destroy(pl);
@@ -1272,10 +1285,6 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
     md.dtype = TC_FLOAT32;
     md.activation = TC_ACT_NONE;
     md.has_residual = 0;
-    /* cfg: the tile configuration, or the halo kernel's stages */
-    const char *knob = strcmp(name, "cuda.conv.igemm-half") ? "TILECONV_CUDA_HALF_HALO_STAGES"
-                                                             : "TILECONV_CUDA_HALF_CFG";
-    if (cfg) setenv(knob, cfg, 1);
     TH_BEGIN("%s case %d (%dD N%lld C%lld K%lld G%lld) %s %s%s%s", name, ci, c->nsp,
              (long long)c->N, (long long)c->C, (long long)c->K, (long long)c->G,
              tc_dtype_name(v->dt), tc_activation_name(v->act),
@@ -1377,8 +1386,10 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
 }
 
 static void run_conv_half_native_all(void) {
-    static const char *const names[] = {"cuda.conv.igemm-half", "cuda.conv.igemm-half-halo"};
-    if (conv_only_solver && strcmp(conv_only_solver, names[0]) && strcmp(conv_only_solver, names[1]))
+    static const char *const names[] = {"cuda.conv.igemm-half", "cuda.conv.igemm-half-halo",
+                                        "cuda.conv.igemm-half-shifted"};
+    if (conv_only_solver && strcmp(conv_only_solver, names[0]) && strcmp(conv_only_solver, names[1]) &&
+        strcmp(conv_only_solver, names[2]))
         return;
     tc_plan_options o;
     tc_plan_options_init(&o);
@@ -1396,17 +1407,20 @@ static void run_conv_half_native_all(void) {
         return;
     }
     tc_plan_destroy(pl);
-    for (int si = 0; si < 2; si++) {
+    for (int si = 0; si < 3; si++) {
         if (conv_only_solver && strcmp(conv_only_solver, names[si])) continue;
         const long na0 = n_na;
         long calls = 0;
         for (int ci = 0; ci < NHC; ci++)
             for (int vi = 0; vi < NHV; vi++) {
                 if (th_g.quick && (ci + vi) % 3) continue;
-                calls += ci == NHC - 1 && si == 0 ? 3 : si == 1 ? 2 : 1; /* runs below */
-                if (ci == NHC - 1 && si == 0) { /* every tile configuration */
+                calls += ci == NHC - 4 && si == 0 ? 3 : si == 1 ? 2 : si == 2 ? 4 : 1; /* runs below */
+                if (ci == NHC - 4 && si == 0) { /* every tile configuration */
                     static const char *const cfgs[] = {"0", "1", "2"};
                     for (int k = 0; k < 3; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
+                } else if (si == 2) { /* every tile configuration that fits */
+                    static const char *const cfgs[] = {"0", "1", "2", "3"};
+                    for (int k = 0; k < 4; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
                 } else if (si == 1) { /* one and two stages */
                     run_conv_half_native(names[si], ci, vi, "1");
                     run_conv_half_native(names[si], ci, vi, "2");
@@ -2568,7 +2582,8 @@ static void check_lists_cover_registry(void) {
         tc_algorithm_info ai;
         if (tc_algorithm_get(i, &ai) != TC_OK || ai.backend != TC_BACKEND_CUDA) continue;
         int found = !strcmp(ai.name, "cuda.conv.igemm-half") || /* run_conv_half_native_all */
-                    !strcmp(ai.name, "cuda.conv.igemm-half-halo");
+                    !strcmp(ai.name, "cuda.conv.igemm-half-halo") ||
+                    !strcmp(ai.name, "cuda.conv.igemm-half-shifted");
         for (int s = 0; s < NFS && !found; s++) found = !strcmp(ai.name, filter_solvers[s]);
         for (int s = 0; s < NGS && !found; s++) found = !strcmp(ai.name, gemm_solvers[s]);
         for (int s = 0; s < NCS && !found; s++) found = !strcmp(ai.name, conv_solvers[s]);

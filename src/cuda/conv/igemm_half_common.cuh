@@ -38,6 +38,46 @@ template <bool BF> __device__ __forceinline__ uint16_t hg_cvt(float v) {
     return tc__act_f((tc_activation)a, v);
 }
 
+/* D[64 x N] += A[64 x 16] * B[16 x N], both K-major in shared memory */
+template <int N, bool BF>
+[[maybe_unused]] __device__ __forceinline__ void hg_mma(float *d, uint64_t da, uint64_t db);
+#if IG_WGMMA
+template <> __device__ __forceinline__ void hg_mma<64, false>(float *d, uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db)
+                 : "memory");
+}
+template <> __device__ __forceinline__ void hg_mma<64, true>(float *d, uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db)
+                 : "memory");
+}
+template <> __device__ __forceinline__ void hg_mma<128, false>(float *d, uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db)
+                 : "memory");
+}
+template <> __device__ __forceinline__ void hg_mma<128, true>(float *d, uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db)
+                 : "memory");
+}
+#else
+template <int N, bool BF> __device__ __forceinline__ void hg_mma(float *, uint64_t, uint64_t) {}
+#endif
+
 /* 16-byte cp.async, zero-filled when bytes = 0 */
 [[maybe_unused]] __device__ __forceinline__ void hg_cp16(unsigned dst, const void *src, int bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
@@ -77,40 +117,40 @@ __global__ void __launch_bounds__(256) k_hg_wpack_row(const uint16_t *__restrict
     }
 }
 
-/* The epilogue of a BM x BN tile whose wgmmas are all done and whose
- * shared memory (at least HG_BM x (BN + 4) floats) is free: the
- * accumulators (wgmma's fragment: warpgroup tid / 128 holds rows 64
- * (tid / 128) ..) to shared memory, then y = act(acc + bias + residual)
- * for the tile's rows m0.. (of p.M) and channels n0.. (of p.Kg, group g) */
-template <int BN, bool BF, class P>
-__device__ __forceinline__ void hg_epilogue(const float *acc, uint8_t *smem, int64_t m0, int n0,
-                                            int g, const P &p, const uint16_t *bias,
-                                            const uint16_t *res, uint16_t *y) {
-    const int tid = threadIdx.x, wg = tid >> 7;
-    /* the accumulators to shared memory as fp32 (row pitch BN + 4): accumulator
-     * j of thread (warp w, lane) is row 16 (w % 4) + lane / 4 + 8 ((j >> 1) & 1),
-     * column 8 (j >> 2) + 2 (lane & 3) + (j & 1) */
+/* The epilogue in two steps, for any tile shape: hg_acc_to_smem puts one
+ * 64-row tile's accumulators (wgmma's fragment, held by the warpgroup of
+ * the calling thread) into shared memory as fp32, rows row0.., row pitch
+ * BN + 4: accumulator j of thread (warp w of its warpgroup, lane) is row
+ * row0 + 16 w + lane / 4 + 8 ((j >> 1) & 1), column 8 (j >> 2) + 2 (lane &
+ * 3) + (j & 1). After a barrier over the tile's threads, hg_store_rows
+ * writes rows 0..ROWS-1 with NT threads (tid 0..NT-1), 8 channels a
+ * thread: y = act(acc + bias + residual), one rounding, 16-byte accesses
+ * along the row; row r is output position rowpos(r) (its element offset
+ * rowpos(r) * p.K; < 0: a dropped row) and channels n0.. of group g (of
+ * p.Kg). */
+template <int BN>
+__device__ __forceinline__ void hg_acc_to_smem(const float *acc, float *cs, int row0) {
     constexpr int CP = BN + 4;
-    float *cs = (float *)smem;
-    {
-        const int lane = tid & 31, wr = (tid >> 5) & 3;
+    const int lane = threadIdx.x & 31, wr = (threadIdx.x >> 5) & 3;
 #pragma unroll
-        for (int jj = 0; jj < BN / 8; jj++)
+    for (int jj = 0; jj < BN / 8; jj++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int row = wg * 64 + wr * 16 + (lane >> 2) + 8 * h;
-                *(float2 *)&cs[row * CP + 8 * jj + 2 * (lane & 3)] =
-                    make_float2(acc[4 * jj + 2 * h], acc[4 * jj + 2 * h + 1]);
-            }
-    }
-    __syncthreads();
-    /* then 8 channels a thread: bias, residual, activation, one rounding,
-     * 16-byte stores along the row */
+        for (int h = 0; h < 2; h++) {
+            const int row = row0 + wr * 16 + (lane >> 2) + 8 * h;
+            *(float2 *)&cs[row * CP + 8 * jj + 2 * (lane & 3)] =
+                make_float2(acc[4 * jj + 2 * h], acc[4 * jj + 2 * h + 1]);
+        }
+}
+template <int BN, bool BF, int ROWS, int NT, class P, class RowPos>
+__device__ __forceinline__ void hg_store_rows(const float *cs, int tid, int n0, int g, const P &p,
+                                              const uint16_t *bias, const uint16_t *res,
+                                              uint16_t *y, RowPos rowpos) {
+    constexpr int CP = BN + 4;
     const uint16_t *bg = bias + (int64_t)g * p.Kg;
-    for (int c = tid; c < HG_BM * (BN / 8); c += HG_THREADS) {
+    for (int c = tid; c < ROWS * (BN / 8); c += NT) {
         const int row = c / (BN / 8), n = n0 + (c % (BN / 8)) * 8;
-        const int64_t m = m0 + row;
-        if (m >= p.M || n >= p.Kg) continue;
+        const int64_t m = rowpos(row);
+        if (m < 0 || n >= p.Kg) continue;
         const float4 u0 = *(const float4 *)&cs[row * CP + n - n0];
         const float4 u1 = *(const float4 *)&cs[row * CP + n - n0 + 4];
         float v[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
@@ -146,6 +186,24 @@ __device__ __forceinline__ void hg_epilogue(const float *acc, uint8_t *smem, int
             }
         }
     }
+}
+
+/* The epilogue of a 128 x BN tile of consecutive output positions m0..
+ * (of p.M) whose wgmmas are all done and whose shared memory (at least
+ * HG_BM x (BN + 4) floats) is free; warpgroup tid / 128 holds rows 64
+ * (tid / 128).. */
+template <int BN, bool BF, class P>
+__device__ __forceinline__ void hg_epilogue(const float *acc, uint8_t *smem, int64_t m0, int n0,
+                                            int g, const P &p, const uint16_t *bias,
+                                            const uint16_t *res, uint16_t *y) {
+    float *cs = (float *)smem;
+    hg_acc_to_smem<BN>(acc, cs, (threadIdx.x >> 7) * 64);
+    __syncthreads();
+    hg_store_rows<BN, BF, HG_BM, HG_THREADS>(cs, threadIdx.x, n0, g, p, bias, res, y,
+                                             [&](int row) -> int64_t {
+                                                 const int64_t m = m0 + row;
+                                                 return m < p.M ? m : -1;
+                                             });
 }
 
 /* the weights (dense, K x Cg0 x taps x mf) repacked on the device into

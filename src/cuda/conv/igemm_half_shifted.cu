@@ -1,0 +1,497 @@
+/*
+ * igemm_half_shifted.cu - cuda.conv.igemm-half-shifted: stride-1 conv
+ * layers in float16 / bfloat16 on Hopper's wgmma (m64nNk16, fp32
+ * accumulation), channels-last (NLC / NHWC / NDHWC), zero padding, with
+ * cuda.conv.igemm-half's fused epilogue y = act(acc + bias + residual).
+ *
+ * The TF32 shifted-view form (igemm_shifted.cu) in half precision: a block
+ * computes TH output rows of one output plane of one image over the padded
+ * width PW = out2 + (m2 - 1) d2 (positions m = r PW + c, r < TH; the
+ * columns past the output width are computed and dropped), BM = 64, 128 or
+ * 256 positions, for BN = 64 or 128 output channels. For each chunk of 64
+ * input channels a producer warp copies the input patch those rows read
+ * (PD0 planes x PH rows x PW columns, one pixel's 64 channels a 128-byte
+ * row) with one tensor-memory-accelerator box of x itself (channels-last
+ * needs no copy; outside the input the box reads zeros: the padding), in
+ * the 128-byte swizzle wgmma reads K-major operands in; tap t's im2col tile
+ * is then the same patch shifted by the tap's offset in pixels, so its
+ * descriptor is the patch's plus 128 bytes a pixel. Every input pixel
+ * crosses L2 once per block and chunk instead of once per tap (the
+ * gathered form, cuda.conv.igemm-half, copies it R times). The weights
+ * (packed K x (tap, CKP), CKP = C/G rounded up to 64) come one 64-deep k
+ * step of BN rows a stage, a 2D box; mbarriers in place of block barriers:
+ * the consumer warpgroups wait for their stage's bytes and free it when its
+ * wgmmas are done; the producer refills it.
+ *
+ * Configurations (hs_cfgs, TILECONV_CUDA_HALF_SHIFTED_CFG forces one):
+ * consumer warpgroups x row tiles of 64 a warpgroup x BN.
+ */
+#include "cuda/conv/igemm_half_common.cuh" /* mma, loads, weight repack, epilogue */
+
+#include <math.h>
+
+namespace {
+
+constexpr int HS_BK = 64;    /* channels a chunk: one 128-byte row a pixel */
+constexpr int HS_MAXST = 8;  /* weight stages at most */
+constexpr int HS_DEFST = 4;  /* weight stages by default */
+
+struct hsp {
+    int C, K, Cg, Kg, CKP, R, CK; /* CK = CKP / 64 chunks */
+    int in0, in1, in2, out0, out1, out2, m1, m2, d0, d1, d2, p0, p1, p2;
+    int PW, PH, PD0, TH, NPIX, NPIXA, nrb, nst, nbuf;
+    int bar_off; /* bytes from the aligned base to the barriers: past the
+                    stages, the patches and the epilogue's fp32 tile */
+    int act, has_bias, has_res, vec8;
+};
+/* the input (5D: C, in2, in1, in0, N) and the packed weights (2D) */
+struct hs_maps {
+    CUtensorMap x, w;
+};
+
+/* NWG consumer warpgroups, each MTW row tiles of 64 positions and all BN
+ * channels (wgmma m64nBNk16 with both operands in shared memory), and one
+ * producer warp; BF: bfloat16 */
+template <int NWG, int MTW, int BN, bool BF>
+__global__ void __launch_bounds__(NWG * 128 + 32, 1)
+    k_hs_conv(const uint16_t *__restrict__ bias, const uint16_t *res, uint16_t *y, const hsp q,
+              const __grid_constant__ hs_maps tm) {
+#if IG_WGMMA
+    constexpr int NC = NWG * 128;      /* consumer threads */
+    constexpr int BM = 64 * NWG * MTW; /* positions a block */
+    constexpr int WS = BN * 128;       /* bytes of a weight stage */
+    extern __shared__ uint8_t hs_smem_raw[];
+    /* the 128-byte swizzle takes its phase from address bits 7-9: 1 KiB alignment */
+    uint8_t *smem = (uint8_t *)(((uintptr_t)hs_smem_raw + 1023) & ~(uintptr_t)1023);
+    const int NST = q.nst;
+    uint8_t *patch = smem + NST * WS; /* nbuf buffers of NPIXA 128-byte rows */
+    uint64_t *full = (uint64_t *)(smem + q.bar_off), *empty = full + HS_MAXST;
+    int *toff = (int *)(empty + HS_MAXST);
+    const int tid = threadIdx.x, g = blockIdx.z, k0 = blockIdx.y * BN;
+    const int rb = blockIdx.x % q.nrb, u = blockIdx.x / q.nrb;
+    const int oz = u % q.out0, n = u / q.out0;
+    const int oy0 = rb * q.TH;
+    const int R = q.R, nsteps = q.CK * R;
+    /* the taps' offsets in patch pixels */
+    for (int t = tid; t < R; t += NC + 32) {
+        const int r2 = t % q.m2, v = t / q.m2, r1 = v % q.m1, r0 = v / q.m1;
+        toff[t] = ((r0 * q.d0) * q.PH + r1 * q.d1) * q.PW + r2 * q.d2;
+    }
+    if (tid == 0) {
+        for (int i = 0; i < NST; i++) {
+            ig_mbar_init(full + i, 1);
+            ig_mbar_init(empty + i, NC / 32);
+        }
+        ig_mbar_init_fence();
+    }
+    /* rows past the box, which views of dropped positions reach: zeros */
+    for (int b = 0; b < q.nbuf; b++) {
+        unsigned *pb = (unsigned *)(patch + (size_t)b * q.NPIXA * 128);
+        for (int i = q.NPIX * 32 + tid; i < q.NPIXA * 32; i += NC + 32) pb[i] = 0u;
+    }
+    ig_proxy_fence();
+    __syncthreads();
+    if (tid >= NC) { /* the producer warp: one lane issues every copy */
+        if (tid == NC) {
+            /* step s: weight slot s % NST of phase (s / NST) & 1, chunk cc =
+             * s / R, tap t = s % R, counted; the patch of chunk cc with its
+             * first tap's weights, into buffer cc & 1 */
+            int slot = 0, cc = 0, t = 0;
+            unsigned ph = 0;
+            const int wrow = g * q.Kg + k0, cx = g * q.Cg;
+            for (int s = 0; s < nsteps; s++) {
+                if (s >= NST) ig_mbar_wait(empty + slot, ph ^ 1u);
+                ig_mbar_expect(full + slot, (unsigned)WS + (t == 0 ? (unsigned)q.NPIX * 128u : 0u));
+                ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * HS_BK, wrow, full + slot);
+                if (t == 0)
+                    ig_tma5(patch + (size_t)(cc & (q.nbuf - 1)) * q.NPIXA * 128, &tm.x,
+                            cx + cc * HS_BK, -q.p2, oy0 - q.p1, oz - q.p0, n, full + slot);
+                if (++slot == NST) slot = 0, ph ^= 1u;
+                if (++t == R) t = 0, ++cc;
+            }
+        }
+        return;
+    }
+    const int wg = tid >> 7, lane = tid & 31;
+    float acc[MTW][BN / 2];
+#pragma unroll
+    for (int i = 0; i < MTW; i++)
+#pragma unroll
+        for (int j = 0; j < BN / 2; j++) {
+            acc[i][j] = 0.f;
+            asm volatile("" : "+f"(acc[i][j])); /* defined here, not in the first wgmma */
+        }
+    /* the descriptors' low words as bases plus offsets in 16-byte units: a
+     * weight slot WS / 16, a patch buffer NPIXA * 8, a pixel row 8, a
+     * 64-row tile 512, a k16 step 2 (32 bytes along the row); the view of
+     * tap t starts toff[t] rows into the patch */
+    constexpr uint64_t DHI = ig_desc_sw128_hi << 32;
+    const unsigned dw0 = (unsigned)ig_desc_sw128(smem);
+    const unsigned dp0 = (unsigned)ig_desc_sw128(patch + (size_t)wg * MTW * 64 * 128);
+    int slot = 0, cc = 0, t = 0, pslot = 0;
+    unsigned ph = 0;
+    for (int s = 0; s < nsteps; s++) {
+        ig_mbar_wait(full + slot, ph);
+        const unsigned w0 = dw0 + (unsigned)(slot * (WS / 16));
+        const unsigned p0 = dp0 + (unsigned)((cc & (q.nbuf - 1)) * (q.NPIXA * 8) + toff[t] * 8);
+        ig_wg_fence();
+#pragma unroll
+        for (int k16 = 0; k16 < HS_BK / 16; k16++)
+#pragma unroll
+            for (int mt = 0; mt < MTW; mt++)
+                hg_mma<BN, BF>(acc[mt], DHI | (uint64_t)(p0 + (unsigned)(mt * 512 + 2 * k16)),
+                               DHI | (uint64_t)(w0 + (unsigned)(2 * k16)));
+        ig_wg_commit();
+        ig_wg_wait<1>();
+        /* the previous step's wgmmas are done: its weight slot is free (and,
+         * after a chunk's last tap, its patch buffer: the host keeps
+         * NST <= R + 1, so the producer refills that buffer only after) */
+        if (s > 0 && lane == 0) ig_mbar_arrive(empty + pslot);
+        pslot = slot;
+        if (++slot == NST) slot = 0, ph ^= 1u;
+        if (++t == R) t = 0, ++cc;
+    }
+    ig_wg_wait<0>();
+    /* every consumer's wgmmas done and every copy landed (each step's full
+     * barrier was waited for): the stages become the output tile. The
+     * producer warp has left: the consumers meet at named barrier 1. */
+    asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+    float *cs = (float *)smem;
+#pragma unroll
+    for (int mt = 0; mt < MTW; mt++) hg_acc_to_smem<BN>(acc[mt], cs, (wg * MTW + mt) * 64);
+    asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+    hg_store_rows<BN, BF, BM, NC>(cs, tid, k0, g, q, bias, res, y, [&](int row) -> int64_t {
+        const int r = row / q.PW, c = row - r * q.PW;
+        if (r >= q.TH || oy0 + r >= q.out1 || c >= q.out2) return -1;
+        return (((int64_t)n * q.out0 + oz) * q.out1 + oy0 + r) * q.out2 + c;
+    });
+#endif
+}
+
+/* ---------------- host side ---------------- */
+
+typedef void (*hs_kernel)(const uint16_t *, const uint16_t *, uint16_t *, const hsp, const hs_maps);
+struct hs_cfg_t {
+    int nwg, mtw, bn;
+};
+/* 0: 128 x 128 (two warpgroups, one row tile each); 1: 256 x 64 (two
+ * warpgroups, two row tiles each: K <= 64); 2: 64 x 128 (one warpgroup:
+ * small planes, 7x7); 3: 128 x 64 */
+#define HS_NCFG 4
+static const hs_cfg_t hs_cfgs[HS_NCFG] = {{2, 1, 128}, {2, 2, 64}, {1, 1, 128}, {2, 1, 64}};
+#define HS_K2(W, M, B) {k_hs_conv<W, M, B, false>, k_hs_conv<W, M, B, true>}
+static const hs_kernel hs_tab[HS_NCFG][2] = {HS_K2(2, 1, 128), HS_K2(2, 2, 64), HS_K2(1, 1, 128),
+                                              HS_K2(2, 1, 64)};
+#undef HS_K2
+static int hs_attr_set[HS_NCFG][2][IG_NDEV]; /* the shared-memory limit set, per device */
+
+static int hs_threads(int cfg) { return hs_cfgs[cfg].nwg * 128 + 32; }
+static int hs_bm(int cfg) { return 64 * hs_cfgs[cfg].nwg * hs_cfgs[cfg].mtw; }
+
+static size_t hs_smem_optin(void) {
+    const tc__cu_device *d = tc__cu_dev();
+    return d && d->smem_optin ? d->smem_optin : 227 * 1024;
+}
+
+/* the block's shared memory: the weight stages and patch buffers (the
+ * epilogue's fp32 tile over them, the larger of the two), then the
+ * barriers and the tap offsets (never overwritten: an mbarrier's memory is
+ * not reused), 1 KiB of alignment; the barriers' offset in *bar_off */
+static size_t hs_smem_at(const hsp &q, int cfg, int *bar_off) {
+    const size_t main = (size_t)q.nst * hs_cfgs[cfg].bn * 128 + (size_t)q.nbuf * q.NPIXA * 128;
+    const size_t epi = (size_t)hs_bm(cfg) * (hs_cfgs[cfg].bn + 4) * sizeof(float);
+    const size_t bo = ((main > epi ? main : epi) + 15) / 16 * 16;
+    if (bar_off) *bar_off = (int)bo;
+    return bo + 2 * HS_MAXST * sizeof(uint64_t) + (size_t)q.R * sizeof(int) + 1024;
+}
+static size_t hs_smem(const hsp &q, int cfg) { return hs_smem_at(q, cfg, NULL); }
+
+/* The layer planned for configuration cfg: 0 where it does not fit (the
+ * patch's width past the block's positions or a box side, shared memory,
+ * grid limits); else 1 with *q filled in */
+static int hs_plan(const tc__problem *p, int cfg, hsp *q) {
+    memset(q, 0, sizeof *q);
+    const hs_cfg_t &c = hs_cfgs[cfg];
+    const int bm = hs_bm(cfg);
+    q->C = (int)p->C; q->K = (int)p->K;
+    q->Cg = (int)(p->C / p->G); q->Kg = (int)(p->K / p->G);
+    q->CKP = (q->Cg + HS_BK - 1) / HS_BK * HS_BK;
+    q->CK = q->CKP / HS_BK;
+    q->R = (int)(p->msk[0] * p->msk[1] * p->msk[2]);
+    q->in0 = (int)p->in[0]; q->in1 = (int)p->in[1]; q->in2 = (int)p->in[2];
+    q->out0 = (int)p->out[0]; q->out1 = (int)p->out[1]; q->out2 = (int)p->out[2];
+    q->m1 = (int)p->msk[1]; q->m2 = (int)p->msk[2];
+    q->d0 = (int)p->dil[0]; q->d1 = (int)p->dil[1]; q->d2 = (int)p->dil[2];
+    q->p0 = (int)p->pad_lo[0]; q->p1 = (int)p->pad_lo[1]; q->p2 = (int)p->pad_lo[2];
+    q->act = (int)p->act;
+    q->has_bias = p->has_bias;
+    q->has_res = p->has_residual;
+    const int64_t PW = p->out[2] + (p->msk[2] - 1) * p->dil[2];
+    if (PW > bm || PW > 256) return 0;
+    q->PW = (int)PW;
+    q->TH = bm / q->PW < q->out1 ? bm / q->PW : q->out1;
+    const int64_t PH = q->TH + (p->msk[1] - 1) * p->dil[1], PD0 = (p->msk[0] - 1) * p->dil[0] + 1;
+    if (PH > 256 || PD0 > 256) return 0;
+    q->PH = (int)PH;
+    q->PD0 = (int)PD0;
+    const int64_t npix = PD0 * PH * PW;
+    const int64_t maxoff = ((p->msk[0] - 1) * p->dil[0] * PH + (p->msk[1] - 1) * p->dil[1]) * PW +
+                           (p->msk[2] - 1) * p->dil[2];
+    const int64_t na = npix > bm + maxoff ? npix : bm + maxoff;
+    if (na > 2048) return 0; /* 256 KiB: beyond any shared memory */
+    q->NPIX = (int)npix;
+    q->NPIXA = (int)((na + 7) / 8 * 8);
+    q->nbuf = q->CK > 1 ? 2 : 1;
+    q->nrb = (int)tc__cu_div_up(q->out1, q->TH);
+    /* stages: TILECONV_CUDA_HALF_SHIFTED_STAGES, else 4, or 3 where that
+     * lets two blocks share an SM and the grid has more blocks than SMs;
+     * with two patch buffers at most R + 1 (a buffer is refilled once the
+     * step NST before its next chunk's first tap is done, which must come
+     * after its chunk's last tap) */
+    const char *f = tc__knob_get(TC__KNOB_CUDA_HALF_SHIFTED_STAGES);
+    int nst = f && f[0] >= '2' && f[0] <= '0' + HS_MAXST && !f[1] ? f[0] - '0' : HS_DEFST;
+    if (q->nbuf == 2 && nst > q->R + 1) nst = q->R + 1;
+    if (nst < 2) return 0;
+    q->nst = nst;
+    const size_t lim = hs_smem_optin();
+    if (!f && nst == HS_DEFST) {
+        const tc__cu_device *d = tc__cu_dev();
+        const double sms = d && d->sms > 0 ? d->sms : 132;
+        const double blocks = (double)p->N * q->out0 * q->nrb * tc__cu_div_up(q->Kg, c.bn) * p->G;
+        hsp q3 = *q;
+        q3.nst = 3;
+        if (blocks > sms && 2 * (hs_smem(*q, cfg) + 1024) > lim + 1024 &&
+            2 * (hs_smem(q3, cfg) + 1024) <= lim + 1024)
+            q->nst = 3;
+    }
+    if (hs_smem_at(*q, cfg, &q->bar_off) > lim) return 0;
+    const int64_t nb = p->N * p->out[0] * q->nrb;
+    if (nb > INT32_MAX || tc__cu_div_up(q->Kg, c.bn) > 65535 || p->G > 65535) return 0;
+    return 1;
+}
+
+/* The configuration for the layer: TILECONV_CUDA_HALF_SHIFTED_CFG, else
+ * the one of least modelled time: the busiest SM's blocks (ceil(blocks /
+ * SMs)) times a block's MACs (its whole tile, dropped positions included),
+ * 64-channel tiles at 0.8 of the rate (an m64n64k16 wgmma reads 128 bytes
+ * of shared memory a clock at the tensor cores' rate, all it gives; m64n128
+ * 96), 1.3x where an SM holds one warpgroup only. Not measured yet. -1:
+ * none fits. */
+static int hs_choose(const tc__problem *p, hsp *q) {
+    const char *f = tc__knob_get(TC__KNOB_CUDA_HALF_SHIFTED_CFG);
+    if (f && f[0] >= '0' && f[0] < '0' + HS_NCFG && !f[1]) {
+        const int cfg = f[0] - '0';
+        return hs_plan(p, cfg, q) ? cfg : -1;
+    }
+    const tc__cu_device *d = tc__cu_dev();
+    const double sms = d && d->sms > 0 ? d->sms : 132;
+    int best = -1;
+    double bt = 0;
+    for (int cfg = 0; cfg < HS_NCFG; cfg++) {
+        hsp c;
+        if (!hs_plan(p, cfg, &c)) continue;
+        const hs_cfg_t &h = hs_cfgs[cfg];
+        const double blocks = (double)p->N * c.out0 * c.nrb * tc__cu_div_up(c.Kg, h.bn) * p->G;
+        const double per_sm = ceil(blocks / sms);
+        const int fit = (int)(hs_smem_optin() / (hs_smem(c, cfg) + 1024));
+        const double resident = per_sm < fit ? per_sm : fit;
+        double tm = per_sm * hs_bm(cfg) * h.bn * (double)c.CK * c.R;
+        if (h.bn == 64) tm /= 0.8;
+        if (resident * h.nwg < 2) tm *= 1.3;
+        if (best < 0 || tm < bt) best = cfg, bt = tm;
+        if (best == cfg) *q = c;
+    }
+    return best;
+}
+
+static size_t hs_wpack_bytes(const tc__problem *p) {
+    const int64_t Cg = p->C / p->G, CKP = (Cg + HS_BK - 1) / HS_BK * HS_BK;
+    return (size_t)p->K * (size_t)(p->msk[0] * p->msk[1] * p->msk[2]) * (size_t)CKP *
+           sizeof(uint16_t);
+}
+
+/* the two tensor maps: 0 on success */
+static int hs_tensor_maps(const hsp &q, int cfg, int64_t N, const void *x, const void *wp,
+                          hs_maps *tm) {
+    PFN_cuTensorMapEncodeTiled_v12000 enc = ig_tma_encoder();
+    if (!enc) return 1;
+    const cuuint64_t C = (cuuint64_t)q.C, e = sizeof(uint16_t);
+    const cuuint64_t xd[5] = {C, (cuuint64_t)q.in2, (cuuint64_t)q.in1, (cuuint64_t)q.in0,
+                              (cuuint64_t)N};
+    const cuuint64_t xs[4] = {C * e, C * e * q.in2, C * e * q.in2 * q.in1,
+                              C * e * q.in2 * q.in1 * q.in0};
+    const cuuint32_t xb[5] = {HS_BK, (cuuint32_t)q.PW, (cuuint32_t)q.PH, (cuuint32_t)q.PD0, 1};
+    const cuuint32_t one[5] = {1, 1, 1, 1, 1};
+    const cuuint64_t rl = (cuuint64_t)q.R * q.CKP;
+    const cuuint64_t wd[2] = {rl, (cuuint64_t)q.K}, ws[1] = {rl * e};
+    const cuuint32_t wb[2] = {HS_BK, (cuuint32_t)hs_cfgs[cfg].bn};
+    if (enc(&tm->x, CU_TENSOR_MAP_DATA_TYPE_UINT16, 5, (void *)x, xd, xs, xb, one,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+        return 1;
+    if (enc(&tm->w, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)wp, wd, ws, wb, one,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+        return 1;
+    return 0;
+}
+
+static tc_status hs_launch(const tc__args *a, const tc__cu_bufs *b) {
+    const tc__problem *p = a->p;
+    cudaStream_t s = b->s;
+    hsp q;
+    const int cfg = hs_choose(p, &q);
+    if (cfg < 0)
+        return tc__error(TC_ERR_NOT_APPLICABLE,
+                         "cuda.conv.igemm-half-shifted: no tile configuration fits this layer");
+    const int bf = p->dtype == TC_BFLOAT16;
+    void *wpk = NULL, *own_b = NULL, *own_r = NULL, *xa = NULL;
+    const void *db = NULL, *dr = NULL, *dx = b->x;
+    /* the plan's weights come packed (held on the device) */
+    const void *wp = a->wpack;
+    tc_status st = wp ? TC_OK : tc__cu_alloc(&wpk, hs_wpack_bytes(p), s);
+    if (st == TC_OK && !wp) {
+        wp = wpk;
+        st = hg_wpack_dev(b->w, wpk, p->K, q.Cg, q.CKP, q.R, 1, q.R * q.CKP, s);
+    }
+    /* the copy engine reads from 16-byte-aligned addresses: an input that is
+     * not (a device view at an odd offset) is copied to one that is */
+    if (st == TC_OK && ((uintptr_t)dx & 15)) {
+        const size_t xb = (size_t)tc__x_count(p) * sizeof(uint16_t);
+        st = tc__cu_alloc(&xa, xb, s);
+        if (st == TC_OK) {
+            cudaError_t e = cudaMemcpyAsync(xa, dx, xb, cudaMemcpyDeviceToDevice, s);
+            if (e != cudaSuccess) st = tc__cu_fail(e, "cudaMemcpyAsync (aligned input)", __FILE__, __LINE__);
+            dx = xa;
+        }
+    }
+    if (st == TC_OK) st = hg_epi_operands(a, b, &db, &dr, &own_b, &own_r);
+    hs_maps tm;
+    memset(&tm, 0, sizeof tm);
+    if (st == TC_OK && hs_tensor_maps(q, cfg, p->N, dx, wp, &tm))
+        st = tc__error(TC_ERR_BACKEND, "cuda.conv.igemm-half-shifted: tensor map encoding failed");
+    if (st == TC_OK) {
+        q.vec8 = !(q.K & 7) && !(q.Kg & 7) && !((uintptr_t)b->y & 15) && !((uintptr_t)dr & 15) &&
+                 !((uintptr_t)db & 15);
+        const hs_kernel k = hs_tab[cfg][bf];
+        cudaError_t e = hg_smem_limit((const void *)k, hs_smem_optin(), hs_attr_set[cfg][bf]);
+        if (e != cudaSuccess) {
+            st = tc__cu_fail(e, "cudaFuncSetAttribute (cuda.conv.igemm-half-shifted)", __FILE__,
+                             __LINE__);
+        } else {
+            const dim3 grid((unsigned)(p->N * q.out0 * q.nrb),
+                            (unsigned)tc__cu_div_up(q.Kg, hs_cfgs[cfg].bn), (unsigned)p->G);
+            k<<<grid, hs_threads(cfg), hs_smem(q, cfg), s>>>(
+                (const uint16_t *)db, (const uint16_t *)dr, (uint16_t *)b->y, q, tm);
+            e = cudaGetLastError();
+            if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_conv", __FILE__, __LINE__);
+        }
+    }
+    tc__cu_free(wpk, s);
+    tc__cu_free(xa, s);
+    tc__cu_free(own_b, s);
+    tc__cu_free(own_r, s);
+    return st;
+}
+
+static int hs_available(void) { return tc__cu_available(); }
+
+static int hs_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
+    (void)e;
+    const char *no = NULL;
+    if (p->op != TC_OP_CONV) no = "convolution layers only";
+    else if (p->dtype != TC_FLOAT16 && p->dtype != TC_BFLOAT16) no = "float16 and bfloat16 only";
+    else if (p->layout != TC_LAYOUT_CHANNELS_LAST)
+        no = "channels-last layers only (NLC, NHWC, NDHWC)";
+    else if (p->mode != TC_MODE_CONSTANT || p->cval != 0) no = "zero padding only";
+    else if (p->stride[0] != 1 || p->stride[1] != 1 || p->stride[2] != 1) no = "stride 1 only";
+    else if (p->msk[0] * p->msk[1] * p->msk[2] < 3)
+        no = "masks of 3 taps and more (1x1 layers: cuda.conv.igemm-half)";
+    else if (p->C % 8) no = "C a multiple of 8 (the copy engine's 16-byte rows)";
+    else if (p->G != 1 && (p->C / p->G) % HS_BK)
+        no = "one group, or C/G a multiple of 64 (a 64-channel box must not cross groups)";
+    else if (p->out[0] < 1 || p->out[1] < 1 || p->out[2] < 1) no = "an empty output";
+    if (!no) {
+        const int64_t lim = INT32_MAX / 2;
+        const int64_t KRp = p->msk[0] * p->msk[1] * p->msk[2] * ((p->C / p->G + 63) / 64 * 64);
+        hsp q;
+        if (p->C > lim || p->K > lim || KRp > lim || p->N > lim || tc__cu_axis_reach(p) > (1 << 28))
+            no = "sizes beyond the kernel's 32-bit index arithmetic";
+        else if (hs_choose(p, &q) < 0)
+            no = "the input patch of one output row does not fit a block (padded width over 256, "
+                 "or over shared memory)";
+        else if (!ig_wgmma_ok()) no = "needs Hopper's wgmma (the sm_90a image on an sm_90 device)";
+        else if (!ig_tma_encoder()) no = "needs the driver's cuTensorMapEncodeTiled";
+    }
+    if (no) {
+        if (why) snprintf(why, n, "%s", no);
+        return 0;
+    }
+    return 1;
+}
+
+/* not measured on a GPU yet: never picked by the planner, run by name */
+static double hs_estimate(const tc__problem *p, const tc__env *e) {
+    (void)p;
+    (void)e;
+    return 1e30;
+}
+
+static tc_status hs_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, hs_launch); }
+
+/* the plan's packed weights: K x (tap, CKP), l = tap * CKP + c */
+static size_t hs_wpack_size(const tc__problem *p, const tc__env *e) {
+    (void)e;
+    return hs_wpack_bytes(p);
+}
+static tc_status hs_wpack_host(const tc__problem *p, const tc__env *e, const void *state,
+                               const void *w, void *dst) {
+    (void)e;
+    (void)state;
+    const int Cg = (int)(p->C / p->G), CKP = (Cg + HS_BK - 1) / HS_BK * HS_BK;
+    const int R = (int)(p->msk[0] * p->msk[1] * p->msk[2]), KRp = R * CKP;
+    const uint16_t *ws = (const uint16_t *)w;
+    uint16_t *wp = (uint16_t *)dst;
+    for (int64_t k = 0; k < p->K; k++)
+        for (int l = 0; l < KRp; l++)
+            wp[k * KRp + l] = hg_wsrc(ws + k * (int64_t)Cg * R, l, Cg, CKP, R, 1);
+    return TC_OK;
+}
+
+/* the repacked weights, an aligned copy of x, a bias staged from host memory */
+static size_t hs_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
+    (void)e;
+    (void)state;
+    return hs_wpack_bytes(p) + (size_t)tc__x_count(p) * sizeof(uint16_t) +
+           (p->has_bias ? (size_t)p->K * sizeof(uint16_t) : 0);
+}
+
+/* each configuration's kernel, float16 and bfloat16 (no dynamic shared
+ * memory: a layer's depends on its patch) */
+void hs_report(tc__cu_report *r) {
+    for (int cfg = 0; cfg < HS_NCFG; cfg++)
+        for (int bf = 0; bf < 2; bf++) {
+            char name[96];
+            snprintf(name, sizeof name, "cuda.conv.igemm-half-shifted %dx%d %s", hs_bm(cfg),
+                     hs_cfgs[cfg].bn, bf ? "bf16" : "f16");
+            tc__cu_report_kernel(r, name, (const void *)hs_tab[cfg][bf], hs_threads(cfg), 0);
+        }
+}
+
+} // namespace
+
+TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half_shifted) = {
+    .name = "cuda.conv.igemm-half-shifted",
+    .backend = TC_BACKEND_CUDA,
+    .ops = TC_OP_CONV,
+    .summary = "stride-1 conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last, zero padding, C a multiple of 8 (one group, or C/G a multiple of 64): a block's rows of one output plane over the padded width, each 64-channel chunk's input patch copied once by a TMA box of x (zeros outside: the padding) and read by every tap as a shifted wgmma descriptor; weights one k step a stage by TMA, a producer warp and mbarriers; cuda.conv.igemm-half's fused epilogue. Not measured yet: never picked by the planner, run by name only.",
+    .available = hs_available,
+    .applicable = hs_applicable,
+    .estimate = hs_estimate,
+    .execute = hs_execute,
+    .wpack_size = hs_wpack_size,
+    .wpack = hs_wpack_host,
+    .device_workspace = hs_device_ws,
+    .caps = TC__CAP_ALL,
+    .report = hs_report,
+};
