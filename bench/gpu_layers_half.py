@@ -19,7 +19,9 @@ says "stream"). Rows:
             sequence conv2d(bias), add, relu (three kernels), and vs our
             conv alone
 GPU_HALF_ALGO=NAME forces our plans to one solver (cuda.conv.igemm-half-halo
-is run by name only). Errors: max |y - y64| / max |y64| with y64 torch's float64 conv of the
+and cuda.conv.igemm-half-shifted are run by name only); a comma-separated
+list times each in turn (rows per solver, "auto" for the planner's
+choice), cuDNN timed once a row. Errors: max |y - y64| / max |y64| with y64 torch's float64 conv of the
 same rounded inputs (cuDNN's own error beside ours). Writes
 OUTDIR/gpu_layers_half.txt and .json. Never asserts."""
 import ctypes as C
@@ -47,9 +49,11 @@ torch.backends.cudnn.benchmark = True
 F = torch.nn.functional
 
 CALLS = int(os.environ.get("GPU_HALF_CALLS", "20"))
-# GPU_HALF_ALGO=NAME: our plans forced to that solver (layers it does not
-# apply to print "plan failed" with its reason)
-ALGO = os.environ.get("GPU_HALF_ALGO") or None
+# GPU_HALF_ALGO=NAME[,NAME...]: our plans forced to each solver in turn
+# ("auto": the planner's choice; layers a solver does not apply to print
+# "plan failed" with its reason)
+ALGOS = [a if a != "auto" else None
+         for a in (os.environ.get("GPU_HALF_ALGO") or "auto").split(",") if a] or [None]
 REPS = int(os.environ.get("GPU_HALF_REPS", "25"))
 DT = {"float16": (torch.float16, 2), "bfloat16": (torch.bfloat16, 3)}
 # (name, C, K, H, k, stride, pad), batch 32
@@ -98,7 +102,7 @@ def devtime(fn):
     return ts[len(ts) // 2], how
 
 
-def plan(dtc, C_, K, H, k, s, p, bias, act, res):
+def plan(dtc, C_, K, H, k, s, p, bias, act, res, algo=None):
     d = ConvDesc()
     lib.tc_conv_desc_init(C.byref(d))
     d.dtype = dtc
@@ -109,8 +113,8 @@ def plan(dtc, C_, K, H, k, s, p, bias, act, res):
     d.has_bias, d.layout, d.activation, d.has_residual = bias, 1, act, res
     o = PlanOpts()
     lib.tc_plan_options_init(C.byref(o))
-    if ALGO:
-        o.algorithm = ALGO.encode()
+    if algo:
+        o.algorithm = algo.encode()
     pl = VP()
     if lib.tc_plan_conv(C.byref(pl), ctx, C.byref(d), C.byref(o)) != 0:
         return None, lib.tc_last_error().decode()
@@ -141,99 +145,104 @@ for dname, (tdt, dtc) in DT.items():
         P = y64.shape[2]
         r = torch.randn(N, K, P, P, device="cuda").to(tdt).to(memory_format=torch.channels_last)
         kinds = [("conv", 0, 0, 0)] + ([("fused", 1, 1, 1)] if name in FUSED else [])
-        t_conv_ours = None
+        t_conv_ours = {}  # our conv alone, per forced solver
         for kind, bias, act, res in kinds:
-            pl, algo = plan(dtc, C_, K, H, k, s, p, bias, act, res)
-            row = {"layer": name, "dtype": dname, "kind": kind}
-            if pl is None:
-                row["error"] = algo
-                print(f"{name:24s} {dname:8s} {kind:6s} plan failed: {algo}")
-                rows.append(row)
-                continue
-            y = torch.empty(N, K, P, P, device="cuda", dtype=tdt).to(memory_format=torch.channels_last)
-            bp = b.data_ptr() if bias else None
-            rp = r.data_ptr() if res else None
+            peer_t = None  # cuDNN timed once a row, beside each forced solver
+            for forced in ALGOS:
+                pl, algo = plan(dtc, C_, K, H, k, s, p, bias, act, res, forced)
+                row = {"layer": name, "dtype": dname, "kind": kind, "forced": forced or "auto"}
+                if pl is None:
+                    row["error"] = algo
+                    print(f"{name:24s} {dname:8s} {kind:6s} plan failed: {algo}")
+                    rows.append(row)
+                    continue
+                y = torch.empty(N, K, P, P, device="cuda", dtype=tdt).to(memory_format=torch.channels_last)
+                bp = b.data_ptr() if bias else None
+                rp = r.data_ptr() if res else None
 
-            def ours():
-                lib.tc_plan_set_cuda_stream(pl, torch.cuda.current_stream().cuda_stream)
-                st = lib.tc_execute_conv_residual(pl, y.data_ptr(), x.data_ptr(), w.data_ptr(),
-                                                  bp, rp, None)
-                if st != 0:
-                    raise RuntimeError(lib.tc_last_error().decode())
-
-            if kind == "conv":
-                def peer():
-                    return F.conv2d(x, wcl, None, s, p)
-                ref64 = y64
-            else:
-                def peer():
-                    return torch.relu(F.conv2d(x, wcl, b, s, p) + r)
-                ref64 = torch.relu(y64 + b64.view(1, -1, 1, 1) + r.double())
-            try:
-                t_ours, how_o = devtime(ours)
-                ours()
-                torch.cuda.synchronize()
-                err = rel_err(y, ref64)
-            except Exception as e:  # noqa: BLE001
-                row["error"] = str(e)
-                print(f"{name:24s} {dname:8s} {kind:6s} execute failed: {e}")
-                rows.append(row)
-                lib.tc_plan_destroy(pl)
-                continue
-            # the same plan holding its weights (as tileconv.nn modules run):
-            # set once from host copies, executes pass NULL weights and bias
-            wh = w.cpu().contiguous()
-            bh = b.cpu().contiguous() if bias else None
-            t_held = err_held = None
-            if lib.tc_plan_conv_set_weights(pl, wh.data_ptr(), bh.data_ptr() if bias else None) == 0:
-                def held():
+                def ours():
                     lib.tc_plan_set_cuda_stream(pl, torch.cuda.current_stream().cuda_stream)
-                    st = lib.tc_execute_conv_residual(pl, y.data_ptr(), x.data_ptr(), None, None, rp,
-                                                      None)
+                    st = lib.tc_execute_conv_residual(pl, y.data_ptr(), x.data_ptr(), w.data_ptr(),
+                                                      bp, rp, None)
                     if st != 0:
                         raise RuntimeError(lib.tc_last_error().decode())
+
+                if kind == "conv":
+                    def peer():
+                        return F.conv2d(x, wcl, None, s, p)
+                    ref64 = y64
+                else:
+                    def peer():
+                        return torch.relu(F.conv2d(x, wcl, b, s, p) + r)
+                    ref64 = torch.relu(y64 + b64.view(1, -1, 1, 1) + r.double())
                 try:
-                    t_held, _ = devtime(held)
-                    y.fill_(float("nan"))
-                    held()
+                    t_ours, how_o = devtime(ours)
+                    ours()
                     torch.cuda.synchronize()
-                    err_held = rel_err(y, ref64)
+                    err = rel_err(y, ref64)
                 except Exception as e:  # noqa: BLE001
-                    row["held_error"] = str(e)
-            else:
-                row["held_error"] = lib.tc_last_error().decode()
-            t_peer, how_p = devtime(peer)
-            err_peer = rel_err(peer(), ref64)
-            if kind == "conv":
-                t_conv_ours = t_ours
-            row.update(ours_us=t_ours, peer_us=t_peer, ratio=t_peer / t_ours, err=err,
-                       peer_err=err_peer, algorithm=algo, held_us=t_held, held_err=err_held,
-                       held_ratio=t_peer / t_held if t_held else None,
-                       staging=lib.tc_plan_staging(pl).decode(), timing=[how_o, how_p])
-            extra = ""
-            if kind == "fused" and t_conv_ours:
-                row["vs_our_conv"] = t_ours / t_conv_ours
-                extra = f"  ({t_ours / t_conv_ours:.2f}x our conv alone)"
-            if t_held:
-                extra += f"  [plan weights {t_held:.1f} us, {t_peer / t_held:.2f}x, err {err_held:.1e}]"
-            elif "held_error" in row:
-                extra += f"  [plan weights failed: {row['held_error']}]"
-            if how_o != "graph" or how_p != "graph":
-                extra += f"  [timing {how_o} / {how_p}]"
-            ln = (f"{name:24s} {dname:8s} {kind:6s} {t_ours:8.1f} {t_peer:8.1f} {t_peer / t_ours:6.2f}  "
-                  f"{err:8.1e} {err_peer:9.1e}  {algo}{extra}")
-            print(ln)
-            lines.append(ln)
-            rows.append(row)
-            lib.tc_plan_destroy(pl)
+                    row["error"] = str(e)
+                    print(f"{name:24s} {dname:8s} {kind:6s} execute failed: {e}")
+                    rows.append(row)
+                    lib.tc_plan_destroy(pl)
+                    continue
+                # the same plan holding its weights (as tileconv.nn modules run):
+                # set once from host copies, executes pass NULL weights and bias
+                wh = w.cpu().contiguous()
+                bh = b.cpu().contiguous() if bias else None
+                t_held = err_held = None
+                if lib.tc_plan_conv_set_weights(pl, wh.data_ptr(), bh.data_ptr() if bias else None) == 0:
+                    def held():
+                        lib.tc_plan_set_cuda_stream(pl, torch.cuda.current_stream().cuda_stream)
+                        st = lib.tc_execute_conv_residual(pl, y.data_ptr(), x.data_ptr(), None, None, rp,
+                                                          None)
+                        if st != 0:
+                            raise RuntimeError(lib.tc_last_error().decode())
+                    try:
+                        t_held, _ = devtime(held)
+                        y.fill_(float("nan"))
+                        held()
+                        torch.cuda.synchronize()
+                        err_held = rel_err(y, ref64)
+                    except Exception as e:  # noqa: BLE001
+                        row["held_error"] = str(e)
+                else:
+                    row["held_error"] = lib.tc_last_error().decode()
+                if peer_t is None:
+                    peer_t = devtime(peer), rel_err(peer(), ref64)
+                (t_peer, how_p), err_peer = peer_t
+                if kind == "conv":
+                    t_conv_ours[forced] = t_ours
+                row.update(ours_us=t_ours, peer_us=t_peer, ratio=t_peer / t_ours, err=err,
+                           peer_err=err_peer, algorithm=algo, held_us=t_held, held_err=err_held,
+                           held_ratio=t_peer / t_held if t_held else None,
+                           staging=lib.tc_plan_staging(pl).decode(), timing=[how_o, how_p])
+                extra = ""
+                if kind == "fused" and t_conv_ours.get(forced):
+                    row["vs_our_conv"] = t_ours / t_conv_ours[forced]
+                    extra = f"  ({t_ours / t_conv_ours[forced]:.2f}x our conv alone)"
+                if t_held:
+                    extra += f"  [plan weights {t_held:.1f} us, {t_peer / t_held:.2f}x, err {err_held:.1e}]"
+                elif "held_error" in row:
+                    extra += f"  [plan weights failed: {row['held_error']}]"
+                if how_o != "graph" or how_p != "graph":
+                    extra += f"  [timing {how_o} / {how_p}]"
+                ln = (f"{name:24s} {dname:8s} {kind:6s} {t_ours:8.1f} {t_peer:8.1f} {t_peer / t_ours:6.2f}  "
+                      f"{err:8.1e} {err_peer:9.1e}  {algo}{extra}")
+                print(ln)
+                lines.append(ln)
+                rows.append(row)
+                lib.tc_plan_destroy(pl)
 conv = [r_ for r_ in rows if r_.get("kind") == "conv" and "ratio" in r_]
 if conv:
     import math
     for dname in DT:
-        rs = [r_["ratio"] for r_ in conv if r_["dtype"] == dname]
+      for forced in ALGOS:
+        rs = [r_["ratio"] for r_ in conv if r_["dtype"] == dname and r_["forced"] == (forced or "auto")]
         if rs:
             gm = math.exp(sum(math.log(v) for v in rs) / len(rs))
-            ln = f"{dname}: geomean ratio (cuDNN / ours) over {len(rs)} conv layers {gm:.2f}, min {min(rs):.2f}"
+            ln = (f"{dname} {forced or 'auto'}: geomean ratio (cuDNN / ours) over {len(rs)} conv layers "
+                  f"{gm:.2f}, min {min(rs):.2f}")
             print(ln)
             lines.append(ln)
 os.makedirs(outdir, exist_ok=True)
