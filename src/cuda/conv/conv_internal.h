@@ -24,8 +24,10 @@
  *                         split-K model, the device scratch bound, the
  *                         entry points other solvers call (cuda_common.h)
  *   depthwise.cu          the depthwise kernels and their launch
+ *   igemm_3xtf32.cuh      the split of a float into two TF32 parts (the
+ *                         3xTF32 forms of the tiled and shifted kernels)
  *   solver_*.cu           cuda.conv.igemm, cuda.conv.igemm-tf32,
- *                         cuda.conv.depthwise
+ *                         cuda.conv.igemm-3xtf32, cuda.conv.depthwise
  *
  * The files of the implicit GEMM and the depthwise kernels are compiled
  * with the same images (sm_90 and, where CMake adds it, sm_90a), so one
@@ -158,6 +160,7 @@ struct sv_sel {
     svp q;
     size_t smem;
     int bi, mt, tma;
+    int x3; /* 1: the 3xTF32 kernel (cuda.conv.igemm-3xtf32; igemm_3xtf32.cuh) */
 };
 
 /* The depth-ring plan */
@@ -197,6 +200,9 @@ tc_status cv_bias(const tc__args *a, cudaStream_t s, const float **db, void **ow
 int ig_fast(const tc__problem *p);
 int ig_is_1x1(const tc__problem *p);
 igp ig_params(const tc__problem *p);
+/* tf32: 0 fp32 (cuda.conv.igemm), 1 TF32 (cuda.conv.igemm-tf32), IG_3XTF32
+ * the split-precision TF32 of cuda.conv.igemm-3xtf32 */
+#define IG_3XTF32 2
 tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32);
 tc_status ig_pick_shape(const igp &g, int tf32, int kind, int lm, int occ[3], ig_shape *out);
 double ig_fill(const tc__problem *p);
@@ -204,7 +210,7 @@ double ig_blocks_time(const tc__problem *p);
 /* igemm_generic.cu */
 tc_status ig_run_generic(const tc__args *a, const tc__cu_bufs *b);
 /* igemm_tiled.cu */
-tc_status ig_prepare(int bi, int kind, int lm, int *occ);
+tc_status ig_prepare(int bi, int kind, int lm, int *occ, int x3 = 0);
 tc_status ig_run_tiled(const tc__args *a, const tc__cu_bufs *b, igp g, int tf32, int kind,
                        int lm);
 /* igemm_1x1_stream.cu */
@@ -215,9 +221,11 @@ tc_status s1_run(const tc__args *a, const tc__cu_bufs *b, const s1p &q, unsigned
 /* igemm_shifted.cu */
 int sv_select(const tc__problem *p, const igp &g, int lm, int tma, sv_sel *s);
 int sv_default(const tc__problem *p, const igp &g, int lm, double *est, sv_sel *sel);
-int sv_tensor_maps(const svp &q, int bm, const void *xt, const void *wt, int64_t N, sv_maps *tm);
+int sv_select3(const tc__problem *p, const igp &g, sv_sel *s);
+int sv_tensor_maps(const svp &q, int bm, const void *xt, const void *wt, int64_t N, sv_maps *tm,
+                   int x3 = 0);
 tc_status sv_copies(const tc__problem *p, const tc__cu_bufs *b, const igp &g, int CKP, void **xt,
-                    float **wt);
+                    float **wt, int x3 = 0);
 tc_status sv_run(const tc__args *a, const tc__cu_bufs *b, const sv_sel &sel, int lm);
 /* igemm_depth_ring.cu */
 int dr_select(const tc__problem *p, const igp &g, int lm, dr_sel *s);
@@ -233,6 +241,7 @@ void ig_report_tiled(tc__cu_report *r, int tf32);
 void ig_report_generic(tc__cu_report *r);
 void s1_report(tc__cu_report *r);
 void sv_report(tc__cu_report *r);
+void sv_report3(tc__cu_report *r);
 void dr_report(tc__cu_report *r);
 void dw_report(tc__cu_report *r);
 

@@ -17,7 +17,10 @@
  * A/B: 1 the tiled mma.sync form with the cp.async gather, 4 the tiled
  * wgmma form, 7 / 8 the shifted views with cp.async / TMA copies, 11 / 12
  * the 1x1 stream's mma.sync / wgmma form, 13 the depth ring on any layer
- * it takes.
+ * it takes. 3xTF32 (cuda.conv.igemm-3xtf32, tf32 = IG_3XTF32): the shifted
+ * views' 3xTF32 form (TMA) where it takes the layer (sv_select3), else the
+ * tiled kernel's 3xTF32 mma.sync forms; any TILECONV_CUDA_CONV_TF32_KERNEL but 8 forces
+ * the tiled one.
  */
 #include "cuda/conv/conv_internal.h"
 
@@ -209,7 +212,8 @@ tc_status ig_pick_shape(const igp &g, int tf32, int kind, int lm, int occ[3], ig
     const int bk = ig_kbk[kind];
     tc_status st;
     for (int bi = 0; bi < 3; bi++)
-        if (ig_tile_ok(bi, g.Kg) && (st = ig_prepare(bi, kind, lm, &occ[bi]))) return st;
+        if (ig_tile_ok(bi, g.Kg) && (st = ig_prepare(bi, kind, lm, &occ[bi], tf32 == IG_3XTF32)))
+            return st;
     const tc__cu_device *d = tc__cu_dev();
     const int lt_ok = lm == IG_ZEROS && g.R < 64 &&
                       tc__cu_div_up(g.Rl, bk) * bk <= IG_LTMAX && !tc__knob_get(TC__KNOB_CUDA_CONV_NO_ROW_TABLE);
@@ -233,6 +237,7 @@ tc_status ig_pick_shape(const igp &g, int tf32, int kind, int lm, int occ[3], ig
 
 /* the kernel kind for a plan's flags and loader (ig_tf_kind in TF32) */
 static int ig_kind(int tf32, int lm) {
+    if (tf32 == IG_3XTF32) return IG_F_MMA_RS; /* the tiled 3xTF32 kernel's form */
     const int kind = tf32 ? ig_tf_kind() : 0;
     /* the wgmma form has no 1x1 loader: the register-staged form's (IG_F_MMA's) */
     return kind == IG_F_WGMMA && lm == IG_1X1 ? IG_F_MMA_RS : kind;
@@ -249,6 +254,11 @@ tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     g.avec = g.Rl % 4 == 0 && (uintptr_t)w % 16 == 0;
     g.yvec = g.P % 4 == 0 && (uintptr_t)y % 16 == 0;
     int kind = ig_kind(tf32, lm);
+    if (tf32 == IG_3XTF32) {
+        sv_sel sel;
+        if (lm == IG_ZEROS && sv_select3(p, g, &sel)) return sv_run(a, b, sel, lm);
+        return ig_run_tiled(a, b, g, tf32, kind, lm);
+    }
     if (kind == IG_F_MMA_RS && lm == IG_1X1) { /* the 1x1 stream where it takes the layer */
         s1p qs;
         unsigned gxs = 0;
@@ -339,10 +349,12 @@ size_t tc__cu_conv_igemm_scratch(const tc__problem *p, int tf32) {
     }
     size_t copies = 0;
     if (tf32 && cv_wgmma_ok()) {
+        /* 3xTF32: hi and lo copies */
+        const size_t xs = tf32 == IG_3XTF32 ? 2 : 1;
         const size_t nx = (size_t)p->N * (size_t)g.plane * (size_t)g.C;
         const size_t ckp = (size_t)tc__cu_div_up(g.Cg, SV_BK) * SV_BK;
-        copies = (nx * sizeof(float) + 1023) / 1024 * 1024 +
-                 (size_t)g.K * (size_t)g.R * ckp * sizeof(float);
+        copies = (xs * nx * sizeof(float) + 1023) / 1024 * 1024 +
+                 xs * (size_t)g.K * (size_t)g.R * ckp * sizeof(float);
     }
     return bias + (split > copies ? split : copies);
 }

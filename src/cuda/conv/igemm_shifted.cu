@@ -34,8 +34,21 @@
  *    their stage's bytes and free it when its wgmmas are done. Zero
  *    padding, groups == 1 or Cg % 32 == 0 (a box reads 32 channels); other
  *    layers take the cp.async form.
+ *
+ * The 3xTF32 form (template X3, cuda.conv.igemm-3xtf32; TMA copies, zero
+ * padding, the swizzled layout): the copies hold x and w split once into
+ * TF32 hi and lo parts (x3_split, igemm_3xtf32.cuh), the lo parts after
+ * the hi ones (xT's lo image n at image N + n, wT's lo row k at row K + k,
+ * so the same two tensor maps reach both); a weight stage and a patch
+ * buffer each hold a hi and a lo tile (twice the shared memory, one block
+ * an SM), and every k8 step is three wgmmas (patch lo x weights hi, hi x
+ * lo, hi x hi) where TF32 has one. A stage's wgmmas sum into their own
+ * accumulators from zero, added into the fp32 sums once they are done
+ * (wgmma.wait_group 0 every stage, then the slot is freed): the promotion
+ * of cuda.gemm.wgmma-3xtf32 (docs/solvers/cuda-gemm.md).
  */
 #include "cuda/conv/gather.cuh"
+#include "cuda/conv/igemm_3xtf32.cuh"
 
 #include <math.h>
 
@@ -57,12 +70,15 @@ using namespace tc_conv;
  * (N, S, C) by 32 x 32 tiles (tx tiles along S, ty along C), rounded to
  * TF32; the blocks after them repack w (rows, Cg, R) -> wt (rows, R, CKP),
  * zeros for c >= Cg, rounded: one thread a (row, channel), its R taps */
+/* xlo, wlo (3xTF32): the lo parts' offsets from xt and wt, each value
+ * split into hi (at xt, wt) and lo (x3_split); 0: one copy rounded to TF32 */
 __global__ void __launch_bounds__(256) k_igemm_channels_last(const float *__restrict__ x,
                                                              float *__restrict__ xt, int C, int S,
                                                              int tx, int ty, int64_t nxb,
                                                              const float *__restrict__ w,
                                                              float *__restrict__ wt, int64_t rows,
-                                                             int Cg, int R, int CKP) {
+                                                             int Cg, int R, int CKP, int64_t xlo,
+                                                             int64_t wlo) {
     __shared__ float tile[32][33];
     const int64_t bid = blockIdx.x;
     if (bid >= nxb) {
@@ -70,9 +86,18 @@ __global__ void __launch_bounds__(256) k_igemm_channels_last(const float *__rest
         if (i >= rows * CKP) return;
         const int c = (int)(i % CKP);
         const int64_t k = i / CKP;
-        for (int t = 0; t < R; t++)
-            wt[(k * R + t) * CKP + c] =
-                c < Cg ? __uint_as_float(ig_tf32(w[(k * Cg + c) * R + t])) : 0.f;
+        for (int t = 0; t < R; t++) {
+            const float v = c < Cg ? w[(k * Cg + c) * R + t] : 0.f;
+            const int64_t o = (k * R + t) * CKP + c;
+            if (wlo) {
+                unsigned h, l;
+                x3_split(v, h, l);
+                wt[o] = __uint_as_float(h);
+                wt[o + wlo] = __uint_as_float(l);
+            } else {
+                wt[o] = c < Cg ? __uint_as_float(ig_tf32(v)) : 0.f;
+            }
+        }
         return;
     }
     const int bx = (int)(bid % tx), by = (int)(bid / tx % ty);
@@ -84,8 +109,17 @@ __global__ void __launch_bounds__(256) k_igemm_channels_last(const float *__rest
         if (c0 + j < C && s0 + lx < S) tile[j][lx] = x[base + (int64_t)(c0 + j) * S + s0 + lx];
     __syncthreads();
     for (int j = ly; j < 32; j += 8)
-        if (s0 + j < S && c0 + lx < C)
-            xt[base + (int64_t)(s0 + j) * C + c0 + lx] = __uint_as_float(ig_tf32(tile[lx][j]));
+        if (s0 + j < S && c0 + lx < C) {
+            const int64_t o = base + (int64_t)(s0 + j) * C + c0 + lx;
+            if (xlo) {
+                unsigned h, l;
+                x3_split(tile[lx][j], h, l);
+                xt[o] = __uint_as_float(h);
+                xt[o + xlo] = __uint_as_float(l);
+            } else {
+                xt[o] = __uint_as_float(ig_tf32(tile[lx][j]));
+            }
+        }
 }
 /* cp.async.wait_group n for a run-time n in 0..6 */
 __device__ __forceinline__ void ig_wait_n(int n) {
@@ -100,9 +134,9 @@ __device__ __forceinline__ void ig_wait_n(int n) {
     }
 }
 
-template <int BM, int MT, int LM, int TMA>
+template <int BM, int MT, int LM, int TMA, int X3 = 0>
 __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) + 32 * TMA,
-                                  TMA ? 2 : 1)
+                                  TMA && !X3 ? 2 : 1)
     k_igemm_shifted(const float *__restrict__ x, const float *__restrict__ w,
                     const float *__restrict__ bias, float *__restrict__ y, const svp q,
                     const __grid_constant__ sv_maps tm) {
@@ -124,10 +158,13 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
     float *smem = reinterpret_cast<float *>(ig_smem4);
     /* a 1024-byte boundary (the swizzle's period; the host adds 1 KiB) */
     smem += ((1024 - ((unsigned)__cvta_generic_to_shared(smem) & 1023)) & 1023) / 4;
-    const bool SW = q.swz != 0;
-    float *patch = smem + NST * WS;      /* two buffers of NPIXA * BK floats */
+    const bool SW = X3 || q.swz != 0;
+    /* X3: a weight slot and a patch buffer each a hi then a lo tile */
+    constexpr int XS = X3 ? 2 : 1;
+    static_assert(!X3 || (TMA && LM == IG_ZEROS), "3xTF32: the TMA form with zero padding");
+    float *patch = smem + NST * WS * XS; /* two buffers of XS x NPIXA * BK floats */
     /* TMA: full[SV_MAXST], empty[SV_MAXST] */
-    uint64_t *full = reinterpret_cast<uint64_t *>(patch + 2 * q.NPIXA * BK), *empty = full + SV_MAXST;
+    uint64_t *full = reinterpret_cast<uint64_t *>(patch + 2 * XS * q.NPIXA * BK), *empty = full + SV_MAXST;
     int *toff = reinterpret_cast<int *>(full + 2 * SV_MAXST);
     const int tid = threadIdx.x;
     const int g = blockIdx.z;
@@ -181,10 +218,9 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
             ig_mbar_init_fence();
         }
         /* rows past the box that views of dropped positions reach: zeros */
-        for (int i = q.NPIX * BK + tid; i < q.NPIXA * BK; i += NT + 32) {
-            patch[i] = 0.f;
-            patch[q.NPIXA * BK + i] = 0.f;
-        }
+        for (int i = q.NPIX * BK + tid; i < q.NPIXA * BK; i += NT + 32)
+#pragma unroll
+            for (int r = 0; r < 2 * XS; r++) patch[r * q.NPIXA * BK + i] = 0.f;
         ig_proxy_fence();
         __syncthreads();
         if (tid >= NT) { /* the producer warp: one lane issues every copy */
@@ -193,13 +229,21 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
             if (tid == NT) {
                 int slot = 0, cc = 0, t = 0;
                 unsigned ph = 0;
+                const int NI = (int)gridDim.x / (q.out0 * q.nrb); /* images (X3: lo at NI + n) */
                 for (int s = 0; s < CK * R; s++) {
                     if (s >= NST) ig_mbar_wait(empty + slot, ph ^ 1u);
-                    ig_mbar_expect(full + slot, (unsigned)(WS + (t == 0 ? q.NPIX * BK : 0)) * 4u);
-                    ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * BK, g * a.Kg + k0, full + slot);
+                    ig_mbar_expect(full + slot,
+                                   (unsigned)(XS * (WS + (t == 0 ? q.NPIX * BK : 0))) * 4u);
+                    ig_tma2(smem + slot * WS * XS, &tm.w, t * q.CKP + cc * BK, g * a.Kg + k0, full + slot);
+                    if (X3)
+                        ig_tma2(smem + slot * WS * XS + WS, &tm.w, t * q.CKP + cc * BK,
+                                a.K + g * a.Kg + k0, full + slot);
                     if (t == 0)
-                        ig_tma5(patch + (cc & 1) * q.NPIXA * BK, &tm.x, g * a.Cg + cc * BK, -a.p2,
+                        ig_tma5(patch + (cc & 1) * XS * q.NPIXA * BK, &tm.x, g * a.Cg + cc * BK, -a.p2,
                                 oy0 - a.p1, oz - a.p0, n, full + slot);
+                    if (X3 && t == 0)
+                        ig_tma5(patch + ((cc & 1) * XS + 1) * q.NPIXA * BK, &tm.x, g * a.Cg + cc * BK,
+                                -a.p2, oy0 - a.p1, oz - a.p0, NI + n, full + slot);
                     if (++slot == NST) slot = 0, ph ^= 1u;
                     if (++t == R) t = 0, ++cc;
                 }
@@ -252,6 +296,7 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
     const int warp = (tid >> 5) & 3, wgi = tid >> 7, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
     const int mt0 = SPM ? wgi : 0, nb0 = SPM ? 0 : wgi * BN; /* this warpgroup's tiles */
     float acc[MTW][ND];
+    float tcc[X3 ? MTW : 1][X3 ? ND : 1]; /* X3: a stage's sums */
 #pragma unroll
     for (int i = 0; i < MTW; i++)
 #pragma unroll
@@ -259,6 +304,10 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
             acc[i][j] = 0.f;
             /* defined here, not inside the first wgmma stage (ptxas C7515) */
             asm volatile("" : "+f"(acc[i][j]));
+            if constexpr (X3) {
+                tcc[i][j] = 0.f;
+                asm volatile("" : "+f"(tcc[i][j]));
+            }
         }
     const unsigned lbo = (unsigned)q.NPIXA * 16;
     /* stage s: slot s % NST of phase (s / NST) & 1, chunk cc = s / R, tap
@@ -284,6 +333,38 @@ __global__ void __launch_bounds__((BM == 128 && !(TMA && MT == 1) ? 256 : 128) +
             ig_commit();
         }
         const int ot = toff[t];
+        if constexpr (X3) {
+            /* hi and lo tiles of the slot and the patch buffer (16-byte
+             * units: a lo tile WS / 4 or NPIXA * BK / 4 after its hi one) */
+            const unsigned wh = dw0 + (unsigned)(slot * (XS * WS / 4)), wl = wh + (unsigned)(WS / 4);
+            const unsigned ph0 = dp0 + (unsigned)((cc & 1) * (XS * q.NPIXA * BK / 4) + ot * 8),
+                           pl0 = ph0 + (unsigned)(q.NPIXA * BK / 4);
+            ig_wg_fence();
+#pragma unroll
+            for (int k8 = 0; k8 < BK / 8; k8++)
+#pragma unroll
+                for (int mt = 0; mt < MTW; mt++) {
+                    const unsigned o = (unsigned)(mt * 512 + 2 * k8);
+                    ig_wgmma<BNW>(tcc[mt], DHI | (pl0 + o), DHI | (wh + 2 * k8)); /* lo hi */
+                    ig_wgmma<BNW>(tcc[mt], DHI | (ph0 + o), DHI | (wl + 2 * k8)); /* hi lo */
+                    ig_wgmma<BNW>(tcc[mt], DHI | (ph0 + o), DHI | (wh + 2 * k8)); /* hi hi */
+                }
+            ig_wg_commit();
+            ig_wg_wait<0>();
+            /* this stage's wgmmas are done: its slot is free; their sums
+             * into acc (round to nearest) */
+            if (lane == 0) ig_mbar_arrive(empty + slot);
+#pragma unroll
+            for (int i = 0; i < MTW; i++)
+#pragma unroll
+                for (int j = 0; j < ND; j++) {
+                    acc[i][j] += tcc[i][j];
+                    tcc[i][j] = 0.f;
+                }
+            if (++slot == NST) slot = 0, ph ^= 1u;
+            if (++t == R) t = 0, ++cc;
+            continue;
+        }
         /* the descriptors first: no branch between the wgmmas. Swizzled: a
          * k8 step is 32 bytes along the rows; the view of tap t starts ot
          * rows into the patch; this warpgroup's BNW channels nb0 rows into
@@ -365,11 +446,18 @@ typedef void (*sv_kernel)(const float *, const float *, const float *, float *, 
 static const sv_kernel sv_tab[3][2][3] = {SV_K(128), SV_K(64), SV_K(32)};
 static int sv_attr_set[IG_NDEV][3][2][3]; /* per device: the smem attribute set */
 #undef SV_K
+/* the 3xTF32 kernels [BM][MT] (zeros, TMA) */
+static const sv_kernel sv_tab3[3][2] = {
+    {k_igemm_shifted<128, 1, IG_ZEROS, 1, 1>, k_igemm_shifted<128, 2, IG_ZEROS, 1, 1>},
+    {k_igemm_shifted<64, 1, IG_ZEROS, 1, 1>, k_igemm_shifted<64, 2, IG_ZEROS, 1, 1>},
+    {k_igemm_shifted<32, 1, IG_ZEROS, 1, 1>, k_igemm_shifted<32, 2, IG_ZEROS, 1, 1>}};
+static int sv_attr_set3[IG_NDEV][3][2];
 
 /* The plan: 0, or MT (1 or 2 row tiles) with *q, the block's shared
- * memory and the tile index filled in (tma: the TMA form's stages) */
+ * memory and the tile index filled in (tma: the TMA form's stages; x3: the
+ * 3xTF32 form's, hi and lo tiles, swizzled) */
 static int sv_plan(const tc__problem *p, const igp &g, int lm, svp *q, size_t *smem, int *bi,
-                   int tma) {
+                   int tma, int x3 = 0) {
     for (int i = 0; i < 3; i++)
         if (p->stride[i] != 1) return 0;
     if (lm == IG_1X1 || g.Cg % 4 || g.R < 3 || (lm != IG_ZEROS && p->mode == TC_MODE_CONSTANT))
@@ -397,7 +485,7 @@ static int sv_plan(const tc__problem *p, const igp &g, int lm, svp *q, size_t *s
         *bi = fbm == 128 ? 0 : fbm == 64 ? 1 : 2;
     const int bm = ig_bm[*bi];
     const char *sw = tc__knob_get(TC__KNOB_CUDA_CONV_SHIFTED_SWIZZLE), *ns = tc__knob_get(TC__KNOB_CUDA_CONV_SHIFTED_STAGES);
-    q->swz = !(sw && sw[0] == '0' && !sw[1]);
+    q->swz = x3 || !(sw && sw[0] == '0' && !sw[1]);
     const tc__cu_device *d = tc__cu_dev();
     q->blocks = (double)p->N * q->out0 * q->nrb * (double)tc__cu_div_up(g.Kg, bm) * g.G;
     const int many = q->blocks > (d && d->sms > 0 ? d->sms : 132);
@@ -407,7 +495,7 @@ static int sv_plan(const tc__problem *p, const igp &g, int lm, svp *q, size_t *s
     /* a patch buffer is reloaded nst - 2 stages before the chunk after next
      * starts: the taps of a chunk must outlast that (R >= nst - 1) */
     if (g.R < q->nst - 1) return 0;
-    *smem = ((size_t)q->nst * bm * SV_BK + 2 * (size_t)q->NPIXA * SV_BK) * sizeof(float) +
+    *smem = ((size_t)q->nst * bm * SV_BK + 2 * (size_t)q->NPIXA * SV_BK) * (x3 ? 2 : 1) * sizeof(float) +
             2 * SV_MAXST * sizeof(uint64_t) + (size_t)g.R * sizeof(int) +
             1024; /* + the alignment to 1 KiB */
     const size_t lim = d && d->smem_optin ? d->smem_optin : 227 * 1024;
@@ -422,18 +510,20 @@ static int sv_plan(const tc__problem *p, const igp &g, int lm, svp *q, size_t *s
     return mt;
 }
 /* The TMA form's two tensor maps over the call's copies: 0 on success */
-int sv_tensor_maps(const svp &q, int bm, const void *xt, const void *wt, int64_t N, sv_maps *tm) {
+/* (x3: over hi and lo, 2N images and 2K weight rows) */
+int sv_tensor_maps(const svp &q, int bm, const void *xt, const void *wt, int64_t N, sv_maps *tm,
+                   int x3) {
     PFN_cuTensorMapEncodeTiled_v12000 enc = ig_tma_encoder();
     const igp &g = q.a;
     if (!enc) return 1;
     const cuuint64_t C = (cuuint64_t)g.C;
     const cuuint64_t xd[5] = {C, (cuuint64_t)g.in2, (cuuint64_t)g.in1, (cuuint64_t)g.in0,
-                              (cuuint64_t)N};
+                              (cuuint64_t)N * (x3 ? 2 : 1)};
     const cuuint64_t xs[4] = {C * 4, C * 4 * g.in2, C * 4 * g.in2 * g.in1,
                               C * 4 * g.in2 * g.in1 * g.in0};
     const cuuint32_t xb[5] = {SV_BK, (cuuint32_t)q.PW, (cuuint32_t)q.PH, (cuuint32_t)q.PD0, 1};
     const cuuint32_t one[5] = {1, 1, 1, 1, 1};
-    const cuuint64_t wd[2] = {(cuuint64_t)g.Rl, (cuuint64_t)g.K};
+    const cuuint64_t wd[2] = {(cuuint64_t)g.Rl, (cuuint64_t)g.K * (x3 ? 2 : 1)};
     const cuuint64_t ws[1] = {(cuuint64_t)g.Rl * 4};
     const cuuint32_t wb[2] = {SV_BK, (cuuint32_t)bm};
     if (enc(&tm->x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5, (void *)xt, xd, xs, xb, one,
@@ -488,13 +578,27 @@ int sv_select(const tc__problem *p, const igp &g, int lm, int tma, sv_sel *s) {
         s->mt = sv_plan(p, g, lm, &s->q, &s->smem, &s->bi, 0);
     }
     s->tma = tma;
+    s->x3 = 0;
     return s->mt > 0;
+}
+/* The 3xTF32 form for cuda.conv.igemm-3xtf32: 2D stride-1 zero-padded
+ * layers that the TMA form's boxes and the doubled shared memory take, on
+ * a device running the sm_90a image; not where TILECONV_CUDA_CONV_TF32_KERNEL forces
+ * a form other than 8 (the tiled 3xTF32 kernel then, for A/B and tests) */
+int sv_select3(const tc__problem *p, const igp &g, sv_sel *s) {
+    const char *f = tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL);
+    if ((f && strcmp(f, "8")) || g.m0 != 1 || g.in0 != 1 || g.m1 < 2) return 0;
+    s->tma = 1;
+    s->x3 = 1;
+    s->mt = sv_plan(p, g, IG_ZEROS, &s->q, &s->smem, &s->bi, 1, 1);
+    return s->mt > 0 && sv_tma_fits(s->q, IG_ZEROS) && cv_wgmma_ok();
 }
 int sv_default(const tc__problem *p, const igp &g, int lm, double *est, sv_sel *sel) {
     if (lm != IG_ZEROS || g.m0 != 1 || g.in0 != 1 || g.m1 < 2 || tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL))
         return 0;
     sv_sel s; /* the TMA form as planned, without sv_select's cp.async fallback plan */
     s.tma = 1;
+    s.x3 = 0;
     s.mt = sv_plan(p, g, lm, &s.q, &s.smem, &s.bi, 1);
     if (!s.mt || s.bi == 2 || !sv_tma_fits(s.q, lm)) return 0;
     const int64_t bm = ig_bm[s.bi];
@@ -516,17 +620,19 @@ int sv_default(const tc__problem *p, const igp &g, int lm, double *est, sv_sel *
  * aligned bases), in one scratch allocation (*xt, freed by the caller) by
  * one k_igemm_channels_last launch (g.Rl = R * CKP) */
 tc_status sv_copies(const tc__problem *p, const tc__cu_bufs *b, const igp &g, int CKP, void **xt,
-                    float **wt) {
+                    float **wt, int x3) {
+    /* x3: hi and lo, each lo part after its hi one */
     const int64_t nx = p->N * (int64_t)g.plane * g.C, nw = (int64_t)g.K * g.Rl;
-    const size_t woff = ((size_t)nx * sizeof(float) + 1023) / 1024 * 1024;
-    tc_status st = tc__cu_alloc(xt, woff + (size_t)nw * sizeof(float), b->s);
+    const size_t xs = x3 ? 2 : 1;
+    const size_t woff = (xs * (size_t)nx * sizeof(float) + 1023) / 1024 * 1024;
+    tc_status st = tc__cu_alloc(xt, woff + xs * (size_t)nw * sizeof(float), b->s);
     if (st) return st;
     *wt = (float *)((char *)*xt + woff);
     const int tx = (int)tc__cu_div_up(g.plane, 32), ty = (int)tc__cu_div_up(g.C, 32);
     const int64_t nxb = (int64_t)tx * ty * p->N, nwb = tc__cu_div_up((int64_t)g.K * CKP, 256);
     k_igemm_channels_last<<<(unsigned)(nxb + nwb), 256, 0, b->s>>>(
         (const float *)b->x, (float *)*xt, g.C, g.plane, tx, ty, nxb, (const float *)b->w, *wt,
-        g.K, g.Cg, g.R, CKP);
+        g.K, g.Cg, g.R, CKP, x3 ? nx : 0, x3 ? nw : 0);
     return TC_OK;
 }
 /* The launch of a layer planned by sv_select: the copies of x and w into
@@ -545,7 +651,8 @@ tc_status sv_run(const tc__args *a, const tc__cu_bufs *b, const sv_sel &sel, int
     tc_status st = cv_bias(a, b->s, &db, &own);
     if (st) return st;
     float *wt;
-    if ((st = sv_copies(p, b, g, q.CKP, &xt, &wt))) {
+    const int x3 = sel.x3;
+    if ((st = sv_copies(p, b, g, q.CKP, &xt, &wt, x3))) {
         tc__cu_free(own, b->s);
         return st;
     }
@@ -555,13 +662,16 @@ tc_status sv_run(const tc__args *a, const tc__cu_bufs *b, const sv_sel &sel, int
      * run */
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
-    for (int v = 0; v <= tma && e == cudaSuccess; v++) {
+    for (int v = x3 ? 1 : 0; v <= tma && e == cudaSuccess; v++) {
         const int kl = v ? 2 : li;
-        int *slot = dev >= 0 && dev < IG_NDEV ? &sv_attr_set[dev][bi][mt - 1][kl] : NULL;
+        int *slot = dev >= 0 && dev < IG_NDEV ? x3 ? &sv_attr_set3[dev][bi][mt - 1]
+                                                   : &sv_attr_set[dev][bi][mt - 1][kl]
+                                              : NULL;
         if (!slot || !__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
             const tc__cu_device *d = tc__cu_dev();
             const size_t lim = d && d->smem_optin ? d->smem_optin : smem;
-            e = cudaFuncSetAttribute((const void *)sv_tab[bi][mt - 1][kl],
+            e = cudaFuncSetAttribute(x3 ? (const void *)sv_tab3[bi][mt - 1]
+                                        : (const void *)sv_tab[bi][mt - 1][kl],
                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)(lim > smem ? lim : smem));
             if (e == cudaSuccess && slot && d && d->smem_optin)
@@ -573,11 +683,16 @@ tc_status sv_run(const tc__args *a, const tc__cu_bufs *b, const sv_sel &sel, int
                   (unsigned)tc__cu_div_up(g.Kg, ig_bm[bi]), (unsigned)g.G);
         sv_maps tm;
         memset(&tm, 0, sizeof tm);
-        if (tma && sv_tensor_maps(q, ig_bm[bi], xt, wt, p->N, &tm)) tma = 0; /* cp.async then */
+        if (tma && sv_tensor_maps(q, ig_bm[bi], xt, wt, p->N, &tm, x3)) tma = 0; /* cp.async then */
         sv_kernel k = sv_tab[bi][mt - 1][tma ? 2 : li];
-        k<<<grid, (ig_bm[bi] == 128 && !(tma && mt == 1) ? 256 : 128) + (tma ? 32 : 0), smem,
-            b->s>>>((const float *)xt, wt, db, (float *)b->y, q, tm);
-        e = cudaGetLastError();
+        if (x3 && !tma) /* no cp.async 3xTF32 form: the encoder failed */
+            e = cudaErrorNotSupported;
+        if (x3) k = sv_tab3[bi][mt - 1];
+        if (e == cudaSuccess) {
+            k<<<grid, (ig_bm[bi] == 128 && !(tma && mt == 1) ? 256 : 128) + (tma ? 32 : 0), smem,
+                b->s>>>((const float *)xt, wt, db, (float *)b->y, q, tm);
+            e = cudaGetLastError();
+        }
     }
     tc__cu_free(xt, b->s);
     tc__cu_free(own, b->s);
@@ -601,6 +716,19 @@ void sv_report(tc__cu_report *r) {
                                          (tma ? 32 : 0), 0);
             }
     tc__cu_report_kernel(r, "cuda.conv.igemm-tf32 channels-last copy",
+                         (const void *)k_igemm_channels_last, 256, 0);
+}
+/* the 3xTF32 shifted-view kernels (TMA, zeros) */
+void sv_report3(tc__cu_report *r) {
+    for (int bi = 0; bi < 3; bi++)
+        for (int mt = 1; mt <= 2; mt++) {
+            char name[96];
+            snprintf(name, sizeof name, "cuda.conv.igemm-3xtf32 shifted %dx128 mt%d zeros tma",
+                     ig_bm[bi], mt);
+            tc__cu_report_kernel(r, name, (const void *)sv_tab3[bi][mt - 1],
+                                 (ig_bm[bi] == 128 && mt == 2 ? 256 : 128) + 32, 0);
+        }
+    tc__cu_report_kernel(r, "cuda.conv.igemm-3xtf32 channels-last copy",
                          (const void *)k_igemm_channels_last, 256, 0);
 }
 

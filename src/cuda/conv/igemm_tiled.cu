@@ -55,11 +55,22 @@
  *               one tile ahead, bounds both, not the MMA. A variant with
  *               every B loader by cp.async and 6 stages (B truncated) ran
  *               0.73-0.97x of IG_F_MMA_RS.
+ *  X3 (cuda.conv.igemm-3xtf32, with IG_F_MMA / IG_F_MMA_RS): the same
+ *               loaders with B stored unrounded; each A and B fragment is
+ *               split once as it is loaded (x3_split, igemm_3xtf32.cuh)
+ *               into TF32 hi and lo parts, then used for all its products:
+ *               three m16n8k8 MMAs (lo hi, hi lo, hi hi) where TF32 has
+ *               one. A k tile's MMAs sum into their own accumulators from
+ *               zero, added into the tile's fp32 sums after each k tile
+ *               (cuda.gemm.wgmma-3xtf32's promotion: a model of truncating
+ *               tensor-core accumulation, docs/solvers/cuda-gemm.md). The
+ *               128-row tile at one block an SM (128 + 64 accumulators).
  * BK 32 with 3 stages, and A rounded in shared memory once per stage, were
  * measured too and lost (docs/solvers/cuda-conv-igemm.md); BK and the stage count stay
  * parameters (ig_layout).
  */
 #include "cuda/conv/gather.cuh"
+#include "cuda/conv/igemm_3xtf32.cuh"
 
 namespace {
 
@@ -81,8 +92,9 @@ template <bool B> struct ig_bool {
     static constexpr bool value = B;
 };
 
-template <int BM, bool TF32, int LM, int F>
-__global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM == 64 ? 3 : 4)
+template <int BM, bool TF32, int LM, int F, bool X3 = false>
+__global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM,
+                                  BM == 128 ? (X3 ? 1 : 2) : BM == 64 ? 3 : 4)
     k_igemm_tiled(const float *__restrict__ x, const float *__restrict__ w,
                   const float *__restrict__ bias, float *__restrict__ y,
                   float *__restrict__ part, const igp a) {
@@ -190,8 +202,11 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
         float *Bs = smem + st * STF + BM * AP;
 #pragma unroll
         for (int i = 0; i < RW; i++) {
-            uint4 u = make_uint4(ig_tf32(rv[i][0]), ig_tf32(rv[i][1]), ig_tf32(rv[i][2]),
-                                 ig_tf32(rv[i][3]));
+            /* X3: unrounded (split as the fragments are loaded) */
+            uint4 u = X3 ? make_uint4(__float_as_uint(rv[i][0]), __float_as_uint(rv[i][1]),
+                                      __float_as_uint(rv[i][2]), __float_as_uint(rv[i][3]))
+                         : make_uint4(ig_tf32(rv[i][0]), ig_tf32(rv[i][1]), ig_tf32(rv[i][2]),
+                                      ig_tf32(rv[i][3]));
             *reinterpret_cast<uint4 *>(Bs + ((tid >> 5) * RW + i) * BP + (tid & 31) * 4) = u;
         }
     };
@@ -550,6 +565,51 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
             const float *As = smem + (kt % NST) * STF;
             const float *Bs = As + BM * AP;
             if (RS && kt + 1 < nkt) load_b(kt0 + kt + 1, rv);
+            if constexpr (X3) {
+                /* 3xTF32: the k tile's products into tcc from zero, then
+                 * into acc; B's fragments split once a k8 step, each A
+                 * fragment once, the small products first */
+                float tcc[MI][4][4];
+#pragma unroll
+                for (int i = 0; i < MI; i++)
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) tcc[i][j][e] = 0.f;
+#pragma unroll
+                for (int k8 = 0; k8 < BK / 8; k8++) {
+                    unsigned bh[4][2], bl[4][2];
+#pragma unroll
+                    for (int ni = 0; ni < 4; ni++) {
+                        const float *bp = Bs + (k8 * 8 + 2 * tq) * BP + wn * 32 + ni * 8 + gq;
+                        x3_split(bp[0], bh[ni][0], bl[ni][0]);
+                        x3_split(bp[BP], bh[ni][1], bl[ni][1]);
+                    }
+#pragma unroll
+                    for (int mi = 0; mi < MI; mi++) {
+                        const float *ap = As + (wm * 64 + mi * 16 + gq) * AP + k8 * 8 + 2 * tq;
+                        const float2 lo = *reinterpret_cast<const float2 *>(ap);
+                        const float2 hi = *reinterpret_cast<const float2 *>(ap + 8 * AP);
+                        unsigned ah[4], al[4];
+                        x3_split(lo.x, ah[0], al[0]);
+                        x3_split(hi.x, ah[1], al[1]);
+                        x3_split(lo.y, ah[2], al[2]);
+                        x3_split(hi.y, ah[3], al[3]);
+#pragma unroll
+                        for (int ni = 0; ni < 4; ni++) {
+                            ig_mma(tcc[mi][ni], al, bh[ni]);
+                            ig_mma(tcc[mi][ni], ah, bl[ni]);
+                            ig_mma(tcc[mi][ni], ah, bh[ni]);
+                        }
+                    }
+                }
+#pragma unroll
+                for (int i = 0; i < MI; i++)
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) acc[i][j][e] += tcc[i][j][e];
+            } else {
 #pragma unroll
             for (int k8 = 0; k8 < BK / 8; k8++) {
                 unsigned af[MI][4], bf[4][2];
@@ -580,6 +640,7 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM, BM == 128 ? 2 : BM ==
                 for (int mi = 0; mi < MI; mi++)
 #pragma unroll
                     for (int ni = 0; ni < 4; ni++) ig_mma(acc[mi][ni], af[mi], bf[ni]);
+            }
             }
             /* slot (kt+1) % NST was last read in iteration kt+1-NST < kt */
             if (RS && kt + 1 < nkt) store_b((kt + 1) % NST, rv);
@@ -667,23 +728,36 @@ typedef void (*ig_kernel)(const float *, const float *, const float *, float *, 
     {IG_K3(BM, false, IG_F_FFMA), IG_K3(BM, true, IG_F_MMA), IG_KRS(BM),                       \
      IG_K3(BM, true, IG_F_WGMMA)}
 static const ig_kernel ig_tab[3][IG_NKIND][3] = {IG_K4(128), IG_K4(64), IG_K4(32)};
+/* the 3xTF32 kernels (cuda.conv.igemm-3xtf32) [tile][IG_F_MMA, IG_F_MMA_RS][loader] */
+#define IG_KX3(BM)                                                                             \
+    {{k_igemm_tiled<BM, true, 0, IG_F_MMA, true>, k_igemm_tiled<BM, true, 1, IG_F_MMA, true>,  \
+      k_igemm_tiled<BM, true, 2, IG_F_MMA, true>},                                             \
+     {k_igemm_tiled<BM, true, 0, IG_F_MMA_RS, true>, k_igemm_tiled<BM, true, 1, IG_F_MMA, true>, \
+      k_igemm_tiled<BM, true, 2, IG_F_MMA, true>}}
+static const ig_kernel ig_tab3[3][2][3] = {IG_KX3(128), IG_KX3(64), IG_KX3(32)};
+#undef IG_KX3
+/* kernel [tile][kind][loader] of the TF32 (x3 = 0) or 3xTF32 solver (kind
+ * IG_F_MMA or IG_F_MMA_RS there) */
+static ig_kernel ig_kern(int bi, int kind, int lm, int x3) {
+    return x3 ? ig_tab3[bi][kind == IG_F_MMA_RS][lm] : ig_tab[bi][kind][lm];
+}
 #undef IG_K4
 #undef IG_KRS
 #undef IG_K3
 
 /* Resident blocks per SM of a kernel at the largest dynamic shared memory
  * it is launched with (the tap table at IG_TAPMAX), set up once. */
-static int ig_occ_cache[IG_NDEV][3][IG_NKIND][3]; /* per device, as the attribute */
-tc_status ig_prepare(int bi, int kind, int lm, int *occ) {
+static int ig_occ_cache[IG_NDEV][2][3][IG_NKIND][3]; /* per device, as the attribute */
+tc_status ig_prepare(int bi, int kind, int lm, int *occ, int x3) {
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
-    int *slot = dev >= 0 && dev < IG_NDEV ? &ig_occ_cache[dev][bi][kind][lm] : NULL;
+    int *slot = dev >= 0 && dev < IG_NDEV ? &ig_occ_cache[dev][x3 != 0][bi][kind][lm] : NULL;
     int v = slot ? __atomic_load_n(slot, __ATOMIC_ACQUIRE) : 0;
     if (v > 0) {
         *occ = v;
         return TC_OK;
     }
-    const void *k = (const void *)ig_tab[bi][kind][lm];
+    const void *k = (const void *)ig_kern(bi, kind, lm, x3);
     const int bm = ig_bm[bi];
     const size_t smax = ig_smem(bm, lm == IG_1X1 ? 0 : IG_TAPMAX, kind);
     TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
@@ -711,14 +785,15 @@ tc_status ig_run_tiled(const tc__args *a, const tc__cu_bufs *b, igp g, int tf32,
      * mma.sync on the H100: the 32-row tile with zero padding (3D 3x3x3 32
      * @32 b8: 0.276-0.279 ms against 0.310-0.316 in four calls;
      * docs/solvers/cuda-conv-igemm.md); not when TILECONV_CUDA_CONV_TF32_KERNEL forces a kernel */
-    if (kind == IG_F_MMA_RS && sh.bi == 2 && lm == IG_ZEROS && !tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL) &&
+    const int x3 = tf32 == IG_3XTF32;
+    if (!x3 && kind == IG_F_MMA_RS && sh.bi == 2 && lm == IG_ZEROS && !tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL) &&
         cv_wgmma_ok()) {
         int ow = 0;
         if (ig_prepare(2, IG_F_WGMMA, lm, &ow) == TC_OK && ow > 0) kind = IG_F_WGMMA;
     }
     const int bm = ig_bm[sh.bi], S = sh.S;
     g.ktps = sh.ktps;
-    ig_kernel k = ig_tab[sh.bi][kind][lm];
+    ig_kernel k = ig_kern(sh.bi, kind, lm, x3);
     /* the reduction-row table (within the tap table's IG_TAPMAX room) */
     const int KTt = (int)tc__cu_div_up(g.Rl, bk);
     g.ltab = lm == IG_ZEROS && g.R < 64 && KTt * bk <= IG_LTMAX && !tc__knob_get(TC__KNOB_CUDA_CONV_NO_ROW_TABLE)
@@ -741,8 +816,8 @@ tc_status ig_run_tiled(const tc__args *a, const tc__cu_bufs *b, igp g, int tf32,
      * set up here) */
     if (kind >= IG_F_MMA_RS && lm == IG_ZEROS && g.ltab != 1) {
         int o1 = 0;
-        if ((st = ig_prepare(sh.bi, IG_F_MMA, lm, &o1))) return st;
-        k = ig_tab[sh.bi][IG_F_MMA][lm];
+        if ((st = ig_prepare(sh.bi, IG_F_MMA, lm, &o1, x3))) return st;
+        k = ig_kern(sh.bi, IG_F_MMA, lm, x3);
         /* the wgmma form's stages are smaller than IG_F_MMA's: IG_F_MMA's
          * size (same BK) */
         smem = ig_smem(bm, g.R, IG_F_MMA) + (g.ltab ? (size_t)KTt * bk * 8 : 0);
@@ -776,18 +851,21 @@ tc_status ig_run_tiled(const tc__args *a, const tc__cu_bufs *b, igp g, int tf32,
 void ig_report_tiled(tc__cu_report *r, int tf32) {
     static const char *const kn[IG_NKIND] = {"ffma", "mma", "mma-rs", "wgmma"};
     static const char *const ln[3] = {"zeros", "remap", "1x1"};
+    const int x3 = tf32 == IG_3XTF32;
     for (int bi = 0; bi < 3; bi++)
-        for (int kind = tf32 ? IG_F_MMA : IG_F_FFMA; kind <= (tf32 ? IG_F_WGMMA : IG_F_FFMA); kind++)
+        for (int kind = tf32 ? IG_F_MMA : IG_F_FFMA;
+             kind <= (x3 ? IG_F_MMA_RS : tf32 ? IG_F_WGMMA : IG_F_FFMA); kind++)
             for (int lm = 0; lm < 3; lm++) {
                 if (kind == IG_F_MMA_RS && lm != IG_ZEROS) continue; /* IG_F_MMA's */
-                const void *k = (const void *)ig_tab[bi][kind][lm];
+                const void *k = (const void *)ig_kern(bi, kind, lm, x3);
                 const int bm = ig_bm[bi];
                 (void)cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)ig_smem(bm, lm == IG_1X1 ? 0 : IG_TAPMAX, kind));
                 (void)cudaGetLastError();
                 char name[96];
                 snprintf(name, sizeof name, "%s tiled %dx128 %s %s",
-                         tf32 ? "cuda.conv.igemm-tf32" : "cuda.conv.igemm", bm, kn[kind], ln[lm]);
+                         x3 ? "cuda.conv.igemm-3xtf32" : tf32 ? "cuda.conv.igemm-tf32" : "cuda.conv.igemm",
+                         bm, kn[kind], ln[lm]);
                 tc__cu_report_kernel(r, name, k, ig_threads(bm),
                                      ig_smem(bm, lm == IG_1X1 ? 0 : 32, kind));
             }
