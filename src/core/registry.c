@@ -39,6 +39,7 @@ extern const tc__solver tc__solver_cuda_gemm_tf32;
 extern const tc__solver tc__solver_cuda_gemm_3xtf32;
 extern const tc__solver tc__solver_cuda_conv_igemm;
 extern const tc__solver tc__solver_cuda_conv_igemm_tf32;
+extern const tc__solver tc__solver_cuda_conv_igemm_3xtf32;
 extern const tc__solver tc__solver_cuda_conv_igemm_half;
 extern const tc__solver tc__solver_cuda_conv_igemm_half_halo;
 extern const tc__solver tc__solver_cuda_conv_depthwise;
@@ -95,6 +96,7 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cuda_gemm_3xtf32,
     &tc__solver_cuda_conv_igemm,
     &tc__solver_cuda_conv_igemm_tf32,
+    &tc__solver_cuda_conv_igemm_3xtf32,
     &tc__solver_cuda_conv_igemm_half,
     &tc__solver_cuda_conv_igemm_half_halo,
     &tc__solver_cuda_conv_depthwise,
