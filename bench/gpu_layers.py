@@ -31,6 +31,11 @@ single call between events on an idle GPU); JSON key "kprof".
 Forced cuda.conv.winograd-f4(2) rows are timed (and their error measured) on
 every layer they apply to; GPU_LAYERS_WINO_SWEEP=1 adds their GEMM tile
 heights and per-stage times.
+GPU_LAYERS_ALGO="NAME [NAME...]" adds each named solver, forced without
+TC_PLAN_ALLOW_TF32 (e.g. cuda.conv.igemm-3xtf32, which the planner does not
+pick), to the fp32 alternatives with its error, and prints a line a layer
+and solver beside cuDNN fp32 ("forced NAME layer: ms, cuDNN fp32 ms, ratio,
+err"; layers it does not take print its reason); JSON key "forced".
 Errors: tileconv's output (host execute) against a float64 run of the same
 layer (torch on the GPU in float64), max |y - y64| / max |y64|.
 Writes OUTDIR/gpu_layers.txt and .json. Never asserts."""
@@ -56,6 +61,8 @@ lib.tc_context_create(C.byref(ctx))
 lib.tc_context_set_backend(ctx, TC_BACKEND_CUDA)
 
 R = int(os.environ.get("GPU_LAYERS_REPEAT", "30"))
+# GPU_LAYERS_ALGO: solvers forced by name beside the fp32 rows
+FORCED = os.environ.get("GPU_LAYERS_ALGO", "").replace(",", " ").split()
 # (name, nsp, N, C, K, G, in, k, stride, pad)
 LAYERS = [
     ("r50-conv1 b32", 2, 32, 3, 64, 1, 224, 7, 2, 3),
@@ -270,6 +277,18 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
             alts[alg + "(igemm)"] = time_plan(pa, x, w)
             del os.environ["TILECONV_CUDA_WINO_GEMM"]
             lib.tc_plan_destroy(pa)
+    # GPU_LAYERS_ALGO: the named solvers forced (fp32 flags), with errors
+    row["forced"] = {}
+    for alg in FORCED:
+        pa, why = plan(d, 0, alg)
+        if not pa:
+            row["forced"][alg] = dict(ms=None, err=None, why=why)
+            print(f"  forced {alg} {name}: plan failed: {why}", flush=True)
+            continue
+        alts[alg] = time_plan(pa, x, w, 2)
+        alt_err[alg] = run_err(pa, x, w, ref, yshape)
+        row["forced"][alg] = dict(ms=alts[alg], err=alt_err[alg])
+        lib.tc_plan_destroy(pa)
     row["alternatives_fp32_ms"] = alts
     row["alternatives_fp32_err"] = alt_err
     # GPU_LAYERS_WINO_SWEEP=1: cuda.conv.winograd-f4(2) at forced GEMM tile
@@ -368,6 +387,12 @@ for name, nsp, N, Cc, K, G, n, k, s, p in LAYERS:
     row["alternatives_tf32_err"] = alt_err_t
     torch.backends.cudnn.allow_tf32 = False
     row["cudnn_fp32_ms"] = c32 = min(c32a, cudnn_ms(F[nsp], X, W, kw))
+    for alg, fr in row["forced"].items():
+        if fr["ms"]:
+            print(f"  forced {alg} {name}: {fr['ms']:.4f} ms, cuDNN fp32 {c32:.4f} ms, ratio "
+                  f"{c32 / fr['ms']:.2f}, err {fr['err'] if fr['err'] is not None else float('nan'):.1e}"
+                  f" (fp32 plan {algo}: {row['ours_fp32_ms'] or float('nan'):.4f} ms, err "
+                  f"{row['err_fp32'] if row['err_fp32'] is not None else float('nan'):.1e})", flush=True)
     torch.backends.cudnn.allow_tf32 = True
     row["cudnn_tf32_ms"] = ctf = min(ctfa, cudnn_ms(F[nsp], X, W, kw))
     # GPU_LAYERS_KPROF=1: the TF32 plan's kernels and cuDNN's (TF32), each
