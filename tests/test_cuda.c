@@ -1231,7 +1231,8 @@ static void run_conv_staged_all(void) {
  * two shared-memory stages; cuda.conv.igemm-half-shifted (stride 1, C a
  * multiple of 8, one group or C/G a multiple of 64) the cases it applies to
  * (1D, 3D, dilation, groups, rows wider than a 128-position tile, a
- * partial last channel chunk, K past a tile) in each tile configuration. */
+ * partial last channel chunk, K past a tile; merged: the conv1-like case,
+ * stride 2, C = 3, a strided 1D layer) in each tile configuration. */
 static const ccase hcases[] = {
     {2, 2, 24, 40, 1, {13, 11}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
     {2, 1, 3, 20, 1, {37, 41}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1}, /* conv1-like */
@@ -1247,8 +1248,11 @@ static const ccase hcases[] = {
     {2, 2, 128, 96, 2, {9, 11}, {3, 3}, 1, 2, 2, TC_PADDING_ZEROS, 1},  /* shifted: groups, dil */
     {2, 1, 72, 40, 1, {5, 150}, {3, 5}, 1, 1, 2, TC_PADDING_ZEROS, 1},  /* shifted: wide rows */
     {1, 3, 16, 24, 1, {90}, {7}, 1, 1, 3, TC_PADDING_ZEROS, 0},         /* shifted: 1D */
+    {2, 2, 8, 24, 1, {15, 17}, {3, 3}, 2, 1, 1, TC_PADDING_ZEROS, 1},   /* shifted merged: stride 2 */
+    {2, 2, 3, 16, 1, {19, 23}, {5, 5}, 1, 1, 2, TC_PADDING_ZEROS, 0},   /* shifted merged: C = 3 */
 };
 #define NHC (int)(sizeof hcases / sizeof hcases[0])
+#define HC_ALLCFG 10 /* hcases' "every tile config" case */
 typedef struct hvariant {
     tc_dtype dt;
     tc_activation act;
@@ -1435,8 +1439,8 @@ static void run_conv_half_native_all(void) {
         for (int ci = 0; ci < NHC; ci++)
             for (int vi = 0; vi < NHV; vi++) {
                 if (th_g.quick && (ci + vi) % 3) continue;
-                calls += ci == NHC - 4 && si == 0 ? 3 : si == 1 ? 2 : si == 2 ? 4 : 1; /* runs below */
-                if (ci == NHC - 4 && si == 0) { /* every tile configuration */
+                calls += ci == HC_ALLCFG && si == 0 ? 3 : si == 1 ? 2 : si == 2 ? 4 : 1; /* runs below */
+                if (ci == HC_ALLCFG && si == 0) { /* every tile configuration */
                     static const char *const cfgs[] = {"0", "1", "2"};
                     for (int k = 0; k < 3; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
                 } else if (si == 2) { /* every tile configuration that fits */

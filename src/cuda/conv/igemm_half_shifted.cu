@@ -25,6 +25,14 @@
  *
  * Configurations (hs_cfgs, TILECONV_CUDA_HALF_SHIFTED_CFG forces one):
  * consumer warpgroups x row tiles of 64 a warpgroup x BN.
+ *
+ * Strided or few-channel 2D layers (conv1: 7x7/2, C = 3) run merged
+ * (hs_merged): k_hs_merge first writes xm[n][h'][w'][j], j = (dy, s, c),
+ * = x[n][h' sy + dy - py][w' sx + s - px][c] (dy < sy, s < S; zeros outside
+ * and up to Cm = sy S C rounded up to 8), so that the layer becomes a
+ * stride-1 one of Cm channels, a ceil(R / sy) x 1 mask and no padding
+ * (7x7/2 x 3 channels: 4 x 1 taps of 48 channels, the weights' missing
+ * eighth row zero).
  */
 #include "cuda/conv/igemm_half_common.cuh" /* mma, loads, weight repack, epilogue */
 
@@ -168,6 +176,55 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
 #endif
 }
 
+/* The merged input (hs_merged): xm[n][h'][w'][j] for rows r = n Hm + h'
+ * (blockIdx.y's), 8 channels j0.. a thread, one 16-byte store */
+__global__ void k_hs_merge(const uint16_t *__restrict__ x, uint16_t *__restrict__ xm, int64_t rows,
+                           int Hm, int Wm, int Cm, int H, int W, int C, int S, int sy, int sx,
+                           int py, int px) {
+    const int c8 = Cm / 8, e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= Wm * c8) return;
+    const int wq = e / c8, j0 = (e - wq * c8) * 8, SC = S * C;
+    for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+        const int64_t n = r / Hm;
+        const int hq = (int)(r - n * Hm);
+        unsigned v[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int j = j0 + i;
+            if (j >= sy * SC) break;
+            const int dy = j / SC, rem = j - dy * SC, sc = rem / C, c = rem - sc * C;
+            const int hi = hq * sy + dy - py, wi = wq * sx + sc - px;
+            if ((unsigned)hi < (unsigned)H && (unsigned)wi < (unsigned)W)
+                v[i >> 1] |= (unsigned)x[((n * H + hi) * W + wi) * C + c] << (16 * (i & 1));
+        }
+        *(uint4 *)(xm + (r * Wm + wq) * Cm + j0) = make_uint4(v[0], v[1], v[2], v[3]);
+    }
+}
+
+/* The packed weights' element l of row wk (dense C/G x taps, torch's
+ * layout): l = t * CKP + j; plain: channel j of tap t; merged: j = (dy,
+ * s, c) of mask row t sy + dy (zero past the mask) */
+struct hs_wmap {
+    int merged, Cg, CKP, R; /* R: taps of the original mask */
+    int C, S, R1, sy;       /* merged: the original's C, mask width and height, row stride */
+};
+__host__ __device__ __forceinline__ uint16_t hs_wsrc(const uint16_t *wk, int l, const hs_wmap &m) {
+    const int t = l / m.CKP, j = l - t * m.CKP;
+    if (!m.merged) return j < m.Cg ? wk[(int64_t)j * m.R + t] : (uint16_t)0;
+    const int SC = m.S * m.C;
+    if (j >= m.sy * SC) return 0;
+    const int dy = j / SC, rem = j - dy * SC, sc = rem / m.C, c = rem - sc * m.C;
+    const int r = t * m.sy + dy;
+    return r < m.R1 ? wk[((int64_t)c * m.R1 + r) * m.S + sc] : (uint16_t)0;
+}
+/* the merged form's repack on the device: row k of blockIdx.y's rows */
+__global__ void k_hs_wpack(const uint16_t *__restrict__ w, uint16_t *__restrict__ wp, int64_t K,
+                           int KRp, int64_t row, hs_wmap m) {
+    const int l = blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= KRp) return;
+    for (int64_t k = blockIdx.y; k < K; k += gridDim.y) wp[k * KRp + l] = hs_wsrc(w + k * row, l, m);
+}
+
 /* ---------------- host side ---------------- */
 
 typedef void (*hs_kernel)(const uint16_t *, const uint16_t *, uint16_t *, const hsp, const hs_maps);
@@ -304,9 +361,57 @@ static int hs_choose(const tc__problem *p, hsp *q) {
     return best;
 }
 
+/* Does the layer run merged (k_hs_merge)? 2D or 1D, one group, dilation
+ * 1, a stride past 1 or C not a multiple of 8, sy S C <= 64 channels (one
+ * chunk); *pm: the stride-1 layer the kernel then runs */
+static int hs_merged(const tc__problem *p, tc__problem *pm) {
+    if (p->op != TC_OP_CONV || p->in[0] != 1 || p->msk[0] != 1 || p->G != 1 || p->dil[1] != 1 ||
+        p->dil[2] != 1)
+        return 0;
+    if (p->stride[1] == 1 && p->stride[2] == 1 && p->C % 8 == 0) return 0;
+    if (p->stride[1] * p->msk[2] * p->C > HS_BK) return 0;
+    const int64_t sy = p->stride[1], r1 = (p->msk[1] + sy - 1) / sy;
+    if (pm) {
+        *pm = *p;
+        pm->C = (sy * p->msk[2] * p->C + 7) / 8 * 8;
+        pm->in[1] = p->out[1] + r1 - 1;
+        pm->in[2] = p->out[2];
+        pm->msk[1] = r1;
+        pm->msk[2] = 1;
+        for (int i = 0; i < TC__NSP; i++) {
+            pm->stride[i] = pm->dil[i] = 1;
+            pm->pad_lo[i] = pm->pad_hi[i] = 0;
+        }
+    }
+    return 1;
+}
+/* the problem the kernel runs: p itself or its merged form (in *buf) */
+static const tc__problem *hs_run_problem(const tc__problem *p, tc__problem *buf) {
+    return hs_merged(p, buf) ? buf : p;
+}
+static hs_wmap hs_map(const tc__problem *p) {
+    tc__problem pm;
+    const tc__problem *r = hs_run_problem(p, &pm);
+    hs_wmap m;
+    m.merged = r != p;
+    m.Cg = (int)(p->C / p->G);
+    m.CKP = (int)((r->C / r->G + HS_BK - 1) / HS_BK * HS_BK);
+    m.R = (int)(p->msk[0] * p->msk[1] * p->msk[2]);
+    m.C = (int)p->C;
+    m.S = (int)p->msk[2];
+    m.R1 = (int)p->msk[1];
+    m.sy = (int)p->stride[1];
+    return m;
+}
+static size_t hs_merge_bytes(const tc__problem *p) {
+    tc__problem pm;
+    return hs_merged(p, &pm) ? (size_t)tc__x_count(&pm) * sizeof(uint16_t) : 0;
+}
 static size_t hs_wpack_bytes(const tc__problem *p) {
-    const int64_t Cg = p->C / p->G, CKP = (Cg + HS_BK - 1) / HS_BK * HS_BK;
-    return (size_t)p->K * (size_t)(p->msk[0] * p->msk[1] * p->msk[2]) * (size_t)CKP *
+    tc__problem pm;
+    const tc__problem *r = hs_run_problem(p, &pm);
+    const int64_t Cg = r->C / r->G, CKP = (Cg + HS_BK - 1) / HS_BK * HS_BK;
+    return (size_t)p->K * (size_t)(r->msk[0] * r->msk[1] * r->msk[2]) * (size_t)CKP *
            sizeof(uint16_t);
 }
 
@@ -337,7 +442,10 @@ static int hs_tensor_maps(const hsp &q, int cfg, int64_t N, const void *x, const
 }
 
 static tc_status hs_launch(const tc__args *a, const tc__cu_bufs *b) {
-    const tc__problem *p = a->p;
+    const tc__problem *p0 = a->p;
+    tc__problem pm;
+    const tc__problem *p = hs_run_problem(p0, &pm); /* p0 or its merged form */
+    const int merged = p != p0;
     cudaStream_t s = b->s;
     hsp q;
     const int cfg = hs_choose(p, &q);
@@ -349,14 +457,41 @@ static tc_status hs_launch(const tc__args *a, const tc__cu_bufs *b) {
     const void *db = NULL, *dr = NULL, *dx = b->x;
     /* the plan's weights come packed (held on the device) */
     const void *wp = a->wpack;
-    tc_status st = wp ? TC_OK : tc__cu_alloc(&wpk, hs_wpack_bytes(p), s);
+    tc_status st = wp ? TC_OK : tc__cu_alloc(&wpk, hs_wpack_bytes(p0), s);
     if (st == TC_OK && !wp) {
         wp = wpk;
-        st = hg_wpack_dev(b->w, wpk, p->K, q.Cg, q.CKP, q.R, 1, q.R * q.CKP, s);
+        if (!merged) {
+            st = hg_wpack_dev(b->w, wpk, p->K, q.Cg, q.CKP, q.R, 1, q.R * q.CKP, s);
+        } else {
+            const int krp = q.R * q.CKP;
+            const dim3 grid((unsigned)tc__cu_div_up(krp, 256),
+                            (unsigned)(p->K < 65535 ? p->K : 65535));
+            k_hs_wpack<<<grid, 256, 0, s>>>((const uint16_t *)b->w, (uint16_t *)wpk, p->K, krp,
+                                            p0->C * p0->msk[1] * p0->msk[2], hs_map(p0));
+            const cudaError_t e = cudaGetLastError();
+            if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_wpack", __FILE__, __LINE__);
+        }
+    }
+    if (st == TC_OK && merged) { /* the merged input (xm is 256-byte aligned) */
+        st = tc__cu_alloc(&xa, hs_merge_bytes(p0), s);
+        if (st == TC_OK) {
+            const int64_t rows = p->N * p->in[1];
+            const dim3 grid((unsigned)tc__cu_div_up(p->in[2] * (p->C / 8), 256),
+                            (unsigned)(rows < 65535 ? rows : 65535));
+            k_hs_merge<<<grid, 256, 0, s>>>((const uint16_t *)b->x, (uint16_t *)xa, rows,
+                                            (int)p->in[1], (int)p->in[2], (int)p->C,
+                                            (int)p0->in[1], (int)p0->in[2], (int)p0->C,
+                                            (int)p0->msk[2], (int)p0->stride[1],
+                                            (int)p0->stride[2], (int)p0->pad_lo[1],
+                                            (int)p0->pad_lo[2]);
+            const cudaError_t e = cudaGetLastError();
+            if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_merge", __FILE__, __LINE__);
+            dx = xa;
+        }
     }
     /* the copy engine reads from 16-byte-aligned addresses: an input that is
      * not (a device view at an odd offset) is copied to one that is */
-    if (st == TC_OK && ((uintptr_t)dx & 15)) {
+    if (st == TC_OK && !merged && ((uintptr_t)dx & 15)) {
         const size_t xb = (size_t)tc__x_count(p) * sizeof(uint16_t);
         st = tc__cu_alloc(&xa, xb, s);
         if (st == TC_OK) {
@@ -404,20 +539,29 @@ static int hs_applicable(const tc__problem *p, const tc__env *e, char *why, size
     else if (p->layout != TC_LAYOUT_CHANNELS_LAST)
         no = "channels-last layers only (NLC, NHWC, NDHWC)";
     else if (p->mode != TC_MODE_CONSTANT || p->cval != 0) no = "zero padding only";
-    else if (p->stride[0] != 1 || p->stride[1] != 1 || p->stride[2] != 1) no = "stride 1 only";
-    else if (p->msk[0] * p->msk[1] * p->msk[2] < 3)
-        no = "masks of 3 taps and more (1x1 layers: cuda.conv.igemm-half)";
-    else if (p->C % 8) no = "C a multiple of 8 (the copy engine's 16-byte rows)";
-    else if (p->G != 1 && (p->C / p->G) % HS_BK)
-        no = "one group, or C/G a multiple of 64 (a 64-channel box must not cross groups)";
     else if (p->out[0] < 1 || p->out[1] < 1 || p->out[2] < 1) no = "an empty output";
+    else if (!hs_merged(p, NULL)) {
+        if (p->stride[0] != 1 || p->stride[1] != 1 || p->stride[2] != 1)
+            no = "stride 1, or a 2D layer of one group and dilation 1 whose row stride x mask "
+                 "width x C is at most 64 (merged: conv1's 7x7/2 with C = 3)";
+        else if (p->msk[0] * p->msk[1] * p->msk[2] < 3)
+            no = "masks of 3 taps and more (1x1 layers: cuda.conv.igemm-half)";
+        else if (p->C % 8)
+            no = "C a multiple of 8 (the copy engine's 16-byte rows), or a 2D layer of one group "
+                 "and dilation 1 with mask width x C at most 64 (merged)";
+        else if (p->G != 1 && (p->C / p->G) % HS_BK)
+            no = "one group, or C/G a multiple of 64 (a 64-channel box must not cross groups)";
+    }
     if (!no) {
         const int64_t lim = INT32_MAX / 2;
-        const int64_t KRp = p->msk[0] * p->msk[1] * p->msk[2] * ((p->C / p->G + 63) / 64 * 64);
+        tc__problem pm;
+        const tc__problem *r = hs_run_problem(p, &pm);
+        const int64_t KRp = r->msk[0] * r->msk[1] * r->msk[2] * ((r->C / r->G + 63) / 64 * 64);
         hsp q;
-        if (p->C > lim || p->K > lim || KRp > lim || p->N > lim || tc__cu_axis_reach(p) > (1 << 28))
+        if (p->C > lim || p->K > lim || KRp > lim || p->N > lim || tc__cu_axis_reach(p) > (1 << 28) ||
+            (r != p && (tc__x_count(r) > INT64_MAX / 4 || r->N * r->in[1] * r->in[2] > lim)))
             no = "sizes beyond the kernel's 32-bit index arithmetic";
-        else if (hs_choose(p, &q) < 0)
+        else if (hs_choose(r, &q) < 0)
             no = "the input patch of one output row does not fit a block (padded width over 256, "
                  "or over shared memory)";
         else if (!ig_wgmma_ok()) no = "needs Hopper's wgmma (the sm_90a image on an sm_90 device)";
@@ -448,22 +592,25 @@ static tc_status hs_wpack_host(const tc__problem *p, const tc__env *e, const voi
                                const void *w, void *dst) {
     (void)e;
     (void)state;
-    const int Cg = (int)(p->C / p->G), CKP = (Cg + HS_BK - 1) / HS_BK * HS_BK;
-    const int R = (int)(p->msk[0] * p->msk[1] * p->msk[2]), KRp = R * CKP;
+    tc__problem pm;
+    const tc__problem *r = hs_run_problem(p, &pm);
+    const hs_wmap m = hs_map(p);
+    const int KRp = (int)(r->msk[0] * r->msk[1] * r->msk[2]) * m.CKP;
+    const int64_t row = (int64_t)m.Cg * m.R;
     const uint16_t *ws = (const uint16_t *)w;
     uint16_t *wp = (uint16_t *)dst;
     for (int64_t k = 0; k < p->K; k++)
-        for (int l = 0; l < KRp; l++)
-            wp[k * KRp + l] = hg_wsrc(ws + k * (int64_t)Cg * R, l, Cg, CKP, R, 1);
+        for (int l = 0; l < KRp; l++) wp[k * KRp + l] = hs_wsrc(ws + k * row, l, m);
     return TC_OK;
 }
 
-/* the repacked weights, an aligned copy of x, a bias staged from host memory */
+/* the repacked weights, the merged input or an aligned copy of x, a bias
+ * staged from host memory */
 static size_t hs_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
     (void)e;
     (void)state;
-    return hs_wpack_bytes(p) + (size_t)tc__x_count(p) * sizeof(uint16_t) +
-           (p->has_bias ? (size_t)p->K * sizeof(uint16_t) : 0);
+    const size_t xb = hs_merged(p, NULL) ? hs_merge_bytes(p) : (size_t)tc__x_count(p) * sizeof(uint16_t);
+    return hs_wpack_bytes(p) + xb + (p->has_bias ? (size_t)p->K * sizeof(uint16_t) : 0);
 }
 
 /* each configuration's kernel, float16 and bfloat16 (no dynamic shared
@@ -476,6 +623,9 @@ void hs_report(tc__cu_report *r) {
                      hs_cfgs[cfg].bn, bf ? "bf16" : "f16");
             tc__cu_report_kernel(r, name, (const void *)hs_tab[cfg][bf], hs_threads(cfg), 0);
         }
+    tc__cu_report_kernel(r, "cuda.conv.igemm-half-shifted merge", (const void *)k_hs_merge, 256, 0);
+    tc__cu_report_kernel(r, "cuda.conv.igemm-half-shifted merged weight pack",
+                         (const void *)k_hs_wpack, 256, 0);
 }
 
 } // namespace
@@ -484,7 +634,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half_shifted) = {
     .name = "cuda.conv.igemm-half-shifted",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "stride-1 conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last, zero padding, C a multiple of 8 (one group, or C/G a multiple of 64): a block's rows of one output plane over the padded width, each 64-channel chunk's input patch copied once by a TMA box of x (zeros outside: the padding) and read by every tap as a shifted wgmma descriptor; weights one k step a stage by TMA, a producer warp and mbarriers; cuda.conv.igemm-half's fused epilogue. Not measured yet: never picked by the planner, run by name only.",
+    .summary = "stride-1 conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last, zero padding, C a multiple of 8 (one group, or C/G a multiple of 64): a block's rows of one output plane over the padded width, each 64-channel chunk's input patch copied once by a TMA box of x (zeros outside: the padding) and read by every tap as a shifted wgmma descriptor; weights one k step a stage by TMA, a producer warp and mbarriers; cuda.conv.igemm-half's fused epilogue. strided or few-channel 2D layers (conv1: 7x7/2, C = 3) merged first into a stride-1 layer of (row stride x mask width x C) channels. Not measured yet: never picked by the planner, run by name only.",
     .available = hs_available,
     .applicable = hs_applicable,
     .estimate = hs_estimate,
