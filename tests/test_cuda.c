@@ -33,6 +33,7 @@
 
 #include "harness.h"
 #include "tileconv.h"
+#include "../src/cuda/cuda_direct_tile.h" /* cuda.filter.direct's variant table */
 
 #if TC_TEST_CUDA
 #include <cuda_runtime.h>
@@ -159,6 +160,8 @@ static const fcase fcases[] = {
     {3, 1, {12, 20, 61}, {7, 7, 7}, 0, TC_OUTPUT_SAME, 3},
     {2, 1, {50, 301}, {9, 9}, 0, TC_OUTPUT_SAME, -2},      /* rolled compute, odd width */
     {2, 1, {37, 64}, {8, 8}, 0, TC_OUTPUT_SAME, 0},        /* guarded rolled bucket */
+    {1, 2, {20}, {31}, 0, TC_OUTPUT_SAME, 3},              /* below the mask and one tile */
+    {3, 1, {2, 9, 37}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0},   /* depth below the mask */
 };
 #define NFC (int)(sizeof fcases / sizeof fcases[0])
 
@@ -2719,17 +2722,24 @@ int main(int argc, char **argv) {
     run_filter_half_all();
     /* every cuda.filter.direct kernel variant, tuning alternatives included (the
      * planner takes only some of them), forced through
-     * TILECONV_CUDA_DIRECT_VARIANT on the cases it applies to: constant and
-     * reflect, host pointers */
+     * TILECONV_CUDA_DIRECT_VARIANT on the cases it applies to: constant,
+     * reflect and wrap, host pointers; the NG >= 1 forms (lean tiles, register
+     * z window) in every mode, and again as "i:2" (at most two blocks of lean
+     * tiles, one chunk of the whole depth per xy tile), so that the small
+     * cases also walk several tiles or planes a block */
     if (!tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT)) {
         only_solver = "cuda.filter.direct";
-        for (int v = 0; v < 128; v++) {
-            char ev[16];
-            snprintf(ev, sizeof ev, "%d", v);
-            setenv("TILECONV_CUDA_DIRECT_VARIANT", ev, 1);
-            for (int ci = 0; ci < NFC; ci++)
-                for (int mi = 0; mi < 5; mi += 2)
-                    if (!quick || mi == 0) run_filter_case(ci, mi, 0, TC_FLOAT32);
+        for (int v = 0; v < TC_CU_DIRECT_NSHAPES; v++) {
+            const int ng = tc_cu_direct_shapes[v].ng;
+            for (int cap = 0; cap <= (ng ? 2 : 0); cap += 2) {
+                char ev[32];
+                if (cap) snprintf(ev, sizeof ev, "%d:%d", v, cap);
+                else snprintf(ev, sizeof ev, "%d", v);
+                setenv("TILECONV_CUDA_DIRECT_VARIANT", ev, 1);
+                for (int ci = 0; ci < NFC; ci++)
+                    for (int mi = 0; mi < 5; mi += ng ? 1 : 2)
+                        if (!quick || mi == 0) run_filter_case(ci, mi, 0, TC_FLOAT32);
+            }
         }
         unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
         only_solver = NULL;

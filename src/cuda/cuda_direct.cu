@@ -441,6 +441,253 @@ direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
     cp_wait<0>();
 }
 
+/* Lean persistent tiles (R == 1, NG >= 1): each thread NG groups of RY
+ * rows x 4 columns, group q at columns 4 TX q of the 4 TX NG wide tile, so
+ * a warp still reads 32 consecutive float4 (no bank conflict) while the
+ * tile's fixed costs (decode, the copy loop's set-up, the barrier) are
+ * shared by NG times more outputs. One barrier a tile: wait for tile i,
+ * barrier (every thread has finished tile i - 1), issue tile i + NST - 1
+ * into tile i - 1's slot, compute tile i. For R == 1 the output plane
+ * pl = n P + z reads input plane n D + z = pl (P = D, pad0 = 0), so no
+ * 64-bit division. cap > 0: at most cap blocks (the test's hook that walks
+ * several tiles a block on small arrays). */
+template <int S, int T, int RY, int TX, int BY, int NG, int SP, int OFF>
+__device__ __forceinline__ void compute_lean_off(const float *slot, const maskp<S * T> &m,
+                                                 float *yp, const dgeom &g, int64_t y0, int64_t x0) {
+    constexpr int NV = (OFF + 4 + T - 1 + 3) / 4;
+    const int ty = threadIdx.y, tx = threadIdx.x;
+#pragma unroll
+    for (int q = 0; q < NG; q++) {
+        float acc[RY][4];
+#pragma unroll
+        for (int j = 0; j < RY; j++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
+        const float *sl = slot + (ty * RY) * SP + 4 * TX * q + 4 * tx;
+#pragma unroll
+        for (int iy = 0; iy < RY + S - 1; iy++) {
+            float v[NV * 4];
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                float4 w4 = *reinterpret_cast<const float4 *>(sl + iy * SP + 4 * k);
+                v[4 * k] = w4.x; v[4 * k + 1] = w4.y; v[4 * k + 2] = w4.z; v[4 * k + 3] = w4.w;
+            }
+#pragma unroll
+            for (int j = 0; j < RY; j++) {
+                const int s = iy - j;
+                if (s >= 0 && s < S) {
+#pragma unroll
+                    for (int t = 0; t < T; t++) {
+                        const float wv = m.w[s * T + t];
+#pragma unroll
+                        for (int i = 0; i < 4; i++) acc[j][i] = fmaf(wv, v[OFF + i + t], acc[j][i]);
+                    }
+                }
+            }
+        }
+        store_tile<RY>(acc, yp, g, y0, x0 + 4 * TX * q);
+    }
+}
+
+/* Blocks per SM the NG >= 1 forms' launch bounds ask ptxas for: as many as
+ * the shared memory of the variant lets an sm_90 SM hold (228 KiB, 1 KiB
+ * reserved a block; H100 and H200 alike), but never fewer than regs
+ * registers a thread (65536 / (regs NT) blocks): 64 for the lean tiles,
+ * 128 for the register z window (R RY 4 sums, and ptxas issues all of a
+ * plane's shared loads at once: ~126 registers at RY 2, ~155 at RY 4
+ * unbounded; 64 spilled 0.2-1 KB). */
+constexpr int ng_minb(int smem_bytes, int nt, int regs) {
+    int b = 233472 / (smem_bytes + 1024), r = 65536 / (regs * nt);
+    b = b < r ? b : r;
+    return b < 1 ? 1 : b;
+}
+
+template <int S, int T, int RY, int TX, int BY, int NG, int NST>
+__global__ void __launch_bounds__(TX * BY, ng_minb(NST * tileg<S, T, RY, TX * NG, BY>::SLOT * 4, TX * BY, 64))
+direct_f32_lean(const float *__restrict__ x, float *__restrict__ y,
+                const __grid_constant__ maskp<S * T> m, const dgeom g) {
+    static_assert(NST >= 2, "one slot computed, at least one in flight");
+    typedef tileg<S, T, RY, TX * NG, BY> G; /* TW = 4 TX NG */
+    constexpr int NT = TX * BY;
+    extern __shared__ float4 smem4[];
+    float *smem = reinterpret_cast<float *>(smem4);
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    const int64_t tx_n = (g.O + G::TW - 1) / G::TW, ty_n = (g.Q + G::TH - 1) / G::TH;
+    const int64_t ntiles = tx_n * ty_n * g.N * g.P;
+    const int64_t step = gridDim.x;
+    const int64_t hw_in = g.H * g.W, hw_out = g.Q * g.O;
+    const bool small = ntiles + (int64_t)NST * step < (1LL << 31);
+    auto decode = [&](int64_t t, int64_t &bxi, int64_t &byi, int64_t &pl) {
+        if (small) {
+            unsigned u = (unsigned)t, txn = (unsigned)tx_n, tyn = (unsigned)ty_n;
+            unsigned r = u / txn;
+            bxi = u - r * txn;
+            unsigned q = r / tyn;
+            byi = r - q * tyn;
+            pl = q;
+        } else {
+            bxi = t % tx_n;
+            int64_t rest = t / tx_n;
+            byi = rest % ty_n;
+            pl = rest / ty_n;
+        }
+    };
+    /* starts tile t (if any) into slot sl; one commit group either way */
+    auto issue = [&](int64_t t, int sl) {
+        if (t < ntiles) {
+            int64_t bxi, byi, pl;
+            decode(t, bxi, byi, pl);
+            issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + sl * G::SLOT, x + pl * hw_in, g, 0,
+                                                     byi * G::TH - g.pad1, bxi * G::TW - g.A, tid);
+        }
+        cp_commit();
+    };
+#pragma unroll 1
+    for (int p = 0; p < NST - 1; p++) issue(blockIdx.x + p * step, p);
+    int sl = 0;
+#pragma unroll 1
+    for (int64_t t = blockIdx.x; t < ntiles; t += step) {
+        cp_wait<NST - 2>(); /* tile t's group: NST - 2 younger ones may pend */
+        __syncthreads();    /* its slot visible; the previous slot free */
+        issue(t + (NST - 1) * step, sl == 0 ? NST - 1 : sl - 1);
+        int64_t bxi, byi, pl;
+        decode(t, bxi, byi, pl);
+        const float *slot = smem + sl * G::SLOT;
+        float *yp = y + pl * hw_out;
+        const int64_t y0 = byi * G::TH, x0 = bxi * G::TW;
+        switch (g.off) { /* uniform: one case per launch */
+        case 0: compute_lean_off<S, T, RY, TX, BY, NG, G::SP, 0>(slot, m, yp, g, y0, x0); break;
+        case 1: compute_lean_off<S, T, RY, TX, BY, NG, G::SP, 1>(slot, m, yp, g, y0, x0); break;
+        case 2: compute_lean_off<S, T, RY, TX, BY, NG, G::SP, 2>(slot, m, yp, g, y0, x0); break;
+        default: compute_lean_off<S, T, RY, TX, BY, NG, G::SP, 3>(slot, m, yp, g, y0, x0); break;
+        }
+        sl = sl == NST - 1 ? 0 : sl + 1;
+    }
+    cp_wait<0>();
+}
+
+/* Register z window (R > 1, exact masks): a block owns an xy tile and a
+ * chunk of output planes [zs, ze); it streams the input planes
+ * zs - pad0 .. ze - 1 - pad0 + R - 1 through NST shared slots (NST - 1 in
+ * flight, one barrier a plane). Input plane l (of the chunk) is read from
+ * shared memory once and added, with mask plane r, into output plane l - r,
+ * whose sums stay in registers: during plane l, acc[k] holds output plane
+ * l - R + 1 + k, so mask plane r adds into acc[R - 1 - r]. Output plane
+ * l - R + 1 (acc[0]) is then complete: stored, and the registers shift down
+ * one plane ((R - 1) RY 4 moves a plane, against R S T RY 4 FFMAs). The
+ * first R - 1 planes also add into the registers of output planes below
+ * the chunk and the last R - 1 into those past it: never stored, shifted
+ * out (never multiplied by zero), so no branch in the taps. */
+template <int R, int S, int T, int RY, int SP, int OFF>
+__device__ __forceinline__ void zreg_plane_off(const float *slot, float (&acc)[R][RY][4],
+                                               const maskp<R * S * T> &m) {
+    constexpr int NV = (OFF + 4 + T - 1 + 3) / 4;
+    const int ty = threadIdx.y, tx = threadIdx.x;
+    const float *sl = slot + (ty * RY) * SP + 4 * tx;
+#pragma unroll
+    for (int iy = 0; iy < RY + S - 1; iy++) {
+        float v[NV * 4];
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            float4 w4 = *reinterpret_cast<const float4 *>(sl + iy * SP + 4 * k);
+            v[4 * k] = w4.x; v[4 * k + 1] = w4.y; v[4 * k + 2] = w4.z; v[4 * k + 3] = w4.w;
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+#pragma unroll
+            for (int j = 0; j < RY; j++) {
+                const int s = iy - j;
+                if (s >= 0 && s < S) {
+#pragma unroll
+                    for (int t = 0; t < T; t++) {
+                        const float wv = m.w[(r * S + s) * T + t];
+#pragma unroll
+                        for (int i = 0; i < 4; i++)
+                            acc[R - 1 - r][j][i] = fmaf(wv, v[OFF + i + t], acc[R - 1 - r][j][i]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The register z window's block for column offset OFF (one copy of the
+ * plane loop per offset). */
+template <int R, int S, int T, int RY, int TX, int BY, int NST, int OFF>
+__device__ __forceinline__ void zreg_run(const float *__restrict__ x, float *__restrict__ y,
+                                         const maskp<R * S * T> &m, const dgeom &g, int64_t gy0,
+                                         int64_t gz0) {
+    typedef tileg<S, T, RY, TX, BY> G;
+    constexpr int NT = TX * BY;
+    extern __shared__ float4 smem4[];
+    float *smem = reinterpret_cast<float *>(smem4);
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    const int64_t x0 = (int64_t)blockIdx.x * G::TW;
+    const int64_t y0 = ((int64_t)blockIdx.y + gy0) * G::TH;
+    const int64_t bz = (int64_t)blockIdx.z + gz0;
+    const int64_t n = bz / g.nzc;
+    const int64_t zs = (bz % g.nzc) * g.zc;
+    const int64_t ze = zs + g.zc < g.P ? zs + g.zc : g.P;
+    const float *xn = x + n * g.D * g.H * g.W;
+    const int64_t qo = g.Q * g.O;
+    float *yb = y + (n * g.P + zs) * qo; /* output plane zs */
+    const int64_t iy0 = y0 - g.pad1, xa = x0 - g.A, iz0 = zs - g.pad0;
+    const int L = (int)(ze - zs) + R - 1; /* input planes of the chunk */
+#pragma unroll 1
+    for (int p = 0; p < NST - 1; p++) {
+        if (p < L)
+            issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + p * G::SLOT, xn, g, iz0 + p, iy0, xa,
+                                                     tid);
+        cp_commit();
+    }
+    float acc[R][RY][4];
+#pragma unroll
+    for (int a = 0; a < R; a++)
+#pragma unroll
+        for (int j = 0; j < RY; j++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) acc[a][j][i] = 0.f;
+    int sl = 0;
+#pragma unroll 1
+    for (int l = 0; l < L; l++) {
+        cp_wait<NST - 2>(); /* plane l's group: NST - 2 younger ones may pend */
+        __syncthreads();    /* plane l visible; plane l - 1's slot free */
+        const int ln = l + NST - 1;
+        if (ln < L)
+            issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + (sl == 0 ? NST - 1 : sl - 1) * G::SLOT,
+                                                     xn, g, iz0 + ln, iy0, xa, tid);
+        cp_commit();
+        zreg_plane_off<R, S, T, RY, G::SP, OFF>(smem + sl * G::SLOT, acc, m);
+        if (l >= R - 1) store_tile<RY>(acc[0], yb + (int64_t)(l - (R - 1)) * qo, g, y0, x0);
+#pragma unroll
+        for (int a = 0; a + 1 < R; a++)
+#pragma unroll
+            for (int j = 0; j < RY; j++)
+#pragma unroll
+                for (int i = 0; i < 4; i++) acc[a][j][i] = acc[a + 1][j][i];
+#pragma unroll
+        for (int j = 0; j < RY; j++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) acc[R - 1][j][i] = 0.f;
+        sl = sl == NST - 1 ? 0 : sl + 1;
+    }
+    cp_wait<0>();
+}
+
+template <int R, int S, int T, int RY, int TX, int BY, int NST>
+__global__ void __launch_bounds__(TX * BY, ng_minb(NST * tileg<S, T, RY, TX, BY>::SLOT * 4, TX * BY, 128))
+direct_f32_zreg(const float *__restrict__ x, float *__restrict__ y,
+                const __grid_constant__ maskp<R * S * T> m, const dgeom g, int64_t gy0,
+                int64_t gz0) {
+    static_assert(NST >= 2, "one slot computed, at least one in flight");
+    switch (g.off) { /* uniform: one case per launch */
+    case 0: zreg_run<R, S, T, RY, TX, BY, NST, 0>(x, y, m, g, gy0, gz0); break;
+    case 1: zreg_run<R, S, T, RY, TX, BY, NST, 1>(x, y, m, g, gy0, gz0); break;
+    case 2: zreg_run<R, S, T, RY, TX, BY, NST, 2>(x, y, m, g, gy0, gz0); break;
+    default: zreg_run<R, S, T, RY, TX, BY, NST, 3>(x, y, m, g, gy0, gz0); break;
+    }
+}
+
 /* Generic: one output per thread, any mask, float or double. */
 template <typename E>
 __global__ void __launch_bounds__(256)
@@ -490,6 +737,9 @@ struct variant {
     int alt;                      /* 1: a tuning alternative, used only when
                                      TILECONV_CUDA_DIRECT_VARIANT names it */
     int roll;                     /* rolled compute (weights in shared memory) */
+    int ng;                       /* the form (cuda_direct_tile.h): 0 the two-barrier
+                                     tiles / plane ring; >= 1 lean tiles of NG groups
+                                     (R == 1), the register z window (R > 1) */
     launch_t launch;
     const void *kernel;
 };
@@ -521,6 +771,8 @@ static size_t smem_of() {
     return ((size_t)(R == 1 ? NST : R + 1) * G::SLOT + (RL ? wsh_floats<R, S, T>() : 0)) *
            sizeof(float);
 }
+
+static int forced_cap(void);
 
 /* Blocks per SM of a kernel, cached (host-side cost on small problems). */
 static int occupancy(const void *k, int threads, size_t smem, int *cache) {
@@ -585,6 +837,64 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     }
 }
 
+/* The NG >= 1 forms: lean persistent tiles (R == 1) and the register z
+ * window (R > 1). */
+template <int R, int S, int T, int RY, int TX, int BY, int NST, int NG>
+static tc_status launch_ng(const tc__args *a, const tc__cu_bufs *b) {
+    const tc__problem *p = a->p;
+    typedef tileg<S, T, RY, (R == 1 ? TX * NG : TX), BY> G;
+    const size_t smem = (size_t)NST * G::SLOT * sizeof(float);
+    static int attr_set = 0, occ_cache = 0;
+    maskp<R * S * T> m;
+    memset(&m, 0, sizeof m);
+    const float *hw = (const float *)b->hw;
+    for (int64_t r = 0; r < p->msk[0]; r++)
+        for (int64_t s = 0; s < p->msk[1]; s++)
+            for (int64_t t = 0; t < p->msk[2]; t++)
+                m.w[(r * S + s) * T + t] = hw[(r * p->msk[1] + s) * p->msk[2] + t];
+    dgeom g = make_geom(p);
+    g.vec_out = (p->out[2] % 4 == 0) && ((uintptr_t)b->y % 16 == 0);
+    g.vec_in = (p->in[2] % 4 == 0) && ((uintptr_t)b->x % 16 == 0);
+    const tc__cu_device *d = tc__cu_dev();
+    const int sms = d ? d->sms : 132;
+    const int cap = forced_cap();
+    const int64_t gx = tc__cu_div_up(g.O, G::TW), gyn = tc__cu_div_up(g.Q, G::TH);
+    if constexpr (R == 1) {
+        if (g.P != g.D || g.pad0 != 0) /* a 1-plane mask: output plane = input plane */
+            return tc__error(TC_ERR_INTERNAL, "cuda.filter.direct: lean tiles need P == D, pad 0 on z");
+        auto k = direct_f32_lean<S, T, RY, TX, BY, NG, NST>;
+        if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
+            TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+            __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
+        }
+        const int64_t ntiles = gx * gyn * p->N * g.P;
+        int64_t blocks = tc_cu_direct_grid(occupancy((const void *)k, TX * BY, smem, &occ_cache),
+                                           sms, ntiles);
+        if (cap > 0 && blocks > cap) blocks = cap;
+        k<<<(unsigned)blocks, dim3(TX, BY), smem, b->s>>>((const float *)b->x, (float *)b->y, m, g);
+        TC_CU_LAUNCH("cuda.filter.direct");
+        return TC_OK;
+    } else {
+        auto k = direct_f32_zreg<R, S, T, RY, TX, BY, NST>;
+        if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
+            TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+            __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
+        }
+        /* the ring's chunks (about two waves of blocks); cap: one chunk of
+         * the whole depth per xy tile */
+        const int64_t slots = (int64_t)occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
+        tc_cu_direct_zchunk(g.P, gx * gyn * p->N, slots, &g.zc, &g.nzc);
+        if (cap > 0) { g.zc = g.P; g.nzc = 1; }
+        const int64_t gzn = p->N * g.nzc;
+        TC__CU_FOR_GRID(gyn, gzn, {
+            k<<<dim3((unsigned)gx, gny, gnz), dim3(TX, BY), smem, b->s>>>(
+                (const float *)b->x, (float *)b->y, m, g, gy0, gz0);
+            TC_CU_LAUNCH("cuda.filter.direct");
+        })
+        return TC_OK;
+    }
+}
+
 template <typename E>
 static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
@@ -600,18 +910,28 @@ static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
     return TC_OK;
 }
 
-/* The kernel of a variant: 1D/2D persistent tiles (R == 1) or the 3D ring. */
-template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL>
+/* The kernel of a variant: 1D/2D persistent tiles (R == 1) or the 3D ring
+ * (NG 0); lean tiles (R == 1) or the register z window (NG >= 1). */
+template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL, int NG>
 static const void *kernel_of() {
-    if constexpr (R == 1) return (const void *)direct_f32_tiles<S, T, RY, TX, BY, NST, EX, RL>;
+    if constexpr (NG > 0) {
+        static_assert(EX && !RL, "the NG >= 1 forms are exact and unrolled");
+        if constexpr (R == 1) return (const void *)direct_f32_lean<S, T, RY, TX, BY, NG, NST>;
+        else return (const void *)direct_f32_zreg<R, S, T, RY, TX, BY, NST>;
+    } else if constexpr (R == 1) return (const void *)direct_f32_tiles<S, T, RY, TX, BY, NST, EX, RL>;
     else return (const void *)direct_f32_ring<R, S, T, RY, TX, BY, EX, RL>;
+}
+template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL, int NG>
+static launch_t launch_of() {
+    if constexpr (NG > 0) return launch_ng<R, S, T, RY, TX, BY, NST, NG>;
+    else return launch_fast<R, S, T, RY, TX, BY, NST, EX, RL>;
 }
 /* The table of cuda_direct_tile.h (TC_CU_DIRECT_VARIANTS, where the choices
  * are explained), with each entry's launch and kernel: variants[i] is
  * tc_cu_direct_shapes[i]. */
-#define KV(R, S, T, RY, TX, BY, NST, EX, ALT, RL)                                               \
-    {R, S, T, RY, TX, BY, NST, EX, ALT, RL, launch_fast<R, S, T, RY, TX, BY, NST, EX, RL>,      \
-     kernel_of<R, S, T, RY, TX, BY, NST, EX, RL>()}
+#define KV(R, S, T, RY, TX, BY, NST, EX, ALT, RL, NG)                                           \
+    {R, S, T, RY, TX, BY, NST, EX, ALT, RL, NG, launch_of<R, S, T, RY, TX, BY, NST, EX, RL, NG>(), \
+     kernel_of<R, S, T, RY, TX, BY, NST, EX, RL, NG>()}
 static const variant variants[] = {TC_CU_DIRECT_VARIANTS(KV)};
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 static_assert(NVARIANTS == TC_CU_DIRECT_NSHAPES, "variants[i] is tc_cu_direct_shapes[i]");
@@ -626,13 +946,30 @@ static int covers(const variant *v, int64_t R, int64_t S, int64_t T) {
 
 /* TILECONV_CUDA_DIRECT_VARIANT=i (tuning and benchmarks): variant i of the
  * table (the order of tc_cuda_kernel_report's cuda.filter.direct lines), -1
- * when unset. */
-static int forced_variant(void) {
+ * when unset. "i:b" (tests) also caps the NG >= 1 forms' grid: at most b
+ * blocks of lean tiles, one chunk of the whole depth per xy tile of the
+ * register z window, so that small arrays walk several tiles or planes a
+ * block. */
+static int forced_parse(int *cap) {
     const char *e = tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT);
+    *cap = 0;
     if (!e || !*e) return -1;
     char *end;
     long i = strtol(e, &end, 10);
+    if (*end == ':') {
+        long c = strtol(end + 1, &end, 10);
+        if (c < 1 || c > (1L << 30)) return -2;
+        *cap = (int)c;
+    }
     return (*end || i < 0 || i >= NVARIANTS) ? -2 : (int)i;
+}
+static int forced_variant(void) {
+    int cap;
+    return forced_parse(&cap);
+}
+static int forced_cap(void) {
+    int cap;
+    return forced_parse(&cap) >= 0 ? cap : 0;
 }
 
 /* The bucket for a mask (tc_cu_direct_pick), or NULL for the generic path. */
@@ -729,7 +1066,11 @@ void tc__cu_report_direct(tc__cu_report *r) {
         snprintf(name, sizeof name, "cuda.filter.direct #%d f32 R%dS%dT%d RY%d TX%d%s%s%s", i, v->R, v->S,
                  v->T, v->RY, v->TX, v->ex ? "" : " guarded", v->alt ? " alt" : "",
                  v->roll ? " rolled" : "");
-        if (v->R == 1 && v->S > 1)
+        if (v->ng && v->R == 1)
+            snprintf(name + strlen(name), sizeof name - strlen(name), " lean NG%d NST%d", v->ng, v->NST);
+        else if (v->ng)
+            snprintf(name + strlen(name), sizeof name - strlen(name), " zreg NST%d", v->NST);
+        else if (v->R == 1 && v->S > 1)
             snprintf(name + strlen(name), sizeof name - strlen(name), " NST%d", v->NST);
         size_t sm = variant_smem(v);
         if (sm > 48 * 1024)

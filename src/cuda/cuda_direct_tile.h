@@ -15,20 +15,34 @@
 
 /* The variants, in table order (the index is the "cuda.filter.direct #i" of
  * tc_cuda_kernel_report and TILECONV_CUDA_DIRECT_VARIANT=i). X receives
- * (R, S, T, RY, TX, BY, NST, EX, ALT, RL): mask R x S x T (1D/2D: R = 1);
+ * (R, S, T, RY, TX, BY, NST, EX, ALT, RL, NG): mask R x S x T (1D/2D: R = 1);
  * RY output rows x 4 columns per thread, TX x BY threads; NST shared slots
- * (1D/2D persistent tiles; the 3D ring has R + 1, NST 0); EX 1: exact sizes
- * only, 0: guarded taps; ALT: a tuning alternative; RL: rolled compute.
+ * (1D/2D persistent tiles and the register z window; the 3D ring has
+ * R + 1, NST 0); EX 1: exact sizes only, 0: guarded taps; ALT: a tuning
+ * alternative; RL: rolled compute; NG: the form. NG 0: the two-barrier
+ * persistent tiles (R == 1) and the 3D plane ring (R > 1). NG >= 1, one
+ * barrier a tile or plane (the next load issued after it, into the slot
+ * just computed): R == 1, the lean persistent tiles, each thread NG groups
+ * of RY rows x 4 columns, the groups 4 TX columns apart (output tile 4 TX
+ * NG wide), a tile's input plane its output plane (no 64-bit division);
+ * R > 1 (NG 1), the register z window: each input plane is read from
+ * shared memory once and added into the R output planes it touches, whose
+ * sums stay in registers, so NST slots hold NST - 1 planes in flight.
  * Choices measured on an H100 (docs/solvers/cuda-direct.md, variant
  * sweeps): a third shared slot for 2D k5/k7 (0.94x / 0.92x the time of two);
  * two output rows per thread at 2D k15 (0.86x: half the unrolled code);
  * narrow tiles (TX 16: 64 columns) for volumes at most 64 wide (0.75x on
  * 64^3 k3). The rolled compute measured 1.03-1.64x slower than the unrolled
  * one on every exact size, so only the guarded buckets (rare sizes) use it,
- * for its small code. */
-#define TC_CU_DIRECT_KT(X, S, T, RY, TX, BY, NST, EX, ALT, RL) X(1, S, T, RY, TX, BY, NST, EX, ALT, RL)
-#define TC_CU_DIRECT_KR(X, K, RY, TX, EX, ALT, RL) X(K, K, K, RY, TX, 8, 0, EX, ALT, RL)
+ * for its small code. The NG >= 1 forms are tuning alternatives (ALT 1)
+ * until measured. */
+#define TC_CU_DIRECT_KT(X, S, T, RY, TX, BY, NST, EX, ALT, RL) X(1, S, T, RY, TX, BY, NST, EX, ALT, RL, 0)
+#define TC_CU_DIRECT_KR(X, K, RY, TX, EX, ALT, RL) X(K, K, K, RY, TX, 8, 0, EX, ALT, RL, 0)
 #define TC_CU_DIRECT_K1D(X, T) TC_CU_DIRECT_KT(X, 1, T, 1, 256, 1, 4, 1, 0, 0) /* 1D, T taps */
+/* lean persistent tiles (exact, alternative): S x T mask, NG groups */
+#define TC_CU_DIRECT_KL(X, S, T, RY, TX, BY, NG, NST) X(1, S, T, RY, TX, BY, NST, 1, 1, 0, NG)
+/* register z window (exact, alternative): K x K x K mask, NST slots */
+#define TC_CU_DIRECT_KZ(X, K, RY, TX, NST) X(K, K, K, RY, TX, 8, NST, 1, 1, 0, 1)
 #define TC_CU_DIRECT_VARIANTS(X)                                                                  \
     TC_CU_DIRECT_K1D(X, 3), TC_CU_DIRECT_K1D(X, 5), TC_CU_DIRECT_K1D(X, 7),                       \
     TC_CU_DIRECT_K1D(X, 9), TC_CU_DIRECT_K1D(X, 11), TC_CU_DIRECT_K1D(X, 13),                     \
@@ -49,33 +63,41 @@
     TC_CU_DIRECT_KT(X, 5, 5, 4, 32, 8, 2, 0, 0, 0), TC_CU_DIRECT_KT(X, 9, 9, 4, 32, 8, 2, 0, 0, 1), \
     TC_CU_DIRECT_KT(X, 15, 15, 4, 32, 8, 2, 0, 0, 1),                                             \
     TC_CU_DIRECT_KR(X, 3, 4, 32, 0, 0, 0), TC_CU_DIRECT_KR(X, 5, 2, 32, 0, 0, 1),                 \
-    TC_CU_DIRECT_KR(X, 7, 2, 32, 0, 0, 1)
-/* tuning alternatives: none at present (the last sweeps' candidates and
- * their times are in docs/solvers/cuda-direct.md); add entries with
- * ALT = 1 to time new ones with TILECONV_BENCH_SWEEP=1 */
+    TC_CU_DIRECT_KR(X, 7, 2, 32, 0, 0, 1),                                                    \
+    /* tuning alternatives (not yet measured: docs/solvers/cuda-direct.md) */                     \
+    TC_CU_DIRECT_KL(X, 1, 3, 1, 256, 1, 4, 3), TC_CU_DIRECT_KL(X, 1, 7, 1, 256, 1, 4, 3),         \
+    TC_CU_DIRECT_KL(X, 1, 15, 1, 256, 1, 4, 3), TC_CU_DIRECT_KL(X, 1, 31, 1, 256, 1, 4, 3),       \
+    TC_CU_DIRECT_KL(X, 1, 31, 1, 256, 1, 2, 4), TC_CU_DIRECT_KL(X, 1, 63, 1, 256, 1, 4, 3),       \
+    TC_CU_DIRECT_KL(X, 3, 3, 4, 32, 8, 1, 3), TC_CU_DIRECT_KL(X, 3, 3, 4, 32, 8, 2, 2),           \
+    TC_CU_DIRECT_KL(X, 5, 5, 4, 32, 8, 1, 3), TC_CU_DIRECT_KL(X, 5, 5, 8, 32, 4, 1, 3),           \
+    TC_CU_DIRECT_KL(X, 7, 7, 4, 32, 8, 1, 3), TC_CU_DIRECT_KL(X, 7, 7, 8, 32, 4, 1, 3),           \
+    TC_CU_DIRECT_KZ(X, 3, 4, 32, 3), TC_CU_DIRECT_KZ(X, 3, 4, 32, 4), TC_CU_DIRECT_KZ(X, 3, 2, 32, 4)
+/* add entries with ALT = 1 to time new candidates with TILECONV_BENCH_SWEEP=1 */
 
 /* Tile geometry (the kernel's tileg uses these): output tile TH x TW; the
  * shared window ROWS x WINA (the halo plus up to 3 columns that align its
  * first column to 16 bytes), row pitch SP, one slot = ROWS x SP floats. */
 #define TC_CU_DIRECT_TW(TX) (4 * (TX))
+#define TC_CU_DIRECT_TWG(TX, NG) (4 * (TX) * ((NG) > 1 ? (NG) : 1)) /* NG groups */
 #define TC_CU_DIRECT_TH(BY, RY) ((BY) * (RY))
 #define TC_CU_DIRECT_ROWS(S, BY, RY) (TC_CU_DIRECT_TH(BY, RY) + (S) - 1)
 #define TC_CU_DIRECT_WINA(T, TX) (TC_CU_DIRECT_TW(TX) + (T) + 2)
 #define TC_CU_DIRECT_SP(T, TX) ((TC_CU_DIRECT_WINA(T, TX) + 3) / 4 * 4 + 4)
 
 typedef struct tc_cu_direct_shape {
-    int R, S, T, RY, TX, BY, NST, ex, alt, roll;
+    int R, S, T, RY, TX, BY, NST, ex, alt, roll, ng;
 } tc_cu_direct_shape;
 
-#define TC_CU_DIRECT_SHAPE_(R, S, T, RY, TX, BY, NST, EX, ALT, RL) {R, S, T, RY, TX, BY, NST, EX, ALT, RL}
+#define TC_CU_DIRECT_SHAPE_(R, S, T, RY, TX, BY, NST, EX, ALT, RL, NG) {R, S, T, RY, TX, BY, NST, EX, ALT, RL, NG}
 static const tc_cu_direct_shape tc_cu_direct_shapes[] = {TC_CU_DIRECT_VARIANTS(TC_CU_DIRECT_SHAPE_)};
 #define TC_CU_DIRECT_NSHAPES (int)(sizeof tc_cu_direct_shapes / sizeof tc_cu_direct_shapes[0])
 
 /* Dynamic shared memory of a variant's block, bytes. */
 static inline size_t tc_cu_direct_smem(const tc_cu_direct_shape *v) {
-    size_t slot = (size_t)TC_CU_DIRECT_ROWS(v->S, v->BY, v->RY) * TC_CU_DIRECT_SP(v->T, v->TX);
+    const int tw = v->ng > 1 ? v->TX * v->ng : v->TX; /* SP of a 4 tw wide tile */
+    size_t slot = (size_t)TC_CU_DIRECT_ROWS(v->S, v->BY, v->RY) * TC_CU_DIRECT_SP(v->T, tw);
     size_t w = v->roll ? (size_t)v->R * v->S * ((v->T + 3) / 4 * 4) : 0;
-    return ((size_t)(v->R == 1 ? v->NST : v->R + 1) * slot + w) * sizeof(float);
+    return ((size_t)(v->R == 1 || v->ng ? v->NST : v->R + 1) * slot + w) * sizeof(float);
 }
 
 /* Whether variant v computes mask R x S x T: an exact variant only its own
