@@ -32,7 +32,9 @@
  * and up to Cm = sy S C rounded up to 8), so that the layer becomes a
  * stride-1 one of Cm channels, a ceil(R / sy) x 1 mask and no padding
  * (7x7/2 x 3 channels: 4 x 1 taps of 48 channels, the weights' missing
- * eighth row zero).
+ * eighth row zero). 1x1 layers run as one GEMM over the N x positions
+ * rows (hs_gemm_rows: the same memory seen as rows of up to 256
+ * positions), the patch then being the tile's A block.
  */
 #include "cuda/conv/igemm_half_common.cuh" /* mma, loads, weight repack, epilogue */
 
@@ -385,15 +387,47 @@ static int hs_merged(const tc__problem *p, tc__problem *pm) {
     }
     return 1;
 }
-/* the problem the kernel runs: p itself or its merged form (in *buf) */
-static const tc__problem *hs_run_problem(const tc__problem *p, tc__problem *buf) {
-    return hs_merged(p, buf) ? buf : p;
+/* A 1x1 stride-1 unpadded layer as one GEMM over its M = N x positions:
+ * the same memory read as one image of M / W' rows of W' positions, W' the
+ * divisor of M in 8..64 that fills a 64-row tile best (floor(64 / W') W'
+ * rows; the larger on a tie: 32 for M = 32 x 7 x 7, 64 for 32 x 56 x 56),
+ * so that every tile configuration fits and a block's rows are BM
+ * consecutive positions whatever the image shape (7x7 planes would keep 49
+ * of 64 rows); M itself up to 64; 0 where M has no such divisor */
+static int hs_gemm_rows(const tc__problem *p, tc__problem *pr) {
+    if (p->op != TC_OP_CONV || p->msk[0] * p->msk[1] * p->msk[2] != 1) return 0;
+    for (int i = 0; i < TC__NSP; i++)
+        if (p->stride[i] != 1 || p->pad_lo[i] != 0 || p->pad_hi[i] != 0) return 0;
+    const int64_t M = p->N * p->out[0] * p->out[1] * p->out[2];
+    int64_t wr = 0;
+    if (M <= 64) wr = M;
+    else
+        for (int64_t d = 64; d >= 8; d--)
+            if (M % d == 0 && (!wr || (64 / d) * d > (64 / wr) * wr)) wr = d;
+    if (!wr) return 0;
+    if (pr) {
+        *pr = *p;
+        pr->N = 1;
+        pr->in[0] = pr->out[0] = 1;
+        pr->in[1] = pr->out[1] = M / wr;
+        pr->in[2] = pr->out[2] = wr;
+    }
+    return 1;
+}
+/* the problem the kernel runs (*kind 0): p itself, or (in *buf) its merged
+ * form (*kind 1: k_hs_merge writes its input) or a 1x1 layer's rows of the
+ * GEMM (*kind 2: the same memory) */
+static const tc__problem *hs_run_problem(const tc__problem *p, tc__problem *buf, int *kind) {
+    int k = hs_merged(p, buf) ? 1 : hs_gemm_rows(p, buf) ? 2 : 0;
+    if (kind) *kind = k;
+    return k ? buf : p;
 }
 static hs_wmap hs_map(const tc__problem *p) {
     tc__problem pm;
-    const tc__problem *r = hs_run_problem(p, &pm);
+    int kind;
+    const tc__problem *r = hs_run_problem(p, &pm, &kind);
     hs_wmap m;
-    m.merged = r != p;
+    m.merged = kind == 1;
     m.Cg = (int)(p->C / p->G);
     m.CKP = (int)((r->C / r->G + HS_BK - 1) / HS_BK * HS_BK);
     m.R = (int)(p->msk[0] * p->msk[1] * p->msk[2]);
@@ -409,7 +443,7 @@ static size_t hs_merge_bytes(const tc__problem *p) {
 }
 static size_t hs_wpack_bytes(const tc__problem *p) {
     tc__problem pm;
-    const tc__problem *r = hs_run_problem(p, &pm);
+    const tc__problem *r = hs_run_problem(p, &pm, NULL);
     const int64_t Cg = r->C / r->G, CKP = (Cg + HS_BK - 1) / HS_BK * HS_BK;
     return (size_t)p->K * (size_t)(r->msk[0] * r->msk[1] * r->msk[2]) * (size_t)CKP *
            sizeof(uint16_t);
@@ -444,8 +478,9 @@ static int hs_tensor_maps(const hsp &q, int cfg, int64_t N, const void *x, const
 static tc_status hs_launch(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p0 = a->p;
     tc__problem pm;
-    const tc__problem *p = hs_run_problem(p0, &pm); /* p0 or its merged form */
-    const int merged = p != p0;
+    int kind;
+    const tc__problem *p = hs_run_problem(p0, &pm, &kind); /* p0, merged or GEMM rows */
+    const int merged = kind == 1;
     cudaStream_t s = b->s;
     hsp q;
     const int cfg = hs_choose(p, &q);
@@ -544,8 +579,6 @@ static int hs_applicable(const tc__problem *p, const tc__env *e, char *why, size
         if (p->stride[0] != 1 || p->stride[1] != 1 || p->stride[2] != 1)
             no = "stride 1, or a 2D layer of one group and dilation 1 whose row stride x mask "
                  "width x C is at most 64 (merged: conv1's 7x7/2 with C = 3)";
-        else if (p->msk[0] * p->msk[1] * p->msk[2] < 3)
-            no = "masks of 3 taps and more (1x1 layers: cuda.conv.igemm-half)";
         else if (p->C % 8)
             no = "C a multiple of 8 (the copy engine's 16-byte rows), or a 2D layer of one group "
                  "and dilation 1 with mask width x C at most 64 (merged)";
@@ -555,11 +588,11 @@ static int hs_applicable(const tc__problem *p, const tc__env *e, char *why, size
     if (!no) {
         const int64_t lim = INT32_MAX / 2;
         tc__problem pm;
-        const tc__problem *r = hs_run_problem(p, &pm);
+        const tc__problem *r = hs_run_problem(p, &pm, NULL);
         const int64_t KRp = r->msk[0] * r->msk[1] * r->msk[2] * ((r->C / r->G + 63) / 64 * 64);
         hsp q;
         if (p->C > lim || p->K > lim || KRp > lim || p->N > lim || tc__cu_axis_reach(p) > (1 << 28) ||
-            (r != p && (tc__x_count(r) > INT64_MAX / 4 || r->N * r->in[1] * r->in[2] > lim)))
+            tc__x_count(r) > INT64_MAX / 4 || r->N * r->in[0] * r->in[1] * r->in[2] > lim)
             no = "sizes beyond the kernel's 32-bit index arithmetic";
         else if (hs_choose(r, &q) < 0)
             no = "the input patch of one output row does not fit a block (padded width over 256, "
@@ -593,7 +626,7 @@ static tc_status hs_wpack_host(const tc__problem *p, const tc__env *e, const voi
     (void)e;
     (void)state;
     tc__problem pm;
-    const tc__problem *r = hs_run_problem(p, &pm);
+    const tc__problem *r = hs_run_problem(p, &pm, NULL);
     const hs_wmap m = hs_map(p);
     const int KRp = (int)(r->msk[0] * r->msk[1] * r->msk[2]) * m.CKP;
     const int64_t row = (int64_t)m.Cg * m.R;
@@ -634,7 +667,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half_shifted) = {
     .name = "cuda.conv.igemm-half-shifted",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "stride-1 conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last, zero padding, C a multiple of 8 (one group, or C/G a multiple of 64): a block's rows of one output plane over the padded width, each 64-channel chunk's input patch copied once by a TMA box of x (zeros outside: the padding) and read by every tap as a shifted wgmma descriptor; weights one k step a stage by TMA, a producer warp and mbarriers; cuda.conv.igemm-half's fused epilogue. strided or few-channel 2D layers (conv1: 7x7/2, C = 3) merged first into a stride-1 layer of (row stride x mask width x C) channels. Not measured yet: never picked by the planner, run by name only.",
+    .summary = "stride-1 conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last, zero padding, C a multiple of 8 (one group, or C/G a multiple of 64): a block's rows of one output plane over the padded width, each 64-channel chunk's input patch copied once by a TMA box of x (zeros outside: the padding) and read by every tap as a shifted wgmma descriptor; weights one k step a stage by TMA, a producer warp and mbarriers; cuda.conv.igemm-half's fused epilogue. strided or few-channel 2D layers (conv1: 7x7/2, C = 3) merged first into a stride-1 layer of (row stride x mask width x C) channels; 1x1 layers as one GEMM over rows of up to 256 positions. Not measured yet: never picked by the planner, run by name only.",
     .available = hs_available,
     .applicable = hs_applicable,
     .estimate = hs_estimate,
