@@ -215,9 +215,9 @@ tc_status ig_run_tiled(const tc__args *a, const tc__cu_bufs *b, igp g, int tf32,
                        int lm);
 /* igemm_1x1_stream.cu */
 int s1_plan(const tc__problem *p, const igp &g, const void *a_w, s1p *q, unsigned *gx,
-            size_t *smem, int *wg);
+            size_t *smem, int *wg, int x3 = 0);
 tc_status s1_run(const tc__args *a, const tc__cu_bufs *b, const s1p &q, unsigned gx,
-                 size_t smem, int wg);
+                 size_t smem, int wg, int x3 = 0);
 /* igemm_shifted.cu */
 int sv_select(const tc__problem *p, const igp &g, int lm, int tma, sv_sel *s);
 int sv_default(const tc__problem *p, const igp &g, int lm, double *est, sv_sel *sel);
@@ -240,6 +240,7 @@ tc_status dw_launch(const tc__args *a, const tc__cu_bufs *b);
 void ig_report_tiled(tc__cu_report *r, int tf32);
 void ig_report_generic(tc__cu_report *r);
 void s1_report(tc__cu_report *r);
+void s1_report3(tc__cu_report *r);
 void sv_report(tc__cu_report *r);
 void sv_report3(tc__cu_report *r);
 void dr_report(tc__cu_report *r);

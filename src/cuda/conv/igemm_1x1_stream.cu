@@ -37,8 +37,20 @@
  *    73.5, 64->256 @56 75.5 / 127.8, but 128->512 @28 103.4 / 72.1 and
  *    256->1024 @14 98.0 / 57.2, where x is streamed 8 and 16 times: hence
  *    K/G <= 256.
+ *
+ * The 3xTF32 form (X3 = 1, with WG = 1; cuda.conv.igemm-3xtf32): the
+ * weights split once into TF32 hi and lo parts (x3_split, igemm_3xtf32.cuh)
+ * as they are staged, both resident (the lo block after the hi one, the
+ * same swizzled layout); each A fragment split once into hi and lo
+ * registers as it is loaded; each k8 step three wgmmas (A lo x W hi, A hi
+ * x W lo, A hi x W hi). Two stages of 64 channels (one in flight while
+ * the other is computed: the weights take twice the shared memory). A
+ * stage's wgmmas sum into their own accumulators from zero (the first one
+ * scale-d 0) and are added into the tile's fp32 sums after the stage (the
+ * promotion of cuda.gemm.wgmma-3xtf32).
  */
 #include "cuda/conv/gather.cuh"
+#include "cuda/conv/igemm_3xtf32.cuh"
 
 namespace {
 
@@ -52,18 +64,25 @@ using namespace tc_conv;
 #define S1_SMEM_MMA(CGP) ((size_t)(64 * ((CGP) + 8) + S1_ST * S1_BC * S1_XP) * sizeof(float))
 /* wgmma: the weights swizzled (64 x CgP), the stages, 1 KiB to align */
 #define S1_SMEM_WG(CGP) ((size_t)(64 * (CGP) + S1_ST * S1_BC * S1_XP_WG) * sizeof(float) + 1024)
+/* 3xTF32: hi and lo weights, two stages */
+#define S1_ST3 2
+#define S1_SMEM_WG3(CGP) ((size_t)(2 * 64 * (CGP) + S1_ST3 * S1_BC * S1_XP_WG) * sizeof(float) + 1024)
 
-template <int WG>
+template <int WG, int X3 = 0>
 __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block an SM */
     k_igemm_1x1_stream(const float *__restrict__ x, const float *__restrict__ w,
                        const float *__restrict__ bias, float *__restrict__ y, const s1p a) {
+    static_assert(!X3 || WG, "3xTF32: the wgmma form");
+    constexpr int ST = X3 ? S1_ST3 : S1_ST; /* stages */
     extern __shared__ float4 s1_smem4[];
     float *Ws = reinterpret_cast<float *>(s1_smem4); /* mma.sync: [64][CgP + 8] */
     if (WG) /* a 1024-byte boundary (the swizzle's period) */
         Ws += ((1024 - ((unsigned)__cvta_generic_to_shared(Ws) & 1023)) & 1023) / 4;
     const int PW = a.CgP + 8;
     constexpr int XP = WG ? S1_XP_WG : S1_XP;
-    float *Xs = Ws + (WG ? 64 * a.CgP : 64 * PW); /* S1_ST x [S1_BC][XP] */
+    /* X3: the lo weights at Wl, 64 * CgP floats after the hi ones */
+    float *Wl = Ws + 64 * a.CgP;
+    float *Xs = Ws + (WG ? 64 * a.CgP * (X3 ? 2 : 1) : 64 * PW); /* ST x [S1_BC][XP] */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2,
               tq = lane & 3;
     const int g = blockIdx.y / a.ktiles, k0 = (blockIdx.y % a.ktiles) * 64;
@@ -99,7 +118,7 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
                 ig_cp16(dst + c * XP + qq, ok ? isrc + (int64_t)(ch + c) * a.P : x, ok ? 16 : 0);
             }
             if (++ich == nch) ich = 0, itile += stride;
-            if (++isl == S1_ST) isl = 0;
+            if (++isl == ST) isl = 0;
             is++;
         }
         ig_commit();
@@ -138,37 +157,89 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
         }
     ig_commit();
 #pragma unroll
-    for (int s = 0; s < S1_ST - 1; s++) issue();
+    for (int s = 0; s < ST - 1; s++) issue();
+    /* X3: hi in place, lo at the same offset from Wl */
+    auto wsplit = [&](float *p, float v) {
+        unsigned h, l;
+        x3_split(v, h, l);
+        *p = __uint_as_float(h);
+        p[Wl - Ws] = __uint_as_float(l);
+    };
     if (a.wvec) {
-        ig_wait<S1_ST - 1>(); /* this thread's weight copies (the stages may be in flight) */
+        ig_wait<ST - 1>(); /* this thread's weight copies (the stages may be in flight) */
         for (int i = tid; i < 64 * cq; i += 256) {
             int k, c;
             wchunk(i, k, c);
             float4 *p4 = reinterpret_cast<float4 *>(wslot(k, c));
             const float4 v = *p4;
-            *p4 = make_float4(__uint_as_float(ig_tf32(v.x)), __uint_as_float(ig_tf32(v.y)),
-                              __uint_as_float(ig_tf32(v.z)), __uint_as_float(ig_tf32(v.w)));
+            if (X3) {
+                float *p = reinterpret_cast<float *>(p4);
+                wsplit(p, v.x);
+                wsplit(p + 1, v.y);
+                wsplit(p + 2, v.z);
+                wsplit(p + 3, v.w);
+            } else {
+                *p4 = make_float4(__uint_as_float(ig_tf32(v.x)), __uint_as_float(ig_tf32(v.y)),
+                                  __uint_as_float(ig_tf32(v.z)), __uint_as_float(ig_tf32(v.w)));
+            }
         }
     } else {
         for (int i = tid; i < 64 * a.CgP; i += 256) {
             const int k = i / a.CgP, c = i - k * a.CgP;
             const bool ok = (k0 + k < a.Kg) & (c < a.Cg);
-            *wslot(k, c) = __uint_as_float(
-                ok ? ig_tf32(__ldg(w + ((int64_t)g * a.Kg + k0 + k) * a.Cg + c)) : 0u);
+            if (X3)
+                wsplit(wslot(k, c), ok ? __ldg(w + ((int64_t)g * a.Kg + k0 + k) * a.Cg + c) : 0.f);
+            else
+                *wslot(k, c) = __uint_as_float(
+                    ok ? ig_tf32(__ldg(w + ((int64_t)g * a.Kg + k0 + k) * a.Cg + c)) : 0u);
         }
     }
     if (WG) ig_proxy_fence(); /* the weights (generic proxy) to wgmma (async) */
     float acc[8][4];
+    float tcc[X3 ? 32 : 1]; /* X3: a stage's sums */
 #pragma unroll
     for (int j = 0; j < 8; j++)
 #pragma unroll
         for (int e = 0; e < 4; e++) acc[j][e] = 0.f;
+#pragma unroll
+    for (int i = 0; i < (X3 ? 32 : 1); i++) {
+        tcc[i] = 0.f;
+        asm volatile("" : "+f"(tcc[i])); /* defined before the first wgmma (ptxas C7515) */
+    }
     int csl = 0, cch = 0, ctile = first; /* the stage computed: slot, chunk, tile */
     for (int s = 0; s < nsteps; s++) {
-        ig_wait<S1_ST - 2>();
+        ig_wait<ST - 2>();
         __syncthreads();
-        issue(); /* stage s + S1_ST - 1 */
-        if constexpr (WG) {
+        issue(); /* stage s + ST - 1 */
+        if constexpr (X3) {
+            /* A's fragments split once, then three wgmmas a k8 step into
+             * tcc (the stage's first overwrites it), added into acc */
+            const float *Xt = Xs + csl * S1_BC * XP + warp * 16 + gq;
+            unsigned ah[S1_BC / 8][4], al[S1_BC / 8][4];
+#pragma unroll
+            for (int k8 = 0; k8 < S1_BC / 8; k8++) {
+                const float *xp = Xt + (k8 * 8 + tq) * XP;
+                x3_split(xp[0], ah[k8][0], al[k8][0]);
+                x3_split(xp[8], ah[k8][1], al[k8][1]);
+                x3_split(xp[4 * XP], ah[k8][2], al[k8][2]);
+                x3_split(xp[4 * XP + 8], ah[k8][3], al[k8][3]);
+            }
+            const float *Wc = Ws + cch * (S1_BC / 32) * 2048, *Wd = Wl + cch * (S1_BC / 32) * 2048;
+            ig_wg_fence();
+#pragma unroll
+            for (int k8 = 0; k8 < S1_BC / 8; k8++) {
+                const int o = (k8 >> 2) * 2048 + (k8 & 3) * 8;
+                ig_wgmma_rs64(tcc, al[k8], ig_desc_sw128(Wc + o), k8 > 0); /* lo hi */
+                ig_wgmma_rs64(tcc, ah[k8], ig_desc_sw128(Wd + o), 1);      /* hi lo */
+                ig_wgmma_rs64(tcc, ah[k8], ig_desc_sw128(Wc + o), 1);      /* hi hi */
+            }
+            ig_wg_commit();
+            ig_wg_wait<0>();
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[j][e] = (cch ? acc[j][e] : 0.f) + tcc[4 * j + e];
+        } else if constexpr (WG) {
             /* warpgroup warp >> 2 takes positions 64 (warp >> 2) .. + 63; its
              * warp (warp & 3) rows 16 (warp & 3) + gq (+ 8) of them */
             const float *Xt = Xs + csl * S1_BC * XP + warp * 16 + gq;
@@ -237,7 +308,7 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
                 }
         }
         if (++cch == nch) cch = 0, ctile += stride;
-        if (++csl == S1_ST) csl = 0;
+        if (++csl == ST) csl = 0;
     }
     ig_wait<0>();
 }
@@ -253,14 +324,21 @@ namespace tc_conv {
  * takes the layer (another TFV forced, no sm_90a image, or 64 channels'
  * weights past the shared memory: the tiled kernel then). */
 int s1_plan(const tc__problem *p, const igp &g, const void *a_w, s1p *q, unsigned *gx,
-            size_t *smem, int *wg) {
+            size_t *smem, int *wg, int x3) {
     const tc__cu_device *d = tc__cu_dev();
     if (!d || !d->smem_optin) return 0;
+    /* 3xTF32 (x3): the wgmma form, unless TILECONV_CUDA_CONV_TF32_KERNEL forces
+     * another than 12 (the tiled 3xTF32 kernel then) */
+    const char *f3 = tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL);
+    if (x3 && ((f3 && strcmp(f3, "12")) || tc__cu_div_up(g.Kg, 64) > 4 || !cv_wgmma_ok()))
+        return 0;
     /* the mma.sync form opt-in only: at 1x1 256->64 @56 b32 it measured
      * 71.6 us against the tiled kernel's 70.2 (64 channels a stage; 78.7
      * with 32), cuDNN 48.6 */
     const char *f = tc__knob_get(TC__KNOB_CUDA_CONV_TF32_KERNEL);
-    if (f && !strcmp(f, "11"))
+    if (x3)
+        *wg = 1;
+    else if (f && !strcmp(f, "11"))
         *wg = 0;
     else if (((!f && tc__cu_div_up(g.Kg, 64) <= 4) || (f && !strcmp(f, "12"))) && cv_wgmma_ok())
         *wg = 1;
@@ -272,7 +350,7 @@ int s1_plan(const tc__problem *p, const igp &g, const void *a_w, s1p *q, unsigne
     q->ntiles = tc__cu_div_up(q->NP, S1_TP);
     q->ktiles = (int)tc__cu_div_up(g.Kg, 64);
     q->wvec = g.Cg % 4 == 0 && (uintptr_t)a_w % 16 == 0;
-    *smem = *wg ? S1_SMEM_WG(q->CgP) : S1_SMEM_MMA(q->CgP);
+    *smem = x3 ? S1_SMEM_WG3(q->CgP) : *wg ? S1_SMEM_WG(q->CgP) : S1_SMEM_MMA(q->CgP);
     /* positions in int in the kernel (a tile past the end included) */
     if (*smem > d->smem_optin || (int64_t)q->ktiles * g.G > 65535 ||
         q->NP > INT32_MAX - 2 * S1_TP)
@@ -291,23 +369,29 @@ int s1_plan(const tc__problem *p, const igp &g, const void *a_w, s1p *q, unsigne
     return 1;
 }
 tc_status s1_run(const tc__args *a, const tc__cu_bufs *b, const s1p &q, unsigned gx, size_t smem,
-                 int wg) {
-    static int attr_set[IG_NDEV][2];
+                 int wg, int x3) {
+    static int attr_set[IG_NDEV][3]; /* mma.sync, wgmma, 3xTF32 */
     int dev = 0;
     TC_CU(cudaGetDevice(&dev));
-    const void *kf = wg ? (const void *)k_igemm_1x1_stream<1> : (const void *)k_igemm_1x1_stream<0>;
-    if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&attr_set[dev][wg], __ATOMIC_ACQUIRE)) {
+    const int ki = x3 ? 2 : wg;
+    const void *kf = x3   ? (const void *)k_igemm_1x1_stream<1, 1>
+                     : wg ? (const void *)k_igemm_1x1_stream<1>
+                          : (const void *)k_igemm_1x1_stream<0>;
+    if (dev < 0 || dev >= IG_NDEV || !__atomic_load_n(&attr_set[dev][ki], __ATOMIC_ACQUIRE)) {
         const tc__cu_device *d = tc__cu_dev();
         TC_CU(cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)d->smem_optin));
-        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&attr_set[dev][wg], 1, __ATOMIC_RELEASE);
+        if (dev >= 0 && dev < IG_NDEV) __atomic_store_n(&attr_set[dev][ki], 1, __ATOMIC_RELEASE);
     }
     const float *db;
     void *own;
     tc_status st = cv_bias(a, b->s, &db, &own);
     if (st) return st;
     const dim3 grid(gx, (unsigned)(q.ktiles * q.G));
-    if (wg)
+    if (x3)
+        k_igemm_1x1_stream<1, 1><<<grid, 256, smem, b->s>>>((const float *)b->x, (const float *)b->w,
+                                                            db, (float *)b->y, q);
+    else if (wg)
         k_igemm_1x1_stream<1><<<grid, 256, smem, b->s>>>((const float *)b->x, (const float *)b->w,
                                                          db, (float *)b->y, q);
     else
@@ -330,6 +414,14 @@ void s1_report(tc__cu_report *r) {
         (void)cudaGetLastError();
         tc__cu_report_kernel(r, nm[i], k[i], 256, sm);
     }
+}
+void s1_report3(tc__cu_report *r) {
+    const tc__cu_device *d = tc__cu_dev();
+    const size_t sm = d ? d->smem_optin : 0;
+    const void *k = (const void *)k_igemm_1x1_stream<1, 1>;
+    (void)cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
+    (void)cudaGetLastError();
+    tc__cu_report_kernel(r, "cuda.conv.igemm-3xtf32 1x1 stream wgmma", k, 256, sm);
 }
 
 } // namespace tc_conv

@@ -18,9 +18,10 @@
  * wgmma form, 7 / 8 the shifted views with cp.async / TMA copies, 11 / 12
  * the 1x1 stream's mma.sync / wgmma form, 13 the depth ring on any layer
  * it takes. 3xTF32 (cuda.conv.igemm-3xtf32, tf32 = IG_3XTF32): the shifted
- * views' 3xTF32 form (TMA) where it takes the layer (sv_select3), else the
- * tiled kernel's 3xTF32 mma.sync forms; any TILECONV_CUDA_CONV_TF32_KERNEL but 8 forces
- * the tiled one.
+ * views' 3xTF32 form (TMA) where it takes the layer (sv_select3), the 1x1
+ * stream's (wgmma) on 1x1 layers with K/G <= 256, else the tiled kernel's
+ * 3xTF32 mma.sync forms; any TILECONV_CUDA_CONV_TF32_KERNEL but 8 (shifted views) or 12
+ * (1x1 stream) forces the tiled one.
  */
 #include "cuda/conv/conv_internal.h"
 
@@ -257,6 +258,12 @@ tc_status ig_run(const tc__args *a, const tc__cu_bufs *b, int tf32) {
     if (tf32 == IG_3XTF32) {
         sv_sel sel;
         if (lm == IG_ZEROS && sv_select3(p, g, &sel)) return sv_run(a, b, sel, lm);
+        s1p qs;
+        unsigned gxs = 0;
+        size_t sms = 0;
+        int wgs = 0;
+        if (lm == IG_1X1 && s1_plan(p, g, w, &qs, &gxs, &sms, &wgs, 1))
+            return s1_run(a, b, qs, gxs, sms, wgs, 1);
         return ig_run_tiled(a, b, g, tf32, kind, lm);
     }
     if (kind == IG_F_MMA_RS && lm == IG_1X1) { /* the 1x1 stream where it takes the layer */

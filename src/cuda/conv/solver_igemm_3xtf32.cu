@@ -9,8 +9,9 @@
  *
  * Forms (igemm_select.cu, ig_run with IG_3XTF32): 2D stride-1 zero-padded
  * layers on the sm_90a image run the TMA-fed shifted views' 3xTF32 form
- * (igemm_shifted.cu); every other layer the tiled kernel's 3xTF32 mma.sync
- * forms (igemm_tiled.cu). Not yet run on a GPU.
+ * (igemm_shifted.cu), 1x1 layers with K/G <= 256 the 1x1 stream's 3xTF32
+ * form (igemm_1x1_stream.cu); every other layer the tiled kernel's 3xTF32
+ * mma.sync forms (igemm_tiled.cu). Not yet run on a GPU.
  */
 #include "cuda/conv/conv_internal.h"
 
@@ -50,6 +51,7 @@ size_t x3_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
 void x3_report(tc__cu_report *r) {
     ig_report_tiled(r, IG_3XTF32);
     sv_report3(r);
+    s1_report3(r);
 }
 
 } // namespace
