@@ -1067,9 +1067,10 @@ void tc__cu_report_direct(tc__cu_report *r) {
                  v->T, v->RY, v->TX, v->ex ? "" : " guarded", v->alt ? " alt" : "",
                  v->roll ? " rolled" : "");
         if (v->ng && v->R == 1)
-            snprintf(name + strlen(name), sizeof name - strlen(name), " lean NG%d NST%d", v->ng, v->NST);
+            snprintf(name + strlen(name), sizeof name - strlen(name), " lean NG%d BY%d NST%d", v->ng,
+                     v->BY, v->NST);
         else if (v->ng)
-            snprintf(name + strlen(name), sizeof name - strlen(name), " zreg NST%d", v->NST);
+            snprintf(name + strlen(name), sizeof name - strlen(name), " zreg BY%d NST%d", v->BY, v->NST);
         else if (v->R == 1 && v->S > 1)
             snprintf(name + strlen(name), sizeof name - strlen(name), " NST%d", v->NST);
         size_t sm = variant_smem(v);

@@ -42,7 +42,8 @@
 /* lean persistent tiles (exact, alternative): S x T mask, NG groups */
 #define TC_CU_DIRECT_KL(X, S, T, RY, TX, BY, NG, NST) X(1, S, T, RY, TX, BY, NST, 1, 1, 0, NG)
 /* register z window (exact, alternative): K x K x K mask, NST slots */
-#define TC_CU_DIRECT_KZ(X, K, RY, TX, NST) X(K, K, K, RY, TX, 8, NST, 1, 1, 0, 1)
+#define TC_CU_DIRECT_KZB(X, K, RY, TX, BY, NST) X(K, K, K, RY, TX, BY, NST, 1, 1, 0, 1)
+#define TC_CU_DIRECT_KZ(X, K, RY, TX, NST) TC_CU_DIRECT_KZB(X, K, RY, TX, 8, NST)
 #define TC_CU_DIRECT_VARIANTS(X)                                                                  \
     TC_CU_DIRECT_K1D(X, 3), TC_CU_DIRECT_K1D(X, 5), TC_CU_DIRECT_K1D(X, 7),                       \
     TC_CU_DIRECT_K1D(X, 9), TC_CU_DIRECT_K1D(X, 11), TC_CU_DIRECT_K1D(X, 13),                     \
@@ -72,7 +73,8 @@
     TC_CU_DIRECT_KL(X, 5, 5, 4, 32, 8, 1, 3), TC_CU_DIRECT_KL(X, 5, 5, 8, 32, 4, 1, 3),           \
     TC_CU_DIRECT_KL(X, 7, 7, 4, 32, 8, 1, 3), TC_CU_DIRECT_KL(X, 7, 7, 8, 32, 4, 1, 3),           \
     TC_CU_DIRECT_KZ(X, 3, 4, 32, 3), TC_CU_DIRECT_KZ(X, 3, 4, 32, 4), TC_CU_DIRECT_KZ(X, 3, 2, 32, 4), \
-    TC_CU_DIRECT_KL(X, 5, 5, 8, 32, 4, 1, 2), TC_CU_DIRECT_KL(X, 7, 7, 8, 32, 4, 1, 2)
+    TC_CU_DIRECT_KL(X, 5, 5, 8, 32, 4, 1, 2), TC_CU_DIRECT_KL(X, 7, 7, 8, 32, 4, 1, 2),           \
+    TC_CU_DIRECT_KZB(X, 3, 4, 32, 4, 4)
 /* add entries with ALT = 1 to time new candidates with TILECONV_BENCH_SWEEP=1 */
 
 /* Tile geometry (the kernel's tileg uses these): output tile TH x TW; the
