@@ -65,7 +65,7 @@ static const int an_gpu_regs[] = {
     56, 56, 56, 50, 50, 64, 64, 80, 80, 127, 71, 127,           /* lean tiles (alt) */
     128, 128, 126,                                              /* register z window (alt) */
     96, 96,                                                     /* lean tiles (alt) */
-    128,                                                        /* register z window (alt) */
+    128, 128,                                                   /* register z window (alt) */
 };
 _Static_assert(sizeof an_gpu_regs / sizeof an_gpu_regs[0] == TC_CU_DIRECT_NSHAPES,
                "one register count per cuda.filter.direct variant");

@@ -74,7 +74,7 @@
     TC_CU_DIRECT_KL(X, 7, 7, 4, 32, 8, 1, 3), TC_CU_DIRECT_KL(X, 7, 7, 8, 32, 4, 1, 3),           \
     TC_CU_DIRECT_KZ(X, 3, 4, 32, 3), TC_CU_DIRECT_KZ(X, 3, 4, 32, 4), TC_CU_DIRECT_KZ(X, 3, 2, 32, 4), \
     TC_CU_DIRECT_KL(X, 5, 5, 8, 32, 4, 1, 2), TC_CU_DIRECT_KL(X, 7, 7, 8, 32, 4, 1, 2),           \
-    TC_CU_DIRECT_KZB(X, 3, 4, 32, 4, 4)
+    TC_CU_DIRECT_KZB(X, 3, 4, 32, 4, 4), TC_CU_DIRECT_KZ(X, 5, 2, 32, 3)
 /* add entries with ALT = 1 to time new candidates with TILECONV_BENCH_SWEEP=1 */
 
 /* Tile geometry (the kernel's tileg uses these): output tile TH x TW; the
