@@ -1589,6 +1589,173 @@ static void run_filter_half_all(void) {
     }
 }
 
+/* ---------------- cuda.filter.direct-half: native float16 / bfloat16 filters ----
+ * The filter case table (fcases: every mode, full / valid, host and device
+ * pointers) and hnfcases (rows of a multiple of 8 elements: the 16-byte
+ * cp.async windows and stores, several tiles a persistent block, 3D chunks
+ * of several planes), in float16 and bfloat16, against ref.conv.loops in
+ * float64 on the same rounded inputs. Bound per element (docs/semantics.md
+ * "Element types": float32 sums, one rounding of the output):
+ * |y - y64| <= u |y64| + (1 + u) e32, u = 2^-11 (float16) or 2^-8
+ * (bfloat16), e32 = 4e-6 max|x| sum|m| (times sqrt(taps / 64) past 64
+ * taps), the float32 sum's bound of run_filter_case. Constant mode takes
+ * cval 0.375 (held by both dtypes: the fast kernels) on even cases and 0.1
+ * (held by neither: the generic kernel) on odd ones. */
+static const fcase hnfcases[] = {
+    {2, 2, {100, 264}, {3, 3}, 0, TC_OUTPUT_SAME, 0},
+    {2, 1, {70, 520}, {5, 5}, 0, TC_OUTPUT_SAME, 1},
+    {2, 2, {45, 512}, {7, 7}, 0, TC_OUTPUT_SAME, -2},
+    {2, 2, {1030, 2056}, {3, 3}, 0, TC_OUTPUT_SAME, 0}, /* several tiles a block */
+    {3, 1, {9, 40, 264}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0},
+    {3, 1, {16, 512, 1024}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0}, /* chunks of 2+ planes */
+    {1, 3, {20000}, {3}, 0, TC_OUTPUT_SAME, 0},
+    {1, 1, {4104}, {31}, 0, TC_OUTPUT_SAME, 5},
+    {1, 1, {8192}, {15}, 0, TC_OUTPUT_FULL, 0},
+    {2, 1, {64, 136}, {1, 9}, 0, TC_OUTPUT_SAME, 0},
+    {3, 2, {6, 16, 512}, {1, 5, 5}, 0, TC_OUTPUT_SAME, 0},
+};
+#define NHNF (int)(sizeof hnfcases / sizeof hnfcases[0])
+
+/* The element-wise bound on qy (dtype dt) against the float64 reference */
+static void check_half_native(const void *qy, const double *ref, int64_t ny, tc_dtype dt, double e32) {
+    const double u = dt == TC_BFLOAT16 ? 1.0 / 256 : 1.0 / 2048;
+    float *y = malloc((size_t)(ny > 0 ? ny : 1) * 4);
+    from_dtype(y, qy, ny, dt);
+    int64_t bad = -1, wi = 0;
+    double worst = 0, wdf = 0, wtol = 0;
+    for (int64_t i = 0; i < ny; i++) {
+        if (!isfinite(y[i])) { bad = i; break; }
+        const double df = fabs((double)y[i] - ref[i]), tol = u * fabs(ref[i]) + (1 + u) * e32;
+        if (df > worst * tol) { worst = df / tol; wi = i; wdf = df; wtol = tol; }
+    }
+    CHECK(bad < 0, "element %lld not written or not finite", (long long)bad);
+    CHECK(bad >= 0 || worst <= 1, "element %lld: |y - y64| %.3g > bound %.3g (y64 %.6g)", (long long)wi,
+          wdf, wtol, ny > 0 ? ref[wi] : 0.0);
+    free(y);
+}
+
+static void run_filter_half_native(const fcase *c, int ci, int mi, tc_dtype dt, int main_table) {
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    const int lead = c->batch > 1;
+    d.ndim = c->nsp + lead;
+    d.nspatial = c->nsp;
+    if (lead) d.shape[0] = c->batch;
+    for (int i = 0; i < c->nsp; i++) {
+        d.shape[lead + i] = c->shape[i];
+        d.mask_shape[i] = c->mask[i];
+    }
+    d.output = c->out;
+    d.kind = (ci + mi) % 2 ? TC_FILTER_CONVOLVE : TC_FILTER_CORRELATE;
+    if (c->out == TC_OUTPUT_SAME) {
+        d.mode = modes[mi];
+        d.cval = ci % 2 ? 0.1 : 0.375;
+        d.origin[c->nsp - 1] = c->origin0;
+    } else if (mi != 0) {
+        return;
+    }
+    th_rng r = th_rng_for((uint64_t)(90000 + main_table * 7000 + ci * 131 + mi * 7 + (dt == TC_BFLOAT16)));
+    int64_t nx = 1, nm = 1;
+    for (int i = 0; i < d.ndim; i++) nx *= d.shape[i];
+    for (int i = 0; i < c->nsp; i++) nm *= c->mask[i];
+    float *x = malloc((size_t)nx * 4), *m = malloc((size_t)nm * 4);
+    fill(x, nx, &r);
+    make_mask(c, m, &r);
+    round_to(x, nx, dt);
+    round_to(m, nm, dt);
+    void *qx = to_dtype(x, nx, dt), *qm = to_dtype(m, nm, dt);
+    double *x64 = malloc((size_t)nx * 8), *m64 = malloc((size_t)nm * 8);
+    double xmax = d.mode == TC_MODE_CONSTANT ? fabs(d.cval) : 0, msum = 0;
+    for (int64_t i = 0; i < nx; i++) { x64[i] = x[i]; xmax = fmax(xmax, fabs(x64[i])); }
+    for (int64_t i = 0; i < nm; i++) { m64[i] = m[i]; msum += fabs(m64[i]); }
+    const double e32 = 4e-6 * (nm > 64 ? sqrt((double)nm / 64) : 1) * xmax * msum;
+    tc_filter_desc d64 = d;
+    d64.dtype = TC_FLOAT64;
+    d.dtype = dt;
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = "ref.conv.loops";
+    tc_plan *rp = NULL, *pl = NULL;
+    double *ref = NULL;
+    void *qy = NULL;
+    int64_t ny = 1;
+    if (tc_plan_filter(&rp, NULL, &d64, m64, &o) != TC_OK) {
+        printf("ref.conv.loops float64 plan failed (half-native case %d): %s\n", ci, tc_last_error());
+        th_g.failed++;
+        goto out;
+    }
+    int ond;
+    int64_t osh[TC_MAX_DIMS];
+    tc_plan_output_shape(rp, &ond, osh);
+    for (int i = 0; i < ond; i++) ny *= osh[i];
+    ref = malloc((size_t)ny * 8);
+    qy = malloc((size_t)ny * 2);
+    tc_execute_filter(rp, ref, x64, NULL);
+    o.algorithm = "cuda.filter.direct-half";
+    const tc_status st = tc_plan_filter(&pl, NULL, &d, qm, &o);
+    const int swap = c->out == TC_OUTPUT_VALID && c->mask[c->nsp - 1] > c->shape[c->nsp - 1];
+    for (int dev = 0; dev < 2; dev++) {
+#if !TC_TEST_CUDA
+        if (dev) break;
+#endif
+        if (dev && swap) break; /* the core packs the caller's input on the host */
+        TH_BEGIN("cuda.filter.direct-half %s %dD %s case %d (%lld..x%lld, mask %lld..x%lld) %s %s%s %s",
+                 tc_dtype_name(dt), c->nsp, main_table ? "fcases" : "hnfcases", ci,
+                 (long long)c->shape[0], (long long)c->shape[c->nsp - 1], (long long)c->mask[0],
+                 (long long)c->mask[c->nsp - 1],
+                 c->out == TC_OUTPUT_SAME ? tc_mode_name(d.mode)
+                                          : c->out == TC_OUTPUT_FULL ? "full" : "valid",
+                 d.kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate",
+                 d.mode == TC_MODE_CONSTANT && c->out == TC_OUTPUT_SAME ? (ci % 2 ? " cval 0.1" : " cval 0.375") : "",
+                 dev ? "device-ptr" : "host-ptr");
+        if (!CHECK_STATUS(st, TC_OK)) { TH_END(); break; }
+        memset(qy, 0xff, (size_t)ny * 2); /* NaN in both dtypes */
+        int rc = -1;
+#if TC_TEST_CUDA
+        if (dev) {
+            void *dx = NULL, *dy = NULL;
+            if (cudaMalloc(&dx, (size_t)nx * 2) == cudaSuccess && cudaMalloc(&dy, (size_t)ny * 2) == cudaSuccess &&
+                cudaMemcpy(dx, qx, (size_t)nx * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
+                cudaMemset(dy, 0xff, (size_t)ny * 2) == cudaSuccess) {
+                const int gated = gate_shut();
+                rc = tc_execute_filter(pl, dy, dx, NULL);
+                GATE_CHECK(gated);
+                if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
+                                    cudaMemcpy(qy, dy, (size_t)ny * 2, cudaMemcpyDeviceToHost) != cudaSuccess))
+                    rc = -1;
+            }
+            cudaFree(dx);
+            cudaFree(dy);
+        } else
+#endif
+            rc = tc_execute_filter(pl, qy, qx, NULL);
+        CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
+        if (rc == TC_OK) check_half_native(qy, ref, ny, dt, e32);
+        TH_END();
+    }
+out:
+    tc_plan_destroy(rp);
+    tc_plan_destroy(pl);
+    free(x); free(m); free(qx); free(qm); free(x64); free(m64); free(ref); free(qy);
+}
+
+static void run_filter_half_native_all(void) {
+    for (int t = 0; t < 2; t++) {
+        const int nc = t ? NFC : NHNF;
+        for (int dti = 0; dti < 2; dti++)
+            for (int ci = 0; ci < nc; ci++) {
+                const fcase *c = t ? &fcases[ci] : &hnfcases[ci];
+                int64_t n = c->batch;
+                for (int i = 0; i < c->nsp; i++) n *= c->shape[i];
+                for (int mi = 0; mi < 5; mi++) {
+                    if (th_g.quick && (ci % 3 || mi % 2)) continue;
+                    if (n > (1 << 21) && mi % 2) continue; /* large: constant, reflect, wrap */
+                    run_filter_half_native(c, ci, mi, dti ? TC_BFLOAT16 : TC_FLOAT16, t);
+                }
+            }
+    }
+}
+
 /* float16 GEMM (cuda.gemm.simt, cuda.gemm.wgmma-tf32: A, B and C staged to float32
  * with their row strides), against ref.gemm.loops in float16; error against
  * |alpha| |A| |B| + |beta| |C| (2e-3); C's padding columns untouched */
@@ -2612,6 +2779,7 @@ static void check_lists_cover_registry(void) {
         tc_algorithm_info ai;
         if (tc_algorithm_get(i, &ai) != TC_OK || ai.backend != TC_BACKEND_CUDA) continue;
         int found = !strcmp(ai.name, "cuda.conv.igemm-half") || /* run_conv_half_native_all */
+                    !strcmp(ai.name, "cuda.filter.direct-half") || /* run_filter_half_native_all */
                     !strcmp(ai.name, "cuda.conv.igemm-half-halo") ||
                     !strcmp(ai.name, "cuda.conv.igemm-half-shifted");
         for (int s = 0; s < NFS && !found; s++) found = !strcmp(ai.name, filter_solvers[s]);
@@ -2722,6 +2890,7 @@ int main(int argc, char **argv) {
     run_filter_concurrent();
 #endif
     run_filter_half_all();
+    run_filter_half_native_all();
     /* every cuda.filter.direct kernel variant, tuning alternatives included (the
      * planner takes only some of them), forced through
      * TILECONV_CUDA_DIRECT_VARIANT on the cases it applies to: constant,
