@@ -15,6 +15,8 @@
  * through TILECONV_CUDA_DIRECT_VARIANT; group "sweep", algo "cuda.filter.direct#i").
  */
 #include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <chrono>
@@ -187,6 +189,70 @@ static void bench_filter(const char *group, const char *name, int nsp, const lon
     cudaFree(y);
 }
 
+/* float16 / bfloat16 filters on device arrays (group "half"): x drawn as
+ * for float32 and rounded on the device; printed beside the float32 row of
+ * the same case ("2D 8192^2 k3", cuda.filter.direct, constant) and this
+ * dtype's constant row, as ratios of time. */
+__global__ void round_kernel(const float *a, unsigned short *q, size_t n, int bf) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        q[i] = bf ? __bfloat16_as_ushort(__float2bfloat16_rn(a[i])) : __half_as_ushort(__float2half_rn(a[i]));
+}
+static void bench_filter_half(const char *base, int nsp, const long long *shape, const long long *mask,
+                              tc_mode mode, tc_dtype dt, const char *algo, int reps) {
+    if (only && !strstr(base, only)) return;
+    char name[96];
+    snprintf(name, sizeof name, "%s %s %s", base, tc_dtype_name(dt), tc_mode_name(mode));
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    d.dtype = dt;
+    d.ndim = nsp;
+    d.kind = TC_FILTER_CORRELATE;
+    d.mode = mode;
+    size_t nx = 1, nm = 1;
+    for (int i = 0; i < nsp; i++) {
+        d.shape[i] = shape[i];
+        d.mask_shape[i] = mask[i];
+        nx *= shape[i];
+        nm *= mask[i];
+    }
+    std::vector<float> hm(nm);
+    std::vector<unsigned short> qm(nm);
+    for (size_t i = 0; i < nm; i++) hm[i] = (float)(((i * 7919) % 13) + 1) / 13.0f * ((i & 1) ? 1 : -1);
+    if (dt == TC_BFLOAT16) tc_float_to_bfloat16(qm.data(), hm.data(), nm);
+    else tc_float_to_half(qm.data(), hm.data(), nm);
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.algorithm = algo;
+    tc_plan *pl = NULL;
+    if (tc_plan_filter(&pl, NULL, &d, qm.data(), &o) != TC_OK) {
+        printf("%-8s %-34s %-24s plan failed: %s\n", "half", name, algo, tc_last_error());
+        return;
+    }
+    float *xf = dev_random(nx, 17);
+    unsigned short *x, *y;
+    CK(cudaMalloc(&x, nx * 2));
+    CK(cudaMalloc(&y, nx * 2));
+    round_kernel<<<1024, 256>>>(xf, x, nx, dt == TC_BFLOAT16);
+    CK(cudaDeviceSynchronize());
+    cudaFree(xf);
+    int ok;
+    double ms = time_it([&] { return tc_execute_filter(pl, y, x, NULL); }, reps, 2, &ok);
+    if (!ok) printf("  error: %s\n", tc_last_error());
+    add("half", name, tc_plan_algorithm(pl), ms, tc_plan_bytes(pl), tc_plan_flops(pl), 0, ok);
+    char c0[96];
+    snprintf(c0, sizeof c0, "%s %s constant", base, tc_dtype_name(dt));
+    for (const result &r : results) {
+        if (!ok || !r.ok || r.ms <= 0) continue;
+        if (!strcmp(r.name, base) && !strcmp(r.algo, "cuda.filter.direct"))
+            printf("         float32 (cuda.filter.direct, constant) / this: %.2fx\n", r.ms / ms);
+        if (mode != TC_MODE_CONSTANT && !strcmp(r.name, c0) && !strcmp(r.algo, tc_plan_algorithm(pl)))
+            printf("         this / %s constant: %.3fx\n", tc_dtype_name(dt), ms / r.ms);
+    }
+    tc_plan_destroy(pl);
+    cudaFree(x);
+    cudaFree(y);
+}
+
 /* Every cuda.filter.direct variant that plans for this case (TILECONV_BENCH_SWEEP). */
 static void sweep_filter(const char *name, int nsp, const long long *shape, const long long *mask,
                          int reps) {
@@ -312,6 +378,23 @@ int main(int argc, char **argv) {
         snprintf(nm, sizeof nm, "3D 512^3 k%d", k);
         bench_filter("3d", nm, 3, s, m, C0, "cuda.filter.direct", 10);
         sweep_filter(nm, 3, s, m, 5);
+    }
+    /* float16 / bfloat16 2D 8192^2 and 3D 512^3 k3 (cuda.filter.direct-half;
+     * float16 in every mode) beside the float32 rows above, and float16
+     * through the staged float32 path (cuda.filter.direct) */
+    {
+        long long s2[2] = {8192, 8192}, m2[2] = {3, 3}, s3[3] = {512, 512, 512}, m3[3] = {3, 3, 3};
+        for (int b = 0; b < 2; b++)
+            for (int md = 0; md <= 4; md++) {
+                if ((quick || b) && md) continue;
+                const tc_dtype t = b ? TC_BFLOAT16 : TC_FLOAT16;
+                bench_filter_half("2D 8192^2 k3", 2, s2, m2, (tc_mode)md, t, "cuda.filter.direct-half", 20);
+                bench_filter_half("3D 512^3 k3", 3, s3, m3, (tc_mode)md, t, "cuda.filter.direct-half", 10);
+            }
+        if (!quick) {
+            bench_filter_half("2D 8192^2 k3", 2, s2, m2, C0, TC_FLOAT16, "cuda.filter.direct", 10);
+            bench_filter_half("3D 512^3 k3", 3, s3, m3, C0, TC_FLOAT16, "cuda.filter.direct", 5);
+        }
     }
     /* 1D 2^26 */
     int ks1[] = {3, 7, 15, 31, 63};
