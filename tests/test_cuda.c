@@ -162,6 +162,18 @@ static const fcase fcases[] = {
     {2, 1, {37, 64}, {8, 8}, 0, TC_OUTPUT_SAME, 0},        /* guarded rolled bucket */
     {1, 2, {20}, {31}, 0, TC_OUTPUT_SAME, 3},              /* below the mask and one tile */
     {3, 1, {2, 9, 37}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0},   /* depth below the mask */
+    /* rank 1: cuda.filter.separable's fused x + y kernel (x and y masks of
+     * 2..33 taps) at awkward sizes, and past its limit */
+    {2, 1, {100, 300}, {9, 17}, 1, TC_OUTPUT_SAME, 0},     /* 16-byte loads, interior tiles */
+    {2, 3, {45, 1}, {9, 3}, 1, TC_OUTPUT_SAME, 0},         /* 1 wide */
+    {2, 1, {1, 301}, {7, 5}, 1, TC_OUTPUT_SAME, 2},        /* 1 high, odd width */
+    {2, 1, {90, 141}, {33, 33}, 1, TC_OUTPUT_SAME, -3},    /* the fused limit */
+    {2, 1, {70, 131}, {34, 6}, 1, TC_OUTPUT_SAME, 0},      /* past it: per-axis */
+    {2, 1, {64, 200}, {5, 9}, 1, TC_OUTPUT_VALID, 0},
+    {3, 1, {40, 200, 130}, {1, 9, 5}, 1, TC_OUTPUT_SAME, 0}, /* 40 planes: strips of several steps */
+    {3, 2, {11, 37, 150}, {5, 7, 13}, 1, TC_OUTPUT_SAME, 1}, /* fused x + y, then z */
+    {3, 1, {6, 40, 50}, {3, 33, 25}, 1, TC_OUTPUT_SAME, 0},
+    {3, 1, {6, 5, 3}, {3, 3, 3}, 1, TC_OUTPUT_FULL, 0},
 };
 #define NFC (int)(sizeof fcases / sizeof fcases[0])
 
@@ -2913,6 +2925,27 @@ int main(int argc, char **argv) {
             }
         }
         unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
+        only_solver = NULL;
+    }
+    /* cuda.filter.separable's per-axis passes (TILECONV_CUDA_SEPARABLE_FUSED=0;
+     * the loop above ran its default, the fused x + y kernel where it
+     * applies): every case and mode in float32 and float64 on host
+     * pointers, one mode on device pointers */
+    if (!tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED)) {
+        only_solver = "cuda.filter.separable";
+        setenv("TILECONV_CUDA_SEPARABLE_FUSED", "0", 1);
+        for (int f64 = 0; f64 < 2; f64++)
+            for (int ci = 0; ci < NFC; ci++)
+                for (int mi = 0; mi < 5; mi++) {
+                    if (quick && mi % 2) continue;
+                    run_filter_case(ci, mi, 0, f64 ? TC_FLOAT64 : TC_FLOAT32);
+#if TC_TEST_CUDA
+                    int swap = fcases[ci].out == TC_OUTPUT_VALID &&
+                               fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
+                    if (!swap && mi == (ci + f64) % 5) run_filter_case(ci, mi, 1, f64 ? TC_FLOAT64 : TC_FLOAT32);
+#endif
+                }
+        unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
         only_solver = NULL;
     }
     for (int gi = 0; gi < NGC; gi++) {

@@ -63,6 +63,8 @@
       "1: an execute that takes more pool memory than the plan's device workspace fails")       \
     X(CUDA_DIRECT_VARIANT, "TILECONV_CUDA_DIRECT_VARIANT", "TC_CUDA_DIRECT_VARIANT", "chosen",  \
       "cuda", "i: cuda.filter.direct's kernel variant i of the kernel report (tuning)")         \
+    X(CUDA_SEPARABLE_FUSED, "TILECONV_CUDA_SEPARABLE_FUSED", NULL, "1", "cuda",               \
+      "0: cuda.filter.separable one pass per axis instead of its fused x + y kernel (tests)")  \
     X(CUDA_GEMM_FP32_BK, "TILECONV_CUDA_GEMM_FP32_BK", "TC_CUDA_GEMM_FP32_BK", "chosen", "cuda", \
       "16 or 32: cuda.gemm.simt's k tile (tuning)")                                             \
     X(CUDA_GEMM_TF32_BM, "TILECONV_CUDA_GEMM_TF32_BM", "TC_CUDA_GEMM_TF32_BM", "chosen", "cuda", \

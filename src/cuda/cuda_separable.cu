@@ -13,6 +13,24 @@
  *
  * float32 and float64; up to 256 taps per axis (mask in the kernel's
  * parameter space, i.e. the constant bank).
+ *
+ * Fused x + y (the default where it applies: both last axes' masks 2..33
+ * taps; TILECONV_CUDA_SEPARABLE_FUSED=0 forces the per-axis passes): a
+ * block owns a strip of FX output columns and ly output rows of one plane
+ * and walks down it FY rows at a time. Each step loads the FY new input
+ * rows (FX + Tx - 1 columns, boundary index map applied at the load,
+ * 16-byte loads on interior tiles of aligned rows) into shared memory,
+ * runs the x pass on them into a buffer of FY + Ty - 1 x-filtered rows
+ * whose first Ty - 1 rows are the previous step's last ones, then the y
+ * pass from that buffer to registers and stores FY x FX outputs: the
+ * array is read once (plus the x halo, (FX + Tx - 1) / FX, and Ty - 1 rows
+ * per strip) and written once. The x and y sums are the per-axis passes'
+ * sums in the same order (tap 0 first, one fused multiply-add a tap, the
+ * x-filtered row rounded to the element type in between); in constant
+ * mode a row outside the input is x-filtered from cval instead of taking
+ * cval * sum(c) rounded once, the one difference. A z mask (3D) then runs
+ * as the per-axis z pass over the fused kernel's output (2 reads and 2
+ * writes in all instead of 3 and 3).
  */
 #include "cuda/cuda_common.h"
 
@@ -83,8 +101,232 @@ sep_pass_x(const E *__restrict__ x, E *__restrict__ y, const __grid_constant__ t
     y[row * g.Lo + o] = acc;
 }
 
+
+/* ---- fused x + y ---- */
+#define SEP_FMAX 33 /* taps per axis the fused kernel takes */
+
+template <typename E> struct ftaps { E x[SEP_FMAX], y[SEP_FMAX]; };
+
+struct fgeom {
+    int64_t W, H, Wo, Ho, padx, pady; /* plane in / out, pad_lo along x and y */
+    int64_t ly;                       /* output rows a block (a multiple of FY) */
+    int Tx, Ty, mode, vec_ok;         /* vec_ok: rows start 16-byte aligned */
+};
+
+template <typename E> struct fcfg {
+    static constexpr int THREADS = 256;
+    static constexpr int FX = sizeof(E) == 4 ? 128 : 64; /* output columns a strip */
+    static constexpr int FY = 32;                         /* output rows a step */
+    static constexpr int VEC = 16 / (int)sizeof(E);       /* elements a 16-byte access */
+    static constexpr int RX = 8;                          /* x-pass outputs a thread item */
+    static constexpr int GY = THREADS / FX;               /* y-pass row groups */
+    static constexpr int RY = FY / GY;                    /* y-pass outputs a thread */
+};
+/* shared layout of bucket MT: the stage (FY rows of SP elements), then
+ * the x-filtered rows (FY + MT - 1 rows of FX) */
+template <typename E, int MT> struct flay {
+    typedef fcfg<E> C;
+    static constexpr int NV = (C::RX + MT - 1 + C::VEC - 1) / C::VEC; /* x window vectors */
+    static constexpr int SP = C::FX - C::RX + NV * C::VEC;            /* >= FX + MT - 1 */
+    static constexpr size_t BYTES = ((size_t)C::FY * SP + (size_t)(C::FY + MT - 1) * C::FX) * sizeof(E);
+};
+
+template <typename E> struct vec16;
+template <> struct vec16<float> { typedef float4 T; };
+template <> struct vec16<double> { typedef double2 T; };
+__device__ __forceinline__ void vsplit(const float4 &q, float *d) { d[0] = q.x; d[1] = q.y; d[2] = q.z; d[3] = q.w; }
+__device__ __forceinline__ void vsplit(const double2 &q, double *d) { d[0] = q.x; d[1] = q.y; }
+__device__ __forceinline__ float4 vjoin(const float *d) { return make_float4(d[0], d[1], d[2], d[3]); }
+__device__ __forceinline__ double2 vjoin(const double *d) { return make_double2(d[0], d[1]); }
+__device__ __forceinline__ float4 vfill(float c) { return make_float4(c, c, c, c); }
+__device__ __forceinline__ double2 vfill(double c) { return make_double2(c, c); }
+
+/* Loads input rows [r0, r0 + n) (n <= FY) of the plane into the stage,
+ * boundary-mapped, then x-filters them into xb rows [d0, d0 + n). */
+template <typename E, int MT>
+__device__ __forceinline__ void fused_rows(const E *__restrict__ xp, E *st, E *xb,
+                                           const ftaps<E> &w, const fgeom &g, E cval, int64_t ix0,
+                                           int64_t r0, int n, int d0) {
+    typedef fcfg<E> C;
+    typedef flay<E, MT> L;
+    typedef typename vec16<E>::T V;
+    const int tid = threadIdx.x;
+    const int sc = C::FX + g.Tx - 1;
+    const int nvec = (sc + C::VEC - 1) / C::VEC;
+    const bool xin = ix0 >= 0 && ix0 + sc <= g.W;
+    if (g.vec_ok && ix0 >= 0 && ix0 % C::VEC == 0 && ix0 + (int64_t)nvec * C::VEC <= g.W) {
+        const int tot = n * nvec;
+#pragma unroll 4
+        for (int e = tid; e < tot; e += C::THREADS) {
+            const int r = e / nvec, cv = e - r * nvec;
+            const int64_t k = tc__cu_bidx(r0 + r, g.H, g.mode);
+            *((V *)(st + r * L::SP) + cv) = k < 0 ? vfill(cval) : __ldg((const V *)(xp + k * g.W + ix0) + cv);
+        }
+    } else {
+        const int tot = n * sc;
+#pragma unroll 4
+        for (int e = tid; e < tot; e += C::THREADS) {
+            const int r = e / sc, c = e - r * sc;
+            const int64_t k = tc__cu_bidx(r0 + r, g.H, g.mode);
+            E v = cval;
+            if (k >= 0) {
+                if (xin) v = __ldg(xp + k * g.W + ix0 + c);
+                else {
+                    const int64_t kc = tc__cu_bidx(ix0 + c, g.W, g.mode);
+                    if (kc >= 0) v = __ldg(xp + k * g.W + kc);
+                }
+            }
+            st[r * L::SP + c] = v;
+        }
+    }
+    __syncthreads();
+    constexpr int IR = C::FX / C::RX; /* items a row */
+    for (int it = tid; it < n * IR; it += C::THREADS) {
+        const int r = it / IR, c0 = (it % IR) * C::RX;
+        E v[L::NV * C::VEC];
+        const V *sv = (const V *)(st + r * L::SP + c0);
+#pragma unroll
+        for (int i = 0; i < L::NV; i++) vsplit(sv[i], v + i * C::VEC);
+        E acc[C::RX];
+#pragma unroll
+        for (int j = 0; j < C::RX; j++) acc[j] = 0;
+#pragma unroll
+        for (int t = 0; t < MT; t++) {
+            if (t < g.Tx) {
+#pragma unroll
+                for (int j = 0; j < C::RX; j++) acc[j] = fma(w.x[t], v[t + j], acc[j]);
+            }
+        }
+        V *dv = (V *)(xb + (d0 + r) * C::FX + c0);
+#pragma unroll
+        for (int i = 0; i < C::RX / C::VEC; i++) dv[i] = vjoin(acc + i * C::VEC);
+    }
+}
+
+/* One block: output columns [bx FX, +FX) x rows [by ly, +ly) of plane
+ * blockIdx.z + gz0. */
+template <typename E, int MT>
+__global__ void __launch_bounds__(256, 2)
+sep_fused_xy(const E *__restrict__ x, E *__restrict__ y, const __grid_constant__ ftaps<E> w,
+             const fgeom g, E cval, int64_t gz0) {
+    typedef fcfg<E> C;
+    typedef flay<E, MT> L;
+    extern __shared__ __align__(16) unsigned char fsm[];
+    E *st = (E *)fsm;
+    E *xb = st + C::FY * L::SP;
+    const int64_t plane = (int64_t)blockIdx.z + gz0;
+    const int64_t ox0 = (int64_t)blockIdx.x * C::FX, ix0 = ox0 - g.padx;
+    const int64_t oyb = (int64_t)blockIdx.y * g.ly;
+    const int64_t oye = oyb + g.ly < g.Ho ? oyb + g.ly : g.Ho;
+    const E *xp = x + plane * g.H * g.W;
+    E *yp = y + plane * g.Ho * g.Wo;
+    const int h = g.Ty - 1; /* rows carried from step to step */
+    /* the first Ty - 1 input rows of the strip */
+    if (h > 0) fused_rows<E, MT>(xp, st, xb, w, g, cval, ix0, oyb - g.pady, h, 0);
+    const int c = threadIdx.x % C::FX, r0 = (threadIdx.x / C::FX) * C::RY;
+    for (int64_t oy = oyb; oy < oye; oy += C::FY) {
+        const int n = oye - oy < C::FY ? (int)(oye - oy) : C::FY;
+        __syncthreads(); /* the stage and xb rows [h, h + FY) are free again */
+        fused_rows<E, MT>(xp, st, xb, w, g, cval, ix0, oy - g.pady + h, n, h);
+        __syncthreads();
+        /* y pass: RY outputs of column c from xb rows r0 .. r0 + RY + Ty - 2 */
+        E v[C::RY + MT - 1];
+#pragma unroll
+        for (int k = 0; k < C::RY + MT - 1; k++)
+            if (k < C::RY + h) v[k] = xb[(r0 + k) * C::FX + c];
+        E acc[C::RY];
+#pragma unroll
+        for (int j = 0; j < C::RY; j++) acc[j] = 0;
+#pragma unroll
+        for (int t = 0; t < MT; t++) {
+            if (t < g.Ty) {
+#pragma unroll
+                for (int j = 0; j < C::RY; j++) acc[j] = fma(w.y[t], v[t + j], acc[j]);
+            }
+        }
+        if (ox0 + c < g.Wo) {
+            E *yo = yp + (oy + r0) * g.Wo + ox0 + c;
+#pragma unroll
+            for (int j = 0; j < C::RY; j++)
+                if (r0 + j < n) yo[(int64_t)j * g.Wo] = acc[j];
+        }
+        if (oy + C::FY >= oye || h == 0) continue;
+        /* carry xb rows [FY, FY + h) to [0, h) (n == FY >= h here) */
+        __syncthreads();
+        E keep[(MT - 1) * C::FX / C::THREADS + 1];
+#pragma unroll
+        for (int i = 0; i < (MT - 1) * C::FX / C::THREADS + 1; i++) {
+            const int e = threadIdx.x + i * C::THREADS;
+            if (e < h * C::FX) keep[i] = xb[C::FY * C::FX + e];
+        }
+#pragma unroll
+        for (int i = 0; i < (MT - 1) * C::FX / C::THREADS + 1; i++) {
+            const int e = threadIdx.x + i * C::THREADS;
+            if (e < h * C::FX) xb[e] = keep[i];
+        }
+    }
+}
+
+/* the fused kernel's mask buckets (taps a side, the larger of x and y) */
+static constexpr int fused_mt[] = {5, 9, 13, 17, 25, 33};
+#define SEP_NMT (int)(sizeof fused_mt / sizeof fused_mt[0])
+
+template <typename E, int MT>
+static tc_status launch_fused_mt(const E *x, E *y, const ftaps<E> &w, fgeom g, int64_t planes,
+                                 E cval, cudaStream_t s) {
+    typedef fcfg<E> C;
+    typedef flay<E, MT> L;
+    static int attr_set, occ;
+    auto k = sep_fused_xy<E, MT>;
+    const size_t smem = L::BYTES;
+    if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
+        TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
+    }
+    int o = __atomic_load_n(&occ, __ATOMIC_RELAXED);
+    if (o < 1) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, k, C::THREADS, smem) != cudaSuccess || o < 1) {
+            (void)cudaGetLastError();
+            o = 1;
+        }
+        __atomic_store_n(&occ, o, __ATOMIC_RELAXED);
+    }
+    const tc__cu_device *d = tc__cu_dev();
+    const int64_t slots = (int64_t)o * (d ? d->sms : 132);
+    /* one wave: split the strips along y until the blocks fill the
+     * resident slots, each at least FY rows (and at most 65535 pieces) */
+    const int64_t gx = tc__cu_div_up(g.Wo, C::FX), steps = tc__cu_div_up(g.Ho, C::FY);
+    int64_t ny = slots / (gx * planes);
+    if (ny < 1) ny = 1;
+    if (ny > steps) ny = steps;
+    g.ly = tc__cu_div_up(steps, ny) * C::FY;
+    ny = tc__cu_div_up(g.Ho, g.ly);
+    if (ny > 65535) {
+        g.ly = tc__cu_div_up(g.Ho, 65535 * (int64_t)C::FY) * C::FY;
+        ny = tc__cu_div_up(g.Ho, g.ly);
+    }
+    for (int64_t gz0 = 0; gz0 < planes; gz0 += TC__CU_GRID_MAX) {
+        const unsigned gnz = (unsigned)(planes - gz0 < TC__CU_GRID_MAX ? planes - gz0 : TC__CU_GRID_MAX);
+        k<<<dim3((unsigned)gx, (unsigned)ny, gnz), C::THREADS, smem, s>>>(x, y, w, g, cval, gz0);
+    }
+    return TC_OK;
+}
+
+template <typename E, int I = 0>
+static tc_status launch_fused(int mt, const E *x, E *y, const ftaps<E> &w, const fgeom &g,
+                              int64_t planes, E cval, cudaStream_t s) {
+    if constexpr (I < SEP_NMT) {
+        constexpr int MT = fused_mt[I];
+        if (mt <= MT) return launch_fused_mt<E, MT>(x, y, w, g, planes, cval, s);
+        return launch_fused<E, I + 1>(mt, x, y, w, g, planes, cval, s);
+    } else {
+        return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: no fused kernel for %d taps", mt);
+    }
+}
+
 struct sstate {
     int dtype;
+    int fused; /* x and y through sep_fused_xy */
     int64_t len[3];
     double f[3][SEP_MAX]; /* factor per axis */
 };
@@ -122,6 +364,15 @@ static int factor(const tc__problem *p, const E *m, sstate *s) {
     return 1;
 }
 
+/* the fused kernel takes the problem: x and y masks of 2..SEP_FMAX taps */
+static int fused_applies(const tc__problem *p) {
+    return p->msk[2] > 1 && p->msk[2] <= SEP_FMAX && p->msk[1] > 1 && p->msk[1] <= SEP_FMAX;
+}
+static int fused_on(const tc__problem *p) {
+    const char *k = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED);
+    return fused_applies(p) && !(k && k[0] == '0');
+}
+
 static int s_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
     if (p->op != TC_OP_FILTER) {
         if (why) snprintf(why, n, "filters only");
@@ -150,6 +401,16 @@ static int s_applicable(const tc__problem *p, const tc__env *e, char *why, size_
 static double s_estimate(const tc__problem *p, const tc__env *e) {
     int passes = (p->msk[0] > 1) + (p->msk[1] > 1) + (p->msk[2] > 1);
     double bytes = (double)p->esize * (tc__x_count(p) + tc__y_count(p)) * passes;
+    if (fused_on(p)) {
+        /* x + y: the input read with the x halo once, the output written
+         * once, 1.1x for the unmeasured kernel (cuda.filter.direct, 1.05x
+         * its bytes, keeps the small masks); then the z pass, if any, on an
+         * array of about the output's size */
+        const double fx = p->dtype == TC_FLOAT32 ? fcfg<float>::FX : fcfg<double>::FX;
+        const double halo = (fx + (double)p->msk[2] - 1) / fx;
+        bytes = (double)p->esize * ((tc__x_count(p) * halo + tc__y_count(p)) * 1.1 +
+                                    (p->msk[0] > 1 ? 2.0 * tc__y_count(p) : 0));
+    }
     double fl = 2.0 * tc__y_count(p) * (double)(p->msk[0] + p->msk[1] + p->msk[2]);
     return tc__cu_estimate(bytes, fl, p->dtype == TC_FLOAT32 ? 0.25 : 0.12);
 }
@@ -163,6 +424,7 @@ static tc_status s_plan(const tc__problem *p, const tc__env *e, void **state) {
         free(s);
         return tc__error(TC_ERR_NOT_APPLICABLE, "cuda.filter.separable: mask is not rank 1");
     }
+    s->fused = fused_on(p);
     *state = s;
     return TC_OK;
 }
@@ -179,7 +441,42 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
     for (int ax = 2; ax >= 0; ax--)
         if (p->msk[ax] > 1) axes[na++] = ax;
     tc_status st = TC_OK;
-    for (int k = 0; k < na && st == TC_OK; k++) {
+    int k0 = 0;
+    if (s->fused) { /* x and y in one kernel (axes[0] = 2, axes[1] = 1) */
+        ftaps<E> fw;
+        memset(&fw, 0, sizeof fw);
+        double sx = 0, sy = 0;
+        for (int t = 0; t < p->msk[2]; t++) { fw.x[t] = (E)s->f[2][t]; sx += s->f[2][t]; }
+        for (int t = 0; t < p->msk[1]; t++) { fw.y[t] = (E)s->f[1][t]; sy += s->f[1][t]; }
+        fgeom g;
+        memset(&g, 0, sizeof g);
+        g.W = dims[2];
+        g.H = dims[1];
+        g.Wo = p->out[2];
+        g.Ho = p->out[1];
+        g.padx = p->pad_lo[2];
+        g.pady = p->pad_lo[1];
+        g.Tx = (int)p->msk[2];
+        g.Ty = (int)p->msk[1];
+        g.mode = (int)p->mode;
+        g.vec_ok = g.W % fcfg<E>::VEC == 0 && (uintptr_t)src % 16 == 0;
+        const int64_t planes = p->N * dims[0];
+        E *dst = (E *)b->y;
+        if (na == 3) {
+            if ((st = tc__cu_alloc(&tmp[0], (size_t)(planes * g.Ho * g.Wo) * sizeof(E), b->s))) return st;
+            dst = (E *)tmp[0];
+        }
+        const int mt = g.Tx > g.Ty ? g.Tx : g.Ty;
+        st = launch_fused<E>(mt, src, dst, fw, g, planes, (E)cval, b->s);
+        cudaError_t e = cudaGetLastError();
+        if (st == TC_OK && e != cudaSuccess) st = tc__cu_fail(e, "launch cuda.filter.separable", __FILE__, __LINE__);
+        src = dst;
+        dims[2] = g.Wo;
+        dims[1] = g.Ho;
+        cval *= sx * sy;
+        k0 = 2;
+    }
+    for (int k = k0; k < na && st == TC_OK; k++) {
         int ax = axes[k];
         pgeom g;
         g.L = dims[ax];
@@ -238,6 +535,8 @@ static size_t s_device_ws(const tc__problem *p, const tc__env *e, const void *st
     for (int ax = 2; ax >= 0; ax--)
         if (p->msk[ax] > 1) axes[na++] = ax;
     size_t t = 0;
+    if (state && ((const sstate *)state)->fused) /* one array after x + y when z follows */
+        return na == 3 ? (size_t)(p->N * p->in[0] * p->out[1] * p->out[2]) * p->esize : 0;
     for (int k = 0; k + 1 < na; k++) {
         dims[axes[k]] = p->out[axes[k]];
         t += (size_t)(p->N * dims[0] * dims[1] * dims[2]) * p->esize;
@@ -249,7 +548,8 @@ static size_t s_device_ws(const tc__problem *p, const tc__env *e, const void *st
 
 TC__CU_SOLVER(tc__solver_cuda_separable) = {
     "cuda.filter.separable", TC_BACKEND_CUDA, TC_OP_FILTER,
-    "GPU filter for rank-1 masks: one 1D pass per axis (row pass, column pass, plane pass).",
+    "GPU filter for rank-1 masks: x and y fused through shared memory (one read, one write), "
+    "then the z pass; or one 1D pass per axis.",
     tc__cu_available, s_applicable, s_estimate, NULL, s_plan, free, s_execute,
     NULL, NULL, s_device_ws, 0, tc__cu_report_separable,
 };
@@ -257,4 +557,8 @@ TC__CU_SOLVER(tc__solver_cuda_separable) = {
 void tc__cu_report_separable(tc__cu_report *r) {
     tc__cu_report_kernel(r, "cuda.filter.separable x pass f32", (const void *)sep_pass_x<float>, 256, 0);
     tc__cu_report_kernel(r, "cuda.filter.separable y/z pass f32", (const void *)sep_pass_inner<float>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.separable fused x+y f32 (17 taps)", (const void *)sep_fused_xy<float, 17>,
+                         256, flay<float, 17>::BYTES);
+    tc__cu_report_kernel(r, "cuda.filter.separable fused x+y f64 (17 taps)", (const void *)sep_fused_xy<double, 17>,
+                         256, flay<double, 17>::BYTES);
 }
