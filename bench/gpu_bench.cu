@@ -147,7 +147,7 @@ static void add(const char *group, const char *name, const char *algo, double ms
 /* Filter case: dims (1..3 spatial), cubic/square mask k (or kz,ky,kx). */
 static void bench_filter(const char *group, const char *name, int nsp, const long long *shape,
                          const long long *mask, tc_mode mode, const char *algo, int reps,
-                         double ref_s = 0) {
+                         double ref_s = 0, const float *mask_values = NULL) {
     if (only && !strstr(name, only)) return;
     tc_filter_desc d;
     tc_filter_desc_init(&d);
@@ -168,7 +168,7 @@ static void bench_filter(const char *group, const char *name, int nsp, const lon
     tc_plan_options_init(&o);
     o.algorithm = algo; /* NULL: the planner's choice (ESTIMATE) */
     tc_plan *pl = NULL;
-    tc_status st = tc_plan_filter(&pl, NULL, &d, hm.data(), &o);
+    tc_status st = tc_plan_filter(&pl, NULL, &d, mask_values ? mask_values : hm.data(), &o);
     if (st != TC_OK) {
         printf("%-8s %-34s %-24s plan failed: %s\n", group, name, algo ? algo : "auto", tc_last_error());
         return;
@@ -251,6 +251,38 @@ static void bench_filter_half(const char *base, int nsp, const long long *shape,
     tc_plan_destroy(pl);
     cudaFree(x);
     cudaFree(y);
+}
+
+/* A Gaussian of sigma s (rank 1; scipy's truncate 4.0: radius int(4 s + 0.5))
+ * on cuda.filter.separable (group "sep"): the default (x and y fused) in
+ * every mode (quick: constant), then the per-axis passes
+ * (TILECONV_CUDA_SEPARABLE_FUSED=0) in constant mode beside it. */
+static void bench_gauss(const char *name, int nsp, const long long *shape, double sigma, int reps) {
+    if (only && !strstr(name, only)) return;
+    const int r = (int)(4.0 * sigma + 0.5), k = 2 * r + 1;
+    std::vector<double> g(k);
+    double sum = 0;
+    for (int i = 0; i < k; i++) sum += g[i] = exp(-0.5 * (i - r) * (i - r) / (sigma * sigma));
+    long long m[3];
+    size_t nm = 1;
+    for (int i = 0; i < nsp; i++) { m[i] = k; nm *= k; }
+    std::vector<float> hm(nm);
+    for (size_t i = 0; i < nm; i++) {
+        double v = 1;
+        for (size_t q = i, a = 0; a < (size_t)nsp; a++, q /= k) v *= g[q % k] / sum;
+        hm[i] = (float)v;
+    }
+    char nm2[96];
+    for (int md = 0; md <= 4; md++) {
+        if (quick && md) continue;
+        snprintf(nm2, sizeof nm2, "%s %s", name, tc_mode_name((tc_mode)md));
+        bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
+        if (md) continue;
+        setenv("TILECONV_CUDA_SEPARABLE_FUSED", "0", 1);
+        snprintf(nm2, sizeof nm2, "%s constant per-axis", name);
+        bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
+        unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
+    }
 }
 
 /* Every cuda.filter.direct variant that plans for this case (TILECONV_BENCH_SWEEP). */
@@ -370,6 +402,12 @@ int main(int argc, char **argv) {
         long long m63[2] = {63, 63};
         bench_filter("2dfft", "2D 8192^2 k63", 2, s, m63, C0, "cuda.filter.fft", 5);
         if (!quick) bench_filter("2dfft", "2D 8192^2 k63 (auto)", 2, s, m63, C0, NULL, 5);
+    }
+    /* separable Gaussians: 2D 8192^2 sigma 2 (17 taps), 3D 512^3 sigma 1.5 (13 taps) */
+    {
+        long long s2[2] = {8192, 8192}, s3[3] = {512, 512, 512};
+        bench_gauss("2D 8192^2 gauss s2 k17", 2, s2, 2.0, 20);
+        bench_gauss("3D 512^3 gauss s1.5 k13", 3, s3, 1.5, 10);
     }
     /* 3D 512^3 */
     for (int k = 3; k <= 7; k += 2) {
