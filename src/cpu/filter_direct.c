@@ -39,8 +39,10 @@
  * Results are identical for any thread count: the blocking depends only on
  * the problem, and each output sums its taps in a fixed order.
  */
+#define _GNU_SOURCE /* sched_getcpu */
 #include "cpu/filter_direct.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -182,10 +184,10 @@ static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
     /* an output far larger than L2 is not read back soon: non-temporal
      * stores save the read-for-ownership (a third of the traffic) */
     s->nt = isa->need != 0 && (double)tc__y_count(p) * es > 8.0 * tc__fd_l2_bytes();
-    /* the ring's prefetch, by the same size rule: an input that the
-     * caches hold between calls (128^3 float32 here) gains nothing from
-     * it and pays its instructions (~4%) */
-    s->pf = (double)tc__x_count(p) * es > 8.0 * tc__fd_l2_bytes();
+    /* the ring's prefetch: for inputs the L2s cannot hold between calls
+     * (128^3 float32 comes from L3 on each call: one core 1.08-1.12x
+     * with it); one in L2 pays its instructions (~4%) */
+    s->pf = (double)tc__x_count(p) * es > 2.0 * tc__fd_l2_bytes();
     if (isa->need == TC__CPU_AVX512 && tc__fdl_wanted(p)) {
         s->lanes = 1;
         tc__fdl_geometry(p, s);
@@ -301,12 +303,19 @@ static tc_status fd_plan(const tc__problem *p, const fd_isa *isa, void **out) {
 }
 
 /* ---------------- execute ---------------- */
+#define FD_RANGES 64 /* claim ranges of fd_dyn; more threads share them */
 typedef struct fd_job {
     const tc__args *a;
     const fd_state *s;
     char *ws;               /* threads x fd_thread_bytes: row pointers, edges */
-    int64_t next, grain;    /* fd_dyn: next unclaimed item, items per claim */
+    int64_t grain;          /* fd_dyn: items per claim */
     tc__range_fn fn;        /* fd_dyn: the loop over a range of items */
+    void (*init)(const struct fd_job *, int tid); /* fd_dyn: per thread, once */
+    int nr;                 /* fd_dyn: claim ranges (one per thread) */
+    struct {
+        _Alignas(64) int64_t next; /* next unclaimed item of the range */
+        int64_t end;
+    } r[FD_RANGES];
 } fd_job;
 
 /* One padded edge: dst[k] = extended row at map[k] (cval where < 0). A
@@ -403,60 +412,71 @@ static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
 }
 
 
-/* dst[u] = extended input row at x = x0 + u, u < n (boundary along x by
- * the plan's maps: x = -1-i reads src[mL[i]], x = W+i src[mR[i]], -1 =
- * cv; not tc__boundary_index's modulo per edge element, a division per
- * element in every mode but constant). */
-#define FD_PAD(T, NAME)                                                       \
-    static void NAME(T *dst, const T *src, int64_t x0, int64_t n, int64_t W,  \
-                     const int64_t *mL, const int64_t *mR, T cv,              \
-                     void (*copy)(void *, const void *, size_t)) {            \
-        int64_t a = fd_min(n, fd_max(0, -x0)), b = fd_max(a, fd_min(n, W - x0)); \
-        for (int64_t u = 0; u < a; u++) {                                     \
-            int64_t i = mL[-1 - (x0 + u)];                                    \
-            dst[u] = i >= 0 ? src[i] : cv;                                    \
+
+/* Copies the band rows [hr0, hr1) of extended plane e of image n, tile X0
+ * (width tw), into ring slot e mod (m0 + P - 1) and points rowp at them (or
+ * at the cval row). With pf, each copied row's source R rows further down
+ * the same plane is prefetched into L1: the rows the next row block of
+ * this band copies, in the same loop (the row addresses are at hand), so
+ * their reads overlap this block's kernel. Boundary along x by the plan's
+ * maps (x = -1-i reads the row's element smapL[i], x = W+i smapR[i], -1 =
+ * cval; not tc__boundary_index's modulo, a division per edge element). */
+#define FD_FILL(T, NAME)                                                      \
+    static void NAME(const fd_job *j, char *ring, const void **rowp, int64_t n, \
+                     int64_t e, int64_t hb0, int64_t X0, int64_t tw, int64_t hr0, \
+                     int64_t hr1, int pf) {                                   \
+        const fd_state *s = j->s;                                             \
+        const int64_t slot = e % (s->m0 + s->P - 1), pd = s->dmap[e];         \
+        const void **rp = rowp + slot * s->Hbe;                               \
+        if (pd < 0) {                                                         \
+            for (int64_t hr = hr0; hr < hr1; hr++) rp[hr] = s->cvrow;         \
+            return;                                                           \
         }                                                                     \
-        if (b > a) copy(dst + a, src + x0 + a, (size_t)(b - a) * sizeof(T)); \
-        for (int64_t u = b; u < n; u++) {                                     \
-            int64_t i = mR[x0 + u - W];                                       \
-            dst[u] = i >= 0 ? src[i] : cv;                                    \
+        /* the row's x range [x0, x0 + len): the mapped ends [0, a) and       \
+         * [b, len), the inside [a, b) copied; the same for every row */      \
+        const int64_t W = s->W, x0 = X0 - s->pl2, len = tw + s->m2 - 1;       \
+        const int64_t a = fd_min(len, fd_max(0, -x0)), b = fd_max(a, fd_min(len, W - x0)); \
+        const int64_t *mL = s->smapL, *mR = s->smapR;                         \
+        const T cv = *(const T *)s->cvrow;                                    \
+        const T *plane = (const T *)j->a->x + (n * s->D + pd) * s->H * W;     \
+        T *dst = (T *)ring + (slot * s->Hbe + hr0) * s->RW + s->roff;         \
+        const int64_t nh = fd_min(s->Hbe, s->Ho + s->m1 - 1 - hb0); /* band rows */ \
+        const int64_t *hm = s->hmap + hb0;                                    \
+        for (int64_t hr = hr0; hr < hr1; hr++, dst += s->RW) {                \
+            const int64_t h = hm[hr];                                         \
+            if (h < 0) {                                                      \
+                rp[hr] = s->cvrow;                                            \
+                continue;                                                     \
+            }                                                                 \
+            const T *src = plane + h * W + x0;                                \
+            for (int64_t u = 0; u < a; u++) {                                 \
+                const int64_t i = mL[-1 - (x0 + u)];                          \
+                dst[u] = i >= 0 ? src[i - x0] : cv;                           \
+            }                                                                 \
+            if (b > a) s->copy(dst + a, src + a, (size_t)(b - a) * sizeof(T)); \
+            for (int64_t u = b; u < len; u++) {                               \
+                const int64_t i = mR[x0 + u - W];                             \
+                dst[u] = i >= 0 ? src[i - x0] : cv;                           \
+            }                                                                 \
+            rp[hr] = dst;                                                     \
+        }                                                                     \
+        /* after the copies: prefetches that wait for free miss buffers      \
+         * (rows from memory) then delay the kernel's start, not the copy */ \
+        for (int64_t hr = hr0; pf && b > a && hr < hr1 && hr + s->R < nh; hr++) { \
+            const int64_t h = hm[hr + s->R];                                  \
+            if (h < 0) continue;                                              \
+            const char *q = (const char *)(plane + h * W + x0 + a);           \
+            const uintptr_t l0 = (uintptr_t)q & ~(uintptr_t)63;               \
+            const uintptr_t l1 = (uintptr_t)(q + (b - a) * (int64_t)sizeof(T)); \
+            for (uintptr_t l = l0; l < l1; l += 64) tc__prefetch((const void *)l); \
         }                                                                     \
     }
-FD_PAD(float, fd_pad_f32)
-FD_PAD(double, fd_pad_f64)
-
-/* Copies the band rows of extended plane e of image n, tile X0 (width tw),
- * into ring slot e mod m0 and points rowp at them (or at the cval row). */
-static void fd_ring_fill(const fd_job *j, char *ring, const void **rowp, int64_t n,
-                         int64_t e, int64_t hb0, int64_t X0, int64_t tw, int64_t hr0,
-                         int64_t hr1) {
-    const fd_state *s = j->s;
-    const tc__problem *p = j->a->p;
-    const int64_t es = (int64_t)p->esize, slot = e % (s->m0 + s->P - 1), pd = s->dmap[e];
-    const int64_t len = tw + s->m2 - 1;
-    for (int64_t hr = hr0; hr < hr1; hr++) {
-        const int64_t hext = hb0 + hr;
-        const int64_t h = s->hmap[hext];
-        const void **rp = &rowp[slot * s->Hbe + hr];
-        if (pd < 0 || h < 0) {
-            *rp = s->cvrow;
-            continue;
-        }
-        const char *src = (const char *)j->a->x + ((n * s->D + pd) * s->H + h) * s->W * es;
-        char *dst = ring + ((slot * s->Hbe + hr) * s->RW + s->roff) * es;
-        if (p->dtype == TC_FLOAT32)
-            fd_pad_f32((float *)dst, (const float *)src, X0 - s->pl2, len, s->W, s->smapL,
-                       s->smapR, *(const float *)s->cvrow, s->copy);
-        else
-            fd_pad_f64((double *)dst, (const double *)src, X0 - s->pl2, len, s->W, s->smapL,
-                       s->smapR, *(const double *)s->cvrow, s->copy);
-        *rp = dst;
-    }
-}
-
+FD_FILL(float, fd_fill_f32)
+FD_FILL(double, fd_fill_f64)
 /* Prefetches into L1 the source rows [hr0, hr1) of extended plane e of
- * image n, tile X0 (width tw): the rows the next row block's fill copies
- * into the ring. Issued right before a block's kernel runs, so their
+ * image n, tile X0 (width tw): at a band's end, the rows the next row
+ * block's fill copies into the ring (inside a band the fill itself
+ * prefetches them). Issued right before a block's kernel runs, so their
  * memory reads overlap its arithmetic; the fill then copies from cache
  * (256^3 k3, one core: the fill from 155-165 to 45-50 TSC cycles a row,
  * the volume 11.0-11.8 -> 6.9-7.0 ms). tc__prefetch, not
@@ -483,7 +503,21 @@ static void fd_ring_prefetch(const fd_job *j, int64_t n, int64_t e, int64_t hb0,
     }
 }
 
-static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
+/* The thread's ring starts empty (slot keys -1); fd_ring_range keeps it
+ * from one claim to the next, so a claim that continues the planes of the
+ * thread's previous one copies only the rows it adds. */
+static void fd_ring_init(const fd_job *j, int tid) {
+    const fd_state *s = j->s;
+    const int64_t es = (int64_t)j->a->p->esize, ns = s->m0 + s->P - 1;
+    char *w = (char *)j->a->ws + (size_t)tid * s->ws_thread;
+    w += fd_r64((size_t)(ns * s->Hbe * s->RW * es));
+    w += fd_r64((size_t)(ns * s->Hbe) * sizeof(void *));
+    w += fd_r64((size_t)(ns * s->xs) * sizeof(void *));
+    int64_t *sk = (int64_t *)w;
+    for (int64_t i = 0; i < ns; i++) sk[i] = -1;
+}
+
+static void fd_ring_range(void *arg, int64_t begin, int64_t end, int tid) {
     const fd_job *j = arg;
     const fd_state *s = j->s;
     const tc__problem *p = j->a->p;
@@ -496,7 +530,6 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
     const void **kp = (const void **)w;
     w += fd_r64((size_t)(ns * s->xs) * sizeof(void *));
     int64_t *sk = (int64_t *)w, *filled = sk + ns; /* per slot: plane key, rows in */
-    for (int64_t i = 0; i < ns; i++) sk[i] = -1;
     tc__fd_block b;
     tc__fd_block_init(&b, s, kp, j->a->w, s->nt);
     /* the item's coordinates advance one row block at a time (decoding
@@ -535,7 +568,10 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
                 filled[sl] = 0; /* later blocks of the band may start lower */
             }
             if (filled[sl] < need) {
-                fd_ring_fill(j, ring, rowp, n, e, hb0, X0, tw, filled[sl], need);
+                if (p->dtype == TC_FLOAT32)
+                    fd_fill_f32(j, ring, rowp, n, e, hb0, X0, tw, filled[sl], need, s->pf);
+                else
+                    fd_fill_f64(j, ring, rowp, n, e, hb0, X0, tw, filled[sl], need, s->pf);
                 filled[sl] = need;
             }
         }
@@ -550,17 +586,11 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
                 kp[r0 * s->xs + i] = q;
             }
         }
-        /* the rows the next block's fill copies: the next R of the
-         * newest plane(s) of this block, or at the band's end the first
-         * rows of the next block's newest planes */
-        if (s->pf) {
-            if (o1 + s->R < fd_min(hb0 + s->Hb, s->Ho))
-                for (int64_t e = o0 + s->m0 - 1; e < o0 + s->m0 + np - 1; e++)
-                    fd_ring_prefetch(j, n, e, hb0, X0, tw, need, need + s->R);
-            else
-                for (int64_t e = o0 + s->m0 + P - 1; e < o0 + s->m0 + 2 * P - 1; e++)
-                    fd_ring_prefetch(j, n, e, hb0, X0, tw, 0, s->R + s->m1 - 1);
-        }
+        /* at the band's end, the first rows of the next block's newest
+         * planes (inside a band the fill prefetches the next block's rows) */
+        if (s->pf && o1 + s->R >= fd_min(hb0 + s->Hb, s->Ho))
+            for (int64_t e = o0 + s->m0 + P - 1; e < o0 + s->m0 + 2 * P - 1; e++)
+                fd_ring_prefetch(j, n, e, hb0, X0, tw, 0, s->R + s->m1 - 1);
         char *yrow = (char *)j->a->y + (((n * s->Do + o0) * s->Ho + o1) * s->Wo + X0) * es;
         for (int r = 0; r < b.rows; r++) b.y[r] = yrow + r * s->Wo * es;
         b.nx = tw;
@@ -576,6 +606,11 @@ static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
 #endif
 }
 
+static void fd_ring_blocks(void *arg, int64_t begin, int64_t end, int tid) {
+    fd_ring_init(arg, tid);
+    fd_ring_range(arg, begin, end, tid);
+}
+
 
 static size_t fd_ws(const tc__problem *p, const tc__env *e, const fd_isa *isa) {
     fd_state s;
@@ -587,29 +622,53 @@ static size_t fd_ws(const tc__problem *p, const tc__env *e, const fd_isa *isa) {
 /* Items give the same result whichever thread runs them (the plain path
  * carries no state from one item to the next; the ring re-reads a plane
  * whenever its cache key changes), so the threads claim them in grains
- * from a shared counter instead of taking one fixed range each: when
- * another process takes part of a core (the shared 2-vCPU VM), the other
- * thread does more of the work instead of waiting for it (2D k9 4096^2,
- * one core contended: 24-29 -> 17-19 ms; docs/solvers/cpu-direct.md). */
+ * instead of taking one fixed range each: when another process takes part
+ * of a core (the shared 2-vCPU VM), the other thread does more of the work
+ * instead of waiting for it (2D k9 4096^2, one core contended: 24-29 ->
+ * 17-19 ms; docs/solvers/cpu-direct.md). On the ring path the items are
+ * cut into one range per thread, each with its own counter; a thread
+ * claims from the range of the CPU it runs on first, then from the
+ * others' (the plain path: one range). So on every call a CPU
+ * computes the same outputs from the same inputs while the load is even:
+ * they stay in its own caches between calls (the Zen 5 VM's two vCPUs
+ * share no L3: 0.5 us a cache-line round trip), and the ring carries from
+ * one claim to the next. */
 static void fd_dyn(void *arg, int64_t begin, int64_t end, int tid) {
     fd_job *j = arg;
     (void)begin;
     (void)end;
-    for (;;) {
-        const int64_t b = __atomic_fetch_add(&j->next, j->grain, __ATOMIC_RELAXED);
-        if (b >= j->s->items) break;
-        j->fn(arg, b, fd_min(j->s->items, b + j->grain), tid);
+    if (j->init) j->init(j, tid);
+    int first = 0;
+#ifdef __linux__
+    if (j->nr > 1) {
+        const int cpu = sched_getcpu();
+        first = cpu >= 0 ? cpu % j->nr : tid % j->nr;
+    }
+#endif
+    for (int k = 0; k < j->nr; k++) {
+        const int o = (first + k) % j->nr;
+        for (;;) {
+            const int64_t b = __atomic_fetch_add(&j->r[o].next, j->grain, __ATOMIC_RELAXED);
+            if (b >= j->r[o].end) break;
+            j->fn(arg, b, fd_min(j->r[o].end, b + j->grain), tid);
+        }
     }
 }
 
-static void fd_run(const tc__args *a, fd_job *j, tc__range_fn fn, int64_t claims) {
+static void fd_run(const tc__args *a, fd_job *j, tc__range_fn fn, tc__range_fn one,
+                   void (*init)(const fd_job *, int), int64_t claims) {
     const int64_t items = j->s->items;
     if (a->threads <= 1 || items <= a->threads) {
-        tc__parallel_for(a->threads, items, fn, j);
+        tc__parallel_for(a->threads, items, one, j);
         return;
     }
     j->fn = fn;
-    j->next = 0;
+    j->init = init;
+    j->nr = init ? (int)fd_min(a->threads, FD_RANGES) : 1; /* ranges: the ring */
+    for (int o = 0; o < j->nr; o++) {
+        j->r[o].next = items * o / j->nr;
+        j->r[o].end = items * (o + 1) / j->nr;
+    }
     j->grain = fd_max(1, items / ((int64_t)a->threads * claims));
     tc__parallel_for(a->threads, a->threads, fd_dyn, j);
 }
@@ -623,12 +682,13 @@ static tc_status fd_execute(const tc__args *a) {
     fd_job j;
     j.a = a;
     j.s = s;
-    if (s->ring) { /* larger grains: each claim refills the plane ring */
-        fd_run(a, &j, fd_ring_blocks, 4);
+    if (s->ring) { /* larger grains: a claim that does not continue the
+                    * thread's previous one refills the plane ring */
+        fd_run(a, &j, fd_ring_range, fd_ring_blocks, fd_ring_init, 16);
         return TC_OK;
     }
     j.ws = a->ws;
-    fd_run(a, &j, fd_blocks, 16);
+    fd_run(a, &j, fd_blocks, fd_blocks, NULL, 16);
     return TC_OK;
 }
 
