@@ -62,7 +62,8 @@
     X(CUDA_CHECK_SCRATCH, "TILECONV_CUDA_CHECK_SCRATCH", "TC_CUDA_CHECK_SCRATCH", "0", "cuda",  \
       "1: an execute that takes more pool memory than the plan's device workspace fails")       \
     X(CUDA_DIRECT_VARIANT, "TILECONV_CUDA_DIRECT_VARIANT", "TC_CUDA_DIRECT_VARIANT", "chosen",  \
-      "cuda", "i: cuda.filter.direct's kernel variant i of the kernel report (tuning)")         \
+      "cuda", "i or i:b: cuda.filter.direct's kernel variant i of the kernel report; :b caps "     \
+      "the lean and z-window forms' grid at b blocks (tuning, tests)")                          \
     X(CUDA_SEPARABLE_FUSED, "TILECONV_CUDA_SEPARABLE_FUSED", NULL, "1", "cuda",               \
       "0: cuda.filter.separable one pass per axis instead of its fused x + y kernel (tests)")  \
     X(CUDA_GEMM_FP32_BK, "TILECONV_CUDA_GEMM_FP32_BK", "TC_CUDA_GEMM_FP32_BK", "chosen", "cuda", \
