@@ -17,10 +17,11 @@
  * Fused x + y (the default where it applies: both last axes' masks 2..33
  * taps; TILECONV_CUDA_SEPARABLE_FUSED=0 forces the per-axis passes): a
  * block owns a strip of FX output columns and ly output rows of one plane
- * and walks down it FY rows at a time. Each step loads the FY new input
- * rows (FX + Tx - 1 columns, boundary index map applied at the load,
- * 16-byte loads on interior tiles of aligned rows) into shared memory,
- * runs the x pass on them into a buffer of FY + Ty - 1 x-filtered rows
+ * and walks down it FY rows at a time. Each step copies the FY new input
+ * rows (FX + Tx - 1 columns, boundary index map applied at the copy,
+ * 16-byte cp.async on interior strips of aligned rows; two stages, the
+ * next step's copies in flight while this one computes) into shared
+ * memory, runs the x pass on them into a buffer of FY + Ty - 1 x-filtered rows
  * whose first Ty - 1 rows are the previous step's last ones, then the y
  * pass from that buffer to registers and stores FY x FX outputs: the
  * array is read once (plus the x halo, (FX + Tx - 1) / FX, and Ty - 1 rows
@@ -33,6 +34,8 @@
  * writes in all instead of 3 and 3).
  */
 #include "cuda/cuda_common.h"
+
+#include <cuda_pipeline_primitives.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -122,13 +125,13 @@ template <typename E> struct fcfg {
     static constexpr int GY = THREADS / FX;               /* y-pass row groups */
     static constexpr int RY = FY / GY;                    /* y-pass outputs a thread */
 };
-/* shared layout of bucket MT: the stage (FY rows of SP elements), then
- * the x-filtered rows (FY + MT - 1 rows of FX) */
+/* shared layout of bucket MT: two stages (FY rows of SP elements each),
+ * then the x-filtered rows (FY + MT - 1 rows of FX) */
 template <typename E, int MT> struct flay {
     typedef fcfg<E> C;
     static constexpr int NV = (C::RX + MT - 1 + C::VEC - 1) / C::VEC; /* x window vectors */
     static constexpr int SP = C::FX - C::RX + NV * C::VEC;            /* >= FX + MT - 1 */
-    static constexpr size_t BYTES = ((size_t)C::FY * SP + (size_t)(C::FY + MT - 1) * C::FX) * sizeof(E);
+    static constexpr size_t BYTES = ((size_t)2 * C::FY * SP + (size_t)(C::FY + MT - 1) * C::FX) * sizeof(E);
 };
 
 template <typename E> struct vec16;
@@ -141,12 +144,14 @@ __device__ __forceinline__ double2 vjoin(const double *d) { return make_double2(
 __device__ __forceinline__ float4 vfill(float c) { return make_float4(c, c, c, c); }
 __device__ __forceinline__ double2 vfill(double c) { return make_double2(c, c); }
 
-/* Loads input rows [r0, r0 + n) (n <= FY) of the plane into the stage,
- * boundary-mapped, then x-filters them into xb rows [d0, d0 + n). */
+/* Issues the copies of input rows [r0, r0 + n) (n <= FY) of the plane into
+ * the stage st: cp.async, 16 bytes a copy on interior strips of aligned
+ * rows, else one element a copy from its boundary-mapped index; cval
+ * stored directly where the index falls outside (constant mode). The
+ * caller commits the group and waits for it. */
 template <typename E, int MT>
-__device__ __forceinline__ void fused_rows(const E *__restrict__ xp, E *st, E *xb,
-                                           const ftaps<E> &w, const fgeom &g, E cval, int64_t ix0,
-                                           int64_t r0, int n, int d0) {
+__device__ __forceinline__ void stage_rows(const E *__restrict__ xp, E *st, const fgeom &g, E cval,
+                                           int64_t ix0, int64_t r0, int n) {
     typedef fcfg<E> C;
     typedef flay<E, MT> L;
     typedef typename vec16<E>::T V;
@@ -156,32 +161,42 @@ __device__ __forceinline__ void fused_rows(const E *__restrict__ xp, E *st, E *x
     const bool xin = ix0 >= 0 && ix0 + sc <= g.W;
     if (g.vec_ok && ix0 >= 0 && ix0 % C::VEC == 0 && ix0 + (int64_t)nvec * C::VEC <= g.W) {
         const int tot = n * nvec;
-#pragma unroll 4
         for (int e = tid; e < tot; e += C::THREADS) {
             const int r = e / nvec, cv = e - r * nvec;
             const int64_t k = tc__cu_bidx(r0 + r, g.H, g.mode);
-            *((V *)(st + r * L::SP) + cv) = k < 0 ? vfill(cval) : __ldg((const V *)(xp + k * g.W + ix0) + cv);
+            V *d = (V *)(st + r * L::SP) + cv;
+            if (k < 0) *d = vfill(cval);
+            else __pipeline_memcpy_async(d, (const V *)(xp + k * g.W + ix0) + cv, sizeof(V));
         }
     } else {
         const int tot = n * sc;
-#pragma unroll 4
         for (int e = tid; e < tot; e += C::THREADS) {
             const int r = e / sc, c = e - r * sc;
             const int64_t k = tc__cu_bidx(r0 + r, g.H, g.mode);
-            E v = cval;
+            const E *src = NULL;
             if (k >= 0) {
-                if (xin) v = __ldg(xp + k * g.W + ix0 + c);
+                if (xin) src = xp + k * g.W + ix0 + c;
                 else {
                     const int64_t kc = tc__cu_bidx(ix0 + c, g.W, g.mode);
-                    if (kc >= 0) v = __ldg(xp + k * g.W + kc);
+                    if (kc >= 0) src = xp + k * g.W + kc;
                 }
             }
-            st[r * L::SP + c] = v;
+            if (src) __pipeline_memcpy_async(st + r * L::SP + c, src, sizeof(E));
+            else st[r * L::SP + c] = cval;
         }
     }
-    __syncthreads();
+}
+
+/* x pass of stage rows [0, n) into xb rows [d0, d0 + n): a thread item is
+ * RX outputs from a window of NV 16-byte shared loads. */
+template <typename E, int MT>
+__device__ __forceinline__ void xpass_rows(const E *st, E *xb, const ftaps<E> &w, const fgeom &g,
+                                           int n, int d0) {
+    typedef fcfg<E> C;
+    typedef flay<E, MT> L;
+    typedef typename vec16<E>::T V;
     constexpr int IR = C::FX / C::RX; /* items a row */
-    for (int it = tid; it < n * IR; it += C::THREADS) {
+    for (int it = threadIdx.x; it < n * IR; it += C::THREADS) {
         const int r = it / IR, c0 = (it % IR) * C::RX;
         E v[L::NV * C::VEC];
         const V *sv = (const V *)(st + r * L::SP + c0);
@@ -204,7 +219,8 @@ __device__ __forceinline__ void fused_rows(const E *__restrict__ xp, E *st, E *x
 }
 
 /* One block: output columns [bx FX, +FX) x rows [by ly, +ly) of plane
- * blockIdx.z + gz0. */
+ * blockIdx.z + gz0, FY rows a step; the copies of step s + 1 fly while
+ * step s computes (two stages). */
 template <typename E, int MT>
 __global__ void __launch_bounds__(256, 2)
 sep_fused_xy(const E *__restrict__ x, E *__restrict__ y, const __grid_constant__ ftaps<E> w,
@@ -212,22 +228,40 @@ sep_fused_xy(const E *__restrict__ x, E *__restrict__ y, const __grid_constant__
     typedef fcfg<E> C;
     typedef flay<E, MT> L;
     extern __shared__ __align__(16) unsigned char fsm[];
-    E *st = (E *)fsm;
-    E *xb = st + C::FY * L::SP;
+    E *const st0 = (E *)fsm, *const st1 = st0 + C::FY * L::SP;
+    E *const xb = st1 + C::FY * L::SP;
     const int64_t plane = (int64_t)blockIdx.z + gz0;
     const int64_t ox0 = (int64_t)blockIdx.x * C::FX, ix0 = ox0 - g.padx;
     const int64_t oyb = (int64_t)blockIdx.y * g.ly;
     const int64_t oye = oyb + g.ly < g.Ho ? oyb + g.ly : g.Ho;
     const E *xp = x + plane * g.H * g.W;
     E *yp = y + plane * g.Ho * g.Wo;
-    const int h = g.Ty - 1; /* rows carried from step to step */
-    /* the first Ty - 1 input rows of the strip */
-    if (h > 0) fused_rows<E, MT>(xp, st, xb, w, g, cval, ix0, oyb - g.pady, h, 0);
+    const int h = g.Ty - 1; /* rows carried from step to step (Ty >= 2) */
+    /* the strip's first Ty - 1 input rows (st1), then step 0's rows (st0) */
+    stage_rows<E, MT>(xp, st1, g, cval, ix0, oyb - g.pady, h);
+    __pipeline_commit();
+    stage_rows<E, MT>(xp, st0, g, cval, ix0, oyb - g.pady + h,
+                      oye - oyb < C::FY ? (int)(oye - oyb) : C::FY);
+    __pipeline_commit();
+    __pipeline_wait_prior(1);
+    __syncthreads();
+    xpass_rows<E, MT>(st1, xb, w, g, h, 0);
     const int c = threadIdx.x % C::FX, r0 = (threadIdx.x / C::FX) * C::RY;
-    for (int64_t oy = oyb; oy < oye; oy += C::FY) {
+    int step = 0;
+    for (int64_t oy = oyb; oy < oye; oy += C::FY, step++) {
         const int n = oye - oy < C::FY ? (int)(oye - oy) : C::FY;
-        __syncthreads(); /* the stage and xb rows [h, h + FY) are free again */
-        fused_rows<E, MT>(xp, st, xb, w, g, cval, ix0, oy - g.pady + h, n, h);
+        const bool more = oy + C::FY < oye;
+        E *cur = step & 1 ? st1 : st0, *nxt = step & 1 ? st0 : st1;
+        __syncthreads(); /* nxt and xb rows [h, h + FY) are free again */
+        if (more) {
+            const int64_t left = oye - oy - C::FY;
+            stage_rows<E, MT>(xp, nxt, g, cval, ix0, oy + C::FY - g.pady + h,
+                              left < C::FY ? (int)left : C::FY);
+        }
+        __pipeline_commit();
+        __pipeline_wait_prior(1); /* this step's rows have landed */
+        __syncthreads();
+        xpass_rows<E, MT>(cur, xb, w, g, n, h);
         __syncthreads();
         /* y pass: RY outputs of column c from xb rows r0 .. r0 + RY + Ty - 2 */
         E v[C::RY + MT - 1];
@@ -250,7 +284,7 @@ sep_fused_xy(const E *__restrict__ x, E *__restrict__ y, const __grid_constant__
             for (int j = 0; j < C::RY; j++)
                 if (r0 + j < n) yo[(int64_t)j * g.Wo] = acc[j];
         }
-        if (oy + C::FY >= oye || h == 0) continue;
+        if (!more) break;
         /* carry xb rows [FY, FY + h) to [0, h) (n == FY >= h here) */
         __syncthreads();
         E keep[(MT - 1) * C::FX / C::THREADS + 1];
@@ -555,6 +589,11 @@ TC__CU_SOLVER(tc__solver_cuda_separable) = {
 };
 
 void tc__cu_report_separable(tc__cu_report *r) {
+    (void)cudaFuncSetAttribute(sep_fused_xy<float, 17>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)flay<float, 17>::BYTES);
+    (void)cudaFuncSetAttribute(sep_fused_xy<double, 17>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)flay<double, 17>::BYTES);
+    (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.filter.separable x pass f32", (const void *)sep_pass_x<float>, 256, 0);
     tc__cu_report_kernel(r, "cuda.filter.separable y/z pass f32", (const void *)sep_pass_inner<float>, 256, 0);
     tc__cu_report_kernel(r, "cuda.filter.separable fused x+y f32 (17 taps)", (const void *)sep_fused_xy<float, 17>,
