@@ -253,10 +253,15 @@ static void bench_filter_half(const char *base, int nsp, const long long *shape,
     cudaFree(y);
 }
 
+__global__ void widen_kernel(const float *a, double *d, size_t n) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        d[i] = a[i];
+}
 /* A Gaussian of sigma s (rank 1; scipy's truncate 4.0: radius int(4 s + 0.5))
  * on cuda.filter.separable (group "sep"): the default (x and y fused) in
  * every mode (quick: constant), then the per-axis passes
- * (TILECONV_CUDA_SEPARABLE_FUSED=0) in constant mode beside it. */
+ * (TILECONV_CUDA_SEPARABLE_FUSED=0) in constant mode beside it; float32,
+ * then float64 in constant mode (fused and per axis). */
 static void bench_gauss(const char *name, int nsp, const long long *shape, double sigma, int reps) {
     if (only && !strstr(name, only)) return;
     const int r = (int)(4.0 * sigma + 0.5), k = 2 * r + 1;
@@ -281,6 +286,42 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
         setenv("TILECONV_CUDA_SEPARABLE_FUSED", "0", 1);
         snprintf(nm2, sizeof nm2, "%s constant per-axis", name);
         bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
+        unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
+    }
+    /* float64, fused and per axis, constant mode (inputs: the float32
+     * draw widened on the device) */
+    for (int f = 1; f >= 0 && !quick; f--) {
+        tc_filter_desc d;
+        tc_filter_desc_init(&d);
+        d.dtype = TC_FLOAT64;
+        d.ndim = nsp;
+        size_t nx = 1;
+        for (int i = 0; i < nsp; i++) { d.shape[i] = shape[i]; d.mask_shape[i] = m[i]; nx *= shape[i]; }
+        std::vector<double> dm(hm.begin(), hm.end());
+        if (!f) setenv("TILECONV_CUDA_SEPARABLE_FUSED", "0", 1);
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = "cuda.filter.separable";
+        tc_plan *pl = NULL;
+        snprintf(nm2, sizeof nm2, "%s float64 constant%s", name, f ? "" : " per-axis");
+        if (tc_plan_filter(&pl, NULL, &d, dm.data(), &o) != TC_OK) {
+            printf("%-8s %-34s plan failed: %s\n", "sep", nm2, tc_last_error());
+        } else {
+            float *xf = dev_random(nx, 17);
+            double *x, *y;
+            CK(cudaMalloc(&x, nx * 8));
+            CK(cudaMalloc(&y, nx * 8));
+            widen_kernel<<<1024, 256>>>(xf, x, nx);
+            CK(cudaDeviceSynchronize());
+            cudaFree(xf);
+            int ok;
+            double ms = time_it([&] { return tc_execute_filter(pl, y, x, NULL); }, reps, 2, &ok);
+            if (!ok) printf("  error: %s\n", tc_last_error());
+            add("sep", nm2, tc_plan_algorithm(pl), ms, tc_plan_bytes(pl), tc_plan_flops(pl), 0, ok);
+            cudaFree(x);
+            cudaFree(y);
+        }
+        tc_plan_destroy(pl);
         unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
     }
 }
