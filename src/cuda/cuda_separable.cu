@@ -330,6 +330,7 @@ static tc_status launch_fused_mt(const E *x, E *y, const ftaps<E> &w, fgeom g, i
     /* one wave: split the strips along y until the blocks fill the
      * resident slots, each at least FY rows (and at most 65535 pieces) */
     const int64_t gx = tc__cu_div_up(g.Wo, C::FX), steps = tc__cu_div_up(g.Ho, C::FY);
+    if (gx <= 0 || steps <= 0 || planes <= 0) return TC_OK;
     int64_t ny = slots / (gx * planes);
     if (ny < 1) ny = 1;
     if (ny > steps) ny = steps;
