@@ -92,9 +92,18 @@ template <bool BF> __device__ __forceinline__ u16 from_f(float a) {
     if constexpr (BF) return __bfloat16_as_ushort(__float2bfloat16_rn(a));
     else return __half_as_ushort(__float2half_rn(a));
 }
-/* a in the low half, b in the high half (the lower address) */
+/* a in the low half, b in the high half (the lower address): one
+ * F2FP.PACK_AB instruction on sm_90 */
 template <bool BF> __device__ __forceinline__ unsigned pack2(float a, float b) {
-    return (unsigned)from_f<BF>(a) | ((unsigned)from_f<BF>(b) << 16);
+    unsigned u;
+    if constexpr (BF) {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+        memcpy(&u, &h, 4);
+    } else {
+        const __half2 h = __floats2half2_rn(a, b);
+        memcpy(&u, &h, 4);
+    }
+    return u;
 }
 
 __device__ __forceinline__ void cp16(void *dst, const void *src) {
@@ -142,6 +151,17 @@ __device__ __forceinline__ void issue_window(u16 *slot, const u16 *__restrict__ 
         return;
     }
     const u16 *xp = xn + zi * g.H * g.W;
+    if (g.vec_in && iy0 >= 0 && iy0 + ROWS <= g.H && xa >= 0 && xa + 8 * NQ <= g.W) {
+        /* the whole window inside the plane (uniform over the block): no
+         * index map, one cp.async a chunk */
+        const u16 *base = xp + iy0 * g.W + xa;
+#pragma unroll 4
+        for (int idx = tid; idx < ROWS * NQ; idx += NT) {
+            const int r = idx / NQ, q = idx - r * NQ;
+            cp16(slot + r * SP + 8 * q, base + r * g.W + 8 * q);
+        }
+        return;
+    }
 #pragma unroll 2
     for (int idx = tid; idx < ROWS * NQ; idx += NT) {
         const int r = idx / NQ, q = idx - r * NQ;
