@@ -258,10 +258,11 @@ __global__ void widen_kernel(const float *a, double *d, size_t n) {
         d[i] = a[i];
 }
 /* A Gaussian of sigma s (rank 1; scipy's truncate 4.0: radius int(4 s + 0.5))
- * on cuda.filter.separable (group "sep"): the default (x and y fused) in
- * every mode (quick: constant), then the per-axis passes
- * (TILECONV_CUDA_SEPARABLE_FUSED=0) in constant mode beside it; float32,
- * then float64 in constant mode (fused and per axis). */
+ * on cuda.filter.separable (group "sep"): the default (x, y and in 3D z
+ * fused) in every mode (quick: constant), then in constant mode the
+ * per-axis passes (TILECONV_CUDA_SEPARABLE_FUSED=0) and in 3D x + y fused
+ * then a z pass (=2) beside it; float32, then float64 in constant mode
+ * (fused and per axis). */
 static void bench_gauss(const char *name, int nsp, const long long *shape, double sigma, int reps) {
     if (only && !strstr(name, only)) return;
     const int r = (int)(4.0 * sigma + 0.5), k = 2 * r + 1;
@@ -282,11 +283,12 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
         if (quick && md) continue;
         snprintf(nm2, sizeof nm2, "%s %s", name, tc_mode_name((tc_mode)md));
         bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
-        if (md) continue;
-        setenv("TILECONV_CUDA_SEPARABLE_FUSED", "0", 1);
-        snprintf(nm2, sizeof nm2, "%s constant per-axis", name);
-        bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
-        unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
+        for (int kv = 0; kv <= (nsp == 3 ? 2 : 0) && !md; kv += 2) {
+            setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv ? "2" : "0", 1);
+            snprintf(nm2, sizeof nm2, "%s constant %s", name, kv ? "xy+z" : "per-axis");
+            bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
+            unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
+        }
     }
     /* float64, fused and per axis, constant mode (inputs: the float32
      * draw widened on the device) */

@@ -29,7 +29,8 @@
  * sums in the same order (tap 0 first, one fused multiply-add a tap, the
  * x-filtered row rounded to the element type in between); in constant
  * mode a row outside the input is x-filtered from cval instead of taking
- * cval * sum(c) rounded once, the one difference. A z mask (3D) then runs
+ * cval * sum(c) rounded once, the one difference. A z mask (3D) runs in
+ * sep_fused_xyz (below) where its ring fits, else (or with the knob at 2)
  * as the per-axis z pass over the fused kernel's output (2 reads and 2
  * writes in all instead of 3 and 3).
  */
@@ -147,8 +148,9 @@ __device__ __forceinline__ double2 vfill(double c) { return make_double2(c, c); 
 /* Issues the copies of input rows [r0, r0 + n) (n <= FY) of the plane into
  * the stage st: cp.async, 16 bytes a copy on interior strips of aligned
  * rows, else one element a copy from its boundary-mapped index; cval
- * stored directly where the index falls outside (constant mode). The
- * caller commits the group and waits for it. */
+ * stored directly where the index falls outside (constant mode), and
+ * everywhere when xp is NULL (a plane outside the input). The caller
+ * commits the group and waits for it. */
 template <typename E, int MT>
 __device__ __forceinline__ void stage_rows(const E *__restrict__ xp, E *st, const fgeom &g, E cval,
                                            int64_t ix0, int64_t r0, int n) {
@@ -163,7 +165,7 @@ __device__ __forceinline__ void stage_rows(const E *__restrict__ xp, E *st, cons
         const int tot = n * nvec;
         for (int e = tid; e < tot; e += C::THREADS) {
             const int r = e / nvec, cv = e - r * nvec;
-            const int64_t k = tc__cu_bidx(r0 + r, g.H, g.mode);
+            const int64_t k = xp ? tc__cu_bidx(r0 + r, g.H, g.mode) : -1;
             V *d = (V *)(st + r * L::SP) + cv;
             if (k < 0) *d = vfill(cval);
             else __pipeline_memcpy_async(d, (const V *)(xp + k * g.W + ix0) + cv, sizeof(V));
@@ -172,7 +174,7 @@ __device__ __forceinline__ void stage_rows(const E *__restrict__ xp, E *st, cons
         const int tot = n * sc;
         for (int e = tid; e < tot; e += C::THREADS) {
             const int r = e / sc, c = e - r * sc;
-            const int64_t k = tc__cu_bidx(r0 + r, g.H, g.mode);
+            const int64_t k = xp ? tc__cu_bidx(r0 + r, g.H, g.mode) : -1;
             const E *src = NULL;
             if (k >= 0) {
                 if (xin) src = xp + k * g.W + ix0 + c;
@@ -359,9 +361,179 @@ static tc_status launch_fused(int mt, const E *x, E *y, const ftaps<E> &w, const
     }
 }
 
+
+/* ---- fused x + y + z (3D) ----
+ * A block owns FX output columns x ZY output rows of every output plane of
+ * a z chunk and marches along z: per input plane, the ZY + Ty - 1 rows it
+ * needs are copied (cp.async, the next plane's copies in flight), x- and
+ * y-filtered into a ring of Tz planes of ZY x FX values in shared memory,
+ * and once Tz planes are there the z pass sums the ring (tap 0 first) into
+ * one output plane. A thread's y outputs and z sums are the same (row,
+ * column) places of the ring, so the ring needs no barrier. */
+template <typename E> struct zcfg {
+    typedef fcfg<E> C;
+    static constexpr int ZY = 8;            /* output rows a block */
+    static constexpr int RZ = ZY / C::GY;   /* y/z outputs a thread */
+};
+template <typename E, int MT> static size_t xyz_bytes(int tz) {
+    typedef fcfg<E> C;
+    typedef flay<E, MT> L;
+    constexpr int ZY = zcfg<E>::ZY;
+    return ((size_t)2 * (ZY + MT - 1) * L::SP + (size_t)(ZY + MT - 1) * C::FX + (size_t)tz * ZY * C::FX) *
+           sizeof(E);
+}
+struct zgeom {
+    int64_t D, Do, padz, zc; /* input / output depth, pad_lo along z, output planes a block */
+    int64_t nzc;             /* z chunks an item */
+    int Tz;
+};
+
+template <typename E, int MT>
+__global__ void __launch_bounds__(256, 1)
+sep_fused_xyz(const E *__restrict__ x, E *__restrict__ y, const __grid_constant__ ftaps<E> w,
+              const __grid_constant__ taps<E> wz, const fgeom g, const zgeom z, E cval, int64_t gz0) {
+    typedef fcfg<E> C;
+    typedef flay<E, MT> L;
+    constexpr int ZY = zcfg<E>::ZY, RZ = zcfg<E>::RZ;
+    extern __shared__ __align__(16) unsigned char zsm[];
+    const int nr = ZY + g.Ty - 1; /* stage rows a plane */
+    E *const st0 = (E *)zsm, *const st1 = st0 + (ZY + MT - 1) * L::SP;
+    E *const xb = st1 + (ZY + MT - 1) * L::SP;
+    E *const ring = xb + (ZY + MT - 1) * C::FX;
+    const int64_t bz = (int64_t)blockIdx.z + gz0, item = bz / z.nzc;
+    const int64_t oz0 = (bz % z.nzc) * z.zc;
+    const int64_t oz1 = oz0 + z.zc < z.Do ? oz0 + z.zc : z.Do;
+    const int64_t ox0 = (int64_t)blockIdx.x * C::FX, ix0 = ox0 - g.padx;
+    const int64_t oy0 = (int64_t)blockIdx.y * ZY, iy0 = oy0 - g.pady;
+    const E *xi = x + item * z.D * g.H * g.W;
+    E *yi = y + item * z.Do * g.Ho * g.Wo;
+    const int64_t np = oz1 - oz0 + z.Tz - 1; /* input planes */
+    const int c = threadIdx.x % C::FX, r0 = (threadIdx.x / C::FX) * RZ;
+    const int h = g.Ty - 1;
+    {
+        const int64_t kz = tc__cu_bidx(oz0 - z.padz, z.D, g.mode);
+        stage_rows<E, MT>(kz < 0 ? NULL : xi + kz * g.H * g.W, st0, g, cval, ix0, iy0, nr);
+        __pipeline_commit();
+    }
+    for (int64_t q = 0; q < np; q++) {
+        E *cur = q & 1 ? st1 : st0, *nxt = q & 1 ? st0 : st1;
+        __syncthreads(); /* nxt and xb are free again */
+        if (q + 1 < np) {
+            const int64_t kz = tc__cu_bidx(oz0 - z.padz + q + 1, z.D, g.mode);
+            stage_rows<E, MT>(kz < 0 ? NULL : xi + kz * g.H * g.W, nxt, g, cval, ix0, iy0, nr);
+        }
+        __pipeline_commit();
+        __pipeline_wait_prior(1); /* plane q's rows have landed */
+        __syncthreads();
+        xpass_rows<E, MT>(cur, xb, w, g, nr, 0);
+        __syncthreads();
+        /* y pass: RZ outputs of column c into ring slot q % Tz */
+        E v[RZ + MT - 1];
+#pragma unroll
+        for (int k = 0; k < RZ + MT - 1; k++)
+            if (k < RZ + h) v[k] = xb[(r0 + k) * C::FX + c];
+        E acc[RZ];
+#pragma unroll
+        for (int j = 0; j < RZ; j++) acc[j] = 0;
+#pragma unroll
+        for (int t = 0; t < MT; t++) {
+            if (t < g.Ty) {
+#pragma unroll
+                for (int j = 0; j < RZ; j++) acc[j] = fma(w.y[t], v[t + j], acc[j]);
+            }
+        }
+        E *rs = ring + (int)(q % z.Tz) * (ZY * C::FX) + r0 * C::FX + c;
+#pragma unroll
+        for (int j = 0; j < RZ; j++) rs[j * C::FX] = acc[j];
+        if (q < z.Tz - 1) continue;
+        /* z pass: output plane oz0 + q - (Tz - 1) from ring slots
+         * q - Tz + 1 .. q (mod Tz), tap 0 first */
+        const int64_t oz = oz0 + q - (z.Tz - 1);
+#pragma unroll
+        for (int j = 0; j < RZ; j++) acc[j] = 0;
+        int slot = (int)((q + 1) % z.Tz);
+        for (int t = 0; t < z.Tz; t++) {
+            const E *rp = ring + slot * (ZY * C::FX) + r0 * C::FX + c;
+#pragma unroll
+            for (int j = 0; j < RZ; j++) acc[j] = fma(wz.w[t], rp[j * C::FX], acc[j]);
+            slot = slot + 1 == z.Tz ? 0 : slot + 1;
+        }
+        if (ox0 + c < g.Wo) {
+            E *yo = yi + (oz * g.Ho + oy0 + r0) * g.Wo + ox0 + c;
+#pragma unroll
+            for (int j = 0; j < RZ; j++)
+                if (oy0 + r0 + j < g.Ho) yo[(int64_t)j * g.Wo] = acc[j];
+        }
+    }
+}
+
+template <typename E, int MT>
+static tc_status launch_xyz_mt(const E *x, E *y, const ftaps<E> &w, const taps<E> &wz, const fgeom &g,
+                               zgeom z, int64_t items, E cval, cudaStream_t s) {
+    typedef fcfg<E> C;
+    static int attr_max;
+    auto k = sep_fused_xyz<E, MT>;
+    const size_t smem = xyz_bytes<E, MT>(z.Tz);
+    const tc__cu_device *d = tc__cu_dev();
+    if (__atomic_load_n(&attr_max, __ATOMIC_RELAXED) < (int)smem) {
+        /* the most the device takes, once */
+        const int mx = d ? (int)d->smem_optin : (int)smem;
+        TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, mx));
+        __atomic_store_n(&attr_max, mx, __ATOMIC_RELAXED);
+    }
+    int o = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, k, C::THREADS, smem) != cudaSuccess || o < 1) {
+        (void)cudaGetLastError();
+        o = 1;
+    }
+    const int64_t slots = (int64_t)o * (d ? d->sms : 132);
+    const int64_t gx = tc__cu_div_up(g.Wo, C::FX), gy = tc__cu_div_up(g.Ho, zcfg<E>::ZY);
+    if (gx <= 0 || gy <= 0 || z.Do <= 0 || items <= 0) return TC_OK;
+    if (gy > 65535) return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: %lld row tiles", (long long)gy);
+    /* one wave: z chunks until the blocks fill the resident slots */
+    z.nzc = slots / (gx * gy * items);
+    if (z.nzc < 1) z.nzc = 1;
+    if (z.nzc > z.Do) z.nzc = z.Do;
+    z.zc = tc__cu_div_up(z.Do, z.nzc);
+    z.nzc = tc__cu_div_up(z.Do, z.zc);
+    const int64_t nb = items * z.nzc;
+    for (int64_t gz0 = 0; gz0 < nb; gz0 += TC__CU_GRID_MAX) {
+        const unsigned gnz = (unsigned)(nb - gz0 < TC__CU_GRID_MAX ? nb - gz0 : TC__CU_GRID_MAX);
+        k<<<dim3((unsigned)gx, (unsigned)gy, gnz), C::THREADS, smem, s>>>(x, y, w, wz, g, z, cval, gz0);
+    }
+    return TC_OK;
+}
+
+template <typename E, int I = 0>
+static tc_status launch_xyz(int mt, const E *x, E *y, const ftaps<E> &w, const taps<E> &wz,
+                            const fgeom &g, const zgeom &z, int64_t items, E cval, cudaStream_t s) {
+    if constexpr (I < SEP_NMT) {
+        constexpr int MT = fused_mt[I];
+        if (mt <= MT) return launch_xyz_mt<E, MT>(x, y, w, wz, g, z, items, cval, s);
+        return launch_xyz<E, I + 1>(mt, x, y, w, wz, g, z, items, cval, s);
+    } else {
+        return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: no fused kernel for %d taps", mt);
+    }
+}
+/* shared bytes of the x + y + z kernel for the problem's masks */
+static size_t xyz_smem(const tc__problem *p) {
+    const int mt = (int)(p->msk[2] > p->msk[1] ? p->msk[2] : p->msk[1]), tz = (int)p->msk[0];
+    size_t b = 0;
+    for (int i = 0; i < SEP_NMT && !b; i++)
+        if (mt <= fused_mt[i]) {
+            switch (i) {
+#define SEP_XYZ_B(I)                                                                           \
+    case I: b = p->dtype == TC_FLOAT32 ? xyz_bytes<float, fused_mt[I]>(tz) : xyz_bytes<double, fused_mt[I]>(tz); break;
+                SEP_XYZ_B(0) SEP_XYZ_B(1) SEP_XYZ_B(2) SEP_XYZ_B(3) SEP_XYZ_B(4) SEP_XYZ_B(5)
+#undef SEP_XYZ_B
+            }
+        }
+    return b;
+}
+
 struct sstate {
     int dtype;
-    int fused; /* x and y through sep_fused_xy */
+    int fused; /* fused_on(): 1 x and y through sep_fused_xy, 2 x, y and z through sep_fused_xyz */
     int64_t len[3];
     double f[3][SEP_MAX]; /* factor per axis */
 };
@@ -403,9 +575,16 @@ static int factor(const tc__problem *p, const E *m, sstate *s) {
 static int fused_applies(const tc__problem *p) {
     return p->msk[2] > 1 && p->msk[2] <= SEP_FMAX && p->msk[1] > 1 && p->msk[1] <= SEP_FMAX;
 }
+/* 0: per axis; 1: x + y fused (then the z pass, if any); 2: x + y + z
+ * fused (3D, where the ring fits the device's shared memory) */
 static int fused_on(const tc__problem *p) {
     const char *k = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED);
-    return fused_applies(p) && !(k && k[0] == '0');
+    if (!fused_applies(p) || (k && k[0] == '0')) return 0;
+    if (p->msk[0] > 1 && !(k && k[0] == '2')) {
+        const tc__cu_device *d = tc__cu_dev();
+        if (d && xyz_smem(p) <= d->smem_optin) return 2;
+    }
+    return 1;
 }
 
 static int s_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
@@ -444,7 +623,7 @@ static double s_estimate(const tc__problem *p, const tc__env *e) {
         const double fx = p->dtype == TC_FLOAT32 ? fcfg<float>::FX : fcfg<double>::FX;
         const double halo = (fx + (double)p->msk[2] - 1) / fx;
         bytes = (double)p->esize * ((tc__x_count(p) * halo + tc__y_count(p)) * 1.1 +
-                                    (p->msk[0] > 1 ? 2.0 * tc__y_count(p) : 0));
+                                    (fused_on(p) == 1 && p->msk[0] > 1 ? 2.0 * tc__y_count(p) : 0));
     }
     double fl = 2.0 * tc__y_count(p) * (double)(p->msk[0] + p->msk[1] + p->msk[2]);
     return tc__cu_estimate(bytes, fl, p->dtype == TC_FLOAT32 ? 0.25 : 0.12);
@@ -477,7 +656,7 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
         if (p->msk[ax] > 1) axes[na++] = ax;
     tc_status st = TC_OK;
     int k0 = 0;
-    if (s->fused) { /* x and y in one kernel (axes[0] = 2, axes[1] = 1) */
+    if (s->fused) { /* x and y (and z) in one kernel (axes[0] = 2, axes[1] = 1) */
         ftaps<E> fw;
         memset(&fw, 0, sizeof fw);
         double sx = 0, sy = 0;
@@ -497,11 +676,26 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
         g.vec_ok = g.W % fcfg<E>::VEC == 0 && (uintptr_t)src % 16 == 0;
         const int64_t planes = p->N * dims[0];
         E *dst = (E *)b->y;
+        const int mt = g.Tx > g.Ty ? g.Tx : g.Ty;
+        if (s->fused == 2) {
+            taps<E> wz;
+            memset(&wz, 0, sizeof wz);
+            for (int t = 0; t < p->msk[0]; t++) wz.w[t] = (E)s->f[0][t];
+            zgeom z;
+            memset(&z, 0, sizeof z);
+            z.D = dims[0];
+            z.Do = p->out[0];
+            z.padz = p->pad_lo[0];
+            z.Tz = (int)p->msk[0];
+            st = launch_xyz<E>(mt, src, dst, fw, wz, g, z, p->N, (E)cval, b->s);
+            cudaError_t e = cudaGetLastError();
+            if (st == TC_OK && e != cudaSuccess) st = tc__cu_fail(e, "launch cuda.filter.separable", __FILE__, __LINE__);
+            return st;
+        }
         if (na == 3) {
             if ((st = tc__cu_alloc(&tmp[0], (size_t)(planes * g.Ho * g.Wo) * sizeof(E), b->s))) return st;
             dst = (E *)tmp[0];
         }
-        const int mt = g.Tx > g.Ty ? g.Tx : g.Ty;
         st = launch_fused<E>(mt, src, dst, fw, g, planes, (E)cval, b->s);
         cudaError_t e = cudaGetLastError();
         if (st == TC_OK && e != cudaSuccess) st = tc__cu_fail(e, "launch cuda.filter.separable", __FILE__, __LINE__);
@@ -570,8 +764,10 @@ static size_t s_device_ws(const tc__problem *p, const tc__env *e, const void *st
     for (int ax = 2; ax >= 0; ax--)
         if (p->msk[ax] > 1) axes[na++] = ax;
     size_t t = 0;
-    if (state && ((const sstate *)state)->fused) /* one array after x + y when z follows */
-        return na == 3 ? (size_t)(p->N * p->in[0] * p->out[1] * p->out[2]) * p->esize : 0;
+    if (state && ((const sstate *)state)->fused) /* one array after x + y when a z pass follows */
+        return na == 3 && ((const sstate *)state)->fused == 1
+                   ? (size_t)(p->N * p->in[0] * p->out[1] * p->out[2]) * p->esize
+                   : 0;
     for (int k = 0; k + 1 < na; k++) {
         dims[axes[k]] = p->out[axes[k]];
         t += (size_t)(p->N * dims[0] * dims[1] * dims[2]) * p->esize;
@@ -601,4 +797,9 @@ void tc__cu_report_separable(tc__cu_report *r) {
                          256, flay<float, 17>::BYTES);
     tc__cu_report_kernel(r, "cuda.filter.separable fused x+y f64 (17 taps)", (const void *)sep_fused_xy<double, 17>,
                          256, flay<double, 17>::BYTES);
+    (void)cudaFuncSetAttribute(sep_fused_xyz<float, 13>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)xyz_bytes<float, 13>(13));
+    (void)cudaGetLastError();
+    tc__cu_report_kernel(r, "cuda.filter.separable fused x+y+z f32 (13^3)", (const void *)sep_fused_xyz<float, 13>,
+                         256, xyz_bytes<float, 13>(13));
 }
