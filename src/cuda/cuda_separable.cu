@@ -582,7 +582,7 @@ static int fused_on(const tc__problem *p) {
     if (!fused_applies(p) || (k && k[0] == '0')) return 0;
     if (p->msk[0] > 1 && !(k && k[0] == '2')) {
         const tc__cu_device *d = tc__cu_dev();
-        if (d && xyz_smem(p) <= d->smem_optin) return 2;
+        if (d && xyz_smem(p) <= d->smem_optin && tc__cu_div_up(p->out[1], zcfg<float>::ZY) <= 65535) return 2;
     }
     return 1;
 }
