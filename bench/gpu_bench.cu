@@ -258,11 +258,11 @@ __global__ void widen_kernel(const float *a, double *d, size_t n) {
         d[i] = a[i];
 }
 /* A Gaussian of sigma s (rank 1; scipy's truncate 4.0: radius int(4 s + 0.5))
- * on cuda.filter.separable (group "sep"): the default (x, y and in 3D z
- * fused) in every mode (quick: constant), then in constant mode the
- * per-axis passes (TILECONV_CUDA_SEPARABLE_FUSED=0) and in 3D x + y fused
- * then a z pass (=2) beside it; float32, then float64 in constant mode
- * (fused and per axis). */
+ * on cuda.filter.separable (group "sep"): x, y and in 3D z fused
+ * (TILECONV_CUDA_SEPARABLE_FUSED=1) in every mode (quick: constant), then
+ * in constant mode the per-axis passes (=0, the default until the fused
+ * kernels are measured) and in 3D x + y fused then a z pass (=2) beside
+ * it; float32, then float64 in constant mode (fused and per axis). */
 static void bench_gauss(const char *name, int nsp, const long long *shape, double sigma, int reps) {
     if (only && !strstr(name, only)) return;
     const int r = (int)(4.0 * sigma + 0.5), k = 2 * r + 1;
@@ -282,7 +282,9 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
     for (int md = 0; md <= 4; md++) {
         if (quick && md) continue;
         snprintf(nm2, sizeof nm2, "%s %s", name, tc_mode_name((tc_mode)md));
+        setenv("TILECONV_CUDA_SEPARABLE_FUSED", "1", 1);
         bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
+        unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
         for (int kv = 0; kv <= (nsp == 3 ? 2 : 0) && !md; kv += 2) {
             setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv ? "2" : "0", 1);
             snprintf(nm2, sizeof nm2, "%s constant %s", name, kv ? "xy+z" : "per-axis");
@@ -300,7 +302,7 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
         size_t nx = 1;
         for (int i = 0; i < nsp; i++) { d.shape[i] = shape[i]; d.mask_shape[i] = m[i]; nx *= shape[i]; }
         std::vector<double> dm(hm.begin(), hm.end());
-        if (!f) setenv("TILECONV_CUDA_SEPARABLE_FUSED", "0", 1);
+        setenv("TILECONV_CUDA_SEPARABLE_FUSED", f ? "1" : "0", 1);
         tc_plan_options o;
         tc_plan_options_init(&o);
         o.algorithm = "cuda.filter.separable";

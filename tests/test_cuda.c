@@ -2927,18 +2927,18 @@ int main(int argc, char **argv) {
         unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
         only_solver = NULL;
     }
-    /* cuda.filter.separable's other paths (the loop above ran its default,
-     * x + y (+ z) fused where it applies): TILECONV_CUDA_SEPARABLE_FUSED=0
-     * (per axis) on every case, =2 (x + y fused, then a z pass) on the 3D
-     * ones; every mode in float32 and float64 on host pointers, one mode on
-     * device pointers */
-    for (int kv = 0; kv <= 2 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv += 2) {
+    /* cuda.filter.separable's fused paths (the loop above ran its default,
+     * one pass per axis): TILECONV_CUDA_SEPARABLE_FUSED=1 (x + y (+ z)
+     * fused where it applies) on every case, =2 (x + y fused, then a z
+     * pass) on the 3D ones; every mode in float32 and float64 on host
+     * pointers, one mode on device pointers */
+    for (int kv = 1; kv <= 2 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv++) {
         only_solver = "cuda.filter.separable";
-        setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv ? "2" : "0", 1);
+        setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv == 2 ? "2" : "1", 1);
         for (int f64 = 0; f64 < 2; f64++)
             for (int ci = 0; ci < NFC; ci++)
                 for (int mi = 0; mi < 5; mi++) {
-                    if ((quick && mi % 2) || (kv && fcases[ci].nsp < 3)) continue;
+                    if ((quick && mi % 2) || (kv == 2 && fcases[ci].nsp < 3)) continue;
                     run_filter_case(ci, mi, 0, f64 ? TC_FLOAT64 : TC_FLOAT32);
 #if TC_TEST_CUDA
                     int swap = fcases[ci].out == TC_OUTPUT_VALID &&

@@ -14,8 +14,9 @@
  * float32 and float64; up to 256 taps per axis (mask in the kernel's
  * parameter space, i.e. the constant bank).
  *
- * Fused x + y (the default where it applies: both last axes' masks 2..33
- * taps; TILECONV_CUDA_SEPARABLE_FUSED=0 forces the per-axis passes): a
+ * Fused x + y (where it applies: both last axes' masks 2..33 taps; opt-in
+ * by TILECONV_CUDA_SEPARABLE_FUSED=1 or 2 until it has run on a GPU, the
+ * per-axis passes being the default): a
  * block owns a strip of FX output columns and ly output rows of one plane
  * and walks down it FY rows at a time. Each step copies the FY new input
  * rows (FX + Tx - 1 columns, boundary index map applied at the copy,
@@ -578,8 +579,10 @@ static int fused_applies(const tc__problem *p) {
 /* 0: per axis; 1: x + y fused (then the z pass, if any); 2: x + y + z
  * fused (3D, where the ring fits the device's shared memory) */
 static int fused_on(const tc__problem *p) {
+    /* opt-in (TILECONV_CUDA_SEPARABLE_FUSED=1 or 2) until the fused kernels
+     * have run on a GPU: the per-axis passes are the measured default */
     const char *k = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED);
-    if (!fused_applies(p) || (k && k[0] == '0')) return 0;
+    if (!fused_applies(p) || !k || (k[0] != '1' && k[0] != '2')) return 0;
     if (p->msk[0] > 1 && !(k && k[0] == '2')) {
         const tc__cu_device *d = tc__cu_dev();
         if (d && xyz_smem(p) <= d->smem_optin && tc__cu_div_up(p->out[1], zcfg<float>::ZY) <= 65535) return 2;
