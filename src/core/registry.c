@@ -43,8 +43,8 @@ extern const tc__solver tc__solver_cuda_conv_igemm_tf32;
 extern const tc__solver tc__solver_cuda_conv_igemm_3xtf32;
 extern const tc__solver tc__solver_cuda_conv_igemm_half;
 extern const tc__solver tc__solver_cuda_conv_igemm_half_halo;
-extern const tc__solver tc__solver_cuda_conv_depthwise;
 extern const tc__solver tc__solver_cuda_conv_igemm_half_shifted;
+extern const tc__solver tc__solver_cuda_conv_depthwise;
 extern const tc__solver tc__solver_cuda_conv_winograd;
 extern const tc__solver tc__solver_cuda_conv_winograd2;
 extern const tc__solver tc__solver_cuda_conv_winograd2_tf32;
@@ -101,9 +101,9 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cuda_conv_igemm_3xtf32,
     &tc__solver_cuda_conv_igemm_half,
     &tc__solver_cuda_conv_igemm_half_halo,
+    &tc__solver_cuda_conv_igemm_half_shifted,
     &tc__solver_cuda_conv_depthwise,
     &tc__solver_cuda_conv_winograd,
-    &tc__solver_cuda_conv_igemm_half_shifted,
     &tc__solver_cuda_conv_winograd2,
     &tc__solver_cuda_conv_winograd2_tf32,
     &tc__solver_cuda_conv_fft,
