@@ -1247,8 +1247,8 @@ static void run_conv_staged_all(void) {
  * multiple of 8, one group or C/G a multiple of 64) the cases it applies to
  * (1D, 3D, dilation, groups, rows wider than a 128-position tile, a
  * partial last channel chunk, K past a tile; merged: the conv1-like case,
- * stride 2, C = 3, a strided 1D layer; 1x1 layers as GEMM rows) in each
- * tile configuration. */
+ * stride 2, C = 3, a strided 1D layer; 1x1 layers as GEMM rows; phases:
+ * 3x3/2 and 1x1/2 with many channels) in each tile configuration. */
 static const ccase hcases[] = {
     {2, 2, 24, 40, 1, {13, 11}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
     {2, 1, 3, 20, 1, {37, 41}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1}, /* conv1-like */
@@ -1267,6 +1267,8 @@ static const ccase hcases[] = {
     {2, 2, 8, 24, 1, {15, 17}, {3, 3}, 2, 1, 1, TC_PADDING_ZEROS, 1},   /* shifted merged: stride 2 */
     {2, 2, 3, 16, 1, {19, 23}, {5, 5}, 1, 1, 2, TC_PADDING_ZEROS, 0},   /* shifted merged: C = 3 */
     {2, 2, 256, 136, 1, {7, 7}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},  /* shifted 1x1: 4 chunks */
+    {2, 2, 64, 72, 1, {15, 17}, {3, 3}, 2, 1, 1, TC_PADDING_ZEROS, 1},  /* shifted phases: 3x3/2 */
+    {2, 2, 128, 40, 1, {14, 13}, {1, 1}, 2, 1, 0, TC_PADDING_ZEROS, 0}, /* shifted phases: 1x1/2 */
 };
 #define NHC (int)(sizeof hcases / sizeof hcases[0])
 #define HC_ALLCFG 10 /* hcases' "every tile config" case */

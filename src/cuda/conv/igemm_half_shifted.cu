@@ -26,7 +26,13 @@
  * Configurations (hs_cfgs, TILECONV_CUDA_HALF_SHIFTED_CFG forces one):
  * consumer warpgroups x row tiles of 64 a warpgroup x BN.
  *
- * Strided or few-channel 2D layers (conv1: 7x7/2, C = 3) run merged
+ * Strides (up to 8 along y and x) split the patch into phases: phase (a,
+ * b) holds input rows sy u + a - py and columns sx v + b - px (one box with
+ * element strides sx, sy), and tap (r, s) reads phase (r % sy, s % sx) at
+ * (r / sy, s / sx): a 3x3/2 layer is four phase patches of a 2x2, 2x1, 1x2
+ * and 1x1 set of shifted views, every input pixel still copied once.
+ *
+ * Few-channel 2D layers (conv1: 7x7/2, C = 3) run merged
  * (hs_merged): k_hs_merge first writes xm[n][h'][w'][j], j = (dy, s, c),
  * = x[n][h' sy + dy - py][w' sx + s - px][c] (dy < sy, s < S; zeros outside
  * and up to Cm = sy S C rounded up to 8), so that the layer becomes a
@@ -50,6 +56,7 @@ struct hsp {
     int C, K, Cg, Kg, CKP, R, CK; /* CK = CKP / 64 chunks */
     int in0, in1, in2, out0, out1, out2, m1, m2, d0, d1, d2, p0, p1, p2;
     int PW, PH, PD0, TH, NPIX, NPIXA, nrb, nst, nbuf;
+    int sy, sx, phw, nph; /* strides along y and x; phases: phw along x, nph in all */
     int bar_off; /* bytes from the aligned base to the barriers: past the
                     stages, the patches and the epilogue's fp32 tile */
     int act, has_bias, has_res, vec8;
@@ -74,7 +81,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     /* the 128-byte swizzle takes its phase from address bits 7-9: 1 KiB alignment */
     uint8_t *smem = (uint8_t *)(((uintptr_t)hs_smem_raw + 1023) & ~(uintptr_t)1023);
     const int NST = q.nst;
-    uint8_t *patch = smem + NST * WS; /* nbuf buffers of NPIXA 128-byte rows */
+    uint8_t *patch = smem + NST * WS; /* nbuf buffers of nph phases of NPIXA 128-byte rows */
     uint64_t *full = (uint64_t *)(smem + q.bar_off), *empty = full + HS_MAXST;
     int *toff = (int *)(empty + HS_MAXST);
     const int tid = threadIdx.x, g = blockIdx.z, k0 = blockIdx.y * BN;
@@ -85,7 +92,8 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     /* the taps' offsets in patch pixels */
     for (int t = tid; t < R; t += NC + 32) {
         const int r2 = t % q.m2, v = t / q.m2, r1 = v % q.m1, r0 = v / q.m1;
-        toff[t] = ((r0 * q.d0) * q.PH + r1 * q.d1) * q.PW + r2 * q.d2;
+        const int ph = (r1 % q.sy) * q.phw + r2 % q.sx; /* 0 at stride 1 */
+        toff[t] = ph * q.NPIXA + ((r0 * q.d0) * q.PH + (r1 / q.sy) * q.d1) * q.PW + (r2 / q.sx) * q.d2;
     }
     if (tid == 0) {
         for (int i = 0; i < NST; i++) {
@@ -95,7 +103,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
         ig_mbar_init_fence();
     }
     /* rows past the box, which views of dropped positions reach: zeros */
-    for (int b = 0; b < q.nbuf; b++) {
+    for (int b = 0; b < q.nbuf * q.nph; b++) {
         unsigned *pb = (unsigned *)(patch + (size_t)b * q.NPIXA * 128);
         for (int i = q.NPIX * 32 + tid; i < q.NPIXA * 32; i += NC + 32) pb[i] = 0u;
     }
@@ -111,11 +119,18 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
             const int wrow = g * q.Kg + k0, cx = g * q.Cg;
             for (int s = 0; s < nsteps; s++) {
                 if (s >= NST) ig_mbar_wait(empty + slot, ph ^ 1u);
-                ig_mbar_expect(full + slot, (unsigned)WS + (t == 0 ? (unsigned)q.NPIX * 128u : 0u));
+                ig_mbar_expect(full + slot,
+                               (unsigned)WS + (t == 0 ? (unsigned)(q.nph * q.NPIX) * 128u : 0u));
                 ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * HS_BK, wrow, full + slot);
+                /* the patch: phase (a, b) = input rows sy u + a - py,
+                 * columns sx v + b - px (one box with element strides sx,
+                 * sy; a single phase at stride 1) */
                 if (t == 0)
-                    ig_tma5(patch + (size_t)(cc & (q.nbuf - 1)) * q.NPIXA * 128, &tm.x,
-                            cx + cc * HS_BK, -q.p2, oy0 - q.p1, oz - q.p0, n, full + slot);
+                    for (int a = 0, ph = 0; a < q.nph / q.phw; a++)
+                        for (int b = 0; b < q.phw; b++, ph++)
+                            ig_tma5(patch + ((size_t)(cc & (q.nbuf - 1)) * q.nph + ph) * q.NPIXA * 128,
+                                    &tm.x, cx + cc * HS_BK, b - q.p2, q.sy * oy0 + a - q.p1,
+                                    oz - q.p0, n, full + slot);
                 if (++slot == NST) slot = 0, ph ^= 1u;
                 if (++t == R) t = 0, ++cc;
             }
@@ -143,7 +158,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     for (int s = 0; s < nsteps; s++) {
         ig_mbar_wait(full + slot, ph);
         const unsigned w0 = dw0 + (unsigned)(slot * (WS / 16));
-        const unsigned p0 = dp0 + (unsigned)((cc & (q.nbuf - 1)) * (q.NPIXA * 8) + toff[t] * 8);
+        const unsigned p0 = dp0 + (unsigned)((cc & (q.nbuf - 1)) * (q.nph * q.NPIXA * 8) + toff[t] * 8);
         ig_wg_fence();
 #pragma unroll
         for (int k16 = 0; k16 < HS_BK / 16; k16++)
@@ -257,7 +272,8 @@ static size_t hs_smem_optin(void) {
  * barriers and the tap offsets (never overwritten: an mbarrier's memory is
  * not reused), 1 KiB of alignment; the barriers' offset in *bar_off */
 static size_t hs_smem_at(const hsp &q, int cfg, int *bar_off) {
-    const size_t main = (size_t)q.nst * hs_cfgs[cfg].bn * 128 + (size_t)q.nbuf * q.NPIXA * 128;
+    const size_t main =
+        (size_t)q.nst * hs_cfgs[cfg].bn * 128 + (size_t)q.nbuf * q.nph * q.NPIXA * 128;
     const size_t epi = (size_t)hs_bm(cfg) * (hs_cfgs[cfg].bn + 4) * sizeof(float);
     const size_t bo = ((main > epi ? main : epi) + 15) / 16 * 16;
     if (bar_off) *bar_off = (int)bo;
@@ -285,17 +301,26 @@ static int hs_plan(const tc__problem *p, int cfg, hsp *q) {
     q->act = (int)p->act;
     q->has_bias = p->has_bias;
     q->has_res = p->has_residual;
-    const int64_t PW = p->out[2] + (p->msk[2] - 1) * p->dil[2];
-    if (PW > bm || PW > 256) return 0;
+    /* strides along y and x: the patch in phases (a, b) of the input, a
+     * tap (r, s) reading phase (r % sy, s % sx) at (r / sy, s / sx); the
+     * phases' common pitch PW and height PH (the longest phase's taps) */
+    q->sy = (int)p->stride[1];
+    q->sx = (int)p->stride[2];
+    q->phw = (int)(p->msk[2] < p->stride[2] ? p->msk[2] : p->stride[2]);
+    q->nph = q->phw * (int)(p->msk[1] < p->stride[1] ? p->msk[1] : p->stride[1]);
+    const int64_t rq = (p->msk[1] + p->stride[1] - 1) / p->stride[1];
+    const int64_t sq = (p->msk[2] + p->stride[2] - 1) / p->stride[2];
+    const int64_t PW = p->out[2] + (sq - 1) * p->dil[2];
+    if (PW > bm || PW * p->stride[2] > 256) return 0;
     q->PW = (int)PW;
     q->TH = bm / q->PW < q->out1 ? bm / q->PW : q->out1;
-    const int64_t PH = q->TH + (p->msk[1] - 1) * p->dil[1], PD0 = (p->msk[0] - 1) * p->dil[0] + 1;
-    if (PH > 256 || PD0 > 256) return 0;
+    const int64_t PH = q->TH + (rq - 1) * p->dil[1], PD0 = (p->msk[0] - 1) * p->dil[0] + 1;
+    if (PH * p->stride[1] > 256 || PD0 > 256) return 0;
     q->PH = (int)PH;
     q->PD0 = (int)PD0;
     const int64_t npix = PD0 * PH * PW;
-    const int64_t maxoff = ((p->msk[0] - 1) * p->dil[0] * PH + (p->msk[1] - 1) * p->dil[1]) * PW +
-                           (p->msk[2] - 1) * p->dil[2];
+    const int64_t maxoff = ((p->msk[0] - 1) * p->dil[0] * PH + (rq - 1) * p->dil[1]) * PW +
+                           (sq - 1) * p->dil[2];
     const int64_t na = npix > bm + maxoff ? npix : bm + maxoff;
     if (na > 2048) return 0; /* 256 KiB: beyond any shared memory */
     q->NPIX = (int)npix;
@@ -459,12 +484,15 @@ static int hs_tensor_maps(const hsp &q, int cfg, int64_t N, const void *x, const
                               (cuuint64_t)N};
     const cuuint64_t xs[4] = {C * e, C * e * q.in2, C * e * q.in2 * q.in1,
                               C * e * q.in2 * q.in1 * q.in0};
-    const cuuint32_t xb[5] = {HS_BK, (cuuint32_t)q.PW, (cuuint32_t)q.PH, (cuuint32_t)q.PD0, 1};
+    /* a phase's box: PW x PH pixels taken every sx-th column and sy-th row */
+    const cuuint32_t xb[5] = {HS_BK, (cuuint32_t)(q.sx * q.PW), (cuuint32_t)(q.sy * q.PH),
+                              (cuuint32_t)q.PD0, 1};
     const cuuint32_t one[5] = {1, 1, 1, 1, 1};
+    const cuuint32_t xe[5] = {1, (cuuint32_t)q.sx, (cuuint32_t)q.sy, 1, 1};
     const cuuint64_t rl = (cuuint64_t)q.R * q.CKP;
     const cuuint64_t wd[2] = {rl, (cuuint64_t)q.K}, ws[1] = {rl * e};
     const cuuint32_t wb[2] = {HS_BK, (cuuint32_t)hs_cfgs[cfg].bn};
-    if (enc(&tm->x, CU_TENSOR_MAP_DATA_TYPE_UINT16, 5, (void *)x, xd, xs, xb, one,
+    if (enc(&tm->x, CU_TENSOR_MAP_DATA_TYPE_UINT16, 5, (void *)x, xd, xs, xb, xe,
             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
         return 1;
@@ -576,9 +604,12 @@ static int hs_applicable(const tc__problem *p, const tc__env *e, char *why, size
     else if (p->mode != TC_MODE_CONSTANT || p->cval != 0) no = "zero padding only";
     else if (p->out[0] < 1 || p->out[1] < 1 || p->out[2] < 1) no = "an empty output";
     else if (!hs_merged(p, NULL)) {
-        if (p->stride[0] != 1 || p->stride[1] != 1 || p->stride[2] != 1)
-            no = "stride 1, or a 2D layer of one group and dilation 1 whose row stride x mask "
-                 "width x C is at most 64 (merged: conv1's 7x7/2 with C = 3)";
+        if (p->stride[0] != 1 || p->stride[1] > 8 || p->stride[2] > 8)
+            no = "strides of at most 8 along the last two axes and 1 along depth (the copy "
+                 "engine's element strides), or a 2D layer of one group and dilation 1 whose row "
+                 "stride x mask width x C is at most 64 (merged: conv1's 7x7/2 with C = 3)";
+        else if ((p->stride[1] > 1 || p->stride[2] > 1) && (p->dil[1] != 1 || p->dil[2] != 1))
+            no = "dilation 1 where a stride is past 1";
         else if (p->C % 8)
             no = "C a multiple of 8 (the copy engine's 16-byte rows), or a 2D layer of one group "
                  "and dilation 1 with mask width x C at most 64 (merged)";
@@ -667,7 +698,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half_shifted) = {
     .name = "cuda.conv.igemm-half-shifted",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "stride-1 conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last, zero padding, C a multiple of 8 (one group, or C/G a multiple of 64): a block's rows of one output plane over the padded width, each 64-channel chunk's input patch copied once by a TMA box of x (zeros outside: the padding) and read by every tap as a shifted wgmma descriptor; weights one k step a stage by TMA, a producer warp and mbarriers; cuda.conv.igemm-half's fused epilogue. strided or few-channel 2D layers (conv1: 7x7/2, C = 3) merged first into a stride-1 layer of (row stride x mask width x C) channels; 1x1 layers as one GEMM over rows of up to 256 positions. Not measured yet: never picked by the planner, run by name only.",
+    .summary = "conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last, zero padding, C a multiple of 8 (one group, or C/G a multiple of 64): a block's rows of one output plane over the padded width, each 64-channel chunk's input patch copied once by a TMA box of x (zeros outside: the padding) and read by every tap as a shifted wgmma descriptor; weights one k step a stage by TMA, a producer warp and mbarriers; cuda.conv.igemm-half's fused epilogue. strides as phase patches (element-strided boxes, each tap a shifted view of its phase); few-channel 2D layers (conv1: 7x7/2, C = 3) merged first into a stride-1 layer of (row stride x mask width x C) channels; 1x1 layers as one GEMM over rows of up to 256 positions. Not measured yet: never picked by the planner, run by name only.",
     .available = hs_available,
     .applicable = hs_applicable,
     .estimate = hs_estimate,
