@@ -226,8 +226,8 @@ struct hs_wmap {
     int C, S, R1, sy;       /* merged: the original's C, mask width and height, row stride */
 };
 __host__ __device__ __forceinline__ uint16_t hs_wsrc(const uint16_t *wk, int l, const hs_wmap &m) {
+    if (!m.merged) return hg_wsrc(wk, l, m.Cg, m.CKP, m.R, 1); /* cuda.conv.igemm-half's map */
     const int t = l / m.CKP, j = l - t * m.CKP;
-    if (!m.merged) return j < m.Cg ? wk[(int64_t)j * m.R + t] : (uint16_t)0;
     const int SC = m.S * m.C;
     if (j >= m.sy * SC) return 0;
     const int dy = j / SC, rem = j - dy * SC, sc = rem / m.C, c = rem - sc * m.C;
