@@ -291,8 +291,10 @@ static void ag_direct(ag_row *r, const ag_device *d) {
         r->occ = ag_occupancy(d, r->threads, r->regs, r->smem);
         r->occ_source = "model";
     }
-    const int64_t TW = TC_CU_DIRECT_TW(v->TX), TH = TC_CU_DIRECT_TH(v->BY, v->RY);
-    const int64_t ROWS = TC_CU_DIRECT_ROWS(v->S, v->BY, v->RY), WINA = TC_CU_DIRECT_WINA(v->T, v->TX);
+    /* the lean tiles (R == 1, NG > 1) are NG groups of 4 TX columns wide */
+    const int tx = v->R == 1 && v->ng > 1 ? v->TX * v->ng : v->TX;
+    const int64_t TW = TC_CU_DIRECT_TW(tx), TH = TC_CU_DIRECT_TH(v->BY, v->RY);
+    const int64_t ROWS = TC_CU_DIRECT_ROWS(v->S, v->BY, v->RY), WINA = TC_CU_DIRECT_WINA(v->T, tx);
     /* 16-byte copies of rows whose width is a multiple of 4 (every case here) */
     r->staged_cols = c->n[2] % 4 == 0 ? 4 * ag_div_up(WINA, 4) : WINA;
     const int64_t P = c->n[0], gx = ag_div_up(c->n[2], TW), gyn = ag_div_up(c->n[1], TH);
