@@ -185,8 +185,8 @@ static void fd_geometry(const tc__problem *p, const fd_isa *isa, fd_state *s) {
      * stores save the read-for-ownership (a third of the traffic) */
     s->nt = isa->need != 0 && (double)tc__y_count(p) * es > 8.0 * tc__fd_l2_bytes();
     /* the ring's prefetch: for inputs the L2s cannot hold between calls
-     * (128^3 float32 comes from L3 on each call: one core 1.08-1.12x
-     * with it); one in L2 pays its instructions (~4%) */
+     * (128^3 float32 comes from L3 on each call: k3 two threads
+     * 1.12-1.14x with it); one in L2 pays its instructions (~4%) */
     s->pf = (double)tc__x_count(p) * es > 2.0 * tc__fd_l2_bytes();
     if (isa->need == TC__CPU_AVX512 && tc__fdl_wanted(p)) {
         s->lanes = 1;
@@ -630,9 +630,10 @@ static size_t fd_ws(const tc__problem *p, const tc__env *e, const fd_isa *isa) {
  * claims from the range of the CPU it runs on first, then from the
  * others' (the plain path: one range). So on every call a CPU
  * computes the same outputs from the same inputs while the load is even:
- * they stay in its own caches between calls (the Zen 5 VM's two vCPUs
- * share no L3: 0.5 us a cache-line round trip), and the ring carries from
- * one claim to the next. */
+ * they stay in its own caches between calls (the Zen 5 VM's two vCPUs:
+ * 0.3-0.7 us a cache-line round trip, so a line the other one wrote last
+ * is slow to take over), and the ring carries from one claim to the next
+ * (128^3 k3 two threads 1.04-1.11x; docs/solvers/cpu-filter-3d.md). */
 static void fd_dyn(void *arg, int64_t begin, int64_t end, int tid) {
     fd_job *j = arg;
     (void)begin;
