@@ -354,37 +354,54 @@ static int hs_plan(const tc__problem *p, int cfg, hsp *q) {
     return 1;
 }
 
+/* Seconds the layer planned as c in configuration cfg takes by the model
+ * (not measured yet): the busiest SM's blocks (ceil(blocks / SMs)) times a
+ * block's MACs (its whole tile, dropped positions included) at HS_RATE of
+ * an SM's share of the dense 16-bit tensor rate (14x the nominal FP32
+ * peak: ~990 TFLOP/s on the H100 / H200), 64-channel tiles at 0.8 of that
+ * (an m64n64k16 wgmma reads 128 bytes of shared memory a clock at the
+ * tensor cores' rate, all it gives; m64n128 96), 1.3x where an SM holds one
+ * warpgroup only; or the bytes (x, y, a residual, the weights once; a
+ * merged input written and read) over the copy bandwidth, whichever is
+ * longer, plus a launch. */
+#define HS_RATE 0.6
+static double hs_time(const tc__problem *p, const hsp &c, int cfg) {
+    const tc__cu_device *d = tc__cu_dev();
+    const double sms = d && d->sms > 0 ? d->sms : 132;
+    const double peak = (d ? d->peak_flops32 : 67e12) * 14.0, bw = d ? d->bandwidth : 3.35e12;
+    const hs_cfg_t &h = hs_cfgs[cfg];
+    const double blocks = (double)p->N * c.out0 * c.nrb * tc__cu_div_up(c.Kg, h.bn) * p->G;
+    const double per_sm = ceil(blocks / sms);
+    const int fit = (int)(hs_smem_optin() / (hs_smem(c, cfg) + 1024));
+    const double resident = per_sm < fit ? per_sm : fit;
+    double tc = per_sm * 2.0 * hs_bm(cfg) * h.bn * (double)c.CKP * c.R / (HS_RATE * peak / sms);
+    if (h.bn == 64) tc /= 0.8;
+    if (resident * h.nwg < 2) tc *= 1.3;
+    const double tm = 2.0 * ((double)tc__x_count(p) + (double)tc__y_count(p) * (1 + p->has_residual) +
+                             (double)p->K * c.R * c.CKP) / bw;
+    return (tc > tm ? tc : tm) + 6e-6;
+}
+
 /* The configuration for the layer: TILECONV_CUDA_HALF_SHIFTED_CFG, else
- * the one of least modelled time: the busiest SM's blocks (ceil(blocks /
- * SMs)) times a block's MACs (its whole tile, dropped positions included),
- * 64-channel tiles at 0.8 of the rate (an m64n64k16 wgmma reads 128 bytes
- * of shared memory a clock at the tensor cores' rate, all it gives; m64n128
- * 96), 1.3x where an SM holds one warpgroup only. Not measured yet. -1:
- * none fits. */
-static int hs_choose(const tc__problem *p, hsp *q) {
+ * the one of least modelled time (hs_time; *t its seconds). -1: none fits. */
+static int hs_choose(const tc__problem *p, hsp *q, double *t = NULL) {
     const char *f = tc__knob_get(TC__KNOB_CUDA_HALF_SHIFTED_CFG);
     if (f && f[0] >= '0' && f[0] < '0' + HS_NCFG && !f[1]) {
         const int cfg = f[0] - '0';
-        return hs_plan(p, cfg, q) ? cfg : -1;
+        if (!hs_plan(p, cfg, q)) return -1;
+        if (t) *t = hs_time(p, *q, cfg);
+        return cfg;
     }
-    const tc__cu_device *d = tc__cu_dev();
-    const double sms = d && d->sms > 0 ? d->sms : 132;
     int best = -1;
     double bt = 0;
     for (int cfg = 0; cfg < HS_NCFG; cfg++) {
         hsp c;
         if (!hs_plan(p, cfg, &c)) continue;
-        const hs_cfg_t &h = hs_cfgs[cfg];
-        const double blocks = (double)p->N * c.out0 * c.nrb * tc__cu_div_up(c.Kg, h.bn) * p->G;
-        const double per_sm = ceil(blocks / sms);
-        const int fit = (int)(hs_smem_optin() / (hs_smem(c, cfg) + 1024));
-        const double resident = per_sm < fit ? per_sm : fit;
-        double tm = per_sm * hs_bm(cfg) * h.bn * (double)c.CK * c.R;
-        if (h.bn == 64) tm /= 0.8;
-        if (resident * h.nwg < 2) tm *= 1.3;
+        const double tm = hs_time(p, c, cfg);
         if (best < 0 || tm < bt) best = cfg, bt = tm;
         if (best == cfg) *q = c;
     }
+    if (t) *t = bt;
     return best;
 }
 
@@ -638,11 +655,21 @@ static int hs_applicable(const tc__problem *p, const tc__env *e, char *why, size
     return 1;
 }
 
-/* not measured on a GPU yet: never picked by the planner, run by name */
+/* HS_AUTO 0: not measured on a GPU yet, so never picked by the planner
+ * (run by name); 1: the model's seconds (hs_time, the merge pass added),
+ * once measurements have set HS_RATE */
+#define HS_AUTO 0
 static double hs_estimate(const tc__problem *p, const tc__env *e) {
-    (void)p;
     (void)e;
-    return 1e30;
+    if (!HS_AUTO) return 1e30;
+    tc__problem pm;
+    const tc__problem *r = hs_run_problem(p, &pm, NULL);
+    hsp q;
+    double t = 1e30;
+    if (hs_choose(r, &q, &t) < 0) return 1e30;
+    const tc__cu_device *d = tc__cu_dev();
+    const double mb = (double)hs_merge_bytes(p);
+    return t + (mb > 0 ? (2.0 * mb + 2.0 * (double)tc__x_count(p)) / (d ? d->bandwidth : 3.35e12) : 0);
 }
 
 static tc_status hs_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, hs_launch); }
