@@ -259,7 +259,8 @@ __global__ void widen_kernel(const float *a, double *d, size_t n) {
 }
 /* A Gaussian of sigma s (rank 1; scipy's truncate 4.0: radius int(4 s + 0.5))
  * on cuda.filter.separable (group "sep"): x, y and in 3D z fused
- * (TILECONV_CUDA_SEPARABLE_FUSED=1) in every mode (quick: constant), then
+ * (TILECONV_CUDA_SEPARABLE_FUSED=1) in every mode (quick: constant), in 3D
+ * beside it the register z window (=3, row "... zreg"), then
  * in constant mode the per-axis passes (=0, the default until the fused
  * kernels are measured) and in 3D x + y fused then a z pass (=2) beside
  * it; float32, then float64 in constant mode (fused and per axis). */
@@ -285,6 +286,12 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
         setenv("TILECONV_CUDA_SEPARABLE_FUSED", "1", 1);
         bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
         unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
+        if (nsp == 3) { /* the register z window (=3) beside it */
+            setenv("TILECONV_CUDA_SEPARABLE_FUSED", "3", 1);
+            snprintf(nm2, sizeof nm2, "%s %s zreg", name, tc_mode_name((tc_mode)md));
+            bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
+            unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
+        }
         for (int kv = 0; kv <= (nsp == 3 ? 2 : 0) && !md; kv += 2) {
             setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv ? "2" : "0", 1);
             snprintf(nm2, sizeof nm2, "%s constant %s", name, kv ? "xy+z" : "per-axis");

@@ -2932,15 +2932,16 @@ int main(int argc, char **argv) {
     /* cuda.filter.separable's fused paths (the loop above ran its default,
      * one pass per axis): TILECONV_CUDA_SEPARABLE_FUSED=1 (x + y (+ z)
      * fused where it applies) on every case, =2 (x + y fused, then a z
-     * pass) on the 3D ones; every mode in float32 and float64 on host
-     * pointers, one mode on device pointers */
-    for (int kv = 1; kv <= 2 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv++) {
+     * pass) and =3 (the register z window, float32) on the 3D ones; every
+     * mode in float32 and float64 (=3: float32) on host pointers, one mode
+     * on device pointers */
+    for (int kv = 1; kv <= 3 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv++) {
         only_solver = "cuda.filter.separable";
-        setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv == 2 ? "2" : "1", 1);
-        for (int f64 = 0; f64 < 2; f64++)
+        setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv == 3 ? "3" : kv == 2 ? "2" : "1", 1);
+        for (int f64 = 0; f64 < (kv == 3 ? 1 : 2); f64++)
             for (int ci = 0; ci < NFC; ci++)
                 for (int mi = 0; mi < 5; mi++) {
-                    if ((quick && mi % 2) || (kv == 2 && fcases[ci].nsp < 3)) continue;
+                    if ((quick && mi % 2) || (kv >= 2 && fcases[ci].nsp < 3)) continue;
                     run_filter_case(ci, mi, 0, f64 ? TC_FLOAT64 : TC_FLOAT32);
 #if TC_TEST_CUDA
                     int swap = fcases[ci].out == TC_OUTPUT_VALID &&

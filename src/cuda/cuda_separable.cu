@@ -532,9 +532,293 @@ static size_t xyz_smem(const tc__problem *p) {
     return b;
 }
 
+/* ---- register z window (x + y + z, float32; TILECONV_CUDA_SEPARABLE_FUSED=3) ----
+ * A block of 256 threads owns RF_FX (64) output columns x RF_TY (16) output
+ * rows of every output plane of a z chunk and marches along z, one input
+ * plane a step (NST = 4 shared stages: three planes' copies in flight):
+ * - copy: the TY + Ty - 1 input rows of 16-byte vectors covering the
+ *   columns ix0 - (ix0 mod 4) .. ix0 + FX + Tx - 2 (cp.async; a vector
+ *   outside the row, or on unaligned rows, element by element through the
+ *   boundary map; cval stored directly where the index falls outside, and
+ *   for a whole plane outside the input in constant mode). Each thread's
+ *   copies (at most NCP) are worked out once (the in-plane offset, or
+ *   how to fill the vector), the same for every plane.
+ * - y pass first: a thread item is 8 y outputs of one column of the FX +
+ *   Tx - 1 columns the x pass needs (one 4-byte shared load a row, lanes
+ *   on consecutive columns), into a buffer of TY rows; the y halo of the
+ *   tile costs copies only, and the x halo Ty (FX + Tx - 1) / FX taps an
+ *   output (x first would cost Tx (TY + Ty - 1) / TY).
+ * - x pass: a thread's 4 consecutive outputs of one row from NV 16-byte
+ *   loads of the buffer, to registers.
+ * - z pass in registers: acc[MT][4] holds the partial sums of the output
+ *   planes the thread's 4 (row, column) places feed. Output plane o
+ *   (chunk-relative) lives in slot (o + Tz - 1) mod MT; input plane q adds
+ *   tap t = Tz - 1 - u into slot (q + u) mod MT for u < Tz (the taps
+ *   reversed on the host: wz[u] = tap Tz - 1 - u), so slot q mod MT has
+ *   just taken its last tap: stored (once q >= Tz - 1) and zeroed. The slot
+ *   indices are compile-time within each of the MT cases of q mod MT (one
+ *   branch a plane), so nothing moves between registers. Each sum takes
+ *   its taps in plane order, tap 0 first.
+ * Every plane's x sums (and y sums) are the per-axis passes' sums tap 0
+ * first with one fused multiply-add a tap, but y before x: the rounding
+ * differs from the per-axis passes (x, then y) by the order of the two 1D
+ * filters only. float32 only (the window is MT x 4 registers a thread;
+ * float64 takes knob 1's kernels); all three masks at most RF_MAXT taps. */
+#define RF_MAXT 17
+template <int MT> struct rcfg {
+    static constexpr int THREADS = 256;
+    static constexpr int FX = 64;  /* output columns a tile */
+    static constexpr int TY = 16;  /* output rows a tile */
+    static constexpr int RX = 4;   /* x/z outputs a thread: consecutive columns of one row */
+    static constexpr int RYY = 8;  /* y outputs a y-pass item (one column) */
+    static constexpr int NST = 4;  /* shared stages (NST - 1 planes in flight) */
+    static constexpr int SR = TY + MT - 1;                          /* stage rows */
+    static constexpr int NVS = (3 + FX + MT - 1 + 3) / 4;           /* 16-byte vectors a stage row */
+    static constexpr int SPS = 4 * NVS;                             /* stage row pitch */
+    static constexpr int NV = (RX + MT - 1 + 3) / 4;                /* x window vectors */
+    static constexpr int SPY = FX - RX + 4 * NV;                    /* y buffer pitch, >= FX + MT - 1 */
+    static constexpr int NCP = (SR * NVS + THREADS - 1) / THREADS;  /* stage copies a thread */
+    static constexpr int YI = SPY * (TY / RYY);                     /* y-pass items */
+    static constexpr int SLOT = SR * SPS;
+    static constexpr size_t BYTES = ((size_t)NST * SLOT + (size_t)TY * SPY) * sizeof(float);
+    static_assert(THREADS == (FX / RX) * TY, "one x item a thread");
+    static_assert(YI <= THREADS, "one y item a thread");
+};
+struct rtaps { float x[RF_MAXT], y[RF_MAXT], zr[RF_MAXT]; /* zr[u]: z tap Tz - 1 - u */ };
+struct rgeom {
+    int64_t W, H, Wo, Ho, padx, pady; /* plane in / out, pad_lo along x and y */
+    int64_t D, Do, padz;              /* depth in / out, pad_lo along z */
+    int64_t zc, nzc;                  /* output planes a block, z chunks an item */
+    int Tx, Ty, Tz, mode;
+    int vin, vout; /* input rows / output rows 16-byte aligned (W, Wo multiples of 4) */
+};
+
+/* Copies of one input plane (xp; NULL: a plane outside the input in constant
+ * mode) into a stage: code >= 0 a 16-byte vector at xp + code, -1 cval, -2
+ * element by element (stage index e), -3 nothing. */
+template <int MT>
+__device__ __forceinline__ void rz_issue(const float *xp, float *st, const int (&code)[rcfg<MT>::NCP],
+                                         const rgeom &g, float cval) {
+    typedef rcfg<MT> C;
+#pragma unroll
+    for (int k = 0; k < C::NCP; k++) {
+        const int cd = code[k];
+        if (cd == -3) continue;
+        const int e = threadIdx.x + k * C::THREADS, r = e / C::NVS, cv = e - r * C::NVS;
+        float *d = st + r * C::SPS + 4 * cv;
+        if (cd >= 0 && xp) {
+            __pipeline_memcpy_async((float4 *)d, (const float4 *)(xp + cd), sizeof(float4));
+        } else if (cd == -2 && xp) {
+            const int64_t ix0 = (int64_t)blockIdx.x * C::FX - g.padx, ixa = ix0 - (((ix0 % 4) + 4) % 4);
+            const int64_t iy0 = (int64_t)blockIdx.y * C::TY - g.pady;
+            const int64_t kr = tc__cu_bidx(iy0 + r, g.H, g.mode);
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int64_t kc = tc__cu_bidx(ixa + 4 * cv + i, g.W, g.mode);
+                if (kr >= 0 && kc >= 0) __pipeline_memcpy_async(d + i, xp + kr * g.W + kc, sizeof(float));
+                else d[i] = cval;
+            }
+        } else {
+            *(float4 *)d = make_float4(cval, cval, cval, cval);
+        }
+    }
+}
+
+template <int MT>
+__global__ void __launch_bounds__(256, 2)
+sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_constant__ rtaps w, const rgeom g,
+         float cval, int64_t gz0) {
+    typedef rcfg<MT> C;
+    extern __shared__ __align__(16) unsigned char rsm[];
+    float *const stg = (float *)rsm;          /* NST stages of SR x SPS */
+    float *const yb = stg + C::NST * C::SLOT; /* TY x SPY y-filtered values */
+    const int tid = threadIdx.x;
+    const int64_t bz = (int64_t)blockIdx.z + gz0, item = bz / g.nzc;
+    const int64_t oz0 = (bz % g.nzc) * g.zc;
+    const int64_t oz1 = oz0 + g.zc < g.Do ? oz0 + g.zc : g.Do;
+    const int64_t ox0 = (int64_t)blockIdx.x * C::FX, ix0 = ox0 - g.padx;
+    const int off = (int)(((ix0 % 4) + 4) % 4); /* ix0 - ixa: stage vectors start 4-aligned */
+    const int64_t ixa = ix0 - off;
+    const int64_t oy0 = (int64_t)blockIdx.y * C::TY, iy0 = oy0 - g.pady;
+    const float *xi = x + item * g.D * g.H * g.W;
+    float *yi = y + item * g.Do * g.Ho * g.Wo;
+    const int np = (int)(oz1 - oz0) + g.Tz - 1; /* input planes of the chunk */
+    const int nrows = C::TY + g.Ty - 1, ncols = off + C::FX + g.Tx - 1;
+    int code[C::NCP];
+#pragma unroll
+    for (int k = 0; k < C::NCP; k++) {
+        const int e = tid + k * C::THREADS, r = e / C::NVS, cv = e - r * C::NVS;
+        if (e >= C::SR * C::NVS || r >= nrows || 4 * cv >= ncols) { code[k] = -3; continue; }
+        const int64_t kr = tc__cu_bidx(iy0 + r, g.H, g.mode), gc = ixa + 4 * cv;
+        if (kr < 0) code[k] = -1;
+        else if (g.vin && gc >= 0 && gc + 4 <= g.W) code[k] = (int)(kr * g.W + gc);
+        else code[k] = -2;
+    }
+    const int64_t plane = g.H * g.W;
+#pragma unroll 1
+    for (int p = 0; p < C::NST - 1; p++) {
+        if (p < np) {
+            const int64_t kz = tc__cu_bidx(oz0 - g.padz + p, g.D, g.mode);
+            rz_issue<MT>(kz < 0 ? NULL : xi + kz * plane, stg + p * C::SLOT, code, g, cval);
+        }
+        __pipeline_commit();
+    }
+    float acc[MT][C::RX];
+#pragma unroll
+    for (int a = 0; a < MT; a++)
+#pragma unroll
+        for (int j = 0; j < C::RX; j++) acc[a][j] = 0.f;
+    const int xr = tid / (C::FX / C::RX), xc = (tid % (C::FX / C::RX)) * C::RX; /* x item */
+    const int yc = tid % C::SPY, yr0 = (tid / C::SPY) * C::RYY;                 /* y item */
+    const bool yon = tid < C::YI && yc < C::FX + g.Tx - 1;
+    const int h = g.Ty - 1;
+    const int64_t oy = oy0 + xr, ox = ox0 + xc;
+    float *const yrow = yi + oy * g.Wo + ox; /* + output plane * Ho Wo */
+    int sl = 0, s = 0;
+#pragma unroll 1
+    for (int q = 0; q < np; q++) {
+        __pipeline_wait_prior(C::NST - 2); /* plane q has landed (NST - 2 younger may pend) */
+        __syncthreads();                   /* ... for all; plane q - 1's stage and yb are free */
+        if (q + C::NST - 1 < np) {
+            const int64_t kz = tc__cu_bidx(oz0 - g.padz + q + C::NST - 1, g.D, g.mode);
+            rz_issue<MT>(kz < 0 ? NULL : xi + kz * plane, stg + (sl == 0 ? C::NST - 1 : sl - 1) * C::SLOT,
+                         code, g, cval);
+        }
+        __pipeline_commit();
+        if (yon) { /* y pass: RYY outputs of column yc */
+            /* row k feeds output j with tap k - j (taps in order, tap 0
+             * first); one row live at a time */
+            const float *cs = stg + sl * C::SLOT + yr0 * C::SPS + off + yc;
+            float a[C::RYY];
+#pragma unroll
+            for (int j = 0; j < C::RYY; j++) a[j] = 0.f;
+#pragma unroll
+            for (int k = 0; k < C::RYY + MT - 1; k++) {
+                if (k < C::RYY + h) {
+                    const float v = cs[k * C::SPS];
+#pragma unroll
+                    for (int j = 0; j < C::RYY; j++)
+                        if (k - j >= 0 && k - j < MT && k - j < g.Ty) a[j] = fmaf(w.y[k - j], v, a[j]);
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < C::RYY; j++) yb[(yr0 + j) * C::SPY + yc] = a[j];
+        }
+        __syncthreads();
+        float xo[C::RX];
+        { /* x pass: RX outputs of row xr from NV 16-byte loads */
+            float v[4 * C::NV];
+            const float4 *sv = (const float4 *)(yb + xr * C::SPY + xc);
+#pragma unroll
+            for (int i = 0; i < C::NV; i++) vsplit(sv[i], v + 4 * i);
+#pragma unroll
+            for (int j = 0; j < C::RX; j++) xo[j] = 0.f;
+#pragma unroll
+            for (int t = 0; t < MT; t++) {
+                if (t < g.Tx) {
+#pragma unroll
+                    for (int j = 0; j < C::RX; j++) xo[j] = fmaf(w.x[t], v[t + j], xo[j]);
+                }
+            }
+        }
+        /* z: into the window, case s = q mod MT */
+        const bool st = q >= g.Tz - 1 && oy < g.Ho;
+        float *const yo = yrow + (oz0 + q - (g.Tz - 1)) * g.Ho * g.Wo;
+#pragma unroll
+        for (int S = 0; S < MT; S++) {
+            if (s == S) {
+#pragma unroll
+                for (int u = 0; u < MT; u++) {
+                    if (u < g.Tz) {
+#pragma unroll
+                        for (int j = 0; j < C::RX; j++)
+                            acc[(S + u) % MT][j] = fmaf(w.zr[u], xo[j], acc[(S + u) % MT][j]);
+                    }
+                }
+                if (st) {
+                    if (g.vout && ox + C::RX <= g.Wo) {
+                        *(float4 *)yo = make_float4(acc[S][0], acc[S][1], acc[S][2], acc[S][3]);
+                    } else {
+#pragma unroll
+                        for (int j = 0; j < C::RX; j++)
+                            if (ox + j < g.Wo) yo[j] = acc[S][j];
+                    }
+                }
+#pragma unroll
+                for (int j = 0; j < C::RX; j++) acc[S][j] = 0.f;
+            }
+        }
+        s = s + 1 == MT ? 0 : s + 1;
+        sl = sl + 1 == C::NST ? 0 : sl + 1;
+    }
+}
+/* ---- end register z window ---- */
+
+/* the register window's buckets (taps, the largest of x, y and z) */
+static constexpr int zreg_mt[] = {5, 9, 13, 17};
+#define SEP_NZT (int)(sizeof zreg_mt / sizeof zreg_mt[0])
+
+template <int MT>
+static tc_status launch_zreg_mt(const float *x, float *y, const rtaps &w, rgeom g, int64_t items, float cval,
+                                cudaStream_t s) {
+    typedef rcfg<MT> C;
+    static int attr_set, occ;
+    auto k = sep_zreg<MT>;
+    const size_t smem = C::BYTES;
+    if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
+        TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
+    }
+    int o = __atomic_load_n(&occ, __ATOMIC_RELAXED);
+    if (o < 1) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, k, C::THREADS, smem) != cudaSuccess || o < 1) {
+            (void)cudaGetLastError();
+            o = 1;
+        }
+        __atomic_store_n(&occ, o, __ATOMIC_RELAXED);
+    }
+    const tc__cu_device *d = tc__cu_dev();
+    const int64_t slots = (int64_t)o * (d ? d->sms : 132);
+    const int64_t gx = tc__cu_div_up(g.Wo, C::FX), gy = tc__cu_div_up(g.Ho, C::TY);
+    if (gx <= 0 || gy <= 0 || g.Do <= 0 || items <= 0) return TC_OK;
+    if (gx > 65535 || gy > 65535)
+        return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: %lld x %lld tiles", (long long)gx, (long long)gy);
+    /* one wave: z chunks until the blocks fill the resident slots */
+    g.nzc = slots / (gx * gy * items);
+    if (g.nzc < 1) g.nzc = 1;
+    if (g.nzc > g.Do) g.nzc = g.Do;
+    g.zc = tc__cu_div_up(g.Do, g.nzc);
+    g.nzc = tc__cu_div_up(g.Do, g.zc);
+    const int64_t nb = items * g.nzc;
+    for (int64_t gz0 = 0; gz0 < nb; gz0 += TC__CU_GRID_MAX) {
+        const unsigned gnz = (unsigned)(nb - gz0 < TC__CU_GRID_MAX ? nb - gz0 : TC__CU_GRID_MAX);
+        k<<<dim3((unsigned)gx, (unsigned)gy, gnz), C::THREADS, smem, s>>>(x, y, w, g, cval, gz0);
+    }
+    return TC_OK;
+}
+template <int I = 0>
+static tc_status launch_zreg(int mt, const float *x, float *y, const rtaps &w, const rgeom &g, int64_t items,
+                             float cval, cudaStream_t s) {
+    if constexpr (I < SEP_NZT) {
+        constexpr int MT = zreg_mt[I];
+        if (mt <= MT) return launch_zreg_mt<MT>(x, y, w, g, items, cval, s);
+        return launch_zreg<I + 1>(mt, x, y, w, g, items, cval, s);
+    } else {
+        return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: no register-window kernel for %d taps", mt);
+    }
+}
+/* the register window takes the problem: float32, 3D, every mask 2..RF_MAXT
+ * taps along x and y and 2.. along z, planes of fewer than 2^31 elements */
+static int zreg_applies(const tc__problem *p) {
+    return p->dtype == TC_FLOAT32 && p->msk[0] > 1 && p->msk[0] <= RF_MAXT && p->msk[1] > 1 &&
+           p->msk[1] <= RF_MAXT && p->msk[2] > 1 && p->msk[2] <= RF_MAXT && p->in[1] * p->in[2] < ((int64_t)1 << 31) &&
+           tc__cu_div_up(p->out[1], rcfg<5>::TY) <= 65535 && tc__cu_div_up(p->out[2], rcfg<5>::FX) <= 65535;
+}
+
 struct sstate {
     int dtype;
-    int fused; /* fused_on(): 1 x and y through sep_fused_xy, 2 x, y and z through sep_fused_xyz */
+    int fused; /* fused_on(): 1 x and y through sep_fused_xy, 2 x, y and z through sep_fused_xyz,
+                * 3 x, y and z through sep_zreg */
     int64_t len[3];
     double f[3][SEP_MAX]; /* factor per axis */
 };
@@ -577,12 +861,15 @@ static int fused_applies(const tc__problem *p) {
     return p->msk[2] > 1 && p->msk[2] <= SEP_FMAX && p->msk[1] > 1 && p->msk[1] <= SEP_FMAX;
 }
 /* 0: per axis; 1: x + y fused (then the z pass, if any); 2: x + y + z
- * fused (3D, where the ring fits the device's shared memory) */
+ * fused (3D, where the ring fits the device's shared memory); 3: x + y + z
+ * with the register z window (float32 3D, masks up to RF_MAXT; the knob at 3
+ * elsewhere acts as 1) */
 static int fused_on(const tc__problem *p) {
     /* opt-in (TILECONV_CUDA_SEPARABLE_FUSED=1 or 2) until the fused kernels
      * have run on a GPU: the per-axis passes are the measured default */
     const char *k = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED);
-    if (!fused_applies(p) || !k || (k[0] != '1' && k[0] != '2')) return 0;
+    if (!fused_applies(p) || !k || (k[0] != '1' && k[0] != '2' && k[0] != '3')) return 0;
+    if (k[0] == '3' && zreg_applies(p)) return 3; /* else as 1 */
     if (p->msk[0] > 1 && !(k && k[0] == '2')) {
         const tc__cu_device *d = tc__cu_dev();
         if (d && xyz_smem(p) <= d->smem_optin && tc__cu_div_up(p->out[1], zcfg<float>::ZY) <= 65535) return 2;
@@ -680,6 +967,27 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
         const int64_t planes = p->N * dims[0];
         E *dst = (E *)b->y;
         const int mt = g.Tx > g.Ty ? g.Tx : g.Ty;
+        if constexpr (sizeof(E) == 4) {
+            if (s->fused == 3) {
+                rtaps rw;
+                memset(&rw, 0, sizeof rw);
+                const int tz = (int)p->msk[0];
+                for (int t = 0; t < g.Tx; t++) rw.x[t] = (float)s->f[2][t];
+                for (int t = 0; t < g.Ty; t++) rw.y[t] = (float)s->f[1][t];
+                for (int u = 0; u < tz; u++) rw.zr[u] = (float)s->f[0][tz - 1 - u];
+                rgeom rg;
+                memset(&rg, 0, sizeof rg);
+                rg.W = g.W; rg.H = g.H; rg.Wo = g.Wo; rg.Ho = g.Ho; rg.padx = g.padx; rg.pady = g.pady;
+                rg.D = dims[0]; rg.Do = p->out[0]; rg.padz = p->pad_lo[0];
+                rg.Tx = g.Tx; rg.Ty = g.Ty; rg.Tz = tz; rg.mode = g.mode;
+                rg.vin = g.vec_ok;
+                rg.vout = g.Wo % 4 == 0 && (uintptr_t)dst % 16 == 0;
+                st = launch_zreg(mt > tz ? mt : tz, (const float *)src, (float *)dst, rw, rg, p->N, (float)cval, b->s);
+                cudaError_t e = cudaGetLastError();
+                if (st == TC_OK && e != cudaSuccess) st = tc__cu_fail(e, "launch cuda.filter.separable", __FILE__, __LINE__);
+                return st;
+            }
+        }
         if (s->fused == 2) {
             taps<E> wz;
             memset(&wz, 0, sizeof wz);
@@ -805,4 +1113,8 @@ void tc__cu_report_separable(tc__cu_report *r) {
     (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.filter.separable fused x+y+z f32 (13^3)", (const void *)sep_fused_xyz<float, 13>,
                          256, xyz_bytes<float, 13>(13));
+    (void)cudaFuncSetAttribute(sep_zreg<13>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)rcfg<13>::BYTES);
+    (void)cudaGetLastError();
+    tc__cu_report_kernel(r, "cuda.filter.separable x+y+z register z window f32 (13^3)",
+                         (const void *)sep_zreg<13>, 256, rcfg<13>::BYTES);
 }
