@@ -557,7 +557,8 @@ static size_t xyz_smem(const tc__problem *p) {
  *   reversed on the host: wz[u] = tap Tz - 1 - u), so slot q mod MT has
  *   just taken its last tap: stored (once q >= Tz - 1) and zeroed. The slot
  *   indices are compile-time within each of the MT cases of q mod MT (one
- *   branch a plane), so nothing moves between registers. Each sum takes
+ *   branch a plane), so that nothing need move between registers (the
+ *   SASS not inspected: no disassembler in the toolkit here). Each sum takes
  *   its taps in plane order, tap 0 first.
  * Every plane's x sums (and y sums) are the per-axis passes' sums tap 0
  * first with one fused multiply-add a tap, but y before x: the rounding
