@@ -15,7 +15,7 @@
  * parameter space, i.e. the constant bank).
  *
  * Fused x + y (where it applies: both last axes' masks 2..33 taps; opt-in
- * by TILECONV_CUDA_SEPARABLE_FUSED=1 or 2 until it has run on a GPU, the
+ * by TILECONV_CUDA_SEPARABLE_FUSED=1, 2 or 3 until it has run on a GPU, the
  * per-axis passes being the default): a
  * block owns a strip of FX output columns and ly output rows of one plane
  * and walks down it FY rows at a time. Each step copies the FY new input
@@ -33,7 +33,8 @@
  * cval * sum(c) rounded once, the one difference. A z mask (3D) runs in
  * sep_fused_xyz (below) where its ring fits, else (or with the knob at 2)
  * as the per-axis z pass over the fused kernel's output (2 reads and 2
- * writes in all instead of 3 and 3).
+ * writes in all instead of 3 and 3). With the knob at 3, float32 3D masks
+ * up to 17 taps run in sep_zreg (the register z window, below).
  */
 #include "cuda/cuda_common.h"
 
@@ -866,7 +867,7 @@ static int fused_applies(const tc__problem *p) {
  * with the register z window (float32 3D, masks up to RF_MAXT; the knob at 3
  * elsewhere acts as 1) */
 static int fused_on(const tc__problem *p) {
-    /* opt-in (TILECONV_CUDA_SEPARABLE_FUSED=1 or 2) until the fused kernels
+    /* opt-in (TILECONV_CUDA_SEPARABLE_FUSED=1, 2 or 3) until the fused kernels
      * have run on a GPU: the per-axis passes are the measured default */
     const char *k = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED);
     if (!fused_applies(p) || !k || (k[0] != '1' && k[0] != '2' && k[0] != '3')) return 0;
