@@ -565,7 +565,9 @@ static size_t xyz_smem(const tc__problem *p) {
  * first with one fused multiply-add a tap, but y before x: the rounding
  * differs from the per-axis passes (x, then y) by the order of the two 1D
  * filters only. float32 only (the window is MT x 4 registers a thread;
- * float64 takes knob 1's kernels); all three masks at most RF_MAXT taps. */
+ * float64 takes knob 1's kernels); all three masks at most RF_MAXT taps.
+ * Each bucket has a kernel with tap guards and one without (FULL: all
+ * three masks of the bucket's size). */
 #define RF_MAXT 17
 template <int MT> struct rcfg {
     static constexpr int THREADS = 256;
@@ -626,7 +628,7 @@ __device__ __forceinline__ void rz_issue(const float *xp, float *st, const int (
     }
 }
 
-template <int MT>
+template <int MT, bool FULL> /* FULL: Tx = Ty = Tz = MT (no tap guards) */
 __global__ void __launch_bounds__(256, 2)
 sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_constant__ rtaps w, const rgeom g,
          float cval, int64_t gz0) {
@@ -673,7 +675,7 @@ sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_consta
     const int xr = tid / (C::FX / C::RX), xc = (tid % (C::FX / C::RX)) * C::RX; /* x item */
     const int yc = tid % C::SPY, yr0 = (tid / C::SPY) * C::RYY;                 /* y item */
     const bool yon = tid < C::YI && yc < C::FX + g.Tx - 1;
-    const int h = g.Ty - 1;
+    const int h = FULL ? MT - 1 : g.Ty - 1, tz = FULL ? MT : g.Tz;
     const int64_t oy = oy0 + xr, ox = ox0 + xc;
     float *const yrow = yi + oy * g.Wo + ox; /* + output plane * Ho Wo */
     int sl = 0, s = 0;
@@ -700,7 +702,7 @@ sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_consta
                     const float v = cs[k * C::SPS];
 #pragma unroll
                     for (int j = 0; j < C::RYY; j++)
-                        if (k - j >= 0 && k - j < MT && k - j < g.Ty) a[j] = fmaf(w.y[k - j], v, a[j]);
+                        if (k - j >= 0 && k - j < MT && (FULL || k - j < h + 1)) a[j] = fmaf(w.y[k - j], v, a[j]);
                 }
             }
 #pragma unroll
@@ -717,21 +719,21 @@ sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_consta
             for (int j = 0; j < C::RX; j++) xo[j] = 0.f;
 #pragma unroll
             for (int t = 0; t < MT; t++) {
-                if (t < g.Tx) {
+                if (FULL || t < g.Tx) {
 #pragma unroll
                     for (int j = 0; j < C::RX; j++) xo[j] = fmaf(w.x[t], v[t + j], xo[j]);
                 }
             }
         }
         /* z: into the window, case s = q mod MT */
-        const bool st = q >= g.Tz - 1 && oy < g.Ho;
-        float *const yo = yrow + (oz0 + q - (g.Tz - 1)) * g.Ho * g.Wo;
+        const bool st = q >= tz - 1 && oy < g.Ho;
+        float *const yo = yrow + (oz0 + q - (tz - 1)) * g.Ho * g.Wo;
 #pragma unroll
         for (int S = 0; S < MT; S++) {
             if (s == S) {
 #pragma unroll
                 for (int u = 0; u < MT; u++) {
-                    if (u < g.Tz) {
+                    if (u < tz) {
 #pragma unroll
                         for (int j = 0; j < C::RX; j++)
                             acc[(S + u) % MT][j] = fmaf(w.zr[u], xo[j], acc[(S + u) % MT][j]);
@@ -760,12 +762,12 @@ sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_consta
 static constexpr int zreg_mt[] = {5, 9, 13, 17};
 #define SEP_NZT (int)(sizeof zreg_mt / sizeof zreg_mt[0])
 
-template <int MT>
+template <int MT, bool FULL>
 static tc_status launch_zreg_mt(const float *x, float *y, const rtaps &w, rgeom g, int64_t items, float cval,
                                 cudaStream_t s) {
     typedef rcfg<MT> C;
     static int attr_set, occ;
-    auto k = sep_zreg<MT>;
+    auto k = sep_zreg<MT, FULL>;
     const size_t smem = C::BYTES;
     if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
         TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -803,7 +805,9 @@ static tc_status launch_zreg(int mt, const float *x, float *y, const rtaps &w, c
                              float cval, cudaStream_t s) {
     if constexpr (I < SEP_NZT) {
         constexpr int MT = zreg_mt[I];
-        if (mt <= MT) return launch_zreg_mt<MT>(x, y, w, g, items, cval, s);
+        if (mt <= MT) /* the bucket's own size along every axis: no tap guards */
+            return g.Tx == MT && g.Ty == MT && g.Tz == MT ? launch_zreg_mt<MT, true>(x, y, w, g, items, cval, s)
+                                                          : launch_zreg_mt<MT, false>(x, y, w, g, items, cval, s);
         return launch_zreg<I + 1>(mt, x, y, w, g, items, cval, s);
     } else {
         return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: no register-window kernel for %d taps", mt);
@@ -1115,8 +1119,8 @@ void tc__cu_report_separable(tc__cu_report *r) {
     (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.filter.separable fused x+y+z f32 (13^3)", (const void *)sep_fused_xyz<float, 13>,
                          256, xyz_bytes<float, 13>(13));
-    (void)cudaFuncSetAttribute(sep_zreg<13>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)rcfg<13>::BYTES);
+    (void)cudaFuncSetAttribute(sep_zreg<13, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)rcfg<13>::BYTES);
     (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.filter.separable x+y+z register z window f32 (13^3)",
-                         (const void *)sep_zreg<13>, 256, rcfg<13>::BYTES);
+                         (const void *)sep_zreg<13, true>, 256, rcfg<13>::BYTES);
 }
