@@ -114,26 +114,12 @@ __device__ __forceinline__ void g3_origin(const g3p &q, int tile, int &m0, int &
     n0 = (r / gs) * G3_BN;
 }
 
-/* x = hi + lo + r, hi and lo TF32 values (low 13 bits zero), |r| <= 2^-22
- * |x|: hi rounded to nearest (ties away), or truncated where rounding
- * would reach the infinities' exponent (x non-finite, or |x| within half
- * a TF32 unit of overflow); lo = x - hi (exact) rounded, 0 where x is not
- * finite (inf - inf would be NaN) */
-__device__ __forceinline__ void g3_split(float x, unsigned &hi, unsigned &lo) {
-    const unsigned u = __float_as_uint(x);
-    const bool fin = (u & 0x7f800000u) != 0x7f800000u;
-    unsigned h = (u + 0x1000u) & 0xffffe000u;
-    if ((h & 0x7f800000u) == 0x7f800000u) h = u & 0xffffe000u;
-    const float l = fin ? x - __uint_as_float(h) : 0.f;
-    hi = h;
-    lo = (__float_as_uint(l) + 0x1000u) & 0xffffe000u;
-}
 __device__ __forceinline__ float4 g3_hi4(float4 v, float4 &lo) {
     unsigned h0, h1, h2, h3, l0, l1, l2, l3;
-    g3_split(v.x, h0, l0);
-    g3_split(v.y, h1, l1);
-    g3_split(v.z, h2, l2);
-    g3_split(v.w, h3, l3);
+    ig_tf32_split(v.x, h0, l0);
+    ig_tf32_split(v.y, h1, l1);
+    ig_tf32_split(v.z, h2, l2);
+    ig_tf32_split(v.w, h3, l3);
     lo = make_float4(__uint_as_float(l0), __uint_as_float(l1), __uint_as_float(l2), __uint_as_float(l3));
     return make_float4(__uint_as_float(h0), __uint_as_float(h1), __uint_as_float(h2), __uint_as_float(h3));
 }
@@ -241,10 +227,10 @@ __global__ void __launch_bounds__(G3_NT, 1)
         const float *bs = Bs + slot * G3_BS + fo;
 #pragma unroll
         for (int k8 = 0; k8 < 4; k8++) {
-            g3_split(bs[k8 * 64], fh[k8][0], fl[k8][0]);
-            g3_split(bs[k8 * 64 + 256], fh[k8][1], fl[k8][1]);
-            g3_split(bs[k8 * 64 + 32], fh[k8][2], fl[k8][2]);
-            g3_split(bs[k8 * 64 + 256 + 32], fh[k8][3], fl[k8][3]);
+            ig_tf32_split(bs[k8 * 64], fh[k8][0], fl[k8][0]);
+            ig_tf32_split(bs[k8 * 64 + 256], fh[k8][1], fl[k8][1]);
+            ig_tf32_split(bs[k8 * 64 + 32], fh[k8][2], fl[k8][2]);
+            ig_tf32_split(bs[k8 * 64 + 256 + 32], fh[k8][3], fl[k8][3]);
         }
         /* this thread's reads of the copy stage are done: its arrival frees
          * the stage for the producer once all 256 have arrived (every

@@ -49,6 +49,24 @@ __device__ __forceinline__ void ig_cp_mbar_arrive(uint64_t *b) {
  * (cvt.rna.tf32.f32 is a 5-instruction sequence on sm_90). Inf stays Inf and
  * a quiet NaN stays NaN. */
 __device__ __forceinline__ unsigned ig_tf32(float f) { return __float_as_uint(f) + 0x1000u; }
+/* The split of the 3xTF32 forms (cuda.gemm.wgmma-3xtf32,
+ * cuda.conv.igemm-3xtf32): x = hi + lo + r, hi and lo TF32 values (low 13
+ * bits zero, so the tensor cores' truncation of shared-memory operands
+ * loses nothing), |r| <= 2^-22 |x|: hi rounded to nearest (ties away), or
+ * truncated where rounding would reach the infinities' exponent (x
+ * non-finite, or |x| within half a TF32 unit of overflow); lo = x - hi
+ * (exact) rounded, 0 where x is not finite (inf - inf would be NaN). A
+ * product a b is then a_lo b_hi + a_hi b_lo + a_hi b_hi (three MMAs, the
+ * small ones first), a_lo b_lo (<= 2^-22 |a b|) dropped. */
+__device__ __forceinline__ void ig_tf32_split(float x, unsigned &hi, unsigned &lo) {
+    const unsigned u = __float_as_uint(x);
+    const bool fin = (u & 0x7f800000u) != 0x7f800000u;
+    unsigned h = (u + 0x1000u) & 0xffffe000u;
+    if ((h & 0x7f800000u) == 0x7f800000u) h = u & 0xffffe000u;
+    const float l = fin ? x - __uint_as_float(h) : 0.f;
+    hi = h;
+    lo = (__float_as_uint(l) + 0x1000u) & 0xffffe000u;
+}
 
 /* Hopper's wgmma, the warpgroup MMA. Compiled only for
  * sm_90a (the arch-specific image CMake adds for this file); ig_wgmma_ok

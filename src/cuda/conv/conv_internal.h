@@ -24,8 +24,6 @@
  *                         split-K model, the device scratch bound, the
  *                         entry points other solvers call (cuda_common.h)
  *   depthwise.cu          the depthwise kernels and their launch
- *   igemm_3xtf32.cuh      the split of a float into two TF32 parts (the
- *                         3xTF32 forms of the tiled and shifted kernels)
  *   solver_*.cu           cuda.conv.igemm, cuda.conv.igemm-tf32,
  *                         cuda.conv.igemm-3xtf32, cuda.conv.depthwise
  *
@@ -160,7 +158,7 @@ struct sv_sel {
     svp q;
     size_t smem;
     int bi, mt, tma;
-    int x3; /* 1: the 3xTF32 kernel (cuda.conv.igemm-3xtf32; igemm_3xtf32.cuh) */
+    int x3; /* 1: the 3xTF32 kernel (cuda.conv.igemm-3xtf32; ig_tf32_split, cuda_hopper.h) */
 };
 
 /* The depth-ring plan */

@@ -39,7 +39,7 @@
  *    K/G <= 256.
  *
  * The 3xTF32 form (X3 = 1, with WG = 1; cuda.conv.igemm-3xtf32): the
- * weights split once into TF32 hi and lo parts (x3_split, igemm_3xtf32.cuh)
+ * weights split once into TF32 hi and lo parts (ig_tf32_split, cuda_hopper.h)
  * as they are staged, both resident (the lo block after the hi one, the
  * same swizzled layout); each A fragment split once into hi and lo
  * registers as it is loaded; each k8 step three wgmmas (A lo x W hi, A hi
@@ -50,7 +50,6 @@
  * promotion of cuda.gemm.wgmma-3xtf32).
  */
 #include "cuda/conv/gather.cuh"
-#include "cuda/conv/igemm_3xtf32.cuh"
 
 namespace {
 
@@ -161,7 +160,7 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
     /* X3: hi in place, lo at the same offset from Wl */
     auto wsplit = [&](float *p, float v) {
         unsigned h, l;
-        x3_split(v, h, l);
+        ig_tf32_split(v, h, l);
         *p = __uint_as_float(h);
         p[Wl - Ws] = __uint_as_float(l);
     };
@@ -219,10 +218,10 @@ __global__ void __launch_bounds__(256, 1) /* ~200 KB of shared memory: one block
 #pragma unroll
             for (int k8 = 0; k8 < S1_BC / 8; k8++) {
                 const float *xp = Xt + (k8 * 8 + tq) * XP;
-                x3_split(xp[0], ah[k8][0], al[k8][0]);
-                x3_split(xp[8], ah[k8][1], al[k8][1]);
-                x3_split(xp[4 * XP], ah[k8][2], al[k8][2]);
-                x3_split(xp[4 * XP + 8], ah[k8][3], al[k8][3]);
+                ig_tf32_split(xp[0], ah[k8][0], al[k8][0]);
+                ig_tf32_split(xp[8], ah[k8][1], al[k8][1]);
+                ig_tf32_split(xp[4 * XP], ah[k8][2], al[k8][2]);
+                ig_tf32_split(xp[4 * XP + 8], ah[k8][3], al[k8][3]);
             }
             const float *Wc = Ws + cch * (S1_BC / 32) * 2048, *Wd = Wl + cch * (S1_BC / 32) * 2048;
             ig_wg_fence();

@@ -37,7 +37,7 @@
  *
  * The 3xTF32 form (template X3, cuda.conv.igemm-3xtf32; TMA copies, zero
  * padding, the swizzled layout): the copies hold x and w split once into
- * TF32 hi and lo parts (x3_split, igemm_3xtf32.cuh), the lo parts after
+ * TF32 hi and lo parts (ig_tf32_split, cuda_hopper.h), the lo parts after
  * the hi ones (xT's lo image n at image N + n, wT's lo row k at row K + k,
  * so the same two tensor maps reach both); a weight stage and a patch
  * buffer each hold a hi and a lo tile (twice the shared memory, one block
@@ -48,7 +48,6 @@
  * of cuda.gemm.wgmma-3xtf32 (docs/solvers/cuda-gemm.md).
  */
 #include "cuda/conv/gather.cuh"
-#include "cuda/conv/igemm_3xtf32.cuh"
 
 #include <math.h>
 
@@ -71,7 +70,7 @@ using namespace tc_conv;
  * TF32; the blocks after them repack w (rows, Cg, R) -> wt (rows, R, CKP),
  * zeros for c >= Cg, rounded: one thread a (row, channel), its R taps */
 /* xlo, wlo (3xTF32): the lo parts' offsets from xt and wt, each value
- * split into hi (at xt, wt) and lo (x3_split); 0: one copy rounded to TF32 */
+ * split into hi (at xt, wt) and lo (ig_tf32_split); 0: one copy rounded to TF32 */
 __global__ void __launch_bounds__(256) k_igemm_channels_last(const float *__restrict__ x,
                                                              float *__restrict__ xt, int C, int S,
                                                              int tx, int ty, int64_t nxb,
@@ -91,7 +90,7 @@ __global__ void __launch_bounds__(256) k_igemm_channels_last(const float *__rest
             const int64_t o = (k * R + t) * CKP + c;
             if (wlo) {
                 unsigned h, l;
-                x3_split(v, h, l);
+                ig_tf32_split(v, h, l);
                 wt[o] = __uint_as_float(h);
                 wt[o + wlo] = __uint_as_float(l);
             } else {
@@ -113,7 +112,7 @@ __global__ void __launch_bounds__(256) k_igemm_channels_last(const float *__rest
             const int64_t o = base + (int64_t)(s0 + j) * C + c0 + lx;
             if (xlo) {
                 unsigned h, l;
-                x3_split(tile[lx][j], h, l);
+                ig_tf32_split(tile[lx][j], h, l);
                 xt[o] = __uint_as_float(h);
                 xt[o + xlo] = __uint_as_float(l);
             } else {

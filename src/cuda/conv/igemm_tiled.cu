@@ -57,7 +57,7 @@
  *               0.73-0.97x of IG_F_MMA_RS.
  *  X3 (cuda.conv.igemm-3xtf32, with IG_F_MMA / IG_F_MMA_RS): the same
  *               loaders with B stored unrounded; each A and B fragment is
- *               split once as it is loaded (x3_split, igemm_3xtf32.cuh)
+ *               split once as it is loaded (ig_tf32_split, cuda_hopper.h)
  *               into TF32 hi and lo parts, then used for all its products:
  *               three m16n8k8 MMAs (lo hi, hi lo, hi hi) where TF32 has
  *               one. A k tile's MMAs sum into their own accumulators from
@@ -70,7 +70,6 @@
  * parameters (ig_layout).
  */
 #include "cuda/conv/gather.cuh"
-#include "cuda/conv/igemm_3xtf32.cuh"
 
 namespace {
 
@@ -582,8 +581,8 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM,
 #pragma unroll
                     for (int ni = 0; ni < 4; ni++) {
                         const float *bp = Bs + (k8 * 8 + 2 * tq) * BP + wn * 32 + ni * 8 + gq;
-                        x3_split(bp[0], bh[ni][0], bl[ni][0]);
-                        x3_split(bp[BP], bh[ni][1], bl[ni][1]);
+                        ig_tf32_split(bp[0], bh[ni][0], bl[ni][0]);
+                        ig_tf32_split(bp[BP], bh[ni][1], bl[ni][1]);
                     }
 #pragma unroll
                     for (int mi = 0; mi < MI; mi++) {
@@ -591,10 +590,10 @@ __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM,
                         const float2 lo = *reinterpret_cast<const float2 *>(ap);
                         const float2 hi = *reinterpret_cast<const float2 *>(ap + 8 * AP);
                         unsigned ah[4], al[4];
-                        x3_split(lo.x, ah[0], al[0]);
-                        x3_split(hi.x, ah[1], al[1]);
-                        x3_split(lo.y, ah[2], al[2]);
-                        x3_split(hi.y, ah[3], al[3]);
+                        ig_tf32_split(lo.x, ah[0], al[0]);
+                        ig_tf32_split(hi.x, ah[1], al[1]);
+                        ig_tf32_split(lo.y, ah[2], al[2]);
+                        ig_tf32_split(hi.y, ah[3], al[3]);
 #pragma unroll
                         for (int ni = 0; ni < 4; ni++) {
                             ig_mma(tcc[mi][ni], al, bh[ni]);

@@ -2,7 +2,7 @@
  * solver_igemm_3xtf32.cu - cuda.conv.igemm-3xtf32: float32 conv layers at
  * about float32 accuracy on the TF32 tensor cores, each operand split once
  * into TF32 hi and lo parts and every product three MMAs (lo hi, hi lo,
- * hi hi; igemm_3xtf32.cuh), the split GEMM of cuda.gemm.wgmma-3xtf32
+ * hi hi; ig_tf32_split, cuda_hopper.h), the split GEMM of cuda.gemm.wgmma-3xtf32
  * applied to the implicit GEMM. Plain float32 layers: no
  * TC_PLAN_ALLOW_TF32 needed; TC_PLAN_DIRECT leaves it out (the planner
  * counts "3xtf32" among the transform algorithms, src/core/planner.c).
