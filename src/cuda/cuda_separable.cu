@@ -309,6 +309,27 @@ sep_fused_xy(const E *__restrict__ x, E *__restrict__ y, const __grid_constant__
 static constexpr int fused_mt[] = {5, 9, 13, 17, 25, 33};
 #define SEP_NMT (int)(sizeof fused_mt / sizeof fused_mt[0])
 
+/* A fused kernel's launch set-up, once: its dynamic shared-memory limit
+ * raised to smem (*attr_set) and its resident blocks an SM at smem
+ * (*occ, at least 1) into *o */
+static cudaError_t sep_prepare(const void *k, size_t smem, int threads, int *attr_set, int *occ,
+                               int *o) {
+    if (!__atomic_load_n(attr_set, __ATOMIC_RELAXED)) {
+        cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (e != cudaSuccess) return e;
+        __atomic_store_n(attr_set, 1, __ATOMIC_RELAXED);
+    }
+    *o = __atomic_load_n(occ, __ATOMIC_RELAXED);
+    if (*o < 1) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(o, k, threads, smem) != cudaSuccess || *o < 1) {
+            (void)cudaGetLastError();
+            *o = 1;
+        }
+        __atomic_store_n(occ, *o, __ATOMIC_RELAXED);
+    }
+    return cudaSuccess;
+}
+
 template <typename E, int MT>
 static tc_status launch_fused_mt(const E *x, E *y, const ftaps<E> &w, fgeom g, int64_t planes,
                                  E cval, cudaStream_t s) {
@@ -317,18 +338,8 @@ static tc_status launch_fused_mt(const E *x, E *y, const ftaps<E> &w, fgeom g, i
     static int attr_set, occ;
     auto k = sep_fused_xy<E, MT>;
     const size_t smem = L::BYTES;
-    if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
-        TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
-    }
-    int o = __atomic_load_n(&occ, __ATOMIC_RELAXED);
-    if (o < 1) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, k, C::THREADS, smem) != cudaSuccess || o < 1) {
-            (void)cudaGetLastError();
-            o = 1;
-        }
-        __atomic_store_n(&occ, o, __ATOMIC_RELAXED);
-    }
+    int o;
+    TC_CU(sep_prepare((const void *)k, smem, C::THREADS, &attr_set, &occ, &o));
     const tc__cu_device *d = tc__cu_dev();
     const int64_t slots = (int64_t)o * (d ? d->sms : 132);
     /* one wave: split the strips along y until the blocks fill the
@@ -769,18 +780,8 @@ static tc_status launch_zreg_mt(const float *x, float *y, const rtaps &w, rgeom 
     static int attr_set, occ;
     auto k = sep_zreg<MT, FULL>;
     const size_t smem = C::BYTES;
-    if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
-        TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
-    }
-    int o = __atomic_load_n(&occ, __ATOMIC_RELAXED);
-    if (o < 1) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, k, C::THREADS, smem) != cudaSuccess || o < 1) {
-            (void)cudaGetLastError();
-            o = 1;
-        }
-        __atomic_store_n(&occ, o, __ATOMIC_RELAXED);
-    }
+    int o;
+    TC_CU(sep_prepare((const void *)k, smem, C::THREADS, &attr_set, &occ, &o));
     const tc__cu_device *d = tc__cu_dev();
     const int64_t slots = (int64_t)o * (d ? d->sms : 132);
     const int64_t gx = tc__cu_div_up(g.Wo, C::FX), gy = tc__cu_div_up(g.Ho, C::TY);
