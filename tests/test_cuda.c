@@ -247,10 +247,9 @@ static const char *only_solver = NULL;
 
 /* The description of filter case ci in mode mi (dtype float32); 0 when
  * the pair is not run (full / valid outputs run once, as mi 0). */
-static int filter_desc_for(int ci, int mi, tc_filter_desc *d) {
-    const fcase *c = &fcases[ci];
-    tc_filter_desc_init(d);
-    d->dtype = TC_FLOAT32;
+/* case c's shape, mask shape and output kind into d (its leading batch
+ * axis where batch > 1) */
+static void fcase_shape(const fcase *c, tc_filter_desc *d) {
     int lead = c->batch > 1;
     d->ndim = c->nsp + lead;
     d->nspatial = c->nsp;
@@ -260,6 +259,13 @@ static int filter_desc_for(int ci, int mi, tc_filter_desc *d) {
         d->mask_shape[i] = c->mask[i];
     }
     d->output = c->out;
+}
+
+static int filter_desc_for(int ci, int mi, tc_filter_desc *d) {
+    const fcase *c = &fcases[ci];
+    tc_filter_desc_init(d);
+    d->dtype = TC_FLOAT32;
+    fcase_shape(c, d);
     d->kind = (ci + mi) % 2 ? TC_FILTER_CONVOLVE : TC_FILTER_CORRELATE;
     if (c->out == TC_OUTPUT_SAME) {
         d->mode = modes[mi];
@@ -1496,15 +1502,7 @@ static void run_filter_half(int ci, int device_ptrs) {
     tc_filter_desc d;
     tc_filter_desc_init(&d);
     d.dtype = dt;
-    int lead = c->batch > 1;
-    d.ndim = c->nsp + lead;
-    d.nspatial = c->nsp;
-    if (lead) d.shape[0] = c->batch;
-    for (int i = 0; i < c->nsp; i++) {
-        d.shape[lead + i] = c->shape[i];
-        d.mask_shape[i] = c->mask[i];
-    }
-    d.output = c->out;
+    fcase_shape(c, &d);
     d.kind = ci % 2 ? TC_FILTER_CONVOLVE : TC_FILTER_CORRELATE;
     if (c->out == TC_OUTPUT_SAME) {
         d.mode = ci % 2 ? TC_MODE_REFLECT : TC_MODE_CONSTANT;
@@ -1651,15 +1649,7 @@ static void check_half_native(const void *qy, const double *ref, int64_t ny, tc_
 static void run_filter_half_native(const fcase *c, int ci, int mi, tc_dtype dt, int main_table) {
     tc_filter_desc d;
     tc_filter_desc_init(&d);
-    const int lead = c->batch > 1;
-    d.ndim = c->nsp + lead;
-    d.nspatial = c->nsp;
-    if (lead) d.shape[0] = c->batch;
-    for (int i = 0; i < c->nsp; i++) {
-        d.shape[lead + i] = c->shape[i];
-        d.mask_shape[i] = c->mask[i];
-    }
-    d.output = c->out;
+    fcase_shape(c, &d);
     d.kind = (ci + mi) % 2 ? TC_FILTER_CONVOLVE : TC_FILTER_CORRELATE;
     if (c->out == TC_OUTPUT_SAME) {
         d.mode = modes[mi];
