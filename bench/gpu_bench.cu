@@ -145,25 +145,37 @@ static void add(const char *group, const char *name, const char *algo, double ms
 }
 
 /* Filter case: dims (1..3 spatial), cubic/square mask k (or kz,ky,kx). */
+/* The benchmarks' filter problem: an nsp-D correlation of shape with a
+ * mask of mask's shape in dtype dt and mode, its element counts in *nx and
+ * *nm, and the mask's values (a fixed +-(1..13)/13 pattern) in hm */
+static tc_filter_desc bench_desc(int nsp, const long long *shape, const long long *mask,
+                                 tc_mode mode, tc_dtype dt, size_t *nx, size_t *nm,
+                                 std::vector<float> &hm) {
+    tc_filter_desc d;
+    tc_filter_desc_init(&d);
+    d.dtype = dt;
+    d.ndim = nsp;
+    d.kind = TC_FILTER_CORRELATE;
+    d.mode = mode;
+    *nx = *nm = 1;
+    for (int i = 0; i < nsp; i++) {
+        d.shape[i] = shape[i];
+        d.mask_shape[i] = mask[i];
+        *nx *= shape[i];
+        *nm *= mask[i];
+    }
+    hm.resize(*nm);
+    for (size_t i = 0; i < *nm; i++) hm[i] = (float)(((i * 7919) % 13) + 1) / 13.0f * ((i & 1) ? 1 : -1);
+    return d;
+}
+
 static void bench_filter(const char *group, const char *name, int nsp, const long long *shape,
                          const long long *mask, tc_mode mode, const char *algo, int reps,
                          double ref_s = 0, const float *mask_values = NULL) {
     if (only && !strstr(name, only)) return;
-    tc_filter_desc d;
-    tc_filter_desc_init(&d);
-    d.dtype = TC_FLOAT32;
-    d.ndim = nsp;
-    d.kind = TC_FILTER_CORRELATE;
-    d.mode = mode;
-    size_t nx = 1, nm = 1;
-    for (int i = 0; i < nsp; i++) {
-        d.shape[i] = shape[i];
-        d.mask_shape[i] = mask[i];
-        nx *= shape[i];
-        nm *= mask[i];
-    }
-    std::vector<float> hm(nm);
-    for (size_t i = 0; i < nm; i++) hm[i] = (float)(((i * 7919) % 13) + 1) / 13.0f * ((i & 1) ? 1 : -1);
+    size_t nx, nm;
+    std::vector<float> hm;
+    tc_filter_desc d = bench_desc(nsp, shape, mask, mode, TC_FLOAT32, &nx, &nm, hm);
     tc_plan_options o;
     tc_plan_options_init(&o);
     o.algorithm = algo; /* NULL: the planner's choice (ESTIMATE) */
@@ -202,22 +214,10 @@ static void bench_filter_half(const char *base, int nsp, const long long *shape,
     if (only && !strstr(base, only)) return;
     char name[96];
     snprintf(name, sizeof name, "%s %s %s", base, tc_dtype_name(dt), tc_mode_name(mode));
-    tc_filter_desc d;
-    tc_filter_desc_init(&d);
-    d.dtype = dt;
-    d.ndim = nsp;
-    d.kind = TC_FILTER_CORRELATE;
-    d.mode = mode;
-    size_t nx = 1, nm = 1;
-    for (int i = 0; i < nsp; i++) {
-        d.shape[i] = shape[i];
-        d.mask_shape[i] = mask[i];
-        nx *= shape[i];
-        nm *= mask[i];
-    }
-    std::vector<float> hm(nm);
+    size_t nx, nm;
+    std::vector<float> hm;
+    tc_filter_desc d = bench_desc(nsp, shape, mask, mode, dt, &nx, &nm, hm);
     std::vector<unsigned short> qm(nm);
-    for (size_t i = 0; i < nm; i++) hm[i] = (float)(((i * 7919) % 13) + 1) / 13.0f * ((i & 1) ? 1 : -1);
     if (dt == TC_BFLOAT16) tc_float_to_bfloat16(qm.data(), hm.data(), nm);
     else tc_float_to_half(qm.data(), hm.data(), nm);
     tc_plan_options o;
