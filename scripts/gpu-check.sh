@@ -2,7 +2,9 @@
 # gpu-check.sh - the CUDA backend's one-call check on a GPU machine:
 #   build     configure + build (Release, CMAKE_CUDA_ARCHITECTURES=90, tests)
 #   test      tests/test_cuda: every CUDA solver x modes x shapes vs ref,
-#             host and device pointers
+#             host and device pointers; its filter, GEMM and conv parts as
+#             three processes at once -> $OUT/test-{filter,gemm,conv}.log,
+#             all three in $OUT/test.log
 #   bench     bench/gpu_bench.cu (kernel report, device-resident timings, D2D
 #             copy ceiling) + bench/gpu_peers.py (cuDNN, cuBLAS, CuPy): one
 #             table in $OUT/gpu_table.txt, JSON in $OUT/gpu_results.json,
@@ -67,7 +69,9 @@
 # result tables (gpu_table.txt, gpu_layers.txt, gpu_layers_half.txt,
 # gpu_gemm.txt, python_bench.txt) left beside it (GPU_CHECK_PACK=0: no packing).
 # Environment: OUT (default ./gpu-check-out), GPU_CHECK_STEPS (default all),
-# GPU_CHECK_TEST_TIMEOUT (the test step's seconds at most, default 240),
+# GPU_CHECK_TEST_TIMEOUT (the test step's seconds at most, default 240;
+# its filter, GEMM and conv parts run as three processes at once,
+# GPU_CHECK_TEST_SERIAL=1 runs one process),
 # GPU_CHECK_SRC (source tree, default this checkout), GPU_CHECK_BUILD
 # (default build-cuda). Exit status: test_cuda's; benchmarks never fail it.
 set -u
@@ -141,9 +145,24 @@ TEST=$BUILD/tests/test_cuda
 rc=0
 if has test; then
   stamp "test_cuda"
-  timeout "$(left "${GPU_CHECK_TEST_TIMEOUT:-240}")" "$TEST" >"$OUT/test.log" 2>&1; rc=$?
+  # three processes at once, the filter, GEMM and conv parts: a kernel that
+  # traps or hangs (the tensor-core kernels trap after a stuck mbarrier wait,
+  # TC_CUDA_WATCHDOG_S) ends its own process's CUDA context, not the other
+  # parts' results; GPU_CHECK_TEST_SERIAL=1: one process, every part
+  if [ "${GPU_CHECK_TEST_SERIAL:-0}" = 1 ]; then
+    timeout "$(left "${GPU_CHECK_TEST_TIMEOUT:-240}")" "$TEST" >"$OUT/test.log" 2>&1; rc=$?
+  else
+    TT=$(left "${GPU_CHECK_TEST_TIMEOUT:-240}")
+    TILECONV_TEST_CUDA_FILTER_ONLY=1 timeout "$TT" "$TEST" >"$OUT/test-filter.log" 2>&1 & p1=$!
+    TILECONV_TEST_CUDA_GEMM_ONLY=1 timeout "$TT" "$TEST" >"$OUT/test-gemm.log" 2>&1 & p2=$!
+    TILECONV_TEST_CUDA_CONV_ONLY=1 timeout "$TT" "$TEST" >"$OUT/test-conv.log" 2>&1 & p3=$!
+    rc=0
+    for p in $p1 $p2 $p3; do wait "$p"; r=$?; [ "$r" -gt "$rc" ] && rc=$r; done
+    for part in filter gemm conv; do echo "---- test_cuda, $part part"; cat "$OUT/test-$part.log"; done >"$OUT/test.log"
+    for part in filter gemm conv; do echo "$part: $(tail -1 "$OUT/test-$part.log")"; done
+  fi
   echo "test_cuda rc=$rc"
-  grep -E "^(FAIL|SKIP|CRASH)|check failed|passed,|not applicable" "$OUT/test.log" | head -40
+  grep -E "^(FAIL|SKIP|CRASH|KILLED)|check failed|passed,|not applicable|mbarrier wait" "$OUT/test.log" | head -40
   # the split-precision GEMM's errors beside simt's and TF32's, a case a line
   grep -E "^  3xtf32 (m=|conv case)" "$OUT/test.log" | head -40
 fi

@@ -81,10 +81,14 @@ static inline th_rng th_rng_for(uint64_t salt) {
 
 /* ---- setup / summary ---- */
 #if !defined(__SANITIZE_ADDRESS__) /* the sanitizer reports crashes itself */
-/* On a crash, name the case that was running, then die as before. */
+/* On a crash, or when killed by `timeout` (SIGTERM: a hung case), name
+ * the case that was running, then die as before. */
 static void th_crash_handler(int sig) {
-    static const char msg[] = "\nCRASH (signal) in case: ";
-    if (write(1, msg, sizeof msg - 1) < 0) {}
+    static const char crash[] = "\nCRASH (signal) in case: ";
+    static const char term[] = "\nKILLED (SIGTERM: timed out?) in case: ";
+    const char *msg = sig == SIGTERM ? term : crash;
+    const size_t len = sig == SIGTERM ? sizeof term - 1 : sizeof crash - 1;
+    if (write(1, msg, len) < 0) {}
     if (th_g.in_case && write(1, th_g.case_name, strlen(th_g.case_name)) < 0) {}
     if (write(1, "\n", 1) < 0) {}
     signal(sig, SIG_DFL);
@@ -114,6 +118,7 @@ static inline void th_init(int argc, char **argv) {
     signal(SIGBUS, th_crash_handler);
     signal(SIGFPE, th_crash_handler);
     signal(SIGABRT, th_crash_handler);
+    signal(SIGTERM, th_crash_handler);
 #endif
     th_g.verbose = th_env_flag(TC__KNOB_TEST_VERBOSE);
     printf("%s: seed %" PRIu64 " (replay with TILECONV_TEST_SEED=%" PRIu64 ")%s\n",

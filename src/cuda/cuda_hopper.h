@@ -18,6 +18,7 @@
 
 #include <cudaTypedefs.h> /* cuTensorMapEncodeTiled, through the runtime */
 #include <stdint.h>
+#include <stdio.h> /* the mbarrier watchdog's message */
 
 #define IG_NDEV 16 /* devices with cached per-device facts */
 
@@ -161,13 +162,51 @@ __device__ __forceinline__ void ig_mbar_arrive(uint64_t *b) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(ig_sa(b)) : "memory");
 #endif
 }
+/* Waits for the phase of the given parity to complete. A wait that lasts
+ * TC_CUDA_WATCHDOG_S seconds (the CMake option of that name, default 10;
+ * 0 waits for ever) is a bug (a producer that never arrives, a byte count
+ * the copies never deliver): the thread prints the block, the thread and
+ * the barrier and traps, so the launch fails with an error instead of
+ * hanging the process. The clock is read only after a try_wait that timed
+ * out (the hardware's own suspend), so the steady state is one try_wait. */
+#ifndef TC_CUDA_WATCHDOG_S
+#define TC_CUDA_WATCHDOG_S 10
+#endif
+__device__ __forceinline__ unsigned ig_mbar_try(uint64_t *b, unsigned parity) {
+    unsigned ok = 0;
+#if IG_WGMMA
+    asm volatile("{\n.reg .pred P;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, P;\n}\n"
+                 : "=r"(ok)
+                 : "r"(ig_sa(b)), "r"(parity)
+                 : "memory");
+#endif
+    return ok;
+}
+__device__ __forceinline__ uint64_t ig_globaltimer() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+}
 __device__ __forceinline__ void ig_mbar_wait(uint64_t *b, unsigned parity) {
 #if IG_WGMMA
-    asm volatile("{\n.reg .pred P;\nIG_WAIT:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
-                 "@!P bra IG_WAIT;\n}\n" ::"r"(ig_sa(b)),
-                 "r"(parity)
-                 : "memory");
+    if (ig_mbar_try(b, parity)) return;
+#if TC_CUDA_WATCHDOG_S > 0
+    const uint64_t t0 = ig_globaltimer();
+    while (!ig_mbar_try(b, parity)) {
+        if (ig_globaltimer() - t0 > (uint64_t)TC_CUDA_WATCHDOG_S * 1000000000ull) {
+            printf("tileconv: mbarrier wait over %d s (block %d,%d,%d thread %d, barrier at "
+                   "shared 0x%x, parity %u): trapping\n",
+                   TC_CUDA_WATCHDOG_S, (int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z,
+                   (int)threadIdx.x, ig_sa(b), parity);
+            __trap();
+        }
+    }
+#else
+    while (!ig_mbar_try(b, parity)) {
+    }
+#endif
 #endif
 }
 /* box of a 2D / 5D tensor map at the given coordinates (elements; negative
