@@ -64,7 +64,10 @@
  *               zero, added into the tile's fp32 sums after each k tile
  *               (cuda.gemm.wgmma-3xtf32's promotion: a model of truncating
  *               tensor-core accumulation, docs/solvers/cuda-gemm.md). The
- *               128-row tile at one block an SM (128 + 64 accumulators).
+ *               128-row tile at one block an SM (128 + 64 accumulators),
+ *               the 64-row one (the same warp tile, so the same registers) at
+ *               two: at three (168 registers) ptxas spilled 88 bytes in
+ *               the register-staged form.
  * BK 32 with 3 stages, and A rounded in shared memory once per stage, were
  * measured too and lost (docs/solvers/cuda-conv-igemm.md); BK and the stage count stay
  * parameters (ig_layout).
@@ -93,7 +96,7 @@ template <bool B> struct ig_bool {
 
 template <int BM, bool TF32, int LM, int F, bool X3 = false>
 __global__ void __launch_bounds__(BM == 32 ? 128 : 2 * BM,
-                                  BM == 128 ? (X3 ? 1 : 2) : BM == 64 ? 3 : 4)
+                                  BM == 128 ? (X3 ? 1 : 2) : BM == 64 ? (X3 ? 2 : 3) : 4)
     k_igemm_tiled(const float *__restrict__ x, const float *__restrict__ w,
                   const float *__restrict__ bias, float *__restrict__ y,
                   float *__restrict__ part, const igp a) {
