@@ -18,7 +18,6 @@
 
 #include <cudaTypedefs.h> /* cuTensorMapEncodeTiled, through the runtime */
 #include <stdint.h>
-#include <stdio.h> /* the mbarrier watchdog's message */
 
 #define IG_NDEV 16 /* devices with cached per-device facts */
 
@@ -165,9 +164,8 @@ __device__ __forceinline__ void ig_mbar_arrive(uint64_t *b) {
 /* Waits for the phase of the given parity to complete. A wait that lasts
  * TC_CUDA_WATCHDOG_S seconds (the CMake option of that name, default 10;
  * 0 waits for ever) is a bug (a producer that never arrives, a byte count
- * the copies never deliver): the thread prints the block, the thread and
- * the barrier and traps, so the launch fails with an error instead of
- * hanging the process. The clock is read only after a try_wait that timed
+ * the copies never deliver): the thread traps, so the launch fails with an
+ * error ("unspecified launch failure") instead of hanging the process. The clock is read only after a try_wait that timed
  * out (the hardware's own suspend), so the steady state is one try_wait. */
 #ifndef TC_CUDA_WATCHDOG_S
 #define TC_CUDA_WATCHDOG_S 10
@@ -195,13 +193,9 @@ __device__ __forceinline__ void ig_mbar_wait(uint64_t *b, unsigned parity) {
 #if TC_CUDA_WATCHDOG_S > 0
     const uint64_t t0 = ig_globaltimer();
     while (!ig_mbar_try(b, parity)) {
-        if (ig_globaltimer() - t0 > (uint64_t)TC_CUDA_WATCHDOG_S * 1000000000ull) {
-            printf("tileconv: mbarrier wait over %d s (block %d,%d,%d thread %d, barrier at "
-                   "shared 0x%x, parity %u): trapping\n",
-                   TC_CUDA_WATCHDOG_S, (int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z,
-                   (int)threadIdx.x, ig_sa(b), parity);
-            __trap();
-        }
+        /* no printf here: an extern call in a kernel makes ptxas serialize
+         * its wgmmas (C7510) */
+        if (ig_globaltimer() - t0 > (uint64_t)TC_CUDA_WATCHDOG_S * 1000000000ull) __trap();
     }
 #else
     while (!ig_mbar_try(b, parity)) {
