@@ -162,7 +162,7 @@ if has test; then
     for part in filter gemm conv; do echo "$part: $(tail -1 "$OUT/test-$part.log")"; done
   fi
   echo "test_cuda rc=$rc"
-  grep -E "^(FAIL|SKIP|CRASH|KILLED)|check failed|passed,|not applicable|mbarrier wait" "$OUT/test.log" | head -40
+  grep -E "^(FAIL|SKIP|CRASH|KILLED)|check failed|passed,|not applicable|launch failure" "$OUT/test.log" | head -40
   # the split-precision GEMM's errors beside simt's and TF32's, a case a line
   grep -E "^  3xtf32 (m=|conv case)" "$OUT/test.log" | head -40
 fi
