@@ -412,6 +412,9 @@ static int hs_merged(const tc__problem *p, tc__problem *pm) {
     if (p->op != TC_OP_CONV || p->in[0] != 1 || p->msk[0] != 1 || p->G != 1 || p->dil[1] != 1 ||
         p->dil[2] != 1)
         return 0;
+    /* k_hs_merge reads input plane 0 for output plane 0 only: a depth-1
+     * input padded along depth (output planes of zeros) is not merged */
+    if (p->pad_lo[0] != 0 || p->out[0] != 1) return 0;
     if (p->stride[1] == 1 && p->stride[2] == 1 && p->C % 8 == 0) return 0;
     if (p->stride[1] * p->msk[2] * p->C > HS_BK) return 0;
     const int64_t sy = p->stride[1], r1 = (p->msk[1] + sy - 1) / sy;
