@@ -1607,13 +1607,16 @@ static void run_filter_half_all(void) {
  * The filter case table (fcases: every mode, full / valid, host and device
  * pointers) and hnfcases (rows of a multiple of 8 elements: the 16-byte
  * cp.async windows and stores, several tiles a persistent block, 3D chunks
- * of several planes), in float16 and bfloat16, against ref.conv.loops in
- * float64 on the same rounded inputs. Bound per element (docs/semantics.md
+ * of several planes; two grids past 65535 blocks on y or z), in float16
+ * and bfloat16, against ref.conv.loops in float64 on the same rounded
+ * inputs. Bound per element (docs/semantics.md
  * "Element types": float32 sums, one rounding of the output):
  * |y - y64| <= u |y64| + (1 + u) e32, u = 2^-11 (float16) or 2^-8
  * (bfloat16), e32 = 4e-6 max|x| sum|m| (times sqrt(taps / 64) past 64
- * taps), the float32 sum's bound of run_filter_case. Constant mode takes
- * cval 0.375 (held by both dtypes: the fast kernels) on even cases and 0.1
+ * taps), the float32 sum's bound of run_filter_case. hnfcases also run on
+ * device pointers one element past a 16-byte boundary (vec_in / vec_out
+ * off: element loads and stores on rows of a multiple of 8), the elements
+ * just before and after y checked untouched. Constant mode takes cval 0.375 (held by both dtypes: the fast kernels) on even cases and 0.1
  * (held by neither: the generic kernel) on odd ones. */
 static const fcase hnfcases[] = {
     {2, 2, {100, 264}, {3, 3}, 0, TC_OUTPUT_SAME, 0},
@@ -1627,6 +1630,8 @@ static const fcase hnfcases[] = {
     {1, 1, {8192}, {15}, 0, TC_OUTPUT_FULL, 0},
     {2, 1, {64, 136}, {1, 9}, 0, TC_OUTPUT_SAME, 0},
     {3, 2, {6, 16, 512}, {1, 5, 5}, 0, TC_OUTPUT_SAME, 0},
+    {2, 1, {600000, 3}, {2, 2}, 0, TC_OUTPUT_SAME, 0},  /* generic: 75000 row blocks, gridDim.y split */
+    {3, 66000, {1, 2, 8}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0}, /* ring: 66000 chunks, gridDim.z split */
 };
 #define NHNF (int)(sizeof hnfcases / sizeof hnfcases[0])
 
@@ -1700,11 +1705,12 @@ static void run_filter_half_native(const fcase *c, int ci, int mi, tc_dtype dt, 
     o.algorithm = "cuda.filter.direct-half";
     const tc_status st = tc_plan_filter(&pl, NULL, &d, qm, &o);
     const int swap = c->out == TC_OUTPUT_VALID && c->mask[c->nsp - 1] > c->shape[c->nsp - 1];
-    for (int dev = 0; dev < 2; dev++) {
+    for (int dev = 0; dev < 3; dev++) { /* host, device, device + 1 element (2-byte aligned) */
 #if !TC_TEST_CUDA
         if (dev) break;
 #endif
         if (dev && swap) break; /* the core packs the caller's input on the host */
+        if (dev == 2 && main_table) break;
         TH_BEGIN("cuda.filter.direct-half %s %dD %s case %d (%lld..x%lld, mask %lld..x%lld) %s %s%s %s",
                  tc_dtype_name(dt), c->nsp, main_table ? "fcases" : "hnfcases", ci,
                  (long long)c->shape[0], (long long)c->shape[c->nsp - 1], (long long)c->mask[0],
@@ -1713,22 +1719,31 @@ static void run_filter_half_native(const fcase *c, int ci, int mi, tc_dtype dt, 
                                           : c->out == TC_OUTPUT_FULL ? "full" : "valid",
                  d.kind == TC_FILTER_CONVOLVE ? "convolve" : "correlate",
                  d.mode == TC_MODE_CONSTANT && c->out == TC_OUTPUT_SAME ? (ci % 2 ? " cval 0.1" : " cval 0.375") : "",
-                 dev ? "device-ptr" : "host-ptr");
+                 dev == 2 ? "device-ptr+2B" : dev ? "device-ptr" : "host-ptr");
         if (!CHECK_STATUS(st, TC_OK)) { TH_END(); break; }
         memset(qy, 0xff, (size_t)ny * 2); /* NaN in both dtypes */
         int rc = -1;
 #if TC_TEST_CUDA
         if (dev) {
             void *dx = NULL, *dy = NULL;
-            if (cudaMalloc(&dx, (size_t)nx * 2) == cudaSuccess && cudaMalloc(&dy, (size_t)ny * 2) == cudaSuccess &&
-                cudaMemcpy(dx, qx, (size_t)nx * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
-                cudaMemset(dy, 0xff, (size_t)ny * 2) == cudaSuccess) {
+            const size_t o1 = dev == 2; /* guard elements before and after the arrays */
+            uint16_t guard[2] = {0xffff, 0xffff};
+            if (cudaMalloc(&dx, (size_t)(nx + 2 * o1) * 2) == cudaSuccess &&
+                cudaMalloc(&dy, (size_t)(ny + 2 * o1) * 2) == cudaSuccess &&
+                cudaMemcpy((char *)dx + 2 * o1, qx, (size_t)nx * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
+                cudaMemset(dy, 0xff, (size_t)(ny + 2 * o1) * 2) == cudaSuccess) {
                 const int gated = gate_shut();
-                rc = tc_execute_filter(pl, dy, dx, NULL);
+                rc = tc_execute_filter(pl, (char *)dy + 2 * o1, (char *)dx + 2 * o1, NULL);
                 GATE_CHECK(gated);
                 if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
-                                    cudaMemcpy(qy, dy, (size_t)ny * 2, cudaMemcpyDeviceToHost) != cudaSuccess))
+                                    cudaMemcpy(qy, (char *)dy + 2 * o1, (size_t)ny * 2,
+                                               cudaMemcpyDeviceToHost) != cudaSuccess ||
+                                    (o1 && (cudaMemcpy(&guard[0], dy, 2, cudaMemcpyDeviceToHost) != cudaSuccess ||
+                                            cudaMemcpy(&guard[1], (char *)dy + 2 * (ny + 1), 2,
+                                                       cudaMemcpyDeviceToHost) != cudaSuccess))))
                     rc = -1;
+                CHECK(guard[0] == 0xffff && guard[1] == 0xffff, "written outside y: %04x before, %04x after",
+                      guard[0], guard[1]);
             }
             cudaFree(dx);
             cudaFree(dy);
