@@ -1607,7 +1607,7 @@ static void run_filter_half_all(void) {
  * The filter case table (fcases: every mode, full / valid, host and device
  * pointers) and hnfcases (rows of a multiple of 8 elements: the 16-byte
  * cp.async windows and stores, several tiles a persistent block, 3D chunks
- * of several planes; two grids past 65535 blocks on y or z), in float16
+ * of several planes; grids past 65535 blocks on y or z), in float16
  * and bfloat16, against ref.conv.loops in float64 on the same rounded
  * inputs. Bound per element (docs/semantics.md
  * "Element types": float32 sums, one rounding of the output):
@@ -1630,8 +1630,19 @@ static const fcase hnfcases[] = {
     {1, 1, {8192}, {15}, 0, TC_OUTPUT_FULL, 0},
     {2, 1, {64, 136}, {1, 9}, 0, TC_OUTPUT_SAME, 0},
     {3, 2, {6, 16, 512}, {1, 5, 5}, 0, TC_OUTPUT_SAME, 0},
-    {2, 1, {600000, 3}, {2, 2}, 0, TC_OUTPUT_SAME, 0},  /* generic: 75000 row blocks, gridDim.y split */
-    {3, 66000, {1, 2, 8}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0}, /* ring: 66000 chunks, gridDim.z split */
+    /* slots refilled after they were computed (the barrier that ends each
+     * tile or plane): ~10 1D and ~5 2D tiles a block (3 blocks an SM), ring
+     * chunks of 7 planes in 4 slots (528 xy tiles: one chunk a tile); the
+     * 2D tiles (12) and the ring (15) run in quick mode too. Grids past
+     * 65535 blocks (TC__CU_FOR_GRID's split; batch 1: host arrays are not
+     * chunked): generic 75000 row blocks, generic 66000 planes, the ring's
+     * 65537 row tiles */
+    {2, 1, {4000, 264}, {1, 3}, 0, TC_OUTPUT_SAME, 0},
+    {2, 1, {64000, 8}, {3, 3}, 0, TC_OUTPUT_SAME, 0},
+    {2, 1, {600000, 3}, {2, 2}, 0, TC_OUTPUT_SAME, 0},
+    {3, 1, {66000, 1, 1}, {2, 1, 1}, 0, TC_OUTPUT_SAME, 0},
+    {3, 1, {7, 16896, 8}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0},
+    {3, 1, {1, 2097160, 1}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0},
 };
 #define NHNF (int)(sizeof hnfcases / sizeof hnfcases[0])
 
