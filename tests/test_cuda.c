@@ -1256,7 +1256,8 @@ static void run_conv_staged_all(void) {
  * (1D, 3D, dilation, groups, rows wider than a 128-position tile, a
  * partial last channel chunk, K past a tile; merged: the conv1-like case,
  * stride 2, C = 3, a strided 1D layer; 1x1 layers as GEMM rows; phases:
- * 3x3/2 and 1x1/2 with many channels) in each tile configuration. */
+ * 3x3/2 and 1x1/2 with many channels, 3x3/2 with two channel chunks: four
+ * phase patches in each of two buffers) in each tile configuration. */
 static const ccase hcases[] = {
     {2, 2, 24, 40, 1, {13, 11}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
     {2, 1, 3, 20, 1, {37, 41}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1}, /* conv1-like */
@@ -1277,6 +1278,7 @@ static const ccase hcases[] = {
     {2, 2, 256, 136, 1, {7, 7}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},  /* shifted 1x1: 4 chunks */
     {2, 2, 64, 72, 1, {15, 17}, {3, 3}, 2, 1, 1, TC_PADDING_ZEROS, 1},  /* shifted phases: 3x3/2 */
     {2, 2, 128, 40, 1, {14, 13}, {1, 1}, 2, 1, 0, TC_PADDING_ZEROS, 0}, /* shifted phases: 1x1/2 */
+    {2, 1, 128, 40, 1, {15, 17}, {3, 3}, 2, 1, 1, TC_PADDING_ZEROS, 1}, /* shifted phases, 2 chunks */
 };
 #define NHC (int)(sizeof hcases / sizeof hcases[0])
 #define HC_ALLCFG 10 /* hcases' "every tile config" case */
