@@ -92,7 +92,7 @@ template <bool BF> __device__ __forceinline__ u16 from_f(float a) {
     if constexpr (BF) return __bfloat16_as_ushort(__float2bfloat16_rn(a));
     else return __half_as_ushort(__float2half_rn(a));
 }
-/* a in the low half, b in the high half (the lower address): one
+/* a in the low half (the lower address), b in the high half: one
  * F2FP.PACK_AB instruction on sm_90 */
 template <bool BF> __device__ __forceinline__ unsigned pack2(float a, float b) {
     unsigned u;
