@@ -176,6 +176,17 @@ static const fcase fcases[] = {
     {3, 2, {11, 37, 150}, {5, 7, 13}, 1, TC_OUTPUT_SAME, 1}, /* fused x + y, then z */
     {3, 1, {6, 40, 50}, {3, 33, 25}, 1, TC_OUTPUT_SAME, 0},
     {3, 1, {6, 5, 3}, {3, 3, 3}, 1, TC_OUTPUT_FULL, 0},
+    /* cuda.filter.direct's lean 1D tiles (4096 outputs a tile at NG 4): each
+     * 1D tap count of the table (#38-#43) over several tiles and items, the
+     * last tile partial (3 and 15 taps had one tile, 7 and 15 no case) */
+    {1, 3, {9001}, {3}, 0, TC_OUTPUT_SAME, 1},
+    {1, 2, {8200}, {7}, 0, TC_OUTPUT_SAME, -3},
+    {1, 1, {12290}, {15}, 0, TC_OUTPUT_SAME, 5},
+    {1, 2, {5000}, {63}, 0, TC_OUTPUT_SAME, -20},
+    /* more items than a GPU holds blocks (1100 > 8 x 132): the fused z
+     * windows (cuda.filter.separable =1 and =3) stream the whole depth, 10
+     * output planes a block (the other cases give them 1 or 2) */
+    {3, 1100, {10, 6, 9}, {3, 3, 3}, 1, TC_OUTPUT_SAME, 0},
 };
 #define NFC (int)(sizeof fcases / sizeof fcases[0])
 
