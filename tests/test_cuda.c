@@ -178,7 +178,7 @@ static const fcase fcases[] = {
     {3, 1, {6, 5, 3}, {3, 3, 3}, 1, TC_OUTPUT_FULL, 0},
     /* cuda.filter.direct's lean 1D tiles (4096 outputs a tile at NG 4): each
      * 1D tap count of the table (#38-#43) over several tiles and items, the
-     * last tile partial (3 and 15 taps had one tile, 7 and 15 no case) */
+     * last tile partial (3 and 63 taps had one tile, 7 and 15 no case) */
     {1, 3, {9001}, {3}, 0, TC_OUTPUT_SAME, 1},
     {1, 2, {8200}, {7}, 0, TC_OUTPUT_SAME, -3},
     {1, 1, {12290}, {15}, 0, TC_OUTPUT_SAME, 5},
