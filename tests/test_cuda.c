@@ -1656,6 +1656,12 @@ static const fcase hnfcases[] = {
     {3, 1, {66000, 1, 1}, {2, 1, 1}, 0, TC_OUTPUT_SAME, 0},
     {3, 1, {7, 16896, 8}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0},
     {3, 1, {1, 2097160, 1}, {3, 3, 3}, 0, TC_OUTPUT_SAME, 0},
+    /* full / valid outputs on the 2D and 3D fast kernels (pad 4, 0, 2, 0;
+     * 16-byte input rows on the first and last, output rows on the others) */
+    {2, 1, {45, 296}, {5, 5}, 0, TC_OUTPUT_FULL, 0},
+    {2, 1, {40, 262}, {7, 7}, 0, TC_OUTPUT_VALID, 0},
+    {3, 1, {5, 20, 38}, {3, 3, 3}, 0, TC_OUTPUT_FULL, 0},
+    {3, 1, {9, 20, 40}, {3, 3, 3}, 0, TC_OUTPUT_VALID, 0},
 };
 #define NHNF (int)(sizeof hnfcases / sizeof hnfcases[0])
 
