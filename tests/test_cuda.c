@@ -1620,16 +1620,17 @@ static void run_filter_half_all(void) {
  * The filter case table (fcases: every mode, full / valid, host and device
  * pointers) and hnfcases (rows of a multiple of 8 elements: the 16-byte
  * cp.async windows and stores, several tiles a persistent block, 3D chunks
- * of several planes; grids past 65535 blocks on y or z), in float16
- * and bfloat16, against ref.conv.loops in float64 on the same rounded
- * inputs. Bound per element (docs/semantics.md
- * "Element types": float32 sums, one rounding of the output):
+ * of several planes; grids past 65535 blocks on y or z), in float16 and
+ * bfloat16, against ref.conv.loops in float64 on the same rounded inputs.
+ * Bound per element (docs/semantics.md "Element types": float32 sums, one
+ * rounding of the output):
  * |y - y64| <= u |y64| + (1 + u) e32, u = 2^-11 (float16) or 2^-8
  * (bfloat16), e32 = 4e-6 max|x| sum|m| (times sqrt(taps / 64) past 64
  * taps), the float32 sum's bound of run_filter_case. hnfcases also run on
  * device pointers one element past a 16-byte boundary (vec_in / vec_out
  * off: element loads and stores on rows of a multiple of 8), the elements
- * just before and after y checked untouched. Constant mode takes cval 0.375 (held by both dtypes: the fast kernels) on even cases and 0.1
+ * just before and after y checked untouched. Constant mode takes cval
+ * 0.375 (held by both dtypes: the fast kernels) on even cases and 0.1
  * (held by neither: the generic kernel) on odd ones. */
 static const fcase hnfcases[] = {
     {2, 2, {100, 264}, {3, 3}, 0, TC_OUTPUT_SAME, 0},
