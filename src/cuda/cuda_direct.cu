@@ -956,6 +956,7 @@ static int forced_parse(int *cap) {
     if (!e || !*e) return -1;
     char *end;
     long i = strtol(e, &end, 10);
+    if (end == e) return -2; /* no index (":2" is not variant 0) */
     if (*end == ':') {
         long c = strtol(end + 1, &end, 10);
         if (c < 1 || c > (1L << 30)) return -2;
@@ -991,6 +992,11 @@ static int d_applicable(const tc__problem *p, const tc__env *e, char *why, size_
         return 0;
     }
     int fv = forced_variant();
+    if (fv == -2) {
+        if (why) snprintf(why, n, "TILECONV_CUDA_DIRECT_VARIANT=%s is not i or i:b (variant i 0..%d, "
+                          "at most b blocks, 1..2^30)", tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT), NVARIANTS - 1);
+        return 0;
+    }
     if (fv != -1 && (fv < 0 || !covers(&variants[fv], p->msk[0], p->msk[1], p->msk[2]) ||
                      p->dtype != TC_FLOAT32)) {
         if (why) snprintf(why, n, "TILECONV_CUDA_DIRECT_VARIANT=%s does not take this mask",
