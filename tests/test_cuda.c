@@ -187,6 +187,10 @@ static const fcase fcases[] = {
      * windows (cuda.filter.separable =1 and =3) stream the whole depth, 10
      * output planes a block (the other cases give them 1 or 2) */
     {3, 1100, {10, 6, 9}, {3, 3, 3}, 1, TC_OUTPUT_SAME, 0},
+    /* 13^3 rank 1: sep_zreg's unguarded kernel at its report row's size (of
+     * the unguarded ones only 5^3 ran), sep_fused_xyz's ring of 13 planes,
+     * a depth below the mask */
+    {3, 1, {8, 20, 70}, {13, 13, 13}, 1, TC_OUTPUT_SAME, 4},
 };
 #define NFC (int)(sizeof fcases / sizeof fcases[0])
 
