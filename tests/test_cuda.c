@@ -191,6 +191,12 @@ static const fcase fcases[] = {
      * the unguarded ones only 5^3 ran), sep_fused_xyz's ring of 13 planes,
      * a depth below the mask */
     {3, 1, {8, 20, 70}, {13, 13, 13}, 1, TC_OUTPUT_SAME, 4},
+    /* 2D rows of a multiple of 4 elements (16-byte aligned) over more than
+     * two lean tiles (128 or 256 columns): the lean 2D forms' 16-byte
+     * interior copies (#44-#54) */
+    {2, 1, {37, 1028}, {3, 3}, 0, TC_OUTPUT_SAME, 1},
+    {2, 1, {21, 900}, {5, 5}, 0, TC_OUTPUT_SAME, 0},
+    {2, 1, {19, 776}, {7, 7}, 0, TC_OUTPUT_SAME, -2},
 };
 #define NFC (int)(sizeof fcases / sizeof fcases[0])
 
