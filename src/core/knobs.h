@@ -29,8 +29,8 @@
     X(NO_PIN, "TILECONV_NO_PIN", NULL, "0", "core",                                             \
       "1: do not pin the pool's threads to CPUs")                                               \
     X(SPIN_US, "TILECONV_SPIN_US", NULL, "50", "core",                                          \
-      "microseconds the pool's threads wait for the next job spinning (yielding the CPU to any " \
-      "other runnable thread) before they sleep; 0: sleep at once")                            \
+      "microseconds the pool's threads wait for the next job spinning (in the second half "     \
+      "yielding the CPU to any other runnable thread) before they sleep; 0: sleep at once")    \
     X(THREADS, "TILECONV_THREADS", NULL, "auto", "core",                                        \
       "where parallel jobs run: pool (tileconv's pinned threads), openmp (the OpenMP runtime "  \
       "already loaded in the process, e.g. torch's libgomp; the pool when none is) or auto "    \

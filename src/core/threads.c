@@ -70,9 +70,9 @@
  * and chunk count, so a worker that wakes late can never claim a chunk of
  * another job.
  *
- * Waiting is spin-then-block: workers spin (TILECONV_SPIN_US, default 50 us,
- * yielding the CPU every few us) on their wake word, then sleep on a futex;
- * the caller likewise waits for the chunk count to reach 0.
+ * Waiting is spin-then-block: workers spin (TILECONV_SPIN_US, default 50 us;
+ * in its second half yielding the CPU every few us) on their wake word, then
+ * sleep on a futex; the caller likewise waits for the chunk count to reach 0.
  * One caller at a time owns the pool (trylock); a concurrent caller, or a
  * nested call from inside a chunk, runs its chunks inline on its own thread.
  */
@@ -94,10 +94,11 @@
 #include <unistd.h>
 
 /* How long a waiting thread spins before it sleeps (TILECONV_SPIN_US,
- * read when the pool is made). While spinning it yields the CPU every few
- * microseconds, so that another runnable thread pinned there (another
- * library's pool, the caller's framework between our calls) runs instead
- * of waiting for the spin to end. */
+ * read when the pool is made). In the second half of the spin it yields
+ * the CPU every few microseconds, so that another runnable thread pinned
+ * there (another library's pool, the caller's framework between our
+ * calls) runs instead of waiting for the spin to end; not in the first
+ * half, where back-to-back jobs arrive (tc__wait_change). */
 static double tc__spin_ns = 50000.0;
 
 typedef struct tc__worker {
@@ -153,7 +154,14 @@ static unsigned tc__wait_change(unsigned *addr, unsigned val, unsigned *sleeping
             double t = tc__now();
             if (t0 == 0) t0 = t;
             else if ((t - t0) * 1e9 > tc__spin_ns) break;
-            sched_yield();
+            /* no yield in the first half: a caller's next job mostly comes
+             * within a few us to ~20 us (back-to-back calls), and a yield
+             * while any other task is runnable here (even a niced one: EEVDF
+             * moves the yielder's deadline back a slice) hands it the CPU
+             * for its slice, so that job runs on one thread (128^3 k3 filter,
+             * 2 threads, one busy process beside: 0.74-0.75 -> 0.45-0.47 ms;
+             * docs/solvers/cpu-filter-3d.md) */
+            if ((t - t0) * 1e9 > 0.5 * tc__spin_ns) sched_yield();
         }
     }
     for (;;) {
