@@ -64,6 +64,14 @@ typedef struct dc_geom {
                                            tiles per chunk, pair splits */
     int64_t Lphb, E2pb, rowEb, nrowsB, bcbp;
     size_t bufbytes, bmapbytes;
+    /* few input channels (Cg <= 4, fused, AVX-512): lanes over positions
+     * (dp_targs); items (image, group, plane, row chunk, split of the
+     * 4-channel output groups) over whole rows */
+    int pos;
+    int64_t pnv, pfull, plv, plh;   /* vectors a row, 6-vector tiles a row, the rest, its rows */
+    int64_t pLph, pE2p, pcst, pbrow; /* phase length, row positions, channel plane, buffer row */
+    int64_t pR, pnrc, pnrowsB, pnkq, pnks, pkps, pitems;
+    size_t pbuf, pbmap;
 } dc_geom;
 
 #define DC_BUF_BYTES (192 * 1024) /* per-thread converted input */
@@ -187,6 +195,46 @@ static int dc_geometry(const tc__problem *p, int threads, int vl, dc_geom *g) {
         g->xbytes = (size_t)threads * (g->bufbytes + g->bmapbytes);
         g->mapbytes = 0;
     }
+    g->pos = vl == 16 && g->fused && g->Cg <= 4;
+    if (g->pos) {
+        const int64_t s1 = p->stride[1], span1 = (p->msk[1] - 1) * p->dil[1];
+        const int64_t W = p->out[2];
+        g->pnv = tc__cdiv64(W, 16);
+        g->pfull = g->pnv / DP_MAXV;
+        g->plv = g->pnv - g->pfull * DP_MAXV;
+        g->plh = g->plv ? DP_MAXV / g->plv : 1;
+        g->pLph = g->Lph;
+        g->pE2p = g->E2p;
+        g->pcst = (g->pE2p + 15) / 16 * 16 + 16;
+        g->pbrow = g->Cg * g->pcst;
+        int64_t nbmax = DC_BUF_BYTES / (g->pbrow * 4);
+        int64_t rmax = nbmax > span1 + 1 ? (nbmax - 1 - span1) / s1 + 1 : 1;
+        int64_t base = p->N * p->G * p->out[0];
+        g->pnrc = tc__cdiv64(p->out[1], rmax);
+        /* at least 4 items a thread (conv1 at 2 threads: 8 chunks of 14
+         * rows), claimed one at a time */
+        if (base * g->pnrc < 4 * (int64_t)threads) {
+            g->pnrc = tc__cdiv64(4 * (int64_t)threads, base);
+            if (g->pnrc > p->out[1]) g->pnrc = p->out[1];
+        }
+        g->pR = tc__cdiv64(p->out[1], g->pnrc);
+        g->pnrc = tc__cdiv64(p->out[1], g->pR);
+        g->pnrowsB = (g->pR - 1) * s1 + span1 + 1;
+        g->pnkq = tc__cdiv64(g->Kg, 4);
+        int64_t items0 = base * g->pnrc;
+        g->pnks = 1;
+        if (items0 < 2 * (int64_t)threads) {
+            g->pnks = tc__cdiv64(2 * (int64_t)threads, items0);
+            if (g->pnks > g->pnkq) g->pnks = g->pnkq;
+        }
+        g->pkps = tc__cdiv64(g->pnkq, g->pnks);
+        g->pnks = tc__cdiv64(g->pnkq, g->pkps);
+        g->pitems = items0 * g->pnks;
+        g->pbuf = dc_rup((size_t)(g->pnrowsB * g->pbrow) * 4 + 64);
+        g->pbmap = dc_rup((size_t)g->pE2p * sizeof(int32_t)) +
+                   dc_rup((size_t)tc__cdiv64(g->pE2p, 16) * sizeof(dp_chunk));
+        g->xbytes = (size_t)threads * (g->pbuf + g->pbmap);
+    }
     g->total = g->xbytes + g->tapbytes + g->mapbytes + g->biasbytes;
     return 1;
 }
@@ -224,6 +272,7 @@ static size_t dc_workspace_vl(const tc__problem *p, const tc__env *env, int vl) 
 static size_t dc_wpack_size_vl(const tc__problem *p, const tc__env *env, int vl) {
     dc_geom g;
     if (!dc_geometry(p, env->threads, vl, &g)) return 0;
+    if (g.pos) return (size_t)(p->G * g.pnkq * g.taps * g.Cg * 4) * sizeof(float);
     return (size_t)(p->G * g.nkb * g.ncb * g.taps * g.CB * g.VL) * sizeof(float);
 }
 
@@ -234,6 +283,17 @@ static tc_status dc_wpack_vl(const tc__problem *p, const tc__env *env, const voi
         return tc__error(TC_ERR_UNSUPPORTED, "cpu.conv.direct: sizes overflow");
     const float *src = w;
     float *d = dst;
+    if (g.pos) { /* [group][K/4][taps][Cg][4] */
+        for (int64_t gi = 0; gi < p->G; gi++)
+            for (int64_t kq = 0; kq < g.pnkq; kq++)
+                for (int64_t t = 0; t < g.taps; t++)
+                    for (int64_t c = 0; c < g.Cg; c++)
+                        for (int64_t l = 0; l < 4; l++, d++) {
+                            int64_t k = kq * 4 + l;
+                            *d = k < g.Kg ? src[((gi * g.Kg + k) * g.Cg + c) * g.taps + t] : 0.0f;
+                        }
+        return TC_OK;
+    }
     for (int64_t gi = 0; gi < p->G; gi++)
         for (int64_t kb = 0; kb < g.nkb; kb++)
             for (int64_t cb = 0; cb < g.ncb; cb++)
@@ -467,6 +527,108 @@ static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
     }
 }
 
+/* few input channels: item = (image, group, plane, row chunk, split of the
+ * 4-channel output groups); its input rows, one plane a channel split by
+ * stride phase, are converted into this thread's buffer, then every output
+ * group of its split runs over them, rows inner (the group's 4 output
+ * planes written in order) */
+static void dc_fused_pos(void *arg, int64_t begin, int64_t end, int tid) {
+    (void)begin;
+    (void)end;
+    dc_job *j = arg;
+    const tc__args *a = j->a;
+    const tc__problem *p = a->p;
+    const dc_geom *g = &j->g;
+    const float *x = a->x;
+    const float cval = (float)p->cval;
+    const int64_t P = p->out[0] * p->out[1] * p->out[2], W = p->out[2];
+    const int64_t wkq = g->taps * g->Cg * 4;
+    const int64_t pitch = p->in[0] * p->in[1] * p->in[2];
+    const int64_t s1 = p->stride[1], s2 = p->stride[2];
+    float *buf = (float *)((char *)j->xb + (size_t)tid * (g->pbuf + g->pbmap));
+    int32_t *map = (int32_t *)((char *)buf + g->pbuf);
+    for (int64_t ph = 0; ph < s2; ph++)
+        for (int64_t i = 0; i < g->pLph; i++) {
+            int64_t e2 = i * s2 + ph;
+            map[ph * g->pLph + i] =
+                e2 < g->E[2] ? (int32_t)tc__boundary_index(e2 - p->pad_lo[2], p->in[2], p->mode)
+                             : -1;
+        }
+    dp_chunk *dsc = (dp_chunk *)((char *)map + dc_rup((size_t)g->pE2p * sizeof(int32_t)));
+    tc__dp_desc_avx512(dsc, map, g->pE2p);
+    const uint16_t mrow = (uint16_t)(W % 16 ? (1u << (W % 16)) - 1 : 0xffff);
+    for (;;) { /* items claimed one at a time: a late or shared thread takes fewer */
+        int64_t it = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (it >= g->pitems) break;
+        int64_t t = it, ks = t % g->pnks;
+        t /= g->pnks;
+        int64_t rc = t % g->pnrc;
+        t /= g->pnrc;
+        int64_t o0 = t % p->out[0];
+        t /= p->out[0];
+        int64_t gi = t % p->G, n = t / p->G;
+        int64_t o1a = rc * g->pR, rows = p->out[1] - o1a < g->pR ? p->out[1] - o1a : g->pR;
+        int64_t b0 = tc__boundary_index(o0 * p->stride[0] - p->pad_lo[0], p->in[0], p->mode);
+        int64_t nr = (rows - 1) * s1 + (p->msk[1] - 1) * p->dil[1] + 1;
+        const float *xg = x + (n * p->C + gi * g->Cg) * pitch;
+        for (int64_t rr = 0; rr < nr; rr++) {
+            int64_t b1 = tc__boundary_index(o1a * s1 + rr - p->pad_lo[1], p->in[1], p->mode);
+            if (rr + 2 < nr && b0 >= 0) { /* the rows two ahead */
+                int64_t bp =
+                    tc__boundary_index(o1a * s1 + rr + 2 - p->pad_lo[1], p->in[1], p->mode);
+                if (bp >= 0)
+                    for (int64_t c = 0; c < g->Cg; c++) {
+                        const char *q = (const char *)(xg + c * pitch + (b0 * p->in[1] + bp) * p->in[2]);
+                        for (int64_t o = 0; o < p->in[2] * 4; o += 64) __builtin_prefetch(q + o, 0, 3);
+                    }
+            }
+            for (int64_t c = 0; c < g->Cg; c++) {
+                float *d = buf + rr * g->pbrow + c * g->pcst;
+                if (b0 < 0 || b1 < 0) {
+                    for (int64_t q = 0; q < g->pcst; q++) d[q] = q < g->pE2p ? cval : 0.0f;
+                    continue;
+                }
+                tc__dp_row_avx512(d, xg + c * pitch + (b0 * p->in[1] + b1) * p->in[2], map,
+                                  dsc, g->pE2p, cval);
+            }
+        }
+        dp_targs ta;
+        ta.rowp = s1 * g->pbrow;
+        ta.cst = g->pcst;
+        ta.tapoff = j->tapoff;
+        ta.ntaps = g->taps;
+        ta.cw = g->Cg;
+        ta.ypl = P;
+        ta.yrow = W;
+        int64_t kq0 = ks * g->pkps, kq1 = kq0 + g->pkps < g->pnkq ? kq0 + g->pkps : g->pnkq;
+        for (int64_t kq = kq0; kq < kq1; kq++) {
+            ta.w = (const float *)a->wpack + (gi * g->pnkq + kq) * wkq;
+            ta.bias = p->has_bias ? j->biasp + gi * g->nkb * 16 + kq * 4 : NULL;
+            ta.nk = g->Kg - kq * 4 < 4 ? g->Kg - kq * 4 : 4;
+            float *yk = (float *)a->y + (n * p->K + gi * g->Kg + kq * 4) * P +
+                        (o0 * p->out[1] + o1a) * W;
+            /* rows in groups of plh: each row's 6-vector tiles, then the
+             * rest of the group's rows as one UH-row tile */
+            for (int64_t r = 0; r < rows; r += g->plh) {
+                int64_t uh = rows - r < g->plh ? rows - r : g->plh;
+                for (int64_t h = 0; h < uh; h++)
+                    for (int64_t f = 0; f < g->pfull; f++) {
+                        ta.x = buf + (r + h) * s1 * g->pbrow + f * DP_MAXV * 16;
+                        ta.y = yk + (r + h) * W + f * DP_MAXV * 16;
+                        ta.mlast = g->plv == 0 && f == g->pfull - 1 ? mrow : 0xffff;
+                        tc__dp_kernel_avx512(DP_MAXV, 1)(&ta);
+                    }
+                if (g->plv) {
+                    ta.x = buf + r * s1 * g->pbrow + g->pfull * DP_MAXV * 16;
+                    ta.y = yk + r * W + g->pfull * DP_MAXV * 16;
+                    ta.mlast = mrow;
+                    tc__dp_kernel_avx512((int)g->plv, (int)uh)(&ta);
+                }
+            }
+        }
+    }
+}
+
 static tc_status dc_execute_vl(const tc__args *a, int vl) {
     const tc__problem *p = a->p;
     dc_job j;
@@ -490,6 +652,10 @@ static tc_status dc_execute_vl(const tc__args *a, int vl) {
         for (int64_t r1 = 0; r1 < p->msk[1]; r1++)
             for (int64_t r2 = 0; r2 < p->msk[2]; r2++, t++) {
                 int64_t e2 = r2 * p->dil[2];
+                if (g->pos) {
+                    tapoff[t] = r1 * p->dil[1] * g->pbrow + (e2 % s2) * g->pLph + e2 / s2;
+                    continue;
+                }
                 tapoff[t] = r0 * p->dil[0] * g->plane0 + r1 * p->dil[1] * rowE +
                             ((e2 % s2) * Lph + e2 / s2) * g->CB;
             }
@@ -508,6 +674,12 @@ static tc_status dc_execute_vl(const tc__args *a, int vl) {
         for (int64_t gi = 0; gi < p->G; gi++)
             for (int64_t k = 0; k < g->Kg; k++)
                 biasp[gi * g->nkb * g->VL + k] = ((const float *)a->bias)[gi * g->Kg + k];
+    }
+    if (g->pos) {
+        j.next = 0;
+        tc__parallel_for(a->threads, g->pitems < a->threads ? g->pitems : a->threads,
+                         dc_fused_pos, &j);
+        return TC_OK;
     }
     if (g->fused) {
         j.next = 0;

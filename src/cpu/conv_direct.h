@@ -62,4 +62,45 @@ void tc__dc_row_avx2(float *dst, int64_t CB, int64_t cw, const float *src, int64
 void tc__dc_row_avx512(float *dst, int64_t CB, int64_t cw, const float *src, int64_t pitch,
                        const int32_t *map, int64_t npos, float cval);
 
+/* Few input channels (conv1: 3): lanes over output positions instead of
+ * output channels. A tile is UH output rows x UV vectors of 16 consecutive
+ * outputs x 4 output channels (UV*UH <= 6: 24 accumulators, 4 weight
+ * broadcasts and one input vector live); the input is one plane per
+ * channel with each row split by stride phase, so a tap's 16 inputs are
+ * one load, and the tile stores straight to NCHW rows (no transposes). */
+#define DP_MAXV 6 /* vectors (UV*UH) per tile */
+typedef struct dp_targs {
+    const float *x;        /* converted input at the tile's first position, channel 0 */
+    int64_t rowp;          /* floats between the tile's output rows */
+    int64_t cst;           /* floats between input channel planes */
+    const int64_t *tapoff; /* ntaps offsets (floats) of each tap */
+    int64_t ntaps, cw;     /* taps; input channels (1..4) */
+    const float *w;        /* packed weights of the 4 output channels: [tap][cw][4] */
+    const float *bias;     /* 4 values (zero past nk) or NULL */
+    float *y;              /* NCHW output at (first channel, first position) */
+    int64_t ypl, yrow;     /* floats between output channels, rows */
+    int64_t nk;            /* valid output channels (1..4) */
+    uint16_t mlast;        /* lanes stored of each row's last vector */
+} dp_targs;
+typedef void (*dp_kernel_fn)(const dp_targs *a);
+
+/* How 16 positions of a converted row are read: all cval, one load (step
+ * 1), two loads and a permute (step 2: a stride-2 phase), or a gather. */
+enum { DP_FILL, DP_STEP1, DP_STEP2, DP_GATHER };
+typedef struct dp_chunk {
+    int32_t base;            /* source index of lane 0 (steps 1, 2) */
+    uint16_t ok, ma, mb;     /* lanes read; step 2: elements of the two loads */
+    uint16_t step;
+} dp_chunk;
+
+/* conv_direct_avx512.c: the kernel for UV x UH (UV*UH <= DP_MAXV), or NULL;
+ * the chunks of a row's index map (source index, or -1 for cval; one per
+ * 16 positions); and one channel's phase-split row through them: dst[i] =
+ * src[map[i]], written in whole vectors up to npos rounded up to 16, then
+ * 16 zeros. */
+dp_kernel_fn tc__dp_kernel_avx512(int uv, int uh);
+void tc__dp_desc_avx512(dp_chunk *dsc, const int32_t *map, int64_t npos);
+void tc__dp_row_avx512(float *dst, const float *src, const int32_t *map, const dp_chunk *dsc,
+                       int64_t npos, float cval);
+
 #endif

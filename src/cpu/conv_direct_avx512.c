@@ -239,3 +239,115 @@ void tc__dc_row_avx512(float *dst, int64_t CB, int64_t cw, const float *src, int
             for (int64_t c = 0; c < cw; c++) d[c] = src[c * pitch + m];
     }
 }
+
+/* ---- few input channels: lanes over output positions (dp_targs) ---- */
+#define DP_BODY(UV, UH)                                                               \
+    static void dp_k_##UV##_##UH(const dp_targs *a) {                                 \
+        __m512 acc[UH * UV][4];                                                       \
+        _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {                         \
+            const __m512 b0 = a->bias ? _mm512_set1_ps(a->bias[k]) : _mm512_setzero_ps(); \
+            _Pragma("GCC unroll 6") for (int p = 0; p < UH * UV; p++) acc[p][k] = b0; \
+        }                                                                             \
+        for (int64_t k = 0; k < a->nk; k++)                                           \
+            _Pragma("GCC unroll 6") for (int h = 0; h < UH; h++)                      \
+                _Pragma("GCC unroll 6") for (int j = 0; j < UV; j++)                  \
+                    __builtin_prefetch(a->y + k * a->ypl + h * a->yrow + 16 * j, 1, 3); \
+        const int64_t rowp = a->rowp, cst = a->cst, cw = a->cw, ntaps = a->ntaps;    \
+        const float *wq = a->w;                                                       \
+        for (int64_t t = 0; t < ntaps; t++, wq += 4 * cw) {                           \
+            const float *xp = a->x + a->tapoff[t];                                    \
+            _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) if (c < cw) {         \
+                __m512 wv[4];                                                         \
+                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                   \
+                    wv[k] = _mm512_set1_ps(wq[4 * c + k]);                            \
+                _Pragma("GCC unroll 6") for (int h = 0; h < UH; h++)                  \
+                    _Pragma("GCC unroll 6") for (int j = 0; j < UV; j++) {            \
+                        const __m512 xv = _mm512_loadu_ps(xp + c * cst + h * rowp + 16 * j); \
+                        _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)           \
+                            acc[h * UV + j][k] = _mm512_fmadd_ps(xv, wv[k], acc[h * UV + j][k]); \
+                    }                                                                 \
+            }                                                                         \
+        }                                                                             \
+        _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) if (k < a->nk)            \
+            _Pragma("GCC unroll 6") for (int h = 0; h < UH; h++) {                    \
+                float *yk = a->y + k * a->ypl + h * a->yrow;                          \
+                _Pragma("GCC unroll 6") for (int j = 0; j < UV - 1; j++)              \
+                    _mm512_storeu_ps(yk + 16 * j, acc[h * UV + j][k]);                \
+                _mm512_mask_storeu_ps(yk + 16 * (UV - 1), a->mlast, acc[h * UV + UV - 1][k]); \
+            }                                                                         \
+    }
+DP_BODY(1, 1) DP_BODY(1, 2) DP_BODY(1, 3) DP_BODY(1, 4) DP_BODY(1, 5) DP_BODY(1, 6)
+DP_BODY(2, 1) DP_BODY(2, 2) DP_BODY(2, 3)
+DP_BODY(3, 1) DP_BODY(3, 2)
+DP_BODY(4, 1) DP_BODY(5, 1) DP_BODY(6, 1)
+
+/* [uv-1][uh-1] */
+static const dp_kernel_fn dp_table[DP_MAXV][DP_MAXV] = {
+    {dp_k_1_1, dp_k_1_2, dp_k_1_3, dp_k_1_4, dp_k_1_5, dp_k_1_6},
+    {dp_k_2_1, dp_k_2_2, dp_k_2_3},
+    {dp_k_3_1, dp_k_3_2},
+    {dp_k_4_1},
+    {dp_k_5_1},
+    {dp_k_6_1}};
+
+dp_kernel_fn tc__dp_kernel_avx512(int uv, int uh) {
+    if (uv < 1 || uh < 1 || uv * uh > DP_MAXV) return 0;
+    return dp_table[uv - 1][uh - 1];
+}
+
+/* per 16 positions of a row: how to load them (the map is the same for
+ * every row of a call, so this runs once a call and thread) */
+void tc__dp_desc_avx512(dp_chunk *dsc, const int32_t *map, int64_t npos) {
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int64_t p0 = 0, q = 0; p0 < npos; p0 += 16, q++) {
+        int64_t n = npos - p0 < 16 ? npos - p0 : 16;
+        __mmask16 in = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1);
+        __m512i ix = _mm512_maskz_loadu_epi32(in, map + p0);
+        __mmask16 ok = _mm512_mask_cmpge_epi32_mask(in, ix, _mm512_setzero_si512());
+        dp_chunk d = {0, ok, 0, 0, ok ? DP_GATHER : DP_FILL};
+        if (ok) { /* the valid lanes affine with step 1 or 2? */
+            int lo = __builtin_ctz(ok), hi = 31 - __builtin_clz((unsigned)ok);
+            int32_t st = lo < hi ? (map[p0 + hi] - map[p0 + lo]) / (hi - lo) : 1;
+            if (st == 1 || st == 2) {
+                int32_t base = map[p0 + lo] - lo * st;
+                __m512i want = _mm512_add_epi32(_mm512_set1_epi32(base),
+                                                _mm512_mullo_epi32(iota, _mm512_set1_epi32(st)));
+                if (_mm512_mask_cmpeq_epi32_mask(ok, ix, want) == ok) {
+                    uint64_t m32 = ((2ull << (2 * hi)) - 1) & ~((1ull << (2 * lo)) - 1);
+                    d.base = base;
+                    d.step = st == 1 ? DP_STEP1 : DP_STEP2;
+                    d.ma = (uint16_t)m32;
+                    d.mb = (uint16_t)(m32 >> 16);
+                }
+            }
+        }
+        dsc[q] = d;
+    }
+}
+
+void tc__dp_row_avx512(float *dst, const float *src, const int32_t *map, const dp_chunk *dsc,
+                       int64_t npos, float cval) {
+    const __m512 cv = _mm512_set1_ps(cval);
+    const __m512i even =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    int64_t p0 = 0;
+    for (; p0 < npos; p0 += 16, dsc++) {
+        __m512 r;
+        switch (dsc->step) {
+        case DP_STEP1: r = _mm512_mask_loadu_ps(cv, dsc->ok, src + dsc->base); break;
+        case DP_STEP2: {
+            __m512 va = _mm512_maskz_loadu_ps(dsc->ma, src + dsc->base);
+            __m512 vb = _mm512_maskz_loadu_ps(dsc->mb, src + dsc->base + 16);
+            r = _mm512_mask_mov_ps(cv, dsc->ok, _mm512_permutex2var_ps(va, even, vb));
+            break;
+        }
+        case DP_GATHER:
+            r = _mm512_mask_i32gather_ps(cv, dsc->ok, _mm512_maskz_loadu_epi32(dsc->ok, map + p0),
+                                         src, 4);
+            break;
+        default: r = cv;
+        }
+        _mm512_storeu_ps(dst + p0, r);
+    }
+    _mm512_storeu_ps(dst + p0, _mm512_setzero_ps());
+}
