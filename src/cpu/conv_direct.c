@@ -195,7 +195,10 @@ static int dc_geometry(const tc__problem *p, int threads, int vl, dc_geom *g) {
         g->xbytes = (size_t)threads * (g->bufbytes + g->bmapbytes);
         g->mapbytes = 0;
     }
-    g->pos = vl == 16 && g->fused && g->Cg <= 4;
+    /* whole rows: only where one output row's input rows fit the buffer
+     * (longer rows, huge 1D signals, keep the column chunks) */
+    g->pos = vl == 16 && g->fused && g->Cg <= 4 &&
+             (double)g->Cg * (g->E2p + 32) * 4 * ((p->msk[1] - 1) * p->dil[1] + 1) <= DC_BUF_BYTES;
     if (g->pos) {
         const int64_t s1 = p->stride[1], span1 = (p->msk[1] - 1) * p->dil[1];
         const int64_t W = p->out[2];
