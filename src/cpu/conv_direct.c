@@ -34,7 +34,12 @@
  * the pair outermost when the group's weights do not fit in L2, innermost
  * otherwise. Either way batch 1 keeps every core busy, and each output is
  * computed by one tile in one order: results do not depend on the thread
- * count. float32; AVX-512 ("cpu.conv.direct") or, with 8-lane blocks and
+ * count. Few input channels (Cg <= 4: conv1, depthwise; AVX-512, fused,
+ * a row's taps fitting the buffer) take a third way (dc_fused_pos): lanes
+ * over 16 consecutive output positions instead of output channels, one
+ * plane a channel split by stride phase in the buffer, tiles of 6 vectors
+ * x 4 output channels stored straight to NCHW rows; same products, same
+ * order, bitwise the same results. float32; AVX-512 ("cpu.conv.direct") or, with 8-lane blocks and
  * 6x2 tiles, AVX2 ("cpu.conv.direct-avx2", conv_direct_avx2.c). Measurements:
  * docs/solvers/cpu-conv-direct.md. */
 #include "core/internal.h"
