@@ -407,6 +407,19 @@ static void dc_tiles(void *arg, int64_t begin, int64_t end, int tid) {
     }
 }
 
+/* map[ph L + i]: the input column of extended position e0 + i s + ph (s
+ * the last axis' stride, ph its phase), by the boundary mode; -1 past the
+ * extended width E2 */
+static void dc_phase_map(int32_t *map, const tc__problem *p, int64_t E2, int64_t e0, int64_t L) {
+    const int64_t s2 = p->stride[2];
+    for (int64_t ph = 0; ph < s2; ph++)
+        for (int64_t i = 0; i < L; i++) {
+            int64_t e2 = e0 + i * s2 + ph;
+            map[ph * L + i] =
+                e2 < E2 ? (int32_t)tc__boundary_index(e2 - p->pad_lo[2], p->in[2], p->mode) : -1;
+        }
+}
+
 /* fused path: item = (image, group, plane, row chunk, column chunk, split
  * of the output-channel pairs); its input rows and columns are converted
  * into this thread's buffer, then every pair of its split runs over them */
@@ -441,14 +454,7 @@ static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
         int64_t tw0 = cc * g->ftpc, tw1 = tw0 + g->ftpc < g->ntw ? tw0 + g->ftpc : g->ntw;
         int64_t o2a = tw0 * g->UW;
         /* convert: positions of the chunk by stride phase, rows it reads */
-        for (int64_t ph = 0; ph < s2; ph++)
-            for (int64_t i = 0; i < g->Lphb; i++) {
-                int64_t e2 = o2a * s2 + i * s2 + ph;
-                map[ph * g->Lphb + i] =
-                    e2 < g->E[2]
-                        ? (int32_t)tc__boundary_index(e2 - p->pad_lo[2], p->in[2], p->mode)
-                        : -1;
-            }
+        dc_phase_map(map, p, g->E[2], o2a * s2, g->Lphb);
         int64_t b0 = tc__boundary_index(o0 * p->stride[0] - p->pad_lo[0], p->in[0], p->mode);
         int64_t nr = (rows - 1) * s1 + (p->msk[1] - 1) * p->dil[1] + 1;
         /* the input rows the item reads: one run per channel (the rows of
@@ -552,16 +558,10 @@ static void dc_fused_pos(void *arg, int64_t begin, int64_t end, int tid) {
     const int64_t P = p->out[0] * p->out[1] * p->out[2], W = p->out[2];
     const int64_t wkq = g->taps * g->Cg * 4;
     const int64_t pitch = p->in[0] * p->in[1] * p->in[2];
-    const int64_t s1 = p->stride[1], s2 = p->stride[2];
+    const int64_t s1 = p->stride[1];
     float *buf = (float *)((char *)j->xb + (size_t)tid * (g->pbuf + g->pbmap));
     int32_t *map = (int32_t *)((char *)buf + g->pbuf);
-    for (int64_t ph = 0; ph < s2; ph++)
-        for (int64_t i = 0; i < g->pLph; i++) {
-            int64_t e2 = i * s2 + ph;
-            map[ph * g->pLph + i] =
-                e2 < g->E[2] ? (int32_t)tc__boundary_index(e2 - p->pad_lo[2], p->in[2], p->mode)
-                             : -1;
-        }
+    dc_phase_map(map, p, g->E[2], 0, g->pLph);
     dp_chunk *dsc = (dp_chunk *)((char *)map + dc_rup((size_t)g->pE2p * sizeof(int32_t)));
     tc__dp_desc_avx512(dsc, map, g->pE2p);
     const uint16_t mrow = (uint16_t)(W % 16 ? (1u << (W % 16)) - 1 : 0xffff);
