@@ -1397,9 +1397,10 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
         from_dtype(ref, qref, ny, v->dt);
         for (int64_t i = 0; i < ny; i++) mag[i] += v->res ? fabsf(res[i]) : 0.f;
         /* host, then device pointers; then both again with the plan's own
-         * weights (packed once, held on the device) */
-        for (int it = 0; it < 4 && st == TC_OK; it++) {
-            const int dev = it & 1, own = it >> 1;
+         * weights (packed once, held on the device); last, device pointers
+         * with a host residual (staged beside the device y) */
+        for (int it = 0; it < 4 + (v->res == 1) && st == TC_OK; it++) {
+            const int dev = it == 4 || (it & 1), own = it >= 2;
             const size_t yb = (size_t)ny * es;
             if (it == 2) {
                 tc_status wst = tc_plan_conv_set_weights(pl, qw, qbias);
@@ -1423,10 +1424,12 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
                     cudaMemcpy(db, qb, c->K * es, cudaMemcpyHostToDevice) == cudaSuccess &&
                     cudaMemcpy(dr, qr, yb, cudaMemcpyHostToDevice) == cudaSuccess &&
                     cudaMemcpy(dy, qy, yb, cudaMemcpyHostToDevice) == cudaSuccess) {
-                    const int gated = gate_shut();
+                    /* a host residual is copied in synchronously: no gate */
+                    const int gated = it < 4 && gate_shut();
                     rc = tc_execute_conv_residual(pl, dy, dx, own ? NULL : dw,
                                                   own || !c->bias ? NULL : db,
-                                                  v->res == 2 ? dy : v->res ? dr : NULL, NULL);
+                                                  v->res == 2 ? dy : v->res ? (it == 4 ? qr : dr) : NULL,
+                                                  NULL);
                     GATE_CHECK(gated);
                     if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
                                         cudaMemcpy(qy, dy, yb, cudaMemcpyDeviceToHost) != cudaSuccess))
@@ -1437,8 +1440,11 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
                 continue;
 #endif
             }
-            const char *how = it == 0 ? "host" : it == 1 ? "device" : it == 2 ? "host, plan weights"
-                                                                            : "device, plan weights";
+            const char *how = it == 0   ? "host"
+                              : it == 1 ? "device"
+                              : it == 2 ? "host, plan weights"
+                              : it == 3 ? "device, plan weights"
+                                        : "device, plan weights, host residual";
             CHECK(rc == TC_OK, "execute (%s pointers): rc %d, %s", how, rc, tc_last_error());
             if (rc != TC_OK) continue;
             int64_t bad;

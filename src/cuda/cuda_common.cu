@@ -181,6 +181,14 @@ tc_status tc__cu_alloc(void **p, size_t bytes, cudaStream_t s) {
     return TC_OK;
 }
 
+tc_status tc__cu_alloc_operand(void **p, size_t bytes, cudaStream_t s) {
+    const int counting = tc__cu_counting;
+    tc__cu_counting = 0;
+    tc_status st = tc__cu_alloc(p, bytes, s);
+    tc__cu_counting = counting;
+    return st;
+}
+
 void tc__cu_free(void *p, cudaStream_t s) {
     if (p) cudaFreeAsync(p, s);
 }

@@ -81,6 +81,11 @@ cudaError_t tc__cu_max_clusters(const void *func, int threads, size_t dyn_smem, 
 /* Stream-ordered device scratch from a pool that keeps its memory (no
  * cudaMalloc per execute). */
 tc_status tc__cu_alloc(void **p, size_t bytes, cudaStream_t s);
+/* The same pool, for the device copy of a host-resident operand (a host
+ * residual beside a device output): not counted as scratch, since
+ * tc_plan_device_workspace_size bounds the scratch of device-resident
+ * operands and host ones add their copies. */
+tc_status tc__cu_alloc_operand(void **p, size_t bytes, cudaStream_t s);
 void tc__cu_free(void *p, cudaStream_t s);
 /* 1 when the kernel can dereference ptr (device, managed or mapped host). */
 int tc__cu_is_device(const void *ptr);

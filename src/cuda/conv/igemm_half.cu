@@ -431,7 +431,8 @@ static tc_status hg_wpack_host(const tc__problem *p, const tc__env *e, const voi
 }
 
 /* the repacked weights, the merged input, a bias staged from host memory (a
- * host residual with a device y adds its copy: y's size) */
+ * host residual beside a device y is a host operand's copy, outside this
+ * bound: tc__cu_alloc_operand) */
 static size_t hg_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
     (void)e;
     (void)state;

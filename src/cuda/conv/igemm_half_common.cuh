@@ -223,15 +223,16 @@ __device__ __forceinline__ void hg_epilogue(const float *acc, uint8_t *smem, int
     return e == cudaSuccess ? TC_OK : tc__cu_fail(e, "launch k_hg_wpack", __FILE__, __LINE__);
 }
 
-/* an operand of `bytes` on the device: in place, or staged into *own */
+/* an operand of `bytes` on the device: in place, or staged into *own (device
+ * scratch when `scratch`, else a host operand's copy: tc__cu_alloc_operand) */
 [[maybe_unused]] static tc_status hg_operand(const void *h, size_t bytes, cudaStream_t s, const void **d,
-                                             void **own) {
+                                             void **own, int scratch) {
     *own = NULL;
     if (tc__cu_is_device(h)) {
         *d = h;
         return TC_OK;
     }
-    tc_status st = tc__cu_alloc(own, bytes, s);
+    tc_status st = scratch ? tc__cu_alloc(own, bytes, s) : tc__cu_alloc_operand(own, bytes, s);
     if (st == TC_OK) st = tc__cu_h2d(*own, h, bytes, s);
     *d = *own;
     return st;
@@ -249,7 +250,7 @@ __device__ __forceinline__ void hg_epilogue(const float *acc, uint8_t *smem, int
     *db = *dr = NULL;
     *own_b = *own_r = NULL;
     if (st == TC_OK && p->has_bias)
-        st = hg_operand(a->bias, (size_t)p->K * sizeof(uint16_t), s, db, own_b);
+        st = hg_operand(a->bias, (size_t)p->K * sizeof(uint16_t), s, db, own_b, 1);
     if (st == TC_OK && p->has_residual) {
         if (a->residual == a->y || (b->y != a->y && !tc__cu_is_device(a->residual))) {
             /* in place on y's device view; a host y's view is a fresh staging
@@ -259,7 +260,7 @@ __device__ __forceinline__ void hg_epilogue(const float *acc, uint8_t *smem, int
             *dr = b->y;
             if (b->y != a->y) st = tc__cu_h2d(b->y, a->residual, ybytes, s);
         } else {
-            st = hg_operand(a->residual, ybytes, s, dr, own_r);
+            st = hg_operand(a->residual, ybytes, s, dr, own_r, 0);
         }
     }
     return st;
