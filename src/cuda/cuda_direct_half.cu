@@ -29,8 +29,10 @@
  *    blocks; two blocks an SM (at three, 80 registers spilled).
  *  Boundary modes are index maps of the window loader: a 16-byte chunk
  *  inside the row is copied from the mapped row (every mode costs what
- *  constant costs away from the left and right edges); chunks that cross
- *  an edge map each element. cval is stored in the dtype, so the fast
+ *  constant costs away from the left and right edges); where rows are not
+ *  16-byte aligned (odd widths, offset arrays) a chunk inside the row takes
+ *  4-byte loads (re-paired by byte permutes when it starts on an odd
+ *  element); chunks that cross an edge map each element. cval is stored in the dtype, so the fast
  *  path takes CONSTANT only where cval is exactly representable.
  *
  * Generic path (every other mask, a cval the dtype does not hold, a
@@ -175,6 +177,26 @@ __device__ __forceinline__ void issue_window(u16 *slot, const u16 *__restrict__ 
         const int64_t c0 = xa + 8 * q;
         if (g.vec_in && c0 >= 0 && c0 + 8 <= g.W) {
             cp16(dst, row + c0);
+            continue;
+        }
+        /* inside the row but not 16-byte aligned (odd widths, offset
+         * arrays): four 4-byte loads, or five from one element earlier
+         * with the halves re-paired, where those stay inside the row */
+        const u16 *src = row + c0;
+        if (c0 >= 0 && c0 + 8 <= g.W && ((uintptr_t)src & 3) == 0) {
+            const unsigned *w = reinterpret_cast<const unsigned *>(src);
+            *reinterpret_cast<uint4 *>(dst) = make_uint4(__ldg(w), __ldg(w + 1), __ldg(w + 2), __ldg(w + 3));
+            continue;
+        }
+        if (c0 >= 1 && c0 + 9 <= g.W && ((uintptr_t)src & 3) == 2) {
+            const unsigned *w = reinterpret_cast<const unsigned *>(src - 1);
+            const unsigned w0 = __ldg(w), w1 = __ldg(w + 1), w2 = __ldg(w + 2), w3 = __ldg(w + 3),
+                           w4 = __ldg(w + 4);
+            /* element e is the high half of word e / 2 ... : bytes 2-3 of one
+             * word, then bytes 0-1 of the next */
+            *reinterpret_cast<uint4 *>(dst) =
+                make_uint4(__byte_perm(w0, w1, 0x5432), __byte_perm(w1, w2, 0x5432),
+                           __byte_perm(w2, w3, 0x5432), __byte_perm(w3, w4, 0x5432));
             continue;
         }
         u16 v[8];
