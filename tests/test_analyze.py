@@ -123,7 +123,9 @@ def check_gpu_case(c, dev):
         check((k["R"], k["S"], k["T"], k["RY"], k["TX"], k["BY"]) == kern,
               f"{name}: kernel {k}, expected R S T RY TX BY {kern}")
         check(k["threads"] == k["TX"] * k["BY"], f"{name}: threads")
-        th, tw = k["BY"] * k["RY"], 4 * k["TX"]
+        # the lean 1D/2D tiles (NG > 1 groups, R == 1) are NG x 4 TX columns wide
+        ng = k["NG"] if mask[0] == 1 and k["NG"] > 1 else 1
+        th, tw = k["BY"] * k["RY"], 4 * k["TX"] * ng
         occ = c["blocks_per_sm"]
         if c["blocks_per_sm_source"] == "model":
             check(occ == occupancy_model(dev, k["threads"], k["regs"], k["smem_bytes"]),

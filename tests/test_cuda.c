@@ -2983,15 +2983,16 @@ int main(int argc, char **argv) {
         unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
         only_solver = NULL;
     }
-    /* cuda.filter.separable's fused paths (the loop above ran its default,
-     * one pass per axis): TILECONV_CUDA_SEPARABLE_FUSED=1 (x + y (+ z)
-     * fused where it applies) on every case, =2 (x + y fused, then a z
-     * pass) and =3 (the register z window, float32) on the 3D ones; every
+    /* cuda.filter.separable's forms besides its default (which the loop
+     * above ran: x + y fused, the register z window for float32 3D):
+     * TILECONV_CUDA_SEPARABLE_FUSED=0 (one pass per axis) and =1 (x + y
+     * (+ z) fused where it applies) on every case, =2 (x + y fused, then a
+     * z pass) and =3 (the register z window, float32) on the 3D ones; every
      * mode in float32 and float64 (=3: float32) on host pointers, one mode
      * on device pointers */
-    for (int kv = 1; kv <= 3 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv++) {
+    for (int kv = 0; kv <= 3 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv++) {
         only_solver = "cuda.filter.separable";
-        setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv == 3 ? "3" : kv == 2 ? "2" : "1", 1);
+        setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv == 3 ? "3" : kv == 2 ? "2" : kv ? "1" : "0", 1);
         for (int f64 = 0; f64 < (kv == 3 ? 1 : 2); f64++)
             for (int ci = 0; ci < NFC; ci++)
                 for (int mi = 0; mi < 5; mi++) {

@@ -745,6 +745,7 @@ static void ag_print_json(FILE *f, const ag_device *d, const ag_row *rows, int n
             ag_j_int(&j, "TX", r->v.TX);
             ag_j_int(&j, "BY", r->v.BY);
             ag_j_int(&j, "NST", r->v.NST);
+            ag_j_int(&j, "NG", r->v.ng);
             ag_j_int(&j, "exact", r->v.ex);
             ag_j_int(&j, "rolled", r->v.roll);
             ag_j_int(&j, "threads", r->threads);

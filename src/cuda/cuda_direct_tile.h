@@ -34,13 +34,21 @@
  * narrow tiles (TX 16: 64 columns) for volumes at most 64 wide (0.75x on
  * 64^3 k3). The rolled compute measured 1.03-1.64x slower than the unrolled
  * one on every exact size, so only the guarded buckets (rare sizes) use it,
- * for its small code. The NG >= 1 forms are tuning alternatives (ALT 1)
- * until measured. */
+ * for its small code. The lean 1D tiles (NG 2-4, three or four slots) are
+ * the 1D default for 3, 7, 15, 31 and 63 taps on rows at least one lean
+ * tile wide: on an H100, 2^26 elements, 0.80x, 0.81x, 0.76x, 0.69x and
+ * 0.61x the time of the two-barrier tiles (83-89% of the copy bandwidth);
+ * the other NG >= 1 forms are tuning alternatives (ALT 1): the 2D lean
+ * tiles and the register z window measured 0.97-1.11x (2D k3-k7, 3D k3) on
+ * 8192^2 and 512^3, the 3D k5 window 0.89x on 512^3 but 1.22-1.31x on
+ * 32x64x64 and 128^3. */
 #define TC_CU_DIRECT_KT(X, S, T, RY, TX, BY, NST, EX, ALT, RL) X(1, S, T, RY, TX, BY, NST, EX, ALT, RL, 0)
 #define TC_CU_DIRECT_KR(X, K, RY, TX, EX, ALT, RL) X(K, K, K, RY, TX, 8, 0, EX, ALT, RL, 0)
 #define TC_CU_DIRECT_K1D(X, T) TC_CU_DIRECT_KT(X, 1, T, 1, 256, 1, 4, 1, 0, 0) /* 1D, T taps */
 /* lean persistent tiles (exact, alternative): S x T mask, NG groups */
 #define TC_CU_DIRECT_KL(X, S, T, RY, TX, BY, NG, NST) X(1, S, T, RY, TX, BY, NST, 1, 1, 0, NG)
+/* lean persistent 1D tiles (exact, the 1D default where rows are wide) */
+#define TC_CU_DIRECT_KL1(X, T, NG, NST) X(1, 1, T, 1, 256, 1, NST, 1, 0, 0, NG)
 /* register z window (exact, alternative): K x K x K mask, NST slots */
 #define TC_CU_DIRECT_KZB(X, K, RY, TX, BY, NST) X(K, K, K, RY, TX, BY, NST, 1, 1, 0, 1)
 #define TC_CU_DIRECT_KZ(X, K, RY, TX, NST) TC_CU_DIRECT_KZB(X, K, RY, TX, 8, NST)
@@ -65,10 +73,10 @@
     TC_CU_DIRECT_KT(X, 15, 15, 4, 32, 8, 2, 0, 0, 1),                                             \
     TC_CU_DIRECT_KR(X, 3, 4, 32, 0, 0, 0), TC_CU_DIRECT_KR(X, 5, 2, 32, 0, 0, 1),                 \
     TC_CU_DIRECT_KR(X, 7, 2, 32, 0, 0, 1),                                                    \
-    /* tuning alternatives (not yet measured: docs/solvers/cuda-direct.md) */                     \
-    TC_CU_DIRECT_KL(X, 1, 3, 1, 256, 1, 4, 3), TC_CU_DIRECT_KL(X, 1, 7, 1, 256, 1, 4, 3),         \
-    TC_CU_DIRECT_KL(X, 1, 15, 1, 256, 1, 4, 3), TC_CU_DIRECT_KL(X, 1, 31, 1, 256, 1, 4, 3),       \
-    TC_CU_DIRECT_KL(X, 1, 31, 1, 256, 1, 2, 4), TC_CU_DIRECT_KL(X, 1, 63, 1, 256, 1, 4, 3),       \
+    /* lean 1D tiles, then tuning alternatives (docs/solvers/cuda-direct.md) */                 \
+    TC_CU_DIRECT_KL1(X, 3, 4, 3), TC_CU_DIRECT_KL1(X, 7, 4, 3),                                   \
+    TC_CU_DIRECT_KL1(X, 15, 4, 3), TC_CU_DIRECT_KL(X, 1, 31, 1, 256, 1, 4, 3),                    \
+    TC_CU_DIRECT_KL1(X, 31, 2, 4), TC_CU_DIRECT_KL1(X, 63, 4, 3),                                 \
     TC_CU_DIRECT_KL(X, 3, 3, 4, 32, 8, 1, 3), TC_CU_DIRECT_KL(X, 3, 3, 4, 32, 8, 2, 2),           \
     TC_CU_DIRECT_KL(X, 5, 5, 4, 32, 8, 1, 3), TC_CU_DIRECT_KL(X, 5, 5, 8, 32, 4, 1, 3),           \
     TC_CU_DIRECT_KL(X, 7, 7, 4, 32, 8, 1, 3), TC_CU_DIRECT_KL(X, 7, 7, 8, 32, 4, 1, 3),           \
@@ -127,6 +135,12 @@ static inline int tc_cu_direct_pick(int64_t R, int64_t S, int64_t T, int64_t out
                    ? forced
                    : -1;
     const int narrow = out_w <= 64; /* narrow tiles (TX < 32) for narrow outputs */
+    for (int i = 0; i < TC_CU_DIRECT_NSHAPES; i++) { /* lean 1D tiles where rows fill one */
+        const tc_cu_direct_shape *v = &tc_cu_direct_shapes[i];
+        if (v->ng && v->R == 1 && v->S == 1 && !v->alt && out_w >= TC_CU_DIRECT_TWG(v->TX, v->ng) &&
+            tc_cu_direct_covers(v, R, S, T))
+            return i;
+    }
     for (int pass = narrow ? 0 : 1; pass < 2; pass++)
         for (int i = 0; i < TC_CU_DIRECT_NSHAPES; i++) { /* an exact match */
             const tc_cu_direct_shape *v = &tc_cu_direct_shapes[i];

@@ -14,9 +14,8 @@
  * float32 and float64; up to 256 taps per axis (mask in the kernel's
  * parameter space, i.e. the constant bank).
  *
- * Fused x + y (where it applies: both last axes' masks 2..33 taps; opt-in
- * by TILECONV_CUDA_SEPARABLE_FUSED=1, 2 or 3 until it has run on a GPU, the
- * per-axis passes being the default): a
+ * Fused x + y (the default where it applies: both last axes' masks 2..33
+ * taps; TILECONV_CUDA_SEPARABLE_FUSED=0 forces the per-axis passes): a
  * block owns a strip of FX output columns and ly output rows of one plane
  * and walks down it FY rows at a time. Each step copies the FY new input
  * rows (FX + Tx - 1 columns, boundary index map applied at the copy,
@@ -33,8 +32,10 @@
  * cval * sum(c) rounded once, the one difference. A z mask (3D) runs in
  * sep_fused_xyz (below) where its ring fits, else (or with the knob at 2)
  * as the per-axis z pass over the fused kernel's output (2 reads and 2
- * writes in all instead of 3 and 3). With the knob at 3, float32 3D masks
- * up to 17 taps run in sep_zreg (the register z window, below).
+ * writes in all instead of 3 and 3). By default (and with the knob at 3)
+ * float32 3D masks up to 17 taps run in sep_zreg (the register z window,
+ * below); other 3D masks take the fused x + y kernel and then the z pass
+ * (the knob at 1 asks for the x + y + z ring, at 2 for x + y then z).
  */
 #include "cuda/cuda_common.h"
 
@@ -872,10 +873,15 @@ static int fused_applies(const tc__problem *p) {
  * with the register z window (float32 3D, masks up to RF_MAXT; the knob at 3
  * elsewhere acts as 1) */
 static int fused_on(const tc__problem *p) {
-    /* opt-in (TILECONV_CUDA_SEPARABLE_FUSED=1, 2 or 3) until the fused kernels
-     * have run on a GPU: the per-axis passes are the measured default */
+    /* the default (knob unset): x + y fused, then the z pass; float32 3D
+     * masks through the register z window. On an H100 (gaussian, constant
+     * mode): 8192^2 sigma 2 fused 0.573 ms against 1.055 per axis; 512^3
+     * sigma 1.5 the register window 1.592 ms, x + y fused then z 2.220, the
+     * x + y + z ring 2.974, per axis 3.396 (docs/solvers/cuda-separable.md) */
     const char *k = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED);
-    if (!fused_applies(p) || !k || (k[0] != '1' && k[0] != '2' && k[0] != '3')) return 0;
+    if (!fused_applies(p)) return 0;
+    if (!k || !k[0]) return p->msk[0] > 1 && zreg_applies(p) ? 3 : 1;
+    if (k[0] != '1' && k[0] != '2' && k[0] != '3') return 0;
     if (k[0] == '3' && zreg_applies(p)) return 3; /* else as 1 */
     if (p->msk[0] > 1 && !(k && k[0] == '2')) {
         const tc__cu_device *d = tc__cu_dev();
