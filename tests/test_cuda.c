@@ -2419,17 +2419,20 @@ static void run_gemm_tf32_checks(void) {
 /* ---------------- cuda.gemm.wgmma-3xtf32 (split-precision TF32) ----------------
  * The forced solver against a float64 product computed here, beside
  * cuda.gemm.simt (strict FP32) and cuda.gemm.wgmma-tf32 on the same data:
- * max|C - C64| / max|C64| of 3xTF32 within 4x simt's (or 2e-6 where simt's
- * is below 5e-7: at small k simt's one rounding a product beats the split's
- * 2^-22 residual) and at most 1/16 of the TF32 solver's; each case's three
- * errors printed. Sizes off the 128 x 128 x 32 tile, padded rows, alpha and
+ * max|C - C64| / max|C64| of 3xTF32 no larger than simt's where k >= 1024
+ * (where the planner may pick it), elsewhere within 4x simt's (or 2e-6
+ * where simt's is below 5e-7: at small k simt's one rounding a product
+ * beats the split's 2^-22 residual), and at most 1/16 of the TF32
+ * solver's; each case's three errors printed. Sizes off the 128 x 128 x 32 tile, padded rows, alpha and
  * beta, a long k, more tiles than the grid has blocks (the persistent walk);
  * data: uniform +-[0.1, 1), a wide exponent range (2^-24 .. 2^24), and
  * values next to TF32's rounding boundaries (low 13 mantissa bits at, just
  * below and just above the tie 0x1000, all ones: hi's carry into the
- * exponent). Then the planner never picks it, it refuses transposes and
- * odd lda with a reason, and device arrays off 16-byte alignment run
+ * exponent). Then the planner: never below k = 1024 nor with
+ * TC_PLAN_DIRECT, at 2048^3 its float32 choice where it runs; it refuses
+ * transposes and odd lda with a reason, and device arrays off 16-byte alignment run
  * cuda.gemm.simt's kernel. */
+#define G3_PLANNER_MIN_K 1024 /* src/cuda/cuda_gemm_3xtf32.cu: G3_MIN_K */
 typedef struct g3case {
     int64_t m, n, k;
     int pad, data; /* data: 0 uniform, 1 wide exponents, 2 TF32 rounding boundaries */
@@ -2442,8 +2445,7 @@ static const g3case g3cases[] = {
     {2000, 1100, 36, 0, 0, 1, 0.25}, /* 144 tiles: more than an H200 has SMs */
     {131, 260, 100, 0, 1, 1, 0},    {257, 130, 1000, 4, 1, 1, 0.5},
     {131, 260, 100, 0, 2, 1, 0},    {257, 130, 1000, 0, 2, -1, 0.5}, {64, 64, 2048, 0, 2, 1, 0},
-    /* k >= 1024, each kind of data: where its error against simt's decides
-     * whether the planner may pick it */
+    /* k >= 1024 (where the planner may pick it): each kind of data */
     {384, 520, 2048, 0, 0, 1, 0},   {384, 520, 2048, 4, 1, 1, 0}, {384, 520, 2048, 0, 2, 1, 0},
     {256, 256, 1024, 0, 1, -1, 0.5},
 };
@@ -2530,7 +2532,11 @@ static void run_gemm_3xtf32_checks(void) {
             const double et = g3_run("cuda.gemm.wgmma-tf32", TC_PLAN_ALLOW_TF32, &d, A, B, C0, ref, C);
             printf("  3xtf32 m=%lld n=%lld k=%lld data=%d: rel err 3xtf32 %.3g, simt %.3g, tf32 %.3g\n",
                    (long long)c->m, (long long)c->n, (long long)c->k, c->data, e3, es, et);
-            if (es >= 0) {
+            if (es >= 0 && c->k >= G3_PLANNER_MIN_K) {
+                /* where the planner may pick it: no larger than simt's */
+                CHECK(e3 <= es, "k=%lld: 3xTF32 rel err %.3g above simt's %.3g", (long long)c->k,
+                      e3, es);
+            } else if (es >= 0) {
                 const double bound = 4 * es > 2e-6 ? 4 * es : 2e-6;
                 CHECK(e3 <= bound, "3xTF32 rel err %.3g above %.3g (simt's %.3g)", e3, bound, es);
             }
@@ -2539,21 +2545,39 @@ static void run_gemm_3xtf32_checks(void) {
         TH_END();
         free(A); free(B); free(C0); free(C); free(ref); free(row);
     }
-    /* the planner never picks it; it refuses what it cannot do, with a reason */
-    TH_BEGIN("%s: forced by name only; transposes and odd lda refused", g3);
+    /* the planner: never below k = 1024 or with TC_PLAN_DIRECT; at 2048^3
+     * on a device that runs it, the default float32 choice (TF32, where
+     * allowed, is faster still); it refuses what it cannot do, with a reason */
+    TH_BEGIN("%s: planner choice; transposes and odd lda refused", g3);
     {
         tc_gemm_desc d;
         tc_gemm_desc_init(&d);
         d.dtype = TC_FLOAT32;
         d.m = 256; d.n = 256; d.k = 256;
         d.lda = d.ldb = d.ldc = 256;
-        for (int f = 0; f < 2; f++) {
+        tc_gemm_desc big = d;
+        big.m = big.n = big.k = big.lda = big.ldb = big.ldc = 2048;
+        tc_plan_options fo;
+        tc_plan_options_init(&fo);
+        fo.algorithm = g3;
+        tc_plan *fp = NULL;
+        const int runs = tc_plan_gemm(&fp, NULL, &big, &fo) == TC_OK;
+        tc_plan_destroy(fp);
+        for (int f = 0; f < 4; f++) {
             tc_plan_options o;
             tc_plan_options_init(&o);
-            o.flags = f ? TC_PLAN_ALLOW_TF32 : 0;
+            o.flags = f == 1 ? TC_PLAN_ALLOW_TF32 : f == 3 ? TC_PLAN_DIRECT : 0;
             tc_plan *pl = NULL;
-            if (CHECK_STATUS(tc_plan_gemm(&pl, NULL, &d, &o), TC_OK))
-                CHECK(strcmp(tc_plan_algorithm(pl), g3) != 0, "the planner chose %s (flags %u)", g3, o.flags);
+            const tc_gemm_desc *dd = f >= 2 ? &big : &d;
+            if (CHECK_STATUS(tc_plan_gemm(&pl, NULL, dd, &o), TC_OK)) {
+                const int chose = strcmp(tc_plan_algorithm(pl), g3) == 0;
+                if (f == 2)
+                    CHECK(chose == runs, "2048^3: the planner chose %s where %s runs (%d)",
+                          tc_plan_algorithm(pl), g3, runs);
+                else
+                    CHECK(!chose, "the planner chose %s (k %lld, flags %u)", g3, (long long)dd->k,
+                          o.flags);
+            }
             tc_plan_destroy(pl);
         }
         tc_plan_options o;

@@ -1,15 +1,13 @@
 /*
  * cuda_gemm_3xtf32.cu - cuda.gemm.wgmma-3xtf32: float32 GEMM at about float32
  * accuracy on Hopper's TF32 tensor cores (wgmma), by splitting each operand
- * in two TF32 parts. On the H200 (bench/gpu_gemm.py): 92-100 TFLOP/s at
- * 2048^3 to 8192^3, 1.8-2.0x cuBLAS SGEMM, max error against float64 6.1e-7
- * / 6.4e-7 of max|C| at 2048^3 / 4096^3 where cuBLAS SGEMM's and
- * cuda.gemm.simt's are 1.9e-6 / 2.7e-6; tests/test_cuda.c
- * (run_gemm_3xtf32_checks) passes. The planner does not pick it (its
- * estimate never wins) and it runs only when forced by name
- * (tc_plan_options.algorithm, `--algo cuda.gemm.wgmma-3xtf32`) until the
- * test's errors at k >= 1024 show it no less accurate than simt on every
- * kind of data.
+ * in two TF32 parts. On the H200: 92-100 TFLOP/s at 2048^3 to 8192^3,
+ * 1.8-2.0x cuBLAS SGEMM; on the H100 85-89 TFLOP/s, 1.68-1.75x; max error
+ * against float64 6.1e-7 / 6.4e-7 of max|C| at 2048^3 / 4096^3 on both,
+ * where cuBLAS SGEMM's and cuda.gemm.simt's are 1.9e-6 / 2.7e-6
+ * (bench/gpu_gemm.py). The planner takes it for float32 GEMMs with
+ * k >= 1024 (g3_estimate), where tests/test_cuda.c (run_gemm_3xtf32_checks)
+ * holds its error to no more than simt's.
  *
  * The split: a float x is hi = x rounded to TF32 (10-bit mantissa, nearest,
  * ties away; truncated instead where rounding would carry into the
@@ -318,10 +316,23 @@ int g3_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
     if (w && why) snprintf(why, n, "%s", w);
     return w == NULL;
 }
-/* Never chosen by the planner (ESTIMATE or MEASURE: far outside the
- * measuring window): runs only when forced by name, until its error has
- * been measured on a GPU against cuda.gemm.simt's. */
-double g3_estimate(const tc__problem *p, const tc__env *e) { return 1e300; }
+/* The planner's float32 GEMM where k >= G3_MIN_K: there its error against
+ * float64 is no larger than cuda.gemm.simt's (test_cuda holds that on
+ * uniform, wide-exponent and TF32-boundary data); below, simt's single
+ * rounding a product is the more accurate, and it is never chosen.
+ * TC_PLAN_DIRECT excludes it (a split form). Modelled at 1.35x the nominal
+ * FP32 rate (92-100 TFLOP/s measured on the H200 at 2048^3 to 8192^3,
+ * against 67 nominal), scaled down when the tiles do not fill the SMs. */
+constexpr int64_t G3_MIN_K = 1024;
+double g3_estimate(const tc__problem *p, const tc__env *e) {
+    (void)e;
+    if (p->k < G3_MIN_K) return 1e300;
+    const tc__cu_device *d = tc__cu_dev();
+    const double sms = d && d->sms > 0 ? d->sms : 132;
+    const double tiles = (double)tc__cu_div_up(p->m, G3_BM) * (double)tc__cu_div_up(p->n, G3_BN);
+    const double fill = tiles < sms ? tiles / sms : 1.0;
+    return tc__cu_estimate(tc__problem_bytes(p), tc__problem_flops(p), 1.35 * fill);
+}
 
 int g3_attr_set[IG_NDEV];
 tc_status launch_gemm_3xtf32(const tc__args *a, const tc__cu_bufs *b) {
@@ -366,7 +377,7 @@ void g3_report(tc__cu_report *r) {
 
 TC__CU_SOLVER(tc__solver_cuda_gemm_3xtf32) = {
     "cuda.gemm.wgmma-3xtf32", TC_BACKEND_CUDA, TC_OP_GEMM,
-    "GPU GEMM at about float32 accuracy on Hopper's TF32 tensor cores: each operand split into TF32 hi + lo parts once as its tile is staged, C += A_lo B_hi + A_hi B_lo + A_hi B_hi (wgmma, 128x128x32 tiles, persistent); forced by name only (1.8-2.0x cuBLAS SGEMM on the H200).",
+    "GPU GEMM at about float32 accuracy on Hopper's TF32 tensor cores: each operand split into TF32 hi + lo parts once as its tile is staged, C += A_lo B_hi + A_hi B_lo + A_hi B_hi (wgmma, 128x128x32 tiles, persistent); the planner's float32 GEMM for k >= 1024 (there no less accurate than cuda.gemm.simt; not with TC_PLAN_DIRECT).",
     tc__cu_available, g3_applicable, g3_estimate, NULL, NULL, NULL, g3_execute,
     NULL, NULL, NULL, 0, g3_report,
 };
