@@ -51,10 +51,8 @@ extern "C" {
 #include <stdlib.h>
 #include <string.h>
 
-/* 1: the planner may pick the solver by its cost model (2 (x + y) bytes
- * at 0.8 of the device bandwidth). 0: its estimate is 1e30, so that it runs
- * only where a plan names it (not yet timed on a GPU). */
-#define TC_DIRECT_HALF_AUTO 0
+/* The planner picks the solver by its cost model (h_estimate: 2 (x + y)
+ * bytes at 0.8 of the device bandwidth, scaled by what an H100 measured). */
 
 namespace {
 
@@ -585,14 +583,24 @@ static int h_applicable(const tc__problem *p, const tc__env *e, char *why, size_
 
 static double h_estimate(const tc__problem *p, const tc__env *e) {
     (void)e;
-    if (!TC_DIRECT_HALF_AUTO) return 1e30; /* by name only until timed on a GPU */
     const tc__cu_device *d = tc__cu_dev();
     if (!d) return 1e30;
     const int b = pick(p);
     const double bytes = 2.0 * ((double)tc__x_count(p) + (double)tc__y_count(p));
     if (b < 0) return tc__cu_estimate(bytes, tc__problem_flops(p), 0.06);
-    /* the tile's halo read again from L2: ~1.1x the input */
-    const double tm = 1.1 * bytes / (0.8 * d->bandwidth);
+    /* the tile's halo read again from L2: ~1.1x the input. Measured on an
+     * H100 (float16, bench/gpu_bench.cu "half" rows, 2996 GB/s copy):
+     * 8192^2 k3 0.140 ms constant (this model: 0.123), 0.150-0.211 in the
+     * other modes; 8191^2 (rows not 16-byte aligned) 0.376; 512^3 k3 the
+     * plane ring 0.817 ms constant (model 0.246), 0.925-2.435 in the other
+     * modes; the staged float32 path 0.689 and 1.392 ms. Those factors
+     * scale the model, so that the staged path takes 3D in the modes where
+     * it is faster. */
+    double f = 1.0;
+    if (buckets[b].R > 1) f = p->mode == TC_MODE_CONSTANT ? 3.3 : p->mode == TC_MODE_NEAREST ? 3.8 : 9.5;
+    else if (p->mode != TC_MODE_CONSTANT && p->mode != TC_MODE_NEAREST) f = 1.6;
+    if (p->in[2] % 8) f *= 2.7;
+    const double tm = f * 1.1 * bytes / (0.8 * d->bandwidth);
     const double taps = (double)buckets[b].R * buckets[b].S * buckets[b].T;
     const double tf = 2.0 * (double)tc__y_count(p) * taps / (0.5 * d->peak_flops32);
     return (tm > tf ? tm : tf) + 5e-6;

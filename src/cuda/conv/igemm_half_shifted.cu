@@ -46,6 +46,8 @@
 
 #include <math.h>
 
+extern "C" const tc__solver tc__solver_cuda_conv_igemm_half; /* its estimate */
+
 namespace {
 
 constexpr int HS_BK = 64;    /* channels a chunk: one 128-byte row a pixel */
@@ -658,21 +660,31 @@ static int hs_applicable(const tc__problem *p, const tc__env *e, char *why, size
     return 1;
 }
 
-/* HS_AUTO 0: not measured on a GPU yet, so never picked by the planner
- * (run by name); 1: the model's seconds (hs_time, the merge pass added),
- * once measurements have set HS_RATE */
-#define HS_AUTO 0
+/* The planner's estimate: cuda.conv.igemm-half's, times the ratio of the
+ * two solvers' device times measured per kind of layer (an H100, ResNet-50
+ * batch 32, float16 and bfloat16 channels-last, CUDA graphs;
+ * bench/gpu_layers_half.py): 2D one-group layers with more than one tap
+ * at stride 1, and conv1 merged, 0.70-0.84 (3x3 at 56/28/14/7 33.8 /
+ * 25.6 / 25.4 / 32.6 us against 40.3 / 33.4 / 30.7 / 46.6; conv1 150 / 204)
+ * -> 0.78; 1x1 at stride 2 0.88 (52.1 / 58.9); 1x1 at stride 1 1.38 (51.8
+ * / 37.5) and 3x3 at stride 2 1.07 (37.4 / 34.8) -> 1.2, as every layer
+ * not measured (1D, 3D, groups): there the older solver stays the choice.
+ * hs_time's model (HS_RATE) chooses among the tile configurations; it
+ * predicted 2-3x the measured speed, hence no absolute use. */
 static double hs_estimate(const tc__problem *p, const tc__env *e) {
-    (void)e;
-    if (!HS_AUTO) return 1e30;
     tc__problem pm;
     const tc__problem *r = hs_run_problem(p, &pm, NULL);
     hsp q;
-    double t = 1e30;
-    if (hs_choose(r, &q, &t) < 0) return 1e30;
-    const tc__cu_device *d = tc__cu_dev();
-    const double mb = (double)hs_merge_bytes(p);
-    return t + (mb > 0 ? (2.0 * mb + 2.0 * (double)tc__x_count(p)) / (d ? d->bandwidth : 3.35e12) : 0);
+    if (hs_choose(r, &q, NULL) < 0) return 1e30;
+    const double base = tc__solver_cuda_conv_igemm_half.estimate(p, e);
+    if (base >= 1e30) return 1e30;
+    const int taps = (int)(p->msk[0] * p->msk[1] * p->msk[2]);
+    const int strided = p->stride[0] * p->stride[1] * p->stride[2] > 1;
+    const int two_d = p->in[0] == 1 && p->msk[0] == 1 && p->in[1] > 1 && p->G == 1;
+    double f = 1.2;
+    if (two_d && taps > 1 && (!strided || hs_merged(p, NULL))) f = 0.78;
+    else if (two_d && taps == 1 && strided) f = 0.88;
+    return base * f;
 }
 
 static tc_status hs_execute(const tc__args *a) { return tc__cu_run(a, NULL, 1, hs_launch); }
@@ -728,7 +740,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half_shifted) = {
     .name = "cuda.conv.igemm-half-shifted",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last, zero padding, C a multiple of 8 (one group, or C/G a multiple of 64): a block's rows of one output plane over the padded width, each 64-channel chunk's input patch copied once by a TMA box of x (zeros outside: the padding) and read by every tap as a shifted wgmma descriptor; weights one k step a stage by TMA, a producer warp and mbarriers; cuda.conv.igemm-half's fused epilogue. strides as phase patches (element-strided boxes, each tap a shifted view of its phase); few-channel 2D layers (conv1: 7x7/2, C = 3) merged first into a stride-1 layer of (row stride x mask width x C) channels; 1x1 layers as one GEMM over rows of up to 256 positions. Not measured yet: never picked by the planner, run by name only.",
+    .summary = "conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last, zero padding, C a multiple of 8 (one group, or C/G a multiple of 64): a block's rows of one output plane over the padded width, each 64-channel chunk's input patch copied once by a TMA box of x (zeros outside: the padding) and read by every tap as a shifted wgmma descriptor; weights one k step a stage by TMA, a producer warp and mbarriers; cuda.conv.igemm-half's fused epilogue. strides as phase patches (element-strided boxes, each tap a shifted view of its phase); few-channel 2D layers (conv1: 7x7/2, C = 3) merged first into a stride-1 layer of (row stride x mask width x C) channels; 1x1 layers as one GEMM over rows of up to 256 positions. Picked by the planner where it measured faster than cuda.conv.igemm-half (2D layers with more than one tap at stride 1, conv1, 1x1 at stride 2).",
     .available = hs_available,
     .applicable = hs_applicable,
     .estimate = hs_estimate,
