@@ -98,11 +98,11 @@ def _mode_code(mode):
         raise RuntimeError("boundary mode not supported") from None
 
 
-def _plan(x, y, mask, nspatial, kind, mode, cval, origin):
+def _plan(x, y, mask, nspatial, kind, mode, cval, origin, algo=None):
     isz = x.itemsize
     key = (x.dtype.char, x.shape, tuple(s // isz for s in x.strides),
            tuple(s // isz for s in y.strides), nspatial, mask.shape, mask.tobytes(), kind, mode,
-           float(cval), tuple(origin), threads)
+           float(cval), tuple(origin), threads, algo)
     with _cache_lock:
         p = _cache.get(key)
         if p is not None:
@@ -110,7 +110,7 @@ def _plan(x, y, mask, nspatial, kind, mode, cval, origin):
             return p
     p = _core.FilterPlan(x.shape, tuple(s // isz for s in x.strides),
                          tuple(s // isz for s in y.strides), nspatial, mask, kind, 0, mode,
-                         float(cval), tuple(int(o) for o in origin), int(threads), None)
+                         float(cval), tuple(int(o) for o in origin), int(threads), algo)
     with _cache_lock:
         _cache[key] = p
         while len(_cache) > _CACHE_SIZE:
@@ -122,9 +122,10 @@ def _aligned(a):
     return a.flags.aligned and all(s % a.itemsize == 0 for s in a.strides)
 
 
-def _filter_real(x, mask, out, nspatial, kind, mode, cval, origin):
+def _filter_real(x, mask, out, nspatial, kind, mode, cval, origin, algo=None):
     """x: float32/64 ndarray; mask: the same dtype, rank nspatial; out: an
-    ndarray of x's shape and dtype (any strides)."""
+    ndarray of x's shape and dtype (any strides); algo: a forced algorithm
+    (None: the planner's choice)."""
     if not _aligned(x):
         x = np.ascontiguousarray(x)
     # the C library needs disjoint input and output (scipy copies too)
@@ -132,7 +133,7 @@ def _filter_real(x, mask, out, nspatial, kind, mode, cval, origin):
     mask = np.ascontiguousarray(mask, dtype=x.dtype)
     if x.size == 0:
         return out
-    _plan(x, y, mask, nspatial, kind, mode, cval, origin).execute(x, y)
+    _plan(x, y, mask, nspatial, kind, mode, cval, origin, algo).execute(x, y)
     if y is not out:
         out[...] = y
     return out
@@ -161,7 +162,7 @@ def _host_work_dtype(idt, mask, odt):
     return np.dtype(np.float64)
 
 
-def _filter_host(input, mask, out, nspatial, kind, mode, cval, origin, axis=None):
+def _filter_host(input, mask, out, nspatial, kind, mode, cval, origin, axis=None, algo=None):
     """Host arrays: out = filter(input) computed in _host_work_dtype (a
     plan that refuses float16 is computed in float32, cast once). axis: a
     1-D filter along that axis (views with it moved last)."""
@@ -169,19 +170,19 @@ def _filter_host(input, mask, out, nspatial, kind, mode, cval, origin, axis=None
     if wdt == np.float16:
         try:
             return _filter_host_in(input, mask, out, nspatial, kind, mode, cval, origin, axis,
-                                   wdt)
+                                   wdt, algo)
         except (RuntimeError, ValueError, TypeError, NotImplementedError):
             wdt = np.dtype(np.float32)
-    return _filter_host_in(input, mask, out, nspatial, kind, mode, cval, origin, axis, wdt)
+    return _filter_host_in(input, mask, out, nspatial, kind, mode, cval, origin, axis, wdt, algo)
 
 
-def _filter_host_in(input, mask, out, nspatial, kind, mode, cval, origin, axis, wdt):
+def _filter_host_in(input, mask, out, nspatial, kind, mode, cval, origin, axis, wdt, algo=None):
     x = input if input.dtype == wdt else input.astype(wdt)
     native = out.dtype == wdt
     y = out if native else np.empty(input.shape, wdt)
     xv, yv = (x, y) if axis is None else (np.moveaxis(x, axis, -1), np.moveaxis(y, axis, -1))
     _filter_real(xv, np.ascontiguousarray(mask, dtype=wdt), yv, nspatial, kind, mode, cval,
-                 origin)
+                 origin, algo)
     if not native:
         _store(y, out)
     return out
@@ -338,19 +339,20 @@ def _work_dtype_dev(dt):
     return np.dtype(np.float64)
 
 
-def _plan_dev(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt):
+def _plan_dev(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo=None):
     """A dense plan for device arrays of be (CUDA; the CPU for the test
-    double), cached as the host plans."""
+    double), cached as the host plans. algo: a forced algorithm (None: the
+    planner's choice)."""
     thr = int(threads) if be.plan_backend == 0 else 0
     key = ("dev", be.name, be.plan_backend, be.device_key(x), pdt.char, tuple(shape), nspatial,
-           mask.shape, mask.tobytes(), kind, mode, float(cval), tuple(origin), thr)
+           mask.shape, mask.tobytes(), kind, mode, float(cval), tuple(origin), thr, algo)
     with _cache_lock:
         p = _cache.get(key)
         if p is not None:
             _cache.move_to_end(key)
             return p
     args = (tuple(shape), (0,) * len(shape), (0,) * len(shape), nspatial, mask, kind, 0, mode,
-            float(cval), tuple(int(o) for o in origin), thr, None, be.plan_backend)
+            float(cval), tuple(int(o) for o in origin), thr, algo, be.plan_backend)
     if pdt == np.float16:
         args += ("float16",)
     p = _core.FilterPlan(*args)
@@ -361,14 +363,15 @@ def _plan_dev(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt):
     return p
 
 
-def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None):
+def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None, algo=None):
     """Device arrays: out = filter(x). x in its work dtype (float16 /
     float32 / float64, any layout: a dense copy on the device where it is
     not C-contiguous); mask a host ndarray of rank nspatial; out a device
     array of x's shape, any dtype and layout (written directly when it is
     dense, of x's dtype and apart from x; else through a temporary, cast
     as _store casts). shape: the dense shape the plan runs (a reshape of
-    x's: the 1-D filters collapse the axes around theirs)."""
+    x's: the 1-D filters collapse the axes around theirs); algo: a forced
+    algorithm (None: the planner's choice)."""
     wdt = be.dtype(x)
     xs = be.shape(x)
     if math.prod(xs) == 0:
@@ -377,7 +380,7 @@ def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None
         # weights that are not float16 values: float32 weights and sums,
         # one rounding at the store (a float16 plan would round the mask)
         return _filter_dev(be, be.astype(x, np.float32), mask, out, nspatial, kind, mode, cval,
-                           origin, shape)
+                           origin, shape, algo)
     xc = be.contiguous(x)
     direct = (be.dtype(out) == wdt and be.is_contiguous(out) and
               not _gpu.overlaps(be, xc, out))
@@ -386,14 +389,14 @@ def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None
     try:
         with be.on_device(x):
             p = _plan_dev(be, x, xs if shape is None else shape, nspatial, m, kind, mode, cval,
-                          origin, wdt)
+                          origin, wdt, algo)
             p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(x))
     except (RuntimeError, ValueError, TypeError, NotImplementedError):
         if wdt != np.float16:
             raise
         _F16_REFUSED.add(be.name)  # float16 plans refused here: float32 from now on
         return _filter_dev(be, be.astype(x, np.float32), mask, out, nspatial, kind, mode, cval,
-                           origin, shape)
+                           origin, shape, algo)
     if not direct:
         _store(y, out)
     return out
@@ -599,6 +602,103 @@ def _separable(input, output, axes, fn):
     return out
 
 
+# the solver for rank-1 (outer product) masks: host arrays, and device
+# arrays by FilterPlan backend
+_SEPARABLE_HOST = "cpu.filter.separable"
+_SEPARABLE = {0: "cpu.filter.separable", 1: "cuda.filter.separable"}
+_RANK1_MAX_TAPS = 256  # per axis (the separable solvers' limit)
+_RANK1_MAX_MASK = 1 << 22  # mask elements
+
+
+def _rank1_eligible(input, modes, cval, host):
+    """Whether a separable filter of input may run as one nD filter
+    (_rank1_call): float32 or float64 (others keep the 1-D passes: scipy
+    rounds an integer or float16 output after each pass), on the device,
+    or on the host where host is true, one boundary mode on every filtered
+    axis, a real cval."""
+    if not host and _gpu.backend(input) is None:
+        return False
+    if _dtype(input) not in (np.float32, np.float64):
+        return False
+    if not all(isinstance(m, str) and m in _MODES for m in modes):
+        return False
+    if len({_MODES[m] for m in modes}) != 1:
+        return False
+    return isinstance(cval, numbers.Real) and not isinstance(cval, bool)
+
+
+def _rank1_call(input, output, axes, ws, mode, cval, origins, divisor=None):
+    """The 1-D correlations ws[i] along axes[i] (the same mode and cval on
+    each) as ONE nD correlation with their outer product, a rank-1 mask,
+    planned with the separable solver (cpu. / cuda.filter.separable): one
+    plan, no intermediate array; on a GPU the fused kernel (where it takes
+    the mask) reads the array once and writes it once. The output dtype
+    must be the input's (None, that dtype, or an array of it of the
+    input's kind). None where it does not apply (the caller runs the 1-D
+    passes): another output dtype, more than 3 axes from the first
+    filtered one to the last axis, a mask side above _RANK1_MAX_TAPS, or a
+    plan the solver refuses. Equal to the 1-D passes within float
+    rounding: the solver factors the mask back into per-axis taps (each
+    within the dtype's rounding of the 1-D weights) and sums one axis
+    after the other, as the passes do. divisor: the result divided by it
+    once, in place (uniform_filter's sums of ones)."""
+    be = _gpu.backend(input)
+    dt = _dtype(input)
+    xs = tuple(input.shape) if be is None else be.shape(input)
+    nd = len(xs)
+    lo = min(axes)
+    if nd > _MAX_DIMS or nd - lo > 3 or math.prod(xs) == 0:
+        return None
+    if output is not None:
+        if _is_dtype_arg(output):
+            try:
+                odt = (np.dtype(np.sctypeDict[output]) if isinstance(output, str)
+                       else _gpu.np_dtype(output))
+            except (KeyError, TypeError):
+                return None
+        elif _gpu.backend(output) is be and (be is not None or isinstance(output, np.ndarray)):
+            odt = _dtype(output)
+        else:
+            return None
+        if odt != dt:
+            return None
+    if any(len(w) > _RANK1_MAX_TAPS for w in ws) or math.prod(len(w) for w in ws) > _RANK1_MAX_MASK:
+        return None
+    mask = np.ones(())
+    org = []
+    for a in range(lo, nd):
+        if a in axes:
+            i = axes.index(a)
+            mask = np.multiply.outer(mask, np.asarray(ws[i], dtype=np.float64))
+            org.append(origins[i])
+        else:
+            mask = np.multiply.outer(mask, np.ones(1))
+            org.append(0)
+    mask = np.ascontiguousarray(mask, dtype=dt)
+    mcode, nsp = _MODES[mode], nd - lo
+    if be is None:
+        out = _get_output(output, input)
+        try:  # the input and out are untouched until the plan has run
+            _filter_host(input, mask, out, nsp, _CORRELATE, mcode, cval, org,
+                         algo=_SEPARABLE_HOST)
+        except (RuntimeError, ValueError, NotImplementedError):
+            return None  # the solver refuses the plan
+    else:
+        algo = _SEPARABLE.get(be.plan_backend)
+        if algo is None:
+            return None
+        try:  # the plan first: a solver that refuses it leaves the 1-D passes
+            with be.on_device(input):
+                _plan_dev(be, input, xs, nsp, mask, _CORRELATE, mcode, cval, org, dt, algo)
+        except (RuntimeError, ValueError, NotImplementedError):
+            return None
+        out = _get_output(output, input)
+        _filter_dev(be, input, mask, out, nsp, _CORRELATE, mcode, cval, org, algo=algo)
+    if divisor is not None:
+        out /= float(divisor)
+    return out
+
+
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
     """scipy.ndimage.uniform_filter1d."""
     if size < 1:
@@ -625,13 +725,26 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
 
 
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.uniform_filter."""
+    """scipy.ndimage.uniform_filter. float32 / float64 (host or device),
+    one mode on every filtered axis: one nD filter with the outer product
+    of the 1-D sums of ones, divided once (_rank1_call); else the 1-D
+    passes."""
     input = _asarray(input)
     ax = _axes(axes, input.ndim)
     sizes = _per_axis(size, len(ax), "size")
     modes = _per_axis(mode, len(ax), "mode")
     origins = _per_axis(origin, len(ax), "origin")
     keep = [i for i in range(len(ax)) if sizes[i] > 1]
+    if len(keep) >= 2 and _rank1_eligible(input, [modes[i] for i in keep], cval, True) and all(
+            isinstance(sizes[i], numbers.Integral) and isinstance(origins[i], numbers.Integral)
+            and -(sizes[i] // 2) <= origins[i] <= (sizes[i] - 1) // 2 for i in keep):
+        # sums of ones, then one division (as uniform_filter1d)
+        r = _rank1_call(input, output, [ax[i] for i in keep],
+                        [np.ones(int(sizes[i])) for i in keep], modes[keep[0]], cval,
+                        [int(origins[i]) for i in keep],
+                        math.prod(int(sizes[i]) for i in keep))
+        if r is not None:
+            return r
     return _separable(input, output, [ax[i] for i in keep],
                       lambda src, j, a, out: uniform_filter1d(
                           src, sizes[keep[j]], a, out, modes[keep[j]], cval, origins[keep[j]]))
@@ -675,7 +788,9 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
 
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
                     *, radius=None, axes=None):
-    """scipy.ndimage.gaussian_filter."""
+    """scipy.ndimage.gaussian_filter. float32 / float64 device arrays,
+    order 0 and one mode on every filtered axis: one nD filter with the
+    outer product of the 1-D kernels (_rank1_call); else the 1-D passes."""
     input = _asarray(input)
     ax = _axes(axes, input.ndim)
     orders = _per_axis(order, len(ax), "order")
@@ -683,6 +798,24 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     modes = _per_axis(mode, len(ax), "mode")
     radiuses = _per_axis(radius, len(ax), "radius")
     keep = [i for i in range(len(ax)) if sigmas[i] > 1e-15]
+    # host arrays keep the passes: the solver's taps, factored from the
+    # rounded outer product, carry about 10% more rounding (rms) than the
+    # 1-D passes' weights (2048^2 float32 and float64, against scipy)
+    if len(keep) >= 2 and _rank1_eligible(input, [modes[i] for i in keep], cval, False) and all(
+            isinstance(orders[i], numbers.Integral) and orders[i] == 0 for i in keep):
+        ws = []
+        for i in keep:
+            sd = float(sigmas[i])
+            lw = int(truncate * sd + 0.5) if radiuses[i] is None else radiuses[i]
+            if not isinstance(lw, numbers.Integral) or lw < 0:
+                ws = None  # the 1-D pass raises scipy's error
+                break
+            ws.append(_gaussian_kernel1d(sigmas[i], 0, int(lw))[::-1])
+        if ws is not None:
+            r = _rank1_call(input, output, [ax[i] for i in keep], ws, modes[keep[0]], cval,
+                            [0] * len(keep))
+            if r is not None:
+                return r
     return _separable(input, output, [ax[i] for i in keep],
                       lambda src, j, a, out: gaussian_filter1d(
                           src, sigmas[keep[j]], a, orders[keep[j]], out, modes[keep[j]], cval,
