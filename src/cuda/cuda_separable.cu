@@ -38,6 +38,7 @@
  * (the knob at 1 asks for the x + y + z ring, at 2 for x + y then z).
  */
 #include "cuda/cuda_common.h"
+#include "cuda/cuda_direct_tile.h"
 
 #include <cuda_pipeline_primitives.h>
 
@@ -896,8 +897,17 @@ static int s_applicable(const tc__problem *p, const tc__env *e, char *why, size_
         return 0;
     }
     int axes = (p->msk[0] > 1) + (p->msk[1] > 1) + (p->msk[2] > 1);
-    if (axes < 2) {
-        if (why) snprintf(why, n, "mask has fewer than two axes longer than 1");
+    /* one axis: only along a leading axis (a column or plane pass) where
+     * cuda.filter.direct has no tiled kernel for the mask (e.g. 17 x 1,
+     * float64): there it would run its one-output-a-thread kernel, and this
+     * solver's strided pass reads each row once */
+    const int one_lead = axes == 1 && p->msk[2] == 1 &&
+                         (p->dtype != TC_FLOAT32 ||
+                          tc_cu_direct_pick(p->msk[0], p->msk[1], p->msk[2], p->out[2], -1) < 0);
+    if (axes < 2 && !one_lead) {
+        if (why)
+            snprintf(why, n, "mask has fewer than two axes longer than 1 (one only along a leading "
+                             "axis where cuda.filter.direct has no tiled kernel)");
         return 0;
     }
     if (p->msk[0] > SEP_MAX || p->msk[1] > SEP_MAX || p->msk[2] > SEP_MAX) {
@@ -915,20 +925,20 @@ static int s_applicable(const tc__problem *p, const tc__env *e, char *why, size_
     return ok;
 }
 
+/* Bytes x + y times what an H100 measured against that floor (gaussian,
+ * float32, constant mode, at 0.9 of its copy rate: the units of
+ * tc__cu_estimate): 8192^2 sigma 2 fused 0.573 ms = 2.9, per axis 1.055 =
+ * 2.65 a pass; 512^3 sigma 1.5 the register z window 1.592 = 4.0, x + y
+ * then z 2.220 = 5.6, the ring 2.974 = 7.5, per axis 3.396 = 2.85 a pass.
+ * So cuda.filter.direct keeps the rank-1 masks it has a tiled kernel for
+ * (its 2D k5 ran 0.23 ms on that 8192^2 array). */
 static double s_estimate(const tc__problem *p, const tc__env *e) {
-    int passes = (p->msk[0] > 1) + (p->msk[1] > 1) + (p->msk[2] > 1);
-    double bytes = (double)p->esize * (tc__x_count(p) + tc__y_count(p)) * passes;
-    if (fused_on(p)) {
-        /* x + y: the input read with the x halo once, the output written
-         * once, 1.1x for the unmeasured kernel (cuda.filter.direct, 1.05x
-         * its bytes, keeps the small masks); then the z pass, if any, on an
-         * array of about the output's size */
-        const double fx = p->dtype == TC_FLOAT32 ? fcfg<float>::FX : fcfg<double>::FX;
-        const double halo = (fx + (double)p->msk[2] - 1) / fx;
-        bytes = (double)p->esize * ((tc__x_count(p) * halo + tc__y_count(p)) * 1.1 +
-                                    (fused_on(p) == 1 && p->msk[0] > 1 ? 2.0 * tc__y_count(p) : 0));
-    }
-    double fl = 2.0 * tc__y_count(p) * (double)(p->msk[0] + p->msk[1] + p->msk[2]);
+    (void)e;
+    const int passes = (p->msk[0] > 1) + (p->msk[1] > 1) + (p->msk[2] > 1);
+    const int f = fused_on(p);
+    const double units = f == 3 ? 4.0 : f == 2 ? 7.5 : f == 1 ? (p->msk[0] > 1 ? 5.6 : 2.9) : 2.75 * passes;
+    const double bytes = (double)p->esize * (tc__x_count(p) + tc__y_count(p)) * units;
+    const double fl = 2.0 * tc__y_count(p) * (double)(p->msk[0] + p->msk[1] + p->msk[2]);
     return tc__cu_estimate(bytes, fl, p->dtype == TC_FLOAT32 ? 0.25 : 0.12);
 }
 
