@@ -670,13 +670,15 @@ static void ag_print(FILE *o, const ag_device *d, const ag_row *rows, int n, con
     for (int i = 0; i < n; i++) {
         const ag_row *r = &rows[i];
         if (r->variant >= 0) {
-            fprintf(o, "    %-26s #%d: R%dS%dT%d, %d x %d threads, %d x 4 outputs/thread, %lld B shared,"
+            fprintf(o, "    %-26s #%d: R%dS%dT%d, %d x %d threads, %d x %d outputs/thread, %lld B shared,"
                        " %d regs; %lld blocks resident\n",
                     r->c->name, r->variant, r->v.R, r->v.S, r->v.T, r->v.TX, r->v.BY, r->v.RY,
-                    (long long)r->smem, r->regs, (long long)r->resident);
+                    r->v.R == 1 && r->v.ng > 1 ? 4 * r->v.ng : 4, (long long)r->smem, r->regs,
+                    (long long)r->resident);
         } else {
-            fprintf(o, "    %-26s cuda.filter.separable, %d passes of %lld taps: the row pass's tile"
-                       " (256 outputs); the other passes have no tile (1 load/output at best)\n",
+            fprintf(o, "    %-26s cuda.filter.separable, %d passes of %lld taps: the per-axis passes' row"
+                       " tile (256 outputs; the other passes have no tile, 1 load/output at best), not"
+                       " the fused default's (docs/solvers/cuda-direct.md)\n",
                     r->c->name, r->passes, (long long)r->c->m[2]);
         }
     }
