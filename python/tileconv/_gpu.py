@@ -62,6 +62,15 @@ class Backend:
     def empty(self, like, shape, dtype):
         raise NotImplementedError
 
+    def empty_current(self, like, shape, dtype):
+        """empty(), called inside on_device(like) (a framework that needs
+        the device made current for an allocation skips doing it again)."""
+        return self.empty(like, shape, dtype)
+
+    def nbytes(self, a):
+        """The bytes a C-contiguous array spans."""
+        return math.prod(self.shape(a)) * self.dtype(a).itemsize
+
     def zeros(self, like, shape, dtype):
         raise NotImplementedError
 
@@ -144,6 +153,13 @@ class CupyBackend(Backend):
         import cupy
         with self._cp(like):
             return cupy.empty(shape, dtype=dtype)
+
+    def empty_current(self, like, shape, dtype):
+        import cupy
+        return cupy.empty(shape, dtype=dtype)
+
+    def nbytes(self, a):
+        return int(a.nbytes)
 
     def zeros(self, like, shape, dtype):
         import cupy
@@ -248,11 +264,13 @@ class TorchBackend(Backend):
         return bool(a.is_contiguous())
 
     def stream(self, a):
-        import torch
-        return int(torch.cuda.current_stream(a.device).cuda_stream)
+        return torch_stream(a)
 
     def device_key(self, a):
-        return str(a.device)
+        return a.get_device()
+
+    def nbytes(self, a):
+        return a.numel() * a.element_size()
 
     def on_device(self, a):
         import torch
@@ -320,6 +338,24 @@ class TorchBackend(Backend):
         return a.conj().resolve_conj()  # torch's conj is a lazy view
 
 
+_RAW_STREAM = []
+
+
+def torch_stream(t):
+    """The raw cudaStream_t (an int) of torch's current stream on CUDA
+    tensor t's device: torch._C._cuda_getCurrentRawStream where torch has
+    it (what torch's own compiled code calls: an int, no Stream object),
+    else torch.cuda.current_stream(device).cuda_stream."""
+    if not _RAW_STREAM:
+        import torch
+        _RAW_STREAM.append(getattr(torch._C, "_cuda_getCurrentRawStream", None))
+    raw = _RAW_STREAM[0]
+    if raw is not None:
+        return int(raw(t.get_device()))
+    import torch
+    return int(torch.cuda.current_stream(t.device).cuda_stream)
+
+
 BACKENDS = [CupyBackend(), TorchBackend()]
 
 
@@ -354,6 +390,12 @@ def np_dtype(dt, be=None):
 
 def overlaps(be, a, b):
     """Whether two device arrays of be may share memory (address ranges)."""
+    try:  # dense arrays: address and size
+        if be.is_contiguous(a) and be.is_contiguous(b):
+            pa, na, pb, nb = be.ptr(a), be.nbytes(a), be.ptr(b), be.nbytes(b)
+            return pa < pb + nb and pb < pa + na and na > 0 and nb > 0
+    except Exception:  # noqa: BLE001 - the general rule below
+        pass
     try:
         pa, pb = _span(be, a), _span(be, b)
     except Exception:  # noqa: BLE001 - unknown layout: assume they may

@@ -339,13 +339,18 @@ def _work_dtype_dev(dt):
     return np.dtype(np.float64)
 
 
+def _plan_dev_key(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo=None):
+    thr = int(threads) if be.plan_backend == 0 else 0
+    return ("dev", be.name, be.plan_backend, be.device_key(x), pdt.char, tuple(shape), nspatial,
+            mask.shape, mask.tobytes(), kind, mode, float(cval), tuple(origin), thr, algo)
+
+
 def _plan_dev(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo=None):
     """A dense plan for device arrays of be (CUDA; the CPU for the test
     double), cached as the host plans. algo: a forced algorithm (None: the
     planner's choice)."""
     thr = int(threads) if be.plan_backend == 0 else 0
-    key = ("dev", be.name, be.plan_backend, be.device_key(x), pdt.char, tuple(shape), nspatial,
-           mask.shape, mask.tobytes(), kind, mode, float(cval), tuple(origin), thr, algo)
+    key = _plan_dev_key(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo)
     with _cache_lock:
         p = _cache.get(key)
         if p is not None:
@@ -402,10 +407,79 @@ def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None
     return out
 
 
+# correlate / convolve on device arrays: a call whose every check passed
+# before and that ran a plan in place (float32 / float64, C-contiguous,
+# host weights) is remembered by what those checks and the plan depend on
+# (the input's framework, device, shape and dtype; the weights' shape,
+# dtype and values; mode, cval, origin, kind, threads) -> the plan's cache
+# key. The same call again skips the checks and dispatch and runs that
+# plan (while it is cached); anything else takes the full path.
+_dev_calls = {}
+_DEV_CALLS_MAX = 256
+_F32F64 = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _dev_call_key(be, input, weights, mode, cval, origin, kind):
+    """The _dev_calls key of a call, or None (not a candidate: weights not
+    a NumPy array, a non-contiguous input, an origin not of Python ints, an
+    unhashable argument)."""
+    if type(weights) is not np.ndarray or not be.is_contiguous(input):
+        return None
+    if type(origin) is not int:
+        if type(origin) not in (tuple, list) or any(type(o) is not int for o in origin):
+            return None  # (1.0 == 1: a float origin must meet its error each time)
+        origin = tuple(origin)
+    key = (kind, be, be.device_key(input), be.shape(input), be.dtype(input), weights.shape,
+           weights.dtype, weights.tobytes(), mode, type(cval), cval, origin, threads)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _nd_dev_again(be, input, weights, output, mode, cval, origin, kind):
+    """A remembered device call (_dev_calls) run directly; None when it is
+    not one (or its plan left the cache, or output= is not a dense array
+    of the input's shape and dtype apart from it): the full path then."""
+    if not _dev_calls:
+        return None
+    key = _dev_call_key(be, input, weights, mode, cval, origin, kind)
+    ent = _dev_calls.get(key) if key is not None else None
+    if ent is None:
+        return None
+    pkey, shape, dt = ent
+    pi = be.ptr(input)
+    if output is not None:
+        if (_gpu.backend(output) is not be or be.shape(output) != shape
+                or be.dtype(output) != dt or not be.is_contiguous(output)):
+            return None
+        po = be.ptr(output)
+        if po < pi + be.nbytes(input) and pi < po + be.nbytes(output):
+            return None  # the library needs disjoint arrays: through a temporary
+    with _cache_lock:
+        p = _cache.get(pkey)
+        if p is None:
+            return None
+        _cache.move_to_end(pkey)
+    with be.on_device(input):
+        if output is None:
+            output = be.empty_current(input, shape, dt)
+            po = be.ptr(output)
+        p.execute_ptr(pi, po, be.stream(input))
+    return output
+
+
 def _correlate_nd(input, weights, output, mode, cval, origin, kind):
-    input = _asarray(input)
-    weights = _host(weights)
     be = _gpu.backend(input)
+    if be is not None:
+        out = _nd_dev_again(be, input, weights, output, mode, cval, origin, kind)
+        if out is not None:
+            return out
+    else:
+        input = np.asarray(input)
+    raw_weights = weights
+    weights = _host(weights)
     complex_in = _dtype(input).kind == "c"
     complex_w = weights.dtype.kind == "c"
     if complex_in or complex_w:
@@ -446,9 +520,18 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
         raise ValueError("tileconv: filters over more than 3 axes at once are not supported "
                          f"(weights shape {weights.shape})")
     if be is not None:
-        wdt = _work_dtype_dev(be.dtype(input))
-        _filter_dev(be, be.astype(input, wdt), weights.reshape(weights.shape[lead:]), out, nsp,
-                    kind, mcode, cval, origins[lead:])
+        dt = be.dtype(input)
+        wdt = _work_dtype_dev(dt)
+        mask = weights.reshape(weights.shape[lead:])
+        _filter_dev(be, be.astype(input, wdt), mask, out, nsp, kind, mcode, cval, origins[lead:])
+        if dt in _F32F64 and math.prod(input.shape) > 0:
+            key = _dev_call_key(be, input, raw_weights, mode, cval, origin, kind)
+            if key is not None and key not in _dev_calls:  # the plan _filter_dev ran
+                if len(_dev_calls) >= _DEV_CALLS_MAX:
+                    _dev_calls.clear()
+                _dev_calls[key] = (_plan_dev_key(
+                    be, input, be.shape(input), nsp, np.ascontiguousarray(mask, dtype=dt), kind,
+                    mcode, cval, origins[lead:], dt), be.shape(input), dt)
         return out
     return _filter_host(input, weights.reshape(weights.shape[lead:]), out, nsp, kind, mcode,
                         cval, origins[lead:])

@@ -49,6 +49,7 @@ class FakeArray:
     dtype = property(lambda self: self._a.dtype)
     ndim = property(lambda self: self._a.ndim)
     size = property(lambda self: self._a.size)
+    nbytes = property(lambda self: self._a.nbytes)
     flags = property(lambda self: self._a.flags)
 
     @property
@@ -200,6 +201,13 @@ class _Dev:
         return False
 
 
+class _Ptr:
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
 class CupyLike(FakeArray):
     """What CupyBackend reads of a CuPy array: the module name, .device.id,
     .data.ptr, .flags, .get()."""
@@ -207,9 +215,7 @@ class CupyLike(FakeArray):
 
     @property
     def data(self):
-        class _P:
-            ptr = self._a.__array_interface__["data"][0]
-        return _P()
+        return _Ptr(self._a.__array_interface__["data"][0])
 
 
 CupyLike.__module__ = "cupy"

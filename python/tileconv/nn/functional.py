@@ -48,6 +48,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import _core
+from .. import _gpu
 
 __all__ = ["conv1d", "conv2d", "conv3d"]
 
@@ -243,16 +244,19 @@ _problems = {}
 
 def _problem(nsp, xshape, wshape, dt, stride, padding, dilation, groups, padding_mode,
              has_bias, act, has_res, cl):
-    """_Problem, memoised on the raw arguments (a repeated call skips the
-    checks); unhashable arguments (lists) are checked every time."""
-    key = (nsp, xshape, wshape, dt, stride, padding, dilation, groups, padding_mode,
-           has_bias, act, has_res, cl)
+    """_Problem, memoised on the raw arguments and the types of stride,
+    padding and dilation (1.0 == 1, but a float is refused) (a repeated
+    call skips the checks); unhashable arguments (lists) are checked every
+    time."""
+    args = (nsp, xshape, wshape, dt, stride, padding, dilation, groups, padding_mode,
+            has_bias, act, has_res, cl)
+    key = args + (type(stride), type(padding), type(dilation))
     try:
         prob = _problems.get(key)
     except TypeError:
-        return _Problem(*key)
+        return _Problem(*args)
     if prob is None:
-        prob = _Problem(*key)
+        prob = _Problem(*args)
         if len(_problems) > 256:
             _problems.clear()
         _problems[key] = prob
@@ -397,23 +401,25 @@ class _Dev:
 
 def _stream(x):
     if x.kind == "torch":
-        if not x.obj.is_cuda:
-            return 0
-        import torch
-        return int(torch.cuda.current_stream(x.obj.device).cuda_stream)
+        return _gpu.torch_stream(x.obj) if x.obj.is_cuda else 0
     if x.kind == "cupy":
         import cupy
         return int(cupy.cuda.get_current_stream().ptr)
     return 0
 
 
+def _torch_mf(cl, nd):
+    import torch
+    if cl:
+        return torch.channels_last if nd == 4 else torch.channels_last_3d
+    return torch.contiguous_format
+
+
 def _dev_empty(x, shape, cl):
     if x.kind == "torch":
         import torch
-        mf = torch.contiguous_format
-        if cl:
-            mf = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
-        return torch.empty(shape, dtype=x.obj.dtype, device=x.obj.device, memory_format=mf)
+        return torch.empty(shape, dtype=x.obj.dtype, device=x.obj.device,
+                           memory_format=_torch_mf(cl, len(shape)))
     if x.kind == "cupy":
         import cupy
         dt = np.dtype(x.obj.dtype)
@@ -432,12 +438,66 @@ def _np_bits(t):
     return (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy()
 
 
+# repeated calls on torch tensors: a call whose checks passed and whose
+# operands were used in place (batched, dense in the layout, no residual)
+# is remembered by what the checks and the plan depend on (the operands'
+# types, dtypes, shapes, strides and devices, the conv's arguments, the
+# module settings) -> the problem, the plan cache's arguments, the output's
+# shape and memory format. The same call again skips the checks and the
+# operand objects.
+_calls = {}
+_CALLS_MAX = 256
+
+
+def _torch_call_key(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode,
+                    act):
+    """The _calls key of a call on torch tensors, or None (an operand that
+    is not a tensor, an unhashable argument)."""
+    try:
+        bk = None if bias is None else (type(bias), bias.dtype, bias.shape, bias.stride(),
+                                        bias.get_device())
+        key = (nsp, type(input), input.dtype, input.shape, input.stride(), input.get_device(),
+               type(weight), weight.dtype, weight.shape, weight.stride(), weight.get_device(),
+               bk, stride, padding, dilation, groups, padding_mode, act, bool(allow_tf32),
+               bool(direct), threads, type(stride), type(padding), type(dilation))
+        hash(key)
+    except (AttributeError, TypeError):
+        return None
+    return key
+
+
+def _conv_torch_again(key, input, weight, bias, owner):
+    """A remembered call (_calls) run directly; None when it is not one."""
+    ent = _calls.get(key)
+    if ent is None:
+        return None
+    prob, backend, extra, nthreads, flags, out_shape, empty, mf = ent
+    p = _cached_plan(prob, backend, extra, nthreads, flags, owner)
+    y = empty(out_shape, dtype=input.dtype, device=input.device, memory_format=mf)
+    if backend == 0 and owner is not None and owner._tc_hold_weights(
+            p, lambda: (_np_bits(weight), None if bias is None else _np_bits(bias))):
+        p.execute_ptr(input.data_ptr(), 0, 0, y.data_ptr(), 0, 0)
+    else:
+        p.execute_ptr(input.data_ptr(), weight.data_ptr(),
+                      0 if bias is None else bias.data_ptr(), y.data_ptr(),
+                      _gpu.torch_stream(input) if backend else 0, 0)
+    return y
+
+
 def _conv_ptr(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode,
               act, residual, owner):
     """torch tensors (CPU and CUDA) and CuPy arrays: the addresses go to
     the C library (the CUDA backend for device arrays, no host copy, the
     work enqueued on the framework's current stream; the CPU backend for
     host tensors); the output is a new array of the input's kind."""
+    ckey = None
+    if residual is None and _is_torch(input):
+        ckey = _torch_call_key(nsp, input, weight, bias, stride, padding, dilation, groups,
+                               padding_mode, act)
+        if ckey is not None and _calls:
+            y = _conv_torch_again(ckey, input, weight, bias, owner)
+            if y is not None:
+                return y
     cuda = _is_gpu(input)
     x = _Dev(input, "input", cuda)
     w = _Dev(weight, "weight", cuda)
@@ -450,7 +510,11 @@ def _conv_ptr(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
             raise _dtype_clash("bias", b.dt, x.dt)
         if b.shape != (w.shape[0],):
             raise RuntimeError(f"bias of shape {b.shape}, expected ({w.shape[0]},)")
-        b = b.dense(False)
+        bd = b.dense(False)
+        b_in_place = bd is b
+        b = bd
+    else:
+        b_in_place = True
     unbatched = len(x.shape) == nsp + 1
     if unbatched:
         x = x.batched()
@@ -459,18 +523,18 @@ def _conv_ptr(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
         cl = True  # torch: a channels-last weight makes the conv channels-last
     prob = _problem(nsp, x.shape, w.shape, x.dt, stride, padding, dilation, groups,
                     padding_mode, b is not None, act, residual is not None, cl)
-    x = x.dense(cl)
-    w = w.dense(False)
+    xd, wd = x.dense(cl), w.dense(False)
+    in_place = not unbatched and b_in_place and xd is x and wd is w
+    x, w = xd, wd
+    dr = bool(direct)
     if cuda:
         tf32 = bool(allow_tf32)
         dev = str(x.obj.device) if x.kind == "torch" else getattr(x.obj, "device", None)
         dev = str(getattr(dev, "id", dev))
-        dr = bool(direct)
-        p = _cached_plan(prob, 1, (dev, tf32, dr), 0,
-                         (_ALLOW_TF32 if tf32 else 0) | (_DIRECT if dr else 0), owner)
+        pargs = (1, (dev, tf32, dr), 0, (_ALLOW_TF32 if tf32 else 0) | (_DIRECT if dr else 0))
     else:
-        dr = bool(direct)
-        p = _cached_plan(prob, 0, (int(threads), dr), threads, _DIRECT if dr else 0, owner)
+        pargs = (0, (int(threads), dr), threads, _DIRECT if dr else 0)
+    p = _cached_plan(prob, *pargs, owner)
     out_shape = p.out_shape
     rp = 0
     if residual is not None:
@@ -491,6 +555,11 @@ def _conv_ptr(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
         p.execute_ptr(x.ptr, 0, 0, yp, 0, rp)
     else:
         p.execute_ptr(x.ptr, w.ptr, b.ptr if b is not None else 0, yp, _stream(x), rp)
+    if ckey is not None and in_place:
+        import torch
+        if len(_calls) >= _CALLS_MAX:
+            _calls.clear()
+        _calls[ckey] = (prob,) + pargs + (out_shape, torch.empty, _torch_mf(cl, len(out_shape)))
     return y[0] if unbatched else y
 
 
@@ -503,9 +572,10 @@ def _is_gpu(a):
 def _conv(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode,
           activation=None, residual=None, owner=None):
     act = activation_code(activation)
-    if owner is None and _is_torch(input):
+    t = _is_torch(input)
+    if owner is None and t:
         _check_grad(input, weight, bias, residual)
-    fn = _conv_ptr if _is_gpu(input) or _is_torch(input) else _conv_host
+    fn = _conv_ptr if t or hasattr(input, "__cuda_array_interface__") else _conv_host
     return fn(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode, act,
               residual, owner)
 
