@@ -132,6 +132,9 @@ class CupyBackend(Backend):
     def owns(self, a):
         return type(a).__module__.startswith("cupy")
 
+    def shape(self, a):
+        return a.shape  # a tuple of ints already
+
     def stream(self, a):
         import cupy
         return int(cupy.cuda.get_current_stream().ptr)
@@ -259,6 +262,9 @@ class TorchBackend(Backend):
 
     def ptr(self, a):
         return int(a.data_ptr())
+
+    def shape(self, a):
+        return tuple(a.shape)
 
     def is_contiguous(self, a):
         return bool(a.is_contiguous())

@@ -407,45 +407,68 @@ def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None
     return out
 
 
-# correlate / convolve on device arrays: a call whose every check passed
-# before and that ran a plan in place (float32 / float64, C-contiguous,
-# host weights) is remembered by what those checks and the plan depend on
-# (the input's framework, device, shape and dtype; the weights' shape,
-# dtype and values; mode, cval, origin, kind, threads) -> the plan's cache
-# key. The same call again skips the checks and dispatch and runs that
-# plan (while it is cached); anything else takes the full path.
+# correlate / convolve (nD and 1-D) on device arrays: a call whose every
+# check passed before and that ran a plan in place (float32 / float64,
+# C-contiguous, weights on the host) is remembered by what those checks
+# and the plan depend on (the input's framework, device, shape and dtype;
+# the weights' shape, dtype and values; mode, cval, origin, axis, kind,
+# threads) -> the plan's cache key. The same call again skips the checks
+# and dispatch and runs that plan (while it is cached); anything else
+# takes the full path.
 _dev_calls = {}
 _DEV_CALLS_MAX = 256
 _F32F64 = (np.dtype(np.float32), np.dtype(np.float64))
+_NUM = (int, float)
 
 
-def _dev_call_key(be, input, weights, mode, cval, origin, kind):
-    """The _dev_calls key of a call, or None (not a candidate: weights not
-    a NumPy array, a non-contiguous input, an origin not of Python ints, an
-    unhashable argument)."""
-    if type(weights) is not np.ndarray or not be.is_contiguous(input):
+def _dev_call_key(be, input, weights, mode, cval, origin, kind, axis=None):
+    """The _dev_calls key of a call (hashing it raises TypeError where an
+    argument is unhashable), or None (not a candidate: weights neither a
+    NumPy array nor a flat list / tuple of Python ints and floats (1-D), a
+    non-contiguous input, an origin or axis not of Python ints: 1.0 == 1,
+    but a float must meet its error each time)."""
+    if type(weights) is np.ndarray:
+        ws = (weights.shape, weights.dtype, weights.tobytes())
+    elif (axis is not None and type(weights) in (list, tuple)
+          and all(type(v) in _NUM for v in weights)):
+        ws = tuple(weights)
+    else:
+        return None
+    if not be.is_contiguous(input):
         return None
     if type(origin) is not int:
-        if type(origin) not in (tuple, list) or any(type(o) is not int for o in origin):
-            return None  # (1.0 == 1: a float origin must meet its error each time)
+        if (axis is not None or type(origin) not in (tuple, list)
+                or any(type(o) is not int for o in origin)):
+            return None
         origin = tuple(origin)
-    key = (kind, be, be.device_key(input), be.shape(input), be.dtype(input), weights.shape,
-           weights.dtype, weights.tobytes(), mode, type(cval), cval, origin, threads)
-    try:
-        hash(key)
-    except TypeError:
+    if axis is not None and type(axis) is not int:
         return None
-    return key
+    return (kind, axis, be, be.device_key(input), be.shape(input), be.dtype(input), ws, mode,
+            type(cval), cval, origin, threads)
 
 
-def _nd_dev_again(be, input, weights, output, mode, cval, origin, kind):
+def _remember_dev_call(key, pkey, shape, dt):
+    try:
+        if key is None or key in _dev_calls:
+            return
+    except TypeError:  # an unhashable argument
+        return
+    if len(_dev_calls) >= _DEV_CALLS_MAX:
+        _dev_calls.clear()
+    _dev_calls[key] = (pkey, shape, dt)
+
+
+def _dev_again(be, input, weights, output, mode, cval, origin, kind, axis=None):
     """A remembered device call (_dev_calls) run directly; None when it is
     not one (or its plan left the cache, or output= is not a dense array
     of the input's shape and dtype apart from it): the full path then."""
     if not _dev_calls:
         return None
-    key = _dev_call_key(be, input, weights, mode, cval, origin, kind)
-    ent = _dev_calls.get(key) if key is not None else None
+    key = _dev_call_key(be, input, weights, mode, cval, origin, kind, axis)
+    try:
+        ent = _dev_calls.get(key)
+    except TypeError:  # an unhashable argument
+        return None
     if ent is None:
         return None
     pkey, shape, dt = ent
@@ -473,7 +496,7 @@ def _nd_dev_again(be, input, weights, output, mode, cval, origin, kind):
 def _correlate_nd(input, weights, output, mode, cval, origin, kind):
     be = _gpu.backend(input)
     if be is not None:
-        out = _nd_dev_again(be, input, weights, output, mode, cval, origin, kind)
+        out = _dev_again(be, input, weights, output, mode, cval, origin, kind)
         if out is not None:
             return out
     else:
@@ -524,14 +547,12 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
         wdt = _work_dtype_dev(dt)
         mask = weights.reshape(weights.shape[lead:])
         _filter_dev(be, be.astype(input, wdt), mask, out, nsp, kind, mcode, cval, origins[lead:])
-        if dt in _F32F64 and math.prod(input.shape) > 0:
-            key = _dev_call_key(be, input, raw_weights, mode, cval, origin, kind)
-            if key is not None and key not in _dev_calls:  # the plan _filter_dev ran
-                if len(_dev_calls) >= _DEV_CALLS_MAX:
-                    _dev_calls.clear()
-                _dev_calls[key] = (_plan_dev_key(
-                    be, input, be.shape(input), nsp, np.ascontiguousarray(mask, dtype=dt), kind,
-                    mcode, cval, origins[lead:], dt), be.shape(input), dt)
+        if dt in _F32F64 and math.prod(input.shape) > 0:  # the plan _filter_dev ran
+            xs = be.shape(input)
+            _remember_dev_call(
+                _dev_call_key(be, input, raw_weights, mode, cval, origin, kind),
+                _plan_dev_key(be, input, xs, nsp, np.ascontiguousarray(mask, dtype=dt), kind,
+                              mcode, cval, origins[lead:], dt), xs, dt)
         return out
     return _filter_host(input, weights.reshape(weights.shape[lead:]), out, nsp, kind, mcode,
                         cval, origins[lead:])
@@ -593,9 +614,15 @@ def _check_axis(axis, ndim):
 
 
 def _correlate_1d(input, weights, axis, output, mode, cval, origin, kind):
-    input = _asarray(input)
-    weights = _host(weights)
     be = _gpu.backend(input)
+    if be is not None:
+        out = _dev_again(be, input, weights, output, mode, cval, origin, kind, axis)
+        if out is not None:
+            return out
+    else:
+        input = np.asarray(input)
+    raw_weights, raw_axis, raw_origin = weights, axis, origin
+    weights = _host(weights)
     if _dtype(input).kind == "c" or weights.dtype.kind == "c":
         if weights.dtype.kind == "c":
             weights = weights.conj()
@@ -627,9 +654,15 @@ def _correlate_1d(input, weights, axis, output, mode, cval, origin, kind):
             shape, mask, org = (pre, n), weights, [origin]
         if pre == 1 and len(shape) == 3:
             shape = shape[1:]
-        wdt = _work_dtype_dev(be.dtype(input))
+        dt = be.dtype(input)
+        wdt = _work_dtype_dev(dt)
         _filter_dev(be, be.astype(input, wdt), mask, out, len(org), kind, mcode, cval, org,
                     shape=shape)
+        if dt in _F32F64 and math.prod(xs) > 0:  # the plan _filter_dev ran
+            _remember_dev_call(
+                _dev_call_key(be, input, raw_weights, mode, cval, raw_origin, kind, raw_axis),
+                _plan_dev_key(be, input, shape, len(org), np.ascontiguousarray(mask, dtype=dt),
+                              kind, mcode, cval, org, dt), xs, dt)
         return out
     return _filter_host(input, weights, out, 1, kind, mcode, cval, [origin], axis=axis)
 

@@ -57,6 +57,8 @@ def test_ndimage_repeated(dev, fn, dtype):
     ref = s(x, w, mode="constant", cval=0.5)
     for _ in range(2):
         assert _close(t(xd, w, mode="constant", cval=0.5), ref)
+    for _ in range(2):  # an unhashable cval: the full path each time
+        assert _close(t(xd, w, mode="constant", cval=np.array(0.5)), ref)
     TN._cache.clear()  # the plan left the cache: planned again
     assert _close(t(xd, w, mode="constant", cval=0.5), ref)
     # output= arrays: dense of the same dtype (filled in place), another
@@ -87,6 +89,40 @@ def test_ndimage_repeated(dev, fn, dtype):
         assert _close(t(xd, w, mode="constant", cval=0.5), ref)
     finally:
         TN.threads = old
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+@pytest.mark.parametrize("fn", ["correlate1d", "convolve1d"])
+def test_ndimage_1d_repeated(dev, fn, axis):
+    r = np.random.default_rng(5)
+    x = r.random((7, 9, 11)).astype(np.float32)
+    w = (r.random(4) - 0.3)
+    wl = [0.5, -1, 2.0]
+    t, s = getattr(TN, fn), getattr(SN, fn)
+    xd = dev(x.copy())
+    for _ in range(3):
+        assert _close(t(xd, w, axis, origin=1), s(x, w, axis, origin=1))
+        assert _close(t(xd, wl, axis, mode="wrap"), s(x, wl, axis, mode="wrap"))
+    assert any(k[1] == axis for k in TN._dev_calls)
+    w[0] += 1.0  # in place
+    assert _close(t(xd, w, axis, origin=1), s(x, w, axis, origin=1))
+    o = dev(np.zeros_like(x))
+    assert t(xd, wl, axis, o, mode="wrap") is o and _close(o, s(x, wl, axis, mode="wrap"))
+    xin = dev(x.copy())
+    t(xin, wl, axis, mode="wrap")
+    assert t(xin, wl, axis, xin, mode="wrap") is xin and _close(xin, s(x, wl, axis, mode="wrap"))
+    with pytest.raises(ValueError, match="Invalid origin"):
+        t(xd, w, axis, origin=2)
+    with pytest.raises(TypeError):
+        t(xd, w, axis, origin=1.0)
+    with pytest.raises(TypeError):
+        t(xd, w, float(axis), origin=1)
+    with pytest.raises(Exception):
+        t(xd, w, 3, origin=1)  # no such axis
+    for _ in range(2):  # composed of 1-D passes
+        assert _close(TN.sobel(xd, axis), SN.sobel(x, axis), 1e-5)
+        assert _close(TN.gaussian_filter1d(xd, 1.5, axis), SN.gaussian_filter1d(x, 1.5, axis),
+                      1e-5)
 
 
 def test_ndimage_repeated_lists(dev):
@@ -126,6 +162,9 @@ def test_conv_repeated(cl):
         w[0, 0, 1, 1] += 2.0  # in place: the weights go with every call
         assert _tclose(TF.conv2d(x, w, b, padding=1),
                        torch.nn.functional.conv2d(x, w, b, padding=1))
+        for _ in range(2):  # lists: unhashable, the full path each time
+            assert _tclose(TF.conv2d(x, w, b, stride=[1, 2], padding=[1, 1]),
+                           torch.nn.functional.conv2d(x, w, b, stride=[1, 2], padding=[1, 1]))
         wt = w.transpose(2, 3).contiguous().transpose(2, 3)  # not dense: copied
         assert _tclose(TF.conv2d(x, wt, b, padding=1),
                        torch.nn.functional.conv2d(x, wt, b, padding=1))

@@ -451,24 +451,26 @@ _CALLS_MAX = 256
 
 def _torch_call_key(nsp, input, weight, bias, stride, padding, dilation, groups, padding_mode,
                     act):
-    """The _calls key of a call on torch tensors, or None (an operand that
-    is not a tensor, an unhashable argument)."""
+    """The _calls key of a call on torch tensors (hashing it raises
+    TypeError where an argument is unhashable), or None (an operand that
+    is not a tensor)."""
     try:
         bk = None if bias is None else (type(bias), bias.dtype, bias.shape, bias.stride(),
                                         bias.get_device())
-        key = (nsp, type(input), input.dtype, input.shape, input.stride(), input.get_device(),
-               type(weight), weight.dtype, weight.shape, weight.stride(), weight.get_device(),
-               bk, stride, padding, dilation, groups, padding_mode, act, bool(allow_tf32),
-               bool(direct), threads, type(stride), type(padding), type(dilation))
-        hash(key)
+        return (nsp, type(input), input.dtype, input.shape, input.stride(), input.get_device(),
+                type(weight), weight.dtype, weight.shape, weight.stride(), weight.get_device(),
+                bk, stride, padding, dilation, groups, padding_mode, act, bool(allow_tf32),
+                bool(direct), threads, type(stride), type(padding), type(dilation))
     except (AttributeError, TypeError):
         return None
-    return key
 
 
 def _conv_torch_again(key, input, weight, bias, owner):
     """A remembered call (_calls) run directly; None when it is not one."""
-    ent = _calls.get(key)
+    try:
+        ent = _calls.get(key)
+    except TypeError:  # an unhashable argument
+        return None
     if ent is None:
         return None
     prob, backend, extra, nthreads, flags, out_shape, empty, mf = ent
@@ -557,9 +559,13 @@ def _conv_ptr(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
         p.execute_ptr(x.ptr, w.ptr, b.ptr if b is not None else 0, yp, _stream(x), rp)
     if ckey is not None and in_place:
         import torch
-        if len(_calls) >= _CALLS_MAX:
-            _calls.clear()
-        _calls[ckey] = (prob,) + pargs + (out_shape, torch.empty, _torch_mf(cl, len(out_shape)))
+        ent = (prob,) + pargs + (out_shape, torch.empty, _torch_mf(cl, len(out_shape)))
+        try:
+            if len(_calls) >= _CALLS_MAX:
+                _calls.clear()
+            _calls[ckey] = ent
+        except TypeError:  # an unhashable argument
+            pass
     return y[0] if unbatched else y
 
 
