@@ -263,8 +263,11 @@ def _problem(nsp, xshape, wshape, dt, stride, padding, dilation, groups, padding
     return prob
 
 
-def _cached_plan(prob, backend, extra, nthreads, flags, owner):
-    key = prob.key(backend, extra)
+def _cached_plan(prob, backend, extra, nthreads, flags, owner, key=None):
+    """The plan of prob (key: prob.key(backend, extra), when the caller
+    has it), from the owner module's plans or the shared cache."""
+    if key is None:
+        key = prob.key(backend, extra)
     if owner is not None:
         return owner._tc_plan_for(key, lambda: prob.plan(backend, nthreads, flags))
     with _lock:
@@ -473,8 +476,8 @@ def _conv_torch_again(key, input, weight, bias, owner):
         return None
     if ent is None:
         return None
-    prob, backend, extra, nthreads, flags, out_shape, empty, mf = ent
-    p = _cached_plan(prob, backend, extra, nthreads, flags, owner)
+    prob, backend, extra, nthreads, flags, pkey, out_shape, empty, mf = ent
+    p = _cached_plan(prob, backend, extra, nthreads, flags, owner, pkey)
     y = empty(out_shape, dtype=input.dtype, device=input.device, memory_format=mf)
     if backend == 0 and owner is not None and owner._tc_hold_weights(
             p, lambda: (_np_bits(weight), None if bias is None else _np_bits(bias))):
@@ -559,7 +562,8 @@ def _conv_ptr(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
         p.execute_ptr(x.ptr, w.ptr, b.ptr if b is not None else 0, yp, _stream(x), rp)
     if ckey is not None and in_place:
         import torch
-        ent = (prob,) + pargs + (out_shape, torch.empty, _torch_mf(cl, len(out_shape)))
+        ent = (prob,) + pargs + (prob.key(*pargs[:2]), out_shape, torch.empty,
+                                 _torch_mf(cl, len(out_shape)))
         try:
             if len(_calls) >= _CALLS_MAX:
                 _calls.clear()
