@@ -468,6 +468,12 @@ int main(int argc, char **argv) {
         snprintf(nm, sizeof nm, "3D 512^3 k%d", k);
         bench_filter("3d", nm, 3, s, m, C0, "cuda.filter.direct", 10);
         sweep_filter(nm, 3, s, m, 5);
+        /* the plane ring in every mode beside constant (k3) */
+        for (int md = 1; md <= 4 && !quick && k == 3; md++) {
+            char nmm[96];
+            snprintf(nmm, sizeof nmm, "3D 512^3 k3 %s", tc_mode_name((tc_mode)md));
+            bench_filter("3dmode", nmm, 3, s, m, (tc_mode)md, "cuda.filter.direct", 10);
+        }
     }
     /* float16 / bfloat16 2D 8192^2 and 3D 512^3 k3 (cuda.filter.direct-half;
      * float16 in every mode) beside the float32 rows above, and float16
