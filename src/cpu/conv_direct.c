@@ -407,6 +407,27 @@ static void dc_tiles(void *arg, int64_t begin, int64_t end, int tid) {
     }
 }
 
+/* A work item's coordinates, innermost first: output-channel split ks (of
+ * nks), column chunk cc (of ncc; 1: none), row chunk rc (of nrc), output
+ * plane o0, group gi, image n */
+typedef struct dc_item {
+    int64_t ks, cc, rc, o0, gi, n;
+} dc_item;
+static dc_item dc_item_of(int64_t it, const tc__problem *p, int64_t nks, int64_t ncc, int64_t nrc) {
+    dc_item r;
+    r.ks = it % nks;
+    it /= nks;
+    r.cc = it % ncc;
+    it /= ncc;
+    r.rc = it % nrc;
+    it /= nrc;
+    r.o0 = it % p->out[0];
+    it /= p->out[0];
+    r.gi = it % p->G;
+    r.n = it / p->G;
+    return r;
+}
+
 /* map[ph L + i]: the input column of extended position e0 + i s + ph (s
  * the last axis' stride, ph its phase), by the boundary mode; -1 past the
  * extended width E2 */
@@ -441,15 +462,8 @@ static void dc_fused(void *arg, int64_t begin, int64_t end, int tid) {
     for (;;) { /* items claimed one at a time: a late or shared thread takes fewer */
         int64_t it = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
         if (it >= g->items) break;
-        int64_t t = it, ks = t % g->nks;
-        t /= g->nks;
-        int64_t cc = t % g->fcc;
-        t /= g->fcc;
-        int64_t rc = t % g->nrc;
-        t /= g->nrc;
-        int64_t o0 = t % p->out[0];
-        t /= p->out[0];
-        int64_t gi = t % p->G, n = t / p->G;
+        const dc_item c = dc_item_of(it, p, g->nks, g->fcc, g->nrc);
+        const int64_t ks = c.ks, cc = c.cc, rc = c.rc, o0 = c.o0, gi = c.gi, n = c.n;
         int64_t o1a = rc * g->R, rows = p->out[1] - o1a < g->R ? p->out[1] - o1a : g->R;
         int64_t tw0 = cc * g->ftpc, tw1 = tw0 + g->ftpc < g->ntw ? tw0 + g->ftpc : g->ntw;
         int64_t o2a = tw0 * g->UW;
@@ -568,13 +582,8 @@ static void dc_fused_pos(void *arg, int64_t begin, int64_t end, int tid) {
     for (;;) { /* items claimed one at a time: a late or shared thread takes fewer */
         int64_t it = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
         if (it >= g->pitems) break;
-        int64_t t = it, ks = t % g->pnks;
-        t /= g->pnks;
-        int64_t rc = t % g->pnrc;
-        t /= g->pnrc;
-        int64_t o0 = t % p->out[0];
-        t /= p->out[0];
-        int64_t gi = t % p->G, n = t / p->G;
+        const dc_item c = dc_item_of(it, p, g->pnks, 1, g->pnrc);
+        const int64_t ks = c.ks, rc = c.rc, o0 = c.o0, gi = c.gi, n = c.n;
         int64_t o1a = rc * g->pR, rows = p->out[1] - o1a < g->pR ? p->out[1] - o1a : g->pR;
         int64_t b0 = tc__boundary_index(o0 * p->stride[0] - p->pad_lo[0], p->in[0], p->mode);
         int64_t nr = (rows - 1) * s1 + (p->msk[1] - 1) * p->dil[1] + 1;
