@@ -21,7 +21,8 @@ says "stream"). Rows:
 GPU_HALF_ALGO=NAME forces our plans to one solver (cuda.conv.igemm-half-halo
 and cuda.conv.igemm-half-shifted are run by name only); a comma-separated
 list times each in turn (rows per solver, "auto" for the planner's
-choice), cuDNN timed once a row. GPU_HALF_STRIDED=1 adds ResNet-50's 3x3/2
+choice), cuDNN timed once a row. GPU_HALF_ONLY=TEXT keeps the layers whose
+name contains TEXT (for a profiler). GPU_HALF_STRIDED=1 adds ResNet-50's 3x3/2
 and 1x1/2 downsampling layers (in the geomeans then too). Errors: max |y - y64| / max |y64| with y64 torch's float64 conv of the
 same rounded inputs (cuDNN's own error beside ours). Writes
 OUTDIR/gpu_layers_half.txt and .json. Never asserts."""
@@ -72,6 +73,10 @@ if os.environ.get("GPU_HALF_STRIDED") == "1":
     LAYERS += [("r50-3x3/2-128@56", 128, 128, 56, 3, 2, 1),
                ("r50-1x1/2-256-512@56", 256, 512, 56, 1, 2, 0)]
 FUSED = ["r50-3x3-64@56", "r50-1x1-256-64@56"]
+# GPU_HALF_ONLY=TEXT: only the layers whose name contains TEXT (profiling)
+if os.environ.get("GPU_HALF_ONLY"):
+    LAYERS = [lay for lay in LAYERS if os.environ["GPU_HALF_ONLY"] in lay[0]]
+    FUSED = [f for f in FUSED if os.environ["GPU_HALF_ONLY"] in f]
 N = 32
 
 
