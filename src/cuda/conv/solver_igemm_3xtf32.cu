@@ -15,7 +15,8 @@
  */
 #include "cuda/conv/conv_internal.h"
 
-extern "C" const tc__solver tc__solver_cuda_conv_igemm; /* its estimate */
+extern "C" const tc__solver tc__solver_cuda_conv_igemm;    /* their estimates */
+extern "C" const tc__solver tc__solver_cuda_conv_winograd; /* (winograd-f4) */
 
 namespace {
 
@@ -36,22 +37,32 @@ int x3_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
 }
 
 /* Chosen by the planner only where it measured faster than the solver
- * it replaces and no less accurate: 1x1 layers of at most 256 output
- * channels a group (the 1x1 stream's 3xTF32 form), cuda.conv.igemm's
- * estimate times 0.755 (an H100, ResNet-50 1x1 256->64 @56 batch 32: 0.071
- * ms against cuda.conv.igemm's 0.094, error against float64 4.8e-7 against
- * 6.7e-7; bench/gpu_layers.py). Elsewhere forced by name only
- * (tc_plan_options.algorithm, `--algo cuda.conv.igemm-3xtf32`): the 3x3
- * layers at 56 / 28 / 14 / 7 ran 0.176 / 0.128 / 0.115 / 0.131 ms, against
- * the planner's cuda.conv.winograd-f4 0.148 / 0.125 / 0.133 / 0.155 at
- * 8.5e-6-1.5e-5 error (3xTF32 3.4e-7-7.2e-7), but the winograd estimate's
- * scale against this one is not known without a GPU at hand; conv1 and the
- * 3D layer (the tiled mma.sync form) 1.2x and 2.1x slower than the
- * planner's choice. */
+ * it replaces and no less accurate (an H100, ResNet-50 layers at batch 32,
+ * bench/gpu_layers.py):
+ *  - 1x1 layers of at most 256 output channels a group (the 1x1 stream's
+ *    3xTF32 form): cuda.conv.igemm's estimate times 0.755 (1x1 256->64 @56:
+ *    0.071 ms against cuda.conv.igemm's 0.094, error against float64 4.8e-7
+ *    against 6.7e-7);
+ *  - 2D 3x3 stride-1 layers of at least 256 channels in and out on outputs
+ *    of at most 14 x 14 (the shifted wgmma views): cuda.conv.winograd-f4's
+ *    estimate (fitted in ms on the same layers) times 0.86 (3x3 256 @14:
+ *    0.115 ms against winograd-f4's 0.133; 512 @7: 0.131 against 0.155;
+ *    3xTF32 errors 3.4e-7-7.2e-7 against winograd-f4's 8.5e-6-1.5e-5).
+ * Elsewhere forced by name only (tc_plan_options.algorithm, `--algo
+ * cuda.conv.igemm-3xtf32`): the 3x3 layers at 56 / 28 ran 0.176 / 0.128 ms
+ * against winograd-f4's 0.148 / 0.125, conv1 and the 3D layer (the tiled
+ * mma.sync form) 1.2x and 2.1x slower than the planner's choice. */
 double x3_estimate(const tc__problem *p, const tc__env *e) {
     if (ig_is_1x1(p) && p->K / p->G <= 256) {
         const double t = tc__solver_cuda_conv_igemm.estimate(p, e);
         return t < 1e30 ? 0.755 * t : t;
+    }
+    if (p->nsp == 2 && p->G == 1 && p->C >= 256 && p->K >= 256 && p->msk[1] == 3 && p->msk[2] == 3 &&
+        p->stride[1] == 1 && p->stride[2] == 1 && p->dil[1] == 1 && p->dil[2] == 1 &&
+        p->out[1] * p->out[2] <= 14 * 14 &&
+        tc__solver_cuda_conv_winograd.applicable(p, e, NULL, 0)) {
+        const double t = tc__solver_cuda_conv_winograd.estimate(p, e);
+        return t < 1e30 ? 0.86 * t : t;
     }
     return 1e30;
 }
@@ -75,7 +86,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_3xtf32) = {
     .name = "cuda.conv.igemm-3xtf32",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "implicit-GEMM conv layer at about float32 accuracy on the TF32 tensor cores: each operand split once into TF32 hi + lo parts, three MMAs a product (lo*hi + hi*lo + hi*hi), fp32 sums promoted every k step; TMA-fed shifted views on wgmma for 2D stride-1 zero-padded layers (sm_90a), tiled mma.sync otherwise; plain float32 layers; the planner's choice for 1x1 layers (up to 256 output channels a group), forced by name elsewhere.",
+    .summary = "implicit-GEMM conv layer at about float32 accuracy on the TF32 tensor cores: each operand split once into TF32 hi + lo parts, three MMAs a product (lo*hi + hi*lo + hi*hi), fp32 sums promoted every k step; TMA-fed shifted views on wgmma for 2D stride-1 zero-padded layers (sm_90a), tiled mma.sync otherwise; plain float32 layers; the planner's choice for 1x1 layers (up to 256 output channels a group) and 3x3 stride-1 layers of 256+ channels on outputs up to 14 x 14, forced by name elsewhere.",
     .available = x3_available,
     .applicable = x3_applicable,
     .estimate = x3_estimate,
