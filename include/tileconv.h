@@ -376,6 +376,22 @@ typedef struct tc_plan tc_plan;
                                   as oneDNN's does (docs/semantics.md).
                                   Forcing one of them by name with this
                                   flag fails with TC_ERR_NOT_APPLICABLE */
+#define TC_PLAN_MASK_AT_EXECUTE 16u /* filter plans only: the mask comes
+                                  with each execute (tc_execute_filter_mask)
+                                  instead of at plan time, e.g. a mask that
+                                  lives in GPU memory and changes between
+                                  calls. tc_plan_filter's mask may then be
+                                  NULL (a given one is not read); the plan
+                                  holds no mask values, so the choice does
+                                  not depend on them (no separable / low-rank
+                                  detection) and only the algorithms that
+                                  read the mask per call are applicable:
+                                  cuda.filter.direct, cpu.filter.direct-*,
+                                  ref.conv.loops (forcing another fails with
+                                  TC_ERR_NOT_APPLICABLE naming the flag).
+                                  float32 and float64 only; not for the
+                                  swapped valid case (mask larger than the
+                                  input along every axis) */
 
 typedef struct tc_plan_options {
     size_t struct_size; /* set by tc_plan_options_init */
@@ -393,6 +409,8 @@ TC_API void tc_plan_options_init(tc_plan_options *opt);
 
 /* Plans a filter. The mask (shape desc->mask_shape, dtype desc->dtype,
  * C order) is copied into the plan. opt may be NULL for defaults.
+ * With TC_PLAN_MASK_AT_EXECUTE in opt->flags the mask may be NULL and
+ * comes with each tc_execute_filter_mask instead.
  * On success *plan owns a new plan. */
 TC_API tc_status tc_plan_filter(tc_plan **plan, tc_context *ctx,
                                 const tc_filter_desc *desc, const void *mask,
@@ -452,6 +470,17 @@ TC_API double tc_plan_bytes(const tc_plan *plan);
  * concurrent call. x and y must not overlap. */
 TC_API tc_status tc_execute_filter(const tc_plan *plan, void *y,
                                    const void *x, void *workspace);
+/* Executes a filter plan made with TC_PLAN_MASK_AT_EXECUTE: y = filter(x)
+ * with this call's mask (shape desc->mask_shape, dtype desc->dtype, dense C
+ * order, as tc_plan_filter's; convolve plans flip it as they read it).
+ * CUDA plans: mask is a device pointer read by the kernels on the plan's
+ * stream (enqueued like x and y: no host synchronisation, no copy; a host
+ * mask is staged through the stream); CPU plans: a host pointer, read
+ * during the call. TC_ERR_INVALID_ARGUMENT for a NULL mask, for this call
+ * on a plan made without the flag and for tc_execute_filter on a plan
+ * made with it. Otherwise as tc_execute_filter. */
+TC_API tc_status tc_execute_filter_mask(const tc_plan *plan, void *y, const void *x,
+                                        const void *mask, void *workspace);
 /* Executes a conv plan: y = act(conv(x, w) + bias). x is N x C x spatial, w is
  * K x C/groups x kernel, y is N x K x output spatial, all dense C order
  * (x and y N x spatial x channels with TC_LAYOUT_CHANNELS_LAST). A plan
@@ -569,7 +598,7 @@ TC_API int tc_cuda_device_count(void);
  * cudaFuncGetAttributes and cudaOccupancyMaxActiveBlocksPerMultiprocessor),
  * after a line naming the device. Returns TC_ERR_NO_DEVICE without a usable
  * GPU or without CUDA, TC_ERR_INVALID_ARGUMENT when buf is NULL, size is 0
- * or the text did not fit (16 KiB is enough).
+ * or the text did not fit (64 KiB is enough).
  *
  * CUDA execution: the execute functions accept device pointers (used in
  * place; the call only enqueues the work on the calling thread's default
@@ -609,7 +638,9 @@ TC_API tc_status tc_plan_set_cuda_stream(tc_plan *plan, void *stream);
  * stream), and returns the median and the minimum in
  * milliseconds (min_ms may be NULL). No host copies are inside the times.
  * Conv: w = NULL and bias = NULL use the weights set on the plan
- * (tc_plan_conv_set_weights). Fails with TC_ERR_INVALID_ARGUMENT (NULL
+ * (tc_plan_conv_set_weights). Filter plans made with
+ * TC_PLAN_MASK_AT_EXECUTE: w is the mask (host memory, copied to the
+ * device once; the executes are tc_execute_filter_mask). Fails with TC_ERR_INVALID_ARGUMENT (NULL
  * pointer, bias not matching has_bias, repeat < 1 or > 1e6),
  * TC_ERR_UNSUPPORTED (a plan on the CPU backend, or a filter plan with
  * strided arrays or the swapped valid case, which the core packs on the

@@ -990,6 +990,198 @@ static void test_names(void) {
     TH_END();
 }
 
+/* TC_PLAN_MASK_AT_EXECUTE: the errors, and a plan run with different masks
+ * of one shape in turn, each compared with the reference planned with that
+ * mask (a mask ignored, or kept from an earlier call, fails). */
+static double mexec_load(const void *a, int64_t i, tc_dtype dt) {
+    return dt == TC_FLOAT32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
+}
+static void mexec_store(void *a, int64_t i, tc_dtype dt, double v) {
+    if (dt == TC_FLOAT32) ((float *)a)[i] = (float)v;
+    else ((double *)a)[i] = v;
+}
+
+static void test_plan_mask_at_execute(void) {
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+    TH_BEGIN("TC_PLAN_MASK_AT_EXECUTE: errors");
+    tc_context *ctx = NULL;
+    static float x[4096], y[4096];
+    int ok = CHECK_STATUS(tc_context_create(&ctx), TC_OK);
+    ok &= CHECK_STATUS(tc_context_set_backend(ctx, TC_BACKEND_CPU), TC_OK);
+    tc_filter_desc fd = fdesc();
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.flags = TC_PLAN_MASK_AT_EXECUTE;
+    tc_plan *mp = NULL, *op = NULL, *pl = NULL;
+    if (ok) {
+        ok &= CHECK_STATUS(tc_plan_filter(&mp, ctx, &fd, NULL, &o), TC_OK);
+        ok &= CHECK_STATUS(tc_plan_filter(&op, ctx, &fd, g_mask, NULL), TC_OK);
+    }
+    if (ok) {
+        EXPECT_ERR(tc_execute_filter(mp, y, x, NULL), INV, "TC_PLAN_MASK_AT_EXECUTE",
+                   "tc_execute_filter_mask");
+        EXPECT_ERR(tc_execute_filter_mask(op, y, x, g_mask, NULL), INV,
+                   "without TC_PLAN_MASK_AT_EXECUTE", "tc_execute_filter");
+        EXPECT_ERR(tc_execute_filter_mask(mp, y, x, NULL, NULL), INV, "mask is NULL");
+        EXPECT_ERR(tc_execute_filter_mask(NULL, y, x, g_mask, NULL), INV, "plan is NULL");
+        EXPECT_ERR(tc_execute_filter_mask(mp, NULL, x, g_mask, NULL), INV, "output");
+        CHECK_STATUS(tc_execute_filter_mask(mp, y, x, g_mask, NULL), TC_OK);
+        double med = 0;
+        EXPECT_ERR(tc_cuda_time_plan(mp, x, NULL, NULL, 3, &med, NULL), INV,
+                   "TC_PLAN_MASK_AT_EXECUTE", "mask as w");
+        EXPECT_ERR(tc_cuda_time_plan(mp, x, g_mask, NULL, 3, &med, NULL), TC_ERR_UNSUPPORTED,
+                   "cpu backend");
+        /* without the flag the mask is still required */
+        EXPECT_ERR(tc_plan_filter(&pl, ctx, &fd, NULL, NULL), INV, "mask is NULL");
+        /* the algorithms that take their mask at plan time, by name */
+        static const char *const fixed[] = {"cpu.filter.separable", "cpu.filter.lowrank",
+                                            "cpu.filter.fft", "cpu.filter.direct-halo",
+                                            "cpu.filter.seed3d-zsplit"};
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+            o.algorithm = fixed[i];
+            EXPECT_ERR(tc_plan_filter(&pl, ctx, &fd, NULL, &o), TC_ERR_NOT_APPLICABLE, fixed[i],
+                       "TC_PLAN_MASK_AT_EXECUTE");
+            tc_plan_destroy(pl);
+            pl = NULL;
+        }
+        static const char *const per_call[] = {"cpu.filter.direct-scalar", "ref.conv.loops"};
+        for (size_t i = 0; i < sizeof per_call / sizeof per_call[0]; i++) {
+            o.algorithm = per_call[i];
+            CHECK_STATUS(tc_plan_filter(&pl, ctx, &fd, NULL, &o), TC_OK);
+            tc_plan_destroy(pl);
+            pl = NULL;
+        }
+        o.algorithm = NULL;
+        /* 16-bit masks, the swapped valid case, conv and gemm plans */
+        tc_filter_desc hd = fd;
+        hd.dtype = TC_FLOAT16;
+        EXPECT_ERR(tc_plan_filter(&pl, ctx, &hd, NULL, &o), TC_ERR_UNSUPPORTED, "float16",
+                   "TC_PLAN_MASK_AT_EXECUTE");
+        tc_filter_desc vd = fd;
+        vd.output = TC_OUTPUT_VALID;
+        vd.mask_shape[0] = 8;
+        vd.mask_shape[1] = 9;
+        EXPECT_ERR(tc_plan_filter(&pl, ctx, &vd, NULL, &o), TC_ERR_UNSUPPORTED, "swapped",
+                   "TC_PLAN_MASK_AT_EXECUTE");
+        tc_conv_desc cd = cdesc();
+        EXPECT_ERR(tc_plan_conv(&pl, ctx, &cd, &o), INV, "TC_PLAN_MASK_AT_EXECUTE",
+                   "filter plans only");
+        tc_gemm_desc gd = gdesc();
+        EXPECT_ERR(tc_plan_gemm(&pl, ctx, &gd, &o), INV, "TC_PLAN_MASK_AT_EXECUTE");
+        CHECK(pl == NULL, "a failed plan left *plan set");
+        /* no value-based choice: a 31x31 mask on 512^2 takes FFT with its
+         * mask and a per-call algorithm without */
+        tc_filter_desc bd = fd;
+        bd.shape[0] = bd.shape[1] = 512;
+        bd.mask_shape[0] = bd.mask_shape[1] = 31;
+        CHECK_STATUS(tc_plan_filter(&pl, ctx, &bd, NULL, &o), TC_OK);
+        const char *a = tc_plan_algorithm(pl);
+        CHECK(strncmp(a, "cpu.filter.direct-", 18) == 0 || strcmp(a, "ref.conv.loops") == 0,
+              "a mask-at-execute plan chose %s", a);
+        tc_plan_destroy(pl);
+        pl = NULL;
+    }
+    tc_plan_destroy(mp);
+    tc_plan_destroy(op);
+    TH_END();
+
+    /* two masks of one shape in turn, then the first again, on the same
+     * plan; every algorithm that takes a per-call mask, both kinds, every
+     * mode, an origin, float32 and float64, a strided input */
+    static const char *const algos[] = {NULL, "cpu.filter.direct-avx512", "cpu.filter.direct-avx2",
+                                        "cpu.filter.direct-scalar", "ref.conv.loops"};
+    const int64_t H = 37, W = 29, MR = 5, MS = 4;
+    for (int dti = 0; dti < 2 && ok; dti++)
+        for (int kind = 0; kind < 2; kind++)
+            for (int mode = 0; mode < 5; mode++)
+                for (size_t ai = 0; ai < sizeof algos / sizeof algos[0]; ai++) {
+                    const tc_dtype dt = dti ? TC_FLOAT64 : TC_FLOAT32;
+                    const size_t es = tc_dtype_size(dt);
+                    TH_BEGIN("TC_PLAN_MASK_AT_EXECUTE %s %s %s [%s]: masks change per call",
+                             tc_dtype_name(dt), kind ? "correlate" : "convolve",
+                             tc_mode_name((tc_mode)mode), algos[ai] ? algos[ai] : "estimate");
+                    th_rng r = th_rng_for(0x3a5c0000u + (unsigned)(dti * 100 + kind * 10 + mode));
+                    tc_filter_desc d;
+                    tc_filter_desc_init(&d);
+                    d.dtype = dt;
+                    d.ndim = 2;
+                    d.shape[0] = H;
+                    d.shape[1] = W;
+                    d.in_strides[0] = 2 * W + 3; /* strided rows: the core packs them */
+                    d.in_strides[1] = 2;
+                    d.mask_shape[0] = MR;
+                    d.mask_shape[1] = MS;
+                    d.kind = kind ? TC_FILTER_CORRELATE : TC_FILTER_CONVOLVE;
+                    d.mode = (tc_mode)mode;
+                    d.cval = 0.75;
+                    d.origin[0] = -1;
+                    d.origin[1] = 1;
+                    const int64_t xn = (H - 1) * (2 * W + 3) + 2 * (W - 1) + 1;
+                    void *xb = calloc((size_t)xn, es), *yb = calloc((size_t)(H * W), es);
+                    void *yr = calloc((size_t)(H * W), es), *m[2];
+                    double xmax = 0, wsum[2] = {0, 0};
+                    for (int64_t i = 0; i < xn; i++) {
+                        double v = th_uniform(&r, -1, 1);
+                        mexec_store(xb, i, dt, v);
+                        if (fabs(v) > xmax) xmax = fabs(v);
+                    }
+                    for (int k = 0; k < 2; k++) {
+                        m[k] = calloc((size_t)(MR * MS), es);
+                        for (int64_t i = 0; i < MR * MS; i++) {
+                            double v = th_uniform(&r, -1, 1);
+                            mexec_store(m[k], i, dt, v);
+                            wsum[k] += fabs(v);
+                        }
+                    }
+                    tc_plan_options_init(&o);
+                    o.flags = TC_PLAN_MASK_AT_EXECUTE;
+                    o.algorithm = algos[ai];
+                    tc_plan *mpl = NULL;
+                    tc_status st = tc_plan_filter(&mpl, ctx, &d, NULL, &o);
+                    if (st == TC_ERR_UNSUPPORTED) { /* an ISA this CPU lacks */
+                        TH_SKIP("%s", tc_last_error());
+                    } else if (CHECK_STATUS(st, TC_OK)) {
+                        const int seq[3] = {0, 1, 0};
+                        for (int c = 0; c < 3; c++) {
+                            const int k = seq[c];
+                            tc_plan_options ro;
+                            tc_plan_options_init(&ro);
+                            ro.algorithm = "ref.conv.loops";
+                            tc_plan *rp = NULL;
+                            if (!CHECK_STATUS(tc_plan_filter(&rp, ctx, &d, m[k], &ro), TC_OK)) break;
+                            CHECK_STATUS(tc_execute_filter(rp, yr, xb, NULL), TC_OK);
+                            tc_plan_destroy(rp);
+                            for (int64_t i = 0; i < H * W; i++) mexec_store(yb, i, dt, NAN);
+                            if (!CHECK_STATUS(tc_execute_filter_mask(mpl, yb, xb, m[k], NULL), TC_OK))
+                                break;
+                            const double tol =
+                                (dt == TC_FLOAT32 ? 1e-5 : 1e-12) * (xmax > 0.75 ? xmax : 0.75) * wsum[k];
+                            int64_t bad = 0, first = -1;
+                            for (int64_t i = 0; i < H * W; i++) {
+                                double g = mexec_load(yb, i, dt), w = mexec_load(yr, i, dt);
+                                if (!(fabs(g - w) <= tol)) {
+                                    if (first < 0) first = i;
+                                    bad++;
+                                }
+                            }
+                            CHECK(bad == 0, "%s, call %d (mask %d): %lld of %lld outputs off, first "
+                                  "%lld: got %.9g want %.9g", tc_plan_algorithm(mpl), c, k,
+                                  (long long)bad, (long long)(H * W), (long long)first,
+                                  first >= 0 ? mexec_load(yb, first, dt) : 0.0,
+                                  first >= 0 ? mexec_load(yr, first, dt) : 0.0);
+                        }
+                    }
+                    tc_plan_destroy(mpl);
+                    free(xb);
+                    free(yb);
+                    free(yr);
+                    free(m[0]);
+                    free(m[1]);
+                    TH_END();
+                }
+    tc_context_destroy(ctx);
+}
+
 static void test_cuda_time(void) {
     const tc_status INV = TC_ERR_INVALID_ARGUMENT;
     TH_BEGIN("tc_cuda_time_filter: arguments, CPU plans, non-filter plans");
@@ -1466,6 +1658,7 @@ int main(int argc, char **argv) {
     test_gemm_fields();
     test_options_and_algorithms();
     test_plan_direct();
+    test_plan_mask_at_execute();
     test_backends();
     test_context();
     test_execute_args();

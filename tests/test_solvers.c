@@ -101,6 +101,8 @@ typedef struct inst {
     tc_conv_desc cd;
     tc_gemm_desc gd;
     const void *mask;           /* filter */
+    int mexec;                  /* filter: plan with TC_PLAN_MASK_AT_EXECUTE (no
+                                   mask), execute with tc_execute_filter_mask */
     const void *x, *w, *bias;   /* filter / conv (x may be strided) */
     const void *res;            /* conv with has_residual */
     const void *a, *b;          /* gemm */
@@ -140,9 +142,9 @@ static tc_status inst_plan(const inst *I, tc_context *ctx, const char *algo,
     tc_plan_options opt;
     tc_plan_options_init(&opt);
     opt.algorithm = algo;
-    opt.flags = flags;
+    opt.flags = flags | (I->mexec ? TC_PLAN_MASK_AT_EXECUTE : 0u);
     switch (I->op) {
-    case TC_OP_FILTER: return tc_plan_filter(pl, ctx, &I->fd, I->mask, &opt);
+    case TC_OP_FILTER: return tc_plan_filter(pl, ctx, &I->fd, I->mexec ? NULL : I->mask, &opt);
     case TC_OP_CONV: return tc_plan_conv(pl, ctx, &I->cd, &opt);
     default: return tc_plan_gemm(pl, ctx, &I->gd, &opt);
     }
@@ -150,7 +152,9 @@ static tc_status inst_plan(const inst *I, tc_context *ctx, const char *algo,
 
 static tc_status inst_exec(const inst *I, const tc_plan *pl, void *y, void *ws) {
     switch (I->op) {
-    case TC_OP_FILTER: return tc_execute_filter(pl, y, I->x, ws);
+    case TC_OP_FILTER:
+        return I->mexec ? tc_execute_filter_mask(pl, y, I->x, I->mask, ws)
+                        : tc_execute_filter(pl, y, I->x, ws);
     case TC_OP_CONV:
         return I->res ? tc_execute_conv_residual(pl, y, I->x, I->w, I->bias, I->res, ws)
                       : tc_execute_conv(pl, y, I->x, I->w, I->bias, ws);
@@ -286,7 +290,7 @@ static const char *op_name(unsigned op) {
  * the given flags). s is NULL for the planner's choice. */
 static void run_one(const inst *I, solver *s, const char *algo, unsigned flags) {
     const char *shown = algo ? algo : (flags & TC_PLAN_MEASURE) ? "(measure)" : "(estimate)";
-    TH_BEGIN("%s %s [%s]", op_name(I->op), I->label, shown);
+    TH_BEGIN("%s %s [%s%s]", op_name(I->op), I->label, shown, I->mexec ? ", mask at execute" : "");
     tc_plan *pl = NULL;
     tb_out o1, o2;
     memset(&o1, 0, sizeof o1);
@@ -370,14 +374,56 @@ static int selected(int knob, const char *name) {
     return 0;
 }
 
+/* Whether the filter instance plans with TC_PLAN_MASK_AT_EXECUTE (algo
+ * NULL: the planner's choice). An algorithm that takes the problem with
+ * its mask at plan time and refuses the flag must name it; the planner
+ * refuses only float16 / bfloat16 and the swapped valid case, naming it. */
+static int mexec_plans(const inst *M, const char *algo) {
+    tc_plan *pl = NULL;
+    tc_status st = inst_plan(M, g_ctx[M->threads], algo, 0, &pl);
+    tc_plan_destroy(pl);
+    if (st == TC_OK) return 1;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", tc_last_error());
+    if (!algo) {
+        CHECK(st == TC_ERR_UNSUPPORTED && strstr(msg, "TC_PLAN_MASK_AT_EXECUTE") &&
+                  (tc_dtype_size(M->dt) == 2 || strstr(msg, "swapped")),
+              "%s: the planner refused TC_PLAN_MASK_AT_EXECUTE: %s: %s", M->label,
+              tc_status_string(st), msg);
+        return 0;
+    }
+    inst O = *M;
+    O.mexec = 0;
+    st = inst_plan(&O, g_ctx[O.threads], algo, 0, &pl);
+    tc_plan_destroy(pl);
+    if (st == TC_OK)
+        CHECK(strstr(msg, "TC_PLAN_MASK_AT_EXECUTE") != NULL,
+              "%s takes %s with its mask at plan time, refuses it with "
+              "TC_PLAN_MASK_AT_EXECUTE without naming the flag: %s", algo, M->label, msg);
+    return 0;
+}
+
 static void run_all_solvers(const inst *I) {
     for (int i = 0; i < g_nsol; i++)
         if ((g_sol[i].info.ops & I->op) && selected(TC__KNOB_TEST_ALGO, g_sol[i].info.name))
             run_one(I, &g_sol[i], g_sol[i].info.name, 0);
+    /* the same filter with the mask given to each execute instead of the
+     * plan (TC_PLAN_MASK_AT_EXECUTE): every algorithm that takes it */
+    inst M = *I;
+    M.mexec = 1;
+    const int mx = I->op == TC_OP_FILTER && mexec_plans(&M, NULL);
+    for (int i = 0; mx && i < g_nsol; i++)
+        if ((g_sol[i].info.ops & I->op) && selected(TC__KNOB_TEST_ALGO, g_sol[i].info.name) &&
+            mexec_plans(&M, g_sol[i].info.name))
+            run_one(&M, &g_sol[i], g_sol[i].info.name, 0);
     const char *only = tc__knob_get(TC__KNOB_TEST_ALGO);
     if (only && only[0]) return;
     run_one(I, NULL, NULL, TC_PLAN_ESTIMATE);
     if (I->extra) run_one(I, NULL, NULL, TC_PLAN_MEASURE);
+    if (mx) {
+        run_one(&M, NULL, NULL, TC_PLAN_ESTIMATE);
+        if (I->extra) run_one(&M, NULL, NULL, TC_PLAN_MEASURE);
+    }
 }
 
 /* Runs the reference (forced) on the dense description with the given

@@ -12,7 +12,8 @@
  * with g = k / (K/G), Cg = C/G, and X the input extended beyond its edges
  * by the boundary mode (cval for CONSTANT). Unused spatial axes have size 1.
  * A scipy "convolve" is a correlate with the mask flipped: the core flips
- * the plan's copy of the mask, so solvers never see convolve. scipy origins
+ * the plan's copy of the mask, so solvers never see convolve (except CUDA
+ * solvers given a per-call device mask: tc__args.wflip). scipy origins
  * and output kinds become pad_lo/pad_hi. Solvers see contiguous arrays: the
  * core packs strided caller arrays into the workspace before calling them.
  *
@@ -59,7 +60,9 @@ typedef struct tc__problem {
     int has_residual;
     /* Filter only: the plan-owned mask (already flipped for convolve),
      * msk[0]*msk[1]*msk[2] elements of dtype. NULL for conv (weights come
-     * with each execute). Solvers may precompute from it at plan time. */
+     * with each execute) and for plans with TC_PLAN_MASK_AT_EXECUTE (the
+     * mask comes with each execute as args->w; see TC__CAP_MASK_AT_EXECUTE).
+     * Solvers may precompute from it at plan time. */
     const void *mask;
     /* Filter in float16 / bfloat16: the plan-owned float32 copy of mask,
      * which staged solvers see (src/core/stage.c). NULL otherwise. */
@@ -122,7 +125,8 @@ typedef struct tc__args {
     const void *state;    /* what the solver's plan() returned, or NULL */
     void *y;
     const void *x;
-    const void *w;        /* conv: caller's weights; filter: p->mask */
+    const void *w;        /* conv: caller's weights; filter: p->mask, or
+                             the call's mask (TC_PLAN_MASK_AT_EXECUTE) */
     const void *bias;     /* NULL unless p->has_bias */
     const void *residual; /* NULL unless p->has_residual: y's shape, layout
                              and dtype; may equal y (in place) */
@@ -139,6 +143,10 @@ typedef struct tc__args {
      * under TILECONV_CUDA_CHECK_SCRATCH=1 */
     size_t dev_ws;
     int dev_ws_set;
+    /* TC_PLAN_MASK_AT_EXECUTE, CUDA solvers: 1 when w is the caller's
+     * convolve mask, to be read reversed (the core cannot flip a device
+     * mask; CPU solvers get it flipped in the workspace). 0 otherwise. */
+    int wflip;
 } tc__args;
 
 struct tc__cu_report; /* src/cuda/cuda_report.cu */
@@ -203,6 +211,12 @@ typedef struct tc__solver {
 #define TC__CAP_CHANNELS_LAST 2u /* p->layout == TC_LAYOUT_CHANNELS_LAST */
 #define TC__CAP_EPILOGUE 4u      /* p->act and p->has_residual */
 #define TC__CAP_ALL 7u
+/* Not a staging cap: the solver reads a filter's mask from args->w on
+ * every execute and never from p->mask (whose values it does not need at
+ * plan time), so it runs plans made with TC_PLAN_MASK_AT_EXECUTE (p->mask
+ * NULL; CUDA solvers also honour args->wflip). Only solvers with it are
+ * applicable to such plans. */
+#define TC__CAP_MASK_AT_EXECUTE 8u
 
 /* The registry (src/core/registry.c): NULL-terminated, reference last. */
 extern const tc__solver *const tc__solvers[];
@@ -214,7 +228,8 @@ int tc__solver_is_reference(const tc__solver *s);
  * rounding: Winograd, FFT, Strassen, separable / low-rank, split
  * precision). */
 int tc__solver_is_transform(const tc__solver *s);
-/* s->applicable with the plan flags' own rules first (TC_PLAN_DIRECT). */
+/* s->applicable with the plan flags' own rules first (TC_PLAN_DIRECT,
+ * TC_PLAN_MASK_AT_EXECUTE). */
 int tc__applicable(const tc__solver *s, const tc__problem *p, const tc__env *env, char *why,
                    size_t why_size);
 

@@ -59,6 +59,12 @@ int tc__applicable(const tc__solver *s, const tc__problem *p, const tc__env *env
         if (why) snprintf(why, why_size, "a transform algorithm (the plan has TC_PLAN_DIRECT)");
         return 0;
     }
+    if ((env->flags & TC_PLAN_MASK_AT_EXECUTE) && !(s->caps & TC__CAP_MASK_AT_EXECUTE)) {
+        if (why)
+            snprintf(why, why_size,
+                     "takes its mask at plan time (the plan has TC_PLAN_MASK_AT_EXECUTE)");
+        return 0;
+    }
     return s->applicable(p, env, why, why_size);
 }
 
@@ -100,6 +106,11 @@ static void tc__layout_workspace(tc_plan *pl, const tc__solver *s) {
         /* swap mode packs the caller's input as the solver's mask */
         if (pl->pack_x) xcnt = pl->lay.swap ? tc__w_count(p) : tc__x_count(p);
         if (pl->pack_y) ycnt = tc__y_count(p);
+        /* TC_PLAN_MASK_AT_EXECUTE, convolve: the call's mask flipped for a
+         * CPU solver (a CUDA solver reads it reversed: args->wflip) */
+        if ((pl->env.flags & TC_PLAN_MASK_AT_EXECUTE) && pl->lay.flip &&
+            s->backend != TC_BACKEND_CUDA)
+            wcnt = tc__w_count(p);
     } else {
         /* the staged buffers as on the device (src/core/stage.c); conv:
          * the epilogue pass with residual == y reads the residual from y,
@@ -126,7 +137,8 @@ static void tc__layout_workspace(tc_plan *pl, const tc__solver *s) {
 static tc_status tc__run_solver(const tc_plan *pl, const tc__solver *s,
                                 const tc__problem *sp, const void *state, void *y,
                                 const void *x, const void *w, const void *bias,
-                                const void *residual, void *ws, const void *wpack) {
+                                const void *residual, void *ws, const void *wpack,
+                                int wflip) {
     tc__args a;
     memset(&a, 0, sizeof a);
     a.p = sp;
@@ -140,6 +152,7 @@ static tc_status tc__run_solver(const tc_plan *pl, const tc__solver *s,
     a.ws = ws;
     a.threads = pl->env.threads;
     a.stream = pl->stream;
+    a.wflip = wflip;
     if (s == pl->solver && state == pl->state) {
         a.dev_ws = pl->dev_ws;
         a.dev_ws_set = pl->dev_ws_set;
@@ -178,11 +191,11 @@ static double tc__measure(tc_plan *pl, const tc__solver *s, const tc__problem *p
     const void *wuse = (p->op == TC_OP_FILTER && p->mask) ? p->mask : w;
     const void *buse = p->has_bias ? b : NULL;
     if (packs && s->wpack(p, &pl->env, state, w, wp) != TC_OK) goto done;
-    if (tc__run_solver(pl, s, p, state, y, x, wuse, buse, res, ws, wp) != TC_OK) goto done;
+    if (tc__run_solver(pl, s, p, state, y, x, wuse, buse, res, ws, wp, 0) != TC_OK) goto done;
     double total = 0;
     for (int r = 0; r < 5 && (r < 2 || total < 0.2); r++) {
         double t0 = tc__now();
-        if (tc__run_solver(pl, s, p, state, y, x, wuse, buse, res, ws, wp) != TC_OK) {
+        if (tc__run_solver(pl, s, p, state, y, x, wuse, buse, res, ws, wp, 0) != TC_OK) {
             best = -1.0;
             goto done;
         }
@@ -271,9 +284,14 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
         return tc__error(TC_ERR_INVALID_ARGUMENT,
                          "plan: options struct_size=%zu, expected %zu (call "
                          "tc_plan_options_init)", opt->struct_size, sizeof *opt);
-    if (opt->flags & ~(TC_PLAN_MEASURE | TC_PLAN_WISDOM_ONLY | TC_PLAN_ALLOW_TF32 | TC_PLAN_DIRECT))
+    if (opt->flags & ~(TC_PLAN_MEASURE | TC_PLAN_WISDOM_ONLY | TC_PLAN_ALLOW_TF32 | TC_PLAN_DIRECT |
+                       TC_PLAN_MASK_AT_EXECUTE))
         return tc__error(TC_ERR_INVALID_ARGUMENT, "plan: flags=0x%x has unknown bits",
                          opt->flags);
+    if ((opt->flags & TC_PLAN_MASK_AT_EXECUTE) && pl->p.op != TC_OP_FILTER)
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "plan: flags=0x%x: TC_PLAN_MASK_AT_EXECUTE is for filter plans only "
+                         "(conv weights already come with each execute)", opt->flags);
     ctx = tc__context_or_default(ctx);
     pl->env.threads = tc_context_threads(ctx);
     pl->env.backend = ctx->backend;
@@ -462,12 +480,37 @@ tc_status tc_plan_filter(tc_plan **plan, tc_context *ctx,
                          const tc_plan_options *opt) {
     if (!plan) return tc__error(TC_ERR_INVALID_ARGUMENT, "filter: plan is NULL");
     *plan = NULL;
-    if (!mask) return tc__error(TC_ERR_INVALID_ARGUMENT, "filter: mask is NULL");
+    /* TC_PLAN_MASK_AT_EXECUTE: no mask now (tc__plan_choose checks opt) */
+    const int mexec = opt && opt->struct_size == sizeof *opt &&
+                      (opt->flags & TC_PLAN_MASK_AT_EXECUTE);
+    if (!mask && !mexec) return tc__error(TC_ERR_INVALID_ARGUMENT, "filter: mask is NULL");
     tc_plan *pl = tc__plan_new();
     if (!pl) return tc__error(TC_ERR_OUT_OF_MEMORY, "filter: out of memory");
     tc_status st = tc__lower_filter(desc, &pl->lay, &pl->p);
     if (st) goto fail;
     tc__problem *p = &pl->p;
+    if (mexec) {
+        if (p->dtype != TC_FLOAT32 && p->dtype != TC_FLOAT64) {
+            st = tc__error(TC_ERR_UNSUPPORTED,
+                           "filter: dtype=%s with TC_PLAN_MASK_AT_EXECUTE: per-call masks are "
+                           "float32 or float64 only (give a 16-bit mask at plan time)",
+                           tc_dtype_name(p->dtype));
+            goto fail;
+        }
+        if (pl->lay.swap) {
+            st = tc__error(TC_ERR_UNSUPPORTED,
+                           "filter: TC_PLAN_MASK_AT_EXECUTE with output=valid and the mask "
+                           "larger than the input along every filtered axis (the operands "
+                           "are swapped): give the mask at plan time");
+            goto fail;
+        }
+        p->mask = NULL; /* every execute brings its own (tc_execute_filter_mask) */
+        pl->pack_x = !pl->lay.in_dense;
+        pl->pack_y = !pl->lay.out_dense;
+        if ((st = tc__plan_choose(pl, ctx, opt))) goto fail;
+        *plan = pl;
+        return TC_OK;
+    }
     /* the user's mask: problem msk, or problem in when swapped */
     const int64_t *md = pl->lay.swap ? p->in : p->msk;
     int64_t mcount = md[0] * md[1] * md[2];
@@ -566,6 +609,10 @@ tc_status tc_cuda_time_plan(const tc_plan *pl, const void *x, const void *w, con
     }
     if (p->op == TC_OP_GEMM && !w)
         return tc__error(TC_ERR_INVALID_ARGUMENT, "cuda time: b is NULL");
+    const int mexec = p->op == TC_OP_FILTER && (pl->env.flags & TC_PLAN_MASK_AT_EXECUTE);
+    if (mexec && !w)
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "cuda time: the plan has TC_PLAN_MASK_AT_EXECUTE: pass the mask as w");
     if (p->op == TC_OP_CONV && p->has_bias != (bias != NULL))
         return tc__error(TC_ERR_INVALID_ARGUMENT,
                          "cuda time: bias is %s but the plan has has_bias=%d",
@@ -586,7 +633,7 @@ tc_status tc_cuda_time_plan(const tc_plan *pl, const void *x, const void *w, con
                          "cuda time: plans with a residual are timed through "
                          "tc_execute_conv_residual");
 #if TC_HAVE_CUDA
-    return tc__cu_time_plan(pl, &pl->sp, x, p->op == TC_OP_FILTER ? NULL : w,
+    return tc__cu_time_plan(pl, &pl->sp, x, p->op == TC_OP_FILTER && !mexec ? NULL : w,
                             p->op == TC_OP_CONV ? bias : NULL, repeat, median_ms, min_ms,
                             pl->stream);
 #else
@@ -755,6 +802,7 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
     const int epi = (pl->stage & TC__STAGE_EPILOGUE) != 0;
     const void *xs = x, *ws_w = w, *bs = bias, *res = residual;
     void *ys = y;
+    int wflip = 0;
     if (op == TC_OP_FILTER) {
         const tc__filter_layout *L = &pl->lay;
         int nsp = p->nsp;
@@ -766,6 +814,16 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
             xs = dt ? pl->swap_f32 : pl->swap_input;
         } else {
             ws_w = sp->mask;
+            if (!ws_w) { /* TC_PLAN_MASK_AT_EXECUTE: this call's mask */
+                ws_w = w;
+                if (L->flip && pl->solver->backend == TC_BACKEND_CUDA) {
+                    wflip = 1; /* a device mask: the solver reads it reversed */
+                } else if (L->flip) {
+                    void *dst = (char *)ws + pl->wst_off;
+                    tc__copy_flip(dst, w, p->msk, p->esize, 1);
+                    ws_w = dst;
+                }
+            }
             if (pl->pack_x) {
                 void *dst = (char *)ws + pl->x_off;
                 if (L->in_dense) tc__convert(dst, sp->dtype, x, p->dtype, tc__x_count(p), thr);
@@ -823,7 +881,7 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
         wpack = dst;
     }
     tc_status st = tc__run_solver(pl, pl->solver, sp, pl->state, ys, xs, ws_w, bs, res, ws,
-                                  wpack);
+                                  wpack, wflip);
     if (st == TC_OK && op == TC_OP_FILTER && pl->pack_y)
         tc__strided_copy(ys, sp->dtype, y, p->dtype, pl->lay.ndim, pl->lay.out_shape,
                          pl->lay.out_strides, 0, pl->lay.ndim);
@@ -840,7 +898,24 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
 }
 
 tc_status tc_execute_filter(const tc_plan *pl, void *y, const void *x, void *ws) {
+    if (pl && pl->p.op == TC_OP_FILTER && (pl->env.flags & TC_PLAN_MASK_AT_EXECUTE))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "execute: the plan (%s) was made with TC_PLAN_MASK_AT_EXECUTE and "
+                         "holds no mask: pass one with tc_execute_filter_mask",
+                         tc_plan_algorithm(pl));
     return tc__execute(pl, TC_OP_FILTER, y, x, NULL, NULL, NULL, ws);
+}
+tc_status tc_execute_filter_mask(const tc_plan *pl, void *y, const void *x, const void *mask,
+                                 void *ws) {
+    if (pl && pl->p.op == TC_OP_FILTER && !(pl->env.flags & TC_PLAN_MASK_AT_EXECUTE))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "execute: tc_execute_filter_mask on a plan (%s) made without "
+                         "TC_PLAN_MASK_AT_EXECUTE: it holds its mask; use tc_execute_filter",
+                         tc_plan_algorithm(pl));
+    if (pl && pl->p.op == TC_OP_FILTER && !mask)
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "execute: mask is NULL (the plan has TC_PLAN_MASK_AT_EXECUTE)");
+    return tc__execute(pl, TC_OP_FILTER, y, x, mask, NULL, NULL, ws);
 }
 tc_status tc_execute_conv(const tc_plan *pl, void *y, const void *x, const void *w,
                           const void *bias, void *ws) {

@@ -80,11 +80,12 @@ static int wz_key(const tc__problem *p, const tc__env *e, size_t limit,
 #undef WZ3
     }
     if (n < 0 || (size_t)n >= size) return 0;
-    int m = snprintf(buf + n, size - (size_t)n, ",thr=%d,be=%d,cpu=%u,wl=%zu,tf32=%d%s",
+    int m = snprintf(buf + n, size - (size_t)n, ",thr=%d,be=%d,cpu=%u,wl=%zu,tf32=%d%s%s",
                      e->threads, (int)e->backend, e->cpu, limit,
                      (e->flags & TC_PLAN_ALLOW_TF32) != 0,
                      /* only when set: older files' keys stay valid */
-                     (e->flags & TC_PLAN_DIRECT) ? ",direct=1" : "");
+                     (e->flags & TC_PLAN_DIRECT) ? ",direct=1" : "",
+                     (e->flags & TC_PLAN_MASK_AT_EXECUTE) ? ",maskexec=1" : "");
     return m >= 0 && (size_t)m < size - (size_t)n;
 }
 

@@ -754,6 +754,8 @@ static double fd_estimate(const tc__problem *p, const tc__env *e, const fd_isa *
         .plan = fd_plan_##ISA,                                                \
         .destroy = fd_destroy,                                                \
         .execute = fd_execute,                                                \
+        /* the kernels read the mask from a->w; the plan never reads it */    \
+        .caps = TC__CAP_MASK_AT_EXECUTE,                                      \
     };
 
 FD_SOLVER(avx512, 0.6, "cpu.filter.direct-avx512",

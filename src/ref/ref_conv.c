@@ -76,5 +76,5 @@ const tc__solver tc__solver_ref_conv = {
     .applicable = ref_applicable,
     .estimate = ref_estimate,
     .execute = ref_execute,
-    .caps = TC__CAP_ALL,
+    .caps = TC__CAP_ALL | TC__CAP_MASK_AT_EXECUTE, /* reads the mask from a->w */
 };
