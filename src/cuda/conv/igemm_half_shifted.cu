@@ -252,12 +252,14 @@ struct hs_cfg_t {
 };
 /* 0: 128 x 128 (two warpgroups, one row tile each); 1: 256 x 64 (two
  * warpgroups, two row tiles each: K <= 64); 2: 64 x 128 (one warpgroup:
- * small planes, 7x7); 3: 128 x 64 */
-#define HS_NCFG 4
-static const hs_cfg_t hs_cfgs[HS_NCFG] = {{2, 1, 128}, {2, 2, 64}, {1, 1, 128}, {2, 1, 64}};
+ * small planes, 7x7); 3: 128 x 64; 4: 256 x 128 (two warpgroups, two row
+ * tiles each: each weight stage feeds twice the positions of 0, half the
+ * weight bytes from L2 a FLOP) */
+#define HS_NCFG 5
+static const hs_cfg_t hs_cfgs[HS_NCFG] = {{2, 1, 128}, {2, 2, 64}, {1, 1, 128}, {2, 1, 64}, {2, 2, 128}};
 #define HS_K2(W, M, B) {k_hs_conv<W, M, B, false>, k_hs_conv<W, M, B, true>}
 static const hs_kernel hs_tab[HS_NCFG][2] = {HS_K2(2, 1, 128), HS_K2(2, 2, 64), HS_K2(1, 1, 128),
-                                              HS_K2(2, 1, 64)};
+                                              HS_K2(2, 1, 64), HS_K2(2, 2, 128)};
 #undef HS_K2
 static int hs_attr_set[HS_NCFG][2][IG_NDEV]; /* the shared-memory limit set, per device */
 
