@@ -262,7 +262,58 @@ out:
     cudaFree(dy);
     return rc;
 }
+
+/* A TC_PLAN_MASK_AT_EXECUTE plan on device copies of x and of the mask m
+ * (nm elements) and of -m: both executes enqueued behind the gate (neither
+ * may wait: the mask stays on the device), into y and y2; -m must give
+ * exactly -y (negation is exact in every rounding), so a mask kept from
+ * the call before, or a stale copy, fails. */
+static int exec_device_mask(const tc_plan *pl, void *y, void *y2, const void *x, const void *m,
+                            int64_t nx, int64_t ny, int64_t nm, size_t es) {
+    void *dx = NULL, *dy = NULL, *dy2 = NULL, *dm = NULL, *dm2 = NULL, *neg = malloc((size_t)nm * es);
+    int rc = -1;
+    if (!neg) goto out;
+    for (int64_t i = 0; i < nm; i++) {
+        if (es == 8) ((double *)neg)[i] = -((const double *)m)[i];
+        else ((float *)neg)[i] = -((const float *)m)[i];
+    }
+    if (cudaMalloc(&dx, (size_t)nx * es) != cudaSuccess) goto out;
+    if (cudaMalloc(&dy, (size_t)ny * es) != cudaSuccess) goto out;
+    if (cudaMalloc(&dy2, (size_t)ny * es) != cudaSuccess) goto out;
+    if (cudaMalloc(&dm, (size_t)nm * es) != cudaSuccess) goto out;
+    if (cudaMalloc(&dm2, (size_t)nm * es) != cudaSuccess) goto out;
+    if (cudaMemcpy(dx, x, (size_t)nx * es, cudaMemcpyHostToDevice) != cudaSuccess) goto out;
+    if (cudaMemcpy(dm, m, (size_t)nm * es, cudaMemcpyHostToDevice) != cudaSuccess) goto out;
+    if (cudaMemcpy(dm2, neg, (size_t)nm * es, cudaMemcpyHostToDevice) != cudaSuccess) goto out;
+    if (cudaMemset(dy, 0xff, (size_t)ny * es) != cudaSuccess) goto out; /* NaN */
+    if (cudaMemset(dy2, 0xff, (size_t)ny * es) != cudaSuccess) goto out;
+    const int gated = gate_shut();
+    rc = tc_execute_filter_mask(pl, dy, dx, dm, NULL);
+    if (rc == TC_OK) rc = tc_execute_filter_mask(pl, dy2, dx, dm2, NULL);
+    GATE_CHECK(gated);
+    if (rc == TC_OK) {
+        if (cudaDeviceSynchronize() != cudaSuccess ||
+            cudaMemcpy(y, dy, (size_t)ny * es, cudaMemcpyDeviceToHost) != cudaSuccess ||
+            cudaMemcpy(y2, dy2, (size_t)ny * es, cudaMemcpyDeviceToHost) != cudaSuccess)
+            rc = -1;
+    }
+out:
+    cudaFree(dx);
+    cudaFree(dy);
+    cudaFree(dy2);
+    cudaFree(dm);
+    cudaFree(dm2);
+    free(neg);
+    return rc;
+}
 #endif
+
+/* Set: run_filter_case plans with TC_PLAN_MASK_AT_EXECUTE (no mask) and
+ * runs tc_execute_filter_mask: host pointers with the host mask, or device
+ * pointers with a device mask (exec_device_mask); algorithms that take
+ * their mask at plan time, the swapped valid case and float16 are not
+ * applicable and not counted. */
+static int g_mexec;
 
 /* When set, run_filter_case runs this solver only, and returns before
  * computing the reference when it does not apply (the variant sweep). */
@@ -353,10 +404,14 @@ static void run_filter_case(int ci, int mi, int device_ptrs, tc_dtype dt) {
         tc_plan_options po;
         tc_plan_options_init(&po);
         po.algorithm = only_solver;
+        po.flags = g_mexec ? TC_PLAN_MASK_AT_EXECUTE : 0u;
         tc_plan *pp = NULL;
-        tc_status ps = tc_plan_filter(&pp, NULL, &d, m, &po);
+        tc_status ps = tc_plan_filter(&pp, NULL, &d, g_mexec ? NULL : m, &po);
         tc_plan_destroy(pp);
-        if (ps == TC_ERR_NOT_APPLICABLE) { free(xd); free(md); return; }
+        if (ps == TC_ERR_NOT_APPLICABLE || (g_mexec && ps == TC_ERR_UNSUPPORTED)) {
+            free(xd); free(md);
+            return;
+        }
     }
     tc_plan_options o;
     tc_plan_options_init(&o);
@@ -374,6 +429,7 @@ static void run_filter_case(int ci, int mi, int device_ptrs, tc_dtype dt) {
     int64_t ny = 1;
     for (int i = 0; i < ond; i++) ny *= osh[i];
     void *ref = malloc((size_t)ny * es), *y = malloc((size_t)ny * es);
+    void *y2 = malloc((size_t)ny * es); /* TC_PLAN_MASK_AT_EXECUTE on device pointers: -m */
     tc_execute_filter(rp, ref, x, NULL);
     tc_plan_destroy(rp);
     double rmax = 0, xmax = 0, msum = 0, fb = 1;
@@ -387,10 +443,15 @@ static void run_filter_case(int ci, int mi, int device_ptrs, tc_dtype dt) {
         if (only_solver && strcmp(only_solver, filter_solvers[s]) != 0) continue;
         tc_plan_options_init(&o);
         o.algorithm = filter_solvers[s];
+        o.flags = g_mexec ? TC_PLAN_MASK_AT_EXECUTE : 0u;
         tc_plan *pl = NULL;
-        tc_status st = tc_plan_filter(&pl, NULL, &d, m, &o);
-        if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
-        TH_BEGIN("%s%s%s %s %dD case %d (%lld..x%lld, mask %lld..x%lld) %s %s %s", filter_solvers[s],
+        tc_status st = tc_plan_filter(&pl, NULL, &d, g_mexec ? NULL : m, &o);
+        if (st == TC_ERR_NOT_APPLICABLE || (g_mexec && st == TC_ERR_UNSUPPORTED)) {
+            n_na++;
+            continue;
+        }
+        TH_BEGIN("%s%s%s%s %s %dD case %d (%lld..x%lld, mask %lld..x%lld) %s %s %s", filter_solvers[s],
+                 g_mexec ? " mask-at-execute" : "",
                  only_solver ? " variant " : "",
                  only_solver && tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT) ? tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT) : "",
                  f64 ? "f64" : "f32", c->nsp, ci, (long long)c->shape[0],
@@ -402,13 +463,25 @@ static void run_filter_case(int ci, int mi, int device_ptrs, tc_dtype dt) {
                  device_ptrs ? "device-ptr" : "host-ptr");
         if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
         memset(y, 0xff, (size_t)ny * es); /* NaN in both dtypes */
-        int rc;
+        memset(y2, 0xff, (size_t)ny * es);
+        int rc, neg = 0;
 #if TC_TEST_CUDA
-        if (device_ptrs) rc = exec_device(pl, y, x, nx, ny, (int)es);
-        else
+        if (device_ptrs && g_mexec) {
+            rc = exec_device_mask(pl, y, y2, x, m, nx, ny, nm, es);
+            neg = 1;
+        } else if (device_ptrs) {
+            rc = exec_device(pl, y, x, nx, ny, (int)es);
+        } else
 #endif
-            rc = tc_execute_filter(pl, y, x, NULL);
+            rc = g_mexec ? tc_execute_filter_mask(pl, y, x, m, NULL) : tc_execute_filter(pl, y, x, NULL);
         CHECK(rc == TC_OK, "execute: rc %d, %s", rc, tc_last_error());
+        if (rc == TC_OK && neg) { /* the second call's mask -m: exactly -y */
+            int64_t off = -1;
+            for (int64_t i = 0; i < ny && off < 0; i++)
+                if (!(TC_FVAL(y2, i) == -TC_FVAL(y, i))) off = i;
+            CHECK(off < 0, "the second execute (mask -m) did not give -y: at %lld %.9g, first gave %.9g",
+                  (long long)off, off >= 0 ? TC_FVAL(y2, off) : 0.0, off >= 0 ? TC_FVAL(y, off) : 0.0);
+        }
         if (rc == TC_OK) {
             int64_t bad = -1;
             double dmax = 0;
@@ -428,7 +501,7 @@ static void run_filter_case(int ci, int mi, int device_ptrs, tc_dtype dt) {
         TH_END();
     }
 #undef TC_FVAL
-    free(xd); free(md); free(ref); free(y);
+    free(xd); free(md); free(ref); free(y); free(y2);
 }
 
 /* float64 cuda.filter.fft: on a CUDA context ESTIMATE keeps cuda.filter.direct
@@ -2173,6 +2246,28 @@ static void run_fallback_checks(void) {
     tc_plan_destroy(pl);
     TH_END();
 
+    TH_BEGIN("no GPU: TC_PLAN_MASK_AT_EXECUTE: forced cuda.filter.direct fails, auto runs on the CPU");
+    tc_plan_options_init(&o);
+    o.algorithm = "cuda.filter.direct";
+    o.flags = TC_PLAN_MASK_AT_EXECUTE;
+    pl = NULL;
+    st = tc_plan_filter(&pl, NULL, &d, NULL, &o);
+    CHECK(st == TC_ERR_NO_DEVICE || st == TC_ERR_NOT_FOUND, "status %s: %s",
+          tc_status_string(st), tc_last_error());
+    tc_plan_destroy(pl);
+    o.algorithm = NULL;
+    pl = NULL;
+    st = tc_plan_filter(&pl, NULL, &d, NULL, &o);
+    if (CHECK_STATUS(st, TC_OK)) {
+        CHECK(tc_plan_backend(pl) == TC_BACKEND_CPU, "chose %s", tc_plan_algorithm(pl));
+        static float x[256], y[256];
+        for (int i = 0; i < 256; i++) x[i] = (float)(i % 7) - 3.0f;
+        if (CHECK_STATUS(tc_execute_filter_mask(pl, y, x, m, NULL), TC_OK))
+            CHECK(y[17] == y[17], "output not written");
+    }
+    tc_plan_destroy(pl);
+    TH_END();
+
     TH_BEGIN("no GPU: kernel report returns TC_ERR_NO_DEVICE");
     char buf[64];
     CHECK_STATUS(tc_cuda_kernel_report(buf, sizeof buf), TC_ERR_NO_DEVICE);
@@ -2974,6 +3069,23 @@ int main(int argc, char **argv) {
                     run_filter_case(ci, mi, 1, dt);
 #endif
             }
+    /* TC_PLAN_MASK_AT_EXECUTE (cuda.filter.direct's per-call mask): every
+     * case, float32 and float64, one mode each on host pointers (host mask)
+     * and another on device pointers (device mask, and -m in a second call
+     * enqueued behind the first) */
+    g_mexec = 1;
+    for (int f64 = 0; f64 < 2; f64++)
+        for (int ci = 0; ci < NFC; ci++)
+            for (int mi = 0; mi < 5; mi++) {
+                if (quick && ci % 3) continue;
+                const tc_dtype dt = f64 ? TC_FLOAT64 : TC_FLOAT32;
+                const int same = fcases[ci].out == TC_OUTPUT_SAME;
+                if (!same || mi == (ci + 1 + f64) % 5) run_filter_case(ci, mi, 0, dt);
+#if TC_TEST_CUDA
+                if (!same || mi == (ci + 3 + f64) % 5) run_filter_case(ci, mi, 1, dt);
+#endif
+            }
+    g_mexec = 0;
     run_filter_f64_planner_checks();
     for (int ci = 0; ci < NNF; ci++)
         for (int mi = 0; mi < 2; mi++)
@@ -3002,6 +3114,16 @@ int main(int argc, char **argv) {
                 for (int ci = 0; ci < NFC; ci++)
                     for (int mi = 0; mi < 5; mi += ng ? 1 : 2)
                         if (!quick || mi == 0) run_filter_case(ci, mi, 0, TC_FLOAT32);
+                /* the NG 0 variants' per-call device-mask kernels (_dm):
+                 * constant on host pointers, wrap on device pointers */
+                g_mexec = 1;
+                for (int ci = 0; ci < NFC && !ng; ci++) {
+                    run_filter_case(ci, 0, 0, TC_FLOAT32);
+#if TC_TEST_CUDA
+                    if (!quick) run_filter_case(ci, 4, 1, TC_FLOAT32);
+#endif
+                }
+                g_mexec = 0;
             }
         }
         unsetenv("TILECONV_CUDA_DIRECT_VARIANT");

@@ -500,7 +500,9 @@ tc_status tc__cu_run(const tc__args *a, const void *dmask, int need_dw,
 
     b.x = a->x;
     b.y = a->y;
-    if (p->op == TC_OP_FILTER) {
+    if (p->op == TC_OP_FILTER && need_dw == TC__CU_W_DEVICE) {
+        if (!w_host) b.w = a->w; /* the call's device mask, read in place */
+    } else if (p->op == TC_OP_FILTER) {
         /* the plan's mask (host) is the usual case; in swap mode the core
          * passes the caller's input, packed in its host workspace */
         if (w_host) {
@@ -563,7 +565,8 @@ static int tc__cu_cmp_double(const void *a, const void *b) {
 
 /* Device time of any CUDA plan: every operand copied to the device once;
  * executes on device pointers between CUDA events. x / w / bias are host
- * arrays (w, bias NULL for filters; for gemm x = A, w = B and C starts at
+ * arrays (w the mask of a TC_PLAN_MASK_AT_EXECUTE filter plan, else NULL for
+ * filters, bias NULL for filters; for gemm x = A, w = B and C starts at
  * zero). The events are recorded on the plan's stream. */
 extern "C" tc_status tc__cu_time_plan(const tc_plan *pl, const tc__problem *p, const void *x,
                                       const void *w, const void *bias, int repeat,
@@ -572,8 +575,9 @@ extern "C" tc_status tc__cu_time_plan(const tc_plan *pl, const tc__problem *p, c
     cudaStream_t s = stream ? (cudaStream_t)stream : cudaStreamPerThread; /* the plan's */
     const int gemm = p->op == TC_OP_GEMM, conv = p->op == TC_OP_CONV;
     const int64_t nx = gemm ? (p->trans_a ? p->k * p->lda : p->m * p->lda) : tc__x_count(p);
+    /* a filter's w: the mask of a TC_PLAN_MASK_AT_EXECUTE plan, else NULL */
     const int64_t nw = gemm ? (p->trans_b ? p->n * p->ldb : p->k * p->ldb)
-                            : conv ? tc__w_count(p) : 0;
+                            : conv || w ? tc__w_count(p) : 0;
     const int64_t ny = gemm ? p->m * p->ldc : tc__y_count(p);
     const size_t xb = (size_t)nx * p->esize, wb = (size_t)nw * p->esize,
                  yb = (size_t)ny * p->esize, bb = conv && bias ? (size_t)p->K * p->esize : 0;
@@ -597,7 +601,9 @@ extern "C" tc_status tc__cu_time_plan(const tc_plan *pl, const tc__problem *p, c
     }
 #define TC__CU_RUN()                                                                  \
     (gemm ? tc_execute_gemm(pl, dy, dx, dw, NULL)                                     \
-          : conv ? tc_execute_conv(pl, dy, dx, dw, db, NULL) : tc_execute_filter(pl, dy, dx, NULL))
+          : conv ? tc_execute_conv(pl, dy, dx, dw, db, NULL)                           \
+          : dw   ? tc_execute_filter_mask(pl, dy, dx, dw, NULL)                        \
+                 : tc_execute_filter(pl, dy, dx, NULL))
     if ((st = TC__CU_RUN()) != TC_OK) goto out; /* warm-up */
     if ((e = cudaStreamSynchronize(s)) != cudaSuccess) {
         st = tc__cu_fail(e, "cuda time: warm-up", __FILE__, __LINE__);

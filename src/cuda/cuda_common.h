@@ -110,7 +110,12 @@ typedef tc_status (*tc__cu_launch_fn)(const tc__args *a, const tc__cu_bufs *b);
  * staged per call. need_dw = 0: the launch never reads b->w (it takes the
  * weights from b->hw or from its plan), so a host mask is not staged and a
  * call on device arrays enqueues its kernels and returns without waiting.
+ * need_dw = TC__CU_W_DEVICE (a filter's per-call mask,
+ * TC_PLAN_MASK_AT_EXECUTE): the launch reads the mask from b->w only and
+ * never b->hw (NULL): a device mask is used in place (no host copy, no
+ * wait), a host one staged through the stream.
  * Host arrays are staged in and the output staged back. */
+#define TC__CU_W_DEVICE 2
 tc_status tc__cu_run(const tc__args *a, const void *dmask, int need_dw,
                      tc__cu_launch_fn launch);
 /* Copies a host mask of the problem to a new device buffer (plan time). */

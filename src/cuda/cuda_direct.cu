@@ -19,6 +19,16 @@
  * Generic path (float64, and masks beyond the buckets): one output per
  * thread, runtime tap loops, mask in global memory (read-only cache).
  *
+ * Plans with TC_PLAN_MASK_AT_EXECUTE take the call's mask as a device
+ * pointer (args->w): the two-barrier tiles and the 3D ring (the NG 0 forms)
+ * have a "_dm" kernel of the same body whose threads read the mask from
+ * global memory at block start, into the same padded maskp layout in
+ * registers (or straight into the shared weight rows of the rolled form),
+ * reversing it there for convolve (args->wflip): no host copy, no wait,
+ * no extra launch. The lean tiles and the register z window (NG >= 1) have
+ * no such kernel: those masks take the NG 0 variant of their size. The
+ * generic path reads the mask where it is, reversed when asked.
+ *
  * Masks whose sizes match a variant exactly run it unguarded; any other
  * mask runs the smallest "guarded" variant that covers it, where each tap
  * beyond the mask's true extent (r >= mr, s >= ms, t >= mt; uniform over
@@ -69,6 +79,40 @@ __device__ __forceinline__ int bidx32(int i, int n, int mode) {
 }
 
 template <int N> struct maskp { float w[N]; };
+
+/* A per-call device mask (TC_PLAN_MASK_AT_EXECUTE): mr x ms x mt floats in
+ * correlation order, or reversed (flip: convolve). Masks of up to
+ * DM_REG_TAPS taps go into registers and run the variant's own compute;
+ * larger ones into the shared weight rows of the rolled compute (ptxas -v,
+ * sm_90a: in registers, 1D 49 and 63 taps took 100 and 156 registers, 2D
+ * 7x7 spilled 52 bytes, 2D 11x11-15x15 took 203-254 registers and the 3D
+ * 7^3 ring spilled 652 bytes; up to 32 taps stayed within 80 registers). */
+constexpr int DM_REG_TAPS = 32;
+template <int R, int S, int T, bool RL>
+__host__ __device__ constexpr bool dm_rolled() { return RL || R * S * T > DM_REG_TAPS; }
+struct gmask {
+    const float *w;
+    int flip;
+};
+/* Weight (r, s, t) of the variant's padded R x S x T layout: 0 beyond the
+ * mask's true extent (as the host fills maskp). */
+__device__ __forceinline__ float gmask_at(const gmask &q, const dgeom &g, int r, int s, int t) {
+    if (r >= g.mr || s >= g.ms || t >= g.mt) return 0.f;
+    int i = (r * g.ms + s) * g.mt + t;
+    if (q.flip) i = g.mr * g.ms * g.mt - 1 - i;
+    return __ldg(q.w + i);
+}
+/* The whole mask into a thread's maskp (registers once the taps are
+ * unrolled), at block start. */
+template <int R, int S, int T>
+__device__ __forceinline__ void gmask_load(maskp<R * S * T> &m, const gmask &q, const dgeom &g) {
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int s = 0; s < S; s++)
+#pragma unroll
+            for (int t = 0; t < T; t++) m.w[(r * S + s) * T + t] = gmask_at(q, g, r, s, t);
+}
 
 __device__ __forceinline__ void cp4(float *dst, const float *src) {
     unsigned sa = (unsigned)__cvta_generic_to_shared(dst);
@@ -301,6 +345,15 @@ __device__ __forceinline__ void load_weights(float *wsh, const maskp<R * S * T> 
         wsh[idx] = t < T ? m.w[rs * T + t] : 0.f;
     }
 }
+/* The same rows from a per-call device mask. */
+template <int R, int S, int T, int NT>
+__device__ __forceinline__ void load_weights_g(float *wsh, const gmask &q, const dgeom &g, int tid) {
+    constexpr int TP = (T + 3) / 4 * 4;
+    for (int idx = tid; idx < R * S * TP; idx += NT) {
+        int t = idx % TP, rs = idx / TP;
+        wsh[idx] = t < T ? gmask_at(q, g, rs / S, rs % S, t) : 0.f;
+    }
+}
 
 /* Shared-memory geometry of a variant. */
 template <int S, int T, int RY, int TX, int BY> struct tileg {
@@ -316,10 +369,10 @@ template <int R, int S, int T> constexpr int wsh_floats() { return R * S * ((T +
 /* R == 1 (1D and 2D masks): persistent blocks walk the tiles (x, y, plane)
  * with a stride of gridDim.x; NST shared slots, NST-1 tiles in flight
  * while one is computed. */
-template <int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL>
-__global__ void __launch_bounds__(TX * BY)
-direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
-                 const __grid_constant__ maskp<S * T> m, const dgeom g) {
+template <int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL, bool DM>
+__device__ __forceinline__ void tiles_body(const float *__restrict__ x, float *__restrict__ y,
+                                           const maskp<S * T> &m, const gmask &q,
+                                           const dgeom &g) {
     typedef tileg<S, T, RY, TX, BY> G;
     constexpr int NT = TX * BY;
     extern __shared__ float4 smem4[];
@@ -329,7 +382,10 @@ direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
     const int64_t ntiles = tx_n * ty_n * g.N * g.P;
     const int64_t step = gridDim.x;
     float *wsh = smem + NST * G::SLOT;
-    if (RL) load_weights<1, S, T, NT>(wsh, m, tid); /* visible after the loop's first barrier */
+    if (RL) { /* visible after the loop's first barrier */
+        if (DM) load_weights_g<1, S, T, NT>(wsh, q, g, tid);
+        else load_weights<1, S, T, NT>(wsh, m, tid);
+    }
     /* tile index -> (x tile, y tile, plane); 32-bit division when every
      * index fits (64-bit division is a long software sequence) */
     const bool small = ntiles + (NST + 1) * step < (1LL << 31);
@@ -390,14 +446,32 @@ direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
     cp_wait<0>();
 }
 
+template <int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL>
+__global__ void __launch_bounds__(TX * BY)
+direct_f32_tiles(const float *__restrict__ x, float *__restrict__ y,
+                 const __grid_constant__ maskp<S * T> m, const dgeom g) {
+    tiles_body<S, T, RY, TX, BY, NST, EX, RL, false>(x, y, m, gmask{nullptr, 0}, g);
+}
+
+/* The same tiles with the call's mask in device memory (DM). */
+template <int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL>
+__global__ void __launch_bounds__(TX * BY)
+direct_f32_tiles_dm(const float *__restrict__ x, float *__restrict__ y,
+                    const float *__restrict__ w, int flip, const dgeom g) {
+    constexpr bool RLD = dm_rolled<1, S, T, RL>();
+    const gmask q = {w, flip};
+    maskp<S * T> m; /* not read by the rolled compute */
+    if (!RLD) gmask_load<1, S, T>(m, q, g);
+    tiles_body<S, T, RY, TX, BY, NST, EX, RLD, true>(x, y, m, q, g);
+}
+
 /* R > 1 (3D masks): a block owns an xy tile and a chunk of zc output
  * planes; a ring of R+1 plane slots, the next input plane in flight while
  * the current output plane is computed (2.5D streaming). */
-template <int R, int S, int T, int RY, int TX, int BY, bool EX, bool RL>
-__global__ void __launch_bounds__(TX * BY)
-direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
-                const __grid_constant__ maskp<R * S * T> m, const dgeom g, int64_t gy0,
-                int64_t gz0) {
+template <int R, int S, int T, int RY, int TX, int BY, bool EX, bool RL, bool DM>
+__device__ __forceinline__ void ring_body(const float *__restrict__ x, float *__restrict__ y,
+                                          const maskp<R * S * T> &m, const gmask &q,
+                                          const dgeom &g, int64_t gy0, int64_t gz0) {
     typedef tileg<S, T, RY, TX, BY> G;
     constexpr int NT = TX * BY, NSLOT = R + 1;
     extern __shared__ float4 smem4[];
@@ -413,7 +487,10 @@ direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
     const int64_t iy0 = y0 - g.pad1, xa = x0 - g.A;
     const int steps = (int)(ze - zs);
     float *wsh = smem + NSLOT * G::SLOT;
-    if (RL) load_weights<R, S, T, NT>(wsh, m, tid);
+    if (RL) {
+        if (DM) load_weights_g<R, S, T, NT>(wsh, q, g, tid);
+        else load_weights<R, S, T, NT>(wsh, m, tid);
+    }
 
     for (int li = 0; li < R; li++)
         issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + li * G::SLOT, xn, g, zs - g.pad0 + li,
@@ -439,6 +516,27 @@ direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
         __syncthreads();
     }
     cp_wait<0>();
+}
+
+template <int R, int S, int T, int RY, int TX, int BY, bool EX, bool RL>
+__global__ void __launch_bounds__(TX * BY)
+direct_f32_ring(const float *__restrict__ x, float *__restrict__ y,
+                const __grid_constant__ maskp<R * S * T> m, const dgeom g, int64_t gy0,
+                int64_t gz0) {
+    ring_body<R, S, T, RY, TX, BY, EX, RL, false>(x, y, m, gmask{nullptr, 0}, g, gy0, gz0);
+}
+
+/* The same ring with the call's mask in device memory (DM). */
+template <int R, int S, int T, int RY, int TX, int BY, bool EX, bool RL>
+__global__ void __launch_bounds__(TX * BY)
+direct_f32_ring_dm(const float *__restrict__ x, float *__restrict__ y,
+                   const float *__restrict__ w, int flip, const dgeom g, int64_t gy0,
+                   int64_t gz0) {
+    constexpr bool RLD = dm_rolled<R, S, T, RL>();
+    const gmask q = {w, flip};
+    maskp<R * S * T> m; /* not read by the rolled compute */
+    if (!RLD) gmask_load<R, S, T>(m, q, g);
+    ring_body<R, S, T, RY, TX, BY, EX, RLD, true>(x, y, m, q, g, gy0, gz0);
 }
 
 /* Lean persistent tiles (R == 1, NG >= 1): each thread NG groups of RY
@@ -688,8 +786,9 @@ direct_f32_zreg(const float *__restrict__ x, float *__restrict__ y,
     }
 }
 
-/* Generic: one output per thread, any mask, float or double. */
-template <typename E>
+/* Generic: one output per thread, any mask, float or double. FL: the mask
+ * is read reversed (a per-call convolve mask, TC_PLAN_MASK_AT_EXECUTE). */
+template <typename E, bool FL>
 __global__ void __launch_bounds__(256)
 direct_generic(const E *__restrict__ x, E *__restrict__ y, const E *__restrict__ w,
                const dgeom g, int64_t R, int64_t S, int64_t T, E cval,
@@ -711,15 +810,16 @@ direct_generic(const E *__restrict__ x, E *__restrict__ y, const E *__restrict__
         int64_t iz = inner ? bz0 + r : tc__cu_bidx(bz0 + r, g.D, g.mode);
         for (int64_t s = 0; s < S; s++) {
             int64_t iy = inner ? py - g.pad1 + s : tc__cu_bidx(py - g.pad1 + s, g.H, g.mode);
-            const E *wr = w + (r * S + s) * T;
+            /* FL: weight (r, s, t) is w[R S T - 1 - ((r S + s) T + t)] */
+            const E *wr = FL ? w + (R * S * T - 1) - (r * S + s) * T : w + (r * S + s) * T;
             if (inner) {
                 const E *xr = xn + (iz * g.H + iy) * g.W + px - g.pad2;
-                for (int64_t t = 0; t < T; t++) acc += wr[t] * __ldg(xr + t);
+                for (int64_t t = 0; t < T; t++) acc += wr[FL ? -t : t] * __ldg(xr + t);
             } else {
                 for (int64_t t = 0; t < T; t++) {
                     int64_t ix = tc__cu_bidx(px - g.pad2 + t, g.W, g.mode);
                     E v = (iz < 0 || iy < 0 || ix < 0) ? cval : __ldg(xn + (iz * g.H + iy) * g.W + ix);
-                    acc += wr[t] * v;
+                    acc += wr[FL ? -t : t] * v;
                 }
             }
         }
@@ -742,6 +842,9 @@ struct variant {
                                      (R == 1), the register z window (R > 1) */
     launch_t launch;
     const void *kernel;
+    /* the per-call device mask's launch and kernel (NG 0 forms), or NULL */
+    launch_t launch_dm;
+    const void *kernel_dm;
 };
 
 static dgeom make_geom(const tc__problem *p) {
@@ -786,19 +889,27 @@ static int occupancy(const void *k, int threads, size_t smem, int *cache) {
     return v;
 }
 
-template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL>
+/* DM: the call's mask in device memory (b->w, reversed when a->wflip),
+ * read by the _dm kernels; otherwise the host copy (b->hw) goes into the
+ * kernel parameter. */
+template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL, bool DM>
 static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     typedef tileg<S, T, RY, TX, BY> G;
-    const size_t smem = smem_of<R, S, T, RY, TX, BY, NST, RL>();
+    /* DM: large masks take the rolled compute (dm_rolled) */
+    const size_t smem = smem_of<R, S, T, RY, TX, BY, NST, DM ? dm_rolled<R, S, T, RL>() : RL>();
     static int attr_set = 0, occ_cache = 0;
     maskp<R * S * T> m;
-    memset(&m, 0, sizeof m);
-    const float *hw = (const float *)b->hw;
-    for (int64_t r = 0; r < p->msk[0]; r++)
-        for (int64_t s = 0; s < p->msk[1]; s++)
-            for (int64_t t = 0; t < p->msk[2]; t++)
-                m.w[(r * S + s) * T + t] = hw[(r * p->msk[1] + s) * p->msk[2] + t];
+    if constexpr (!DM) {
+        memset(&m, 0, sizeof m);
+        const float *hw = (const float *)b->hw;
+        for (int64_t r = 0; r < p->msk[0]; r++)
+            for (int64_t s = 0; s < p->msk[1]; s++)
+                for (int64_t t = 0; t < p->msk[2]; t++)
+                    m.w[(r * S + s) * T + t] = hw[(r * p->msk[1] + s) * p->msk[2] + t];
+    }
+    [[maybe_unused]] const float *dw = (const float *)b->w;
+    [[maybe_unused]] const int flip = a->wflip;
     dgeom g = make_geom(p);
     g.vec_out = (p->out[2] % 4 == 0) && ((uintptr_t)b->y % 16 == 0);
     g.vec_in = (p->in[2] % 4 == 0) && ((uintptr_t)b->x % 16 == 0);
@@ -806,31 +917,45 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     const int sms = d ? d->sms : 132;
     const int64_t gx = tc__cu_div_up(g.O, G::TW), gyn = tc__cu_div_up(g.Q, G::TH);
     if constexpr (R == 1) {
-        auto k = direct_f32_tiles<S, T, RY, TX, BY, NST, EX, RL>;
+        const void *k = DM ? (const void *)direct_f32_tiles_dm<S, T, RY, TX, BY, NST, EX, RL>
+                           : (const void *)direct_f32_tiles<S, T, RY, TX, BY, NST, EX, RL>;
         if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
             TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
         }
         const int64_t ntiles = gx * gyn * p->N * g.P;
-        const int64_t blocks = tc_cu_direct_grid(occupancy((const void *)k, TX * BY, smem, &occ_cache),
+        const int64_t blocks = tc_cu_direct_grid(occupancy(k, TX * BY, smem, &occ_cache),
                                                  sms, ntiles);
-        k<<<(unsigned)blocks, dim3(TX, BY), smem, b->s>>>(
-            (const float *)b->x, (float *)b->y, m, g);
+        if constexpr (DM)
+            direct_f32_tiles_dm<S, T, RY, TX, BY, NST, EX, RL>
+                <<<(unsigned)blocks, dim3(TX, BY), smem, b->s>>>((const float *)b->x,
+                                                                 (float *)b->y, dw, flip, g);
+        else
+            direct_f32_tiles<S, T, RY, TX, BY, NST, EX, RL>
+                <<<(unsigned)blocks, dim3(TX, BY), smem, b->s>>>((const float *)b->x,
+                                                                 (float *)b->y, m, g);
         TC_CU_LAUNCH("cuda.filter.direct");
         return TC_OK;
     } else {
-    auto k = direct_f32_ring<R, S, T, RY, TX, BY, EX, RL>;
+    const void *k = DM ? (const void *)direct_f32_ring_dm<R, S, T, RY, TX, BY, EX, RL>
+                       : (const void *)direct_f32_ring<R, S, T, RY, TX, BY, EX, RL>;
     if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
         TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
     }
     /* about two waves of blocks, each streaming zc planes along z */
-    const int64_t slots = (int64_t)occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
+    const int64_t slots = (int64_t)occupancy(k, TX * BY, smem, &occ_cache) * sms;
     tc_cu_direct_zchunk(g.P, gx * gyn * p->N, slots, &g.zc, &g.nzc);
     const int64_t gzn = p->N * g.nzc;
     TC__CU_FOR_GRID(gyn, gzn, {
-        k<<<dim3((unsigned)gx, gny, gnz), dim3(TX, BY), smem, b->s>>>(
-            (const float *)b->x, (float *)b->y, m, g, gy0, gz0);
+        if constexpr (DM)
+            direct_f32_ring_dm<R, S, T, RY, TX, BY, EX, RL>
+                <<<dim3((unsigned)gx, gny, gnz), dim3(TX, BY), smem, b->s>>>(
+                    (const float *)b->x, (float *)b->y, dw, flip, g, gy0, gz0);
+        else
+            direct_f32_ring<R, S, T, RY, TX, BY, EX, RL>
+                <<<dim3((unsigned)gx, gny, gnz), dim3(TX, BY), smem, b->s>>>(
+                    (const float *)b->x, (float *)b->y, m, g, gy0, gz0);
         TC_CU_LAUNCH("cuda.filter.direct");
     })
     return TC_OK;
@@ -895,14 +1020,14 @@ static tc_status launch_ng(const tc__args *a, const tc__cu_bufs *b) {
     }
 }
 
-template <typename E>
+template <typename E, bool FL>
 static tc_status launch_generic(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
     dgeom g = make_geom(p);
     const int64_t gx = tc__cu_div_up(g.O, 32), gyn = tc__cu_div_up(g.Q, 8);
     const int64_t gzn = p->N * g.P;
     TC__CU_FOR_GRID(gyn, gzn, {
-        direct_generic<E><<<dim3((unsigned)gx, gny, gnz), dim3(32, 8), 0, b->s>>>(
+        direct_generic<E, FL><<<dim3((unsigned)gx, gny, gnz), dim3(32, 8), 0, b->s>>>(
             (const E *)b->x, (E *)b->y, (const E *)b->w, g, p->msk[0], p->msk[1],
             p->msk[2], (E)p->cval, gy0, gz0);
         TC_CU_LAUNCH("cuda.filter.direct generic");
@@ -924,14 +1049,27 @@ static const void *kernel_of() {
 template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL, int NG>
 static launch_t launch_of() {
     if constexpr (NG > 0) return launch_ng<R, S, T, RY, TX, BY, NST, NG>;
-    else return launch_fast<R, S, T, RY, TX, BY, NST, EX, RL>;
+    else return launch_fast<R, S, T, RY, TX, BY, NST, EX, RL, false>;
+}
+/* The per-call device mask's forms: the NG 0 kernels only. */
+template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL, int NG>
+static launch_t launch_dm_of() {
+    if constexpr (NG > 0) return NULL;
+    else return launch_fast<R, S, T, RY, TX, BY, NST, EX, RL, true>;
+}
+template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL, int NG>
+static const void *kernel_dm_of() {
+    if constexpr (NG > 0) return NULL;
+    else if constexpr (R == 1) return (const void *)direct_f32_tiles_dm<S, T, RY, TX, BY, NST, EX, RL>;
+    else return (const void *)direct_f32_ring_dm<R, S, T, RY, TX, BY, EX, RL>;
 }
 /* The table of cuda_direct_tile.h (TC_CU_DIRECT_VARIANTS, where the choices
  * are explained), with each entry's launch and kernel: variants[i] is
  * tc_cu_direct_shapes[i]. */
 #define KV(R, S, T, RY, TX, BY, NST, EX, ALT, RL, NG)                                           \
     {R, S, T, RY, TX, BY, NST, EX, ALT, RL, NG, launch_of<R, S, T, RY, TX, BY, NST, EX, RL, NG>(), \
-     kernel_of<R, S, T, RY, TX, BY, NST, EX, RL, NG>()}
+     kernel_of<R, S, T, RY, TX, BY, NST, EX, RL, NG>(),                                            \
+     launch_dm_of<R, S, T, RY, TX, BY, NST, EX, RL, NG>(), kernel_dm_of<R, S, T, RY, TX, BY, NST, EX, RL, NG>()}
 static const variant variants[] = {TC_CU_DIRECT_VARIANTS(KV)};
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 static_assert(NVARIANTS == TC_CU_DIRECT_NSHAPES, "variants[i] is tc_cu_direct_shapes[i]");
@@ -980,10 +1118,35 @@ static const variant *pick(const tc__problem *p) {
     return i >= 0 ? &variants[i] : NULL;
 }
 
+/* The bucket for a per-call device mask (TC_PLAN_MASK_AT_EXECUTE): pick's,
+ * unless that is an NG >= 1 form (no _dm kernel); then the variant pick
+ * would take without those forms (an exact NG 0 match, else the smallest
+ * guarded bucket), or NULL (generic). A forced NG >= 1 variant does not
+ * apply (d_applicable). */
+static const variant *pick_dm(const tc__problem *p) {
+    const variant *v = pick(p);
+    if (!v || v->launch_dm) return v;
+    if (forced_variant() >= 0) return NULL;
+    const int narrow = p->out[2] <= 64;
+    for (int pass = narrow ? 0 : 1; pass < 2; pass++)
+        for (int i = 0; i < NVARIANTS; i++) {
+            const variant *u = &variants[i];
+            if (u->ex && !u->alt && u->launch_dm && (u->TX < 32) == (pass == 0) &&
+                covers(u, p->msk[0], p->msk[1], p->msk[2]))
+                return u;
+        }
+    for (int i = 0; i < NVARIANTS; i++)
+        if (!variants[i].ex && variants[i].launch_dm &&
+            covers(&variants[i], p->msk[0], p->msk[1], p->msk[2]))
+            return &variants[i];
+    return NULL;
+}
+
 /* ---------------- solver ---------------- */
 struct dstate {
     const variant *v;
     void *dmask; /* generic path */
+    int mexec;   /* TC_PLAN_MASK_AT_EXECUTE: the call's mask, on the device */
 };
 
 static int d_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
@@ -1003,6 +1166,12 @@ static int d_applicable(const tc__problem *p, const tc__env *e, char *why, size_
                           tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT));
         return 0;
     }
+    if (fv >= 0 && (e->flags & TC_PLAN_MASK_AT_EXECUTE) && !variants[fv].launch_dm) {
+        if (why) snprintf(why, n, "TILECONV_CUDA_DIRECT_VARIANT=%s has no per-call mask form "
+                          "(TC_PLAN_MASK_AT_EXECUTE: NG 0 variants only)",
+                          tc__knob_get(TC__KNOB_CUDA_DIRECT_VARIANT));
+        return 0;
+    }
     if (p->C != 1 || p->K != 1 || p->G != 1 || p->stride[0] * p->stride[1] * p->stride[2] != 1 ||
         p->dil[0] * p->dil[1] * p->dil[2] != 1) {
         if (why) snprintf(why, n, "single channel, stride 1, dilation 1 only");
@@ -1012,7 +1181,7 @@ static int d_applicable(const tc__problem *p, const tc__env *e, char *why, size_
 }
 
 static double d_estimate(const tc__problem *p, const tc__env *e) {
-    const variant *v = pick(p);
+    const variant *v = (e->flags & TC_PLAN_MASK_AT_EXECUTE) ? pick_dm(p) : pick(p);
     double bytes = tc__problem_bytes(p);
     if (!v) {
         double eff = p->dtype == TC_FLOAT32 ? 0.12 : 0.06;
@@ -1026,9 +1195,10 @@ static double d_estimate(const tc__problem *p, const tc__env *e) {
 static tc_status d_plan(const tc__problem *p, const tc__env *e, void **state) {
     dstate *s = (dstate *)calloc(1, sizeof *s);
     if (!s) return tc__error(TC_ERR_OUT_OF_MEMORY, "cuda.filter.direct: out of memory");
-    s->v = pick(p);
+    s->mexec = (e->flags & TC_PLAN_MASK_AT_EXECUTE) != 0;
+    s->v = s->mexec ? pick_dm(p) : pick(p);
     tc_status st = TC_OK;
-    if (!s->v) st = tc__cu_mask_upload(p, &s->dmask);
+    if (!s->v && !s->mexec) st = tc__cu_mask_upload(p, &s->dmask);
     if (st) { free(s); return st; }
     *state = s;
     return TC_OK;
@@ -1044,14 +1214,22 @@ static void d_destroy(void *state) {
 static tc_status d_launch(const tc__args *a, const tc__cu_bufs *b) {
     const dstate *s = (const dstate *)a->state;
     const variant *v = s ? s->v : pick(a->p);
+    if (s && s->mexec) { /* the call's mask: b->w on the device */
+        if (v) return v->launch_dm(a, b);
+        if (a->p->dtype == TC_FLOAT32)
+            return a->wflip ? launch_generic<float, true>(a, b) : launch_generic<float, false>(a, b);
+        return a->wflip ? launch_generic<double, true>(a, b) : launch_generic<double, false>(a, b);
+    }
     if (v) return v->launch(a, b);
-    return a->p->dtype == TC_FLOAT32 ? launch_generic<float>(a, b)
-                                     : launch_generic<double>(a, b);
+    return a->p->dtype == TC_FLOAT32 ? launch_generic<float, false>(a, b)
+                                     : launch_generic<double, false>(a, b);
 }
 
 static tc_status d_execute(const tc__args *a) {
     const dstate *s = (const dstate *)a->state;
-    /* the fast path takes the weights from the host copy (b->hw) */
+    /* the fast path takes the weights from the host copy (b->hw); a
+     * per-call mask stays on the device (b->w only) */
+    if (s && s->mexec) return tc__cu_run(a, NULL, TC__CU_W_DEVICE, d_launch);
     const variant *v = s ? s->v : pick(a->p);
     return tc__cu_run(a, s ? s->dmask : NULL, v == NULL, d_launch);
 }
@@ -1062,7 +1240,7 @@ TC__CU_SOLVER(tc__solver_cuda_direct) = {
     "cuda.filter.direct", TC_BACKEND_CUDA, TC_OP_FILTER,
     "GPU direct filter: register-tiled, mask in the constant bank, halo in shared memory, 2.5D z-streaming.",
     tc__cu_available, d_applicable, d_estimate, NULL, d_plan, d_destroy, d_execute,
-    NULL, NULL, NULL, 0, tc__cu_report_direct,
+    NULL, NULL, NULL, TC__CAP_MASK_AT_EXECUTE, tc__cu_report_direct,
 };
 
 void tc__cu_report_direct(tc__cu_report *r) {
@@ -1083,7 +1261,16 @@ void tc__cu_report_direct(tc__cu_report *r) {
         if (sm > 48 * 1024)
             cudaFuncSetAttribute(v->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
         tc__cu_report_kernel(r, name, v->kernel, v->TX * v->BY, sm);
+        if (v->kernel_dm) { /* the per-call device mask's form (TC_PLAN_MASK_AT_EXECUTE) */
+            if (!v->roll && v->R * v->S * v->T > DM_REG_TAPS) /* its rolled weight rows */
+                sm += (size_t)v->R * v->S * ((v->T + 3) / 4 * 4) * sizeof(float);
+            char dm[104];
+            snprintf(dm, sizeof dm, "cuda.filter.direct devmask%s", name + strlen("cuda.filter.direct"));
+            if (sm > 48 * 1024)
+                cudaFuncSetAttribute(v->kernel_dm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
+            tc__cu_report_kernel(r, dm, v->kernel_dm, v->TX * v->BY, sm);
+        }
     }
-    tc__cu_report_kernel(r, "cuda.filter.direct generic f32", (const void *)direct_generic<float>, 256, 0);
-    tc__cu_report_kernel(r, "cuda.filter.direct generic f64", (const void *)direct_generic<double>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.direct generic f32", (const void *)direct_generic<float, false>, 256, 0);
+    tc__cu_report_kernel(r, "cuda.filter.direct generic f64", (const void *)direct_generic<double, false>, 256, 0);
 }
