@@ -202,6 +202,7 @@ typedef struct {
     tc_context *ctx;
     PyThread_type_lock lock; /* execute_ptr: the stream set and the execute together */
     int ndim, dtype;
+    int mexec; /* TC_PLAN_MASK_AT_EXECUTE: execute_ptr takes the mask's address */
     int64_t shape[TC_MAX_DIMS], in_strides[TC_MAX_DIMS], out_strides[TC_MAX_DIMS];
     int64_t out_shape[TC_MAX_DIMS];
 } FilterPlan;
@@ -214,21 +215,25 @@ static void FilterPlan_dealloc(FilterPlan *self) {
 }
 
 /* FilterPlan(shape, in_strides, out_strides, nspatial, mask, kind, output,
- *            mode, cval, origin, threads, algorithm[, backend[, dtype]])
+ *            mode, cval, origin, threads, algorithm[, backend[, dtype[,
+ *            mask_at_execute]]])
  * dtype (None: the mask's) is the plan's element type, a tc_dtype value or
  * name; a mask of another floating type is converted to it (rounded once),
  * an int16 / uint16 mask is taken as bfloat16 bit patterns. float16 and
- * bfloat16 plans accumulate in float32. */
+ * bfloat16 plans accumulate in float32. mask_at_execute = 1: the plan is
+ * made with TC_PLAN_MASK_AT_EXECUTE; mask gives only the shape (and, with
+ * dtype None, the dtype), its values are not read, and every execute_ptr
+ * passes the mask's address. */
 static int FilterPlan_init(FilterPlan *self, PyObject *args, PyObject *kw) {
     PyObject *shape, *ist, *ost, *origin, *maskobj;
     int nspatial, kind, output, mode, threads;
     double cval;
     const char *algo = NULL;
-    int backend = 0;
+    int backend = 0, mexec = 0;
     PyObject *dtobj = NULL;
-    if (!PyArg_ParseTuple(args, "OOOiOiiidOiz|iO", &shape, &ist, &ost, &nspatial, &maskobj,
+    if (!PyArg_ParseTuple(args, "OOOiOiiidOiz|iOp", &shape, &ist, &ost, &nspatial, &maskobj,
                           &kind, &output, &mode, &cval, &origin, &threads, &algo, &backend,
-                          &dtobj))
+                          &dtobj, &mexec))
         return -1;
     int want;
     if (tc_py_dtype_arg(dtobj, &want)) return -1;
@@ -271,9 +276,10 @@ static int FilterPlan_init(FilterPlan *self, PyObject *args, PyObject *kw) {
     tc_plan_options o;
     tc_plan_options_init(&o);
     o.algorithm = algo;
-    const void *mdata = PyArray_DATA(mask);
+    o.flags = mexec ? TC_PLAN_MASK_AT_EXECUTE : 0u;
+    const void *mdata = mexec ? NULL : PyArray_DATA(mask);
     void *mconv = NULL;
-    if (mdt != dt) {
+    if (mdt != dt && !mexec) {
         size_t n = (size_t)PyArray_SIZE(mask);
         mconv = PyMem_Malloc((n ? n : 1) * tc_dtype_size(dt));
         if (!mconv) {
@@ -294,6 +300,7 @@ static int FilterPlan_init(FilterPlan *self, PyObject *args, PyObject *kw) {
     }
     self->ndim = nd;
     self->dtype = dt;
+    self->mexec = mexec;
     memcpy(self->shape, d.shape, sizeof d.shape);
     memcpy(self->in_strides, d.in_strides, sizeof d.in_strides);
     memcpy(self->out_strides, d.out_strides, sizeof d.out_strides);
@@ -349,6 +356,11 @@ static PyObject *FilterPlan_execute(FilterPlan *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "tileconv: the output array is read-only");
         return NULL;
     }
+    if (self->mexec) {
+        PyErr_SetString(PyExc_ValueError, "tileconv: a mask-at-execute plan runs through "
+                                          "execute_ptr(x, y, stream, mask)");
+        return NULL;
+    }
     tc_status st;
     void *yd = PyArray_DATA(y);
     const void *xd = PyArray_DATA(x);
@@ -357,22 +369,37 @@ static PyObject *FilterPlan_execute(FilterPlan *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* execute_ptr(x_ptr, y_ptr[, stream]): raw addresses (device arrays through
- * __cuda_array_interface__); the caller guarantees shapes and layout. On a
- * CUDA plan with device pointers the call only enqueues, on stream (a raw
- * cudaStream_t; 0 or absent: the thread's default stream). */
+/* execute_ptr(x_ptr, y_ptr[, stream[, mask_ptr]]): raw addresses (device
+ * arrays through __cuda_array_interface__); the caller guarantees shapes
+ * and layout. On a CUDA plan with device pointers the call only enqueues,
+ * on stream (a raw cudaStream_t; 0 or absent: the thread's default stream).
+ * mask_ptr: the mask of a mask-at-execute plan (dense, the plan's shape and
+ * dtype; on a CUDA plan a device address, read by the kernels on stream:
+ * no host copy), required there and refused elsewhere. */
 static PyObject *FilterPlan_execute_ptr(FilterPlan *self, PyObject *args) {
-    unsigned long long xp, yp, sp = 0;
-    if (!PyArg_ParseTuple(args, "KK|K", &xp, &yp, &sp)) return NULL;
+    unsigned long long xp, yp, sp = 0, mp = 0;
+    if (!PyArg_ParseTuple(args, "KK|KK", &xp, &yp, &sp, &mp)) return NULL;
     if (!xp || !yp) {
         PyErr_SetString(PyExc_ValueError, "tileconv: NULL array address");
+        return NULL;
+    }
+    if (self->mexec != (mp != 0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        self->mexec ? "tileconv: a mask-at-execute plan needs the mask's address"
+                                    : "tileconv: this plan holds its mask; no mask address");
         return NULL;
     }
     if (tc_py_lock_init(&self->lock)) return NULL;
     tc_status st;
     Py_BEGIN_ALLOW_THREADS st = tc_py_stream_begin(self->lock, self->plan, sp);
     if (st == TC_OK) {
-        st = tc_execute_filter(self->plan, (void *)(uintptr_t)yp, (const void *)(uintptr_t)xp, NULL);
+        if (mp)
+            st = tc_execute_filter_mask(self->plan, (void *)(uintptr_t)yp,
+                                        (const void *)(uintptr_t)xp, (const void *)(uintptr_t)mp,
+                                        NULL);
+        else
+            st = tc_execute_filter(self->plan, (void *)(uintptr_t)yp, (const void *)(uintptr_t)xp,
+                                   NULL);
         PyThread_release_lock(self->lock);
     }
     Py_END_ALLOW_THREADS if (st != TC_OK) return tc_py_error(st, "execute");
@@ -392,17 +419,23 @@ static PyObject *FilterPlan_out_shape(FilterPlan *self, void *c) {
 static PyObject *FilterPlan_dtype(FilterPlan *self, void *c) {
     return PyUnicode_FromString(tc_dtype_name((tc_dtype)self->dtype));
 }
+static PyObject *FilterPlan_mask_at_execute(FilterPlan *self, void *c) {
+    return PyBool_FromLong(self->mexec);
+}
 
 static PyMethodDef FilterPlan_methods[] = {
     {"execute", (PyCFunction)FilterPlan_execute, METH_VARARGS,
      "execute(x, y): y = filter(x); the GIL is released meanwhile"},
     {"execute_ptr", (PyCFunction)FilterPlan_execute_ptr, METH_VARARGS,
-     "execute_ptr(x_addr, y_addr[, stream]): raw (device) addresses, enqueued on stream"},
+     "execute_ptr(x_addr, y_addr[, stream[, mask_addr]]): raw (device) addresses, enqueued on "
+     "stream; mask_addr for a mask-at-execute plan"},
     {NULL, NULL, 0, NULL}};
 static PyGetSetDef FilterPlan_getset[] = {
     {"algorithm", (getter)FilterPlan_algorithm, NULL, "the algorithm chosen", NULL},
     {"out_shape", (getter)FilterPlan_out_shape, NULL, "the output shape", NULL},
     {"dtype", (getter)FilterPlan_dtype, NULL, "the element type's name", NULL},
+    {"mask_at_execute", (getter)FilterPlan_mask_at_execute, NULL,
+     "True: made with TC_PLAN_MASK_AT_EXECUTE (execute_ptr takes the mask's address)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyTypeObject FilterPlanType = {

@@ -11,8 +11,10 @@ calling thread's default stream, which waits for it.
 A Backend holds what the filters need of a framework: the element type
 (as a NumPy dtype), the address, new arrays on the same device, casts,
 copies into an output array, and the small device -> host copy of a
-filter mask (the library takes masks on the host at plan time; the big
-arrays never leave the device). backend(a) picks one for an array (None
+filter mask (a plan made with its mask takes it on the host; the big
+arrays never leave the device; correlate / convolve with device weights
+skip the copy: their mask-at-execute plans read the weights on the
+device, ndimage._correlate_dev_weights). backend(a) picks one for an array (None
 for host arrays); BACKENDS lists them in order. The tests put a CPU test
 double (a NumPy-backed "device array" whose implicit conversion to NumPy
 raises, as CuPy's does) in front, to run every function's device path on

@@ -75,7 +75,9 @@ def _asarray(a):
 
 def _host(w):
     """Weights as a NumPy array: a device array is copied to the host (a
-    mask is small; the library takes it on the host at plan time)."""
+    mask is small; a plan made with its mask takes it on the host). The
+    device weights of correlate / convolve stay on the device instead
+    (_correlate_dev_weights)."""
     be = _gpu.backend(w)
     return np.asarray(w) if be is None else be.to_host(w)
 
@@ -407,11 +409,102 @@ def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None
     return out
 
 
+def _plan_dev_mexec_key(be, x, shape, nspatial, mshape, kind, mode, cval, origin, pdt):
+    thr = int(threads) if be.plan_backend == 0 else 0
+    return ("dev-mexec", be.name, be.plan_backend, be.device_key(x), pdt.char, tuple(shape),
+            nspatial, tuple(mshape), kind, mode, float(cval), tuple(origin), thr)
+
+
+def _plan_dev_mexec(be, x, shape, nspatial, mshape, kind, mode, cval, origin, pdt):
+    """A dense mask-at-execute plan (TC_PLAN_MASK_AT_EXECUTE) for device
+    arrays of be: keyed on the mask's shape and dtype, never its values;
+    each execute_ptr passes the mask's device address."""
+    thr = int(threads) if be.plan_backend == 0 else 0
+    key = _plan_dev_mexec_key(be, x, shape, nspatial, mshape, kind, mode, cval, origin, pdt)
+    with _cache_lock:
+        p = _cache.get(key)
+        if p is not None:
+            _cache.move_to_end(key)
+            return p
+    p = _core.FilterPlan(tuple(shape), (0,) * len(shape), (0,) * len(shape), nspatial,
+                         np.empty(tuple(mshape), pdt), kind, 0, mode, float(cval),
+                         tuple(int(o) for o in origin), thr, None, be.plan_backend, None, 1)
+    with _cache_lock:
+        _cache[key] = p
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return p
+
+
+def _filter_dev_mask(be, x, w, out, nspatial, kind, mode, cval, origin):
+    """_filter_dev with the mask w a device array of be (dense, x's dtype,
+    float32 / float64, rank nspatial): a mask-at-execute plan reads it on
+    the device on the stream, with no host copy and no wait."""
+    wdt = be.dtype(x)
+    xs = be.shape(x)
+    if math.prod(xs) == 0:
+        return out
+    xc = be.contiguous(x)
+    direct = (be.dtype(out) == wdt and be.is_contiguous(out) and
+              not _gpu.overlaps(be, xc, out) and not _gpu.overlaps(be, w, out))
+    y = out if direct else be.empty(x, xs, wdt)
+    with be.on_device(x):
+        p = _plan_dev_mexec(be, x, xs, nspatial, be.shape(w), kind, mode, cval, origin, wdt)
+        p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(x), be.ptr(w))
+    if not direct:
+        _store(y, out)
+    return out
+
+
+def _correlate_dev_weights(be, input, weights, output, mode, cval, origin, kind):
+    """correlate / convolve with input and weights device arrays of the same
+    framework: the weights are cast and made dense on the device and read
+    there by a mask-at-execute plan (no device -> host copy, so nothing
+    waits for the stream). None for what this path does not take (complex
+    or float16 arrays, other ranks, zero-size weight axes, more than 3
+    filtered axes, arguments the full path must reject): the full path then."""
+    dt, wt = be.dtype(input), be.dtype(weights)
+    if (dt.kind not in "biuf" or dt in (np.float16, np.longdouble) or wt.kind not in "biuf"
+            or wt == np.longdouble or not isinstance(mode, str) or mode not in _MODES):
+        return None
+    xs, ws = be.shape(input), be.shape(weights)
+    if len(ws) != len(xs) or not 0 < len(xs) <= _MAX_DIMS or 0 in ws:
+        return None
+    try:
+        float(cval)
+        origins = _normalize_origins(origin, len(xs))
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    for o, s in zip(origins, ws):
+        if not (-(s // 2) <= o + (s // 2) < s) or not (-(s // 2) <= o <= (s - 1) // 2):
+            return None
+    nsp, lead = len(xs), 0
+    while nsp > 3 and ws[lead] == 1 and origins[lead] == 0:
+        lead += 1
+        nsp -= 1
+    if nsp > 3:
+        return None
+    mcode = _MODES[mode]
+    out = _get_output(output, input)
+    wdt = _work_dtype_dev(dt)
+    w = be.contiguous(be.astype(weights, wdt))
+    if lead:
+        w = be.reshape(w, ws[lead:])
+    _filter_dev_mask(be, be.astype(input, wdt), w, out, nsp, kind, mcode, cval, origins[lead:])
+    if dt in _F32F64 and wt == dt and be.is_contiguous(weights) and math.prod(xs) > 0:
+        _remember_dev_call(_dev_call_key(be, input, weights, mode, cval, origin, kind),
+                           _plan_dev_mexec_key(be, input, xs, nsp, ws[lead:], kind, mcode, cval,
+                                               origins[lead:], dt), xs, dt, True)
+    return out
+
+
 # correlate / convolve (nD and 1-D) on device arrays: a call whose every
 # check passed before and that ran a plan in place (float32 / float64,
-# C-contiguous, weights on the host) is remembered by what those checks
+# C-contiguous, weights on the host; or nD weights on the device of the
+# input's dtype, C-contiguous) is remembered by what those checks
 # and the plan depend on (the input's framework, device, shape and dtype;
-# the weights' shape, dtype and values; mode, cval, origin, axis, kind,
+# the weights' shape, dtype and values (device weights: shape and dtype,
+# their address is passed on each call); mode, cval, origin, axis, kind,
 # threads) -> the plan's cache key. The same call again skips the checks
 # and dispatch and runs that plan (while it is cached); anything else
 # takes the full path.
@@ -429,6 +522,8 @@ def _dev_call_key(be, input, weights, mode, cval, origin, kind, axis=None):
     but a float must meet its error each time)."""
     if type(weights) is np.ndarray:
         ws = (weights.shape, weights.dtype, weights.tobytes())
+    elif axis is None and _gpu.backend(weights) is be:  # read per call: no values
+        ws = ("device", be.shape(weights), be.dtype(weights))
     elif (axis is not None and type(weights) in (list, tuple)
           and all(type(v) in _NUM for v in weights)):
         ws = tuple(weights)
@@ -447,7 +542,8 @@ def _dev_call_key(be, input, weights, mode, cval, origin, kind, axis=None):
             type(cval), cval, origin, threads)
 
 
-def _remember_dev_call(key, pkey, shape, dt):
+def _remember_dev_call(key, pkey, shape, dt, dev_w=False):
+    """dev_w: the plan takes the weights' device address on each call."""
     try:
         if key is None or key in _dev_calls:
             return
@@ -455,7 +551,7 @@ def _remember_dev_call(key, pkey, shape, dt):
         return
     if len(_dev_calls) >= _DEV_CALLS_MAX:
         _dev_calls.clear()
-    _dev_calls[key] = (pkey, shape, dt)
+    _dev_calls[key] = (pkey, shape, dt, dev_w)
 
 
 def _dev_again(be, input, weights, output, mode, cval, origin, kind, axis=None):
@@ -471,7 +567,9 @@ def _dev_again(be, input, weights, output, mode, cval, origin, kind, axis=None):
         return None
     if ent is None:
         return None
-    pkey, shape, dt = ent
+    pkey, shape, dt, dev_w = ent
+    if dev_w and not be.is_contiguous(weights):
+        return None
     pi = be.ptr(input)
     if output is not None:
         if (_gpu.backend(output) is not be or be.shape(output) != shape
@@ -480,6 +578,8 @@ def _dev_again(be, input, weights, output, mode, cval, origin, kind, axis=None):
         po = be.ptr(output)
         if po < pi + be.nbytes(input) and pi < po + be.nbytes(output):
             return None  # the library needs disjoint arrays: through a temporary
+        if dev_w and _gpu.overlaps(be, weights, output):
+            return None
     with _cache_lock:
         p = _cache.get(pkey)
         if p is None:
@@ -489,7 +589,10 @@ def _dev_again(be, input, weights, output, mode, cval, origin, kind, axis=None):
         if output is None:
             output = be.empty_current(input, shape, dt)
             po = be.ptr(output)
-        p.execute_ptr(pi, po, be.stream(input))
+        if dev_w:
+            p.execute_ptr(pi, po, be.stream(input), be.ptr(weights))
+        else:
+            p.execute_ptr(pi, po, be.stream(input))
     return output
 
 
@@ -499,6 +602,10 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
         out = _dev_again(be, input, weights, output, mode, cval, origin, kind)
         if out is not None:
             return out
+        if _gpu.backend(weights) is be:  # the weights stay on the device
+            out = _correlate_dev_weights(be, input, weights, output, mode, cval, origin, kind)
+            if out is not None:
+                return out
     else:
         input = np.asarray(input)
     raw_weights = weights

@@ -113,8 +113,49 @@ def _to_dev(be, like, a):
     return a if _gpu.backend(a) is be else be.to_device(like, np.asarray(a))
 
 
+_F32F64 = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _mask_of(be, m, dt, algo):
+    """The mask operand for _exec_dev: a real device array of be stays on
+    the device where the plan takes it per call (float32 / float64, the
+    planner's choice: TC_PLAN_MASK_AT_EXECUTE, no host copy, no wait);
+    anything else as a host array."""
+    if (_gpu.backend(m) is be and dt in _F32F64 and algo is None
+            and be.dtype(m).kind in "biuf" and be.dtype(m) != np.longdouble):
+        return m
+    return _host(m)
+
+
+def _exec_dev_mask(be, x, w, kind, output, dt):
+    """x and the mask w device arrays of be, dtype dt (float32 / float64):
+    full or valid by a mask-at-execute plan keyed on the mask's shape."""
+    xc = be.contiguous(be.astype(x, dt))
+    wc = be.contiguous(be.astype(w, dt))
+    xs, ms = be.shape(xc), be.shape(wc)
+    key = ("signal-dev-mexec", be.name, be.plan_backend, be.device_key(xc), dt.char, xs, ms,
+           kind, output)
+    with _cache_lock:
+        p = _cache.get(key)
+    with be.on_device(xc):
+        if p is None:
+            p = _core.FilterPlan(xs, (0,) * len(xs), (0,) * len(xs), len(xs), np.empty(ms, dt),
+                                 kind, output, 0, 0.0, (0,) * len(xs), 0, None, be.plan_backend,
+                                 None, 1)
+            with _cache_lock:
+                _cache[key] = p
+                while len(_cache) > _CACHE_SIZE:
+                    _cache.popitem(last=False)
+        y = be.empty(xc, tuple(p.out_shape), dt)
+        p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(xc), be.ptr(wc))
+    return y
+
+
 def _exec_dev(be, x, w, kind, output, algo, dt):
-    """x (device) with mask w (host) in dtype dt: full or valid."""
+    """x (device) with mask w (host; or a device array of be, _mask_of) in
+    dtype dt: full or valid."""
+    if _gpu.backend(w) is be:
+        return _exec_dev_mask(be, x, w, kind, output, dt)
     if dt == np.float16 and not _f16_native(be):
         dt = np.dtype(np.float32)
     xc = be.contiguous(be.astype(x, dt))
@@ -218,9 +259,9 @@ def _nd_dev(be, in1, in2, mode, kind, algo):
         data = _to_dev(be, in1, in2)
         if kind == _CORRELATE:
             data = be.flip(data)
-        y = _exec_dev(be, data, _host(in1), _CONVOLVE, out, algo, dt)
+        y = _exec_dev(be, data, _mask_of(be, in1, dt, algo), _CONVOLVE, out, algo, dt)
     else:
-        y = _exec_dev(be, in1, _host(in2), kind, out, algo, dt)
+        y = _exec_dev(be, in1, _mask_of(be, in2, dt, algo), kind, out, algo, dt)
     if mode == "same":
         y = _centered(y, s1)
     if rdt.kind in "iub":

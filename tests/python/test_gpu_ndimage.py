@@ -235,3 +235,64 @@ extern "C" __global__ void spin(long long n) {
             y = TN.gaussian_filter(xd, 2.0)
         s.synchronize()
     _close(k, y, ref, np.float32)
+
+
+@pytest.mark.parametrize("fn", ["correlate", "convolve"])
+def test_device_weights_no_wait(k, fn):
+    """correlate / convolve with device weights (TC_PLAN_MASK_AT_EXECUTE):
+    two different weights of one shape in a row, all enqueued on the
+    framework's current non-default stream behind a ~1 s spin that precedes
+    the writes of the input and both weights: the calls return before the
+    spin ends (nothing waits for the stream: no device -> host copy of the
+    weights), nothing is copied to the host, and each result is scipy's
+    with its own weights (read on the device after they were written)."""
+    if ON_CPU:
+        pytest.skip("streams need a GPU")
+    import time
+    r = np.random.default_rng(12)
+    x0 = r.random((512, 512)).astype(np.float32)
+    ws = [(r.random((5, 5)) - 0.4).astype(np.float32) for _ in range(2)]
+    refs = [getattr(SN, fn)(x0, w, mode="reflect") for w in ws]
+    t = getattr(TN, fn)
+    getattr(TN, fn)(k.dev(x0), k.dev(ws[0]))  # plan made outside the timed calls
+    k.sync()
+    if k.name == "cupy":
+        cp = k.mod
+        spin = cp.RawKernel(r'''
+extern "C" __global__ void spin(long long n) {
+    long long t = clock64();
+    while (clock64() - t < n) {}
+}''', "spin")
+        xd, wd = cp.zeros(x0.shape, cp.float32), [cp.zeros((5, 5), cp.float32) for _ in ws]
+        src, wsrc = cp.asarray(x0), [cp.asarray(w) for w in ws]
+        cp.cuda.Device().synchronize()
+        s = cp.cuda.Stream(non_blocking=True)
+        with s:
+            spin((1,), (1,), (cp.int64(2_000_000_000),))
+            xd[...] = src
+            for a, b in zip(wd, wsrc):
+                a[...] = b
+            t0 = time.perf_counter()
+            ys = [t(xd, w) for w in wd]
+            took = time.perf_counter() - t0
+        s.synchronize()
+    else:
+        torch = k.mod
+        src = torch.as_tensor(x0, device="cuda")
+        wsrc = [torch.as_tensor(w, device="cuda") for w in ws]
+        xd, wd = torch.zeros_like(src), [torch.zeros_like(w) for w in wsrc]
+        torch.cuda.synchronize()
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            torch.cuda._sleep(2_000_000_000)
+            xd.copy_(src)
+            for a, b in zip(wd, wsrc):
+                a.copy_(b)
+            t0 = time.perf_counter()
+            ys = [t(xd, w) for w in wd]
+            took = time.perf_counter() - t0
+        s.synchronize()
+    assert k.copies == [], k.copies
+    assert took < 0.5, f"the calls took {took:.3f} s: they waited for the stream"
+    for y, ref in zip(ys, refs):
+        _close(k, y, ref, np.float32)

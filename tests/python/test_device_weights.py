@@ -1,0 +1,220 @@
+"""Device weights: ndimage.correlate / convolve and signal.convolve /
+correlate with the input and the weights device arrays of one framework
+keep the weights on the device: the plan is made with
+TC_PLAN_MASK_AT_EXECUTE (keyed on the weights' shape and dtype, never
+their values) and every call passes the weights' address, so nothing is
+copied to the host and nothing waits for the stream. Checked on the CPU
+stand-ins (fake_device: FakeArray, whose to_host records every copy, and
+CupyBackend's code over CupyLike; CPU plans): results equal scipy's on
+seeded data at awkward sizes, every mode, both kinds, origins, casts;
+no host copy at all; two different weights of one shape in a row (and the
+remembered call, _dev_calls) each give their own result, so a mask that
+were ignored or kept from the call before fails; what the path does not
+take (complex or zero-size weights) still gives scipy's result."""
+import sys
+
+import numpy as np
+import pytest
+import scipy.ndimage as SN
+import scipy.signal as SS
+
+import tileconv.ndimage as TN
+import tileconv.signal as TS
+from tileconv import _gpu
+
+from fake_device import CupyLike, FakeArray, FakeBackend, fake_cupy_module
+
+MODES = ["reflect", "constant", "nearest", "mirror", "wrap"]
+
+
+@pytest.fixture(params=["fake", "cupy"])
+def dev(request, monkeypatch):
+    """(array constructor, backend): FakeArray (FakeBackend) or CupyLike
+    (CupyBackend's code over a stand-in cupy module); CPU plans."""
+    TN._dev_calls.clear()
+    if request.param == "fake":
+        be = FakeBackend()
+        monkeypatch.setattr(_gpu, "BACKENDS", [be] + list(_gpu.BACKENDS))
+        return FakeArray, be
+
+    class CupyCPUBackend(_gpu.CupyBackend):
+        plan_backend = 0
+        host_copies = []
+
+        def to_host(self, a):
+            self.host_copies.append(a.size)
+            return super().to_host(a)
+    be = CupyCPUBackend()
+    be.host_copies = []
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy_module())
+    monkeypatch.setattr(_gpu, "BACKENDS", [be] + [b for b in _gpu.BACKENDS if b.name != "cupy"])
+    return CupyLike, be
+
+
+def _np(a):
+    return a._a if isinstance(a, FakeArray) else np.asarray(a)
+
+
+def _close(got, ref, dtype):
+    got = _np(got)
+    tol = 1e-12 if np.dtype(dtype) == np.float64 else 3e-5
+    assert got.shape == ref.shape and got.dtype == ref.dtype, (got.shape, got.dtype, ref.dtype)
+    scale = max(1.0, float(np.abs(ref).max()))
+    err = float(np.abs(got.astype(np.float64) - ref).max()) if got.size else 0.0
+    assert err <= tol * scale, err
+
+
+def _mexec_plans(shape=None):
+    """The cached mask-at-execute plans (of input shape `shape`)."""
+    return [k for k in TN._cache if k and k[0] in ("dev-mexec", "signal-dev-mexec")
+            and (shape is None or k[5] == shape)]
+
+
+CASES = [  # input shape, weights shape, origin
+    ((37,), (5,), 1),
+    ((19, 23), (3, 4), (0, -1)),
+    ((13, 29), (7, 2), (-3, 0)),
+    ((6, 9, 11), (3, 2, 5), (1, 0, -2)),
+    ((2, 3, 17, 13), (1, 1, 4, 3), 0),  # leading unit weight axes: batch axes
+    ((5, 1), (4, 3), 0),                # a weight larger than the input
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", ["correlate", "convolve"])
+@pytest.mark.parametrize("ci", range(len(CASES)))
+def test_ndimage_device_weights(dev, ci, fn, dtype):
+    """Every mode, both kinds, origins: scipy's result, no host copy."""
+    mk, be = dev
+    shape, wshape, origin = CASES[ci]
+    r = np.random.default_rng(100 + ci)
+    x = (r.random(shape) * 4 - 2).astype(dtype)
+    w = (r.random(wshape) - 0.3).astype(dtype)
+    t, s = getattr(TN, fn), getattr(SN, fn)
+    for mode in MODES:
+        got = t(mk(x.copy()), mk(w.copy()), mode=mode, cval=0.75, origin=origin)
+        assert type(got) is mk
+        _close(got, s(x, w, mode=mode, cval=0.75, origin=origin), dtype)
+    assert be.host_copies == [], be.host_copies
+    assert len(_mexec_plans()) >= 1
+
+
+@pytest.mark.parametrize("fn", ["correlate", "convolve"])
+def test_two_weights_in_a_row(dev, fn):
+    """Different weights of one shape, in turn and repeated (the plan is
+    shared, the call remembered): each call its own result, from the
+    weights of that call; weights changed in place are read again."""
+    mk, be = dev
+    r = np.random.default_rng(7)
+    x = r.random((21, 17)).astype(np.float32)
+    ws = [(r.random((5, 3)) - 0.5).astype(np.float32) for _ in range(3)]
+    t, s = getattr(TN, fn), getattr(SN, fn)
+    xd, wd = mk(x.copy()), [mk(w.copy()) for w in ws]
+    refs = [s(x, w, mode="mirror", origin=(1, 0)) for w in ws]
+    before = set(_mexec_plans((21, 17)))
+    for k in (0, 1, 0, 2, 2, 1, 0):
+        _close(t(xd, wd[k], mode="mirror", origin=(1, 0)), refs[k], np.float32)
+    assert any(k[6][0] == "device" for k in TN._dev_calls if isinstance(k[6], tuple) and k[6])
+    assert len(set(_mexec_plans((21, 17))) - before) == 1  # one plan for all these weights
+    wd[0][2, 1] = 3.5  # in place, on the "device"
+    w0 = ws[0].copy()
+    w0[2, 1] = 3.5
+    _close(t(xd, wd[0], mode="mirror", origin=(1, 0)), s(x, w0, mode="mirror", origin=(1, 0)),
+           np.float32)
+    out = mk(np.empty_like(x))
+    for k in (1, 2):  # output= on the remembered path
+        assert t(xd, wd[k], output=out, mode="mirror", origin=(1, 0)) is out
+        _close(out, refs[k], np.float32)
+    assert be.host_copies == [], be.host_copies
+
+
+def test_casts_and_outputs(dev):
+    """Weights cast on the device (float64 weights on float32 data, bool and
+    int weights, int data computed in float64), output dtypes: scipy's."""
+    mk, be = dev
+    r = np.random.default_rng(3)
+    x32 = (r.random((15, 14)) - 0.5).astype(np.float32)
+    xi = r.integers(-40, 40, (15, 14)).astype(np.int16)
+    w64 = r.random((3, 3)) - 0.5
+    wb = r.random((3, 4)) > 0.5
+    wi = r.integers(-3, 4, (2, 3)).astype(np.int32)
+    _close(TN.correlate(mk(x32.copy()), mk(w64.copy())), SN.correlate(x32, w64), np.float32)
+    _close(TN.convolve(mk(x32.copy()), mk(wb.copy()), mode="wrap"),
+           SN.convolve(x32, wb, mode="wrap"), np.float32)
+    got = TN.correlate(mk(xi.copy()), mk(wi.copy()), mode="nearest")
+    assert np.array_equal(_np(got), SN.correlate(xi, wi, mode="nearest"))
+    got = TN.correlate(mk(x32.copy()), mk(w64.copy()), output=np.float64)
+    _close(got, SN.correlate(x32, w64, output=np.float64), np.float32)
+    assert be.host_copies == [], be.host_copies
+
+
+def test_unusual_weights_take_the_full_path(dev):
+    """Complex weights and zero-size weight axes: the existing path (the
+    weights copied to the host), scipy's results and errors."""
+    mk, be = dev
+    r = np.random.default_rng(5)
+    x = r.random((9, 8))
+    wc = r.random((3, 2)) + 1j * r.random((3, 2))
+    got = TN.correlate(mk(x.copy()), mk(wc.copy()))
+    ref = SN.correlate(x.astype(complex), wc)
+    assert np.abs(_np(got) - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max())
+    assert be.host_copies  # complex weights: copied
+    wz = np.zeros((3, 2, 0))  # scipy: an extra zero-size axis gives zeros
+    _close(TN.correlate(mk(x.copy()), mk(wz.copy())), SN.correlate(x, wz), np.float64)
+    with pytest.raises(ValueError, match="Invalid origin"):
+        TN.correlate(mk(x.copy()), mk(r.random((3, 3))), origin=(2, 0))
+    with pytest.raises(RuntimeError):
+        TN.correlate(mk(x.copy()), mk(r.random((3, 3, 3))))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("fn", ["convolve", "correlate"])
+def test_signal_device_weights(dev, fn, mode, dtype):
+    """scipy.signal's direct convolve / correlate with both operands device
+    arrays: the smaller is the mask, read on the device; then two masks in
+    a row; no host copy."""
+    mk, be = dev
+    r = np.random.default_rng(11)
+    a = (r.random((23, 19)) - 0.5).astype(dtype)
+    bs = [(r.random((4, 5)) - 0.5).astype(dtype) for _ in range(2)]
+    t, s = getattr(TS, fn), getattr(SS, fn)
+    for b in bs + bs[:1]:
+        _close(t(mk(a.copy()), mk(b.copy()), mode=mode), s(a, b, mode=mode), dtype)
+    # the larger operand second: it is the data, the first the mask
+    _close(t(mk(bs[0].copy()), mk(a.copy()), mode=mode), s(bs[0], a, mode=mode), dtype)
+    assert be.host_copies == [], be.host_copies
+    # method="fft" keeps its FFT plans (the mask's spectrum at plan time)
+    ref = s(a, bs[1], mode=mode, method="fft")
+    got = t(mk(a.copy()), mk(bs[1].copy()), mode=mode, method="fft")
+    tol = 1e-10 if np.dtype(dtype) == np.float64 else 3e-5
+    assert np.abs(_np(got) - ref).max() <= tol * max(1.0, np.abs(ref).max())
+
+
+def test_plan_flag_and_errors():
+    """The extension's side: a mask-at-execute FilterPlan needs the mask's
+    address in execute_ptr and refuses execute; an ordinary one refuses a
+    mask address."""
+    from tileconv import _core
+    x = np.arange(30, dtype=np.float32).reshape(5, 6)
+    m = np.array([[1, 2], [3, 4]], np.float32)
+    y = np.empty_like(x)
+    p = _core.FilterPlan(x.shape, (0, 0), (0, 0), 2, np.empty((2, 2), np.float32), 1, 0, 4, 0.0,
+                         (0, 0), 1, None, 0, None, 1)
+    assert p.mask_at_execute
+    with pytest.raises(ValueError, match="mask's address"):
+        p.execute_ptr(x.ctypes.data, y.ctypes.data, 0)
+    with pytest.raises(ValueError, match="execute_ptr"):
+        p.execute(x, y)
+    p.execute_ptr(x.ctypes.data, y.ctypes.data, 0, m.ctypes.data)
+    np.testing.assert_allclose(y, SN.correlate(x, m, mode="wrap"), rtol=1e-6)
+    m2 = -2 * m
+    p.execute_ptr(x.ctypes.data, y.ctypes.data, 0, m2.ctypes.data)
+    np.testing.assert_allclose(y, SN.correlate(x, m2, mode="wrap"), rtol=1e-6)
+    q = _core.FilterPlan(x.shape, (0, 0), (0, 0), 2, m, 1, 0, 4, 0.0, (0, 0), 1, None)
+    assert not q.mask_at_execute
+    with pytest.raises(ValueError, match="holds its mask"):
+        q.execute_ptr(x.ctypes.data, y.ctypes.data, 0, m.ctypes.data)
+    with pytest.raises(RuntimeError, match="float16|TC_PLAN_MASK_AT_EXECUTE"):
+        _core.FilterPlan(x.shape, (0, 0), (0, 0), 2, np.empty((2, 2), np.float16), 1, 0, 4, 0.0,
+                         (0, 0), 1, None, 0, None, 1)
