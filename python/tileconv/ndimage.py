@@ -436,10 +436,11 @@ def _plan_dev_mexec(be, x, shape, nspatial, mshape, kind, mode, cval, origin, pd
     return p
 
 
-def _filter_dev_mask(be, x, w, out, nspatial, kind, mode, cval, origin):
+def _filter_dev_mask(be, x, w, out, nspatial, kind, mode, cval, origin, shape=None):
     """_filter_dev with the mask w a device array of be (dense, x's dtype,
     float32 / float64, rank nspatial): a mask-at-execute plan reads it on
-    the device on the stream, with no host copy and no wait."""
+    the device on the stream, with no host copy and no wait. shape: the
+    dense shape the plan runs (as _filter_dev's)."""
     wdt = be.dtype(x)
     xs = be.shape(x)
     if math.prod(xs) == 0:
@@ -449,7 +450,8 @@ def _filter_dev_mask(be, x, w, out, nspatial, kind, mode, cval, origin):
               not _gpu.overlaps(be, xc, out) and not _gpu.overlaps(be, w, out))
     y = out if direct else be.empty(x, xs, wdt)
     with be.on_device(x):
-        p = _plan_dev_mexec(be, x, xs, nspatial, be.shape(w), kind, mode, cval, origin, wdt)
+        p = _plan_dev_mexec(be, x, xs if shape is None else shape, nspatial, be.shape(w), kind,
+                            mode, cval, origin, wdt)
         p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(x), be.ptr(w))
     if not direct:
         _store(y, out)
@@ -498,9 +500,52 @@ def _correlate_dev_weights(be, input, weights, output, mode, cval, origin, kind)
     return out
 
 
+def _correlate_1d_dev_weights(be, input, weights, axis, output, mode, cval, origin, kind):
+    """correlate1d / convolve1d (kind) with input and weights device arrays
+    of one framework: as _correlate_dev_weights, on the dense plan of
+    _correlate_1d (the axes around the filtered one collapsed). convolve1d
+    is the library's convolve of the 1-D mask (scipy's rule: the weights
+    reversed, the origin mirrored), so the weights are not flipped here.
+    None for what this path does not take: the full path then."""
+    dt, wt = be.dtype(input), be.dtype(weights)
+    if (dt.kind not in "biuf" or dt in (np.float16, np.longdouble) or wt.kind not in "biuf"
+            or wt == np.longdouble or not isinstance(mode, str) or mode not in _MODES
+            or type(axis) is not int or type(origin) is not int):
+        return None
+    xs, ws = be.shape(input), be.shape(weights)
+    if len(ws) != 1 or ws[0] < 1 or not 0 < len(xs) <= _MAX_DIMS or not -len(xs) <= axis < len(xs):
+        return None
+    s = ws[0]
+    if not -(s // 2) <= origin <= (s - 1) // 2:
+        return None
+    try:
+        float(cval)
+    except (TypeError, ValueError):
+        return None
+    ax = axis % len(xs)
+    mcode = _MODES[mode]
+    out = _get_output(output, input)
+    pre, n, post = math.prod(xs[:ax]), xs[ax], math.prod(xs[ax + 1:])
+    wdt = _work_dtype_dev(dt)
+    w = be.contiguous(be.astype(weights, wdt))
+    if post > 1:
+        shape, w, org = (pre, n, post), be.reshape(w, (s, 1)), [origin, 0]
+    else:
+        shape, org = (pre, n), [origin]
+    if pre == 1 and len(shape) == 3:
+        shape = shape[1:]
+    _filter_dev_mask(be, be.astype(input, wdt), w, out, len(org), kind, mcode, cval, org,
+                     shape=shape)
+    if dt in _F32F64 and wt == dt and be.is_contiguous(weights) and math.prod(xs) > 0:
+        _remember_dev_call(_dev_call_key(be, input, weights, mode, cval, origin, kind, axis),
+                           _plan_dev_mexec_key(be, input, shape, len(org), be.shape(w), kind,
+                                               mcode, cval, org, dt), xs, dt, True)
+    return out
+
+
 # correlate / convolve (nD and 1-D) on device arrays: a call whose every
 # check passed before and that ran a plan in place (float32 / float64,
-# C-contiguous, weights on the host; or nD weights on the device of the
+# C-contiguous, weights on the host; or weights on the device of the
 # input's dtype, C-contiguous) is remembered by what those checks
 # and the plan depend on (the input's framework, device, shape and dtype;
 # the weights' shape, dtype and values (device weights: shape and dtype,
@@ -522,7 +567,7 @@ def _dev_call_key(be, input, weights, mode, cval, origin, kind, axis=None):
     but a float must meet its error each time)."""
     if type(weights) is np.ndarray:
         ws = (weights.shape, weights.dtype, weights.tobytes())
-    elif axis is None and _gpu.backend(weights) is be:  # read per call: no values
+    elif _gpu.backend(weights) is be:  # read per call: no values
         ws = ("device", be.shape(weights), be.dtype(weights))
     elif (axis is not None and type(weights) in (list, tuple)
           and all(type(v) in _NUM for v in weights)):
@@ -726,6 +771,11 @@ def _correlate_1d(input, weights, axis, output, mode, cval, origin, kind):
         out = _dev_again(be, input, weights, output, mode, cval, origin, kind, axis)
         if out is not None:
             return out
+        if _gpu.backend(weights) is be:  # the weights stay on the device
+            out = _correlate_1d_dev_weights(be, input, weights, axis, output, mode, cval,
+                                            origin, kind)
+            if out is not None:
+                return out
     else:
         input = np.asarray(input)
     raw_weights, raw_axis, raw_origin = weights, axis, origin
@@ -781,7 +831,16 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
 
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
     """scipy.ndimage.convolve1d: correlate1d with the weights reversed and the
-    origin mirrored, as scipy defines it."""
+    origin mirrored, as scipy defines it (device weights of the input's
+    framework: the library's convolve of them, on the device)."""
+    be = _gpu.backend(input)
+    if be is not None and _gpu.backend(weights) is be:
+        out = _dev_again(be, input, weights, output, mode, cval, origin, _CONVOLVE, axis)
+        if out is None:
+            out = _correlate_1d_dev_weights(be, input, weights, axis, output, mode, cval, origin,
+                                            _CONVOLVE)
+        if out is not None:
+            return out
     weights = _host(weights)[::-1]
     origin = -operator.index(origin)
     if not len(weights) & 1:

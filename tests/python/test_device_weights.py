@@ -218,3 +218,31 @@ def test_plan_flag_and_errors():
     with pytest.raises(RuntimeError, match="float16|TC_PLAN_MASK_AT_EXECUTE"):
         _core.FilterPlan(x.shape, (0, 0), (0, 0), 2, np.empty((2, 2), np.float16), 1, 0, 4, 0.0,
                          (0, 0), 1, None, 0, None, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", ["correlate1d", "convolve1d"])
+def test_1d_device_weights(dev, fn, dtype):
+    """correlate1d / convolve1d with device weights: every axis of a 3-D
+    input, odd and even lengths with origins (convolve1d's mirrored origin),
+    every mode; two weights of one length in a row (and remembered); no
+    host copy."""
+    mk, be = dev
+    r = np.random.default_rng(21)
+    x = (r.random((7, 11, 13)) * 2 - 1).astype(dtype)
+    t, s = getattr(TN, fn), getattr(SN, fn)
+    xd = mk(x.copy())
+    for n, origin in ((5, -2), (4, 1), (1, 0), (6, -3)):
+        ws = [(r.random(n) - 0.4).astype(dtype) for _ in range(2)]
+        for axis in (0, 1, -1):
+            for mode in MODES:
+                for w in (ws[0], ws[1], ws[0]):
+                    got = t(xd, mk(w.copy()), axis=axis, mode=mode, cval=-0.5, origin=origin)
+                    _close(got, s(x, w, axis=axis, mode=mode, cval=-0.5, origin=origin), dtype)
+    wd = [mk((r.random(3) - 0.5).astype(dtype)) for _ in range(2)]
+    for k in (0, 1, 1, 0, 1):  # the same device arrays again: the remembered call
+        w = wd[k]._a
+        _close(t(xd, wd[k], axis=1), s(x, w, axis=1), dtype)
+    assert be.host_copies == [], be.host_copies
+    with pytest.raises(ValueError, match="Invalid origin"):
+        t(xd, wd[0], axis=0, origin=2)
