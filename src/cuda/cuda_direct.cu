@@ -892,6 +892,17 @@ static int occupancy(const void *k, int threads, size_t smem, int *cache) {
 /* DM: the call's mask in device memory (b->w, reversed when a->wflip),
  * read by the _dm kernels; otherwise the host copy (b->hw) goes into the
  * kernel parameter. */
+/* The plan's host mask (msk[0] x msk[1] x msk[2]) into an R x S x T
+ * kernel parameter, zeros past its extent (the guarded variants) */
+template <int R, int S, int T>
+static void host_maskp(maskp<R * S * T> *m, const tc__problem *p, const float *hw) {
+    memset(m, 0, sizeof *m);
+    for (int64_t r = 0; r < p->msk[0]; r++)
+        for (int64_t s = 0; s < p->msk[1]; s++)
+            for (int64_t t = 0; t < p->msk[2]; t++)
+                m->w[(r * S + s) * T + t] = hw[(r * p->msk[1] + s) * p->msk[2] + t];
+}
+
 template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EX, bool RL, bool DM>
 static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p = a->p;
@@ -900,14 +911,7 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     const size_t smem = smem_of<R, S, T, RY, TX, BY, NST, DM ? dm_rolled<R, S, T, RL>() : RL>();
     static int attr_set = 0, occ_cache = 0;
     maskp<R * S * T> m;
-    if constexpr (!DM) {
-        memset(&m, 0, sizeof m);
-        const float *hw = (const float *)b->hw;
-        for (int64_t r = 0; r < p->msk[0]; r++)
-            for (int64_t s = 0; s < p->msk[1]; s++)
-                for (int64_t t = 0; t < p->msk[2]; t++)
-                    m.w[(r * S + s) * T + t] = hw[(r * p->msk[1] + s) * p->msk[2] + t];
-    }
+    if constexpr (!DM) host_maskp<R, S, T>(&m, p, (const float *)b->hw);
     [[maybe_unused]] const float *dw = (const float *)b->w;
     [[maybe_unused]] const int flip = a->wflip;
     dgeom g = make_geom(p);
@@ -971,12 +975,7 @@ static tc_status launch_ng(const tc__args *a, const tc__cu_bufs *b) {
     const size_t smem = (size_t)NST * G::SLOT * sizeof(float);
     static int attr_set = 0, occ_cache = 0;
     maskp<R * S * T> m;
-    memset(&m, 0, sizeof m);
-    const float *hw = (const float *)b->hw;
-    for (int64_t r = 0; r < p->msk[0]; r++)
-        for (int64_t s = 0; s < p->msk[1]; s++)
-            for (int64_t t = 0; t < p->msk[2]; t++)
-                m.w[(r * S + s) * T + t] = hw[(r * p->msk[1] + s) * p->msk[2] + t];
+    host_maskp<R, S, T>(&m, p, (const float *)b->hw);
     dgeom g = make_geom(p);
     g.vec_out = (p->out[2] % 4 == 0) && ((uintptr_t)b->y % 16 == 0);
     g.vec_in = (p->in[2] % 4 == 0) && ((uintptr_t)b->x % 16 == 0);

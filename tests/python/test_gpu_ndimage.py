@@ -181,6 +181,19 @@ def test_output_in_place_and_refusals(k):
             fn(np.empty(x.shape, np.float32))
 
 
+def _spin(k, cycles):
+    """Enqueue a one-thread kernel spinning for about `cycles` clocks on the
+    framework's current stream (what follows on that stream waits for it)."""
+    if k.name == "cupy":
+        k.mod.RawKernel(r'''
+extern "C" __global__ void spin(long long n) {
+    long long t = clock64();
+    while (clock64() - t < n) {}
+}''', "spin")((1,), (1,), (k.mod.int64(cycles),))
+    else:
+        k.mod.cuda._sleep(cycles)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64])
 @pytest.mark.parametrize("name", sorted(SG))
 @pytest.mark.parametrize("w_on_device", [False, True])
@@ -209,17 +222,12 @@ def test_gaussian_on_current_stream(k):
     ref = SN.gaussian_filter(x0, 2.0)
     if k.name == "cupy":
         cp = k.mod
-        spin = cp.RawKernel(r'''
-extern "C" __global__ void spin(long long n) {
-    long long t = clock64();
-    while (clock64() - t < n) {}
-}''', "spin")
         xd = cp.zeros(x0.shape, cp.float32)
         src = cp.asarray(x0)
         cp.cuda.Device().synchronize()
         s = cp.cuda.Stream(non_blocking=True)
         with s:
-            spin((1,), (1,), (cp.int64(200_000_000),))
+            _spin(k, 200_000_000)
             xd[...] = src
             y = TN.gaussian_filter(xd, 2.0)
         s.synchronize()
@@ -230,7 +238,7 @@ extern "C" __global__ void spin(long long n) {
         torch.cuda.synchronize()
         s = torch.cuda.Stream()
         with torch.cuda.stream(s):
-            torch.cuda._sleep(200_000_000)
+            _spin(k, 200_000_000)
             xd.copy_(src)
             y = TN.gaussian_filter(xd, 2.0)
         s.synchronize()
@@ -258,17 +266,12 @@ def test_device_weights_no_wait(k, fn):
     k.sync()
     if k.name == "cupy":
         cp = k.mod
-        spin = cp.RawKernel(r'''
-extern "C" __global__ void spin(long long n) {
-    long long t = clock64();
-    while (clock64() - t < n) {}
-}''', "spin")
         xd, wd = cp.zeros(x0.shape, cp.float32), [cp.zeros((5, 5), cp.float32) for _ in ws]
         src, wsrc = cp.asarray(x0), [cp.asarray(w) for w in ws]
         cp.cuda.Device().synchronize()
         s = cp.cuda.Stream(non_blocking=True)
         with s:
-            spin((1,), (1,), (cp.int64(2_000_000_000),))
+            _spin(k, 2_000_000_000)
             xd[...] = src
             for a, b in zip(wd, wsrc):
                 a[...] = b
@@ -284,7 +287,7 @@ extern "C" __global__ void spin(long long n) {
         torch.cuda.synchronize()
         s = torch.cuda.Stream()
         with torch.cuda.stream(s):
-            torch.cuda._sleep(2_000_000_000)
+            _spin(k, 2_000_000_000)
             xd.copy_(src)
             for a, b in zip(wd, wsrc):
                 a.copy_(b)
