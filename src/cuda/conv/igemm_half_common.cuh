@@ -165,43 +165,63 @@ __device__ __forceinline__ void hg_store_rows(const float *cs, int tid, int n0, 
                                               const uint16_t *bias, const uint16_t *res,
                                               uint16_t *y, RowPos rowpos) {
     constexpr int CP = BN + 4;
+    constexpr int ITEMS = ROWS * (BN / 8);
+    /* a thread's items in batches of UB: every residual load of a batch is
+     * issued before the first is used, so their latencies overlap (one
+     * load, add and store at a time waited a DRAM latency per item) */
+    constexpr int PER = (ITEMS + NT - 1) / NT, UB = PER < 4 ? PER : 4;
     const uint16_t *bg = bias + (int64_t)g * p.Kg;
-    for (int c = tid; c < ROWS * (BN / 8); c += NT) {
-        const int row = c / (BN / 8), n = n0 + (c % (BN / 8)) * 8;
-        const int64_t m = rowpos(row);
-        if (m < 0 || n >= p.Kg) continue;
-        const float4 u0 = *(const float4 *)&cs[row * CP + n - n0];
-        const float4 u1 = *(const float4 *)&cs[row * CP + n - n0 + 4];
-        float v[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
-        const int64_t o = m * p.K + (int64_t)g * p.Kg + n;
-        if (p.vec8 && n + 8 <= p.Kg) {
-            if (p.has_bias) {
-                const uint4 bb = *(const uint4 *)(bg + n);
-                const uint16_t *bh = (const uint16_t *)&bb;
+    for (int c0 = tid; c0 < ITEMS; c0 += UB * NT) {
+        int64_t o[UB];
+        int nn[UB], rw[UB];
+        uint4 rr[UB];
 #pragma unroll
-                for (int e = 0; e < 8; e++) v[e] += hg_ld<BF>(bh + e);
-            }
-            if (p.has_res) {
-                const uint4 rr = *(const uint4 *)(res + o);
-                const uint16_t *rh = (const uint16_t *)&rr;
+        for (int u = 0; u < UB; u++) {
+            const int c = c0 + u * NT;
+            o[u] = -1;
+            if (c >= ITEMS) continue;
+            rw[u] = c / (BN / 8);
+            nn[u] = n0 + (c % (BN / 8)) * 8;
+            const int64_t m = rowpos(rw[u]);
+            if (m < 0 || nn[u] >= p.Kg) continue;
+            o[u] = m * p.K + (int64_t)g * p.Kg + nn[u];
+            if (p.has_res && p.vec8 && nn[u] + 8 <= p.Kg) rr[u] = *(const uint4 *)(res + o[u]);
+        }
 #pragma unroll
-                for (int e = 0; e < 8; e++) v[e] += hg_ld<BF>(rh + e);
-            }
-            uint4 out;
-            unsigned *ow = (unsigned *)&out;
+        for (int u = 0; u < UB; u++) {
+            if (o[u] < 0) continue;
+            const int row = rw[u], n = nn[u];
+            const float4 u0 = *(const float4 *)&cs[row * CP + n - n0];
+            const float4 u1 = *(const float4 *)&cs[row * CP + n - n0 + 4];
+            float v[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
+            if (p.vec8 && n + 8 <= p.Kg) {
+                if (p.has_bias) {
+                    const uint4 bb = *(const uint4 *)(bg + n);
+                    const uint16_t *bh = (const uint16_t *)&bb;
 #pragma unroll
-            for (int e = 0; e < 4; e++)
-                ow[e] = (unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e])) |
-                        ((unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e + 1])) << 16);
-            *(uint4 *)(y + o) = out;
-        } else {
+                    for (int e = 0; e < 8; e++) v[e] += hg_ld<BF>(bh + e);
+                }
+                if (p.has_res) {
+                    const uint16_t *rh = (const uint16_t *)&rr[u];
 #pragma unroll
-            for (int e = 0; e < 8; e++) {
-                if (n + e >= p.Kg) break;
-                float t = v[e];
-                if (p.has_bias) t += hg_ld<BF>(bg + n + e);
-                if (p.has_res) t += hg_ld<BF>(res + o + e);
-                y[o + e] = hg_cvt<BF>(hg_act(p.act, t));
+                    for (int e = 0; e < 8; e++) v[e] += hg_ld<BF>(rh + e);
+                }
+                uint4 out;
+                unsigned *ow = (unsigned *)&out;
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    ow[e] = (unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e])) |
+                            ((unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e + 1])) << 16);
+                *(uint4 *)(y + o[u]) = out;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 8; e++) {
+                    if (n + e >= p.Kg) break;
+                    float t = v[e];
+                    if (p.has_bias) t += hg_ld<BF>(bg + n + e);
+                    if (p.has_res) t += hg_ld<BF>(res + o[u] + e);
+                    y[o[u] + e] = hg_cvt<BF>(hg_act(p.act, t));
+                }
             }
         }
     }
