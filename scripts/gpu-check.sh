@@ -104,6 +104,9 @@ ncu_std() {
 }
 
 stamp "device"; nvidia-smi -L 2>&1 | head -4; "$NVCC" --version | tail -1
+# the tree being built: $SRC/TREE where the caller packed one (git archive
+# leaves no .git; write the commit there), else the checkout's HEAD
+echo "tree: $(cat "$SRC/TREE" 2>/dev/null || git -C "$SRC" log -1 --format='%h %s' 2>/dev/null || echo unknown)"
 
 if has build; then
   stamp "configure + build $SRC in $BUILD"
