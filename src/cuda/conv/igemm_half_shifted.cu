@@ -61,7 +61,13 @@ struct hsp {
     int sy, sx, phw, nph; /* strides along y and x; phases: phw along x, nph in all */
     int bar_off; /* bytes from the aligned base to the barriers: past the
                     stages, the patches and the epilogue's fp32 tile */
+    int epi_off; /* bytes from the aligned base to the epilogue's fp32 tile:
+                    0 (over the stages) or past the patches (persistent) */
     int act, has_bias, has_res, vec8;
+    int ntx, nky;    /* tiles along N x planes x row blocks, along Kg by BN */
+    int persist;     /* 0: a block a tile; 1: the resident grid loops over
+                        them; 2-9: that many blocks (tests) */
+    int64_t ntiles;  /* ntx x nky x groups */
 };
 /* the input (5D: C, in2, in1, in0, N) and the packed weights (2D) */
 struct hs_maps {
@@ -86,10 +92,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     uint8_t *patch = smem + NST * WS; /* nbuf buffers of nph phases of NPIXA 128-byte rows */
     uint64_t *full = (uint64_t *)(smem + q.bar_off), *empty = full + HS_MAXST;
     int *toff = (int *)(empty + HS_MAXST);
-    const int tid = threadIdx.x, g = blockIdx.z, k0 = blockIdx.y * BN;
-    const int rb = blockIdx.x % q.nrb, u = blockIdx.x / q.nrb;
-    const int oz = u % q.out0, n = u / q.out0;
-    const int oy0 = rb * q.TH;
+    const int tid = threadIdx.x;
     const int R = q.R, nsteps = q.CK * R;
     /* the taps' offsets in patch pixels */
     for (int t = tid; t < R; t += NC + 32) {
@@ -104,50 +107,58 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
         }
         ig_mbar_init_fence();
     }
-    /* rows past the box, which views of dropped positions reach: zeros */
+    /* rows past the box, which views of dropped positions reach: zeros
+     * (the copies never write them: once for every tile) */
     for (int b = 0; b < q.nbuf * q.nph; b++) {
         unsigned *pb = (unsigned *)(patch + (size_t)b * q.NPIXA * 128);
         for (int i = q.NPIX * 32 + tid; i < q.NPIXA * 32; i += NC + 32) pb[i] = 0u;
     }
     ig_proxy_fence();
     __syncthreads();
+    /* Tiles: tile = (x tile, BN block, group), x fastest; a block takes
+     * blockIdx.x, + gridDim.x, ... (one tile unless persistent). The step
+     * counters (weight slot and phase, chunk count cg for the patch
+     * buffers) run on across a block's tiles. */
     if (tid >= NC) { /* the producer warp: one lane issues every copy */
         if (tid == NC) {
             /* step s: weight slot s % NST of phase (s / NST) & 1, chunk cc =
              * s / R, tap t = s % R, counted; the patch of chunk cc with its
-             * first tap's weights, into buffer cc & 1 */
-            int slot = 0, cc = 0, t = 0;
+             * first tap's weights, into buffer (cg + cc) & 1 */
+            int slot = 0, cg = 0;
             unsigned ph = 0;
-            const int wrow = g * q.Kg + k0, cx = g * q.Cg;
-            for (int s = 0; s < nsteps; s++) {
-                if (s >= NST) ig_mbar_wait(empty + slot, ph ^ 1u);
-                ig_mbar_expect(full + slot,
-                               (unsigned)WS + (t == 0 ? (unsigned)(q.nph * q.NPIX) * 128u : 0u));
-                ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * HS_BK, wrow, full + slot);
-                /* the patch: phase (a, b) = input rows sy u + a - py,
-                 * columns sx v + b - px (one box with element strides sx,
-                 * sy; a single phase at stride 1) */
-                if (t == 0)
-                    for (int a = 0, ph = 0; a < q.nph / q.phw; a++)
-                        for (int b = 0; b < q.phw; b++, ph++)
-                            ig_tma5(patch + ((size_t)(cc & (q.nbuf - 1)) * q.nph + ph) * q.NPIXA * 128,
-                                    &tm.x, cx + cc * HS_BK, b - q.p2, q.sy * oy0 + a - q.p1,
-                                    oz - q.p0, n, full + slot);
-                if (++slot == NST) slot = 0, ph ^= 1u;
-                if (++t == R) t = 0, ++cc;
+            int64_t sg = 0;
+            for (int64_t tile = blockIdx.x; tile < q.ntiles; tile += gridDim.x) {
+                const int bx = (int)(tile % q.ntx);
+                const int64_t rest = tile / q.ntx;
+                const int k0 = (int)(rest % q.nky) * BN, g = (int)(rest / q.nky);
+                const int rb = bx % q.nrb, u = bx / q.nrb;
+                const int oz = u % q.out0, n = u / q.out0, oy0 = rb * q.TH;
+                const int wrow = g * q.Kg + k0, cx = g * q.Cg;
+                int cc = 0, t = 0;
+                for (int s = 0; s < nsteps; s++, sg++) {
+                    if (sg >= NST) ig_mbar_wait(empty + slot, ph ^ 1u);
+                    ig_mbar_expect(full + slot,
+                                   (unsigned)WS + (t == 0 ? (unsigned)(q.nph * q.NPIX) * 128u : 0u));
+                    ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * HS_BK, wrow, full + slot);
+                    /* the patch: phase (a, b) = input rows sy u + a - py,
+                     * columns sx v + b - px (one box with element strides sx,
+                     * sy; a single phase at stride 1) */
+                    if (t == 0)
+                        for (int a = 0, ph2 = 0; a < q.nph / q.phw; a++)
+                            for (int b = 0; b < q.phw; b++, ph2++)
+                                ig_tma5(patch + ((size_t)((cg + cc) & (q.nbuf - 1)) * q.nph + ph2) *
+                                                    q.NPIXA * 128,
+                                        &tm.x, cx + cc * HS_BK, b - q.p2, q.sy * oy0 + a - q.p1,
+                                        oz - q.p0, n, full + slot);
+                    if (++slot == NST) slot = 0, ph ^= 1u;
+                    if (++t == R) t = 0, ++cc;
+                }
+                cg += q.CK;
             }
         }
         return;
     }
     const int wg = tid >> 7, lane = tid & 31;
-    float acc[MTW][BN / 2];
-#pragma unroll
-    for (int i = 0; i < MTW; i++)
-#pragma unroll
-        for (int j = 0; j < BN / 2; j++) {
-            acc[i][j] = 0.f;
-            asm volatile("" : "+f"(acc[i][j])); /* defined here, not in the first wgmma */
-        }
     /* the descriptors' low words as bases plus offsets in 16-byte units: a
      * weight slot WS / 16, a patch buffer NPIXA * 8, a pixel row 8, a
      * 64-row tile 512, a k16 step 2 (32 bytes along the row); the view of
@@ -155,43 +166,69 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     constexpr uint64_t DHI = ig_desc_sw128_hi << 32;
     const unsigned dw0 = (unsigned)ig_desc_sw128(smem);
     const unsigned dp0 = (unsigned)ig_desc_sw128(patch + (size_t)wg * MTW * 64 * 128);
-    int slot = 0, cc = 0, t = 0, pslot = 0;
+    float *cs = (float *)(smem + q.epi_off);
+    int slot = 0, pslot = 0, cg = 0;
     unsigned ph = 0;
-    for (int s = 0; s < nsteps; s++) {
-        ig_mbar_wait(full + slot, ph);
-        const unsigned w0 = dw0 + (unsigned)(slot * (WS / 16));
-        const unsigned p0 = dp0 + (unsigned)((cc & (q.nbuf - 1)) * (q.nph * q.NPIXA * 8) + toff[t] * 8);
-        ig_wg_fence();
+    for (int64_t tile = blockIdx.x; tile < q.ntiles; tile += gridDim.x) {
+        const int bx = (int)(tile % q.ntx);
+        const int64_t rest = tile / q.ntx;
+        const int k0 = (int)(rest % q.nky) * BN, g = (int)(rest / q.nky);
+        const int rb = bx % q.nrb, u = bx / q.nrb;
+        const int oz = u % q.out0, n = u / q.out0, oy0 = rb * q.TH;
+        float acc[MTW][BN / 2];
 #pragma unroll
-        for (int k16 = 0; k16 < HS_BK / 16; k16++)
+        for (int i = 0; i < MTW; i++)
 #pragma unroll
-            for (int mt = 0; mt < MTW; mt++)
-                hg_mma<BN, BF>(acc[mt], DHI | (uint64_t)(p0 + (unsigned)(mt * 512 + 2 * k16)),
-                               DHI | (uint64_t)(w0 + (unsigned)(2 * k16)));
-        ig_wg_commit();
-        ig_wg_wait<1>();
-        /* the previous step's wgmmas are done: its weight slot is free (and,
-         * after a chunk's last tap, its patch buffer: the host keeps
-         * NST <= R + 1, so the producer refills that buffer only after) */
-        if (s > 0 && lane == 0) ig_mbar_arrive(empty + pslot);
-        pslot = slot;
-        if (++slot == NST) slot = 0, ph ^= 1u;
-        if (++t == R) t = 0, ++cc;
+            for (int j = 0; j < BN / 2; j++) {
+                acc[i][j] = 0.f;
+                asm volatile("" : "+f"(acc[i][j])); /* defined here, not in the first wgmma */
+            }
+        int cc = 0, t = 0;
+        for (int s = 0; s < nsteps; s++) {
+            ig_mbar_wait(full + slot, ph);
+            const unsigned w0 = dw0 + (unsigned)(slot * (WS / 16));
+            const unsigned p0 = dp0 + (unsigned)(((cg + cc) & (q.nbuf - 1)) * (q.nph * q.NPIXA * 8) +
+                                                 toff[t] * 8);
+            ig_wg_fence();
+#pragma unroll
+            for (int k16 = 0; k16 < HS_BK / 16; k16++)
+#pragma unroll
+                for (int mt = 0; mt < MTW; mt++)
+                    hg_mma<BN, BF>(acc[mt], DHI | (uint64_t)(p0 + (unsigned)(mt * 512 + 2 * k16)),
+                                   DHI | (uint64_t)(w0 + (unsigned)(2 * k16)));
+            ig_wg_commit();
+            ig_wg_wait<1>();
+            /* the previous step's wgmmas are done: its weight slot is free
+             * (and, after a chunk's last tap, its patch buffer: the host
+             * keeps NST <= R + 1, so the producer refills that buffer only
+             * after) */
+            if (s > 0 && lane == 0) ig_mbar_arrive(empty + pslot);
+            pslot = slot;
+            if (++slot == NST) slot = 0, ph ^= 1u;
+            if (++t == R) t = 0, ++cc;
+        }
+        ig_wg_wait<0>();
+        /* the tile's last step done: its slot free too, so that the
+         * producer copies the next tile's first steps during this
+         * epilogue */
+        if (lane == 0) ig_mbar_arrive(empty + pslot);
+        cg += q.CK;
+        /* every consumer's wgmmas done and every copy landed (each step's
+         * full barrier was waited for): the epilogue's tile (over the
+         * stages unless persistent, then its own). The producer warp does
+         * not take part: the consumers meet at named barrier 1. */
+        asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+#pragma unroll
+        for (int mt = 0; mt < MTW; mt++) hg_acc_to_smem<BN>(acc[mt], cs, (wg * MTW + mt) * 64);
+        asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+        hg_store_rows<BN, BF, BM, NC>(cs, tid, k0, g, q, bias, res, y, [&](int row) -> int64_t {
+            const int r = row / q.PW, c = row - r * q.PW;
+            if (r >= q.TH || oy0 + r >= q.out1 || c >= q.out2) return -1;
+            return (((int64_t)n * q.out0 + oz) * q.out1 + oy0 + r) * q.out2 + c;
+        });
+        if (tile + gridDim.x < q.ntiles) /* cs is read: the next tile's writes wait */
+            asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
     }
-    ig_wg_wait<0>();
-    /* every consumer's wgmmas done and every copy landed (each step's full
-     * barrier was waited for): the stages become the output tile. The
-     * producer warp has left: the consumers meet at named barrier 1. */
-    asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
-    float *cs = (float *)smem;
-#pragma unroll
-    for (int mt = 0; mt < MTW; mt++) hg_acc_to_smem<BN>(acc[mt], cs, (wg * MTW + mt) * 64);
-    asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
-    hg_store_rows<BN, BF, BM, NC>(cs, tid, k0, g, q, bias, res, y, [&](int row) -> int64_t {
-        const int r = row / q.PW, c = row - r * q.PW;
-        if (r >= q.TH || oy0 + r >= q.out1 || c >= q.out2) return -1;
-        return (((int64_t)n * q.out0 + oz) * q.out1 + oy0 + r) * q.out2 + c;
-    });
 #endif
 }
 
@@ -275,12 +312,16 @@ static size_t hs_smem_optin(void) {
  * epilogue's fp32 tile over them, the larger of the two), then the
  * barriers and the tap offsets (never overwritten: an mbarrier's memory is
  * not reused), 1 KiB of alignment; the barriers' offset in *bar_off */
-static size_t hs_smem_at(const hsp &q, int cfg, int *bar_off) {
+static size_t hs_smem_at(const hsp &q, int cfg, int *bar_off, int *epi_off = NULL) {
     const size_t main =
         (size_t)q.nst * hs_cfgs[cfg].bn * 128 + (size_t)q.nbuf * q.nph * q.NPIXA * 128;
     const size_t epi = (size_t)hs_bm(cfg) * (hs_cfgs[cfg].bn + 4) * sizeof(float);
-    const size_t bo = ((main > epi ? main : epi) + 15) / 16 * 16;
+    /* persistent: the epilogue's tile apart, the next tile's copies land
+     * in the stages and patches while it is stored */
+    const size_t eo = q.persist ? (main + 15) / 16 * 16 : 0;
+    const size_t bo = q.persist ? (eo + epi + 15) / 16 * 16 : ((main > epi ? main : epi) + 15) / 16 * 16;
     if (bar_off) *bar_off = (int)bo;
+    if (epi_off) *epi_off = (int)eo;
     return bo + 2 * HS_MAXST * sizeof(uint64_t) + (size_t)q.R * sizeof(int) + 1024;
 }
 static size_t hs_smem(const hsp &q, int cfg) { return hs_smem_at(q, cfg, NULL); }
@@ -329,7 +370,11 @@ static int hs_plan(const tc__problem *p, int cfg, hsp *q) {
     if (na > 2048) return 0; /* 256 KiB: beyond any shared memory */
     q->NPIX = (int)npix;
     q->NPIXA = (int)((na + 7) / 8 * 8);
-    q->nbuf = q->CK > 1 ? 2 : 1;
+    /* persistent (TILECONV_CUDA_HALF_SHIFTED_PERSIST): two patch buffers
+     * always, the next tile's first chunk copied while this one computes */
+    const char *pf = tc__knob_get(TC__KNOB_CUDA_HALF_SHIFTED_PERSIST);
+    q->persist = pf && pf[0] >= '1' && pf[0] <= '9' && !pf[1] ? pf[0] - '0' : 0;
+    q->nbuf = q->CK > 1 || q->persist ? 2 : 1;
     q->nrb = (int)tc__cu_div_up(q->out1, q->TH);
     /* stages: TILECONV_CUDA_HALF_SHIFTED_STAGES, else 4, or 3 where that
      * lets two blocks share an SM and the grid has more blocks than SMs;
@@ -352,9 +397,13 @@ static int hs_plan(const tc__problem *p, int cfg, hsp *q) {
             2 * (hs_smem(q3, cfg) + 1024) <= lim + 1024)
             q->nst = 3;
     }
-    if (hs_smem_at(*q, cfg, &q->bar_off) > lim) return 0;
+    if (hs_smem_at(*q, cfg, &q->bar_off, &q->epi_off) > lim) return 0;
     const int64_t nb = p->N * p->out[0] * q->nrb;
     if (nb > INT32_MAX || tc__cu_div_up(q->Kg, c.bn) > 65535 || p->G > 65535) return 0;
+    q->ntx = (int)nb;
+    q->nky = (int)tc__cu_div_up(q->Kg, c.bn);
+    q->ntiles = nb * q->nky * p->G;
+    if (q->ntiles > INT32_MAX) return 0; /* a one-dimensional grid */
     return 1;
 }
 
@@ -601,9 +650,24 @@ static tc_status hs_launch(const tc__args *a, const tc__cu_bufs *b) {
             st = tc__cu_fail(e, "cudaFuncSetAttribute (cuda.conv.igemm-half-shifted)", __FILE__,
                              __LINE__);
         } else {
-            const dim3 grid((unsigned)(p->N * q.out0 * q.nrb),
-                            (unsigned)tc__cu_div_up(q.Kg, hs_cfgs[cfg].bn), (unsigned)p->G);
-            k<<<grid, hs_threads(cfg), hs_smem(q, cfg), s>>>(
+            /* a block a tile; persistent: the blocks that fit at once (or
+             * the knob's count), each looping over tiles */
+            int64_t nblk = q.ntiles;
+            if (q.persist == 1) {
+                int occ = 0;
+                const tc__cu_device *d = tc__cu_dev();
+                if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, (const void *)k, hs_threads(cfg),
+                                                                  hs_smem(q, cfg)) != cudaSuccess ||
+                    occ < 1) {
+                    (void)cudaGetLastError();
+                    occ = 1;
+                }
+                const int64_t slots = (int64_t)occ * (d && d->sms > 0 ? d->sms : 132);
+                if (slots < nblk) nblk = slots;
+            } else if (q.persist > 1 && q.persist < nblk) {
+                nblk = q.persist;
+            }
+            k<<<(unsigned)nblk, hs_threads(cfg), hs_smem(q, cfg), s>>>(
                 (const uint16_t *)db, (const uint16_t *)dr, (uint16_t *)b->y, q, tm);
             e = cudaGetLastError();
             if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_conv", __FILE__, __LINE__);
