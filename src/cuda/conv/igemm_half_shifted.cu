@@ -74,6 +74,19 @@ struct hs_maps {
     CUtensorMap x, w;
 };
 
+/* Tile `tile` (x tiles fastest, then the BN blocks, then groups): its
+ * first output channel k0 of group g, image n, output plane oz, first
+ * output row oy0 */
+struct hs_tile {
+    int k0, g, n, oz, oy0;
+};
+__device__ __forceinline__ hs_tile hs_tile_of(const hsp &q, int64_t tile, int BN) {
+    const int bx = (int)(tile % q.ntx);
+    const int64_t rest = tile / q.ntx;
+    const int rb = bx % q.nrb, u = bx / q.nrb;
+    return {(int)(rest % q.nky) * BN, (int)(rest / q.nky), u / q.out0, u % q.out0, rb * q.TH};
+}
+
 /* NWG consumer warpgroups, each MTW row tiles of 64 positions and all BN
  * channels (wgmma m64nBNk16 with both operands in shared memory), and one
  * producer warp; BF: bfloat16 */
@@ -128,11 +141,8 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
             unsigned ph = 0;
             int64_t sg = 0;
             for (int64_t tile = blockIdx.x; tile < q.ntiles; tile += gridDim.x) {
-                const int bx = (int)(tile % q.ntx);
-                const int64_t rest = tile / q.ntx;
-                const int k0 = (int)(rest % q.nky) * BN, g = (int)(rest / q.nky);
-                const int rb = bx % q.nrb, u = bx / q.nrb;
-                const int oz = u % q.out0, n = u / q.out0, oy0 = rb * q.TH;
+                const hs_tile tl = hs_tile_of(q, tile, BN);
+                const int k0 = tl.k0, g = tl.g, oz = tl.oz, n = tl.n, oy0 = tl.oy0;
                 const int wrow = g * q.Kg + k0, cx = g * q.Cg;
                 int cc = 0, t = 0;
                 for (int s = 0; s < nsteps; s++, sg++) {
@@ -170,11 +180,8 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     int slot = 0, pslot = 0, cg = 0;
     unsigned ph = 0;
     for (int64_t tile = blockIdx.x; tile < q.ntiles; tile += gridDim.x) {
-        const int bx = (int)(tile % q.ntx);
-        const int64_t rest = tile / q.ntx;
-        const int k0 = (int)(rest % q.nky) * BN, g = (int)(rest / q.nky);
-        const int rb = bx % q.nrb, u = bx / q.nrb;
-        const int oz = u % q.out0, n = u / q.out0, oy0 = rb * q.TH;
+        const hs_tile tl = hs_tile_of(q, tile, BN);
+        const int k0 = tl.k0, g = tl.g, oz = tl.oz, n = tl.n, oy0 = tl.oy0;
         float acc[MTW][BN / 2];
 #pragma unroll
         for (int i = 0; i < MTW; i++)
