@@ -1071,8 +1071,11 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
                     *, radius=None, axes=None):
     """scipy.ndimage.gaussian_filter. float32 / float64 device arrays,
-    order 0 and one mode on every filtered axis: one nD filter with the
-    outer product of the 1-D kernels (_rank1_call); else the 1-D passes."""
+    derivative orders of 0 or more and one mode on every filtered axis: one
+    nD filter with the outer product of the 1-D kernels (_rank1_call; the
+    derivative kernels of gaussian_laplace / gaussian_gradient_magnitude
+    too: still rank 1; not with a derivative in constant mode and a nonzero
+    cval, where the passes' semantics differ); else the 1-D passes."""
     input = _asarray(input)
     ax = _axes(axes, input.ndim)
     orders = _per_axis(order, len(ax), "order")
@@ -1083,8 +1086,12 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     # host arrays keep the passes: the solver's taps, factored from the
     # rounded outer product, carry about 10% more rounding (rms) than the
     # 1-D passes' weights (2048^2 float32 and float64, against scipy)
+    # derivative orders: in constant mode with a nonzero cval the passes
+    # extend each intermediate with cval, the one nD filter the input only
+    # (cval times the kernels' sums, not 1 for a derivative): passes then
     if len(keep) >= 2 and _rank1_eligible(input, [modes[i] for i in keep], cval, False) and all(
-            isinstance(orders[i], numbers.Integral) and orders[i] == 0 for i in keep):
+            isinstance(orders[i], numbers.Integral) and orders[i] >= 0 for i in keep) and (
+            all(orders[i] == 0 for i in keep) or _MODES[modes[keep[0]]] != 0 or cval == 0):
         ws = []
         for i in keep:
             sd = float(sigmas[i])
@@ -1092,7 +1099,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
             if not isinstance(lw, numbers.Integral) or lw < 0:
                 ws = None  # the 1-D pass raises scipy's error
                 break
-            ws.append(_gaussian_kernel1d(sigmas[i], 0, int(lw))[::-1])
+            ws.append(_gaussian_kernel1d(sigmas[i], int(orders[i]), int(lw))[::-1])
         if ws is not None:
             r = _rank1_call(input, output, [ax[i] for i in keep], ws, modes[keep[0]], cval,
                             [0] * len(keep))
