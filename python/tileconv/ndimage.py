@@ -1112,9 +1112,22 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
 
 
 def _edge(input, axis, output, mode, cval, smooth):
+    """sobel / prewitt: [-1, 0, 1] along axis, smooth along the others, as
+    scipy's passes; float32 / float64 device arrays with one mode on every
+    axis: ONE nD filter with their outer product (_rank1_call: one read and
+    one write instead of one a pass), except in constant mode with a
+    nonzero cval (the passes extend the derivative's result with cval)."""
     input = _asarray(input)
     axis = _check_axis(axis, input.ndim)
     modes = _per_axis(mode, input.ndim, "mode")
+    if (input.ndim >= 2 and _rank1_eligible(input, modes, cval, False)
+            and (_MODES[modes[0]] != 0 or cval == 0)):
+        ws = [[-1.0, 0.0, 1.0] if a == axis else [float(v) for v in smooth]
+              for a in range(input.ndim)]
+        r = _rank1_call(input, output, list(range(input.ndim)), ws, modes[0], cval,
+                        [0] * input.ndim)
+        if r is not None:
+            return r
     out = _get_output(output, input)
     correlate1d(input, [-1, 0, 1], axis, out, modes[axis], cval, 0)
     for ax in range(input.ndim):

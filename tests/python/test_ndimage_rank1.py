@@ -201,3 +201,23 @@ def test_other_cases_keep_the_passes(monkeypatch, kind, call):
     for dt in (np.float16, np.int16):
         call(_wrap(kind, (_data((17, 19), np.float32, 5) * 20).astype(dt)))
     assert spy.taken == 0
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", ["sobel", "prewitt"])
+@pytest.mark.parametrize("shape, axis", [((37, 53), 0), ((37, 53), -1), ((9, 21, 17), 1)])
+@pytest.mark.parametrize("cval", [0.0, 0.7])
+def test_edge_single_call(monkeypatch, kind, dt, mode, fn, shape, axis, cval):
+    """sobel / prewitt on device arrays: one nD filter with the outer
+    product of [-1, 0, 1] and the smoothing masks, except in constant mode
+    with a nonzero cval (the passes); against the passes and scipy."""
+    x = _data(shape, dt, 20 + len(shape))
+    ref = getattr(SN, fn)(x.astype(np.float64), axis, mode=mode, cval=cval)
+    spy = _Spy(monkeypatch)
+    got = _host(kind, getattr(TN, fn)(_wrap(kind, x.copy()), axis, mode=mode, cval=cval))
+    single = kind == "device" and (_MODE_CODE[mode] != 0 or cval == 0)
+    assert spy.taken == single
+    monkeypatch.setattr(TN, "_rank1_call", lambda *a, **k: None)
+    passes = _host(kind, getattr(TN, fn)(_wrap(kind, x.copy()), axis, mode=mode, cval=cval))
+    _check(got, passes, ref, dt)
