@@ -1260,7 +1260,30 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
 
 
 def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None):
-    """scipy.ndimage.laplace: generic_laplace with [1, -2, 1] along each axis."""
+    """scipy.ndimage.laplace: generic_laplace with [1, -2, 1] along each axis.
+    float32 / float64 device arrays of 2 or 3 axes, every axis, one mode,
+    the output None or an array of the input's dtype: ONE nD correlation
+    with the sum of the axes' masks (the 3 x 3 or 3 x 3 x 3 stencil; each
+    term reads the input itself, so every mode and cval give the passes'
+    result within rounding) instead of a pass, a temporary and an addition
+    an axis."""
+    input = _asarray(input)
+    be = _gpu.backend(input)
+    if be is not None and axes is None and input.ndim in (2, 3) and (
+            output is None or (not _is_dtype_arg(output) and _gpu.backend(output) is be
+                               and _dtype(output) == _dtype(input))):
+        modes = _per_axis(mode, input.ndim, "mode")
+        if _rank1_eligible(input, modes, cval, False):
+            nd = input.ndim
+            w = np.zeros((3,) * nd)
+            w[(1,) * nd] = -2.0 * nd
+            for a in range(nd):
+                for e in (0, 2):
+                    i = [1] * nd
+                    i[a] = e
+                    w[tuple(i)] = 1.0
+            return correlate(input, w, output, modes[0], cval)
+
     def derivative2(input, axis, output, mode, cval):
         return correlate1d(input, [1, -2, 1], axis, output, mode, cval, 0)
     return generic_laplace(input, derivative2, output, mode, cval, axes=axes)

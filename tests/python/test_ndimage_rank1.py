@@ -221,3 +221,27 @@ def test_edge_single_call(monkeypatch, kind, dt, mode, fn, shape, axis, cval):
     monkeypatch.setattr(TN, "_rank1_call", lambda *a, **k: None)
     passes = _host(kind, getattr(TN, fn)(_wrap(kind, x.copy()), axis, mode=mode, cval=cval))
     _check(got, passes, ref, dt)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", [(37, 53), (9, 21, 17)])
+@pytest.mark.parametrize("cval", [0.0, 0.7])
+def test_laplace_single_call(monkeypatch, kind, dt, mode, shape, cval):
+    """laplace on 2D / 3D device arrays: one correlation with the summed
+    stencil (ndimage.correlate, counted here), against the passes (the
+    device route switched off by axes=, which takes generic_laplace) and
+    scipy, every mode, cval 0 and 0.7, output None and an array."""
+    x = _data(shape, dt, 30 + len(shape))
+    ref = SN.laplace(x.astype(np.float64), mode=mode, cval=cval)
+    calls = []
+    real = TN.correlate
+    monkeypatch.setattr(TN, "correlate", lambda *a, **k: calls.append(1) or real(*a, **k))
+    got = _host(kind, TN.laplace(_wrap(kind, x.copy()), mode=mode, cval=cval))
+    assert len(calls) == (kind == "device")
+    o = np.full(x.shape, np.nan, dt)
+    TN.laplace(_wrap(kind, x.copy()), _wrap(kind, o), mode=mode, cval=cval)
+    passes = _host(kind, TN.laplace(_wrap(kind, x.copy()), mode=mode, cval=cval,
+                                    axes=tuple(range(len(shape)))))
+    _check(got, passes, ref, dt)
+    _check(o, passes, ref, dt)
