@@ -465,7 +465,10 @@ def _conv2d(in1, in2, mode, boundary, fillvalue, kind):
     be = _dev_of(in1, in2)
     if be is not None:
         in1 = _to_dev(be, in2, in1) if _gpu.backend(in1) is None else in1
-        in2 = _host(in2)
+        # in2 on the device of in1's framework stays there (_nd's
+        # mask-at-execute plans read it per call: no copy, no wait)
+        if _gpu.backend(in2) is not be:
+            in2 = _host(in2)
     else:
         in1, in2 = np.asarray(in1), np.asarray(in2)
     if in1.ndim != 2 or in2.ndim != 2:
@@ -478,7 +481,8 @@ def _conv2d(in1, in2, mode, boundary, fillvalue, kind):
     fv = np.asarray(fillvalue)
     if fv.size != 1:
         raise ValueError("`fillvalue` must be scalar or an array with one element.")
-    rdt = np.result_type(in1, in2) if be is None else np.result_type(be.dtype(in1), in2.dtype)
+    rdt = (np.result_type(in1, in2) if be is None else
+           np.result_type(be.dtype(in1), be.dtype(in2) if _gpu.backend(in2) is be else in2.dtype))
     if np.iscomplexobj(fv) and rdt.kind != "c":
         raise ValueError("could not cast `fillvalue` directly to the output type")
     fillvalue = fv.reshape(()).item()

@@ -246,3 +246,23 @@ def test_1d_device_weights(dev, fn, dtype):
     assert be.host_copies == [], be.host_copies
     with pytest.raises(ValueError, match="Invalid origin"):
         t(xd, wd[0], axis=0, origin=2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("boundary, fill", [("fill", 0), ("fill", 0.5), ("wrap", 0),
+                                            ("symm", 0)])
+@pytest.mark.parametrize("fn", ["convolve2d", "correlate2d"])
+def test_signal_2d_device_weights(dev, fn, mode, boundary, fill, dtype):
+    """convolve2d / correlate2d with both operands device arrays: the
+    weights stay on the device (every boundary, two weights in a row, the
+    first again), scipy's result, no host copy."""
+    mk, be = dev
+    r = np.random.default_rng(21)
+    a = (r.random((17, 22)) - 0.5).astype(dtype)
+    bs = [(r.random((3, 5)) - 0.5).astype(dtype) for _ in range(2)]
+    t, s = getattr(TS, fn), getattr(SS, fn)
+    for b in bs + bs[:1]:
+        _close(t(mk(a.copy()), mk(b.copy()), mode=mode, boundary=boundary, fillvalue=fill),
+               s(a, b, mode=mode, boundary=boundary, fillvalue=fill), dtype)
+    assert be.host_copies == [], be.host_copies
