@@ -387,8 +387,12 @@ typedef struct tc_plan tc_plan;
                                   detection) and only the algorithms that
                                   read the mask per call are applicable:
                                   cuda.filter.direct, cpu.filter.direct-*,
-                                  ref.conv.loops (forcing another fails with
-                                  TC_ERR_NOT_APPLICABLE naming the flag).
+                                  ref.conv.loops, and by name only
+                                  cuda.filter.fft / cpu.filter.fft (each
+                                  call's spectrum; the planner keeps a
+                                  direct sum, exact on integer data);
+                                  forcing another fails with
+                                  TC_ERR_NOT_APPLICABLE naming the flag.
                                   float32 and float64 only; not for the
                                   swapped valid case (mask larger than the
                                   input along every axis) */

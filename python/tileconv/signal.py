@@ -119,28 +119,32 @@ _F32F64 = (np.dtype(np.float32), np.dtype(np.float64))
 def _mask_of(be, m, dt, algo):
     """The mask operand for _exec_dev: a real device array of be stays on
     the device where the plan takes it per call (float32 / float64, the
-    planner's choice: TC_PLAN_MASK_AT_EXECUTE, no host copy, no wait);
-    anything else as a host array."""
-    if (_gpu.backend(m) is be and dt in _F32F64 and algo is None
+    planner's choice or the FFT filter, which transforms each call's mask:
+    TC_PLAN_MASK_AT_EXECUTE, no host copy, no wait); anything else as a
+    host array."""
+    if (_gpu.backend(m) is be and dt in _F32F64 and algo in (None, _FFT_ALGO)
             and be.dtype(m).kind in "biuf" and be.dtype(m) != np.longdouble):
         return m
     return _host(m)
 
 
-def _exec_dev_mask(be, x, w, kind, output, dt):
+def _exec_dev_mask(be, x, w, kind, output, dt, algo=None):
     """x and the mask w device arrays of be, dtype dt (float32 / float64):
-    full or valid by a mask-at-execute plan keyed on the mask's shape."""
+    full or valid by a mask-at-execute plan keyed on the mask's shape
+    (algo: the FFT filter forced, which transforms each call's mask)."""
     xc = be.contiguous(be.astype(x, dt))
     wc = be.contiguous(be.astype(w, dt))
     xs, ms = be.shape(xc), be.shape(wc)
+    if algo is not None and be.plan_backend == 1:
+        algo = "cuda.filter.fft"
     key = ("signal-dev-mexec", be.name, be.plan_backend, be.device_key(xc), dt.char, xs, ms,
-           kind, output)
+           kind, output, algo)
     with _cache_lock:
         p = _cache.get(key)
     with be.on_device(xc):
         if p is None:
             p = _core.FilterPlan(xs, (0,) * len(xs), (0,) * len(xs), len(xs), np.empty(ms, dt),
-                                 kind, output, 0, 0.0, (0,) * len(xs), 0, None, be.plan_backend,
+                                 kind, output, 0, 0.0, (0,) * len(xs), 0, algo, be.plan_backend,
                                  None, 1)
             with _cache_lock:
                 _cache[key] = p
@@ -155,7 +159,7 @@ def _exec_dev(be, x, w, kind, output, algo, dt):
     """x (device) with mask w (host; or a device array of be, _mask_of) in
     dtype dt: full or valid."""
     if _gpu.backend(w) is be:
-        return _exec_dev_mask(be, x, w, kind, output, dt)
+        return _exec_dev_mask(be, x, w, kind, output, dt, algo)
     if dt == np.float16 and not _f16_native(be):
         dt = np.dtype(np.float32)
     xc = be.contiguous(be.astype(x, dt))

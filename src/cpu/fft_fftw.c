@@ -23,8 +23,9 @@
  *
  * Threads take whole blocks (per-thread buffer in the workspace), so the
  * result is bit-identical for every thread count. The mask spectrum is
- * computed at plan time, or at every execute in the valid-swap case where
- * the solver's mask is the caller's input (p->mask == NULL).
+ * computed at plan time, or at every execute where the plan holds no mask
+ * (p->mask == NULL): the valid-swap case, whose mask is the caller's input,
+ * and plans made with TC_PLAN_MASK_AT_EXECUTE (the call's mask).
  *
  * FFTW's planner is not thread-safe: plan creation and destruction are
  * serialised by fft_lock. Execution uses the new-array functions on 64-byte
@@ -283,6 +284,10 @@ static int fft_applicable(const tc__problem *p, const tc__env *e, char *why,
 }
 
 static double fft_estimate(const tc__problem *p, const tc__env *e) {
+    /* per-call masks (TC_PLAN_MASK_AT_EXECUTE): by name only (signal's
+     * fftconvolve); the planner keeps a direct sum there, whose integer
+     * results (ndimage on integer arrays, summed in float64) are exact */
+    if (!p->mask && (e->flags & TC_PLAN_MASK_AT_EXECUTE)) return 1e30;
     fft_geom g;
     fft_geometry(p, e, &g);
     double t = fft_total_seconds(g.L, p, e, e->threads);
@@ -527,7 +532,7 @@ static tc_status fft_execute(const tc__args *a) {
     const fft_state *s = a->state;
     if (!s) return tc__error(TC_ERR_INTERNAL, "cpu.filter.fft: plan state missing");
     fft_job j = {a, s, s->W, a->ws};
-    if (!s->W) { /* valid-swap: the mask is this call's data */
+    if (!s->W) { /* valid-swap or mask-at-execute: the mask is this call's */
         void *W = a->ws;
         j.bufs = (char *)a->ws + s->g.bufbytes;
         if (p->dtype == TC_FLOAT32) fft_spectrum_f32(W, p, &s->g, a->w, s->fwd);
@@ -569,4 +574,7 @@ const tc__solver tc__solver_cpu_fft_fftw = {
     .destroy = fft_destroy,
 #endif
     .execute = fft_execute,
+    /* TC_PLAN_MASK_AT_EXECUTE: the spectrum of each call's mask (a->w), as
+     * in the valid-swap case */
+    .caps = TC__CAP_MASK_AT_EXECUTE,
 };

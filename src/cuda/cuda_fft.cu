@@ -7,7 +7,10 @@
  * and cval is exact). With F >= L (a 2,3,5,7-smooth size) the circular
  * correlation y[p] = sum_r w[r] E[(p + r) mod F] never wraps for p < out,
  * so y = IFFT(FFT(E) * FFT(v)) with v[q] = w[(-q) mod F]. The spectrum of
- * v, scaled by 1/F, is computed once at plan time and kept on the device.
+ * v, scaled by 1/F, is computed once at plan time and kept on the device;
+ * a plan made with TC_PLAN_MASK_AT_EXECUTE computes it at every call from
+ * that call's device mask (read reversed for convolve, args->wflip), on
+ * the call's stream into the call's scratch: no copy to the host, no wait.
  *
  * Batch items run in groups through batched cuFFT plans: the plan makes
  * one forward / inverse pair per group size 1, 2, 4, .., B (B a power of
@@ -78,7 +81,8 @@ struct fstate {
     int have_fwd[F_NPLANS], have_inv[F_NPLANS];
     int nplans;             /* group sizes 1 .. B = 2^(nplans - 1) */
     int64_t F[3], L[3], Fc; /* Fc = F[2]/2 + 1 */
-    void *W;                /* F0*F1*Fc complex values of the dtype: the mask's spectrum */
+    void *W;                /* F0*F1*Fc complex values of the dtype: the mask's spectrum
+                               (NULL: mask at execute, a spectrum a call) */
     size_t work;            /* cuFFT's work area, the largest of the plans' */
     size_t rsize, csize;    /* bytes of one real / complex value (4 / 8, 8 / 16) */
     const char *who;        /* "cuda.filter.fft (float32)", "... (float64)": error messages */
@@ -93,6 +97,10 @@ static size_t f_bytes_e(const fstate *s, int64_t nb) {
 static size_t f_bytes_x(const fstate *s, int64_t nb) {
     return ((size_t)(nb * s->F[0] * s->F[1] * s->Fc) * s->csize + 255) / 256 * 256;
 }
+/* the work area, at a 256-byte boundary; a per-call spectrum (mask at
+ * execute: F0*F1*Fc complex) */
+static size_t f_work_bytes(const fstate *s) { return (s->work + 255) / 256 * 256; }
+static size_t f_bytes_w(const fstate *s) { return s->W ? 0 : f_bytes_x(s, 1); }
 /* the largest group of a call on n items: 2^j <= n, at most B */
 static int f_top(const fstate *s, int64_t n) {
     int j = 0;
@@ -129,16 +137,18 @@ __global__ void fft_build(const T *__restrict__ x, T *__restrict__ E, fgeom<T> g
     E[row * g.F2 + i2] = v;
 }
 
-/* v[(-r) mod F] = w[r] * scale, on a zeroed E */
+/* v[(-r) mod F] = w[r] * scale, on a zeroed E; flip: w read reversed (a
+ * per-call convolve mask) */
 template <typename T>
 __global__ void fft_scatter_mask(const T *__restrict__ w, T *__restrict__ E, int64_t mR,
                                  int64_t mS, int64_t mT, int64_t F0, int64_t F1, int64_t F2,
-                                 T scale) {
+                                 T scale, int flip) {
     int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x;
-    if (i >= mR * mS * mT) return;
+    const int64_t nm = mR * mS * mT;
+    if (i >= nm) return;
     int64_t r = i / (mS * mT), s = (i / mT) % mS, t = i % mT;
     int64_t a = (F0 - r) % F0, b = (F1 - s) % F1, c = (F2 - t) % F2;
-    E[(a * F1 + b) * F2 + c] = w[i] * scale;
+    E[(a * F1 + b) * F2 + c] = w[flip ? nm - 1 - i : i] * scale;
 }
 
 /* X *= W, elementwise (C: cufftComplex or cufftDoubleComplex); item
@@ -174,7 +184,7 @@ static int f_applicable(const tc__problem *p, const tc__env *e, char *why, size_
         if (why) snprintf(why, n, "float32 and float64 filters only");
         return 0;
     }
-    if (!p->mask) {
+    if (!p->mask && !(e && (e->flags & TC_PLAN_MASK_AT_EXECUTE))) {
         if (why) snprintf(why, n, "mask not known at plan time");
         return 0;
     }
@@ -197,6 +207,8 @@ static int f_applicable(const tc__problem *p, const tc__env *e, char *why, size_
  * H100 / H200) stays below the traffic, so the same model holds with
  * esize 8. */
 static double f_estimate(const tc__problem *p, const tc__env *e) {
+    /* per-call masks: by name only (as cpu.filter.fft) */
+    if (!p->mask && e && (e->flags & TC_PLAN_MASK_AT_EXECUTE)) return 1e30;
     double F = 1;
     for (int a = 0; a < 3; a++) F *= (double)tc__fft_smooth_length(p->out[a] + p->msk[a] - 1, 0);
     double bytes = (double)p->N * F * (double)p->esize * 28.0;
@@ -254,6 +266,11 @@ template <typename T> static tc_status f_plan_inner(const tc__problem *p, fstate
         if (w0 > s->work) s->work = w0;
         if (w1 > s->work) s->work = w1;
     }
+    if (!p->mask) { /* TC_PLAN_MASK_AT_EXECUTE: a spectrum a call (f_launch) */
+        cudaFree(s->W);
+        s->W = NULL;
+        return TC_OK;
+    }
     /* spectrum of the flipped, scaled mask (plan time: a scratch E and
      * work area of its own, synchronised and freed here) */
     void *dm = NULL, *tmp = NULL;
@@ -267,7 +284,7 @@ template <typename T> static tc_status f_plan_inner(const tc__problem *p, fstate
     if (e == cudaSuccess) {
         fft_scatter_mask<T><<<(unsigned)tc__cu_div_up(nm, 256), 256>>>(
             (const T *)dm, E, p->msk[0], p->msk[1], p->msk[2], s->F[0], s->F[1], s->F[2],
-            (T)(1.0 / (double)nr));
+            (T)(1.0 / (double)nr), 0);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
@@ -304,8 +321,8 @@ static tc_status f_plan(const tc__problem *p, const tc__env *e, void **state) {
 /* items [n0, n0 + nb) as one group, nb = 2^j: build, forward, multiply,
  * inverse, crop (a fixed number of launches whatever nb) */
 template <typename T>
-static tc_status f_group_run(const tc__args *a, const tc__cu_bufs *b, fstate *s, T *E,
-                             typename fft_types<T>::C *X, void *work, const fgeom<T> &g,
+static tc_status f_group_run(const tc__args *a, const tc__cu_bufs *b, fstate *s, const void *W,
+                             T *E, typename fft_types<T>::C *X, void *work, const fgeom<T> &g,
                              int64_t n0, int j) {
     typedef typename fft_types<T>::C C;
     const tc__problem *p = a->p;
@@ -330,7 +347,7 @@ static tc_status f_group_run(const tc__args *a, const tc__cu_bufs *b, fstate *s,
     int64_t per = cap / nb > 1 ? cap / nb : 1;
     TC__CU_FOR_GRID(nb, 1, {
         fft_mul<C><<<dim3((unsigned)(mb < per ? mb : per), gny), 256, 0, b->s>>>(
-            X, (const C *)s->W, nc, gy0);
+            X, (const C *)W, nc, gy0);
         TC_CU_LAUNCH("cuda.filter.fft multiply");
     })
     TC_FFT(exec_inv(s->inv[j], X, E));
@@ -352,6 +369,24 @@ static tc_status f_batch(const tc__args *a, const tc__cu_bufs *b, fstate *s, voi
     T *E = (T *)ws;
     C *X = (C *)((char *)ws + f_bytes_e(s, gmax));
     void *work = s->work ? (char *)ws + f_bytes_e(s, gmax) + f_bytes_x(s, gmax) : NULL;
+    const void *W = s->W;
+    if (!W) {
+        /* mask at execute: this call's spectrum, past the work area, from
+         * its device mask (b->w): scattered (reversed for convolve) into
+         * the zeroed first item of E, forward-transformed by the one-item
+         * plan into its own buffer; stream-ordered before the groups */
+        C *Wc = (C *)((char *)ws + f_bytes_e(s, gmax) + f_bytes_x(s, gmax) + f_work_bytes(s));
+        const int64_t nr = s->F[0] * s->F[1] * s->F[2], nm = p->msk[0] * p->msk[1] * p->msk[2];
+        TC_CU(cudaMemsetAsync(E, 0, (size_t)nr * sizeof(T), b->s));
+        fft_scatter_mask<T><<<(unsigned)tc__cu_div_up(nm, 256), 256, 0, b->s>>>(
+            (const T *)b->w, E, p->msk[0], p->msk[1], p->msk[2], s->F[0], s->F[1], s->F[2],
+            (T)(1.0 / (double)nr), a->wflip);
+        TC_CU_LAUNCH("cuda.filter.fft mask");
+        TC_FFT(cufftSetStream(s->fwd[0], b->s));
+        TC_FFT(cufftSetWorkArea(s->fwd[0], work));
+        TC_FFT(exec_fwd(s->fwd[0], E, Wc));
+        W = Wc;
+    }
     fgeom<T> g;
     g.D = p->in[0]; g.H = p->in[1]; g.W = p->in[2];
     g.F0 = s->F[0]; g.F1 = s->F[1]; g.F2 = s->F[2];
@@ -366,7 +401,7 @@ static tc_status f_batch(const tc__args *a, const tc__cu_bufs *b, fstate *s, voi
     for (int j = top; j >= 0; j--) {
         const int64_t nb = (int64_t)1 << j;
         while (p->N - n0 >= nb) {
-            tc_status st = f_group_run<T>(a, b, s, E, X, work, g, n0, j);
+            tc_status st = f_group_run<T>(a, b, s, W, E, X, work, g, n0, j);
             if (st) return st;
             n0 += nb;
             if (j < top) break; /* a digit below gmax: once */
@@ -385,14 +420,15 @@ static size_t f_device_ws(const tc__problem *p, const tc__env *e, const void *st
     (void)e;
     if (!s) return 0;
     const int64_t B = (int64_t)1 << (s->nplans - 1);
-    return f_bytes_e(s, B) + f_bytes_x(s, B) + s->work;
+    return f_bytes_e(s, B) + f_bytes_x(s, B) + f_work_bytes(s) + f_bytes_w(s);
 }
 
 static tc_status f_launch(const tc__args *a, const tc__cu_bufs *b) {
     fstate *s = (fstate *)a->state;
     void *ws = NULL;
     const int64_t gmax = (int64_t)1 << f_top(s, a->p->N);
-    tc_status st = tc__cu_alloc(&ws, f_bytes_e(s, gmax) + f_bytes_x(s, gmax) + s->work, b->s);
+    tc_status st = tc__cu_alloc(&ws, f_bytes_e(s, gmax) + f_bytes_x(s, gmax) + f_work_bytes(s) +
+                                         f_bytes_w(s), b->s);
     if (st == TC_OK) {
         /* the handles' stream and work area are set, and the work
          * enqueued, under the mutex; the buffers are this call's (its
@@ -408,7 +444,10 @@ static tc_status f_launch(const tc__args *a, const tc__cu_bufs *b) {
 
 static tc_status f_execute(const tc__args *a) {
     if (!a->state) return tc__error(TC_ERR_INTERNAL, "cuda.filter.fft: executed without a plan");
-    return tc__cu_run(a, NULL, 0, f_launch); /* spectrum cached in the plan */
+    /* the spectrum cached in the plan; or this call's device mask read in
+     * place (a host mask staged on the stream) */
+    const fstate *s = (const fstate *)a->state;
+    return tc__cu_run(a, NULL, s->W ? 0 : TC__CU_W_DEVICE, f_launch);
 }
 
 } // namespace
@@ -429,9 +468,9 @@ const char *tc__cu_cufft_str(int r) {
 TC__CU_SOLVER(tc__solver_cuda_fft) = {
     "cuda.filter.fft", TC_BACKEND_CUDA, TC_OP_FILTER,
     "GPU filter through cuFFT (R2C/C2R in float32, D2Z/Z2D in float64, on a boundary-extended "
-    "copy; mask spectrum cached in the plan).",
+    "copy; mask spectrum cached in the plan, or made per call from a device mask under TC_PLAN_MASK_AT_EXECUTE).",
     tc__cu_available, f_applicable, f_estimate, NULL, f_plan, f_destroy, f_execute,
-    NULL, NULL, f_device_ws, 0, tc__cu_report_fft,
+    NULL, NULL, f_device_ws, TC__CAP_MASK_AT_EXECUTE, tc__cu_report_fft,
 };
 
 void tc__cu_report_fft(tc__cu_report *r) {
