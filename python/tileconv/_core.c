@@ -216,24 +216,25 @@ static void FilterPlan_dealloc(FilterPlan *self) {
 
 /* FilterPlan(shape, in_strides, out_strides, nspatial, mask, kind, output,
  *            mode, cval, origin, threads, algorithm[, backend[, dtype[,
- *            mask_at_execute]]])
+ *            mask_at_execute[, direct]]]])
  * dtype (None: the mask's) is the plan's element type, a tc_dtype value or
  * name; a mask of another floating type is converted to it (rounded once),
  * an int16 / uint16 mask is taken as bfloat16 bit patterns. float16 and
  * bfloat16 plans accumulate in float32. mask_at_execute = 1: the plan is
  * made with TC_PLAN_MASK_AT_EXECUTE; mask gives only the shape (and, with
  * dtype None, the dtype), its values are not read, and every execute_ptr
- * passes the mask's address. */
+ * passes the mask's address. direct = 1: TC_PLAN_DIRECT (direct sums
+ * only: integer data filtered in float64 stays exact, as scipy's). */
 static int FilterPlan_init(FilterPlan *self, PyObject *args, PyObject *kw) {
     PyObject *shape, *ist, *ost, *origin, *maskobj;
     int nspatial, kind, output, mode, threads;
     double cval;
     const char *algo = NULL;
-    int backend = 0, mexec = 0;
+    int backend = 0, mexec = 0, direct = 0;
     PyObject *dtobj = NULL;
-    if (!PyArg_ParseTuple(args, "OOOiOiiidOiz|iOp", &shape, &ist, &ost, &nspatial, &maskobj,
+    if (!PyArg_ParseTuple(args, "OOOiOiiidOiz|iOpp", &shape, &ist, &ost, &nspatial, &maskobj,
                           &kind, &output, &mode, &cval, &origin, &threads, &algo, &backend,
-                          &dtobj, &mexec))
+                          &dtobj, &mexec, &direct))
         return -1;
     int want;
     if (tc_py_dtype_arg(dtobj, &want)) return -1;
@@ -276,7 +277,7 @@ static int FilterPlan_init(FilterPlan *self, PyObject *args, PyObject *kw) {
     tc_plan_options o;
     tc_plan_options_init(&o);
     o.algorithm = algo;
-    o.flags = mexec ? TC_PLAN_MASK_AT_EXECUTE : 0u;
+    o.flags = (mexec ? TC_PLAN_MASK_AT_EXECUTE : 0u) | (direct ? TC_PLAN_DIRECT : 0u);
     const void *mdata = mexec ? NULL : PyArray_DATA(mask);
     void *mconv = NULL;
     if (mdt != dt && !mexec) {

@@ -100,11 +100,13 @@ def _mode_code(mode):
         raise RuntimeError("boundary mode not supported") from None
 
 
-def _plan(x, y, mask, nspatial, kind, mode, cval, origin, algo=None):
+def _plan(x, y, mask, nspatial, kind, mode, cval, origin, algo=None, direct=False):
+    """direct: TC_PLAN_DIRECT (integer data: direct sums only, exact in
+    float64 as scipy's; an FFT's 59.9999 would truncate to 59)."""
     isz = x.itemsize
     key = (x.dtype.char, x.shape, tuple(s // isz for s in x.strides),
            tuple(s // isz for s in y.strides), nspatial, mask.shape, mask.tobytes(), kind, mode,
-           float(cval), tuple(origin), threads, algo)
+           float(cval), tuple(origin), threads, algo, direct)
     with _cache_lock:
         p = _cache.get(key)
         if p is not None:
@@ -112,7 +114,8 @@ def _plan(x, y, mask, nspatial, kind, mode, cval, origin, algo=None):
             return p
     p = _core.FilterPlan(x.shape, tuple(s // isz for s in x.strides),
                          tuple(s // isz for s in y.strides), nspatial, mask, kind, 0, mode,
-                         float(cval), tuple(int(o) for o in origin), int(threads), algo)
+                         float(cval), tuple(int(o) for o in origin), int(threads), algo, 0, None,
+                         False, bool(direct))
     with _cache_lock:
         _cache[key] = p
         while len(_cache) > _CACHE_SIZE:
@@ -124,7 +127,7 @@ def _aligned(a):
     return a.flags.aligned and all(s % a.itemsize == 0 for s in a.strides)
 
 
-def _filter_real(x, mask, out, nspatial, kind, mode, cval, origin, algo=None):
+def _filter_real(x, mask, out, nspatial, kind, mode, cval, origin, algo=None, direct=False):
     """x: float32/64 ndarray; mask: the same dtype, rank nspatial; out: an
     ndarray of x's shape and dtype (any strides); algo: a forced algorithm
     (None: the planner's choice)."""
@@ -135,7 +138,7 @@ def _filter_real(x, mask, out, nspatial, kind, mode, cval, origin, algo=None):
     mask = np.ascontiguousarray(mask, dtype=x.dtype)
     if x.size == 0:
         return out
-    _plan(x, y, mask, nspatial, kind, mode, cval, origin, algo).execute(x, y)
+    _plan(x, y, mask, nspatial, kind, mode, cval, origin, algo, direct).execute(x, y)
     if y is not out:
         out[...] = y
     return out
@@ -184,7 +187,7 @@ def _filter_host_in(input, mask, out, nspatial, kind, mode, cval, origin, axis, 
     y = out if native else np.empty(input.shape, wdt)
     xv, yv = (x, y) if axis is None else (np.moveaxis(x, axis, -1), np.moveaxis(y, axis, -1))
     _filter_real(xv, np.ascontiguousarray(mask, dtype=wdt), yv, nspatial, kind, mode, cval,
-                 origin, algo)
+                 origin, algo, input.dtype.kind in "iub")
     if not native:
         _store(y, out)
     return out
@@ -341,18 +344,21 @@ def _work_dtype_dev(dt):
     return np.dtype(np.float64)
 
 
-def _plan_dev_key(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo=None):
+def _plan_dev_key(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo=None,
+                  direct=False):
     thr = int(threads) if be.plan_backend == 0 else 0
     return ("dev", be.name, be.plan_backend, be.device_key(x), pdt.char, tuple(shape), nspatial,
-            mask.shape, mask.tobytes(), kind, mode, float(cval), tuple(origin), thr, algo)
+            mask.shape, mask.tobytes(), kind, mode, float(cval), tuple(origin), thr, algo,
+            bool(direct))
 
 
-def _plan_dev(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo=None):
+def _plan_dev(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo=None,
+              direct=False):
     """A dense plan for device arrays of be (CUDA; the CPU for the test
     double), cached as the host plans. algo: a forced algorithm (None: the
-    planner's choice)."""
+    planner's choice); direct: TC_PLAN_DIRECT (integer data, as _plan)."""
     thr = int(threads) if be.plan_backend == 0 else 0
-    key = _plan_dev_key(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo)
+    key = _plan_dev_key(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo, direct)
     with _cache_lock:
         p = _cache.get(key)
         if p is not None:
@@ -360,7 +366,9 @@ def _plan_dev(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo=
             return p
     args = (tuple(shape), (0,) * len(shape), (0,) * len(shape), nspatial, mask, kind, 0, mode,
             float(cval), tuple(int(o) for o in origin), thr, algo, be.plan_backend)
-    if pdt == np.float16:
+    if direct:
+        args += (None, False, True)
+    elif pdt == np.float16:
         args += ("float16",)
     p = _core.FilterPlan(*args)
     with _cache_lock:
@@ -370,7 +378,8 @@ def _plan_dev(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo=
     return p
 
 
-def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None, algo=None):
+def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None, algo=None,
+                exact=False):
     """Device arrays: out = filter(x). x in its work dtype (float16 /
     float32 / float64, any layout: a dense copy on the device where it is
     not C-contiguous); mask a host ndarray of rank nspatial; out a device
@@ -378,7 +387,8 @@ def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None
     dense, of x's dtype and apart from x; else through a temporary, cast
     as _store casts). shape: the dense shape the plan runs (a reshape of
     x's: the 1-D filters collapse the axes around theirs); algo: a forced
-    algorithm (None: the planner's choice)."""
+    algorithm (None: the planner's choice); exact: integer data (direct
+    sums only, TC_PLAN_DIRECT: exact in float64, as scipy's)."""
     wdt = be.dtype(x)
     xs = be.shape(x)
     if math.prod(xs) == 0:
@@ -396,7 +406,7 @@ def _filter_dev(be, x, mask, out, nspatial, kind, mode, cval, origin, shape=None
     try:
         with be.on_device(x):
             p = _plan_dev(be, x, xs if shape is None else shape, nspatial, m, kind, mode, cval,
-                          origin, wdt, algo)
+                          origin, wdt, algo, exact)
             p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(x))
     except (RuntimeError, ValueError, TypeError, NotImplementedError):
         if wdt != np.float16:
@@ -698,7 +708,8 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
         dt = be.dtype(input)
         wdt = _work_dtype_dev(dt)
         mask = weights.reshape(weights.shape[lead:])
-        _filter_dev(be, be.astype(input, wdt), mask, out, nsp, kind, mcode, cval, origins[lead:])
+        _filter_dev(be, be.astype(input, wdt), mask, out, nsp, kind, mcode, cval, origins[lead:],
+                    exact=dt.kind in "iub")
         if dt in _F32F64 and math.prod(input.shape) > 0:  # the plan _filter_dev ran
             xs = be.shape(input)
             _remember_dev_call(
@@ -814,7 +825,7 @@ def _correlate_1d(input, weights, axis, output, mode, cval, origin, kind):
         dt = be.dtype(input)
         wdt = _work_dtype_dev(dt)
         _filter_dev(be, be.astype(input, wdt), mask, out, len(org), kind, mcode, cval, org,
-                    shape=shape)
+                    shape=shape, exact=dt.kind in "iub")
         if dt in _F32F64 and math.prod(xs) > 0:  # the plan _filter_dev ran
             _remember_dev_call(
                 _dev_call_key(be, input, raw_weights, mode, cval, raw_origin, kind, raw_axis),

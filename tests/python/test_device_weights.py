@@ -274,3 +274,25 @@ def test_signal_2d_device_weights(dev, fn, mode, boundary, fill, dtype):
         _close(t(mk(a.copy()), mk(b.copy()), mode=mode, boundary=boundary, fillvalue=fill),
                s(a, b, mode=mode, boundary=boundary, fillvalue=fill), dtype)
     assert be.host_copies == [], be.host_copies
+
+
+@pytest.mark.parametrize("where", ["host", "device"])
+def test_integer_data_exact_where_fft_would_be_chosen(where):
+    """Integer data with integer weights are scipy's exact sums (truncated
+    doubles), also where the planner's choice for float data is the FFT
+    (a 15^3 mask on 40 x 50 x 60): integer inputs plan with TC_PLAN_DIRECT
+    (an FFT's 59.9999 truncated to 59 made half the outputs 1 off)."""
+    r = np.random.default_rng(7)
+    x = r.integers(0, 40, (40, 50, 60)).astype(np.int16)
+    w = r.integers(-3, 4, (15, 15, 15)).astype(np.int32)
+    ref = SN.correlate(x, w, mode="nearest")
+    if where == "device":
+        be = FakeBackend()
+        _gpu.BACKENDS.insert(0, be)
+        try:
+            got = TN.correlate(FakeArray(x.copy()), w, mode="nearest")._a
+        finally:
+            _gpu.BACKENDS.remove(be)
+    else:
+        got = TN.correlate(x, w, mode="nearest")
+    assert got.dtype == ref.dtype and np.array_equal(got, ref)
