@@ -100,6 +100,15 @@ def _mode_code(mode):
         raise RuntimeError("boundary mode not supported") from None
 
 
+def _cache_put(key, p):
+    """Caches plan p under key, the least recently used leaving past
+    _CACHE_SIZE."""
+    with _cache_lock:
+        _cache[key] = p
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+
+
 def _plan(x, y, mask, nspatial, kind, mode, cval, origin, algo=None, direct=False):
     """direct: TC_PLAN_DIRECT (integer data: direct sums only, exact in
     float64 as scipy's; an FFT's 59.9999 would truncate to 59)."""
@@ -116,10 +125,7 @@ def _plan(x, y, mask, nspatial, kind, mode, cval, origin, algo=None, direct=Fals
                          tuple(s // isz for s in y.strides), nspatial, mask, kind, 0, mode,
                          float(cval), tuple(int(o) for o in origin), int(threads), algo, 0, None,
                          False, bool(direct))
-    with _cache_lock:
-        _cache[key] = p
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+    _cache_put(key, p)
     return p
 
 
@@ -371,10 +377,7 @@ def _plan_dev(be, x, shape, nspatial, mask, kind, mode, cval, origin, pdt, algo=
     elif pdt == np.float16:
         args += ("float16",)
     p = _core.FilterPlan(*args)
-    with _cache_lock:
-        _cache[key] = p
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+    _cache_put(key, p)
     return p
 
 
@@ -439,10 +442,7 @@ def _plan_dev_mexec(be, x, shape, nspatial, mshape, kind, mode, cval, origin, pd
     p = _core.FilterPlan(tuple(shape), (0,) * len(shape), (0,) * len(shape), nspatial,
                          np.empty(tuple(mshape), pdt), kind, 0, mode, float(cval),
                          tuple(int(o) for o in origin), thr, None, be.plan_backend, None, 1)
-    with _cache_lock:
-        _cache[key] = p
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+    _cache_put(key, p)
     return p
 
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _core
 from . import _gpu
-from .ndimage import _cache, _cache_lock, _CACHE_SIZE, _host, _f16_native
+from .ndimage import _cache, _cache_lock, _cache_put, _host, _f16_native
 from .ndimage import _F16_REFUSED, _copy_into
 
 __all__ = ["convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "correlate2d"]
@@ -48,10 +48,7 @@ def _plan(x, mask, kind, output, algo):
             return p
     p = _core.FilterPlan(x.shape, (0,) * x.ndim, (0,) * x.ndim, x.ndim, mask, kind, output, 0,
                          0.0, (0,) * x.ndim, 0, algo)
-    with _cache_lock:
-        _cache[key] = p
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+    _cache_put(key, p)
     return p
 
 
@@ -146,10 +143,7 @@ def _exec_dev_mask(be, x, w, kind, output, dt, algo=None):
             p = _core.FilterPlan(xs, (0,) * len(xs), (0,) * len(xs), len(xs), np.empty(ms, dt),
                                  kind, output, 0, 0.0, (0,) * len(xs), 0, algo, be.plan_backend,
                                  None, 1)
-            with _cache_lock:
-                _cache[key] = p
-                while len(_cache) > _CACHE_SIZE:
-                    _cache.popitem(last=False)
+            _cache_put(key, p)
         y = be.empty(xc, tuple(p.out_shape), dt)
         p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(xc), be.ptr(wc))
     return y
@@ -180,10 +174,7 @@ def _exec_dev(be, x, w, kind, output, algo, dt):
                 args = (xs, (0,) * len(xs), (0,) * len(xs), len(xs), m, kind, output, 0, 0.0,
                         (0,) * len(xs), thr, algo, be.plan_backend)
                 p = _core.FilterPlan(*(args + (("float16",) if dt == np.float16 else ())))
-                with _cache_lock:
-                    _cache[key] = p
-                    while len(_cache) > _CACHE_SIZE:
-                        _cache.popitem(last=False)
+                _cache_put(key, p)
             y = be.empty(xc, tuple(p.out_shape), dt)
             p.execute_ptr(be.ptr(xc), be.ptr(y), be.stream(xc))
     except (RuntimeError, ValueError, TypeError, NotImplementedError):
