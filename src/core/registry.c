@@ -33,6 +33,7 @@ extern const tc__solver tc__solver_cpu_seed3d_zsplit;
 #if TC_HAVE_CUDA
 extern const tc__solver tc__solver_cuda_direct;
 extern const tc__solver tc__solver_cuda_direct_half;
+extern const tc__solver tc__solver_cuda_filter_tc_3xtf32;
 extern const tc__solver tc__solver_cuda_separable;
 extern const tc__solver tc__solver_cuda_fft;
 extern const tc__solver tc__solver_cuda_gemm;
@@ -91,6 +92,7 @@ const tc__solver *const tc__solvers[] = {
 #if TC_HAVE_CUDA
     &tc__solver_cuda_direct,
     &tc__solver_cuda_direct_half,
+    &tc__solver_cuda_filter_tc_3xtf32,
     &tc__solver_cuda_separable,
     &tc__solver_cuda_fft,
     &tc__solver_cuda_gemm,
