@@ -48,7 +48,7 @@ static const char *const filter_solvers[] = {
     "cuda.filter.direct", "cuda.filter.separable", "cuda.filter.fft", "cuda.filter.seed-basic1d",
     "cuda.filter.seed-const1d", "cuda.filter.seed-tiled1d-in", "cuda.filter.seed-tiled1d-out",
     "cuda.filter.seed-const2d", "cuda.filter.seed-tiled2d-pitch", "cuda.filter.seed-texture2d",
-    "cuda.filter.seed-tiled3d",
+    "cuda.filter.seed-tiled3d", "cuda.filter.tc-3xtf32",
 };
 #define NFS (int)(sizeof filter_solvers / sizeof filter_solvers[0])
 /* TF32 solvers ("-tf32") are planned with TC_PLAN_ALLOW_TF32 and held to
@@ -197,6 +197,16 @@ static const fcase fcases[] = {
     {2, 1, {37, 1028}, {3, 3}, 0, TC_OUTPUT_SAME, 1},
     {2, 1, {21, 900}, {5, 5}, 0, TC_OUTPUT_SAME, 0},
     {2, 1, {19, 776}, {7, 7}, 0, TC_OUTPUT_SAME, -2},
+    /* cuda.filter.tc-3xtf32 (2D from 81 taps, 3D 5..7 planes): odd sizes over
+     * many 64 x 64 tiles, each k-block count (KB 2..5: 9, 15, 19x25, 33
+     * columns), a batch, 6 planes, and a 3D volume of several xy tiles whose
+     * blocks stream two or more output planes each (the register z window) */
+    {2, 1, {1000, 777}, {15, 15}, 0, TC_OUTPUT_SAME, 1},
+    {2, 2, {97, 201}, {9, 9}, 0, TC_OUTPUT_SAME, -1},
+    {2, 1, {70, 200}, {19, 25}, 0, TC_OUTPUT_SAME, 3},
+    {3, 1, {67, 45, 38}, {5, 5, 5}, 0, TC_OUTPUT_SAME, 0},
+    {3, 1, {30, 130, 200}, {5, 5, 5}, 0, TC_OUTPUT_SAME, 1},
+    {3, 1, {20, 33, 70}, {6, 5, 9}, 0, TC_OUTPUT_SAME, 2},
 };
 #define NFC (int)(sizeof fcases / sizeof fcases[0])
 
@@ -580,8 +590,16 @@ static const nfcase nfcases[] = {
 };
 #define NNF (int)(sizeof nfcases / sizeof nfcases[0])
 
-static void run_nonfinite_case(int ci, int mi) {
-    const nfcase *c = &nfcases[ci];
+/* cuda.filter.tc-3xtf32's masks (its exact fallback for tiles that read a
+ * non-finite value), run on that solver only */
+static const nfcase nfcases_tc[] = {
+    {2, {37, 45}, {9, 9}}, {2, {70, 150}, {15, 15}}, {3, {9, 10, 30}, {5, 5, 5}},
+};
+#define NNFT (int)(sizeof nfcases_tc / sizeof nfcases_tc[0])
+
+static void run_nonfinite_case_of(const nfcase *c, int ci, int mi, const char *only);
+static void run_nonfinite_case(int ci, int mi) { run_nonfinite_case_of(&nfcases[ci], ci, mi, NULL); }
+static void run_nonfinite_case_of(const nfcase *c, int ci, int mi, const char *only) {
     tc_filter_desc d;
     tc_filter_desc_init(&d);
     d.dtype = TC_FLOAT32;
@@ -617,6 +635,7 @@ static void run_nonfinite_case(int ci, int mi) {
     tc_plan_destroy(rp);
     for (int s = 0; s < NFS; s++) {
         if (strcmp(filter_solvers[s], "cuda.filter.fft") == 0) continue;
+        if (only && strcmp(filter_solvers[s], only) != 0) continue;
         tc_plan_options_init(&o);
         o.algorithm = filter_solvers[s];
         tc_plan *pl = NULL;
@@ -650,6 +669,110 @@ static void run_nonfinite_case(int ci, int mi) {
         TH_END();
     }
     free(x); free(m); free(ref); free(y);
+}
+
+/* ---------------- cuda.filter.tc-3xtf32 on hard data ----------------
+ * Inputs of a wide exponent range (|x| in 2^[-12, 12), |w| in 2^[-6, 6),
+ * random signs) and a mask of zero sum (outputs that cancel): the 3xTF32
+ * tensor-core solver and cuda.filter.direct (float32 FFMA) on the same
+ * float32 data, against ref.conv.loops in float64 on that data. Printed for
+ * both: the max relative error max |y - ref| / |ref| (over outputs with
+ * |ref| > 0; dominated by the outputs that cancel most) and the error
+ * against the sum of absolute products, max |y - ref| / sum |w| |x| (the
+ * float32 bound's scale, docs/semantics.md; that sum is the float64
+ * reference filter of |x| with |w|). The tensor-core solver's must be at
+ * most twice the CUDA-core kernel's on the second measure (plus 2^-30, for
+ * a direct kernel that happens to be near exact), and its first measure
+ * at most twice the CUDA-core one's or 1e-4. */
+static void run_filter_tc_accuracy(void) {
+    static const struct {
+        int nsp;
+        int64_t shape[3], mask[3];
+        tc_mode mode;
+    } hc[] = {
+        {2, {300, 257}, {15, 15}, TC_MODE_REFLECT},
+        {2, {211, 190}, {9, 9}, TC_MODE_CONSTANT},
+        {3, {40, 50, 60}, {5, 5, 5}, TC_MODE_WRAP},
+    };
+    static const char *const algos[2] = {"cuda.filter.tc-3xtf32", "cuda.filter.direct"};
+    for (int ci = 0; ci < (int)(sizeof hc / sizeof hc[0]); ci++) {
+        TH_BEGIN("cuda.filter.tc-3xtf32 vs cuda.filter.direct, hard data (wide exponents, zero-sum "
+                 "mask): %dD %lld..x%lld mask %lld..x%lld %s",
+                 hc[ci].nsp, (long long)hc[ci].shape[0], (long long)hc[ci].shape[hc[ci].nsp - 1],
+                 (long long)hc[ci].mask[0], (long long)hc[ci].mask[hc[ci].nsp - 1],
+                 tc_mode_name(hc[ci].mode));
+        tc_filter_desc d;
+        tc_filter_desc_init(&d);
+        d.ndim = hc[ci].nsp;
+        d.mode = hc[ci].mode;
+        int64_t nx = 1, nm = 1;
+        for (int i = 0; i < d.ndim; i++) {
+            d.shape[i] = hc[ci].shape[i];
+            d.mask_shape[i] = hc[ci].mask[i];
+            nx *= d.shape[i];
+            nm *= d.mask_shape[i];
+        }
+        th_rng r = th_rng_for((uint64_t)(9300 + ci));
+        float *x = malloc((size_t)nx * 4), *m = malloc((size_t)nm * 4), *y = malloc((size_t)nx * 4);
+        double *xd = malloc((size_t)nx * 8), *md = malloc((size_t)nm * 8);
+        double *xa = malloc((size_t)nx * 8), *ma = malloc((size_t)nm * 8);
+        double *ref = malloc((size_t)nx * 8), *aref = malloc((size_t)nx * 8);
+        for (int64_t i = 0; i < nx; i++)
+            x[i] = (float)(th_value(&r) * ldexp(1.0, (int)th_int(&r, -12, 11)));
+        double msum = 0;
+        for (int64_t i = 0; i < nm; i++) {
+            m[i] = (float)(th_value(&r) * ldexp(1.0, (int)th_int(&r, -6, 5)));
+            msum += m[i];
+        }
+        /* zero sum: the last tap takes the rest (rounded once to float32) */
+        m[nm - 1] = (float)((double)m[nm - 1] - msum);
+        for (int64_t i = 0; i < nx; i++) { xd[i] = x[i]; xa[i] = fabs(xd[i]); }
+        for (int64_t i = 0; i < nm; i++) { md[i] = m[i]; ma[i] = fabs(md[i]); }
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = "ref.conv.loops";
+        d.dtype = TC_FLOAT64;
+        tc_plan *rp = NULL, *ap = NULL;
+        int ok = CHECK_STATUS(tc_plan_filter(&rp, NULL, &d, md, &o), TC_OK) &&
+                 CHECK_STATUS(tc_plan_filter(&ap, NULL, &d, ma, &o), TC_OK) &&
+                 CHECK_STATUS(tc_execute_filter(rp, ref, xd, NULL), TC_OK) &&
+                 CHECK_STATUS(tc_execute_filter(ap, aref, xa, NULL), TC_OK);
+        tc_plan_destroy(rp);
+        tc_plan_destroy(ap);
+        double erel[2] = {0, 0}, eabs[2] = {0, 0};
+        d.dtype = TC_FLOAT32;
+        for (int s = 0; s < 2 && ok; s++) {
+            tc_plan_options_init(&o);
+            o.algorithm = algos[s];
+            tc_plan *pl = NULL;
+            ok = CHECK_STATUS(tc_plan_filter(&pl, NULL, &d, m, &o), TC_OK);
+            for (int64_t i = 0; i < nx; i++) y[i] = NAN;
+            if (ok) ok = CHECK_STATUS(tc_execute_filter(pl, y, x, NULL), TC_OK);
+            tc_plan_destroy(pl);
+            for (int64_t i = 0; i < nx && ok; i++) {
+                const double df = fabs((double)y[i] - ref[i]);
+                if (!(df == df)) {
+                    ok = CHECK(0, "%s: output %lld is %g (reference %g)", algos[s], (long long)i,
+                               y[i], ref[i]);
+                    break;
+                }
+                if (ref[i] != 0 && df / fabs(ref[i]) > erel[s]) erel[s] = df / fabs(ref[i]);
+                if (aref[i] > 0 && df / aref[i] > eabs[s]) eabs[s] = df / aref[i];
+            }
+        }
+        if (ok) {
+            printf("    max |y - ref| / |ref|: tc-3xtf32 %.3g, direct %.3g; max |y - ref| / sum |w||x|: "
+                   "tc-3xtf32 %.3g, direct %.3g\n",
+                   erel[0], erel[1], eabs[0], eabs[1]);
+            CHECK(eabs[0] <= 2 * eabs[1] + ldexp(1.0, -30),
+                  "error / sum |w||x| %.3g > 2x cuda.filter.direct's %.3g", eabs[0], eabs[1]);
+            CHECK(erel[0] <= 2 * erel[1] || erel[0] <= 1e-4,
+                  "max relative error %.3g > 2x cuda.filter.direct's %.3g (and > 1e-4)", erel[0],
+                  erel[1]);
+        }
+        free(x); free(m); free(y); free(xd); free(md); free(xa); free(ma); free(ref); free(aref);
+        TH_END();
+    }
 }
 
 /* ---------------- gemm cases ---------------- */
@@ -3099,6 +3222,10 @@ int main(int argc, char **argv) {
     for (int ci = 0; ci < NNF; ci++)
         for (int mi = 0; mi < 2; mi++)
             if (!quick || mi == 0) run_nonfinite_case(ci, mi);
+    for (int ci = 0; ci < NNFT; ci++)
+        for (int mi = 0; mi < 2; mi++)
+            run_nonfinite_case_of(&nfcases_tc[ci], 100 + ci, mi, "cuda.filter.tc-3xtf32");
+    run_filter_tc_accuracy();
 #if TC_TEST_CUDA
     run_filter_concurrent();
 #endif
