@@ -13,6 +13,8 @@
  * runs the cases whose name contains text; TILECONV_BENCH_SWEEP=1 also times
  * every cuda.filter.direct kernel variant that takes each main case (forced
  * through TILECONV_CUDA_DIRECT_VARIANT; group "sweep", algo "cuda.filter.direct#i").
+ * TILECONV_BENCH_ONLY=tc-3xtf32: cuda.filter.tc-3xtf32 beside cuda.filter.direct
+ * (2D 8192^2 15x15, 3D 512^3 5^3; group "tc") alone.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -197,6 +199,90 @@ static void bench_filter(const char *group, const char *name, int nsp, const lon
         printf("         back-to-back: %.4f ms per execute\n", mb);
     }
     tc_plan_destroy(pl);
+    cudaFree(x);
+    cudaFree(y);
+}
+
+/* cuda.filter.tc-3xtf32 (3xTF32 tensor cores; forced by name, the planner
+ * does not take it untimed) beside cuda.filter.direct on one input, group
+ * "tc", rows named "... tc-3xtf32 pair" (TILECONV_BENCH_ONLY=tc-3xtf32 runs
+ * them alone): the median device time of each after warm-up, and the max
+ * error of each against a float64 CPU reference on 4096 sampled outputs
+ * (constant mode, cval 0): max |y - ref| / sum |w||x| and max |y - ref| /
+ * |ref|. Odd masks only (the reference's window starts at p - m / 2). */
+static void bench_filter_tc(const char *name, int nsp, const long long *shape, const long long *mask,
+                            int reps) {
+    if (only && !strstr(name, only)) return;
+    size_t nx, nm;
+    std::vector<float> hm;
+    tc_filter_desc d = bench_desc(nsp, shape, mask, TC_MODE_CONSTANT, TC_FLOAT32, &nx, &nm, hm);
+    float *x = dev_random(nx, 17), *y;
+    CK(cudaMalloc(&y, nx * sizeof(float)));
+    std::vector<float> hx(nx), hy(nx);
+    CK(cudaMemcpy(hx.data(), x, nx * sizeof(float), cudaMemcpyDeviceToHost));
+    long long sh[3] = {1, 1, 1}, mk[3] = {1, 1, 1};
+    for (int i = 0; i < nsp; i++) {
+        sh[3 - nsp + i] = shape[i];
+        mk[3 - nsp + i] = mask[i];
+    }
+    enum { NSAMP = 4096 };
+    std::vector<size_t> at(NSAMP);
+    std::vector<double> rv(NSAMP), av(NSAMP);
+    unsigned long long h = 0x9E3779B97F4A7C15ull;
+    for (int k = 0; k < NSAMP; k++) {
+        h ^= h >> 12; h ^= h << 25; h ^= h >> 27;
+        size_t i = (size_t)((h * 2685821657736338717ull) % nx);
+        /* every fourth sample on an edge row (the boundary's outputs) */
+        if (k % 4 == 0) i = i % ((size_t)sh[1] * sh[2]) % (size_t)sh[2];
+        at[k] = i;
+        const long long p0 = (long long)(i / (sh[1] * sh[2])), p1 = (long long)(i / sh[2] % sh[1]),
+                        p2 = (long long)(i % sh[2]);
+        double sum = 0, abs_sum = 0;
+        for (long long r = 0; r < mk[0]; r++)
+            for (long long s = 0; s < mk[1]; s++)
+                for (long long t = 0; t < mk[2]; t++) {
+                    const long long i0 = p0 + r - mk[0] / 2, i1 = p1 + s - mk[1] / 2, i2 = p2 + t - mk[2] / 2;
+                    if (i0 < 0 || i0 >= sh[0] || i1 < 0 || i1 >= sh[1] || i2 < 0 || i2 >= sh[2]) continue;
+                    const double v = hx[(size_t)((i0 * sh[1] + i1) * sh[2] + i2)],
+                                 w = hm[(size_t)((r * mk[1] + s) * mk[2] + t)];
+                    sum += w * v;
+                    abs_sum += fabs(w * v);
+                }
+        rv[k] = sum;
+        av[k] = abs_sum;
+    }
+    const char *algos[2] = {"cuda.filter.direct", "cuda.filter.tc-3xtf32"};
+    double ms[2] = {-1, -1};
+    for (int a = 0; a < 2; a++) {
+        tc_plan_options o;
+        tc_plan_options_init(&o);
+        o.algorithm = algos[a];
+        tc_plan *pl = NULL;
+        if (tc_plan_filter(&pl, NULL, &d, hm.data(), &o) != TC_OK) {
+            printf("%-8s %-34s %-24s plan failed: %s\n", "tc", name, algos[a], tc_last_error());
+            continue;
+        }
+        CK(cudaMemset(y, 0xff, nx * sizeof(float)));
+        int ok;
+        ms[a] = time_it([&] { return tc_execute_filter(pl, y, x, NULL); }, reps, 2, &ok);
+        if (!ok) printf("  error: %s\n", tc_last_error());
+        add("tc", name, tc_plan_algorithm(pl), ms[a], tc_plan_bytes(pl), tc_plan_flops(pl), 0, ok);
+        tc_plan_destroy(pl);
+        if (!ok) continue;
+        CK(cudaMemcpy(hy.data(), y, nx * sizeof(float), cudaMemcpyDeviceToHost));
+        double e_abs = 0, e_rel = 0;
+        for (int k = 0; k < NSAMP; k++) {
+            const double df = fabs((double)hy[at[k]] - rv[k]);
+            if (!(df == df)) { e_abs = e_rel = INFINITY; break; }
+            if (av[k] > 0 && df / av[k] > e_abs) e_abs = df / av[k];
+            if (rv[k] != 0 && df / fabs(rv[k]) > e_rel) e_rel = df / fabs(rv[k]);
+        }
+        printf("         %s: max error on %d sampled outputs vs float64: %.3g of sum |w||x|, "
+               "%.3g of |ref|\n", algos[a], NSAMP, e_abs, e_rel);
+    }
+    if (ms[0] > 0 && ms[1] > 0)
+        printf("         tc-3xtf32 / direct time: %.3f (%.2fx the speed of cuda.filter.direct)\n",
+               ms[1] / ms[0], ms[0] / ms[1]);
     cudaFree(x);
     cudaFree(y);
 }
@@ -454,6 +540,12 @@ int main(int argc, char **argv) {
         long long m63[2] = {63, 63};
         bench_filter("2dfft", "2D 8192^2 k63", 2, s, m63, C0, "cuda.filter.fft", 5);
         if (!quick) bench_filter("2dfft", "2D 8192^2 k63 (auto)", 2, s, m63, C0, NULL, 5);
+    }
+    /* the 3xTF32 tensor-core filter beside cuda.filter.direct (group "tc") */
+    {
+        long long s2[2] = {8192, 8192}, m2[2] = {15, 15}, s3[3] = {512, 512, 512}, m3[3] = {5, 5, 5};
+        bench_filter_tc("2D 8192^2 k15 tc-3xtf32 pair", 2, s2, m2, 20);
+        bench_filter_tc("3D 512^3 k5 tc-3xtf32 pair", 3, s3, m3, 10);
     }
     /* separable Gaussians: 2D 8192^2 sigma 2 (17 taps), 3D 512^3 sigma 1.5 (13 taps) */
     {
