@@ -342,12 +342,15 @@ tcf_kernel(const float *__restrict__ x, float *__restrict__ y, const float4 *__r
 }
 
 /* ---------------- variants ---------------- */
-/* 2D (R = 1): warp tile 32 x 32 (MW 2, NW 4), 8 warps: block tile 128 x 64,
- * 32 accumulators; two blocks an SM for masks up to 33 rows (shared
- * memory: (128 + S - 1) x (8 KB + 60) floats, twice). 3D (R = 5..7): warp
- * tile 16 x 32 (MW 1, NW 4), 8 warps: block tile 64 x 64, 16 R
- * accumulators; two shared slots of (64 + S - 1) x (8 KB + 60) floats,
- * twice. */
+/* 2D (R = 1): 8 warps of 16 x 32 outputs (MW 1, NW 4), block tile 64 x 64,
+ * 16 accumulators (and 16 for a row's products), at most 128 registers
+ * (two blocks an SM; ptxas, sm_90: 116-128, no spills); one shared slot of
+ * (64 + S - 1) x (8 KB + 60) floats, twice (hi, lo): 52 KB at 15x15. 3D
+ * (R = 5..7): 16 warps of 16 x 16 (MW 1, NW 2), block tile 64 x 64, 8 R
+ * accumulators, one block an SM (115-126 registers, no spills); two slots:
+ * 83 KB at 5x5x5. A warp tile of 4 n-tiles (fewer A fragment loads per
+ * mma) for 3D needs 16 R + 16 accumulators: past 128 registers at 16 warps
+ * (spills at 5^3, measured with ptxas), or 8 warps an SM. */
 typedef tc_status (*launch_t)(const tc__args *a, const tc__cu_bufs *b);
 
 struct tstate;
