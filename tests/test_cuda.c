@@ -682,8 +682,10 @@ static void run_nonfinite_case_of(const nfcase *c, int ci, int mi, const char *o
  * float32 bound's scale, docs/semantics.md; that sum is the float64
  * reference filter of |x| with |w|). The tensor-core solver's must be at
  * most twice the CUDA-core kernel's on the second measure (plus 2^-30, for
- * a direct kernel that happens to be near exact), and its first measure
- * at most twice the CUDA-core one's or 1e-4. */
+ * a direct kernel that happens to be near exact); on the first, which the
+ * few outputs that cancel most decide, at most 4x (a numpy model of both
+ * kernels on such data, 9 draws at 15x15, 9x9 and 5^3: 0.4-2.3x the FFMA
+ * kernel's on the first measure, 0.45-0.94x on the second). */
 static void run_filter_tc_accuracy(void) {
     static const struct {
         int nsp;
@@ -766,9 +768,8 @@ static void run_filter_tc_accuracy(void) {
                    erel[0], erel[1], eabs[0], eabs[1]);
             CHECK(eabs[0] <= 2 * eabs[1] + ldexp(1.0, -30),
                   "error / sum |w||x| %.3g > 2x cuda.filter.direct's %.3g", eabs[0], eabs[1]);
-            CHECK(erel[0] <= 2 * erel[1] || erel[0] <= 1e-4,
-                  "max relative error %.3g > 2x cuda.filter.direct's %.3g (and > 1e-4)", erel[0],
-                  erel[1]);
+            CHECK(erel[0] <= 4 * erel[1] + ldexp(1.0, -30),
+                  "max relative error %.3g > 4x cuda.filter.direct's %.3g", erel[0], erel[1]);
         }
         free(x); free(m); free(y); free(xd); free(md); free(xa); free(ma); free(ref); free(aref);
         TH_END();
