@@ -684,8 +684,8 @@ static void run_nonfinite_case_of(const nfcase *c, int ci, int mi, const char *o
  * most twice the CUDA-core kernel's on the second measure (plus 2^-30, for
  * a direct kernel that happens to be near exact); on the first, which the
  * few outputs that cancel most decide, at most 4x (a numpy model of both
- * kernels on such data, 9 draws at 15x15, 9x9 and 5^3: 0.4-2.3x the FFMA
- * kernel's on the first measure, 0.45-0.94x on the second). */
+ * kernels on such data, 9 draws at 15x15, 9x9 and 5^3: 0.46-2.3x the FFMA
+ * kernel's on the first measure, 0.46-0.94x on the second). */
 static void run_filter_tc_accuracy(void) {
     static const struct {
         int nsp;
