@@ -46,6 +46,9 @@
     /* ---- cpu solvers (tests and tuning) ---- */                                              \
     X(L2_BYTES, "TILECONV_L2_BYTES", NULL, "the CPU's L2 size", "cpu",                          \
       "L2 bytes the direct filter tiles for (tests: small tiles)")                              \
+    X(LLC_BYTES, "TILECONV_LLC_BYTES", NULL, "the CPU's last-level cache (one instance)", "cpu", \
+      "last-level cache bytes the 3D direct filter compares input + output with: beyond it "    \
+      "the output is streamed and the input prefetched two row blocks ahead (tests)")          \
     X(FD_RING, "TILECONV_FD_RING", NULL, "1", "cpu",                                            \
       "0: the direct filter's 3D masks in pieces instead of the plane ring (tests)")            \
     X(FD_PAIR, "TILECONV_FD_PAIR", NULL, "chosen per problem", "cpu",                           \

@@ -86,6 +86,7 @@ typedef struct tc__fd_state {
     int64_t items;          /* N * ntx * nbands * Do * Hb/R work items */
     int nt;                 /* stream the output past the caches */
     int pf;                 /* ring: prefetch the next block's source rows */
+    int pff;                /* ring: input from memory, also prefetch 2 blocks ahead */
     int64_t *dmap, *hmap;   /* extended plane/row -> input plane/row, -1 = cval */
     /* plain path: x pieces left [0,xl1), inside [xl1,xr0), right [xr0,Wo) */
     int64_t xl1, xr0;
@@ -142,6 +143,8 @@ static inline int tc__fd_item_decode(const tc__fd_state *s, int64_t it,
 }
 
 int64_t tc__fd_l2_bytes(void);
+/* the last-level cache (one instance) the 3D ring compares a call's data with */
+int64_t tc__fd_llc_bytes(void);
 /* lane path (filter_direct_lanes.c) */
 int tc__fdl_wanted(const tc__problem *p);
 void tc__fdl_geometry(const tc__problem *p, tc__fd_state *s);
