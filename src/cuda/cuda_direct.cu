@@ -167,33 +167,6 @@ __device__ __forceinline__ void issue_plane(float *slot, const float *__restrict
         }
         return;
     }
-    if (g.i32 && g.vec_in) {
-        /* an edge block of 16-byte rows: each row mapped once, a chunk
-         * inside the row one 16-byte copy from the mapped row, only chunks
-         * that cross the left or right edge mapped element by element (a
-         * 256-wide volume has every block on an edge) */
-        const int y0 = (int)iy0, x0 = (int)xa, H = (int)g.H, W = (int)g.W;
-        for (int idx = tid; idx < ROWS * NQ; idx += NT) {
-            const int r = idx / NQ, q = idx - r * NQ, c0 = x0 + 4 * q;
-            const int ri = bidx32(y0 + r, H, g.mode);
-            float *d = slot + r * SP + 4 * q;
-            if (ri < 0) {
-#pragma unroll
-                for (int j = 0; j < 4; j++) d[j] = g.cval;
-            } else if (c0 >= 0 && c0 + 4 <= W) {
-                cp16(d, xp + (int64_t)ri * W + c0);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    if (4 * q + j >= WINA) break;
-                    const int ci = bidx32(c0 + j, W, g.mode);
-                    if (ci < 0) d[j] = g.cval;
-                    else cp4(d + j, xp + (int64_t)ri * W + ci);
-                }
-            }
-        }
-        return;
-    }
     if (g.i32) {
         const int y0 = (int)iy0, x0 = (int)xa, H = (int)g.H, W = (int)g.W;
         for (int idx = tid; idx < ROWS * WINA; idx += NT) {
