@@ -307,6 +307,13 @@ struct hs_cfg_t {
  * tiles each: each weight stage feeds twice the positions of 0, half the
  * weight bytes from L2 a FLOP) */
 #define HS_NCFG 5
+/* the model chooses among the first HS_NAUTO; 4 is forced only: an H100
+ * ran it slower on every layer it fits (3x3 128 @28 29.1 us against 23.3,
+ * 256 @14 41.0 against 21.9, 1x1 256->64 83.0 against 35.3 with
+ * cuda.conv.igemm-half); with it among the model's choices the 3x3 128
+ * @28 and 1x1/2 256->512 layers ran 29.8 and 75.6 us against 23.3 and
+ * 50.0 without it (128 @28: the forced 4's time) */
+#define HS_NAUTO 4
 static const hs_cfg_t hs_cfgs[HS_NCFG] = {{2, 1, 128}, {2, 2, 64}, {1, 1, 128}, {2, 1, 64}, {2, 2, 128}};
 #define HS_K2(W, M, B)                                                                     \
     {{k_hs_conv<W, M, B, false, false>, k_hs_conv<W, M, B, false, true>},                  \
@@ -464,7 +471,7 @@ static int hs_choose(const tc__problem *p, hsp *q, double *t = NULL) {
     }
     int best = -1;
     double bt = 0;
-    for (int cfg = 0; cfg < HS_NCFG; cfg++) {
+    for (int cfg = 0; cfg < HS_NAUTO; cfg++) {
         hsp c;
         if (!hs_plan(p, cfg, &c)) continue;
         const double tm = hs_time(p, c, cfg);
