@@ -1557,12 +1557,11 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
     md.dtype = TC_FLOAT32;
     md.activation = TC_ACT_NONE;
     md.has_residual = 0;
-    const char *persist = tc__knob_get(TC__KNOB_CUDA_HALF_SHIFTED_PERSIST);
-    TH_BEGIN("%s case %d (%dD N%lld C%lld K%lld G%lld) %s %s%s%s%s%s", name, ci, c->nsp,
+    TH_BEGIN("%s case %d (%dD N%lld C%lld K%lld G%lld) %s %s%s%s", name, ci, c->nsp,
              (long long)c->N, (long long)c->C, (long long)c->K, (long long)c->G,
              tc_dtype_name(v->dt), tc_activation_name(v->act),
              v->res == 2 ? " residual in place" : v->res ? " residual" : "",
-             cfg ? cfg : "", persist ? " persist=" : "", persist ? persist : "");
+             cfg ? cfg : "");
     tc_status st = tc_plan_conv(&rp, NULL, &d, &ro);
     if (st == TC_OK) st = tc_plan_conv(&mp, NULL, &md, &ro);
     CHECK(st == TC_OK, "ref.conv.loops plan: %s", tc_last_error());
@@ -1693,21 +1692,13 @@ static void run_conv_half_native_all(void) {
         for (int ci = 0; ci < NHC; ci++)
             for (int vi = 0; vi < NHV; vi++) {
                 if (th_g.quick && (ci + vi) % 3) continue;
-                calls += ci == HC_ALLCFG && si == 0 ? 3 : si == 1 ? 2 : si == 2 ? 7 : 1; /* runs below */
+                calls += ci == HC_ALLCFG && si == 0 ? 3 : si == 1 ? 2 : si == 2 ? 4 : 1; /* runs below */
                 if (ci == HC_ALLCFG && si == 0) { /* every tile configuration */
                     static const char *const cfgs[] = {"0", "1", "2"};
                     for (int k = 0; k < 3; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
                 } else if (si == 2) { /* every tile configuration that fits */
-                    static const char *const cfgs[] = {"0", "1", "2", "3", "4"};
-                    for (int k = 0; k < 5; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
-                    /* the persistent form: the resident grid, and three
-                     * blocks (each looping over several tiles: the step
-                     * counters and patch buffers carried across tiles) */
-                    setenv("TILECONV_CUDA_HALF_SHIFTED_PERSIST", "1", 1);
-                    run_conv_half_native(names[si], ci, vi, NULL);
-                    setenv("TILECONV_CUDA_HALF_SHIFTED_PERSIST", "3", 1);
-                    run_conv_half_native(names[si], ci, vi, NULL);
-                    unsetenv("TILECONV_CUDA_HALF_SHIFTED_PERSIST");
+                    static const char *const cfgs[] = {"0", "1", "2", "3"};
+                    for (int k = 0; k < 4; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
                 } else if (si == 1) { /* one and two stages */
                     run_conv_half_native(names[si], ci, vi, "1");
                     run_conv_half_native(names[si], ci, vi, "2");

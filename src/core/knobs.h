@@ -120,11 +120,9 @@
     X(CUDA_HALF_HALO_STAGES, "TILECONV_CUDA_HALF_HALO_STAGES", NULL, "chosen", "cuda",          \
       "1 or 2: cuda.conv.igemm-half-halo's shared-memory stages (tuning)")                      \
     X(CUDA_HALF_SHIFTED_CFG, "TILECONV_CUDA_HALF_SHIFTED_CFG", NULL, "chosen", "cuda",         \
-      "0-4: cuda.conv.igemm-half-shifted's tile configuration (tuning)")                        \
+      "0-3: cuda.conv.igemm-half-shifted's tile configuration (tuning)")                        \
     X(CUDA_HALF_SHIFTED_STAGES, "TILECONV_CUDA_HALF_SHIFTED_STAGES", NULL, "chosen", "cuda",   \
       "2-8: cuda.conv.igemm-half-shifted's weight stages (tuning)")                            \
-    X(CUDA_HALF_SHIFTED_PERSIST, "TILECONV_CUDA_HALF_SHIFTED_PERSIST", NULL, "0", "cuda",     \
-      "1: cuda.conv.igemm-half-shifted's blocks loop over tiles (resident grid); 2-9: that many blocks (tests)") \
     /* ---- mpi (tileconv_mpi) ---- */                                                          \
     X(MPI_THREADS, "TILECONV_MPI_THREADS", NULL, "the node's CPUs / its ranks", "mpi",       \
       "threads a rank when tc_mpi_options.threads is 0 (also tileconv-mpi-bench)")              \

@@ -61,41 +61,17 @@ struct hsp {
     int sy, sx, phw, nph; /* strides along y and x; phases: phw along x, nph in all */
     int bar_off; /* bytes from the aligned base to the barriers: past the
                     stages, the patches and the epilogue's fp32 tile */
-    int epi_off; /* bytes from the aligned base to the epilogue's fp32 tile:
-                    0 (over the stages) or past the patches (persistent) */
     int act, has_bias, has_res, vec8;
-    int ntx, nky;    /* tiles along N x planes x row blocks, along Kg by BN */
-    int persist;     /* 0: a block a tile; 1: the resident grid loops over
-                        them; 2-9: that many blocks (tests) */
-    int64_t ntiles;  /* ntx x nky x groups */
 };
 /* the input (5D: C, in2, in1, in0, N) and the packed weights (2D) */
 struct hs_maps {
     CUtensorMap x, w;
 };
 
-/* Tile `tile` (x tiles fastest, then the BN blocks, then groups): its
- * first output channel k0 of group g, image n, output plane oz, first
- * output row oy0 */
-struct hs_tile {
-    int k0, g, n, oz, oy0;
-};
-__device__ __forceinline__ hs_tile hs_tile_of(const hsp &q, int64_t tile, int BN) {
-    const int bx = (int)(tile % q.ntx);
-    const int64_t rest = tile / q.ntx;
-    const int rb = bx % q.nrb, u = bx / q.nrb;
-    return {(int)(rest % q.nky) * BN, (int)(rest / q.nky), u / q.out0, u % q.out0, rb * q.TH};
-}
-
 /* NWG consumer warpgroups, each MTW row tiles of 64 positions and all BN
  * channels (wgmma m64nBNk16 with both operands in shared memory), and one
  * producer warp; BF: bfloat16 */
-/* LOOP: the persistent form (a block loops over tiles); without it a
- * block computes tile blockIdx.x and the loop's state is gone: with the
- * loop the 64-position configurations took 126-128 registers in place of
- * 91-95 (one block an SM in place of two: the H100 ran 3x3 128 @28 in 33.9
- * us, 23.3 with two blocks an SM) */
-template <int NWG, int MTW, int BN, bool BF, bool LOOP>
+template <int NWG, int MTW, int BN, bool BF>
 __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     k_hs_conv(const uint16_t *__restrict__ bias, const uint16_t *res, uint16_t *y, const hsp q,
               const __grid_constant__ hs_maps tm) {
@@ -110,7 +86,10 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     uint8_t *patch = smem + NST * WS; /* nbuf buffers of nph phases of NPIXA 128-byte rows */
     uint64_t *full = (uint64_t *)(smem + q.bar_off), *empty = full + HS_MAXST;
     int *toff = (int *)(empty + HS_MAXST);
-    const int tid = threadIdx.x;
+    const int tid = threadIdx.x, g = blockIdx.z, k0 = blockIdx.y * BN;
+    const int rb = blockIdx.x % q.nrb, u = blockIdx.x / q.nrb;
+    const int oz = u % q.out0, n = u / q.out0;
+    const int oy0 = rb * q.TH;
     const int R = q.R, nsteps = q.CK * R;
     /* the taps' offsets in patch pixels */
     for (int t = tid; t < R; t += NC + 32) {
@@ -125,56 +104,50 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
         }
         ig_mbar_init_fence();
     }
-    /* rows past the box, which views of dropped positions reach: zeros
-     * (the copies never write them: once for every tile) */
+    /* rows past the box, which views of dropped positions reach: zeros */
     for (int b = 0; b < q.nbuf * q.nph; b++) {
         unsigned *pb = (unsigned *)(patch + (size_t)b * q.NPIXA * 128);
         for (int i = q.NPIX * 32 + tid; i < q.NPIXA * 32; i += NC + 32) pb[i] = 0u;
     }
     ig_proxy_fence();
     __syncthreads();
-    /* Tiles: tile = (x tile, BN block, group), x fastest; a block takes
-     * blockIdx.x, + gridDim.x, ... (one tile unless persistent). The step
-     * counters (weight slot and phase, chunk count cg for the patch
-     * buffers) run on across a block's tiles. */
     if (tid >= NC) { /* the producer warp: one lane issues every copy */
         if (tid == NC) {
             /* step s: weight slot s % NST of phase (s / NST) & 1, chunk cc =
              * s / R, tap t = s % R, counted; the patch of chunk cc with its
-             * first tap's weights, into buffer (cg + cc) & 1 */
-            int slot = 0, cg = 0;
+             * first tap's weights, into buffer cc & 1 */
+            int slot = 0, cc = 0, t = 0;
             unsigned ph = 0;
-            int64_t sg = 0;
-            for (int64_t tile = blockIdx.x; tile < q.ntiles; tile += gridDim.x) {
-                const hs_tile tl = hs_tile_of(q, tile, BN);
-                const int k0 = tl.k0, g = tl.g, oz = tl.oz, n = tl.n, oy0 = tl.oy0;
-                const int wrow = g * q.Kg + k0, cx = g * q.Cg;
-                int cc = 0, t = 0;
-                for (int s = 0; s < nsteps; s++, sg++) {
-                    if (sg >= NST) ig_mbar_wait(empty + slot, ph ^ 1u);
-                    ig_mbar_expect(full + slot,
-                                   (unsigned)WS + (t == 0 ? (unsigned)(q.nph * q.NPIX) * 128u : 0u));
-                    ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * HS_BK, wrow, full + slot);
-                    /* the patch: phase (a, b) = input rows sy u + a - py,
-                     * columns sx v + b - px (one box with element strides sx,
-                     * sy; a single phase at stride 1) */
-                    if (t == 0)
-                        for (int a = 0, ph2 = 0; a < q.nph / q.phw; a++)
-                            for (int b = 0; b < q.phw; b++, ph2++)
-                                ig_tma5(patch + ((size_t)((cg + cc) & (q.nbuf - 1)) * q.nph + ph2) *
-                                                    q.NPIXA * 128,
-                                        &tm.x, cx + cc * HS_BK, b - q.p2, q.sy * oy0 + a - q.p1,
-                                        oz - q.p0, n, full + slot);
-                    if (++slot == NST) slot = 0, ph ^= 1u;
-                    if (++t == R) t = 0, ++cc;
-                }
-                cg += q.CK;
-                if (!LOOP) break;
+            const int wrow = g * q.Kg + k0, cx = g * q.Cg;
+            for (int s = 0; s < nsteps; s++) {
+                if (s >= NST) ig_mbar_wait(empty + slot, ph ^ 1u);
+                ig_mbar_expect(full + slot,
+                               (unsigned)WS + (t == 0 ? (unsigned)(q.nph * q.NPIX) * 128u : 0u));
+                ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * HS_BK, wrow, full + slot);
+                /* the patch: phase (a, b) = input rows sy u + a - py,
+                 * columns sx v + b - px (one box with element strides sx,
+                 * sy; a single phase at stride 1) */
+                if (t == 0)
+                    for (int a = 0, ph = 0; a < q.nph / q.phw; a++)
+                        for (int b = 0; b < q.phw; b++, ph++)
+                            ig_tma5(patch + ((size_t)(cc & (q.nbuf - 1)) * q.nph + ph) * q.NPIXA * 128,
+                                    &tm.x, cx + cc * HS_BK, b - q.p2, q.sy * oy0 + a - q.p1,
+                                    oz - q.p0, n, full + slot);
+                if (++slot == NST) slot = 0, ph ^= 1u;
+                if (++t == R) t = 0, ++cc;
             }
         }
         return;
     }
     const int wg = tid >> 7, lane = tid & 31;
+    float acc[MTW][BN / 2];
+#pragma unroll
+    for (int i = 0; i < MTW; i++)
+#pragma unroll
+        for (int j = 0; j < BN / 2; j++) {
+            acc[i][j] = 0.f;
+            asm volatile("" : "+f"(acc[i][j])); /* defined here, not in the first wgmma */
+        }
     /* the descriptors' low words as bases plus offsets in 16-byte units: a
      * weight slot WS / 16, a patch buffer NPIXA * 8, a pixel row 8, a
      * 64-row tile 512, a k16 step 2 (32 bytes along the row); the view of
@@ -182,67 +155,43 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     constexpr uint64_t DHI = ig_desc_sw128_hi << 32;
     const unsigned dw0 = (unsigned)ig_desc_sw128(smem);
     const unsigned dp0 = (unsigned)ig_desc_sw128(patch + (size_t)wg * MTW * 64 * 128);
-    float *cs = (float *)(smem + q.epi_off);
-    int slot = 0, pslot = 0, cg = 0;
+    int slot = 0, cc = 0, t = 0, pslot = 0;
     unsigned ph = 0;
-    for (int64_t tile = blockIdx.x; tile < q.ntiles; tile += gridDim.x) {
-        const hs_tile tl = hs_tile_of(q, tile, BN);
-        const int k0 = tl.k0, g = tl.g, oz = tl.oz, n = tl.n, oy0 = tl.oy0;
-        float acc[MTW][BN / 2];
+    for (int s = 0; s < nsteps; s++) {
+        ig_mbar_wait(full + slot, ph);
+        const unsigned w0 = dw0 + (unsigned)(slot * (WS / 16));
+        const unsigned p0 = dp0 + (unsigned)((cc & (q.nbuf - 1)) * (q.nph * q.NPIXA * 8) + toff[t] * 8);
+        ig_wg_fence();
 #pragma unroll
-        for (int i = 0; i < MTW; i++)
+        for (int k16 = 0; k16 < HS_BK / 16; k16++)
 #pragma unroll
-            for (int j = 0; j < BN / 2; j++) {
-                acc[i][j] = 0.f;
-                asm volatile("" : "+f"(acc[i][j])); /* defined here, not in the first wgmma */
-            }
-        int cc = 0, t = 0;
-        for (int s = 0; s < nsteps; s++) {
-            ig_mbar_wait(full + slot, ph);
-            const unsigned w0 = dw0 + (unsigned)(slot * (WS / 16));
-            const unsigned p0 = dp0 + (unsigned)(((cg + cc) & (q.nbuf - 1)) * (q.nph * q.NPIXA * 8) +
-                                                 toff[t] * 8);
-            ig_wg_fence();
-#pragma unroll
-            for (int k16 = 0; k16 < HS_BK / 16; k16++)
-#pragma unroll
-                for (int mt = 0; mt < MTW; mt++)
-                    hg_mma<BN, BF>(acc[mt], DHI | (uint64_t)(p0 + (unsigned)(mt * 512 + 2 * k16)),
-                                   DHI | (uint64_t)(w0 + (unsigned)(2 * k16)));
-            ig_wg_commit();
-            ig_wg_wait<1>();
-            /* the previous step's wgmmas are done: its weight slot is free
-             * (and, after a chunk's last tap, its patch buffer: the host
-             * keeps NST <= R + 1, so the producer refills that buffer only
-             * after) */
-            if (s > 0 && lane == 0) ig_mbar_arrive(empty + pslot);
-            pslot = slot;
-            if (++slot == NST) slot = 0, ph ^= 1u;
-            if (++t == R) t = 0, ++cc;
-        }
-        ig_wg_wait<0>();
-        /* the tile's last step done: its slot free too, so that the
-         * producer copies the next tile's first steps during this
-         * epilogue */
-        if (lane == 0) ig_mbar_arrive(empty + pslot);
-        cg += q.CK;
-        /* every consumer's wgmmas done and every copy landed (each step's
-         * full barrier was waited for): the epilogue's tile (over the
-         * stages unless persistent, then its own). The producer warp does
-         * not take part: the consumers meet at named barrier 1. */
-        asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
-#pragma unroll
-        for (int mt = 0; mt < MTW; mt++) hg_acc_to_smem<BN>(acc[mt], cs, (wg * MTW + mt) * 64);
-        asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
-        hg_store_rows<BN, BF, BM, NC>(cs, tid, k0, g, q, bias, res, y, [&](int row) -> int64_t {
-            const int r = row / q.PW, c = row - r * q.PW;
-            if (r >= q.TH || oy0 + r >= q.out1 || c >= q.out2) return -1;
-            return (((int64_t)n * q.out0 + oz) * q.out1 + oy0 + r) * q.out2 + c;
-        });
-        if (!LOOP) break;
-        if (tile + gridDim.x < q.ntiles) /* cs is read: the next tile's writes wait */
-            asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+            for (int mt = 0; mt < MTW; mt++)
+                hg_mma<BN, BF>(acc[mt], DHI | (uint64_t)(p0 + (unsigned)(mt * 512 + 2 * k16)),
+                               DHI | (uint64_t)(w0 + (unsigned)(2 * k16)));
+        ig_wg_commit();
+        ig_wg_wait<1>();
+        /* the previous step's wgmmas are done: its weight slot is free (and,
+         * after a chunk's last tap, its patch buffer: the host keeps
+         * NST <= R + 1, so the producer refills that buffer only after) */
+        if (s > 0 && lane == 0) ig_mbar_arrive(empty + pslot);
+        pslot = slot;
+        if (++slot == NST) slot = 0, ph ^= 1u;
+        if (++t == R) t = 0, ++cc;
     }
+    ig_wg_wait<0>();
+    /* every consumer's wgmmas done and every copy landed (each step's full
+     * barrier was waited for): the stages become the output tile. The
+     * producer warp has left: the consumers meet at named barrier 1. */
+    asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+    float *cs = (float *)smem;
+#pragma unroll
+    for (int mt = 0; mt < MTW; mt++) hg_acc_to_smem<BN>(acc[mt], cs, (wg * MTW + mt) * 64);
+    asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+    hg_store_rows<BN, BF, BM, NC>(cs, tid, k0, g, q, bias, res, y, [&](int row) -> int64_t {
+        const int r = row / q.PW, c = row - r * q.PW;
+        if (r >= q.TH || oy0 + r >= q.out1 || c >= q.out2) return -1;
+        return (((int64_t)n * q.out0 + oz) * q.out1 + oy0 + r) * q.out2 + c;
+    });
 #endif
 }
 
@@ -303,26 +252,14 @@ struct hs_cfg_t {
 };
 /* 0: 128 x 128 (two warpgroups, one row tile each); 1: 256 x 64 (two
  * warpgroups, two row tiles each: K <= 64); 2: 64 x 128 (one warpgroup:
- * small planes, 7x7); 3: 128 x 64; 4: 256 x 128 (two warpgroups, two row
- * tiles each: each weight stage feeds twice the positions of 0, half the
- * weight bytes from L2 a FLOP) */
-#define HS_NCFG 5
-/* the model chooses among the first HS_NAUTO; 4 is forced only: an H100
- * ran it slower on every layer it fits (3x3 128 @28 29.1 us against 23.3,
- * 256 @14 41.0 against 21.9, 1x1 256->64 83.0 against 35.3 with
- * cuda.conv.igemm-half); with it among the model's choices the 3x3 128
- * @28 and 1x1/2 256->512 layers ran 29.8 and 75.6 us against 23.3 and
- * 50.0 without it (128 @28: the forced 4's time) */
-#define HS_NAUTO 4
-static const hs_cfg_t hs_cfgs[HS_NCFG] = {{2, 1, 128}, {2, 2, 64}, {1, 1, 128}, {2, 1, 64}, {2, 2, 128}};
-#define HS_K2(W, M, B)                                                                     \
-    {{k_hs_conv<W, M, B, false, false>, k_hs_conv<W, M, B, false, true>},                  \
-     {k_hs_conv<W, M, B, true, false>, k_hs_conv<W, M, B, true, true>}}
-/* [cfg][bfloat16][persistent] */
-static const hs_kernel hs_tab[HS_NCFG][2][2] = {HS_K2(2, 1, 128), HS_K2(2, 2, 64), HS_K2(1, 1, 128),
-                                              HS_K2(2, 1, 64), HS_K2(2, 2, 128)};
+ * small planes, 7x7); 3: 128 x 64 */
+#define HS_NCFG 4
+static const hs_cfg_t hs_cfgs[HS_NCFG] = {{2, 1, 128}, {2, 2, 64}, {1, 1, 128}, {2, 1, 64}};
+#define HS_K2(W, M, B) {k_hs_conv<W, M, B, false>, k_hs_conv<W, M, B, true>}
+static const hs_kernel hs_tab[HS_NCFG][2] = {HS_K2(2, 1, 128), HS_K2(2, 2, 64), HS_K2(1, 1, 128),
+                                              HS_K2(2, 1, 64)};
 #undef HS_K2
-static int hs_attr_set[HS_NCFG][2][2][IG_NDEV]; /* the shared-memory limit set, per device */
+static int hs_attr_set[HS_NCFG][2][IG_NDEV]; /* the shared-memory limit set, per device */
 
 static int hs_threads(int cfg) { return hs_cfgs[cfg].nwg * 128 + 32; }
 static int hs_bm(int cfg) { return 64 * hs_cfgs[cfg].nwg * hs_cfgs[cfg].mtw; }
@@ -336,16 +273,12 @@ static size_t hs_smem_optin(void) {
  * epilogue's fp32 tile over them, the larger of the two), then the
  * barriers and the tap offsets (never overwritten: an mbarrier's memory is
  * not reused), 1 KiB of alignment; the barriers' offset in *bar_off */
-static size_t hs_smem_at(const hsp &q, int cfg, int *bar_off, int *epi_off = NULL) {
+static size_t hs_smem_at(const hsp &q, int cfg, int *bar_off) {
     const size_t main =
         (size_t)q.nst * hs_cfgs[cfg].bn * 128 + (size_t)q.nbuf * q.nph * q.NPIXA * 128;
     const size_t epi = (size_t)hs_bm(cfg) * (hs_cfgs[cfg].bn + 4) * sizeof(float);
-    /* persistent: the epilogue's tile apart, the next tile's copies land
-     * in the stages and patches while it is stored */
-    const size_t eo = q.persist ? (main + 15) / 16 * 16 : 0;
-    const size_t bo = q.persist ? (eo + epi + 15) / 16 * 16 : ((main > epi ? main : epi) + 15) / 16 * 16;
+    const size_t bo = ((main > epi ? main : epi) + 15) / 16 * 16;
     if (bar_off) *bar_off = (int)bo;
-    if (epi_off) *epi_off = (int)eo;
     return bo + 2 * HS_MAXST * sizeof(uint64_t) + (size_t)q.R * sizeof(int) + 1024;
 }
 static size_t hs_smem(const hsp &q, int cfg) { return hs_smem_at(q, cfg, NULL); }
@@ -394,11 +327,7 @@ static int hs_plan(const tc__problem *p, int cfg, hsp *q) {
     if (na > 2048) return 0; /* 256 KiB: beyond any shared memory */
     q->NPIX = (int)npix;
     q->NPIXA = (int)((na + 7) / 8 * 8);
-    /* persistent (TILECONV_CUDA_HALF_SHIFTED_PERSIST): two patch buffers
-     * always, the next tile's first chunk copied while this one computes */
-    const char *pf = tc__knob_get(TC__KNOB_CUDA_HALF_SHIFTED_PERSIST);
-    q->persist = pf && pf[0] >= '1' && pf[0] <= '9' && !pf[1] ? pf[0] - '0' : 0;
-    q->nbuf = q->CK > 1 || q->persist ? 2 : 1;
+    q->nbuf = q->CK > 1 ? 2 : 1;
     q->nrb = (int)tc__cu_div_up(q->out1, q->TH);
     /* stages: TILECONV_CUDA_HALF_SHIFTED_STAGES, else 4, or 3 where that
      * lets two blocks share an SM and the grid has more blocks than SMs;
@@ -421,13 +350,9 @@ static int hs_plan(const tc__problem *p, int cfg, hsp *q) {
             2 * (hs_smem(q3, cfg) + 1024) <= lim + 1024)
             q->nst = 3;
     }
-    if (hs_smem_at(*q, cfg, &q->bar_off, &q->epi_off) > lim) return 0;
+    if (hs_smem_at(*q, cfg, &q->bar_off) > lim) return 0;
     const int64_t nb = p->N * p->out[0] * q->nrb;
     if (nb > INT32_MAX || tc__cu_div_up(q->Kg, c.bn) > 65535 || p->G > 65535) return 0;
-    q->ntx = (int)nb;
-    q->nky = (int)tc__cu_div_up(q->Kg, c.bn);
-    q->ntiles = nb * q->nky * p->G;
-    if (q->ntiles > INT32_MAX) return 0; /* a one-dimensional grid */
     return 1;
 }
 
@@ -471,7 +396,7 @@ static int hs_choose(const tc__problem *p, hsp *q, double *t = NULL) {
     }
     int best = -1;
     double bt = 0;
-    for (int cfg = 0; cfg < HS_NAUTO; cfg++) {
+    for (int cfg = 0; cfg < HS_NCFG; cfg++) {
         hsp c;
         if (!hs_plan(p, cfg, &c)) continue;
         const double tm = hs_time(p, c, cfg);
@@ -668,31 +593,15 @@ static tc_status hs_launch(const tc__args *a, const tc__cu_bufs *b) {
     if (st == TC_OK) {
         q.vec8 = !(q.K & 7) && !(q.Kg & 7) && !((uintptr_t)b->y & 15) && !((uintptr_t)dr & 15) &&
                  !((uintptr_t)db & 15);
-        const int lp = q.persist != 0;
-        const hs_kernel k = hs_tab[cfg][bf][lp];
-        cudaError_t e = hg_smem_limit((const void *)k, hs_smem_optin(), hs_attr_set[cfg][bf][lp]);
+        const hs_kernel k = hs_tab[cfg][bf];
+        cudaError_t e = hg_smem_limit((const void *)k, hs_smem_optin(), hs_attr_set[cfg][bf]);
         if (e != cudaSuccess) {
             st = tc__cu_fail(e, "cudaFuncSetAttribute (cuda.conv.igemm-half-shifted)", __FILE__,
                              __LINE__);
         } else {
-            /* a block a tile; persistent: the blocks that fit at once (or
-             * the knob's count), each looping over tiles */
-            int64_t nblk = q.ntiles;
-            if (q.persist == 1) {
-                int occ = 0;
-                const tc__cu_device *d = tc__cu_dev();
-                if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, (const void *)k, hs_threads(cfg),
-                                                                  hs_smem(q, cfg)) != cudaSuccess ||
-                    occ < 1) {
-                    (void)cudaGetLastError();
-                    occ = 1;
-                }
-                const int64_t slots = (int64_t)occ * (d && d->sms > 0 ? d->sms : 132);
-                if (slots < nblk) nblk = slots;
-            } else if (q.persist > 1 && q.persist < nblk) {
-                nblk = q.persist;
-            }
-            k<<<(unsigned)nblk, hs_threads(cfg), hs_smem(q, cfg), s>>>(
+            const dim3 grid((unsigned)(p->N * q.out0 * q.nrb),
+                            (unsigned)tc__cu_div_up(q.Kg, hs_cfgs[cfg].bn), (unsigned)p->G);
+            k<<<grid, hs_threads(cfg), hs_smem(q, cfg), s>>>(
                 (const uint16_t *)db, (const uint16_t *)dr, (uint16_t *)b->y, q, tm);
             e = cudaGetLastError();
             if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_conv", __FILE__, __LINE__);
@@ -810,18 +719,16 @@ static size_t hs_device_ws(const tc__problem *p, const tc__env *e, const void *s
     return hs_wpack_bytes(p) + xb + (p->has_bias ? (size_t)p->K * sizeof(uint16_t) : 0);
 }
 
-/* each configuration's kernel, float16 and bfloat16, one tile a block and
- * persistent (no dynamic shared
+/* each configuration's kernel, float16 and bfloat16 (no dynamic shared
  * memory: a layer's depends on its patch) */
 void hs_report(tc__cu_report *r) {
     for (int cfg = 0; cfg < HS_NCFG; cfg++)
-        for (int bf = 0; bf < 2; bf++)
-            for (int lp = 0; lp < 2; lp++) {
-                char name[96];
-                snprintf(name, sizeof name, "cuda.conv.igemm-half-shifted %dx%d %s%s", hs_bm(cfg),
-                         hs_cfgs[cfg].bn, bf ? "bf16" : "f16", lp ? " persistent" : "");
-                tc__cu_report_kernel(r, name, (const void *)hs_tab[cfg][bf][lp], hs_threads(cfg), 0);
-            }
+        for (int bf = 0; bf < 2; bf++) {
+            char name[96];
+            snprintf(name, sizeof name, "cuda.conv.igemm-half-shifted %dx%d %s", hs_bm(cfg),
+                     hs_cfgs[cfg].bn, bf ? "bf16" : "f16");
+            tc__cu_report_kernel(r, name, (const void *)hs_tab[cfg][bf], hs_threads(cfg), 0);
+        }
     tc__cu_report_kernel(r, "cuda.conv.igemm-half-shifted merge", (const void *)k_hs_merge, 256, 0);
     tc__cu_report_kernel(r, "cuda.conv.igemm-half-shifted merged weight pack",
                          (const void *)k_hs_wpack, 256, 0);
