@@ -144,7 +144,7 @@ __device__ __forceinline__ void issue_window(u16 *slot, const u16 *__restrict__ 
     constexpr int SP = 8 * NQ;
     const unsigned cv2 = g.cvb | (g.cvb << 16);
     const uint4 fill = make_uint4(cv2, cv2, cv2, cv2);
-    const int64_t zi = tc__cu_bidx(iz, g.D, g.mode);
+    const int64_t zi = tc__cu_bidx_t<int64_t>(iz, g.D, g.mode);
     if (zi < 0) {
         for (int idx = tid; idx < ROWS * NQ; idx += NT)
             *reinterpret_cast<uint4 *>(slot + (idx / NQ) * SP + 8 * (idx % NQ)) = fill;
@@ -166,7 +166,7 @@ __device__ __forceinline__ void issue_window(u16 *slot, const u16 *__restrict__ 
     for (int idx = tid; idx < ROWS * NQ; idx += NT) {
         const int r = idx / NQ, q = idx - r * NQ;
         u16 *dst = slot + r * SP + 8 * q;
-        const int64_t ri = tc__cu_bidx(iy0 + r, g.H, g.mode);
+        const int64_t ri = tc__cu_bidx_t<int64_t>(iy0 + r, g.H, g.mode);
         if (ri < 0) {
             *reinterpret_cast<uint4 *>(dst) = fill;
             continue;
@@ -200,7 +200,7 @@ __device__ __forceinline__ void issue_window(u16 *slot, const u16 *__restrict__ 
         u16 v[8];
 #pragma unroll
         for (int e = 0; e < 8; e++) {
-            const int64_t ci = tc__cu_bidx(c0 + e, g.W, g.mode);
+            const int64_t ci = tc__cu_bidx_t<int64_t>(c0 + e, g.W, g.mode);
             v[e] = ci < 0 ? (u16)g.cvb : __ldg(row + ci);
         }
         *reinterpret_cast<uint4 *>(dst) =
