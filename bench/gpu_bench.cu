@@ -567,6 +567,17 @@ int main(int argc, char **argv) {
             bench_filter("3dmode", nmm, 3, s, m, (tc_mode)md, "cuda.filter.direct", 10);
         }
     }
+    /* 3D 256^3 k3 (the Python target's volume: at 256 wide every block of
+     * the plane ring touches an x edge), constant and reflect, and with
+     * TILECONV_BENCH_SWEEP=1 every variant (the narrow tiles among them) */
+    {
+        long long s[3] = {256, 256, 256}, m[3] = {3, 3, 3};
+        if (!quick) {
+            bench_filter("3d256", "3D 256^3 k3", 3, s, m, C0, "cuda.filter.direct", 20);
+            bench_filter("3d256", "3D 256^3 k3 reflect", 3, s, m, TC_MODE_REFLECT, "cuda.filter.direct", 20);
+            sweep_filter("3D 256^3 k3", 3, s, m, 10);
+        }
+    }
     /* float16 / bfloat16 2D 8192^2 and 3D 512^3 k3 (cuda.filter.direct-half;
      * float16 in every mode) beside the float32 rows above, and float16
      * through the staged float32 path (cuda.filter.direct) */
