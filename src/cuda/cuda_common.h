@@ -201,8 +201,9 @@ __device__ __forceinline__ int64_t tc__cu_mod(int64_t a, int64_t m) {
  * period of the edge (a halo's reach) maps without a division; the
  * general remainder only beyond it. (A 64-bit remainder is a long
  * subroutine: with it on every edge element the half-precision 3D plane
- * ring ran reflect, mirror and wrap 2.7x slower than constant.) */
-template <typename I> __device__ __forceinline__ I tc__cu_bidx_t(I i, I n, int mode) {
+ * ring ran reflect, mirror and wrap 2.7x slower than constant.) Host and
+ * device: tests/test_cu_bidx.cu checks it against tc__boundary_index. */
+template <typename I> __host__ __device__ __forceinline__ I tc__cu_bidx_t(I i, I n, int mode) {
     if (i >= 0 && i < n) return i;
     switch (mode) {
     case TC_MODE_CONSTANT: return -1;
