@@ -576,6 +576,15 @@ int main(int argc, char **argv) {
             bench_filter("3d256", "3D 256^3 k3", 3, s, m, C0, "cuda.filter.direct", 20);
             bench_filter("3d256", "3D 256^3 k3 reflect", 3, s, m, TC_MODE_REFLECT, "cuda.filter.direct", 20);
             sweep_filter("3D 256^3 k3", 3, s, m, 10);
+            /* output planes a block (the two-wave rule gives 6 here) */
+            static const char *const zcs[] = {"4", "8", "12", "16", "32", "64"};
+            for (int i = 0; i < 6; i++) {
+                char nz[64];
+                snprintf(nz, sizeof nz, "3D 256^3 k3 reflect zc=%s", zcs[i]);
+                setenv("TILECONV_CUDA_DIRECT_ZC", zcs[i], 1);
+                bench_filter("3d256", nz, 3, s, m, TC_MODE_REFLECT, "cuda.filter.direct", 20);
+            }
+            unsetenv("TILECONV_CUDA_DIRECT_ZC");
         }
     }
     /* float16 / bfloat16 2D 8192^2 and 3D 512^3 k3 (cuda.filter.direct-half;

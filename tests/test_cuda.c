@@ -3255,6 +3255,16 @@ int main(int argc, char **argv) {
             }
         }
         unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
+        /* the 3D plane ring with 1 and 3 output planes a block
+         * (TILECONV_CUDA_DIRECT_ZC): chunk edges inside every volume,
+         * reflect (planes mapped at both ends of a chunk) */
+        static const char *const zcs[] = {"1", "3"};
+        for (int k = 0; k < 2; k++) {
+            setenv("TILECONV_CUDA_DIRECT_ZC", zcs[k], 1);
+            for (int ci = 0; ci < NFC; ci++)
+                if (fcases[ci].nsp == 3) run_filter_case(ci, 2, 0, TC_FLOAT32);
+        }
+        unsetenv("TILECONV_CUDA_DIRECT_ZC");
         only_solver = NULL;
     }
     /* cuda.filter.separable's forms besides its default (which the loop

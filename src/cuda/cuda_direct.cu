@@ -950,6 +950,15 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     /* about two waves of blocks, each streaming zc planes along z */
     const int64_t slots = (int64_t)occupancy(k, TX * BY, smem, &occ_cache) * sms;
     tc_cu_direct_zchunk(g.P, gx * gyn * p->N, slots, &g.zc, &g.nzc);
+    /* TILECONV_CUDA_DIRECT_ZC=n (tuning): n output planes a block (a
+     * 256^3 volume gets 6 by the two-wave rule, each block then loading 8
+     * input planes for 6 output planes) */
+    const char *zk = tc__knob_get(TC__KNOB_CUDA_DIRECT_ZC);
+    const long long zn = zk ? atoll(zk) : 0;
+    if (zn > 0) {
+        g.zc = zn < g.P ? zn : g.P;
+        g.nzc = (g.P + g.zc - 1) / g.zc;
+    }
     const int64_t gzn = p->N * g.nzc;
     TC__CU_FOR_GRID(gyn, gzn, {
         if constexpr (DM)
