@@ -4,7 +4,7 @@
  * measured fraction of copy bandwidth.
  *
  * For each GPU case of the benchmark (bench/gpu_bench.cu: 2D 8192^2 k3/k5/k7,
- * 3D 512^3 k3/k5/k7, 1D 2^26 k31) the tile of cuda.filter.direct comes from
+ * 3D 512^3 k3/k5/k7, 256^3 k3, 1D 2^26 k31) the tile of cuda.filter.direct comes from
  * src/cuda/cuda_direct_tile.h, the functions the kernel's launch calls:
  * which variant takes the mask (tc_cu_direct_pick), its output tile TH x TW
  * and shared window, and for the 3D ring the planes per block
@@ -194,6 +194,8 @@ static const ag_case ag_cases[] = {
     {"3D 512^3 k3", 3, {512, 512, 512}, {3, 3, 3}, 0},
     {"3D 512^3 k5", 3, {512, 512, 512}, {5, 5, 5}, 0},
     {"3D 512^3 k7", 3, {512, 512, 512}, {7, 7, 7}, 0},
+    /* the Python target's volume: few planes a block by the two-wave rule */
+    {"3D 256^3 k3", 3, {256, 256, 256}, {3, 3, 3}, 0},
     {"1D 2^26 k31", 1, {1, 1, 1LL << 26}, {1, 1, 31}, 0},
     /* scipy's truncate 4: radius int(4 sigma + 0.5) */
     {"2D 8192^2 gaussian sigma 2", 2, {1, 8192, 8192}, {1, 17, 17}, 2.0},
