@@ -492,6 +492,15 @@ static inline void fd_prefetch_nta(const void *p) {
     __builtin_prefetch(p, 0, 0);
 #endif
 }
+/* Every cache line of bytes [p, p + bytes) prefetched: into L1, or (nta)
+ * non-temporally */
+static inline void fd_prefetch_span(const void *p, int64_t bytes, int nta) {
+    const uintptr_t l1 = (uintptr_t)p + (uintptr_t)bytes;
+    for (uintptr_t l = (uintptr_t)p & ~(uintptr_t)63; l < l1; l += 64) {
+        if (nta) fd_prefetch_nta((const void *)l);
+        else tc__prefetch((const void *)l);
+    }
+}
 
 /* Copies the band rows [hr0, hr1) of extended plane e of image n, tile X0
  * (width tw), into ring slot e mod (m0 + P - 1) and points rowp at them (or
@@ -544,22 +553,14 @@ static inline void fd_prefetch_nta(const void *p) {
          * (rows from memory) then delay the kernel's start, not the copy */ \
         for (int64_t hr = hr0; pf && b > a && hr < hr1 && hr + s->R < nh; hr++) { \
             const int64_t h = hm[hr + s->R];                                  \
-            if (h < 0) continue;                                              \
-            const char *q = (const char *)(plane + h * W + x0 + a);           \
-            const uintptr_t l0 = (uintptr_t)q & ~(uintptr_t)63;               \
-            const uintptr_t l1 = (uintptr_t)(q + (b - a) * (int64_t)sizeof(T)); \
-            for (uintptr_t l = l0; l < l1; l += 64) tc__prefetch((const void *)l); \
+            if (h >= 0) fd_prefetch_span(plane + h * W + x0 + a, (b - a) * (int64_t)sizeof(T), 0); \
         }                                                                     \
         /* input from memory (pff): also the rows 2R down, non-temporal      \
          * (read once, by the copy): their reads start a block earlier, and  \
          * the prefetch above brings back any evicted before the copy */     \
         for (int64_t hr = hr0; s->pff && b > a && hr < hr1 && hr + 2 * s->R < nh; hr++) { \
             const int64_t h = hm[hr + 2 * s->R];                              \
-            if (h < 0) continue;                                              \
-            const char *q = (const char *)(plane + h * W + x0 + a);           \
-            const uintptr_t l0 = (uintptr_t)q & ~(uintptr_t)63;               \
-            const uintptr_t l1 = (uintptr_t)(q + (b - a) * (int64_t)sizeof(T)); \
-            for (uintptr_t l = l0; l < l1; l += 64) fd_prefetch_nta((const void *)l); \
+            if (h >= 0) fd_prefetch_span(plane + h * W + x0 + a, (b - a) * (int64_t)sizeof(T), 1); \
         }                                                                     \
     }
 FD_FILL(float, fd_fill_f32)
@@ -585,12 +586,8 @@ static void fd_ring_prefetch(const fd_job *j, int64_t n, int64_t e, int64_t hb0,
     const char *plane = (const char *)j->a->x + (n * s->D + pd) * s->H * s->W * es;
     for (int64_t hr = hr0; hr < hr1; hr++) {
         const int64_t h = s->hmap[hb0 + hr];
-        if (h < 0) continue;
-        const char *src = plane + (h * s->W + x0) * es;
         /* every line the row's elements [x0, x1) touch */
-        const uintptr_t l0 = (uintptr_t)src & ~(uintptr_t)63;
-        const uintptr_t l1 = (uintptr_t)(src + (x1 - x0) * es);
-        for (uintptr_t l = l0; l < l1; l += 64) tc__prefetch((const void *)l);
+        if (h >= 0) fd_prefetch_span(plane + (h * s->W + x0) * es, (x1 - x0) * es, 0);
     }
 }
 
