@@ -2,8 +2,8 @@
  * test_cu_bidx.cu - the device boundary map tc__cu_bidx_t (cuda_common.h:
  * no division for an index within one period of the edge) run on the
  * host, in 64-bit and 32-bit indices, against the core's
- * tc__boundary_index (the CPU solvers' map) and the device's general
- * tc__cu_bidx form's arithmetic, for every mode, n = 1..64 and indices
+ * tc__boundary_index (the CPU solvers' map), and its remainder form (NEAR
+ * false: tc__cu_bidx) the same, for every mode, n = 1..64 and indices
  * from -6n - 9 to 7n + 9 (one period and far beyond it on both sides),
  * and near the 32-bit limits. Needs no GPU: CI runs it (built when nvcc is).
  */
@@ -24,7 +24,8 @@ int main(int argc, char **argv) {
                 const int64_t want = tc__boundary_index(i, n, md);
                 const int64_t got = tc__cu_bidx_t<int64_t>(i, n, (int)md);
                 const int got32 = tc__cu_bidx_t<int>((int)i, (int)n, (int)md);
-                if (got != want || got32 != want) {
+                const int64_t gen = tc__cu_bidx_t<int64_t, false>(i, n, (int)md); /* tc__cu_bidx's */
+                if (got != want || got32 != want || gen != want) {
                     if (bad++ < 5)
                         CHECK(0, "i %lld n %lld: want %lld, 64-bit %lld, 32-bit %d", (long long)i,
                               (long long)n, (long long)want, (long long)got, got32);

@@ -197,34 +197,37 @@ __device__ __forceinline__ int64_t tc__cu_mod(int64_t a, int64_t m) {
     int64_t r = a % m;
     return r < 0 ? r + m : r;
 }
-/* In I (int64_t, or int where every index fits): an index within one
- * period of the edge (a halo's reach) maps without a division; the
- * general remainder only beyond it. (A 64-bit remainder is a long
- * subroutine: with it on every edge element the half-precision 3D plane
- * ring ran reflect, mirror and wrap 2.7x slower than constant.) Host and
- * device: tests/test_cu_bidx.cu checks it against tc__boundary_index. */
-template <typename I> __host__ __device__ __forceinline__ I tc__cu_bidx_t(I i, I n, int mode) {
-    if (i >= 0 && i < n) return i;
+/* In I (int64_t, or int where every index fits). NEAR: an index within
+ * one period of the edge (a halo's reach) maps without a division, the
+ * remainder only beyond it (a 64-bit remainder is a long subroutine: with
+ * it on every edge element the half-precision 3D plane ring ran reflect,
+ * mirror and wrap 2.7x slower than constant). Without NEAR every index
+ * outside takes the remainder: the kernels tuned with that form keep it
+ * (the near form changed their register allocation). Host and device:
+ * tests/test_cu_bidx.cu checks both forms against tc__boundary_index. */
+template <typename I, bool NEAR = true>
+__host__ __device__ __forceinline__ I tc__cu_bidx_t(I i, I n, int mode) {
+    if ((unsigned long long)i < (unsigned long long)n) return i;
     switch (mode) {
     case TC_MODE_CONSTANT: return -1;
     case TC_MODE_NEAREST: return i < 0 ? 0 : n - 1;
     case TC_MODE_WRAP: {
-        if (i < 0 && i >= -n) return i + n;
-        if (i >= n && i < 2 * n) return i - n;
+        if (NEAR && i < 0 && i >= -n) return i + n;
+        if (NEAR && i >= n && i < 2 * n) return i - n;
         I m = i % n;
         return m < 0 ? m + n : m;
     }
     case TC_MODE_REFLECT: {
-        if (i < 0 && i >= -n) return -1 - i;
-        if (i >= n && i < 2 * n) return 2 * n - 1 - i;
+        if (NEAR && i < 0 && i >= -n) return -1 - i;
+        if (NEAR && i >= n && i < 2 * n) return 2 * n - 1 - i;
         I m = i % (2 * n);
         if (m < 0) m += 2 * n;
         return m < n ? m : 2 * n - 1 - m;
     }
     case TC_MODE_MIRROR: {
         if (n == 1) return 0;
-        if (i < 0 && i > -n) return -i;
-        if (i >= n && i < 2 * n - 1) return 2 * n - 2 - i;
+        if (NEAR && i < 0 && i > -n) return -i;
+        if (NEAR && i >= n && i < 2 * n - 1) return 2 * n - 2 - i;
         I m = i % (2 * n - 2);
         if (m < 0) m += 2 * n - 2;
         return m < n ? m : 2 * n - 2 - m;
@@ -232,25 +235,9 @@ template <typename I> __host__ __device__ __forceinline__ I tc__cu_bidx_t(I i, I
     }
     return -1;
 }
-/* the general form: a remainder for every index outside (the kernels
- * tuned with it keep it: the near form changes their register allocation) */
+/* the remainder form (cuda.filter.direct, separable, the conv gathers...) */
 __device__ __forceinline__ int64_t tc__cu_bidx(int64_t i, int64_t n, int mode) {
-    if ((uint64_t)i < (uint64_t)n) return i;
-    switch (mode) {
-    case TC_MODE_CONSTANT: return -1;
-    case TC_MODE_NEAREST: return i < 0 ? 0 : n - 1;
-    case TC_MODE_WRAP: return tc__cu_mod(i, n);
-    case TC_MODE_REFLECT: {
-        int64_t m = tc__cu_mod(i, 2 * n);
-        return m < n ? m : 2 * n - 1 - m;
-    }
-    case TC_MODE_MIRROR: {
-        if (n == 1) return 0;
-        int64_t m = tc__cu_mod(i, 2 * n - 2);
-        return m < n ? m : 2 * n - 2 - m;
-    }
-    }
-    return -1;
+    return tc__cu_bidx_t<int64_t, false>(i, n, mode);
 }
 
 /* ---- cost model ---- */
