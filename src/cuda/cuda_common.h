@@ -193,10 +193,6 @@ const char *tc__cu_cufft_str(int r);
     } while (0)
 
 /* ---- boundary on the device: tc__boundary_index ---- */
-__device__ __forceinline__ int64_t tc__cu_mod(int64_t a, int64_t m) {
-    int64_t r = a % m;
-    return r < 0 ? r + m : r;
-}
 /* In I (int64_t, or int where every index fits). NEAR: an index within
  * one period of the edge (a halo's reach) maps without a division, the
  * remainder only beyond it (a 64-bit remainder is a long subroutine: with
