@@ -1475,7 +1475,12 @@ static void run_conv_staged_all(void) {
  * partial last channel chunk, K past a tile; merged: the conv1-like case,
  * stride 2, C = 3, a strided 1D layer; 1x1 layers as GEMM rows; phases:
  * 3x3/2 and 1x1/2 with many channels, 3x3/2 with two channel chunks: four
- * phase patches in each of two buffers) in each tile configuration. */
+ * phase patches in each of two buffers) in each tile configuration;
+ * cuda.conv.igemm-half-stream (1x1 at stride 1, and the merged layers) the
+ * cases it applies to (rows not a multiple of the tile, C = 40 / 64 / 128 /
+ * 256, K = 64 / 72 / 128 / 136 / 192, 1D to 3D, the conv1-like merged
+ * cases) in both tile configurations and with one and two blocks a slice of
+ * output channels (many tiles a block: each ring's stages reused). */
 static const ccase hcases[] = {
     {2, 2, 24, 40, 1, {13, 11}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},
     {2, 1, 3, 20, 1, {37, 41}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1}, /* conv1-like */
@@ -1497,6 +1502,10 @@ static const ccase hcases[] = {
     {2, 2, 64, 72, 1, {15, 17}, {3, 3}, 2, 1, 1, TC_PADDING_ZEROS, 1},  /* shifted phases: 3x3/2 */
     {2, 2, 128, 40, 1, {14, 13}, {1, 1}, 2, 1, 0, TC_PADDING_ZEROS, 0}, /* shifted phases: 1x1/2 */
     {2, 1, 128, 40, 1, {15, 17}, {3, 3}, 2, 1, 1, TC_PADDING_ZEROS, 1}, /* shifted phases, 2 chunks */
+    {2, 3, 256, 192, 1, {21, 23}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1}, /* stream 1x1: K 192 */
+    {3, 2, 64, 128, 1, {5, 9, 11}, {1, 1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 0}, /* stream 1x1: 3D */
+    {1, 2, 128, 64, 1, {300}, {1}, 1, 1, 0, TC_PADDING_ZEROS, 1},         /* stream 1x1: 1D */
+    {2, 2, 3, 64, 1, {45, 39}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1},   /* stream merged: conv1, K 64 */
 };
 #define NHC (int)(sizeof hcases / sizeof hcases[0])
 #define HC_ALLCFG 10 /* hcases' "every tile config" case */
@@ -1542,8 +1551,12 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
      * the applicability test: a configuration may not fit the layer) */
     const char *knob = !strcmp(name, "cuda.conv.igemm-half")       ? "TILECONV_CUDA_HALF_CFG"
                        : !strcmp(name, "cuda.conv.igemm-half-halo") ? "TILECONV_CUDA_HALF_HALO_STAGES"
-                                                                    : "TILECONV_CUDA_HALF_SHIFTED_CFG";
-    if (cfg) setenv(knob, cfg, 1);
+                       : !strcmp(name, "cuda.conv.igemm-half-stream")
+                           ? (cfg && cfg[0] == 'b' ? "TILECONV_CUDA_HALF_STREAM_BLOCKS"
+                                                   : "TILECONV_CUDA_HALF_STREAM_CFG")
+                           : "TILECONV_CUDA_HALF_SHIFTED_CFG";
+    const char *cfgv = cfg && cfg[0] == 'b' ? cfg + 1 : cfg; /* "b<n>": blocks a slice */
+    if (cfg) setenv(knob, cfgv, 1);
     if (strcmp(name, "cuda.conv.igemm-half")) { /* the others: where they apply */
         if (tc_plan_conv(&pl, NULL, &d, &o) == TC_ERR_NOT_APPLICABLE) {
             n_na++;
@@ -1665,9 +1678,9 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
 
 static void run_conv_half_native_all(void) {
     static const char *const names[] = {"cuda.conv.igemm-half", "cuda.conv.igemm-half-halo",
-                                        "cuda.conv.igemm-half-shifted"};
+                                        "cuda.conv.igemm-half-shifted", "cuda.conv.igemm-half-stream"};
     if (conv_only_solver && strcmp(conv_only_solver, names[0]) && strcmp(conv_only_solver, names[1]) &&
-        strcmp(conv_only_solver, names[2]))
+        strcmp(conv_only_solver, names[2]) && strcmp(conv_only_solver, names[3]))
         return;
     tc_plan_options o;
     tc_plan_options_init(&o);
@@ -1685,19 +1698,24 @@ static void run_conv_half_native_all(void) {
         return;
     }
     tc_plan_destroy(pl);
-    for (int si = 0; si < 3; si++) {
+    for (int si = 0; si < 4; si++) {
         if (conv_only_solver && strcmp(conv_only_solver, names[si])) continue;
         const long na0 = n_na;
         long calls = 0;
         for (int ci = 0; ci < NHC; ci++)
             for (int vi = 0; vi < NHV; vi++) {
                 if (th_g.quick && (ci + vi) % 3) continue;
-                calls += ci == HC_ALLCFG && si == 0 ? 3 : si == 1 ? 2 : si == 2 ? 4 : 1; /* runs below */
+                calls += ci == HC_ALLCFG && si == 0 ? 3 : si == 1 ? 2 : si >= 2 ? 4 : 1; /* runs below */
                 if (ci == HC_ALLCFG && si == 0) { /* every tile configuration */
                     static const char *const cfgs[] = {"0", "1", "2"};
                     for (int k = 0; k < 3; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
                 } else if (si == 2) { /* every tile configuration that fits */
                     static const char *const cfgs[] = {"0", "1", "2", "3"};
+                    for (int k = 0; k < 4; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
+                } else if (si == 3) { /* both tile configurations; one and two
+                                         blocks a slice (many tiles a block: each
+                                         ring's stages reused across tiles) */
+                    static const char *const cfgs[] = {"0", "1", "b1", "b2"};
                     for (int k = 0; k < 4; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
                 } else if (si == 1) { /* one and two stages */
                     run_conv_half_native(names[si], ci, vi, "1");
@@ -3092,7 +3110,8 @@ static void check_lists_cover_registry(void) {
         int found = !strcmp(ai.name, "cuda.conv.igemm-half") || /* run_conv_half_native_all */
                     !strcmp(ai.name, "cuda.filter.direct-half") || /* run_filter_half_native_all */
                     !strcmp(ai.name, "cuda.conv.igemm-half-halo") ||
-                    !strcmp(ai.name, "cuda.conv.igemm-half-shifted");
+                    !strcmp(ai.name, "cuda.conv.igemm-half-shifted") ||
+                    !strcmp(ai.name, "cuda.conv.igemm-half-stream");
         for (int s = 0; s < NFS && !found; s++) found = !strcmp(ai.name, filter_solvers[s]);
         for (int s = 0; s < NGS && !found; s++) found = !strcmp(ai.name, gemm_solvers[s]);
         for (int s = 0; s < NCS && !found; s++) found = !strcmp(ai.name, conv_solvers[s]);

@@ -125,6 +125,12 @@
       "0-3: cuda.conv.igemm-half-shifted's tile configuration (tuning)")                        \
     X(CUDA_HALF_SHIFTED_STAGES, "TILECONV_CUDA_HALF_SHIFTED_STAGES", NULL, "chosen", "cuda",   \
       "2-8: cuda.conv.igemm-half-shifted's weight stages (tuning)")                            \
+    X(CUDA_HALF_STREAM_CFG, "TILECONV_CUDA_HALF_STREAM_CFG", NULL, "chosen", "cuda",           \
+      "0 or 1: cuda.conv.igemm-half-stream's tile configuration (tuning)")                         \
+    X(CUDA_HALF_STREAM_AUTO, "TILECONV_CUDA_HALF_STREAM_AUTO", NULL, "0", "cuda",              \
+      "1: the planner may pick cuda.conv.igemm-half-stream by its model (else by name only)")    \
+    X(CUDA_HALF_STREAM_BLOCKS, "TILECONV_CUDA_HALF_STREAM_BLOCKS", NULL, "SMs / slices", "cuda", \
+      "n: cuda.conv.igemm-half-stream's blocks a slice of output channels (tests, tuning)")     \
     /* ---- mpi (tileconv_mpi) ---- */                                                          \
     X(MPI_THREADS, "TILECONV_MPI_THREADS", NULL, "the node's CPUs / its ranks", "mpi",       \
       "threads a rank when tc_mpi_options.threads is 0 (also tileconv-mpi-bench)")              \

@@ -45,6 +45,7 @@ extern const tc__solver tc__solver_cuda_conv_igemm_3xtf32;
 extern const tc__solver tc__solver_cuda_conv_igemm_half;
 extern const tc__solver tc__solver_cuda_conv_igemm_half_halo;
 extern const tc__solver tc__solver_cuda_conv_igemm_half_shifted;
+extern const tc__solver tc__solver_cuda_conv_igemm_half_stream;
 extern const tc__solver tc__solver_cuda_conv_depthwise;
 extern const tc__solver tc__solver_cuda_conv_winograd;
 extern const tc__solver tc__solver_cuda_conv_winograd2;
@@ -104,6 +105,7 @@ const tc__solver *const tc__solvers[] = {
     &tc__solver_cuda_conv_igemm_half,
     &tc__solver_cuda_conv_igemm_half_halo,
     &tc__solver_cuda_conv_igemm_half_shifted,
+    &tc__solver_cuda_conv_igemm_half_stream,
     &tc__solver_cuda_conv_depthwise,
     &tc__solver_cuda_conv_winograd,
     &tc__solver_cuda_conv_winograd2,

@@ -43,6 +43,7 @@
  * positions), the patch then being the tile's A block.
  */
 #include "cuda/conv/igemm_half_common.cuh" /* mma, loads, weight repack, epilogue */
+#include "cuda/conv/igemm_half_merge.cuh"  /* hs_merged, k_hs_merge, hs_wsrc, k_hs_wpack */
 
 #include <math.h>
 
@@ -193,55 +194,6 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
         return (((int64_t)n * q.out0 + oz) * q.out1 + oy0 + r) * q.out2 + c;
     });
 #endif
-}
-
-/* The merged input (hs_merged): xm[n][h'][w'][j] for rows r = n Hm + h'
- * (blockIdx.y's), 8 channels j0.. a thread, one 16-byte store */
-__global__ void k_hs_merge(const uint16_t *__restrict__ x, uint16_t *__restrict__ xm, int64_t rows,
-                           int Hm, int Wm, int Cm, int H, int W, int C, int S, int sy, int sx,
-                           int py, int px) {
-    const int c8 = Cm / 8, e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= Wm * c8) return;
-    const int wq = e / c8, j0 = (e - wq * c8) * 8, SC = S * C;
-    for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
-        const int64_t n = r / Hm;
-        const int hq = (int)(r - n * Hm);
-        unsigned v[4] = {0, 0, 0, 0};
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const int j = j0 + i;
-            if (j >= sy * SC) break;
-            const int dy = j / SC, rem = j - dy * SC, sc = rem / C, c = rem - sc * C;
-            const int hi = hq * sy + dy - py, wi = wq * sx + sc - px;
-            if ((unsigned)hi < (unsigned)H && (unsigned)wi < (unsigned)W)
-                v[i >> 1] |= (unsigned)x[((n * H + hi) * W + wi) * C + c] << (16 * (i & 1));
-        }
-        *(uint4 *)(xm + (r * Wm + wq) * Cm + j0) = make_uint4(v[0], v[1], v[2], v[3]);
-    }
-}
-
-/* The packed weights' element l of row wk (dense C/G x taps, torch's
- * layout): l = t * CKP + j; plain: channel j of tap t; merged: j = (dy,
- * s, c) of mask row t sy + dy (zero past the mask) */
-struct hs_wmap {
-    int merged, Cg, CKP, R; /* R: taps of the original mask */
-    int C, S, R1, sy;       /* merged: the original's C, mask width and height, row stride */
-};
-__host__ __device__ __forceinline__ uint16_t hs_wsrc(const uint16_t *wk, int l, const hs_wmap &m) {
-    if (!m.merged) return hg_wsrc(wk, l, m.Cg, m.CKP, m.R, 1); /* cuda.conv.igemm-half's map */
-    const int t = l / m.CKP, j = l - t * m.CKP;
-    const int SC = m.S * m.C;
-    if (j >= m.sy * SC) return 0;
-    const int dy = j / SC, rem = j - dy * SC, sc = rem / m.C, c = rem - sc * m.C;
-    const int r = t * m.sy + dy;
-    return r < m.R1 ? wk[((int64_t)c * m.R1 + r) * m.S + sc] : (uint16_t)0;
-}
-/* the merged form's repack on the device: row k of blockIdx.y's rows */
-__global__ void k_hs_wpack(const uint16_t *__restrict__ w, uint16_t *__restrict__ wp, int64_t K,
-                           int KRp, int64_t row, hs_wmap m) {
-    const int l = blockIdx.x * blockDim.x + threadIdx.x;
-    if (l >= KRp) return;
-    for (int64_t k = blockIdx.y; k < K; k += gridDim.y) wp[k * KRp + l] = hs_wsrc(w + k * row, l, m);
 }
 
 /* ---------------- host side ---------------- */
@@ -407,33 +359,6 @@ static int hs_choose(const tc__problem *p, hsp *q, double *t = NULL) {
     return best;
 }
 
-/* Does the layer run merged (k_hs_merge)? 2D or 1D, one group, dilation
- * 1, a stride past 1 or C not a multiple of 8, sy S C <= 64 channels (one
- * chunk); *pm: the stride-1 layer the kernel then runs */
-static int hs_merged(const tc__problem *p, tc__problem *pm) {
-    if (p->op != TC_OP_CONV || p->in[0] != 1 || p->msk[0] != 1 || p->G != 1 || p->dil[1] != 1 ||
-        p->dil[2] != 1)
-        return 0;
-    /* k_hs_merge reads input plane 0 for output plane 0 only: a depth-1
-     * input padded along depth (output planes of zeros) is not merged */
-    if (p->pad_lo[0] != 0 || p->out[0] != 1) return 0;
-    if (p->stride[1] == 1 && p->stride[2] == 1 && p->C % 8 == 0) return 0;
-    if (p->stride[1] * p->msk[2] * p->C > HS_BK) return 0;
-    const int64_t sy = p->stride[1], r1 = (p->msk[1] + sy - 1) / sy;
-    if (pm) {
-        *pm = *p;
-        pm->C = (sy * p->msk[2] * p->C + 7) / 8 * 8;
-        pm->in[1] = p->out[1] + r1 - 1;
-        pm->in[2] = p->out[2];
-        pm->msk[1] = r1;
-        pm->msk[2] = 1;
-        for (int i = 0; i < TC__NSP; i++) {
-            pm->stride[i] = pm->dil[i] = 1;
-            pm->pad_lo[i] = pm->pad_hi[i] = 0;
-        }
-    }
-    return 1;
-}
 /* A 1x1 stride-1 unpadded layer as one GEMM over its M = N x positions:
  * the same memory read as one image of M / W' rows of W' positions, W' the
  * divisor of M in 8..64 that fills a 64-row tile best (floor(64 / W') W'

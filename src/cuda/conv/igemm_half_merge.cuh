@@ -1,0 +1,106 @@
+/*
+ * igemm_half_merge.cuh - the merged form of few-channel and strided 2D
+ * half-precision layers (conv1: 7x7/2, C = 3), shared by
+ * cuda.conv.igemm-half-shifted (igemm_half_shifted.cu) and
+ * cuda.conv.igemm-half-stream (igemm_half_stream.cu): hs_merged (does the
+ * layer run merged, and the stride-1 layer it becomes), k_hs_merge (the
+ * merged input xm), the packed weights' element map hs_wsrc and the merged
+ * form's device repack k_hs_wpack.
+ *
+ * Merged: k_hs_merge writes xm[n][h'][w'][j], j = (dy, s, c), =
+ * x[n][h' sy + dy - py][w' sx + s - px][c] (dy < sy, s < S; zeros outside
+ * and up to Cm = sy S C rounded up to 8), so that the layer becomes a
+ * stride-1 one of Cm channels, a ceil(R / sy) x 1 mask and no padding
+ * (7x7/2 x 3 channels: 4 x 1 taps of 48 channels, the weights' missing
+ * eighth row zero).
+ *
+ * Every definition lies in an anonymous namespace (as
+ * igemm_half_common.cuh's).
+ */
+#ifndef TC_CUDA_CONV_IGEMM_HALF_MERGE_CUH
+#define TC_CUDA_CONV_IGEMM_HALF_MERGE_CUH
+
+#include "cuda/conv/igemm_half_common.cuh" /* HG_BK, hg_wsrc */
+
+namespace {
+
+/* The merged input (hs_merged): xm[n][h'][w'][j] for rows r = n Hm + h'
+ * (blockIdx.y's), 8 channels j0.. a thread, one 16-byte store */
+__global__ void k_hs_merge(const uint16_t *__restrict__ x, uint16_t *__restrict__ xm, int64_t rows,
+                           int Hm, int Wm, int Cm, int H, int W, int C, int S, int sy, int sx,
+                           int py, int px) {
+    const int c8 = Cm / 8, e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= Wm * c8) return;
+    const int wq = e / c8, j0 = (e - wq * c8) * 8, SC = S * C;
+    for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+        const int64_t n = r / Hm;
+        const int hq = (int)(r - n * Hm);
+        unsigned v[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int j = j0 + i;
+            if (j >= sy * SC) break;
+            const int dy = j / SC, rem = j - dy * SC, sc = rem / C, c = rem - sc * C;
+            const int hi = hq * sy + dy - py, wi = wq * sx + sc - px;
+            if ((unsigned)hi < (unsigned)H && (unsigned)wi < (unsigned)W)
+                v[i >> 1] |= (unsigned)x[((n * H + hi) * W + wi) * C + c] << (16 * (i & 1));
+        }
+        *(uint4 *)(xm + (r * Wm + wq) * Cm + j0) = make_uint4(v[0], v[1], v[2], v[3]);
+    }
+}
+
+/* The packed weights' element l of row wk (dense C/G x taps, torch's
+ * layout): l = t * CKP + j; plain: channel j of tap t; merged: j = (dy,
+ * s, c) of mask row t sy + dy (zero past the mask) */
+struct hs_wmap {
+    int merged, Cg, CKP, R; /* R: taps of the original mask */
+    int C, S, R1, sy;       /* merged: the original's C, mask width and height, row stride */
+};
+__host__ __device__ __forceinline__ uint16_t hs_wsrc(const uint16_t *wk, int l, const hs_wmap &m) {
+    if (!m.merged) return hg_wsrc(wk, l, m.Cg, m.CKP, m.R, 1); /* cuda.conv.igemm-half's map */
+    const int t = l / m.CKP, j = l - t * m.CKP;
+    const int SC = m.S * m.C;
+    if (j >= m.sy * SC) return 0;
+    const int dy = j / SC, rem = j - dy * SC, sc = rem / m.C, c = rem - sc * m.C;
+    const int r = t * m.sy + dy;
+    return r < m.R1 ? wk[((int64_t)c * m.R1 + r) * m.S + sc] : (uint16_t)0;
+}
+/* the merged form's repack on the device: row k of blockIdx.y's rows */
+__global__ void k_hs_wpack(const uint16_t *__restrict__ w, uint16_t *__restrict__ wp, int64_t K,
+                           int KRp, int64_t row, hs_wmap m) {
+    const int l = blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= KRp) return;
+    for (int64_t k = blockIdx.y; k < K; k += gridDim.y) wp[k * KRp + l] = hs_wsrc(w + k * row, l, m);
+}
+
+/* Does the layer run merged (k_hs_merge)? 2D or 1D, one group, dilation
+ * 1, a stride past 1 or C not a multiple of 8, sy S C <= 64 channels (one
+ * chunk); *pm: the stride-1 layer the kernel then runs */
+static int hs_merged(const tc__problem *p, tc__problem *pm) {
+    if (p->op != TC_OP_CONV || p->in[0] != 1 || p->msk[0] != 1 || p->G != 1 || p->dil[1] != 1 ||
+        p->dil[2] != 1)
+        return 0;
+    /* k_hs_merge reads input plane 0 for output plane 0 only: a depth-1
+     * input padded along depth (output planes of zeros) is not merged */
+    if (p->pad_lo[0] != 0 || p->out[0] != 1) return 0;
+    if (p->stride[1] == 1 && p->stride[2] == 1 && p->C % 8 == 0) return 0;
+    if (p->stride[1] * p->msk[2] * p->C > HG_BK) return 0;
+    const int64_t sy = p->stride[1], r1 = (p->msk[1] + sy - 1) / sy;
+    if (pm) {
+        *pm = *p;
+        pm->C = (sy * p->msk[2] * p->C + 7) / 8 * 8;
+        pm->in[1] = p->out[1] + r1 - 1;
+        pm->in[2] = p->out[2];
+        pm->msk[1] = r1;
+        pm->msk[2] = 1;
+        for (int i = 0; i < TC__NSP; i++) {
+            pm->stride[i] = pm->dil[i] = 1;
+            pm->pad_lo[i] = pm->pad_hi[i] = 0;
+        }
+    }
+    return 1;
+}
+
+} // namespace
+
+#endif
