@@ -1478,7 +1478,8 @@ static void run_conv_staged_all(void) {
  * phase patches in each of two buffers) in each tile configuration;
  * cuda.conv.igemm-half-stream (1x1 at stride 1, and the merged layers) the
  * cases it applies to (rows not a multiple of the tile, C = 40 / 64 / 128 /
- * 256, K = 64 / 72 / 128 / 136 / 192, 1D to 3D, the conv1-like merged
+ * 256, K = 64 / 72 / 128 / 136 / 192, 1D to 3D, two groups of 64
+ * channels, the conv1-like merged
  * cases) in both tile configurations and with one and two blocks a slice of
  * output channels (many tiles a block: each ring's stages reused). */
 static const ccase hcases[] = {
@@ -1505,6 +1506,7 @@ static const ccase hcases[] = {
     {2, 3, 256, 192, 1, {21, 23}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1}, /* stream 1x1: K 192 */
     {3, 2, 64, 128, 1, {5, 9, 11}, {1, 1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 0}, /* stream 1x1: 3D */
     {1, 2, 128, 64, 1, {300}, {1}, 1, 1, 0, TC_PADDING_ZEROS, 1},         /* stream 1x1: 1D */
+    {2, 2, 128, 96, 2, {9, 11}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},    /* stream 1x1: groups */
     {2, 2, 3, 64, 1, {45, 39}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1},   /* stream merged: conv1, K 64 */
 };
 #define NHC (int)(sizeof hcases / sizeof hcases[0])

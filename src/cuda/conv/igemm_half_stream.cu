@@ -53,6 +53,7 @@ constexpr int HSM_THREADS = HSM_NC + 32;
 
 struct hsmq {
     int C, K, Cg, Kg, CKP, CK, R, S; /* S = R x CK steps a tile */
+    int nk16;                        /* k16 slices of the last chunk holding channels (1-4) */
     int toff;                        /* rows between consecutive taps */
     int M;                           /* rows of the run problem (x or xm) */
     int ntiles, nkb, nsl, pblk;      /* tiles; slices a group, in all; blocks a slice */
@@ -157,13 +158,18 @@ __global__ void __launch_bounds__(HSM_THREADS, 1)
             ig_mbar_wait(fb + slot, ph);
             const unsigned a0 = da0 + (unsigned)(slot * (AS / 16));
             const unsigned w0 = dw0 + (unsigned)(s * (WS / 16));
+            /* the last chunk's k16 slices past the channels are zeros in
+             * both operands: skipped (merged conv1: 48 of 64) */
+            const int nk = s >= S - R ? q.nk16 : HSM_BK / 16;
             ig_wg_fence();
 #pragma unroll
             for (int k16 = 0; k16 < HSM_BK / 16; k16++)
+                if (k16 < nk)
 #pragma unroll
-                for (int mt = 0; mt < MT; mt++)
-                    hg_mma<BN, BF>(acc[mt], DHI | (uint64_t)(a0 + (unsigned)(mt * 512 + 2 * k16)),
-                                   DHI | (uint64_t)(w0 + (unsigned)(2 * k16)));
+                    for (int mt = 0; mt < MT; mt++)
+                        hg_mma<BN, BF>(acc[mt],
+                                       DHI | (uint64_t)(a0 + (unsigned)(mt * 512 + 2 * k16)),
+                                       DHI | (uint64_t)(w0 + (unsigned)(2 * k16)));
             ig_wg_commit();
             ig_wg_wait<1>();
             /* the previous step's wgmmas are done: its stage is free */
@@ -253,6 +259,7 @@ static int hsm_plan(const tc__problem *r, int merged, int cfg, hsmq *q) {
     q->Cg = (int)Cg; q->Kg = (int)Kg;
     q->CKP = (int)CKP; q->CK = (int)(CKP / HSM_BK);
     q->R = (int)R; q->S = (int)(R * q->CK);
+    q->nk16 = (int)((Cg - (CKP - HSM_BK) + 15) / 16);
     q->toff = (int)toff;
     q->M = (int)M;
     q->ntiles = (int)tc__cu_div_up(M, bm);
