@@ -197,11 +197,26 @@ __device__ __forceinline__ void issue_window(u16 *slot, const u16 *__restrict__ 
                            __byte_perm(w2, w3, 0x5432), __byte_perm(w3, w4, 0x5432));
             continue;
         }
+        /* a chunk wholly outside the row under CONSTANT (every x edge tile
+         * of an aligned array has one a row): cval, one store */
+        if (g.mode == TC_MODE_CONSTANT && (c0 + 8 <= 0 || c0 >= g.W)) {
+            *reinterpret_cast<uint4 *>(dst) = fill;
+            continue;
+        }
         u16 v[8];
+        if (g.W < ((int64_t)1 << 30)) { /* 32-bit index arithmetic: |c0| < 2^30 + 2^16 */
+            const int c032 = (int)c0, W32 = (int)g.W;
 #pragma unroll
-        for (int e = 0; e < 8; e++) {
-            const int64_t ci = tc__cu_bidx_t<int64_t>(c0 + e, g.W, g.mode);
-            v[e] = ci < 0 ? (u16)g.cvb : __ldg(row + ci);
+            for (int e = 0; e < 8; e++) {
+                const int ci = tc__cu_bidx_t<int>(c032 + e, W32, g.mode);
+                v[e] = ci < 0 ? (u16)g.cvb : __ldg(row + ci);
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; e++) {
+                const int64_t ci = tc__cu_bidx_t<int64_t>(c0 + e, g.W, g.mode);
+                v[e] = ci < 0 ? (u16)g.cvb : __ldg(row + ci);
+            }
         }
         *reinterpret_cast<uint4 *>(dst) =
             make_uint4(v[0] | ((unsigned)v[1] << 16), v[2] | ((unsigned)v[3] << 16),
