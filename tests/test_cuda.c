@@ -741,7 +741,11 @@ static void run_filter_tc_accuracy(void) {
                  CHECK_STATUS(tc_execute_filter(ap, aref, xa, NULL), TC_OK);
         tc_plan_destroy(rp);
         tc_plan_destroy(ap);
-        double erel[2] = {0, 0}, eabs[2] = {0, 0};
+        /* erel: the plain max relative error, decided by the outputs that
+         * cancel most (noise: which form wins there varies with the draw);
+         * ereq: the max relative error over outputs with |ref| >= 2^-10 sum
+         * |w||x| (at most 10 bits cancelled), the one compared */
+        double erel[2] = {0, 0}, eabs[2] = {0, 0}, ereq[2] = {0, 0};
         d.dtype = TC_FLOAT32;
         for (int s = 0; s < 2 && ok; s++) {
             tc_plan_options_init(&o);
@@ -759,17 +763,20 @@ static void run_filter_tc_accuracy(void) {
                     break;
                 }
                 if (ref[i] != 0 && df / fabs(ref[i]) > erel[s]) erel[s] = df / fabs(ref[i]);
+                if (fabs(ref[i]) >= ldexp(aref[i], -10) && ref[i] != 0 && df / fabs(ref[i]) > ereq[s])
+                    ereq[s] = df / fabs(ref[i]);
                 if (aref[i] > 0 && df / aref[i] > eabs[s]) eabs[s] = df / aref[i];
             }
         }
         if (ok) {
-            printf("    max |y - ref| / |ref|: tc-3xtf32 %.3g, direct %.3g; max |y - ref| / sum |w||x|: "
-                   "tc-3xtf32 %.3g, direct %.3g\n",
-                   erel[0], erel[1], eabs[0], eabs[1]);
+            printf("    max |y - ref| / |ref|: tc-3xtf32 %.3g, direct %.3g (where |ref| >= 2^-10 sum |w||x|: "
+                   "%.3g, %.3g); max |y - ref| / sum |w||x|: tc-3xtf32 %.3g, direct %.3g\n",
+                   erel[0], erel[1], ereq[0], ereq[1], eabs[0], eabs[1]);
             CHECK(eabs[0] <= 2 * eabs[1] + ldexp(1.0, -30),
                   "error / sum |w||x| %.3g > 2x cuda.filter.direct's %.3g", eabs[0], eabs[1]);
-            CHECK(erel[0] <= 4 * erel[1] + ldexp(1.0, -30),
-                  "max relative error %.3g > 4x cuda.filter.direct's %.3g", erel[0], erel[1]);
+            CHECK(ereq[0] <= 4 * ereq[1] + ldexp(1.0, -30),
+                  "max relative error where at most 10 bits cancel %.3g > 4x cuda.filter.direct's %.3g",
+                  ereq[0], ereq[1]);
         }
         free(x); free(m); free(y); free(xd); free(md); free(xa); free(ma); free(ref); free(aref);
         TH_END();
