@@ -450,7 +450,10 @@ static void sweep_filter(const char *name, int nsp, const long long *shape, cons
             size_t before = results.size();
             bench_filter("sweep", name, nsp, shape, mask, TC_MODE_CONSTANT, "cuda.filter.direct", reps);
             only = save;
-            if (results.size() > before) snprintf(results.back().algo, sizeof results.back().algo, "%s", an);
+            if (results.size() > before) {
+                snprintf(results.back().algo, sizeof results.back().algo, "%s", an);
+                printf("         (the row above: %s, TILECONV_CUDA_DIRECT_VARIANT=%d)\n", an, v);
+            }
         }
     }
     unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
