@@ -2046,6 +2046,13 @@ static void run_filter_half_native_all(void) {
                 }
             }
     }
+    /* the 3D plane ring's 2-rows-a-thread form (TILECONV_CUDA_HALF_RING_RY=2):
+     * the 3D cases of the main table, constant, reflect and wrap, float16 */
+    setenv("TILECONV_CUDA_HALF_RING_RY", "2", 1);
+    for (int ci = 0; ci < NFC; ci++)
+        if (fcases[ci].nsp == 3 && !(th_g.quick && ci % 3))
+            for (int mi = 0; mi < 5; mi += 2) run_filter_half_native(&fcases[ci], ci, mi, TC_FLOAT16, 1);
+    unsetenv("TILECONV_CUDA_HALF_RING_RY");
 }
 
 /* float16 GEMM (cuda.gemm.simt, cuda.gemm.wgmma-tf32: A, B and C staged to float32

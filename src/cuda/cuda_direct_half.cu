@@ -115,10 +115,11 @@ template <int N> __device__ __forceinline__ void cp_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-/* Tile geometry of a bucket (R, S, T). */
-template <int R, int S, int T> struct cfg {
+/* Tile geometry of a bucket (R, S, T); RYF: output rows a thread of the 3D
+ * ring (4, or 2 where TILECONV_CUDA_HALF_RING_RY=2 asks: tuning) */
+template <int R, int S, int T, int RYF = 4> struct cfg {
     static constexpr bool ROW = R == 1 && S == 1; /* 1-row masks: 1D tiles */
-    static constexpr int TX = ROW ? 256 : 32, BY = ROW ? 1 : 8, RY = ROW ? 1 : 4;
+    static constexpr int TX = ROW ? 256 : 32, BY = ROW ? 1 : 8, RY = ROW ? 1 : R > 1 ? RYF : 4;
     static constexpr int NT = TX * BY;
     static constexpr int TW = 8 * TX, TH = BY * RY;
     static constexpr int ROWS = TH + S - 1;
@@ -228,11 +229,11 @@ __device__ __forceinline__ void issue_window(u16 *slot, const u16 *__restrict__ 
  * columns; the window of output column x0 + c starts at shared column
  * c + OFF. Each window row is loaded (16-byte shared loads) and converted
  * once and used by every output row it touches. */
-template <bool BF, int R, int S, int T, int OFF>
+template <bool BF, int R, int S, int T, int OFF, int RYF>
 __device__ __forceinline__ void compute_store_off(const u16 *const (&pl)[R], const wts<R * S * T> &m,
                                                   u16 *__restrict__ yp, const hgeom &g, int64_t y0,
                                                   int64_t x0) {
-    typedef cfg<R, S, T> C;
+    typedef cfg<R, S, T, RYF> C;
     constexpr int NC = (OFF + 8 + T - 1 + 7) / 8; /* 16-byte chunks a window row */
     const int tx = threadIdx.x, ty = threadIdx.y;
     float acc[C::RY][8];
@@ -285,19 +286,19 @@ __device__ __forceinline__ void compute_store_off(const u16 *const (&pl)[R], con
     }
 }
 
-template <bool BF, int R, int S, int T>
+template <bool BF, int R, int S, int T, int RYF = 4>
 __device__ __forceinline__ void compute_store(const u16 *const (&pl)[R], const wts<R * S * T> &m,
                                               u16 *__restrict__ yp, const hgeom &g, int64_t y0,
                                               int64_t x0) {
     switch (g.off) { /* uniform: one case per launch */
-    case 0: compute_store_off<BF, R, S, T, 0>(pl, m, yp, g, y0, x0); break;
-    case 1: compute_store_off<BF, R, S, T, 1>(pl, m, yp, g, y0, x0); break;
-    case 2: compute_store_off<BF, R, S, T, 2>(pl, m, yp, g, y0, x0); break;
-    case 3: compute_store_off<BF, R, S, T, 3>(pl, m, yp, g, y0, x0); break;
-    case 4: compute_store_off<BF, R, S, T, 4>(pl, m, yp, g, y0, x0); break;
-    case 5: compute_store_off<BF, R, S, T, 5>(pl, m, yp, g, y0, x0); break;
-    case 6: compute_store_off<BF, R, S, T, 6>(pl, m, yp, g, y0, x0); break;
-    default: compute_store_off<BF, R, S, T, 7>(pl, m, yp, g, y0, x0); break;
+    case 0: compute_store_off<BF, R, S, T, 0, RYF>(pl, m, yp, g, y0, x0); break;
+    case 1: compute_store_off<BF, R, S, T, 1, RYF>(pl, m, yp, g, y0, x0); break;
+    case 2: compute_store_off<BF, R, S, T, 2, RYF>(pl, m, yp, g, y0, x0); break;
+    case 3: compute_store_off<BF, R, S, T, 3, RYF>(pl, m, yp, g, y0, x0); break;
+    case 4: compute_store_off<BF, R, S, T, 4, RYF>(pl, m, yp, g, y0, x0); break;
+    case 5: compute_store_off<BF, R, S, T, 5, RYF>(pl, m, yp, g, y0, x0); break;
+    case 6: compute_store_off<BF, R, S, T, 6, RYF>(pl, m, yp, g, y0, x0); break;
+    default: compute_store_off<BF, R, S, T, 7, RYF>(pl, m, yp, g, y0, x0); break;
     }
 }
 
@@ -364,11 +365,11 @@ __global__ void __launch_bounds__(cfg<1, S, T>::NT, 3)
 /* R > 1: an xy tile (blockIdx.x, y) walks output planes z0 .. z0 + zc - 1
  * of a batch item (blockIdx.z: item x chunk) with a ring of R + 1 input
  * plane windows, one plane loaded ahead. */
-template <bool BF, int R, int S, int T>
-__global__ void __launch_bounds__(cfg<R, S, T>::NT, 2)
+template <bool BF, int R, int S, int T, int RYF>
+__global__ void __launch_bounds__(cfg<R, S, T, RYF>::NT, RYF == 2 ? 3 : 2)
     k_ring(const u16 *__restrict__ x, u16 *__restrict__ y, const __grid_constant__ wts<R * S * T> m,
            const hgeom g, int64_t gy0, int64_t gz0) {
-    typedef cfg<R, S, T> C;
+    typedef cfg<R, S, T, RYF> C;
     extern __shared__ uint4 smem4[];
     u16 *sm = reinterpret_cast<u16 *>(smem4);
     const int tid = threadIdx.y * C::TX + threadIdx.x;
@@ -402,7 +403,7 @@ __global__ void __launch_bounds__(cfg<R, S, T>::NT, 2)
             if (s >= C::NSL) s -= C::NSL;
             pl[r] = sm + s * C::SLOT;
         }
-        compute_store<BF, R, S, T>(pl, m, yn + (z0 + q) * g.Q * g.O, g, yt * C::TH, xt * C::TW);
+        compute_store<BF, R, S, T, RYF>(pl, m, yn + (z0 + q) * g.Q * g.O, g, yt * C::TH, xt * C::TW);
         __syncthreads(); /* plane r = 0's slot is loaded next */
         base = base + 1 == C::NSL ? 0 : base + 1;
     }
@@ -476,9 +477,43 @@ static tc_status smem_attr(const void *k, size_t smem, int *done) {
     return TC_OK;
 }
 
+/* the float32 mask of a bucket from the plan's 16-bit one (host) */
+template <bool BF, int R, int S, int T> static wts<R * S * T> m_of(const tc__cu_bufs *b) {
+    wts<R * S * T> m;
+    const u16 *hm = (const u16 *)b->hw;
+    for (int i = 0; i < R * S * T; i++) m.w[i] = BF ? tc__bf16_to_f32(hm[i]) : tc__f16_to_f32(hm[i]);
+    return m;
+}
+
 template <bool BF, int R, int S, int T> static const void *kernel_of() {
     if constexpr (R == 1) return (const void *)k_tiles<BF, S, T>;
-    else return (const void *)k_ring<BF, R, S, T>;
+    else return (const void *)k_ring<BF, R, S, T, 4>;
+}
+
+/* The 3D ring at RYF rows a thread (a tuning form: TILECONV_CUDA_HALF_RING_RY=2),
+ * about two waves of blocks as below */
+template <bool BF, int R, int S, int T, int RYF>
+static tc_status launch_ring(hgeom g, int sms, const tc__cu_bufs *b) {
+    typedef cfg<R, S, T, RYF> C;
+    static int attr_done = 0, occ_cache = 0;
+    const void *kp = (const void *)k_ring<BF, R, S, T, RYF>;
+    tc_status st = smem_attr(kp, C::SMEM, &attr_done);
+    if (st) return st;
+    const int64_t slots = (int64_t)occupancy(kp, C::NT, C::SMEM, &occ_cache) * sms;
+    const int64_t gx = tc__cu_div_up(g.O, C::TW), gy = tc__cu_div_up(g.Q, C::TH);
+    const int64_t xy = gx * gy * g.N;
+    int64_t nch = (2 * slots + xy - 1) / xy;
+    if (nch > g.P) nch = g.P;
+    if (nch < 1) nch = 1;
+    g.zc = (g.P + nch - 1) / nch;
+    g.nzc = (g.P + g.zc - 1) / g.zc;
+    const int64_t gzn = g.N * g.nzc;
+    TC__CU_FOR_GRID(gy, gzn, {
+        k_ring<BF, R, S, T, RYF><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
+            (const u16 *)b->x, (u16 *)b->y, m_of<BF, R, S, T>(b), g, gy0, gz0);
+        TC_CU_LAUNCH("cuda.filter.direct-half");
+    })
+    return TC_OK;
 }
 
 template <bool BF, int R, int S, int T>
@@ -504,6 +539,8 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
             (const u16 *)b->x, (u16 *)b->y, m, g);
         TC_CU_LAUNCH("cuda.filter.direct-half");
     } else {
+        const char *ry = tc__knob_get(TC__KNOB_CUDA_HALF_RING_RY);
+        if (ry && ry[0] == '2' && !ry[1]) return launch_ring<BF, R, S, T, 2>(g, sms, b);
         /* about two waves of blocks, each streaming zc planes */
         const int64_t xy = gx * gy * g.N;
         int64_t nch = (2 * slots + xy - 1) / xy;
@@ -513,7 +550,7 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
         g.nzc = (g.P + g.zc - 1) / g.zc;
         const int64_t gzn = g.N * g.nzc;
         TC__CU_FOR_GRID(gy, gzn, {
-            k_ring<BF, R, S, T><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
+            k_ring<BF, R, S, T, 4><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
                 (const u16 *)b->x, (u16 *)b->y, m, g, gy0, gz0);
             TC_CU_LAUNCH("cuda.filter.direct-half");
         })
