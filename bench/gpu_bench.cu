@@ -608,6 +608,14 @@ int main(int argc, char **argv) {
             bench_filter_half("2D 8191^2 k3", 2, so, m2, C0, TC_FLOAT16, "cuda.filter.direct-half", 20);
             bench_filter_half("2D 8192^2 k3", 2, s2, m2, C0, TC_FLOAT16, "cuda.filter.direct", 10);
             bench_filter_half("3D 512^3 k3", 3, s3, m3, C0, TC_FLOAT16, "cuda.filter.direct", 5);
+            /* the plane ring's 2-rows-a-thread tuning form */
+            setenv("TILECONV_CUDA_HALF_RING_RY", "2", 1);
+            bench_filter_half("3D 512^3 k3 ring-ry2", 3, s3, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 10);
+            bench_filter_half("3D 512^3 k3 ring-ry2", 3, s3, m3, TC_MODE_REFLECT, TC_FLOAT16, "cuda.filter.direct-half", 10);
+            long long s256[3] = {256, 256, 256};
+            bench_filter_half("3D 256^3 k3 ring-ry2", 3, s256, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 20);
+            unsetenv("TILECONV_CUDA_HALF_RING_RY");
+            bench_filter_half("3D 256^3 k3", 3, s256, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 20);
         }
     }
     /* 1D 2^26 */
