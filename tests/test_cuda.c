@@ -1486,7 +1486,8 @@ static void run_conv_staged_all(void) {
  * cuda.conv.igemm-half-stream (1x1 at stride 1, and the merged layers) the
  * cases it applies to (rows not a multiple of the tile, C = 40 / 64 / 128 /
  * 256, K = 64 / 72 / 128 / 136 / 192, 1D to 3D, two groups of 64
- * channels, the conv1-like merged
+ * channels; strided 1x1: stride 2 and 3, several row blocks an image, rows
+ * of 100 outputs, the 1x1/2 case above; the conv1-like merged
  * cases) in both tile configurations and with one and two blocks a slice of
  * output channels (many tiles a block: each ring's stages reused). */
 static const ccase hcases[] = {
@@ -1514,6 +1515,9 @@ static const ccase hcases[] = {
     {3, 2, 64, 128, 1, {5, 9, 11}, {1, 1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 0}, /* stream 1x1: 3D */
     {1, 2, 128, 64, 1, {300}, {1}, 1, 1, 0, TC_PADDING_ZEROS, 1},         /* stream 1x1: 1D */
     {2, 2, 128, 96, 2, {9, 11}, {1, 1}, 1, 1, 0, TC_PADDING_ZEROS, 1},    /* stream 1x1: groups */
+    {2, 3, 256, 136, 1, {23, 29}, {1, 1}, 2, 1, 0, TC_PADDING_ZEROS, 1}, /* stream 1x1/2: row blocks */
+    {2, 2, 64, 64, 1, {20, 31}, {1, 1}, 3, 1, 0, TC_PADDING_ZEROS, 1},    /* stream 1x1/3 */
+    {2, 1, 64, 72, 1, {4, 200}, {1, 1}, 2, 1, 0, TC_PADDING_ZEROS, 0},    /* stream 1x1/2: rows of 100 */
     {2, 2, 3, 64, 1, {45, 39}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1},   /* stream merged: conv1, K 64 */
 };
 #define NHC (int)(sizeof hcases / sizeof hcases[0])

@@ -13,7 +13,12 @@
  * 48 channels over the merged input xm, N x Hm x Wm, Hm = out_h + R - 1,
  * and an R x 1 mask): toff = Wm, and the rows of h' >= out_h (3 of 115 a
  * conv1 image) are computed and dropped; rows past the end read zeros
- * (the copy engine's out-of-bounds fill).
+ * (the copy engine's out-of-bounds fill). A strided 1x1 layer (strides up
+ * to 8 along y and x, no padding): a tile is TH whole output rows of Wo
+ * positions of one image (TH = BM / Wo), its A box 64 channels x sx Wo x sy
+ * TH input pixels with element strides (sx, sy) (every input pixel it
+ * reads, as the shifted kernel's phase patches), the stage's rows past TH x
+ * Wo computed and dropped.
  *
  * A persistent block owns a BN slice of the output channels (of one group)
  * and walks the tiles of BM rows j, j + P, j + 2P, ... (P blocks a slice;
@@ -53,11 +58,14 @@ constexpr int HSM_THREADS = HSM_NC + 32;
 
 struct hsmq {
     int C, K, Cg, Kg, CKP, CK, R, S; /* S = R x CK steps a tile */
-    int nk16;                        /* k16 slices of the last chunk holding channels (1-4) */
     int toff;                        /* rows between consecutive taps */
     int M;                           /* rows of the run problem (x or xm) */
     int ntiles, nkb, nsl, pblk;      /* tiles; slices a group, in all; blocks a slice */
     int merged, HW, Wm, out1;        /* merged: rows of an image Hm x Wm, kept h' < out1 */
+    int img, Wo, Ho, TH, nhb;        /* strided 1x1: a tile TH output rows of Wo of one image */
+    int abytes;                      /* bytes of an A box */
+    int sy;                          /* strided 1x1: the row stride */
+    int bm;                          /* rows a tile */
     int ns2;                         /* stages a ring */
     int ring_off, stg_off, bar_off;  /* bytes from the aligned base */
     int act, has_bias, has_res, vec8;
@@ -67,9 +75,43 @@ struct hsm_maps {
     CUtensorMap x, w;
 };
 
+/* Output position of row tr of tile `tile` (-1: a dropped row): the rows
+ * of x (1x1), of xm (merged: h' >= out_h dropped) or TH x Wo rows of one
+ * image (IMG: rows past TH x Wo and h >= Ho dropped) */
+template <bool IMG>
+__device__ __forceinline__ int64_t hsm_rowpos(const hsmq &q, int tile, int tr) {
+    if (IMG) {
+        if (tr >= q.TH * q.Wo) return -1;
+        const int ni = tile / q.nhb, hb = tile - ni * q.nhb;
+        const int hl = tr / q.Wo, h = hb * q.TH + hl;
+        if (h >= q.Ho) return -1;
+        return ((int64_t)ni * q.Ho + h) * q.Wo + tr - hl * q.Wo;
+    }
+    const int m = tile * q.bm + tr;
+    if (m >= q.M) return -1;
+    if (!q.merged) return m;
+    const int n = m / q.HW, rem = m - n * q.HW;
+    if (rem >= q.out1 * q.Wm) return -1;
+    return (int64_t)n * (q.out1 * q.Wm) + rem;
+}
+/* A warp's 16 rows of the staging tile out (hg_store_items, 32 threads).
+ * The residual's loads go one item at a time at BN = 128 (batched, the
+ * 64 x 128 instances spilt 32-40 bytes) and two at BN = 64; the rows'
+ * residual lines were prefetched into L2 before the tile's main loop. */
+template <int BN, bool BF, class RowPos>
+__device__ __forceinline__ void hsm_store(const float *cs, int lane, int n0, int g, const hsmq &p,
+                                          const uint16_t *bias, const uint16_t *res, uint16_t *y,
+                                          RowPos rowpos) {
+    if (p.has_res)
+        hg_store_items<BN == 64 ? 2 : 1, BN, BF, 16, 32>(cs, lane, n0, g, p, bias, res, y, rowpos);
+    else
+        hg_store_items<1, BN, BF, 16, 32>(cs, lane, n0, g, p, bias, res, y, rowpos);
+}
+
 /* MT row tiles of 64 a warpgroup tile (BM = 64 MT), BN output channels;
- * BF: bfloat16 */
-template <int MT, int BN, bool BF>
+ * BF: bfloat16; IMG: tiles of whole output rows (strided 1x1 layers; its
+ * own instance, so that the row forms' registers are untouched) */
+template <int MT, int BN, bool BF, bool IMG>
 __global__ void __launch_bounds__(HSM_THREADS, 1)
     k_hsm_conv(const uint16_t *__restrict__ bias, const uint16_t *res, uint16_t *y, const hsmq q,
                const __grid_constant__ hsm_maps tm) {
@@ -116,12 +158,17 @@ __global__ void __launch_bounds__(HSM_THREADS, 1)
             int base = 0, obase = ns2; /* the rings' first stage */
             for (int tile = j; tile < q.ntiles; tile += q.pblk) {
                 const int m0 = tile * BM;
+                const int ni = IMG ? tile / q.nhb : 0, hb = tile - ni * q.nhb;
                 for (int s = 0, cc = 0, t = 0; s < S; s++) {
                     const int st = base + slot;
                     ig_mbar_wait(empty + st, ph ^ 1u);
-                    ig_mbar_expect(full + st, (unsigned)AS);
-                    ig_tma2(ring + (size_t)st * AS, &tm.x, cx + cc * HSM_BK, m0 + t * q.toff,
-                            full + st);
+                    ig_mbar_expect(full + st, (unsigned)q.abytes);
+                    if (IMG) /* TH rows of Wo outputs: every sx-th pixel of every sy-th row */
+                        ig_tma5(ring + (size_t)st * AS, &tm.x, cx + cc * HSM_BK, 0,
+                                hb * q.TH * q.sy, ni, 0, full + st);
+                    else
+                        ig_tma2(ring + (size_t)st * AS, &tm.x, cx + cc * HSM_BK,
+                                m0 + t * q.toff, full + st);
                     if (++slot == ns2) slot = 0, ph ^= 1u;
                     if (++t == R) t = 0, ++cc;
                 }
@@ -153,23 +200,34 @@ __global__ void __launch_bounds__(HSM_THREADS, 1)
                 acc[i][e] = 0.f;
                 asm volatile("" : "+f"(acc[i][e])); /* defined here, not in the first wgmma */
             }
+        /* the residual rows this warp stores after the main loop, into L2
+         * now (one 128-byte line a lane a request) */
+        if (q.has_res) {
+            constexpr int LPR = BN * 2 / 128; /* lines a row */
+#pragma unroll
+            for (int i = lane; i < MT * 16 * LPR; i += 32) {
+                const int mt = i / (16 * LPR), rr = i - mt * 16 * LPR, r = rr / LPR;
+                const int64_t o = hsm_rowpos<IMG>(q, tile, mt * 64 + wr * 16 + r);
+                if (o >= 0 && k0 + (rr - r * LPR) * 64 < q.Kg)
+                    asm volatile("prefetch.L2 [%0];\n" ::"l"(
+                        res + o * q.K + (int64_t)g * q.Kg + k0 + (rr - r * LPR) * 64));
+            }
+        }
         int pslot = 0;
         for (int s = 0; s < S; s++) {
             ig_mbar_wait(fb + slot, ph);
             const unsigned a0 = da0 + (unsigned)(slot * (AS / 16));
             const unsigned w0 = dw0 + (unsigned)(s * (WS / 16));
-            /* the last chunk's k16 slices past the channels are zeros in
-             * both operands: skipped (merged conv1: 48 of 64) */
-            const int nk = s >= S - R ? q.nk16 : HSM_BK / 16;
+            /* (the last chunk's k16 slices past the channels, zeros in both
+             * operands, are not skipped: a data-dependent wgmma count made
+             * ptxas serialize the wgmmas, C7520) */
             ig_wg_fence();
 #pragma unroll
             for (int k16 = 0; k16 < HSM_BK / 16; k16++)
-                if (k16 < nk)
 #pragma unroll
-                    for (int mt = 0; mt < MT; mt++)
-                        hg_mma<BN, BF>(acc[mt],
-                                       DHI | (uint64_t)(a0 + (unsigned)(mt * 512 + 2 * k16)),
-                                       DHI | (uint64_t)(w0 + (unsigned)(2 * k16)));
+                for (int mt = 0; mt < MT; mt++)
+                    hg_mma<BN, BF>(acc[mt], DHI | (uint64_t)(a0 + (unsigned)(mt * 512 + 2 * k16)),
+                                   DHI | (uint64_t)(w0 + (unsigned)(2 * k16)));
             ig_wg_commit();
             ig_wg_wait<1>();
             /* the previous step's wgmmas are done: its stage is free */
@@ -181,21 +239,13 @@ __global__ void __launch_bounds__(HSM_THREADS, 1)
         if (lane == 0) ig_mbar_arrive(eb + pslot);
         /* the epilogue, warp by warp: its 16 rows of each 64-row tile
          * through its own rows of the staging tile */
-        const int m0 = tile * BM;
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
             hg_acc_to_smem<BN>(acc[mt], cs, 0);
             __syncwarp();
-            const int mb = m0 + mt * 64 + wr * 16;
-            hg_store_rows<BN, BF, 16, 32>(cs + wr * 16 * CP, lane, k0, g, q, bias, res, y,
-                                          [&](int r) -> int64_t {
-                                              const int m = mb + r;
-                                              if (m >= q.M) return -1;
-                                              if (!q.merged) return m;
-                                              const int n = m / q.HW, rem = m - n * q.HW;
-                                              if (rem >= q.out1 * q.Wm) return -1;
-                                              return (int64_t)n * (q.out1 * q.Wm) + rem;
-                                          });
+            const int tb = mt * 64 + wr * 16; /* the warp's first row of the tile */
+            hsm_store<BN, BF>(cs + wr * 16 * CP, lane, k0, g, q, bias, res, y,
+                              [&](int r) -> int64_t { return hsm_rowpos<IMG>(q, tile, tb + r); });
             __syncwarp();
         }
     }
@@ -214,10 +264,13 @@ struct hsm_cfg_t {
  * threads leave) */
 #define HSM_NCFG 2
 static const hsm_cfg_t hsm_cfgs[HSM_NCFG] = {{2, 64}, {1, 128}};
-#define HSM_K2(M, B) {k_hsm_conv<M, B, false>, k_hsm_conv<M, B, true>}
-static const hsm_kernel hsm_tab[HSM_NCFG][2] = {HSM_K2(2, 64), HSM_K2(1, 128)};
-#undef HSM_K2
-static int hsm_attr_set[HSM_NCFG][2][IG_NDEV]; /* the shared-memory limit set, per device */
+#define HSM_K4(M, B)                                                                              \
+    {{k_hsm_conv<M, B, false, false>, k_hsm_conv<M, B, true, false>},                              \
+     {k_hsm_conv<M, B, false, true>, k_hsm_conv<M, B, true, true>}}
+/* [cfg][img][bf] */
+static const hsm_kernel hsm_tab[HSM_NCFG][2][2] = {HSM_K4(2, 64), HSM_K4(1, 128)};
+#undef HSM_K4
+static int hsm_attr_set[HSM_NCFG][2][2][IG_NDEV]; /* the shared-memory limit set, per device */
 
 static int hsm_bm(int cfg) { return 64 * hsm_cfgs[cfg].mt; }
 
@@ -226,29 +279,40 @@ static size_t hsm_smem_optin(void) {
     return d && d->smem_optin ? d->smem_optin : 227 * 1024;
 }
 
-/* The problem the kernel runs: the merged form (*merged 1; k_hs_merge
- * writes its input) or p itself, a 1x1 layer at stride 1 without padding
- * (*merged 0); NULL where neither */
-static const tc__problem *hsm_run_problem(const tc__problem *p, tc__problem *buf, int *merged) {
+/* The problem the kernel runs and its kind: the merged form (*kind
+ * HSM_MERGED; k_hs_merge writes its input), or p itself, a 1x1 layer
+ * without padding at stride 1 (HSM_FLAT: rows of x) or at strides along y
+ * and x only (HSM_IMG: tiles of whole output rows of one image, the input
+ * pixels read by a box with element strides); NULL where none */
+enum { HSM_FLAT = 0, HSM_MERGED = 1, HSM_IMG = 2 };
+static const tc__problem *hsm_run_problem(const tc__problem *p, tc__problem *buf, int *kind) {
     if (hs_merged(p, buf)) {
-        if (merged) *merged = 1;
+        if (kind) *kind = HSM_MERGED;
         return buf;
     }
-    if (merged) *merged = 0;
+    if (kind) *kind = HSM_FLAT;
     if (p->op != TC_OP_CONV || p->msk[0] * p->msk[1] * p->msk[2] != 1) return NULL;
     for (int i = 0; i < TC__NSP; i++)
-        if (p->stride[i] != 1 || p->pad_lo[i] != 0 || p->pad_hi[i] != 0) return NULL;
+        if (p->pad_lo[i] != 0 || p->pad_hi[i] != 0 || p->stride[i] < 1) return NULL;
+    if (p->stride[1] == 1 && p->stride[2] == 1 && p->stride[0] == 1) return p;
+    /* strided: along y and x only, each at most 8 (the copy engine's
+     * element strides) */
+    if (p->stride[0] != 1 || p->stride[1] > 8 || p->stride[2] > 8) return NULL;
+    if (kind) *kind = HSM_IMG;
     return p;
 }
 
 /* The layer planned for configuration cfg (r: the run problem): 0 where
  * it does not fit (the slice's weights, the staging tiles and two stages a
  * ring over shared memory; grid and coordinate limits), else 1 with *q */
-static int hsm_plan(const tc__problem *r, int merged, int cfg, hsmq *q) {
+static int hsm_plan(const tc__problem *r, int kind, int cfg, hsmq *q) {
     memset(q, 0, sizeof *q);
     const hsm_cfg_t &c = hsm_cfgs[cfg];
     const int bm = hsm_bm(cfg);
-    const int64_t M = r->N * r->in[0] * r->in[1] * r->in[2];
+    const int merged = kind == HSM_MERGED;
+    /* rows: of x (or xm), or the output's rows (strided) */
+    const int64_t M = kind == HSM_IMG ? r->N * r->out[0] * r->out[1] * r->out[2]
+                                      : r->N * r->in[0] * r->in[1] * r->in[2];
     const int64_t R = r->msk[0] * r->msk[1] * r->msk[2];
     const int64_t Cg = r->C / r->G, Kg = r->K / r->G, CKP = (Cg + HSM_BK - 1) / HSM_BK * HSM_BK;
     /* TMA coordinates (int32): the last tile's rows plus the taps' offsets */
@@ -259,10 +323,29 @@ static int hsm_plan(const tc__problem *r, int merged, int cfg, hsmq *q) {
     q->Cg = (int)Cg; q->Kg = (int)Kg;
     q->CKP = (int)CKP; q->CK = (int)(CKP / HSM_BK);
     q->R = (int)R; q->S = (int)(R * q->CK);
-    q->nk16 = (int)((Cg - (CKP - HSM_BK) + 15) / 16);
     q->toff = (int)toff;
     q->M = (int)M;
     q->ntiles = (int)tc__cu_div_up(M, bm);
+    q->abytes = bm * 128;
+    q->bm = bm;
+    if (kind == HSM_IMG) {
+        /* a tile: TH whole output rows of one image (of N x out0 planes),
+         * its box sx Wo x sy TH input pixels with element strides sx, sy */
+        const int64_t Wo = r->out[2], Ho = r->out[1];
+        if (Wo > bm || r->stride[2] * Wo > 256) return 0;
+        const int64_t TH0 = bm / Wo, TH = TH0 < Ho ? TH0 : Ho;
+        if (r->stride[1] * TH > 256) return 0;
+        const int64_t nhb = tc__cu_div_up(Ho, TH), nimg = r->N * r->out[0];
+        if (nimg * nhb > INT32_MAX / 2 || r->stride[1] * nhb * TH > INT32_MAX / 2) return 0;
+        q->img = 1;
+        q->Wo = (int)Wo;
+        q->Ho = (int)Ho;
+        q->TH = (int)TH;
+        q->nhb = (int)nhb;
+        q->sy = (int)r->stride[1];
+        q->ntiles = (int)(nimg * nhb);
+        q->abytes = (int)(TH * Wo * 128);
+    }
     q->nkb = (int)tc__cu_div_up(Kg, c.bn);
     if ((int64_t)q->nkb * r->G > INT32_MAX / 2) return 0;
     q->nsl = q->nkb * (int)r->G;
@@ -321,14 +404,14 @@ static double hsm_time(const tc__problem *p, const tc__problem *r, const hsmq &q
     const double es = 2.0, bm = hsm_bm(cfg);
     const double xb = (double)q.M * q.C * es;
     const double dram = (xb + (double)tc__y_count(p) * es * (1 + p->has_residual)) / (HSM_BWF * bw);
-    const double l2 = (double)q.ntiles * bm * 128.0 * q.S * q.nsl / (HSM_L2F * bw);
+    const double l2 = (double)q.ntiles * q.abytes * q.S * q.nsl / (HSM_L2F * bw);
     const double blocks = q.nsl * (double)q.pblk;
     const double tiles_sm = ceil((double)q.ntiles / q.pblk) * ceil(blocks / sms);
     double tc = tiles_sm * 2.0 * bm * h.bn * (double)q.CKP * q.R / (HSM_RATE * peak / sms);
     if (h.bn == 64) tc /= 0.8;
     /* an SM's bytes in flight over a latency: its share of the stream */
     const double inflight = 2.0 * q.ns2 * bm * 128.0 * ceil(blocks / sms);
-    const double lat = (double)q.ntiles * bm * 128.0 * q.S * q.nsl / sms / (inflight / HSM_LAT);
+    const double lat = (double)q.ntiles * q.abytes * q.S * q.nsl / sms / (inflight / HSM_LAT);
     double t = dram;
     if (l2 > t) t = l2;
     if (tc > t) t = tc;
@@ -355,12 +438,12 @@ static int hsm_pblk(const hsmq &q) {
 
 /* The configuration: TILECONV_CUDA_HALF_STREAM_CFG, else the one of least
  * modelled time (*t). -1: none fits. */
-static int hsm_choose(const tc__problem *p, const tc__problem *r, int merged, hsmq *q,
+static int hsm_choose(const tc__problem *p, const tc__problem *r, int kind, hsmq *q,
                       double *t = NULL) {
     const char *f = tc__knob_get(TC__KNOB_CUDA_HALF_STREAM_CFG);
     if (f && f[0] >= '0' && f[0] < '0' + HSM_NCFG && !f[1]) {
         const int cfg = f[0] - '0';
-        if (!hsm_plan(r, merged, cfg, q)) return -1;
+        if (!hsm_plan(r, kind, cfg, q)) return -1;
         q->pblk = hsm_pblk(*q);
         if (t) *t = hsm_time(p, r, *q, cfg);
         return cfg;
@@ -369,7 +452,7 @@ static int hsm_choose(const tc__problem *p, const tc__problem *r, int merged, hs
     double bt = 0;
     for (int cfg = 0; cfg < HSM_NCFG; cfg++) {
         hsmq c;
-        if (!hsm_plan(r, merged, cfg, &c)) continue;
+        if (!hsm_plan(r, kind, cfg, &c)) continue;
         c.pblk = hsm_pblk(c);
         const double tm = hsm_time(p, r, c, cfg);
         if (best < 0 || tm < bt) {
@@ -390,7 +473,7 @@ static hs_wmap hsm_map(const tc__problem *p) {
     const tc__problem *r = hsm_run_problem(p, &pm, &merged);
     hs_wmap m;
     memset(&m, 0, sizeof m);
-    m.merged = merged;
+    m.merged = merged == HSM_MERGED;
     m.Cg = (int)(p->C / p->G);
     m.CKP = r ? (int)((r->C / r->G + HSM_BK - 1) / HSM_BK * HSM_BK) : 0;
     m.R = (int)(p->msk[0] * p->msk[1] * p->msk[2]);
@@ -413,20 +496,40 @@ static size_t hsm_wpack_bytes(const tc__problem *p) {
            sizeof(uint16_t);
 }
 
-/* the two tensor maps: 0 on success */
-static int hsm_tensor_maps(const hsmq &q, int cfg, const void *x, const void *wp, hsm_maps *tm) {
+/* the two tensor maps (r: the run problem): 0 on success. A: rows x C
+ * (2D), or for strided layers x itself as C x W x H x (N planes) x 1 read
+ * by boxes of 64 channels x sx Wo x sy TH pixels with element strides
+ * (1, sx, sy, 1, 1): Wo x TH pixels, as cuda.conv.igemm-half-shifted's
+ * phase patches */
+static int hsm_tensor_maps(const hsmq &q, int cfg, const tc__problem *r, const void *x,
+                           const void *wp, hsm_maps *tm) {
     PFN_cuTensorMapEncodeTiled_v12000 enc = ig_tma_encoder();
     if (!enc) return 1;
     const cuuint64_t e = sizeof(uint16_t);
-    const cuuint32_t one[2] = {1, 1};
-    const cuuint64_t xd[2] = {(cuuint64_t)q.C, (cuuint64_t)q.M}, xs[1] = {(cuuint64_t)q.C * e};
+    const cuuint32_t one[5] = {1, 1, 1, 1, 1};
+    if (q.img) {
+        const cuuint64_t C = (cuuint64_t)q.C, W = (cuuint64_t)r->in[2], H = (cuuint64_t)r->in[1];
+        const cuuint64_t NP = (cuuint64_t)(r->N * r->in[0]);
+        const cuuint64_t xd[5] = {C, W, H, NP, 1};
+        const cuuint64_t xs[4] = {C * e, C * e * W, C * e * W * H, C * e * W * H * NP};
+        const cuuint32_t xb[5] = {HSM_BK, (cuuint32_t)(r->stride[2] * q.Wo),
+                                  (cuuint32_t)(r->stride[1] * q.TH), 1, 1};
+        const cuuint32_t xe[5] = {1, (cuuint32_t)r->stride[2], (cuuint32_t)r->stride[1], 1, 1};
+        if (enc(&tm->x, CU_TENSOR_MAP_DATA_TYPE_UINT16, 5, (void *)x, xd, xs, xb, xe,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+            return 1;
+    }
+    const cuuint64_t xd[2] = {(cuuint64_t)q.C, (cuuint64_t)(q.M > 0 ? q.M : 1)},
+                     xs[1] = {(cuuint64_t)q.C * e};
     const cuuint32_t xb[2] = {HSM_BK, (cuuint32_t)hsm_bm(cfg)};
     const cuuint64_t rl = (cuuint64_t)q.R * q.CKP;
     const cuuint64_t wd[2] = {rl, (cuuint64_t)q.K}, ws[1] = {rl * e};
     const cuuint32_t wb[2] = {HSM_BK, (cuuint32_t)hsm_cfgs[cfg].bn};
-    if (enc(&tm->x, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)x, xd, xs, xb, one,
-            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+    if (!q.img && enc(&tm->x, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)x, xd, xs, xb, one,
+                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
         return 1;
     if (enc(&tm->w, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)wp, wd, ws, wb, one,
             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
@@ -438,11 +541,12 @@ static int hsm_tensor_maps(const hsmq &q, int cfg, const void *x, const void *wp
 static tc_status hsm_launch(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p0 = a->p;
     tc__problem pm;
-    int merged = 0;
-    const tc__problem *p = hsm_run_problem(p0, &pm, &merged);
+    int kind = 0;
+    const tc__problem *p = hsm_run_problem(p0, &pm, &kind);
+    const int merged = kind == HSM_MERGED;
     cudaStream_t s = b->s;
     hsmq q;
-    const int cfg = p ? hsm_choose(p0, p, merged, &q) : -1;
+    const int cfg = p ? hsm_choose(p0, p, kind, &q) : -1;
     if (cfg < 0)
         return tc__error(TC_ERR_NOT_APPLICABLE,
                          "cuda.conv.igemm-half-stream: no tile configuration fits this layer");
@@ -497,13 +601,14 @@ static tc_status hsm_launch(const tc__args *a, const tc__cu_bufs *b) {
     if (st == TC_OK) st = hg_epi_operands(a, b, &db, &dr, &own_b, &own_r);
     hsm_maps tm;
     memset(&tm, 0, sizeof tm);
-    if (st == TC_OK && hsm_tensor_maps(q, cfg, dx, wp, &tm))
+    if (st == TC_OK && hsm_tensor_maps(q, cfg, p, dx, wp, &tm))
         st = tc__error(TC_ERR_BACKEND, "cuda.conv.igemm-half-stream: tensor map encoding failed");
     if (st == TC_OK) {
         q.vec8 = !(q.K & 7) && !(q.Kg & 7) && !((uintptr_t)b->y & 15) && !((uintptr_t)dr & 15) &&
                  !((uintptr_t)db & 15);
-        const hsm_kernel k = hsm_tab[cfg][bf];
-        cudaError_t e = hg_smem_limit((const void *)k, hsm_smem_optin(), hsm_attr_set[cfg][bf]);
+        const hsm_kernel k = hsm_tab[cfg][q.img][bf];
+        cudaError_t e =
+            hg_smem_limit((const void *)k, hsm_smem_optin(), hsm_attr_set[cfg][q.img][bf]);
         if (e != cudaSuccess) {
             st = tc__cu_fail(e, "cudaFuncSetAttribute (cuda.conv.igemm-half-stream)", __FILE__,
                              __LINE__);
@@ -528,7 +633,7 @@ static int hsm_applicable(const tc__problem *p, const tc__env *e, char *why, siz
     (void)e;
     const char *no = NULL;
     tc__problem pm;
-    int merged = 0;
+    int kind = 0;
     const tc__problem *r = NULL;
     if (p->op != TC_OP_CONV) no = "convolution layers only";
     else if (p->dtype != TC_FLOAT16 && p->dtype != TC_BFLOAT16) no = "float16 and bfloat16 only";
@@ -536,13 +641,13 @@ static int hsm_applicable(const tc__problem *p, const tc__env *e, char *why, siz
         no = "channels-last layers only (NLC, NHWC, NDHWC)";
     else if (p->mode != TC_MODE_CONSTANT || p->cval != 0) no = "zero padding only";
     else if (p->out[0] < 1 || p->out[1] < 1 || p->out[2] < 1) no = "an empty output";
-    else if (!(r = hsm_run_problem(p, &pm, &merged)))
-        no = "short-reduction layers only: 1x1 at stride 1 without padding, or a 2D layer of one "
-             "group and dilation 1 whose row stride x mask width x C is at most 64 (merged: "
-             "conv1's 7x7/2 with C = 3)";
-    else if (!merged && p->C % 8)
+    else if (!(r = hsm_run_problem(p, &pm, &kind)))
+        no = "short-reduction layers only: 1x1 without padding (strides up to 8 along y and x, 1 "
+             "along depth), or a 2D layer of one group and dilation 1 whose row stride x mask "
+             "width x C is at most 64 (merged: conv1's 7x7/2 with C = 3)";
+    else if (kind != HSM_MERGED && p->C % 8)
         no = "C a multiple of 8 (the copy engine's 16-byte rows)";
-    else if (!merged && p->G != 1 && (p->C / p->G) % HSM_BK)
+    else if (kind != HSM_MERGED && p->G != 1 && (p->C / p->G) % HSM_BK)
         no = "one group, or C/G a multiple of 64 (a 64-channel box must not cross groups)";
     if (!no) {
         const int64_t lim = INT32_MAX / 2;
@@ -550,9 +655,13 @@ static int hsm_applicable(const tc__problem *p, const tc__env *e, char *why, siz
         if (p->C > lim || p->K > lim || p->N > lim || tc__cu_axis_reach(p) > (1 << 28) ||
             tc__x_count(r) > INT64_MAX / 4 || r->N * r->in[0] * r->in[1] * r->in[2] > lim)
             no = "sizes beyond the kernel's 32-bit row and copy coordinates";
-        else if (hsm_choose(p, r, merged, &q) < 0)
-            no = "the slice's resident weights (taps x channels x 64 or 128 output channels), "
-                 "the staging tiles and two stages a ring exceed shared memory";
+        else if (hsm_choose(p, r, kind, &q) < 0)
+            no = kind == HSM_IMG
+                     ? "strided 1x1: an output row wider than a 128-row tile, or the slice's "
+                       "resident weights (channels x 64 or 128 output channels), the staging "
+                       "tiles and two stages a ring exceed shared memory"
+                     : "the slice's resident weights (taps x channels x 64 or 128 output "
+                       "channels), the staging tiles and two stages a ring exceed shared memory";
         else if (!ig_wgmma_ok()) no = "needs Hopper's wgmma (the sm_90a image on an sm_90 device)";
         else if (!ig_tma_encoder()) no = "needs the driver's cuTensorMapEncodeTiled";
     }
@@ -572,11 +681,11 @@ static double hsm_estimate(const tc__problem *p, const tc__env *e) {
     const char *f = tc__knob_get(TC__KNOB_CUDA_HALF_STREAM_AUTO);
     if (!(f && f[0] == '1' && !f[1])) return 1e30;
     tc__problem pm;
-    int merged = 0;
-    const tc__problem *r = hsm_run_problem(p, &pm, &merged);
+    int kind = 0;
+    const tc__problem *r = hsm_run_problem(p, &pm, &kind);
     hsmq q;
     double t = 1e30;
-    if (!r || hsm_choose(p, r, merged, &q, &t) < 0) return 1e30;
+    if (!r || hsm_choose(p, r, kind, &q, &t) < 0) return 1e30;
     return t;
 }
 
@@ -617,12 +726,14 @@ static size_t hsm_device_ws(const tc__problem *p, const tc__env *e, const void *
  * memory: a layer's depends on its weights) */
 void hsm_report(tc__cu_report *r) {
     for (int cfg = 0; cfg < HSM_NCFG; cfg++)
-        for (int bf = 0; bf < 2; bf++) {
-            char name[96];
-            snprintf(name, sizeof name, "cuda.conv.igemm-half-stream %dx%d %s", hsm_bm(cfg),
-                     hsm_cfgs[cfg].bn, bf ? "bf16" : "f16");
-            tc__cu_report_kernel(r, name, (const void *)hsm_tab[cfg][bf], HSM_THREADS, 0);
-        }
+        for (int img = 0; img < 2; img++)
+            for (int bf = 0; bf < 2; bf++) {
+                char name[96];
+                snprintf(name, sizeof name, "cuda.conv.igemm-half-stream %dx%d%s %s", hsm_bm(cfg),
+                         hsm_cfgs[cfg].bn, img ? " strided" : "", bf ? "bf16" : "f16");
+                tc__cu_report_kernel(r, name, (const void *)hsm_tab[cfg][img][bf], HSM_THREADS,
+                                     0);
+            }
 }
 
 } // namespace
@@ -631,7 +742,7 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half_stream) = {
     .name = "cuda.conv.igemm-half-stream",
     .backend = TC_BACKEND_CUDA,
     .ops = TC_OP_CONV,
-    .summary = "short-reduction conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last: 1x1 layers at stride 1 without padding (C a multiple of 8; one group, or C/G a multiple of 64) and few-channel 2D layers merged first (conv1: 7x7/2, C = 3), as one GEMM over the flattened rows with the taps as row offsets; persistent blocks, each holding its 64 or 128 output channels' packed weights in shared memory for the whole call, a producer warp streaming the input rows by TMA into two rings, two consumer warpgroups taking alternate tiles (one's epilogue beside the other's wgmmas); cuda.conv.igemm-half's fused epilogue. By name only (TILECONV_CUDA_HALF_STREAM_AUTO=1 lets the planner weigh its model).",
+    .summary = "short-reduction conv layers in float16 / bfloat16 on Hopper's tensor cores (wgmma m64nNk16, fp32 accumulation), channels-last: 1x1 layers without padding (C a multiple of 8; one group, or C/G a multiple of 64) and few-channel 2D layers merged first (conv1: 7x7/2, C = 3), as one GEMM over the flattened rows with the taps as row offsets (strided 1x1 layers: tiles of whole output rows, the input pixels read by element-strided TMA boxes); persistent blocks, each holding its 64 or 128 output channels' packed weights in shared memory for the whole call, a producer warp streaming the input rows by TMA into two rings, two consumer warpgroups taking alternate tiles (one's epilogue beside the other's wgmmas); cuda.conv.igemm-half's fused epilogue. By name only (TILECONV_CUDA_HALF_STREAM_AUTO=1 lets the planner weigh its model).",
     .available = hsm_available,
     .applicable = hsm_applicable,
     .estimate = hsm_estimate,
