@@ -160,15 +160,21 @@ __global__ void __launch_bounds__(HSM_THREADS, 1)
                 const int m0 = tile * BM;
                 const int ni = IMG ? tile / q.nhb : 0, hb = tile - ni * q.nhb;
                 for (int s = 0, cc = 0, t = 0; s < S; s++) {
-                    const int st = base + slot;
+                    const int st = base + slot, row = m0 + t * q.toff;
                     ig_mbar_wait(empty + st, ph ^ 1u);
-                    ig_mbar_expect(full + st, (unsigned)q.abytes);
-                    if (IMG) /* TH rows of Wo outputs: every sx-th pixel of every sy-th row */
+                    if (IMG) { /* TH rows of Wo outputs: every sx-th pixel of every sy-th row */
+                        ig_mbar_expect(full + st, (unsigned)q.abytes);
                         ig_tma5(ring + (size_t)st * AS, &tm.x, cx + cc * HSM_BK, 0,
                                 hb * q.TH * q.sy, ni, 0, full + st);
-                    else
-                        ig_tma2(ring + (size_t)st * AS, &tm.x, cx + cc * HSM_BK,
-                                m0 + t * q.toff, full + st);
+                    } else if (row < q.M) {
+                        ig_mbar_expect(full + st, (unsigned)q.abytes);
+                        ig_tma2(ring + (size_t)st * AS, &tm.x, cx + cc * HSM_BK, row, full + st);
+                    } else {
+                        /* a box wholly past the rows (a merged tap of the
+                         * last tile): every row it feeds is dropped, the
+                         * stage is released as it is */
+                        ig_mbar_arrive(full + st);
+                    }
                     if (++slot == ns2) slot = 0, ph ^= 1u;
                     if (++t == R) t = 0, ++cc;
                 }
