@@ -644,12 +644,13 @@ static double h_estimate(const tc__problem *p, const tc__env *e) {
      * H100 (float16, bench/gpu_bench.cu "half" rows, 2996 GB/s copy):
      * 8192^2 k3 0.140 ms constant (this model: 0.123), 0.150-0.211 in the
      * other modes; 8191^2 (rows not 16-byte aligned) 0.376; 512^3 k3 the
-     * plane ring 0.817 ms constant (model 0.246), 0.925-2.435 in the other
-     * modes; the staged float32 path 0.689 and 1.392 ms. Those factors
-     * scale the model, so that the staged path takes 3D in the modes where
-     * it is faster. */
+     * plane ring 0.338 ms constant (model 0.246), nearest 0.855, reflect,
+     * mirror and wrap 1.07-1.12 (the x edge chunks' element loads, every
+     * block of a 512-wide ring being an edge block); the staged float32
+     * path 0.689 and 1.378 ms. Those factors scale the model, so that the
+     * staged path would take a case where it is faster. */
     double f = 1.0;
-    if (buckets[b].R > 1) f = p->mode == TC_MODE_CONSTANT ? 3.3 : p->mode == TC_MODE_NEAREST ? 3.8 : 9.5;
+    if (buckets[b].R > 1) f = p->mode == TC_MODE_CONSTANT ? 1.4 : p->mode == TC_MODE_NEAREST ? 3.5 : 4.5;
     else if (p->mode != TC_MODE_CONSTANT && p->mode != TC_MODE_NEAREST) f = 1.6;
     if (p->in[2] % 8) f *= 2.7;
     const double tm = f * 1.1 * bytes / (0.8 * d->bandwidth);
