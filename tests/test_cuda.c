@@ -22,7 +22,8 @@
  * Environment: TILECONV_TEST_SEED, TILECONV_TEST_QUICK (small table, for the
  * sanitizers), TILECONV_TEST_VERBOSE (see harness.h), TILECONV_TEST_CUDA_CONV_ONLY=1
  * (the conv-layer cases only), TILECONV_TEST_CUDA_GEMM_ONLY=1 (the GEMM cases
- * only), TILECONV_TEST_CUDA_FILTER_ONLY=1 (the API and filter cases only),
+ * only), TILECONV_TEST_CUDA_FILTER_ONLY=1 (the API and filter cases only; =half:
+ * the float16 / bfloat16 filter cases only),
  * TILECONV_TEST_CUDA_CONV_SOLVER=name (the conv
  * cases of that solver only), TILECONV_TEST_GATE_S (seconds the stream is held
  * for the enqueue check, default 5); TILECONV_CUDA_CHUNK_BYTES is set
@@ -3214,6 +3215,17 @@ int main(int argc, char **argv) {
         return th_finish();
     }
     run_gpu_api_checks();
+    /* TILECONV_TEST_CUDA_FILTER_ONLY=half: the float16 / bfloat16 filter
+     * cases alone (staged and native) */
+    {
+        const char *fo = tc__knob_get(TC__KNOB_TEST_CUDA_FILTER_ONLY);
+        if (fo && !strcmp(fo, "half")) {
+            run_filter_half_all();
+            run_filter_half_native_all();
+            printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
+            return th_finish();
+        }
+    }
     /* float32, then float64: every case and mode on host pointers (quick:
      * one mode in two), one mode of each on device pointers (float32 mode
      * ci % 5, float64 (ci + 2) % 5) */
