@@ -616,6 +616,12 @@ int main(int argc, char **argv) {
             bench_filter_half("3D 256^3 k3 ring-ry2", 3, s256, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 20);
             unsetenv("TILECONV_CUDA_HALF_RING_RY");
             bench_filter_half("3D 256^3 k3", 3, s256, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 20);
+            /* two input planes ahead */
+            setenv("TILECONV_CUDA_HALF_RING_AHEAD", "2", 1);
+            bench_filter_half("3D 512^3 k3 ring-ahead2", 3, s3, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 10);
+            bench_filter_half("3D 512^3 k3 ring-ahead2", 3, s3, m3, C0, TC_BFLOAT16, "cuda.filter.direct-half", 10);
+            bench_filter_half("3D 256^3 k3 ring-ahead2", 3, s256, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 20);
+            unsetenv("TILECONV_CUDA_HALF_RING_AHEAD");
         }
     }
     /* 1D 2^26 */

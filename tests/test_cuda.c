@@ -2058,6 +2058,13 @@ static void run_filter_half_native_all(void) {
         if (fcases[ci].nsp == 3 && !(th_g.quick && ci % 3))
             for (int mi = 0; mi < 5; mi += 2) run_filter_half_native(&fcases[ci], ci, mi, TC_FLOAT16, 1);
     unsetenv("TILECONV_CUDA_HALF_RING_RY");
+    /* and two input planes ahead (TILECONV_CUDA_HALF_RING_AHEAD=2): chunks
+     * of one plane (the look-ahead past the chunk's end) to many, bfloat16 */
+    setenv("TILECONV_CUDA_HALF_RING_AHEAD", "2", 1);
+    for (int ci = 0; ci < NFC; ci++)
+        if (fcases[ci].nsp == 3 && !(th_g.quick && ci % 3))
+            for (int mi = 1; mi < 5; mi += 2) run_filter_half_native(&fcases[ci], ci, mi, TC_BFLOAT16, 1);
+    unsetenv("TILECONV_CUDA_HALF_RING_AHEAD");
 }
 
 /* float16 GEMM (cuda.gemm.simt, cuda.gemm.wgmma-tf32: A, B and C staged to float32

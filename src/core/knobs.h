@@ -72,6 +72,9 @@
     X(CUDA_HALF_RING_RY, "TILECONV_CUDA_HALF_RING_RY", NULL, "4", "cuda",                     \
       "2: cuda.filter.direct-half's 3D plane ring at 2 output rows a thread, 3 blocks an SM "   \
       "(tuning)")                                                                               \
+    X(CUDA_HALF_RING_AHEAD, "TILECONV_CUDA_HALF_RING_AHEAD", NULL, "1", "cuda",               \
+      "2: cuda.filter.direct-half's 3D plane ring loads two input planes ahead, R + 2 "        \
+      "shared slots (tuning)")                                                                  \
     X(CUDA_SEPARABLE_FUSED, "TILECONV_CUDA_SEPARABLE_FUSED", NULL, "0", "cuda",               \
       "cuda.filter.separable: 0 one pass per axis; 1 x + y (+ z) fused; 2 x + y fused then a " \
       "z pass; 3 x + y + z with the register z window (float32 3D, masks <= 17; else as 1) "  \

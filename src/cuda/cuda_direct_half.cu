@@ -116,8 +116,10 @@ template <int N> __device__ __forceinline__ void cp_wait() {
 }
 
 /* Tile geometry of a bucket (R, S, T); RYF: output rows a thread of the 3D
- * ring (4, or 2 where TILECONV_CUDA_HALF_RING_RY=2 asks: tuning) */
-template <int R, int S, int T, int RYF = 4> struct cfg {
+ * ring (4, or 2 where TILECONV_CUDA_HALF_RING_RY=2 asks: tuning); AH: input
+ * planes the 3D ring loads ahead (1, or 2 where
+ * TILECONV_CUDA_HALF_RING_AHEAD=2 asks: tuning) */
+template <int R, int S, int T, int RYF = 4, int AH = 1> struct cfg {
     static constexpr bool ROW = R == 1 && S == 1; /* 1-row masks: 1D tiles */
     static constexpr int TX = ROW ? 256 : 32, BY = ROW ? 1 : 8, RY = ROW ? 1 : R > 1 ? RYF : 4;
     static constexpr int NT = TX * BY;
@@ -128,7 +130,7 @@ template <int R, int S, int T, int RYF = 4> struct cfg {
     static constexpr int NQ = TX + (T + 13) / 8;
     static constexpr int SP = 8 * NQ; /* row pitch, elements */
     static constexpr int SLOT = ROWS * SP;
-    static constexpr int NSL = R == 1 ? 3 : R + 1;
+    static constexpr int NSL = R == 1 ? 3 : R + AH;
     static constexpr size_t SMEM = (size_t)NSL * SLOT * sizeof(u16);
 };
 
@@ -365,11 +367,11 @@ __global__ void __launch_bounds__(cfg<1, S, T>::NT, 3)
 /* R > 1: an xy tile (blockIdx.x, y) walks output planes z0 .. z0 + zc - 1
  * of a batch item (blockIdx.z: item x chunk) with a ring of R + 1 input
  * plane windows, one plane loaded ahead. */
-template <bool BF, int R, int S, int T, int RYF>
-__global__ void __launch_bounds__(cfg<R, S, T, RYF>::NT, RYF == 2 ? 3 : 2)
+template <bool BF, int R, int S, int T, int RYF, int AH>
+__global__ void __launch_bounds__(cfg<R, S, T, RYF, AH>::NT, RYF == 2 ? 3 : 2)
     k_ring(const u16 *__restrict__ x, u16 *__restrict__ y, const __grid_constant__ wts<R * S * T> m,
            const hgeom g, int64_t gy0, int64_t gz0) {
-    typedef cfg<R, S, T, RYF> C;
+    typedef cfg<R, S, T, RYF, AH> C;
     extern __shared__ uint4 smem4[];
     u16 *sm = reinterpret_cast<u16 *>(smem4);
     const int tid = threadIdx.y * C::TX + threadIdx.x;
@@ -380,21 +382,27 @@ __global__ void __launch_bounds__(cfg<R, S, T, RYF>::NT, RYF == 2 ? 3 : 2)
     const u16 *xn = x + n * g.D * g.H * g.W;
     u16 *yn = y + n * g.P * g.Q * g.O;
     const int64_t iy0 = yt * C::TH - g.pad1, xa = xt * C::TW - g.A;
+    /* the first output plane's R input planes, and (AH 2) the next one's
+     * last; one commit group a plane */
 #pragma unroll
-    for (int r = 0; r < R; r++) {
-        issue_window<C::ROWS, C::NQ, C::NT>(sm + r * C::SLOT, xn, g, z0 - g.pad0 + r, iy0, xa, tid);
+    for (int r = 0; r < R + AH - 1; r++) {
+        if (r < R || r - R + 1 < nz)
+            issue_window<C::ROWS, C::NQ, C::NT>(sm + r * C::SLOT, xn, g, z0 - g.pad0 + r, iy0, xa, tid);
         cp_commit();
     }
     int base = 0; /* slot of plane r = 0 */
     for (int64_t q = 0; q < nz; q++) {
-        if (q + 1 < nz) {
-            int sn = base + R;
+        /* output plane q + AH's last input plane, into the slot that output
+         * plane q - 1's first plane left (free since the barrier closing
+         * iteration q - 1) */
+        if (q + AH < nz) {
+            int sn = base + R + AH - 1;
             if (sn >= C::NSL) sn -= C::NSL;
-            issue_window<C::ROWS, C::NQ, C::NT>(sm + sn * C::SLOT, xn, g, z0 + q + R - g.pad0, iy0,
-                                                xa, tid);
+            issue_window<C::ROWS, C::NQ, C::NT>(sm + sn * C::SLOT, xn, g, z0 + q + R + AH - 1 - g.pad0,
+                                                iy0, xa, tid);
         }
         cp_commit();
-        cp_wait<1>();
+        cp_wait<AH>(); /* every group but the AH newest: this plane's R windows */
         __syncthreads();
         const u16 *pl[R];
 #pragma unroll
@@ -487,16 +495,16 @@ template <bool BF, int R, int S, int T> static wts<R * S * T> m_of(const tc__cu_
 
 template <bool BF, int R, int S, int T> static const void *kernel_of() {
     if constexpr (R == 1) return (const void *)k_tiles<BF, S, T>;
-    else return (const void *)k_ring<BF, R, S, T, 4>;
+    else return (const void *)k_ring<BF, R, S, T, 4, 1>;
 }
 
 /* The 3D ring at RYF rows a thread (a tuning form: TILECONV_CUDA_HALF_RING_RY=2),
  * about two waves of blocks as below */
-template <bool BF, int R, int S, int T, int RYF>
+template <bool BF, int R, int S, int T, int RYF, int AH>
 static tc_status launch_ring(hgeom g, int sms, const tc__cu_bufs *b) {
-    typedef cfg<R, S, T, RYF> C;
+    typedef cfg<R, S, T, RYF, AH> C;
     static int attr_done = 0, occ_cache = 0;
-    const void *kp = (const void *)k_ring<BF, R, S, T, RYF>;
+    const void *kp = (const void *)k_ring<BF, R, S, T, RYF, AH>;
     tc_status st = smem_attr(kp, C::SMEM, &attr_done);
     if (st) return st;
     const int64_t slots = (int64_t)occupancy(kp, C::NT, C::SMEM, &occ_cache) * sms;
@@ -509,7 +517,7 @@ static tc_status launch_ring(hgeom g, int sms, const tc__cu_bufs *b) {
     g.nzc = (g.P + g.zc - 1) / g.zc;
     const int64_t gzn = g.N * g.nzc;
     TC__CU_FOR_GRID(gy, gzn, {
-        k_ring<BF, R, S, T, RYF><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
+        k_ring<BF, R, S, T, RYF, AH><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
             (const u16 *)b->x, (u16 *)b->y, m_of<BF, R, S, T>(b), g, gy0, gz0);
         TC_CU_LAUNCH("cuda.filter.direct-half");
     })
@@ -540,7 +548,9 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
         TC_CU_LAUNCH("cuda.filter.direct-half");
     } else {
         const char *ry = tc__knob_get(TC__KNOB_CUDA_HALF_RING_RY);
-        if (ry && ry[0] == '2' && !ry[1]) return launch_ring<BF, R, S, T, 2>(g, sms, b);
+        if (ry && ry[0] == '2' && !ry[1]) return launch_ring<BF, R, S, T, 2, 1>(g, sms, b);
+        const char *ah = tc__knob_get(TC__KNOB_CUDA_HALF_RING_AHEAD);
+        if (ah && ah[0] == '2' && !ah[1]) return launch_ring<BF, R, S, T, 4, 2>(g, sms, b);
         /* about two waves of blocks, each streaming zc planes */
         const int64_t xy = gx * gy * g.N;
         int64_t nch = (2 * slots + xy - 1) / xy;
@@ -550,7 +560,7 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
         g.nzc = (g.P + g.zc - 1) / g.zc;
         const int64_t gzn = g.N * g.nzc;
         TC__CU_FOR_GRID(gy, gzn, {
-            k_ring<BF, R, S, T, 4><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
+            k_ring<BF, R, S, T, 4, 1><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
                 (const u16 *)b->x, (u16 *)b->y, m, g, gy0, gz0);
             TC_CU_LAUNCH("cuda.filter.direct-half");
         })
