@@ -47,6 +47,20 @@
 
 #include <math.h>
 
+/* TC_HS_TRACE=1 (bench/hs_trace.sh builds this object so, beside a default
+ * libtileconv.a; no CMake build does): k_hs_conv records per block where
+ * its warps wait (igemm_half_shifted_trace.h). HS_TR(...) keeps those
+ * statements out of every other build. */
+#ifndef TC_HS_TRACE
+#define TC_HS_TRACE 0
+#endif
+#if TC_HS_TRACE
+#include "cuda/conv/igemm_half_shifted_trace.h"
+#define HS_TR(...) __VA_ARGS__
+#else
+#define HS_TR(...)
+#endif
+
 extern "C" const tc__solver tc__solver_cuda_conv_igemm_half; /* its estimate */
 
 namespace {
@@ -63,11 +77,32 @@ struct hsp {
     int bar_off; /* bytes from the aligned base to the barriers: past the
                     stages, the patches and the epilogue's fp32 tile */
     int act, has_bias, has_res, vec8;
+    HS_TR(tc_hs_trace_block *trace;) /* the trace's records (NULL: none) */
 };
 /* the input (5D: C, in2, in1, in0, N) and the packed weights (2D) */
 struct hs_maps {
     CUtensorMap x, w;
 };
+
+#if TC_HS_TRACE && IG_WGMMA
+/* the SM's cycle counter (64 and 32 bits) and the SM's id; the "memory"
+ * clobber keeps them in place among the waits' asm */
+__device__ __forceinline__ unsigned long long hs_clk64() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(t)::"memory");
+    return t;
+}
+__device__ __forceinline__ unsigned hs_clk() {
+    unsigned t;
+    asm volatile("mov.u32 %0, %%clock;\n" : "=r"(t)::"memory");
+    return t;
+}
+__device__ __forceinline__ unsigned hs_smid() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(r));
+    return r;
+}
+#endif
 
 /* NWG consumer warpgroups, each MTW row tiles of 64 positions and all BN
  * channels (wgmma m64nBNk16 with both operands in shared memory), and one
@@ -77,6 +112,9 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     k_hs_conv(const uint16_t *__restrict__ bias, const uint16_t *res, uint16_t *y, const hsp q,
               const __grid_constant__ hs_maps tm) {
 #if IG_WGMMA
+    HS_TR(const unsigned long long tr_t0 = hs_clk64();
+          tc_hs_trace_block *const tb =
+              q.trace ? q.trace + (blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)) : NULL;)
     constexpr int NC = NWG * 128;      /* consumer threads */
     constexpr int BM = 64 * NWG * MTW; /* positions a block */
     constexpr int WS = BN * 128;       /* bytes of a weight stage */
@@ -92,6 +130,15 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     const int oz = u % q.out0, n = u / q.out0;
     const int oy0 = rb * q.TH;
     const int R = q.R, nsteps = q.CK * R;
+    HS_TR(if (tb && !(tid & 31)) {
+              if (tid < NC) tb->w[tid >> 5].start = tr_t0;
+              else tb->pstart = tr_t0;
+          }
+          if (tb && tid == 0) {
+              tb->gstart = ig_globaltimer();
+              tb->smid = hs_smid();
+              tb->nwarps = NC / 32;
+          })
     /* the taps' offsets in patch pixels */
     for (int t = tid; t < R; t += NC + 32) {
         const int r2 = t % q.m2, v = t / q.m2, r1 = v % q.m1, r0 = v / q.m1;
@@ -112,6 +159,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     }
     ig_proxy_fence();
     __syncthreads();
+    HS_TR(if (tb && tid < NC && !(tid & 31)) tb->w[tid >> 5].sync = hs_clk64();)
     if (tid >= NC) { /* the producer warp: one lane issues every copy */
         if (tid == NC) {
             /* step s: weight slot s % NST of phase (s / NST) & 1, chunk cc =
@@ -120,8 +168,13 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
             int slot = 0, cc = 0, t = 0;
             unsigned ph = 0;
             const int wrow = g * q.Kg + k0, cx = g * q.Cg;
+            HS_TR(unsigned tr_empty = 0;)
             for (int s = 0; s < nsteps; s++) {
-                if (s >= NST) ig_mbar_wait(empty + slot, ph ^ 1u);
+                if (s >= NST) {
+                    HS_TR(const unsigned c0 = hs_clk();)
+                    ig_mbar_wait(empty + slot, ph ^ 1u);
+                    HS_TR(tr_empty += hs_clk() - c0;)
+                }
                 ig_mbar_expect(full + slot,
                                (unsigned)WS + (t == 0 ? (unsigned)(q.nph * q.NPIX) * 128u : 0u));
                 ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * HS_BK, wrow, full + slot);
@@ -137,10 +190,16 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
                 if (++slot == NST) slot = 0, ph ^= 1u;
                 if (++t == R) t = 0, ++cc;
             }
+            HS_TR(if (tb) {
+                tb->pend = hs_clk64();
+                tb->empty = tr_empty;
+            })
         }
         return;
     }
     const int wg = tid >> 7, lane = tid & 31;
+    HS_TR(tc_hs_trace_warp *const tw = tb && lane == 0 ? tb->w + (tid >> 5) : NULL;
+          unsigned tr_full = 0, tr_wg = 0;)
     float acc[MTW][BN / 2];
 #pragma unroll
     for (int i = 0; i < MTW; i++)
@@ -159,7 +218,11 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     int slot = 0, cc = 0, t = 0, pslot = 0;
     unsigned ph = 0;
     for (int s = 0; s < nsteps; s++) {
+        HS_TR(const unsigned c0 = hs_clk();)
         ig_mbar_wait(full + slot, ph);
+        HS_TR(if (s == 0) {
+            if (tw) tw->first = hs_clk64();
+        } else tr_full += hs_clk() - c0;)
         const unsigned w0 = dw0 + (unsigned)(slot * (WS / 16));
         const unsigned p0 = dp0 + (unsigned)((cc & (q.nbuf - 1)) * (q.nph * q.NPIXA * 8) + toff[t] * 8);
         ig_wg_fence();
@@ -170,7 +233,9 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
                 hg_mma<BN, BF>(acc[mt], DHI | (uint64_t)(p0 + (unsigned)(mt * 512 + 2 * k16)),
                                DHI | (uint64_t)(w0 + (unsigned)(2 * k16)));
         ig_wg_commit();
+        HS_TR(const unsigned c1 = hs_clk();)
         ig_wg_wait<1>();
+        HS_TR(tr_wg += hs_clk() - c1;)
         /* the previous step's wgmmas are done: its weight slot is free (and,
          * after a chunk's last tap, its patch buffer: the host keeps
          * NST <= R + 1, so the producer refills that buffer only after) */
@@ -179,11 +244,19 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
         if (++slot == NST) slot = 0, ph ^= 1u;
         if (++t == R) t = 0, ++cc;
     }
+    HS_TR(const unsigned c2 = hs_clk();)
     ig_wg_wait<0>();
+    HS_TR(tr_wg += hs_clk() - c2;
+          if (tw) {
+              tw->loop = hs_clk64();
+              tw->full = tr_full;
+              tw->wgmma = tr_wg;
+          })
     /* every consumer's wgmmas done and every copy landed (each step's full
      * barrier was waited for): the stages become the output tile. The
      * producer warp has left: the consumers meet at named barrier 1. */
     asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+    HS_TR(if (tw) tw->epibar = hs_clk64();)
     float *cs = (float *)smem;
 #pragma unroll
     for (int mt = 0; mt < MTW; mt++) hg_acc_to_smem<BN>(acc[mt], cs, (wg * MTW + mt) * 64);
@@ -193,6 +266,10 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
         if (r >= q.TH || oy0 + r >= q.out1 || c >= q.out2) return -1;
         return (((int64_t)n * q.out0 + oz) * q.out1 + oy0 + r) * q.out2 + c;
     });
+    HS_TR(if (tw) {
+        tw->end = hs_clk64();
+        tw->gend = ig_globaltimer();
+    })
 #endif
 }
 
@@ -450,6 +527,37 @@ static int hs_tensor_maps(const hsp &q, int cfg, int64_t N, const void *x, const
     return 0;
 }
 
+#if TC_HS_TRACE
+/* the armed trace (tc_hs_trace_arm) and its last launch */
+static tc_hs_trace_block *hs_tr_buf;
+static size_t hs_tr_bytes;
+static tc_hs_trace_info hs_tr_info;
+/* a launch of kernel k in configuration cfg: its records go to the buffer
+ * where the grid fits it */
+static void hs_trace_launch(hsp *q, int cfg, dim3 grid, int smem, const void *k) {
+    if (!hs_tr_buf) return;
+    const long long nb = (long long)grid.x * grid.y * grid.z;
+    if ((size_t)nb * sizeof(tc_hs_trace_block) > hs_tr_bytes) {
+        hs_tr_info.untraced++;
+        return;
+    }
+    q->trace = hs_tr_buf;
+    tc_hs_trace_info &i = hs_tr_info;
+    i.launches++;
+    i.blocks = (int)nb;
+    i.grid[0] = (int)grid.x, i.grid[1] = (int)grid.y, i.grid[2] = (int)grid.z;
+    i.threads = hs_threads(cfg);
+    i.smem = smem;
+    i.cfg = cfg;
+    i.nwg = hs_cfgs[cfg].nwg, i.mtw = hs_cfgs[cfg].mtw, i.bm = hs_bm(cfg), i.bn = hs_cfgs[cfg].bn;
+    i.nst = q->nst, i.nsteps = q->CK * q->R, i.R = q->R, i.CK = q->CK;
+    int fit = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, k, i.threads, (size_t)smem) != cudaSuccess)
+        fit = -1;
+    i.fit = fit;
+}
+#endif
+
 static tc_status hs_launch(const tc__args *a, const tc__cu_bufs *b) {
     const tc__problem *p0 = a->p;
     tc__problem pm;
@@ -526,6 +634,7 @@ static tc_status hs_launch(const tc__args *a, const tc__cu_bufs *b) {
         } else {
             const dim3 grid((unsigned)(p->N * q.out0 * q.nrb),
                             (unsigned)tc__cu_div_up(q.Kg, hs_cfgs[cfg].bn), (unsigned)p->G);
+            HS_TR(hs_trace_launch(&q, cfg, grid, (int)hs_smem(q, cfg), (const void *)k);)
             k<<<grid, hs_threads(cfg), hs_smem(q, cfg), s>>>(
                 (const uint16_t *)db, (const uint16_t *)dr, (uint16_t *)b->y, q, tm);
             e = cudaGetLastError();
@@ -660,6 +769,19 @@ void hs_report(tc__cu_report *r) {
 }
 
 } // namespace
+
+#if TC_HS_TRACE
+extern "C" int tc_hs_trace_arm(void *dev_buffer, size_t bytes) {
+    hs_tr_buf = (tc_hs_trace_block *)dev_buffer;
+    hs_tr_bytes = dev_buffer ? bytes : 0;
+    memset(&hs_tr_info, 0, sizeof hs_tr_info);
+    return 0;
+}
+extern "C" int tc_hs_trace_get(tc_hs_trace_info *info) {
+    if (info) *info = hs_tr_info;
+    return hs_tr_info.launches > 0 ? 0 : 1;
+}
+#endif
 
 TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half_shifted) = {
     .name = "cuda.conv.igemm-half-shifted",
