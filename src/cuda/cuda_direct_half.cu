@@ -498,8 +498,8 @@ template <bool BF, int R, int S, int T> static const void *kernel_of() {
     else return (const void *)k_ring<BF, R, S, T, 4, 1>;
 }
 
-/* The 3D ring at RYF rows a thread (a tuning form: TILECONV_CUDA_HALF_RING_RY=2),
- * about two waves of blocks as below */
+/* The 3D ring (RYF rows a thread, AH planes ahead): about two waves of
+ * blocks, each streaming zc output planes */
 template <bool BF, int R, int S, int T, int RYF, int AH>
 static tc_status launch_ring(hgeom g, int sms, const tc__cu_bufs *b) {
     typedef cfg<R, S, T, RYF, AH> C;
@@ -516,9 +516,10 @@ static tc_status launch_ring(hgeom g, int sms, const tc__cu_bufs *b) {
     g.zc = (g.P + nch - 1) / nch;
     g.nzc = (g.P + g.zc - 1) / g.zc;
     const int64_t gzn = g.N * g.nzc;
+    const wts<R * S * T> m = m_of<BF, R, S, T>(b);
     TC__CU_FOR_GRID(gy, gzn, {
         k_ring<BF, R, S, T, RYF, AH><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
-            (const u16 *)b->x, (u16 *)b->y, m_of<BF, R, S, T>(b), g, gy0, gz0);
+            (const u16 *)b->x, (u16 *)b->y, m, g, gy0, gz0);
         TC_CU_LAUNCH("cuda.filter.direct-half");
     })
     return TC_OK;
@@ -526,46 +527,30 @@ static tc_status launch_ring(hgeom g, int sms, const tc__cu_bufs *b) {
 
 template <bool BF, int R, int S, int T>
 static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
-    typedef cfg<R, S, T> C;
-    const tc__problem *p = a->p;
-    static int attr_done = 0, occ_cache = 0;
-    wts<R * S * T> m;
-    const u16 *hm = (const u16 *)b->hw; /* the 16-bit mask, host */
-    for (int i = 0; i < R * S * T; i++) m.w[i] = BF ? tc__bf16_to_f32(hm[i]) : tc__f16_to_f32(hm[i]);
-    hgeom g = make_geom(p, b);
+    const hgeom g = make_geom(a->p, b);
     const tc__cu_device *d = tc__cu_dev();
     const int sms = d ? d->sms : 132;
-    const void *kp = kernel_of<BF, R, S, T>();
-    tc_status st = smem_attr(kp, C::SMEM, &attr_done);
-    if (st) return st;
-    const int64_t slots = (int64_t)occupancy(kp, C::NT, C::SMEM, &occ_cache) * sms;
-    const int64_t gx = tc__cu_div_up(g.O, C::TW), gy = tc__cu_div_up(g.Q, C::TH);
     if constexpr (R == 1) {
-        const int64_t nt = gx * gy * g.N * g.P;
+        typedef cfg<R, S, T> C;
+        static int attr_done = 0, occ_cache = 0;
+        const void *kp = kernel_of<BF, R, S, T>();
+        tc_status st = smem_attr(kp, C::SMEM, &attr_done);
+        if (st) return st;
+        const int64_t slots = (int64_t)occupancy(kp, C::NT, C::SMEM, &occ_cache) * sms;
+        const int64_t nt = tc__cu_div_up(g.O, C::TW) * tc__cu_div_up(g.Q, C::TH) * g.N * g.P;
         const int64_t blocks = nt < slots ? nt : slots;
         k_tiles<BF, S, T><<<(unsigned)blocks, dim3(C::TX, C::BY), C::SMEM, b->s>>>(
-            (const u16 *)b->x, (u16 *)b->y, m, g);
+            (const u16 *)b->x, (u16 *)b->y, m_of<BF, R, S, T>(b), g);
         TC_CU_LAUNCH("cuda.filter.direct-half");
+        return TC_OK;
     } else {
+        /* the tuning forms (TILECONV_CUDA_HALF_RING_RY=2, _AHEAD=2), else the default */
         const char *ry = tc__knob_get(TC__KNOB_CUDA_HALF_RING_RY);
         if (ry && ry[0] == '2' && !ry[1]) return launch_ring<BF, R, S, T, 2, 1>(g, sms, b);
         const char *ah = tc__knob_get(TC__KNOB_CUDA_HALF_RING_AHEAD);
         if (ah && ah[0] == '2' && !ah[1]) return launch_ring<BF, R, S, T, 4, 2>(g, sms, b);
-        /* about two waves of blocks, each streaming zc planes */
-        const int64_t xy = gx * gy * g.N;
-        int64_t nch = (2 * slots + xy - 1) / xy;
-        if (nch > g.P) nch = g.P;
-        if (nch < 1) nch = 1;
-        g.zc = (g.P + nch - 1) / nch;
-        g.nzc = (g.P + g.zc - 1) / g.zc;
-        const int64_t gzn = g.N * g.nzc;
-        TC__CU_FOR_GRID(gy, gzn, {
-            k_ring<BF, R, S, T, 4, 1><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
-                (const u16 *)b->x, (u16 *)b->y, m, g, gy0, gz0);
-            TC_CU_LAUNCH("cuda.filter.direct-half");
-        })
+        return launch_ring<BF, R, S, T, 4, 1>(g, sms, b);
     }
-    return TC_OK;
 }
 
 template <bool BF>
