@@ -101,6 +101,87 @@ static int hs_merged(const tc__problem *p, tc__problem *pm) {
     return 1;
 }
 
+/* The packed weights' map of layer p run as r (p itself, its merged form
+ * or its rows of a GEMM; merged: r is the merged form): 64-channel chunks,
+ * CKP = r's C/G rounded up to 64 */
+static hs_wmap hs_map_run(const tc__problem *p, const tc__problem *r, int merged) {
+    hs_wmap m;
+    memset(&m, 0, sizeof m);
+    m.merged = merged;
+    m.Cg = (int)(p->C / p->G);
+    m.CKP = (int)((r->C / r->G + HG_BK - 1) / HG_BK * HG_BK);
+    m.R = (int)(p->msk[0] * p->msk[1] * p->msk[2]);
+    m.C = (int)p->C;
+    m.S = (int)p->msk[2];
+    m.R1 = (int)p->msk[1];
+    m.sy = (int)p->stride[1];
+    return m;
+}
+/* bytes of the merged input xm (0: p does not run merged) */
+static size_t hs_merge_bytes(const tc__problem *p) {
+    tc__problem pm;
+    return hs_merged(p, &pm) ? (size_t)tc__x_count(&pm) * sizeof(uint16_t) : 0;
+}
+/* bytes of the packed weights of layer p run as r: K x (r's taps x CKP) */
+static size_t hs_wpack_bytes_run(const tc__problem *p, const tc__problem *r) {
+    const int64_t Cg = r->C / r->G, CKP = (Cg + HG_BK - 1) / HG_BK * HG_BK;
+    return (size_t)p->K * (size_t)(r->msk[0] * r->msk[1] * r->msk[2]) * (size_t)CKP * sizeof(uint16_t);
+}
+
+/* A launch's operands on stream s, layer p0 run as p (merged or not):
+ * *wp the packed weights (wheld, the plan's held copy, or packed here into
+ * *wpk: hg_wpack_dev over R taps, k_hs_wpack for a merged layer), *dx the
+ * input the copy engine reads (b->x; the merged xm written into *xa by
+ * k_hs_merge; or x copied to a 16-byte aligned *xa). The caller frees *wpk
+ * and *xa on s. */
+static tc_status hs_prepare(const tc__cu_bufs *b, const tc__problem *p0, const tc__problem *p, int merged,
+                            int Cg, int CKP, int R, const void *wheld, void **wpk, void **xa,
+                            const void **wp, const void **dx, cudaStream_t s) {
+    *wp = wheld;
+    *dx = b->x;
+    tc_status st = *wp ? TC_OK : tc__cu_alloc(wpk, hs_wpack_bytes_run(p0, p), s);
+    if (st == TC_OK && !*wp) {
+        *wp = *wpk;
+        if (!merged) {
+            st = hg_wpack_dev(b->w, *wpk, p->K, Cg, CKP, R, 1, R * CKP, s);
+        } else {
+            const int krp = R * CKP;
+            const dim3 grid((unsigned)tc__cu_div_up(krp, 256), (unsigned)(p->K < 65535 ? p->K : 65535));
+            k_hs_wpack<<<grid, 256, 0, s>>>((const uint16_t *)b->w, (uint16_t *)*wpk, p->K, krp,
+                                            p0->C * p0->msk[1] * p0->msk[2], hs_map_run(p0, p, 1));
+            const cudaError_t e = cudaGetLastError();
+            if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_wpack", __FILE__, __LINE__);
+        }
+    }
+    if (st == TC_OK && merged) { /* the merged input (xm is 256-byte aligned) */
+        st = tc__cu_alloc(xa, hs_merge_bytes(p0), s);
+        if (st == TC_OK) {
+            const int64_t rows = p->N * p->in[1];
+            const dim3 grid((unsigned)tc__cu_div_up(p->in[2] * (p->C / 8), 256),
+                            (unsigned)(rows < 65535 ? rows : 65535));
+            k_hs_merge<<<grid, 256, 0, s>>>((const uint16_t *)b->x, (uint16_t *)*xa, rows, (int)p->in[1],
+                                            (int)p->in[2], (int)p->C, (int)p0->in[1], (int)p0->in[2],
+                                            (int)p0->C, (int)p0->msk[2], (int)p0->stride[1],
+                                            (int)p0->stride[2], (int)p0->pad_lo[1], (int)p0->pad_lo[2]);
+            const cudaError_t e = cudaGetLastError();
+            if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_merge", __FILE__, __LINE__);
+            *dx = *xa;
+        }
+    }
+    /* the copy engine reads from 16-byte-aligned addresses: an input that is
+     * not (a device view at an odd offset) is copied to one that is */
+    if (st == TC_OK && !merged && ((uintptr_t)*dx & 15)) {
+        const size_t xb = (size_t)tc__x_count(p) * sizeof(uint16_t);
+        st = tc__cu_alloc(xa, xb, s);
+        if (st == TC_OK) {
+            cudaError_t e = cudaMemcpyAsync(*xa, *dx, xb, cudaMemcpyDeviceToDevice, s);
+            if (e != cudaSuccess) st = tc__cu_fail(e, "cudaMemcpyAsync (aligned input)", __FILE__, __LINE__);
+            *dx = *xa;
+        }
+    }
+    return st;
+}
+
 } // namespace
 
 #endif

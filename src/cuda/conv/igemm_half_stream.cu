@@ -477,29 +477,17 @@ static hs_wmap hsm_map(const tc__problem *p) {
     tc__problem pm;
     int merged = 0;
     const tc__problem *r = hsm_run_problem(p, &pm, &merged);
-    hs_wmap m;
-    memset(&m, 0, sizeof m);
-    m.merged = merged == HSM_MERGED;
-    m.Cg = (int)(p->C / p->G);
-    m.CKP = r ? (int)((r->C / r->G + HSM_BK - 1) / HSM_BK * HSM_BK) : 0;
-    m.R = (int)(p->msk[0] * p->msk[1] * p->msk[2]);
-    m.C = (int)p->C;
-    m.S = (int)p->msk[2];
-    m.R1 = (int)p->msk[1];
-    m.sy = (int)p->stride[1];
-    return m;
-}
-static size_t hsm_merge_bytes(const tc__problem *p) {
-    tc__problem pm;
-    return hs_merged(p, &pm) ? (size_t)tc__x_count(&pm) * sizeof(uint16_t) : 0;
+    if (!r) {
+        hs_wmap m;
+        memset(&m, 0, sizeof m);
+        return m;
+    }
+    return hs_map_run(p, r, merged == HSM_MERGED);
 }
 static size_t hsm_wpack_bytes(const tc__problem *p) {
     tc__problem pm;
     const tc__problem *r = hsm_run_problem(p, &pm, NULL);
-    if (!r) return 0;
-    const int64_t Cg = r->C / r->G, CKP = (Cg + HSM_BK - 1) / HSM_BK * HSM_BK;
-    return (size_t)p->K * (size_t)(r->msk[0] * r->msk[1] * r->msk[2]) * (size_t)CKP *
-           sizeof(uint16_t);
+    return r ? hs_wpack_bytes_run(p, r) : 0;
 }
 
 /* the two tensor maps (r: the run problem): 0 on success. A: rows x C
@@ -558,52 +546,11 @@ static tc_status hsm_launch(const tc__args *a, const tc__cu_bufs *b) {
                          "cuda.conv.igemm-half-stream: no tile configuration fits this layer");
     const int bf = p->dtype == TC_BFLOAT16;
     void *wpk = NULL, *own_b = NULL, *own_r = NULL, *xa = NULL;
-    const void *db = NULL, *dr = NULL, *dx = b->x;
-    /* the plan's weights come packed (held on the device) */
-    const void *wp = a->wpack;
-    tc_status st = wp ? TC_OK : tc__cu_alloc(&wpk, hsm_wpack_bytes(p0), s);
-    if (st == TC_OK && !wp) {
-        wp = wpk;
-        if (!merged) {
-            st = hg_wpack_dev(b->w, wpk, p->K, q.Cg, q.CKP, 1, 1, q.CKP, s);
-        } else {
-            const int krp = q.R * q.CKP;
-            const dim3 grid((unsigned)tc__cu_div_up(krp, 256),
-                            (unsigned)(p->K < 65535 ? p->K : 65535));
-            k_hs_wpack<<<grid, 256, 0, s>>>((const uint16_t *)b->w, (uint16_t *)wpk, p->K, krp,
-                                            p0->C * p0->msk[1] * p0->msk[2], hsm_map(p0));
-            const cudaError_t e = cudaGetLastError();
-            if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_wpack", __FILE__, __LINE__);
-        }
-    }
-    if (st == TC_OK && merged) { /* the merged input (xm is 256-byte aligned) */
-        st = tc__cu_alloc(&xa, hsm_merge_bytes(p0), s);
-        if (st == TC_OK) {
-            const int64_t rows = p->N * p->in[1];
-            const dim3 grid((unsigned)tc__cu_div_up(p->in[2] * (p->C / 8), 256),
-                            (unsigned)(rows < 65535 ? rows : 65535));
-            k_hs_merge<<<grid, 256, 0, s>>>((const uint16_t *)b->x, (uint16_t *)xa, rows,
-                                            (int)p->in[1], (int)p->in[2], (int)p->C,
-                                            (int)p0->in[1], (int)p0->in[2], (int)p0->C,
-                                            (int)p0->msk[2], (int)p0->stride[1],
-                                            (int)p0->stride[2], (int)p0->pad_lo[1],
-                                            (int)p0->pad_lo[2]);
-            const cudaError_t e = cudaGetLastError();
-            if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_merge", __FILE__, __LINE__);
-            dx = xa;
-        }
-    }
-    /* the copy engine reads from 16-byte-aligned addresses: an input that is
-     * not (a device view at an odd offset) is copied to one that is */
-    if (st == TC_OK && !merged && ((uintptr_t)dx & 15)) {
-        const size_t xb = (size_t)tc__x_count(p) * sizeof(uint16_t);
-        st = tc__cu_alloc(&xa, xb, s);
-        if (st == TC_OK) {
-            cudaError_t e = cudaMemcpyAsync(xa, dx, xb, cudaMemcpyDeviceToDevice, s);
-            if (e != cudaSuccess) st = tc__cu_fail(e, "cudaMemcpyAsync (aligned input)", __FILE__, __LINE__);
-            dx = xa;
-        }
-    }
+    const void *db = NULL, *dr = NULL, *dx = NULL, *wp = NULL;
+    /* the plan's weights come packed (held on the device); a 1x1 layer's
+     * packed rows are its C/G channels (R = 1) */
+    tc_status st = hs_prepare(b, p0, p, merged, q.Cg, q.CKP, merged ? q.R : 1, a->wpack, &wpk, &xa, &wp,
+                              &dx, s);
     if (st == TC_OK) st = hg_epi_operands(a, b, &db, &dr, &own_b, &own_r);
     hsm_maps tm;
     memset(&tm, 0, sizeof tm);
@@ -724,7 +671,7 @@ static tc_status hsm_wpack_host(const tc__problem *p, const tc__env *e, const vo
 static size_t hsm_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
     (void)e;
     (void)state;
-    const size_t xb = hs_merged(p, NULL) ? hsm_merge_bytes(p) : (size_t)tc__x_count(p) * sizeof(uint16_t);
+    const size_t xb = hs_merged(p, NULL) ? hs_merge_bytes(p) : (size_t)tc__x_count(p) * sizeof(uint16_t);
     return hsm_wpack_bytes(p) + xb + (p->has_bias ? (size_t)p->K * sizeof(uint16_t) : 0);
 }
 
