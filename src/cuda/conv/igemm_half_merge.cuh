@@ -128,6 +128,24 @@ static size_t hs_wpack_bytes_run(const tc__problem *p, const tc__problem *r) {
     return (size_t)p->K * (size_t)(r->msk[0] * r->msk[1] * r->msk[2]) * (size_t)CKP * sizeof(uint16_t);
 }
 
+/* The plan's packed weights on the host (wpack): K rows of r's taps x CKP
+ * elements, from w in torch's layout through map m */
+static void hs_wpack_host(const tc__problem *p, const tc__problem *r, const hs_wmap &m, const void *w,
+                          void *dst) {
+    const int KRp = (int)(r->msk[0] * r->msk[1] * r->msk[2]) * m.CKP;
+    const int64_t row = (int64_t)m.Cg * m.R;
+    const uint16_t *ws = (const uint16_t *)w;
+    uint16_t *wp = (uint16_t *)dst;
+    for (int64_t k = 0; k < p->K; k++)
+        for (int l = 0; l < KRp; l++) wp[k * KRp + l] = hs_wsrc(ws + k * row, l, m);
+}
+/* a launch's device workspace: the repacked weights, the merged input or an
+ * aligned copy of x, a bias staged from host memory */
+static size_t hs_ws_bytes(const tc__problem *p, size_t wpack_bytes) {
+    const size_t xb = hs_merged(p, NULL) ? hs_merge_bytes(p) : (size_t)tc__x_count(p) * sizeof(uint16_t);
+    return wpack_bytes + xb + (p->has_bias ? (size_t)p->K * sizeof(uint16_t) : 0);
+}
+
 /* A launch's operands on stream s, layer p0 run as p (merged or not):
  * *wp the packed weights (wheld, the plan's held copy, or packed here into
  * *wpk: hg_wpack_dev over R taps, k_hs_wpack for a merged layer), *dx the

@@ -676,22 +676,15 @@ static tc_status hs_wpack_host(const tc__problem *p, const tc__env *e, const voi
     tc__problem pm;
     const tc__problem *r = hs_run_problem(p, &pm, NULL);
     const hs_wmap m = hs_map(p);
-    const int KRp = (int)(r->msk[0] * r->msk[1] * r->msk[2]) * m.CKP;
-    const int64_t row = (int64_t)m.Cg * m.R;
-    const uint16_t *ws = (const uint16_t *)w;
-    uint16_t *wp = (uint16_t *)dst;
-    for (int64_t k = 0; k < p->K; k++)
-        for (int l = 0; l < KRp; l++) wp[k * KRp + l] = hs_wsrc(ws + k * row, l, m);
+    hs_wpack_host(p, r, m, w, dst);
     return TC_OK;
 }
 
-/* the repacked weights, the merged input or an aligned copy of x, a bias
- * staged from host memory */
+/* the device workspace (hs_ws_bytes) */
 static size_t hs_device_ws(const tc__problem *p, const tc__env *e, const void *state) {
     (void)e;
     (void)state;
-    const size_t xb = hs_merged(p, NULL) ? hs_merge_bytes(p) : (size_t)tc__x_count(p) * sizeof(uint16_t);
-    return hs_wpack_bytes(p) + xb + (p->has_bias ? (size_t)p->K * sizeof(uint16_t) : 0);
+    return hs_ws_bytes(p, hs_wpack_bytes(p));
 }
 
 /* each configuration's kernel, float16 and bfloat16 (no dynamic shared
