@@ -21,31 +21,34 @@
 #define TC_CUDA_CONV_IGEMM_HALF_MERGE_CUH
 
 #include "cuda/conv/igemm_half_common.cuh" /* HG_BK, hg_wsrc */
+#include "cuda/conv/hs_merge_map.h"       /* hs_mgeom, hs_merge_col, hs_merge_row */
 
 namespace {
 
-/* The merged input (hs_merged): xm[n][h'][w'][j] for rows r = n Hm + h'
- * (blockIdx.y's), 8 channels j0.. a thread, one 16-byte store */
+/* The merged input (hs_merged): xm[n][h'][w'][j] for rows r = n Hm + h',
+ * 8 channels j0.. of column w' a thread, one 16-byte store a row; the
+ * thread maps its 8 elements' columns once (hs_merge_col) and walks rows
+ * blockIdx.y, + gridDim.y, ... */
 __global__ void k_hs_merge(const uint16_t *__restrict__ x, uint16_t *__restrict__ xm, int64_t rows,
-                           int Hm, int Wm, int Cm, int H, int W, int C, int S, int sy, int sx,
-                           int py, int px) {
-    const int c8 = Cm / 8, e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= Wm * c8) return;
-    const int wq = e / c8, j0 = (e - wq * c8) * 8, SC = S * C;
+                           const hs_mgeom g) {
+    const int c8 = g.Cm / 8, e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= g.Wm * c8) return;
+    const int wq = e / c8, j0 = (e - wq * c8) * 8;
+    int dy[8], xo[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) hs_merge_col(g, wq, j0 + i, &dy[i], &xo[i]);
+    const int64_t rowlen = (int64_t)g.W * g.C;
     for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
-        const int64_t n = r / Hm;
-        const int hq = (int)(r - n * Hm);
+        const int64_t n = r / g.Hm;
+        const int hq = (int)(r - n * g.Hm);
+        const uint16_t *xn = x + n * g.H * rowlen;
         unsigned v[4] = {0, 0, 0, 0};
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-            const int j = j0 + i;
-            if (j >= sy * SC) break;
-            const int dy = j / SC, rem = j - dy * SC, sc = rem / C, c = rem - sc * C;
-            const int hi = hq * sy + dy - py, wi = wq * sx + sc - px;
-            if ((unsigned)hi < (unsigned)H && (unsigned)wi < (unsigned)W)
-                v[i >> 1] |= (unsigned)x[((n * H + hi) * W + wi) * C + c] << (16 * (i & 1));
+            const int hi = dy[i] < 0 ? -1 : hs_merge_row(g, hq, dy[i]);
+            if (hi >= 0) v[i >> 1] |= (unsigned)__ldg(xn + hi * rowlen + xo[i]) << (16 * (i & 1));
         }
-        *(uint4 *)(xm + (r * Wm + wq) * Cm + j0) = make_uint4(v[0], v[1], v[2], v[3]);
+        *(uint4 *)(xm + (r * g.Wm + wq) * g.Cm + j0) = make_uint4(v[0], v[1], v[2], v[3]);
     }
 }
 
@@ -175,12 +178,15 @@ static tc_status hs_prepare(const tc__cu_bufs *b, const tc__problem *p0, const t
         st = tc__cu_alloc(xa, hs_merge_bytes(p0), s);
         if (st == TC_OK) {
             const int64_t rows = p->N * p->in[1];
+            /* a thread maps its columns once for up to ceil(rows / 512) rows */
             const dim3 grid((unsigned)tc__cu_div_up(p->in[2] * (p->C / 8), 256),
-                            (unsigned)(rows < 65535 ? rows : 65535));
-            k_hs_merge<<<grid, 256, 0, s>>>((const uint16_t *)b->x, (uint16_t *)*xa, rows, (int)p->in[1],
-                                            (int)p->in[2], (int)p->C, (int)p0->in[1], (int)p0->in[2],
-                                            (int)p0->C, (int)p0->msk[2], (int)p0->stride[1],
-                                            (int)p0->stride[2], (int)p0->pad_lo[1], (int)p0->pad_lo[2]);
+                            (unsigned)(rows < 512 ? rows : 512));
+            hs_mgeom mg;
+            mg.Hm = (int)p->in[1]; mg.Wm = (int)p->in[2]; mg.Cm = (int)p->C;
+            mg.H = (int)p0->in[1]; mg.W = (int)p0->in[2]; mg.C = (int)p0->C;
+            mg.S = (int)p0->msk[2]; mg.sy = (int)p0->stride[1]; mg.sx = (int)p0->stride[2];
+            mg.py = (int)p0->pad_lo[1]; mg.px = (int)p0->pad_lo[2];
+            k_hs_merge<<<grid, 256, 0, s>>>((const uint16_t *)b->x, (uint16_t *)*xa, rows, mg);
             const cudaError_t e = cudaGetLastError();
             if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_merge", __FILE__, __LINE__);
             *dx = *xa;
