@@ -2051,20 +2051,34 @@ static void run_filter_half_native_all(void) {
                 }
             }
     }
-    /* the 3D plane ring's 2-rows-a-thread form (TILECONV_CUDA_HALF_RING_RY=2):
-     * the 3D cases of the main table, constant, reflect and wrap, float16 */
-    setenv("TILECONV_CUDA_HALF_RING_RY", "2", 1);
-    for (int ci = 0; ci < NFC; ci++)
-        if (fcases[ci].nsp == 3 && !(th_g.quick && ci % 3))
-            for (int mi = 0; mi < 5; mi += 2) run_filter_half_native(&fcases[ci], ci, mi, TC_FLOAT16, 1);
-    unsetenv("TILECONV_CUDA_HALF_RING_RY");
-    /* and two input planes ahead (TILECONV_CUDA_HALF_RING_AHEAD=2): chunks
-     * of one plane (the look-ahead past the chunk's end) to many, bfloat16 */
-    setenv("TILECONV_CUDA_HALF_RING_AHEAD", "2", 1);
-    for (int ci = 0; ci < NFC; ci++)
-        if (fcases[ci].nsp == 3 && !(th_g.quick && ci % 3))
-            for (int mi = 1; mi < 5; mi += 2) run_filter_half_native(&fcases[ci], ci, mi, TC_BFLOAT16, 1);
-    unsetenv("TILECONV_CUDA_HALF_RING_AHEAD");
+    /* the 3D plane ring's tuning forms on the 3D cases of both tables (the
+     * half table's rows are 16-byte aligned: the cp.async and edge-chunk
+     * paths), three modes each: 2 rows a thread (TILECONV_CUDA_HALF_RING_RY=2,
+     * float16), two input planes ahead (_AHEAD=2, bfloat16: chunks of one
+     * plane to many), the deferred edge column (_EDGE=1, float16, the modes
+     * other than constant it applies to) */
+    static const struct {
+        const char *knob, *val;
+        int m0, dm;
+        tc_dtype dt;
+    } forms[] = {{"TILECONV_CUDA_HALF_RING_RY", "2", 0, 2, TC_FLOAT16},
+                 {"TILECONV_CUDA_HALF_RING_AHEAD", "2", 1, 2, TC_BFLOAT16},
+                 {"TILECONV_CUDA_HALF_RING_EDGE", "1", 1, 1, TC_FLOAT16}};
+    for (int f = 0; f < 3; f++) {
+        setenv(forms[f].knob, forms[f].val, 1);
+        for (int t = 0; t < 2; t++) {
+            const int nc = t ? NFC : NHNF;
+            for (int ci = 0; ci < nc; ci++) {
+                const fcase *c = t ? &fcases[ci] : &hnfcases[ci];
+                if (c->nsp != 3 || (th_g.quick && ci % 3)) continue;
+                const int64_t n = c->batch * c->shape[0] * c->shape[1] * c->shape[2];
+                for (int mi = forms[f].m0; mi < 5; mi += forms[f].dm)
+                    if (n <= (1 << 21) || mi == forms[f].m0 + forms[f].dm) /* large: one mode */
+                        run_filter_half_native(c, ci, mi, forms[f].dt, t);
+            }
+        }
+        unsetenv(forms[f].knob);
+    }
 }
 
 /* float16 GEMM (cuda.gemm.simt, cuda.gemm.wgmma-tf32: A, B and C staged to float32

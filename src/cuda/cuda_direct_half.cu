@@ -140,10 +140,17 @@ template <int R, int S, int T, int RYF = 4, int AH = 1> struct cfg {
  * row of a 16-byte aligned array is one cp.async from the mapped row (no
  * register holds it, nothing waits here); chunks across an edge, and every
  * chunk of an unaligned array, are read element by element through the
- * mode; rows and planes outside the input under CONSTANT are cval. */
-template <int ROWS, int NQ, int NT>
+ * mode; rows and planes outside the input under CONSTANT are cval.
+ * EDGE (the 3D ring's tuning form TILECONV_CUDA_HALF_RING_EDGE=1, modes
+ * other than CONSTANT): a chunk wholly outside an aligned row maps only
+ * the elements a 1-column halo reads (column -1 or W; the others are
+ * zeros no output reads), and the first such element a thread meets is
+ * loaded into *pv and stored at *pd by the caller after its compute
+ * (ring_flush), so that the load's latency is not waited for here. */
+template <int ROWS, int NQ, int NT, bool EDGE = false>
 __device__ __forceinline__ void issue_window(u16 *slot, const u16 *__restrict__ xn, const hgeom &g,
-                                             int64_t iz, int64_t iy0, int64_t xa, int tid) {
+                                             int64_t iz, int64_t iy0, int64_t xa, int tid,
+                                             u16 *pv = nullptr, u16 **pd = nullptr) {
     constexpr int SP = 8 * NQ;
     const unsigned cv2 = g.cvb | (g.cvb << 16);
     const uint4 fill = make_uint4(cv2, cv2, cv2, cv2);
@@ -205,6 +212,25 @@ __device__ __forceinline__ void issue_window(u16 *slot, const u16 *__restrict__ 
         if (g.mode == TC_MODE_CONSTANT && (c0 + 8 <= 0 || c0 >= g.W)) {
             *reinterpret_cast<uint4 *>(dst) = fill;
             continue;
+        }
+        if constexpr (EDGE) {
+            if (g.vec_in && (c0 + 8 <= 0 || c0 >= g.W)) {
+                /* the one column a 1-column halo reads: -1 (element 7 of
+                 * the chunk ending at 0) or W (element 0 of the chunk
+                 * starting there); zeros elsewhere */
+                *reinterpret_cast<uint4 *>(dst) = make_uint4(0u, 0u, 0u, 0u);
+                const int e = c0 + 8 == 0 ? 7 : c0 == g.W ? 0 : -1;
+                if (e < 0) continue;
+                const int64_t ci = tc__cu_bidx_t<int64_t>(c0 + e, g.W, g.mode);
+                if (ci < 0) continue; /* not under these modes */
+                if (*pd == nullptr) {
+                    *pv = __ldg(row + ci);
+                    *pd = dst + e;
+                } else {
+                    dst[e] = __ldg(row + ci); /* a second one: at once */
+                }
+                continue;
+            }
         }
         u16 v[8];
         if (g.W < ((int64_t)1 << 30)) { /* 32-bit index arithmetic: |c0| < 2^30 + 2^16 */
@@ -367,7 +393,7 @@ __global__ void __launch_bounds__(cfg<1, S, T>::NT, 3)
 /* R > 1: an xy tile (blockIdx.x, y) walks output planes z0 .. z0 + zc - 1
  * of a batch item (blockIdx.z: item x chunk) with a ring of R + 1 input
  * plane windows, one plane loaded ahead. */
-template <bool BF, int R, int S, int T, int RYF, int AH>
+template <bool BF, int R, int S, int T, int RYF, int AH, bool EDGE = false>
 __global__ void __launch_bounds__(cfg<R, S, T, RYF, AH>::NT, RYF == 2 ? 3 : 2)
     k_ring(const u16 *__restrict__ x, u16 *__restrict__ y, const __grid_constant__ wts<R * S * T> m,
            const hgeom g, int64_t gy0, int64_t gz0) {
@@ -395,11 +421,12 @@ __global__ void __launch_bounds__(cfg<R, S, T, RYF, AH>::NT, RYF == 2 ? 3 : 2)
         /* output plane q + AH's last input plane, into the slot that output
          * plane q - 1's first plane left (free since the barrier closing
          * iteration q - 1) */
+        u16 pv = 0, *pd = nullptr; /* EDGE: an edge element loaded, stored after the compute */
         if (q + AH < nz) {
             int sn = base + R + AH - 1;
             if (sn >= C::NSL) sn -= C::NSL;
-            issue_window<C::ROWS, C::NQ, C::NT>(sm + sn * C::SLOT, xn, g, z0 + q + R + AH - 1 - g.pad0,
-                                                iy0, xa, tid);
+            issue_window<C::ROWS, C::NQ, C::NT, EDGE>(sm + sn * C::SLOT, xn, g,
+                                                      z0 + q + R + AH - 1 - g.pad0, iy0, xa, tid, &pv, &pd);
         }
         cp_commit();
         cp_wait<AH>(); /* every group but the AH newest: this plane's R windows */
@@ -412,6 +439,8 @@ __global__ void __launch_bounds__(cfg<R, S, T, RYF, AH>::NT, RYF == 2 ? 3 : 2)
             pl[r] = sm + s * C::SLOT;
         }
         compute_store<BF, R, S, T, RYF>(pl, m, yn + (z0 + q) * g.Q * g.O, g, yt * C::TH, xt * C::TW);
+        if constexpr (EDGE)
+            if (pd) *pd = pv; /* before the barrier that hands the slot to the next plane */
         __syncthreads(); /* plane r = 0's slot is loaded next */
         base = base + 1 == C::NSL ? 0 : base + 1;
     }
@@ -500,11 +529,11 @@ template <bool BF, int R, int S, int T> static const void *kernel_of() {
 
 /* The 3D ring (RYF rows a thread, AH planes ahead): about two waves of
  * blocks, each streaming zc output planes */
-template <bool BF, int R, int S, int T, int RYF, int AH>
+template <bool BF, int R, int S, int T, int RYF, int AH, bool EDGE = false>
 static tc_status launch_ring(hgeom g, int sms, const tc__cu_bufs *b) {
     typedef cfg<R, S, T, RYF, AH> C;
     static int attr_done = 0, occ_cache = 0;
-    const void *kp = (const void *)k_ring<BF, R, S, T, RYF, AH>;
+    const void *kp = (const void *)k_ring<BF, R, S, T, RYF, AH, EDGE>;
     tc_status st = smem_attr(kp, C::SMEM, &attr_done);
     if (st) return st;
     const int64_t slots = (int64_t)occupancy(kp, C::NT, C::SMEM, &occ_cache) * sms;
@@ -518,7 +547,7 @@ static tc_status launch_ring(hgeom g, int sms, const tc__cu_bufs *b) {
     const int64_t gzn = g.N * g.nzc;
     const wts<R * S * T> m = m_of<BF, R, S, T>(b);
     TC__CU_FOR_GRID(gy, gzn, {
-        k_ring<BF, R, S, T, RYF, AH><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
+        k_ring<BF, R, S, T, RYF, AH, EDGE><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
             (const u16 *)b->x, (u16 *)b->y, m, g, gy0, gz0);
         TC_CU_LAUNCH("cuda.filter.direct-half");
     })
@@ -544,11 +573,14 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
         TC_CU_LAUNCH("cuda.filter.direct-half");
         return TC_OK;
     } else {
-        /* the tuning forms (TILECONV_CUDA_HALF_RING_RY=2, _AHEAD=2), else the default */
+        /* the tuning forms (TILECONV_CUDA_HALF_RING_RY=2, _AHEAD=2, _EDGE=1), else the default */
         const char *ry = tc__knob_get(TC__KNOB_CUDA_HALF_RING_RY);
         if (ry && ry[0] == '2' && !ry[1]) return launch_ring<BF, R, S, T, 2, 1>(g, sms, b);
         const char *ah = tc__knob_get(TC__KNOB_CUDA_HALF_RING_AHEAD);
         if (ah && ah[0] == '2' && !ah[1]) return launch_ring<BF, R, S, T, 4, 2>(g, sms, b);
+        const char *ed = tc__knob_get(TC__KNOB_CUDA_HALF_RING_EDGE);
+        if (ed && ed[0] == '1' && !ed[1] && g.mode != TC_MODE_CONSTANT && g.vec_in && g.pad2 == 1)
+            return launch_ring<BF, R, S, T, 4, 1, true>(g, sms, b);
         return launch_ring<BF, R, S, T, 4, 1>(g, sms, b);
     }
 }
