@@ -104,6 +104,17 @@ static int hs_merged(const tc__problem *p, tc__problem *pm) {
     return 1;
 }
 
+/* The first checks of the shifted and stream solvers' applicability: why
+ * not, or NULL */
+static const char *hs_common_why(const tc__problem *p) {
+    if (p->op != TC_OP_CONV) return "convolution layers only";
+    if (p->dtype != TC_FLOAT16 && p->dtype != TC_BFLOAT16) return "float16 and bfloat16 only";
+    if (p->layout != TC_LAYOUT_CHANNELS_LAST) return "channels-last layers only (NLC, NHWC, NDHWC)";
+    if (p->mode != TC_MODE_CONSTANT || p->cval != 0) return "zero padding only";
+    if (p->out[0] < 1 || p->out[1] < 1 || p->out[2] < 1) return "an empty output";
+    return NULL;
+}
+
 /* The packed weights' map of layer p run as r (p itself, its merged form
  * or its rows of a GEMM; merged: r is the merged form): 64-channel chunks,
  * CKP = r's C/G rounded up to 64 */

@@ -683,14 +683,8 @@ static int hs_available(void) { return tc__cu_available(); }
 
 static int hs_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
     (void)e;
-    const char *no = NULL;
-    if (p->op != TC_OP_CONV) no = "convolution layers only";
-    else if (p->dtype != TC_FLOAT16 && p->dtype != TC_BFLOAT16) no = "float16 and bfloat16 only";
-    else if (p->layout != TC_LAYOUT_CHANNELS_LAST)
-        no = "channels-last layers only (NLC, NHWC, NDHWC)";
-    else if (p->mode != TC_MODE_CONSTANT || p->cval != 0) no = "zero padding only";
-    else if (p->out[0] < 1 || p->out[1] < 1 || p->out[2] < 1) no = "an empty output";
-    else if (!hs_merged(p, NULL)) {
+    const char *no = hs_common_why(p);
+    if (!no && !hs_merged(p, NULL)) {
         if (p->stride[0] != 1 || p->stride[1] > 8 || p->stride[2] > 8)
             no = "strides of at most 8 along the last two axes and 1 along depth (the copy "
                  "engine's element strides), or a 2D layer of one group and dilation 1 whose row "

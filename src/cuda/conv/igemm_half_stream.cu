@@ -584,16 +584,12 @@ static int hsm_available(void) { return tc__cu_available(); }
 
 static int hsm_applicable(const tc__problem *p, const tc__env *e, char *why, size_t n) {
     (void)e;
-    const char *no = NULL;
+    const char *no = hs_common_why(p);
     tc__problem pm;
     int kind = 0;
     const tc__problem *r = NULL;
-    if (p->op != TC_OP_CONV) no = "convolution layers only";
-    else if (p->dtype != TC_FLOAT16 && p->dtype != TC_BFLOAT16) no = "float16 and bfloat16 only";
-    else if (p->layout != TC_LAYOUT_CHANNELS_LAST)
-        no = "channels-last layers only (NLC, NHWC, NDHWC)";
-    else if (p->mode != TC_MODE_CONSTANT || p->cval != 0) no = "zero padding only";
-    else if (p->out[0] < 1 || p->out[1] < 1 || p->out[2] < 1) no = "an empty output";
+    if (no)
+        ; /* the common checks' reason */
     else if (!(r = hsm_run_problem(p, &pm, &kind)))
         no = "short-reduction layers only: 1x1 without padding (strides up to 8 along y and x, 1 "
              "along depth), or a 2D layer of one group and dilation 1 whose row stride x mask "
