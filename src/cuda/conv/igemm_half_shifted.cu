@@ -331,19 +331,21 @@ struct hs_cfg_t {
 };
 /* 0: 128 x 128 (two warpgroups, one row tile each); 1: 256 x 64 (two
  * warpgroups, two row tiles each: K <= 64); 2: 64 x 128 (one warpgroup:
- * small planes, 7x7); 3: 128 x 64; 4 and 5: 0 and 3 in clusters of two
- * blocks sharing the weight stages by multicast, forced only (the planner
- * chooses among the first HS_NAUTO) */
-#define HS_NCFG 6
+ * small planes, 7x7); 3: 128 x 64; 4, 5 and 6: 0, 3 and 2 in clusters of
+ * two blocks sharing the weight stages by multicast, forced only (the
+ * planner chooses among the first HS_NAUTO) */
+#define HS_NCFG 7
 #define HS_NAUTO 4
 static const hs_cfg_t hs_cfgs[HS_NCFG] = {{2, 1, 128, 0}, {2, 2, 64, 0}, {1, 1, 128, 0},
-                                          {2, 1, 64, 0},  {2, 1, 128, 1}, {2, 1, 64, 1}};
+                                          {2, 1, 64, 0},  {2, 1, 128, 1}, {2, 1, 64, 1},
+                                          {1, 1, 128, 1}};
 #define HS_K2(W, M, B) {k_hs_conv<W, M, B, false>, k_hs_conv<W, M, B, true>}
 static const hs_kernel hs_tab[HS_NAUTO][2] = {HS_K2(2, 1, 128), HS_K2(2, 2, 64), HS_K2(1, 1, 128),
                                                HS_K2(2, 1, 64)};
 #undef HS_K2
 #define HS_K2MC(W, M, B) {k_hs_conv<W, M, B, false, true>, k_hs_conv<W, M, B, true, true>}
-static const hs_kernel_mc hs_tab_mc[HS_NCFG - HS_NAUTO][2] = {HS_K2MC(2, 1, 128), HS_K2MC(2, 1, 64)};
+static const hs_kernel_mc hs_tab_mc[HS_NCFG - HS_NAUTO][2] = {HS_K2MC(2, 1, 128), HS_K2MC(2, 1, 64),
+                                                              HS_K2MC(1, 1, 128)};
 #undef HS_K2MC
 /* configuration cfg's kernel, as a pointer (attributes, the report) */
 static const void *hs_kfn(int cfg, int bf) {
@@ -478,7 +480,7 @@ static double hs_time(const tc__problem *p, const hsp &c, int cfg) {
  * the one of least modelled time (hs_time; *t its seconds). -1: none fits. */
 static int hs_choose(const tc__problem *p, hsp *q, double *t = NULL) {
     const char *f = tc__knob_get(TC__KNOB_CUDA_HALF_SHIFTED_CFG);
-    if (f && f[0] >= '0' && f[0] < '0' + HS_NCFG && !f[1]) { /* 4, 5: forced only */
+    if (f && f[0] >= '0' && f[0] < '0' + HS_NCFG && !f[1]) { /* 4-6: forced only */
         const int cfg = f[0] - '0';
         if (!hs_plan(p, cfg, q)) return -1;
         if (t) *t = hs_time(p, *q, cfg);
