@@ -136,6 +136,19 @@ __global__ void __launch_bounds__(256) k_hg_wpack_row(const uint16_t *__restrict
     }
 }
 
+/* A warpgroup's MT row tiles of N / 2 accumulators a thread set to zero,
+ * each defined here (an empty asm per register), not by the first wgmma:
+ * the register allocation of the persistent and the one-tile kernels */
+template <int MT, int NH> __device__ __forceinline__ void hg_acc_zero(float (&acc)[MT][NH]) {
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NH; j++) {
+            acc[i][j] = 0.f;
+            asm volatile("" : "+f"(acc[i][j]));
+        }
+}
+
 /* The epilogue in two steps, for any tile shape: hg_acc_to_smem puts one
  * 64-row tile's accumulators (wgmma's fragment, held by the warpgroup of
  * the calling thread) into shared memory as fp32, rows row0.., row pitch

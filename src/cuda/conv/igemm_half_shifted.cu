@@ -239,13 +239,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     HS_TR(tc_hs_trace_warp *const tw = tb && lane == 0 ? tb->w + (tid >> 5) : NULL;
           unsigned tr_full = 0, tr_wg = 0;)
     float acc[MTW][BN / 2];
-#pragma unroll
-    for (int i = 0; i < MTW; i++)
-#pragma unroll
-        for (int j = 0; j < BN / 2; j++) {
-            acc[i][j] = 0.f;
-            asm volatile("" : "+f"(acc[i][j])); /* defined here, not in the first wgmma */
-        }
+    hg_acc_zero(acc);
     /* the descriptors' low words as bases plus offsets in 16-byte units: a
      * weight slot WS / 16, a patch buffer NPIXA * 8, a pixel row 8, a
      * 64-row tile 512, a k16 step 2 (32 bytes along the row); the view of

@@ -199,13 +199,7 @@ __global__ void __launch_bounds__(HSM_THREADS, 1)
     ig_mbar_wait(wfull, 0);
     for (int tile = j + wg * q.pblk; tile < q.ntiles; tile += 2 * q.pblk) {
         float acc[MT][BN / 2];
-#pragma unroll
-        for (int i = 0; i < MT; i++)
-#pragma unroll
-            for (int e = 0; e < BN / 2; e++) {
-                acc[i][e] = 0.f;
-                asm volatile("" : "+f"(acc[i][e])); /* defined here, not in the first wgmma */
-            }
+        hg_acc_zero(acc);
         /* the residual rows this warp stores after the main loop, into L2
          * now (one 128-byte line a lane a request) */
         if (q.has_res) {
