@@ -80,8 +80,10 @@
       "halo's edge column of chunks outside the row, stored after the compute (tuning)")        \
     X(CUDA_SEPARABLE_FUSED, "TILECONV_CUDA_SEPARABLE_FUSED", NULL, "0", "cuda",               \
       "cuda.filter.separable: 0 one pass per axis; 1 x + y (+ z) fused; 2 x + y fused then a " \
-      "z pass; 3 x + y + z with the register z window (float32 3D, masks <= 17; else as 1) "  \
-      "(the fused kernels not yet measured on a GPU: opt-in)")                                 \
+      "z pass; 3 x + y + z with the register z window (float32 3D, masks <= 17; else as 1); "  \
+      "4 the stream forms: the register z window with the near boundary map (float32 3D, "    \
+      "masks <= 17), else the row stream x + y (masks <= 17; then a z pass), else as 1 "      \
+      "(4 not yet timed on a GPU: opt-in)")                                                    \
     X(CUDA_GEMM_FP32_BK, "TILECONV_CUDA_GEMM_FP32_BK", "TC_CUDA_GEMM_FP32_BK", "chosen", "cuda", \
       "16 or 32: cuda.gemm.simt's k tile (tuning)")                                             \
     X(CUDA_GEMM_TF32_BM, "TILECONV_CUDA_GEMM_TF32_BM", "TC_CUDA_GEMM_TF32_BM", "chosen", "cuda", \

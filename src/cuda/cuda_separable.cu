@@ -613,7 +613,7 @@ struct rgeom {
 /* Copies of one input plane (xp; NULL: a plane outside the input in constant
  * mode) into a stage: code >= 0 a 16-byte vector at xp + code, -1 cval, -2
  * element by element (stage index e), -3 nothing. */
-template <int MT>
+template <int MT, bool NEAR>
 __device__ __forceinline__ void rz_issue(const float *xp, float *st, const int (&code)[rcfg<MT>::NCP],
                                          const rgeom &g, float cval) {
     typedef rcfg<MT> C;
@@ -628,10 +628,10 @@ __device__ __forceinline__ void rz_issue(const float *xp, float *st, const int (
         } else if (cd == -2 && xp) {
             const int64_t ix0 = (int64_t)blockIdx.x * C::FX - g.padx, ixa = ix0 - (((ix0 % 4) + 4) % 4);
             const int64_t iy0 = (int64_t)blockIdx.y * C::TY - g.pady;
-            const int64_t kr = tc__cu_bidx(iy0 + r, g.H, g.mode);
+            const int64_t kr = tc__cu_bidx_t<int64_t, NEAR>(iy0 + r, g.H, g.mode);
 #pragma unroll
             for (int i = 0; i < 4; i++) {
-                const int64_t kc = tc__cu_bidx(ixa + 4 * cv + i, g.W, g.mode);
+                const int64_t kc = tc__cu_bidx_t<int64_t, NEAR>(ixa + 4 * cv + i, g.W, g.mode);
                 if (kr >= 0 && kc >= 0) __pipeline_memcpy_async(d + i, xp + kr * g.W + kc, sizeof(float));
                 else d[i] = cval;
             }
@@ -641,7 +641,8 @@ __device__ __forceinline__ void rz_issue(const float *xp, float *st, const int (
     }
 }
 
-template <int MT, bool FULL> /* FULL: Tx = Ty = Tz = MT (no tap guards) */
+template <int MT, bool FULL, bool NEAR = false> /* FULL: Tx = Ty = Tz = MT (no tap guards); NEAR: the
+                                                 * boundary map's near form (no remainder within a period) */
 __global__ void __launch_bounds__(256, 2)
 sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_constant__ rtaps w, const rgeom g,
          float cval, int64_t gz0) {
@@ -666,7 +667,7 @@ sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_consta
     for (int k = 0; k < C::NCP; k++) {
         const int e = tid + k * C::THREADS, r = e / C::NVS, cv = e - r * C::NVS;
         if (e >= C::SR * C::NVS || r >= nrows || 4 * cv >= ncols) { code[k] = -3; continue; }
-        const int64_t kr = tc__cu_bidx(iy0 + r, g.H, g.mode), gc = ixa + 4 * cv;
+        const int64_t kr = tc__cu_bidx_t<int64_t, NEAR>(iy0 + r, g.H, g.mode), gc = ixa + 4 * cv;
         if (kr < 0) code[k] = -1;
         else if (g.vin && gc >= 0 && gc + 4 <= g.W) code[k] = (int)(kr * g.W + gc);
         else code[k] = -2;
@@ -675,8 +676,8 @@ sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_consta
 #pragma unroll 1
     for (int p = 0; p < C::NST - 1; p++) {
         if (p < np) {
-            const int64_t kz = tc__cu_bidx(oz0 - g.padz + p, g.D, g.mode);
-            rz_issue<MT>(kz < 0 ? NULL : xi + kz * plane, stg + p * C::SLOT, code, g, cval);
+            const int64_t kz = tc__cu_bidx_t<int64_t, NEAR>(oz0 - g.padz + p, g.D, g.mode);
+            rz_issue<MT, NEAR>(kz < 0 ? NULL : xi + kz * plane, stg + p * C::SLOT, code, g, cval);
         }
         __pipeline_commit();
     }
@@ -697,8 +698,8 @@ sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_consta
         __pipeline_wait_prior(C::NST - 2); /* plane q has landed (NST - 2 younger may pend) */
         __syncthreads();                   /* ... for all; plane q - 1's stage and yb are free */
         if (q + C::NST - 1 < np) {
-            const int64_t kz = tc__cu_bidx(oz0 - g.padz + q + C::NST - 1, g.D, g.mode);
-            rz_issue<MT>(kz < 0 ? NULL : xi + kz * plane, stg + (sl == 0 ? C::NST - 1 : sl - 1) * C::SLOT,
+            const int64_t kz = tc__cu_bidx_t<int64_t, NEAR>(oz0 - g.padz + q + C::NST - 1, g.D, g.mode);
+            rz_issue<MT, NEAR>(kz < 0 ? NULL : xi + kz * plane, stg + (sl == 0 ? C::NST - 1 : sl - 1) * C::SLOT,
                          code, g, cval);
         }
         __pipeline_commit();
@@ -775,12 +776,12 @@ sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_consta
 static constexpr int zreg_mt[] = {5, 9, 13, 17};
 #define SEP_NZT (int)(sizeof zreg_mt / sizeof zreg_mt[0])
 
-template <int MT, bool FULL>
+template <int MT, bool FULL, bool NEAR>
 static tc_status launch_zreg_mt(const float *x, float *y, const rtaps &w, rgeom g, int64_t items, float cval,
                                 cudaStream_t s) {
     typedef rcfg<MT> C;
     static int attr_set, occ;
-    auto k = sep_zreg<MT, FULL>;
+    auto k = sep_zreg<MT, FULL, NEAR>;
     const size_t smem = C::BYTES;
     int o;
     TC_CU(sep_prepare((const void *)k, smem, C::THREADS, &attr_set, &occ, &o));
@@ -803,15 +804,15 @@ static tc_status launch_zreg_mt(const float *x, float *y, const rtaps &w, rgeom 
     }
     return TC_OK;
 }
-template <int I = 0>
+template <int I = 0, bool NEAR = false>
 static tc_status launch_zreg(int mt, const float *x, float *y, const rtaps &w, const rgeom &g, int64_t items,
                              float cval, cudaStream_t s) {
     if constexpr (I < SEP_NZT) {
         constexpr int MT = zreg_mt[I];
         if (mt <= MT) /* the bucket's own size along every axis: no tap guards */
-            return g.Tx == MT && g.Ty == MT && g.Tz == MT ? launch_zreg_mt<MT, true>(x, y, w, g, items, cval, s)
-                                                          : launch_zreg_mt<MT, false>(x, y, w, g, items, cval, s);
-        return launch_zreg<I + 1>(mt, x, y, w, g, items, cval, s);
+            return g.Tx == MT && g.Ty == MT && g.Tz == MT ? launch_zreg_mt<MT, true, NEAR>(x, y, w, g, items, cval, s)
+                                                          : launch_zreg_mt<MT, false, NEAR>(x, y, w, g, items, cval, s);
+        return launch_zreg<I + 1, NEAR>(mt, x, y, w, g, items, cval, s);
     } else {
         return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: no register-window kernel for %d taps", mt);
     }
@@ -824,10 +825,284 @@ static int zreg_applies(const tc__problem *p) {
            tc__cu_div_up(p->out[1], rcfg<5>::TY) <= 65535 && tc__cu_div_up(p->out[2], rcfg<5>::FX) <= 65535;
 }
 
+/* ---- row stream x + y (TILECONV_CUDA_SEPARABLE_FUSED=4; both masks 2..SS_MAXT) ----
+ * Each warp works alone (no block barrier): it owns a strip of WX output
+ * columns (32 lanes x VEC, 128 float32 / 64 float64) of one segment of ly
+ * output rows of one plane and streams down it one input row at a time:
+ * - copy: the row's WX + Tx - 1 (+ alignment) input columns into a ring of
+ *   D rows of the warp's own shared memory (16-byte cp.async from the
+ *   VEC-aligned column at or below the strip's first input column, so that
+ *   interior vectors are aligned whatever the padding; D - 1 rows in
+ *   flight). The boundary map runs at the edges only: a row outside the
+ *   input (its map once a row), a vector across a row's end (element by
+ *   element, the near form: no remainder within one period of the edge);
+ *   interior strips and rows copy with no index map. Each lane's copies
+ *   (NCP vectors a row) are worked out once.
+ * - x pass: a lane's VEC consecutive outputs from NV 16-byte shared loads of
+ *   the ring row (no bank conflict: lanes on consecutive vectors), the
+ *   alignment offset (the same for every strip) a switch of VEC cases.
+ * - y pass in registers: acc[MT][VEC] holds the partial sums of the output
+ *   rows the lane's columns feed; input row q adds y tap Ty - 1 - u into
+ *   slot (q + u) mod MT (the y taps reversed on the host), so slot q mod MT
+ *   has just taken its last tap: stored as output row q - (Ty - 1) (one
+ *   16-byte store a lane, 512 bytes a warp) and zeroed; one branch of MT a
+ *   row makes every slot index a compile-time constant.
+ * The x sums and y sums take their taps in order, tap 0 first, one fused
+ * multiply-add a tap, the x-filtered value rounded to the element type in
+ * between: the per-axis passes' sums (in constant mode a row outside the
+ * input is x-filtered from cval, as in the other fused kernels).
+ * Synchronisation: two __syncwarp a row. The segment's first Ty - 1 input
+ * rows are its halo (ly chosen so that the warps fill the resident slots
+ * once: 8192^2 float32, 17 taps: 64 strips x 33 segments of 249 rows,
+ * 6.4% halo rows). */
+#define SS_MAXT 17
+template <typename E> struct scfg {
+    static constexpr int THREADS = 256;
+    static constexpr int WARPS = THREADS / 32; /* warps a block: adjacent strips */
+    static constexpr int VEC = 16 / (int)sizeof(E);
+    static constexpr int WX = 32 * VEC; /* output columns a warp */
+    static constexpr int D = 8;         /* ring rows a warp (D - 1 rows in flight) */
+};
+template <typename E, int MT> struct slay {
+    typedef scfg<E> C;
+    static constexpr int NVR = (C::VEC - 1 + C::WX + MT - 1 + C::VEC - 1) / C::VEC; /* vectors a row copied */
+    static constexpr int NCP = (NVR + 31) / 32;                                      /* copies a lane a row */
+    static constexpr int NV = (C::VEC - 1 + C::VEC + MT - 1 + C::VEC - 1) / C::VEC;  /* x window vectors */
+    static constexpr int PITCH = (NVR > 31 + NV ? NVR : 31 + NV) * C::VEC;           /* ring row, elements */
+    static constexpr size_t BYTES = (size_t)C::WARPS * C::D * PITCH * sizeof(E);
+};
+template <typename E> struct staps { E x[SS_MAXT], yr[SS_MAXT]; /* yr[u]: y tap Ty - 1 - u */ };
+struct sgeom {
+    int64_t W, H, Wo, Ho, padx, pady; /* plane in / out, pad_lo along x and y */
+    int64_t ly;                       /* output rows a segment */
+    int Tx, Ty, mode;
+    int vin, vout; /* input / output rows 16-byte aligned (W, Wo multiples of VEC) */
+};
+
+/* One input row (kr: its mapped index, < 0 outside in constant mode) into
+ * the ring row d: code >= 0 a vector at column code, -2 element by element
+ * (vector cv = lane + 32 k), -3 nothing. */
+template <typename E, int MT>
+__device__ __forceinline__ void ss_issue(const E *__restrict__ xp, E *d, const int (&code)[slay<E, MT>::NCP],
+                                         int64_t kr, int64_t ixa, const sgeom &g, E cval, int lane) {
+    typedef scfg<E> C;
+    typedef slay<E, MT> L;
+    typedef typename vec16<E>::T V;
+    const E *src = xp + kr * g.W;
+#pragma unroll
+    for (int k = 0; k < L::NCP; k++) {
+        const int cd = code[k], cv = lane + 32 * k;
+        if (cd == -3) continue;
+        E *dv = d + cv * C::VEC;
+        if (kr < 0) {
+            *(V *)dv = vfill(cval);
+        } else if (cd >= 0) {
+            __pipeline_memcpy_async((V *)dv, (const V *)(src + cd), sizeof(V));
+        } else {
+#pragma unroll
+            for (int i = 0; i < C::VEC; i++) {
+                const int64_t kc = tc__cu_bidx_t<int64_t, true>(ixa + cv * C::VEC + i, g.W, g.mode);
+                if (kc >= 0) __pipeline_memcpy_async(dv + i, src + kc, sizeof(E));
+                else dv[i] = cval;
+            }
+        }
+    }
+}
+
+/* x pass of a lane: VEC outputs from the ring row's vectors sv[0 .. NV),
+ * the window starting OFF elements in; each vector's elements go to the
+ * outputs they feed as it arrives (output j takes window element k with
+ * tap k - OFF - j: taps in order, tap 0 first), so that the window is not
+ * held whole in registers */
+template <typename E, int MT, bool FULL, int OFF>
+__device__ __forceinline__ void ss_xpass(const typename vec16<E>::T *sv, const staps<E> &w, int tx,
+                                         E (&xo)[scfg<E>::VEC]) {
+    constexpr int VEC = scfg<E>::VEC;
+#pragma unroll
+    for (int j = 0; j < VEC; j++) xo[j] = 0;
+#pragma unroll
+    for (int i = 0; i < slay<E, MT>::NV; i++) {
+        if (VEC * i + VEC - 1 < OFF || VEC * i > OFF + VEC - 1 + MT - 1) continue; /* feeds no output */
+        E v[VEC];
+        vsplit(sv[i], v);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                const int t = VEC * i + e - OFF - j;
+                if (t >= 0 && t < MT && (FULL || t < tx)) xo[j] = fma(w.x[t], v[e], xo[j]);
+            }
+        }
+    }
+}
+
+template <typename E, int MT, bool FULL> /* FULL: Tx = Ty = MT (no tap guards) */
+__global__ void __launch_bounds__(256, 2)
+sep_stream_xy(const E *__restrict__ x, E *__restrict__ y, const __grid_constant__ staps<E> w, const sgeom g,
+              E cval, int64_t gz0) {
+    typedef scfg<E> C;
+    typedef slay<E, MT> L;
+    typedef typename vec16<E>::T V;
+    extern __shared__ __align__(16) unsigned char ssm[];
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    const int64_t ox0 = ((int64_t)blockIdx.x * C::WARPS + wid) * C::WX;
+    if (ox0 >= g.Wo) return; /* the whole warp: no block barrier below */
+    E *const ring = (E *)ssm + wid * (C::D * L::PITCH);
+    const int64_t plane = (int64_t)blockIdx.z + gz0;
+    const int64_t oy0 = (int64_t)blockIdx.y * g.ly;
+    const int rows = (int)(g.Ho - oy0 < g.ly ? g.Ho - oy0 : g.ly);
+    const int64_t iy0 = oy0 - g.pady, ix0 = ox0 - g.padx;
+    const int off = (int)(((ix0 % C::VEC) + C::VEC) % C::VEC);
+    const int64_t ixa = ix0 - off;
+    const E *const xp = x + plane * g.H * g.W;
+    const int tx = FULL ? MT : g.Tx, ty = FULL ? MT : g.Ty;
+    const int nq = rows + ty - 1; /* input rows of the segment */
+    int code[L::NCP];
+#pragma unroll
+    for (int k = 0; k < L::NCP; k++) {
+        const int cv = lane + 32 * k;
+        const int64_t gc = ixa + (int64_t)cv * C::VEC;
+        if (cv >= L::NVR || cv * C::VEC >= off + C::WX + tx - 1) code[k] = -3;
+        else if (g.vin && gc >= 0 && gc + C::VEC <= g.W) code[k] = (int)gc;
+        else code[k] = -2;
+    }
+#pragma unroll 1
+    for (int p = 0; p < C::D - 1; p++) {
+        if (p < nq)
+            ss_issue<E, MT>(xp, ring + p * L::PITCH, code, tc__cu_bidx_t<int64_t, true>(iy0 + p, g.H, g.mode), ixa,
+                            g, cval, lane);
+        __pipeline_commit();
+    }
+    E acc[MT][C::VEC];
+#pragma unroll
+    for (int a = 0; a < MT; a++)
+#pragma unroll
+        for (int j = 0; j < C::VEC; j++) acc[a][j] = 0;
+    const int64_t ox = ox0 + lane * C::VEC;
+    E *yo = y + (plane * g.Ho + oy0) * g.Wo + ox; /* output row 0 of the segment */
+    const bool vst = g.vout && ox + C::VEC <= g.Wo;
+    int sl = 0, s = 0;
+#pragma unroll 1
+    for (int q = 0; q < nq; q++) {
+        __syncwarp(); /* ring row q - 1 is free again */
+        if (q + C::D - 1 < nq) {
+            const int qn = q + C::D - 1;
+            ss_issue<E, MT>(xp, ring + (sl == 0 ? C::D - 1 : sl - 1) * L::PITCH, code,
+                            tc__cu_bidx_t<int64_t, true>(iy0 + qn, g.H, g.mode), ixa, g, cval, lane);
+        }
+        __pipeline_commit();
+        __pipeline_wait_prior(C::D - 1); /* row q has landed (this lane's copies) */
+        __syncwarp();                     /* ... and every lane's */
+        const V *sv = (const V *)(ring + sl * L::PITCH) + lane;
+        E xo[C::VEC];
+        if constexpr (C::VEC == 4) {
+            switch (off) {
+            case 0: ss_xpass<E, MT, FULL, 0>(sv, w, tx, xo); break;
+            case 1: ss_xpass<E, MT, FULL, 1>(sv, w, tx, xo); break;
+            case 2: ss_xpass<E, MT, FULL, 2>(sv, w, tx, xo); break;
+            default: ss_xpass<E, MT, FULL, 3>(sv, w, tx, xo); break;
+            }
+        } else {
+            if (off == 0) ss_xpass<E, MT, FULL, 0>(sv, w, tx, xo);
+            else ss_xpass<E, MT, FULL, 1>(sv, w, tx, xo);
+        }
+        /* y: into the window, case s = q mod MT */
+        const bool st = q >= ty - 1 && ox < g.Wo;
+#pragma unroll
+        for (int S = 0; S < MT; S++) {
+            if (s == S) {
+#pragma unroll
+                for (int u = 0; u < MT; u++) {
+                    if (FULL || u < ty) {
+#pragma unroll
+                        for (int j = 0; j < C::VEC; j++)
+                            acc[(S + u) % MT][j] = fma(w.yr[u], xo[j], acc[(S + u) % MT][j]);
+                    }
+                }
+                if (st) {
+                    if (vst) {
+                        *(V *)yo = vjoin(acc[S]);
+                    } else {
+#pragma unroll
+                        for (int j = 0; j < C::VEC; j++)
+                            if (ox + j < g.Wo) yo[j] = acc[S][j];
+                    }
+                }
+#pragma unroll
+                for (int j = 0; j < C::VEC; j++) acc[S][j] = 0;
+            }
+        }
+        if (q >= ty - 1) yo += g.Wo;
+        s = s + 1 == MT ? 0 : s + 1;
+        sl = sl + 1 == C::D ? 0 : sl + 1;
+    }
+}
+
+/* the row stream's buckets (taps, the larger of x and y) */
+static constexpr int stream_mt[] = {5, 9, 13, 17};
+#define SEP_NST (int)(sizeof stream_mt / sizeof stream_mt[0])
+
+template <typename E, int MT, bool FULL>
+static tc_status launch_stream_mt(const E *x, E *y, const staps<E> &w, sgeom g, int64_t planes, E cval,
+                                  cudaStream_t s) {
+    typedef scfg<E> C;
+    typedef slay<E, MT> L;
+    static int attr_set, occ;
+    auto k = sep_stream_xy<E, MT, FULL>;
+    const size_t smem = L::BYTES;
+    int o;
+    TC_CU(sep_prepare((const void *)k, smem, C::THREADS, &attr_set, &occ, &o));
+    const tc__cu_device *d = tc__cu_dev();
+    const int64_t slots = (int64_t)o * C::WARPS * (d ? d->sms : 132); /* resident warps */
+    const int64_t strips = tc__cu_div_up(g.Wo, C::WX), gx = tc__cu_div_up(strips, C::WARPS);
+    if (strips <= 0 || g.Ho <= 0 || planes <= 0) return TC_OK;
+    if (gx > 2147483647LL) return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: %lld strips", (long long)strips);
+    /* one wave of warps: segments along y until the warps fill the resident
+     * slots, each at least 4 (Ty - 1) rows (halo rows at most 1/4 of the
+     * copies), and at most 65535 segments */
+    int64_t ny = slots / (strips * planes);
+    const int64_t lmin = 4 * (int64_t)(g.Ty - 1) > 16 ? 4 * (int64_t)(g.Ty - 1) : 16;
+    if (ny > g.Ho / lmin) ny = g.Ho / lmin;
+    if (ny < 1) ny = 1;
+    g.ly = tc__cu_div_up(g.Ho, ny);
+    ny = tc__cu_div_up(g.Ho, g.ly);
+    if (ny > 65535) {
+        g.ly = tc__cu_div_up(g.Ho, 65535);
+        ny = tc__cu_div_up(g.Ho, g.ly);
+    }
+    if (g.ly + g.Ty > 2147483647LL) return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: %lld rows a segment", (long long)g.ly);
+    for (int64_t gz0 = 0; gz0 < planes; gz0 += TC__CU_GRID_MAX) {
+        const unsigned gnz = (unsigned)(planes - gz0 < TC__CU_GRID_MAX ? planes - gz0 : TC__CU_GRID_MAX);
+        k<<<dim3((unsigned)gx, (unsigned)ny, gnz), C::THREADS, smem, s>>>(x, y, w, g, cval, gz0);
+    }
+    return TC_OK;
+}
+template <typename E, int I = 0>
+static tc_status launch_stream(int mt, const E *x, E *y, const staps<E> &w, const sgeom &g, int64_t planes,
+                               E cval, cudaStream_t s) {
+    if constexpr (I < SEP_NST) {
+        constexpr int MT = stream_mt[I];
+        if (mt <= MT) /* the bucket's own size along x and y: no tap guards */
+            return g.Tx == MT && g.Ty == MT ? launch_stream_mt<E, MT, true>(x, y, w, g, planes, cval, s)
+                                            : launch_stream_mt<E, MT, false>(x, y, w, g, planes, cval, s);
+        return launch_stream<E, I + 1>(mt, x, y, w, g, planes, cval, s);
+    } else {
+        return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: no row-stream kernel for %d taps", mt);
+    }
+}
+/* the row stream takes the problem: x and y masks of 2..SS_MAXT taps, rows
+ * of fewer than 2^31 elements */
+static int stream_applies(const tc__problem *p) {
+    return p->msk[2] > 1 && p->msk[2] <= SS_MAXT && p->msk[1] > 1 && p->msk[1] <= SS_MAXT &&
+           p->in[2] < ((int64_t)1 << 30) && p->out[2] < ((int64_t)1 << 30);
+}
+/* ---- end row stream ---- */
+
 struct sstate {
     int dtype;
     int fused; /* fused_on(): 1 x and y through sep_fused_xy, 2 x, y and z through sep_fused_xyz,
-                * 3 x, y and z through sep_zreg */
+                * 3 x, y and z through sep_zreg, 4 x and y through sep_stream_xy, 5 x, y and z
+                * through sep_zreg with the near boundary map */
     int64_t len[3];
     double f[3][SEP_MAX]; /* factor per axis */
 };
@@ -872,7 +1147,9 @@ static int fused_applies(const tc__problem *p) {
 /* 0: per axis; 1: x + y fused (then the z pass, if any); 2: x + y + z
  * fused (3D, where the ring fits the device's shared memory); 3: x + y + z
  * with the register z window (float32 3D, masks up to RF_MAXT; the knob at 3
- * elsewhere acts as 1) */
+ * elsewhere acts as 1); the knob at 4: 5, the register z window with the
+ * near boundary map, where 3 applies, else 4, the row stream x + y (then
+ * the z pass, if any) where it applies, else 1 */
 static int fused_on(const tc__problem *p) {
     /* the default (knob unset): x + y fused, then the z pass; float32 3D
      * masks through the register z window. On an H100 (gaussian, constant
@@ -882,6 +1159,10 @@ static int fused_on(const tc__problem *p) {
     const char *k = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED);
     if (!fused_applies(p)) return 0;
     if (!k || !k[0]) return p->msk[0] > 1 && zreg_applies(p) ? 3 : 1;
+    if (k[0] == '4') { /* the stream forms (not yet timed), else as unset */
+        if (p->msk[0] > 1 && zreg_applies(p)) return 5;
+        return stream_applies(p) ? 4 : 1;
+    }
     if (k[0] != '1' && k[0] != '2' && k[0] != '3') return 0;
     if (k[0] == '3' && zreg_applies(p)) return 3; /* else as 1 */
     if (p->msk[0] > 1 && !(k && k[0] == '2')) {
@@ -936,7 +1217,8 @@ static double s_estimate(const tc__problem *p, const tc__env *e) {
     (void)e;
     const int passes = (p->msk[0] > 1) + (p->msk[1] > 1) + (p->msk[2] > 1);
     const int f = fused_on(p);
-    const double units = f == 3 ? 4.0 : f == 2 ? 7.5 : f == 1 ? (p->msk[0] > 1 ? 5.6 : 2.9) : 2.75 * passes;
+    /* the stream forms (4, 5) as the forms they stand beside until measured */
+    const double units = f == 3 || f == 5 ? 4.0 : f == 2 ? 7.5 : f == 1 || f == 4 ? (p->msk[0] > 1 ? 5.6 : 2.9) : 2.75 * passes;
     const double bytes = (double)p->esize * (tc__x_count(p) + tc__y_count(p)) * units;
     const double fl = 2.0 * tc__y_count(p) * (double)(p->msk[0] + p->msk[1] + p->msk[2]);
     return tc__cu_estimate(bytes, fl, p->dtype == TC_FLOAT32 ? 0.25 : 0.12);
@@ -991,7 +1273,7 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
         E *dst = (E *)b->y;
         const int mt = g.Tx > g.Ty ? g.Tx : g.Ty;
         if constexpr (sizeof(E) == 4) {
-            if (s->fused == 3) {
+            if (s->fused == 3 || s->fused == 5) {
                 rtaps rw;
                 memset(&rw, 0, sizeof rw);
                 const int tz = (int)p->msk[0];
@@ -1005,7 +1287,10 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
                 rg.Tx = g.Tx; rg.Ty = g.Ty; rg.Tz = tz; rg.mode = g.mode;
                 rg.vin = g.vec_ok;
                 rg.vout = g.Wo % 4 == 0 && (uintptr_t)dst % 16 == 0;
-                st = launch_zreg(mt > tz ? mt : tz, (const float *)src, (float *)dst, rw, rg, p->N, (float)cval, b->s);
+                st = s->fused == 5 ? launch_zreg<0, true>(mt > tz ? mt : tz, (const float *)src, (float *)dst, rw, rg,
+                                                          p->N, (float)cval, b->s)
+                                   : launch_zreg(mt > tz ? mt : tz, (const float *)src, (float *)dst, rw, rg, p->N,
+                                                 (float)cval, b->s);
                 cudaError_t e = cudaGetLastError();
                 if (st == TC_OK && e != cudaSuccess) st = tc__cu_fail(e, "launch cuda.filter.separable", __FILE__, __LINE__);
                 return st;
@@ -1030,7 +1315,21 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
             if ((st = tc__cu_alloc(&tmp[0], (size_t)(planes * g.Ho * g.Wo) * sizeof(E), b->s))) return st;
             dst = (E *)tmp[0];
         }
-        st = launch_fused<E>(mt, src, dst, fw, g, planes, (E)cval, b->s);
+        if (s->fused == 4) {
+            staps<E> sw;
+            memset(&sw, 0, sizeof sw);
+            for (int t = 0; t < g.Tx; t++) sw.x[t] = fw.x[t];
+            for (int u = 0; u < g.Ty; u++) sw.yr[u] = fw.y[g.Ty - 1 - u];
+            sgeom sg;
+            memset(&sg, 0, sizeof sg);
+            sg.W = g.W; sg.H = g.H; sg.Wo = g.Wo; sg.Ho = g.Ho; sg.padx = g.padx; sg.pady = g.pady;
+            sg.Tx = g.Tx; sg.Ty = g.Ty; sg.mode = g.mode;
+            sg.vin = g.vec_ok;
+            sg.vout = g.Wo % fcfg<E>::VEC == 0 && (uintptr_t)dst % 16 == 0;
+            st = launch_stream<E>(mt, src, dst, sw, sg, planes, (E)cval, b->s);
+        } else {
+            st = launch_fused<E>(mt, src, dst, fw, g, planes, (E)cval, b->s);
+        }
         cudaError_t e = cudaGetLastError();
         if (st == TC_OK && e != cudaSuccess) st = tc__cu_fail(e, "launch cuda.filter.separable", __FILE__, __LINE__);
         src = dst;
@@ -1099,7 +1398,7 @@ static size_t s_device_ws(const tc__problem *p, const tc__env *e, const void *st
         if (p->msk[ax] > 1) axes[na++] = ax;
     size_t t = 0;
     if (state && ((const sstate *)state)->fused) /* one array after x + y when a z pass follows */
-        return na == 3 && ((const sstate *)state)->fused == 1
+        return na == 3 && (((const sstate *)state)->fused == 1 || ((const sstate *)state)->fused == 4)
                    ? (size_t)(p->N * p->in[0] * p->out[1] * p->out[2]) * p->esize
                    : 0;
     for (int k = 0; k + 1 < na; k++) {
@@ -1140,4 +1439,8 @@ void tc__cu_report_separable(tc__cu_report *r) {
     (void)cudaGetLastError();
     tc__cu_report_kernel(r, "cuda.filter.separable x+y+z register z window f32 (13^3)",
                          (const void *)sep_zreg<13, true>, 256, rcfg<13>::BYTES);
+    tc__cu_report_kernel(r, "cuda.filter.separable row stream x+y f32 (17 taps)",
+                         (const void *)sep_stream_xy<float, 17, true>, 256, slay<float, 17>::BYTES);
+    tc__cu_report_kernel(r, "cuda.filter.separable row stream x+y f64 (17 taps)",
+                         (const void *)sep_stream_xy<double, 17, true>, 256, slay<double, 17>::BYTES);
 }
