@@ -208,6 +208,11 @@ static const fcase fcases[] = {
     {3, 1, {67, 45, 38}, {5, 5, 5}, 0, TC_OUTPUT_SAME, 0},
     {3, 1, {30, 130, 200}, {5, 5, 5}, 0, TC_OUTPUT_SAME, 1},
     {3, 1, {20, 33, 70}, {6, 5, 9}, 0, TC_OUTPUT_SAME, 2},
+    /* the row stream (=4): 17 x 17 over 9 warp strips (two blocks, the last
+     * strip partial) and several row segments; aligned rows of 1028 (16-byte
+     * copies, an edge vector at each end) with an origin */
+    {2, 1, {150, 1100}, {17, 17}, 1, TC_OUTPUT_SAME, 0},
+    {2, 1, {97, 1028}, {13, 13}, 1, TC_OUTPUT_SAME, -3},
 };
 #define NFC (int)(sizeof fcases / sizeof fcases[0])
 
@@ -3343,18 +3348,19 @@ int main(int argc, char **argv) {
     }
     /* cuda.filter.separable's forms besides its default (which the loop
      * above ran: x + y fused, the register z window for float32 3D):
-     * TILECONV_CUDA_SEPARABLE_FUSED=0 (one pass per axis) and =1 (x + y
-     * (+ z) fused where it applies) on every case, =2 (x + y fused, then a
-     * z pass) and =3 (the register z window, float32) on the 3D ones; every
-     * mode in float32 and float64 (=3: float32) on host pointers, one mode
-     * on device pointers */
-    for (int kv = 0; kv <= 3 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv++) {
+     * TILECONV_CUDA_SEPARABLE_FUSED=0 (one pass per axis), =1 (x + y
+     * (+ z) fused where it applies) and =4 (the row stream x + y, the
+     * register z window with the near boundary map for float32 3D) on every
+     * case, =2 (x + y fused, then a z pass) and =3 (the register z window,
+     * float32) on the 3D ones; every mode in float32 and float64 (=3:
+     * float32) on host pointers, one mode on device pointers */
+    for (int kv = 0; kv <= 4 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv++) {
         only_solver = "cuda.filter.separable";
-        setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv == 3 ? "3" : kv == 2 ? "2" : kv ? "1" : "0", 1);
+        setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv == 4 ? "4" : kv == 3 ? "3" : kv == 2 ? "2" : kv ? "1" : "0", 1);
         for (int f64 = 0; f64 < (kv == 3 ? 1 : 2); f64++)
             for (int ci = 0; ci < NFC; ci++)
                 for (int mi = 0; mi < 5; mi++) {
-                    if ((quick && mi % 2) || (kv >= 2 && fcases[ci].nsp < 3)) continue;
+                    if ((quick && mi % 2) || ((kv == 2 || kv == 3) && fcases[ci].nsp < 3)) continue;
                     run_filter_case(ci, mi, 0, f64 ? TC_FLOAT64 : TC_FLOAT32);
 #if TC_TEST_CUDA
                     int swap = fcases[ci].out == TC_OUTPUT_VALID &&
