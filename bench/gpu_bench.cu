@@ -346,7 +346,9 @@ __global__ void widen_kernel(const float *a, double *d, size_t n) {
 /* A Gaussian of sigma s (rank 1; scipy's truncate 4.0: radius int(4 s + 0.5))
  * on cuda.filter.separable (group "sep"): x, y and in 3D z fused
  * (TILECONV_CUDA_SEPARABLE_FUSED=1) in every mode (quick: constant), in 3D
- * beside it the register z window (=3, row "... zreg"), then
+ * beside it the register z window (=3, row "... zreg"), the stream forms
+ * (=4, row "... stream": 2D the row stream, 3D the register z window with
+ * the near boundary map) in every mode, then
  * in constant mode the per-axis passes (=0, the default until the fused
  * kernels are measured) and in 3D x + y fused then a z pass (=2) beside
  * it; float32, then float64 in constant mode (fused and per axis). */
@@ -378,6 +380,11 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
             bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
             unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
         }
+        /* the stream forms (=4) */
+        setenv("TILECONV_CUDA_SEPARABLE_FUSED", "4", 1);
+        snprintf(nm2, sizeof nm2, "%s %s stream", name, tc_mode_name((tc_mode)md));
+        bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
+        unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
         for (int kv = 0; kv <= (nsp == 3 ? 2 : 0) && !md; kv += 2) {
             setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv ? "2" : "0", 1);
             snprintf(nm2, sizeof nm2, "%s constant %s", name, kv ? "xy+z" : "per-axis");
@@ -385,9 +392,9 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
             unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
         }
     }
-    /* float64, fused and per axis, constant mode (inputs: the float32
-     * draw widened on the device) */
-    for (int f = 1; f >= 0 && !quick; f--) {
+    /* float64, fused, the row stream (=4) and per axis, constant mode
+     * (inputs: the float32 draw widened on the device) */
+    for (int f = 2; f >= 0 && !quick; f--) {
         tc_filter_desc d;
         tc_filter_desc_init(&d);
         d.dtype = TC_FLOAT64;
@@ -395,12 +402,12 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
         size_t nx = 1;
         for (int i = 0; i < nsp; i++) { d.shape[i] = shape[i]; d.mask_shape[i] = m[i]; nx *= shape[i]; }
         std::vector<double> dm(hm.begin(), hm.end());
-        setenv("TILECONV_CUDA_SEPARABLE_FUSED", f ? "1" : "0", 1);
+        setenv("TILECONV_CUDA_SEPARABLE_FUSED", f == 2 ? "4" : f ? "1" : "0", 1);
         tc_plan_options o;
         tc_plan_options_init(&o);
         o.algorithm = "cuda.filter.separable";
         tc_plan *pl = NULL;
-        snprintf(nm2, sizeof nm2, "%s float64 constant%s", name, f ? "" : " per-axis");
+        snprintf(nm2, sizeof nm2, "%s float64 constant%s", name, f == 2 ? " stream" : f ? "" : " per-axis");
         if (tc_plan_filter(&pl, NULL, &d, dm.data(), &o) != TC_OK) {
             printf("%-8s %-34s plan failed: %s\n", "sep", nm2, tc_last_error());
         } else {
