@@ -833,11 +833,13 @@ static int zreg_applies(const tc__problem *p) {
  *   D rows of the warp's own shared memory (16-byte cp.async from the
  *   VEC-aligned column at or below the strip's first input column, so that
  *   interior vectors are aligned whatever the padding; D - 1 rows in
- *   flight). The boundary map runs at the edges only: a row outside the
- *   input (its map once a row), a vector across a row's end (element by
- *   element, the near form: no remainder within one period of the edge);
- *   interior strips and rows copy with no index map. Each lane's copies
- *   (NCP vectors a row) are worked out once.
+ *   flight). The boundary map runs at the edges only: a row's (once a row,
+ *   the near form: no remainder within one period of the edge), and the
+ *   columns' once a warp into a column map in shared memory, read by the
+ *   vectors across or beyond a row's end (element by element; in constant
+ *   mode a vector wholly outside the row is cval, stored once in every
+ *   ring row); interior vectors copy with no index map. Each lane's
+ *   copies (NCP vectors a row) are worked out once.
  * - x pass: a lane's VEC consecutive outputs from NV 16-byte shared loads of
  *   the ring row (no bank conflict: lanes on consecutive vectors), the
  *   alignment offset (the same for every strip) a switch of VEC cases.
@@ -869,7 +871,8 @@ template <typename E, int MT> struct slay {
     static constexpr int NCP = (NVR + 31) / 32;                                      /* copies a lane a row */
     static constexpr int NV = (C::VEC - 1 + C::VEC + MT - 1 + C::VEC - 1) / C::VEC;  /* x window vectors */
     static constexpr int PITCH = (NVR > 31 + NV ? NVR : 31 + NV) * C::VEC;           /* ring row, elements */
-    static constexpr size_t BYTES = (size_t)C::WARPS * C::D * PITCH * sizeof(E);
+    static constexpr size_t RING = (size_t)C::WARPS * C::D * PITCH * sizeof(E);      /* the warps' rings */
+    static constexpr size_t BYTES = RING + (size_t)C::WARPS * NVR * C::VEC * sizeof(int); /* + column maps */
 };
 template <typename E> struct staps { E x[SS_MAXT], yr[SS_MAXT]; /* yr[u]: y tap Ty - 1 - u */ };
 struct sgeom {
@@ -881,10 +884,12 @@ struct sgeom {
 
 /* One input row (kr: its mapped index, < 0 outside in constant mode) into
  * the ring row d: code >= 0 a vector at column code, -2 element by element
- * (vector cv = lane + 32 k), -3 nothing. */
+ * (vector cv = lane + 32 k) from the warp's column map cm (the mapped
+ * column of each ring element, < 0 outside in constant mode), -1 nothing
+ * (cval, stored in every ring row once), -3 nothing. */
 template <typename E, int MT>
 __device__ __forceinline__ void ss_issue(const E *__restrict__ xp, E *d, const int (&code)[slay<E, MT>::NCP],
-                                         int64_t kr, int64_t ixa, const sgeom &g, E cval, int lane) {
+                                         int64_t kr, const int *cm, const sgeom &g, E cval, int lane) {
     typedef scfg<E> C;
     typedef slay<E, MT> L;
     typedef typename vec16<E>::T V;
@@ -892,7 +897,7 @@ __device__ __forceinline__ void ss_issue(const E *__restrict__ xp, E *d, const i
 #pragma unroll
     for (int k = 0; k < L::NCP; k++) {
         const int cd = code[k], cv = lane + 32 * k;
-        if (cd == -3) continue;
+        if (cd == -3 || cd == -1) continue;
         E *dv = d + cv * C::VEC;
         if (kr < 0) {
             *(V *)dv = vfill(cval);
@@ -901,7 +906,7 @@ __device__ __forceinline__ void ss_issue(const E *__restrict__ xp, E *d, const i
         } else {
 #pragma unroll
             for (int i = 0; i < C::VEC; i++) {
-                const int64_t kc = tc__cu_bidx_t<int64_t, true>(ixa + cv * C::VEC + i, g.W, g.mode);
+                const int kc = cm[cv * C::VEC + i];
                 if (kc >= 0) __pipeline_memcpy_async(dv + i, src + kc, sizeof(E));
                 else dv[i] = cval;
             }
@@ -957,6 +962,12 @@ sep_stream_xy(const E *__restrict__ x, E *__restrict__ y, const __grid_constant_
     const E *const xp = x + plane * g.H * g.W;
     const int tx = FULL ? MT : g.Tx, ty = FULL ? MT : g.Ty;
     const int nq = rows + ty - 1; /* input rows of the segment */
+    /* the column map (the boundary map of every ring element, once) and
+     * each lane's copies; in constant mode a vector wholly outside the row
+     * is cval in every ring row, stored here once */
+    int *const cm = (int *)(ssm + L::RING) + wid * (L::NVR * C::VEC);
+    for (int e = lane; e < L::NVR * C::VEC; e += 32)
+        cm[e] = (int)tc__cu_bidx_t<int64_t, true>(ixa + e, g.W, g.mode);
     int code[L::NCP];
 #pragma unroll
     for (int k = 0; k < L::NCP; k++) {
@@ -964,12 +975,16 @@ sep_stream_xy(const E *__restrict__ x, E *__restrict__ y, const __grid_constant_
         const int64_t gc = ixa + (int64_t)cv * C::VEC;
         if (cv >= L::NVR || cv * C::VEC >= off + C::WX + tx - 1) code[k] = -3;
         else if (g.vin && gc >= 0 && gc + C::VEC <= g.W) code[k] = (int)gc;
-        else code[k] = -2;
+        else if (g.mode == TC_MODE_CONSTANT && (gc + C::VEC <= 0 || gc >= g.W)) {
+            code[k] = -1;
+            for (int r = 0; r < C::D; r++) *(V *)(ring + r * L::PITCH + cv * C::VEC) = vfill(cval);
+        } else code[k] = -2;
     }
+    __syncwarp(); /* the column map */
 #pragma unroll 1
     for (int p = 0; p < C::D - 1; p++) {
         if (p < nq)
-            ss_issue<E, MT>(xp, ring + p * L::PITCH, code, tc__cu_bidx_t<int64_t, true>(iy0 + p, g.H, g.mode), ixa,
+            ss_issue<E, MT>(xp, ring + p * L::PITCH, code, tc__cu_bidx_t<int64_t, true>(iy0 + p, g.H, g.mode), cm,
                             g, cval, lane);
         __pipeline_commit();
     }
@@ -988,7 +1003,7 @@ sep_stream_xy(const E *__restrict__ x, E *__restrict__ y, const __grid_constant_
         if (q + C::D - 1 < nq) {
             const int qn = q + C::D - 1;
             ss_issue<E, MT>(xp, ring + (sl == 0 ? C::D - 1 : sl - 1) * L::PITCH, code,
-                            tc__cu_bidx_t<int64_t, true>(iy0 + qn, g.H, g.mode), ixa, g, cval, lane);
+                            tc__cu_bidx_t<int64_t, true>(iy0 + qn, g.H, g.mode), cm, g, cval, lane);
         }
         __pipeline_commit();
         __pipeline_wait_prior(C::D - 1); /* row q has landed (this lane's copies) */
