@@ -36,6 +36,11 @@
  * float32 3D masks up to 17 taps run in sep_zreg (the register z window,
  * below); other 3D masks take the fused x + y kernel and then the z pass
  * (the knob at 1 asks for the x + y + z ring, at 2 for x + y then z).
+ * The knob at 4 takes the stream forms: the row stream x + y
+ * (sep_stream_xy, below: a warp streams a column strip down its rows, the
+ * y window in registers) where both masks have 2..17 taps, and for float32
+ * 3D masks of at most 17 taps the register z window with the near form of
+ * the boundary map.
  */
 #include "cuda/cuda_common.h"
 #include "cuda/cuda_direct_tile.h"
