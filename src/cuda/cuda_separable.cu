@@ -620,7 +620,7 @@ struct rgeom {
  * element by element (stage index e), -3 nothing. */
 template <int MT, bool NEAR>
 __device__ __forceinline__ void rz_issue(const float *xp, float *st, const int (&code)[rcfg<MT>::NCP],
-                                         const rgeom &g, float cval) {
+                                         const rgeom &g, float cval, const int *cm) {
     typedef rcfg<MT> C;
 #pragma unroll
     for (int k = 0; k < C::NCP; k++) {
@@ -630,6 +630,14 @@ __device__ __forceinline__ void rz_issue(const float *xp, float *st, const int (
         float *d = st + r * C::SPS + 4 * cv;
         if (cd >= 0 && xp) {
             __pipeline_memcpy_async((float4 *)d, (const float4 *)(xp + cd), sizeof(float4));
+        } else if (NEAR && cd == -2 && xp) { /* the block's column and row maps */
+            const int kr = cm[4 * C::NVS + r];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int kc = cm[4 * cv + i];
+                if (kr >= 0 && kc >= 0) __pipeline_memcpy_async(d + i, xp + (int64_t)kr * g.W + kc, sizeof(float));
+                else d[i] = cval;
+            }
         } else if (cd == -2 && xp) {
             const int64_t ix0 = (int64_t)blockIdx.x * C::FX - g.padx, ixa = ix0 - (((ix0 % 4) + 4) % 4);
             const int64_t iy0 = (int64_t)blockIdx.y * C::TY - g.pady;
@@ -646,8 +654,10 @@ __device__ __forceinline__ void rz_issue(const float *xp, float *st, const int (
     }
 }
 
-template <int MT, bool FULL, bool NEAR = false> /* FULL: Tx = Ty = Tz = MT (no tap guards); NEAR: the
-                                                 * boundary map's near form (no remainder within a period) */
+/* FULL: Tx = Ty = Tz = MT (no tap guards); NEAR: the boundary map's near form (no remainder within a
+ * period), the stage's columns and rows mapped once a block into shared memory (after the y buffer),
+ * where the element-by-element copies read them */
+template <int MT, bool FULL, bool NEAR = false>
 __global__ void __launch_bounds__(256, 2)
 sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_constant__ rtaps w, const rgeom g,
          float cval, int64_t gz0) {
@@ -678,11 +688,20 @@ sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_consta
         else code[k] = -2;
     }
     const int64_t plane = g.H * g.W;
+    const int *cm = NULL;
+    if constexpr (NEAR) { /* the boundary map of the stage's columns and rows, once */
+        int *m = (int *)(yb + C::TY * C::SPY);
+        for (int e = tid; e < 4 * C::NVS; e += C::THREADS) m[e] = (int)tc__cu_bidx_t<int64_t, true>(ixa + e, g.W, g.mode);
+        for (int r = tid; r < C::SR; r += C::THREADS)
+            m[4 * C::NVS + r] = (int)tc__cu_bidx_t<int64_t, true>(iy0 + r, g.H, g.mode);
+        __syncthreads();
+        cm = m;
+    }
 #pragma unroll 1
     for (int p = 0; p < C::NST - 1; p++) {
         if (p < np) {
             const int64_t kz = tc__cu_bidx_t<int64_t, NEAR>(oz0 - g.padz + p, g.D, g.mode);
-            rz_issue<MT, NEAR>(kz < 0 ? NULL : xi + kz * plane, stg + p * C::SLOT, code, g, cval);
+            rz_issue<MT, NEAR>(kz < 0 ? NULL : xi + kz * plane, stg + p * C::SLOT, code, g, cval, cm);
         }
         __pipeline_commit();
     }
@@ -705,7 +724,7 @@ sep_zreg(const float *__restrict__ x, float *__restrict__ y, const __grid_consta
         if (q + C::NST - 1 < np) {
             const int64_t kz = tc__cu_bidx_t<int64_t, NEAR>(oz0 - g.padz + q + C::NST - 1, g.D, g.mode);
             rz_issue<MT, NEAR>(kz < 0 ? NULL : xi + kz * plane, stg + (sl == 0 ? C::NST - 1 : sl - 1) * C::SLOT,
-                         code, g, cval);
+                         code, g, cval, cm);
         }
         __pipeline_commit();
         if (yon) { /* y pass: RYY outputs of column yc */
@@ -787,7 +806,8 @@ static tc_status launch_zreg_mt(const float *x, float *y, const rtaps &w, rgeom 
     typedef rcfg<MT> C;
     static int attr_set, occ;
     auto k = sep_zreg<MT, FULL, NEAR>;
-    const size_t smem = C::BYTES;
+    /* NEAR: + the column and row maps */
+    const size_t smem = C::BYTES + (NEAR ? (size_t)(4 * C::NVS + C::SR) * sizeof(int) : 0);
     int o;
     TC_CU(sep_prepare((const void *)k, smem, C::THREADS, &attr_set, &occ, &o));
     const tc__cu_device *d = tc__cu_dev();
