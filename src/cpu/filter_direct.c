@@ -121,6 +121,15 @@ int64_t tc__fd_l2_bytes(void) {
     return v;
 }
 
+/* L1 data cache bytes (sysconf; 32 KiB where it gives none) */
+static int64_t fd_l1_bytes(void) {
+    long l1 = -1;
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+#endif
+    return l1 >= (8 << 10) && l1 <= (1 << 20) ? (int64_t)l1 : (int64_t)(32 << 10);
+}
+
 /* a sysfs cache file's number, with its K / M / G suffix */
 static int64_t fd_sysfs_bytes(const char *path) {
     FILE *f = fopen(path, "r");
@@ -232,6 +241,16 @@ static void fd_ring_geometry(const tc__problem *p, const fd_isa *isa, fd_state *
     s->nbands = tc__cdiv64(s->Ho, fd_min(hb, tc__cdiv64(s->Ho, s->R) * s->R));
     s->Hb = tc__cdiv64(tc__cdiv64(s->Ho, s->nbands), s->R) * s->R;
     s->Hbe = s->Hb + s->m1 - 1;
+    /* the fill's prefetch of the next block's rows goes into L2 where the
+     * L1 cannot hold them beside the ring rows the block's kernel reads
+     * (Zen 4's 32 KiB L1, 256-wide rows k3: 27 + 8 KiB; 256^3 one thread
+     * 1.04-1.06x over the far prefetch into L2 alone, 48x256x256 from L3
+     * 1.10-1.13x), into L1 otherwise (Zen 5's 48 KiB; 128-wide k3 rows).
+     * 3x3 taps a plane only: 128^3 k5 (35 KiB) two threads 0.97-0.99x
+     * with it, 256^3 k5 level (docs/solvers/cpu-filter-3d.md) */
+    s->pfl2 = s->pf && s->m1 * s->m2 <= 9 &&
+              (ns * (s->R + s->m1 - 1) * s->RW + s->P * s->R * (s->Tx + s->m2 - 1)) * es >
+                  fd_l1_bytes();
     s->items = p->N * s->ntx * s->nbands * tc__cdiv64(s->Do, s->P) * (s->Hb / s->R);
     s->ws_thread = fd_r64((size_t)(ns * s->Hbe * s->RW * es)) +
                    fd_r64((size_t)(ns * s->Hbe) * sizeof(void *)) +
@@ -483,21 +502,21 @@ static void fd_blocks(void *arg, int64_t begin, int64_t end, int tid) {
 
 
 
-/* prefetchnta through inline asm (tc__prefetch's reason: GCC may delete
- * a builtin prefetch as free of side effects) */
-static inline void fd_prefetch_nta(const void *p) {
+/* prefetcht1 (into L2) through inline asm (tc__prefetch's reason: GCC
+ * may delete a builtin prefetch as free of side effects) */
+static inline void fd_prefetch_l2(const void *p) {
 #if defined(__x86_64__) || defined(__i386__)
-    __asm__ volatile("prefetchnta %0" ::"m"(*(const char *)p));
+    __asm__ volatile("prefetcht1 %0" ::"m"(*(const char *)p));
 #else
-    __builtin_prefetch(p, 0, 0);
+    __builtin_prefetch(p, 0, 2);
 #endif
 }
-/* Every cache line of bytes [p, p + bytes) prefetched: into L1, or (nta)
- * non-temporally */
-static inline void fd_prefetch_span(const void *p, int64_t bytes, int nta) {
+/* Every cache line of bytes [p, p + bytes) prefetched: into L1, or (l2)
+ * into L2 */
+static inline void fd_prefetch_span(const void *p, int64_t bytes, int l2) {
     const uintptr_t l1 = (uintptr_t)p + (uintptr_t)bytes;
     for (uintptr_t l = (uintptr_t)p & ~(uintptr_t)63; l < l1; l += 64) {
-        if (nta) fd_prefetch_nta((const void *)l);
+        if (l2) fd_prefetch_l2((const void *)l);
         else tc__prefetch((const void *)l);
     }
 }
@@ -553,11 +572,12 @@ static inline void fd_prefetch_span(const void *p, int64_t bytes, int nta) {
          * (rows from memory) then delay the kernel's start, not the copy */ \
         for (int64_t hr = hr0; pf && b > a && hr < hr1 && hr + s->R < nh; hr++) { \
             const int64_t h = hm[hr + s->R];                                  \
-            if (h >= 0) fd_prefetch_span(plane + h * W + x0 + a, (b - a) * (int64_t)sizeof(T), 0); \
+            if (h >= 0) fd_prefetch_span(plane + h * W + x0 + a, (b - a) * (int64_t)sizeof(T), s->pfl2); \
         }                                                                     \
-        /* input from memory (pff): also the rows 2R down, non-temporal      \
-         * (read once, by the copy): their reads start a block earlier, and  \
-         * the prefetch above brings back any evicted before the copy */     \
+        /* input from memory (pff): also the rows 2R down, into L2: their    \
+         * reads start a block earlier, and the prefetch above brings back   \
+         * any evicted before the copy (prefetchnta instead: 256^3 k3 one    \
+         * thread 0.83-0.85x on the Zen 4 VM: docs/solvers/cpu-filter-3d.md) */ \
         for (int64_t hr = hr0; s->pff && b > a && hr < hr1 && hr + 2 * s->R < nh; hr++) { \
             const int64_t h = hm[hr + 2 * s->R];                              \
             if (h >= 0) fd_prefetch_span(plane + h * W + x0 + a, (b - a) * (int64_t)sizeof(T), 1); \
@@ -587,7 +607,7 @@ static void fd_ring_prefetch(const fd_job *j, int64_t n, int64_t e, int64_t hb0,
     for (int64_t hr = hr0; hr < hr1; hr++) {
         const int64_t h = s->hmap[hb0 + hr];
         /* every line the row's elements [x0, x1) touch */
-        if (h >= 0) fd_prefetch_span(plane + (h * s->W + x0) * es, (x1 - x0) * es, 0);
+        if (h >= 0) fd_prefetch_span(plane + (h * s->W + x0) * es, (x1 - x0) * es, s->pfl2);
     }
 }
 

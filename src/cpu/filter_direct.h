@@ -87,6 +87,7 @@ typedef struct tc__fd_state {
     int nt;                 /* stream the output past the caches */
     int pf;                 /* ring: prefetch the next block's source rows */
     int pff;                /* ring: input from memory, also prefetch 2 blocks ahead */
+    int pfl2;               /* ring: the next block's rows prefetched into L2, not L1 */
     int64_t *dmap, *hmap;   /* extended plane/row -> input plane/row, -1 = cval */
     /* plain path: x pieces left [0,xl1), inside [xl1,xr0), right [xr0,Wo) */
     int64_t xl1, xr0;
