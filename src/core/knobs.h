@@ -84,6 +84,9 @@
       "4 the stream forms: the register z window with the near boundary map (float32 3D, "    \
       "masks <= 17), else the row stream x + y (masks <= 17; then a z pass), else as 1 "      \
       "(4 not yet timed on a GPU: opt-in)")                                                    \
+    X(CUDA_SEPARABLE_STREAM_WAVES, "TILECONV_CUDA_SEPARABLE_STREAM_WAVES", NULL, "1", "cuda",   \
+      "n: cuda.filter.separable's row stream (=4) splits the rows into segments for n waves "  \
+      "of its resident warps (more segments, more halo rows) (tuning)")                        \
     X(CUDA_GEMM_FP32_BK, "TILECONV_CUDA_GEMM_FP32_BK", "TC_CUDA_GEMM_FP32_BK", "chosen", "cuda", \
       "16 or 32: cuda.gemm.simt's k tile (tuning)")                                             \
     X(CUDA_GEMM_TF32_BM, "TILECONV_CUDA_GEMM_TF32_BM", "TC_CUDA_GEMM_TF32_BM", "chosen", "cuda", \

@@ -1097,10 +1097,13 @@ static tc_status launch_stream_mt(const E *x, E *y, const staps<E> &w, sgeom g, 
     const int64_t strips = tc__cu_div_up(g.Wo, C::WX), gx = tc__cu_div_up(strips, C::WARPS);
     if (strips <= 0 || g.Ho <= 0 || planes <= 0) return TC_OK;
     if (gx > 2147483647LL) return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: %lld strips", (long long)strips);
-    /* one wave of warps: segments along y until the warps fill the resident
-     * slots, each at least 4 (Ty - 1) rows (halo rows at most 1/4 of the
-     * copies), and at most 65535 segments */
-    int64_t ny = slots / (strips * planes);
+    /* one wave of warps (TILECONV_CUDA_SEPARABLE_STREAM_WAVES: n waves):
+     * segments along y until the warps fill the resident slots, each at
+     * least 4 (Ty - 1) rows (halo rows at most 1/4 of the copies), and at
+     * most 65535 segments */
+    const char *kw = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_STREAM_WAVES);
+    const int64_t waves = kw && atoi(kw) > 0 ? atoi(kw) : 1;
+    int64_t ny = slots * waves / (strips * planes);
     const int64_t lmin = 4 * (int64_t)(g.Ty - 1) > 16 ? 4 * (int64_t)(g.Ty - 1) : 16;
     if (ny > g.Ho / lmin) ny = g.Ho / lmin;
     if (ny < 1) ny = 1;
