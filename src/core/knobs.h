@@ -52,7 +52,8 @@
     X(FD_RING, "TILECONV_FD_RING", NULL, "1", "cpu",                                            \
       "0: the direct filter's 3D masks in pieces instead of the plane ring (tests)")            \
     X(FD_PAIR, "TILECONV_FD_PAIR", NULL, "chosen per problem", "cpu",                           \
-      "0 or 1: the plane ring's two-output-plane blocks off or on (tests)")                     \
+      "0 or 1: the plane ring's two-output-plane blocks off or on; 2 / 3: on, the taps "       \
+      "loaded / shifted (tests)")                                                               \
     X(FD_LANES, "TILECONV_FD_LANES", NULL, "chosen per problem", "cpu",                         \
       "0 or 1: forces the direct filter's lane form off or on (tests)")                         \
     X(SEP_COL, "TILECONV_SEP_COL", NULL, "the best ISA", "cpu",                                 \

@@ -56,6 +56,7 @@ typedef struct fd_isa {
     unsigned need;          /* TC__CPU_* bits, 0 = none */
     tc__fd_kernel kern[2];  /* float32, float64 */
     tc__fd_kernel kern2[2]; /* two output planes per block (NULL: none) */
+    tc__fd_kernel kern2ld[2]; /* the same, taps loaded, not shifted (NULL: none) */
     void (*copy)(void *, const void *, size_t); /* the ring's row copy */
     int vl[2];              /* lanes per vector */
     double lanes32;         /* float32 lanes, for the estimate */
@@ -91,13 +92,14 @@ FD_SCALAR(double, fd_f64_scalar)
 static const fd_isa fd_isa_avx512 = {"avx512", TC__CPU_AVX512,
                                      {tc__fd_f32_avx512, tc__fd_f64_avx512},
                                      {tc__fd_f32_avx512_pair, tc__fd_f64_avx512_pair},
+                                     {tc__fd_f32_avx512_pair_ld, NULL},
                                      tc__fd_copy_avx512, {16, 8}, 16};
 static const fd_isa fd_isa_avx2 = {"avx2", TC__CPU_AVX2,
                                    {tc__fd_f32_avx2, tc__fd_f64_avx2}, {NULL, NULL},
-                                   fd_memcpy, {8, 4}, 8};
+                                   {NULL, NULL}, fd_memcpy, {8, 4}, 8};
 static const fd_isa fd_isa_scalar = {"scalar", 0,
                                      {fd_f32_scalar, fd_f64_scalar}, {NULL, NULL},
-                                     fd_memcpy, {8, 8}, 4};
+                                     {NULL, NULL}, fd_memcpy, {8, 8}, 4};
 
 /* ---------------- plan ---------------- */
 typedef tc__fd_state fd_state;
@@ -214,7 +216,7 @@ static void fd_ring_geometry(const tc__problem *p, const fd_isa *isa, fd_state *
                ((s->m1 == 3 && s->m2 == 3) ||
                 (s->m1 == 5 && s->m2 == 5 &&
                  (double)tc__x_count(p) * es > 2.0 * tc__fd_l2_bytes()));
-    if (pair_env && pair_env[0]) pair = isa->kern2[0] && s->Do >= 2 && pair_env[0] == '1';
+    if (pair_env && pair_env[0]) pair = isa->kern2[0] && s->Do >= 2 && pair_env[0] != '0';
     s->P = pair ? 2 : 1;
     /* input and output together beyond the last-level cache: the input
      * comes from memory on every call and the output cannot stay in cache
@@ -359,6 +361,20 @@ static tc_status fd_plan(const tc__problem *p, const fd_isa *isa, void **out) {
     }
     s->kern = isa->kern[p->dtype == TC_FLOAT64];
     s->kern2 = s->P == 2 ? isa->kern2[p->dtype == TC_FLOAT64] : NULL;
+    {
+        /* the pair kernel's taps by unaligned loads instead of valignd on
+         * Zen 4 (512-bit ops over two 256-bit halves; float32 one core
+         * 1.07x in cache, 256^3 k3 two threads 1.08-1.11x, 128^3 k5
+         * 1.07-1.08x); the Zen 5 VM measured loads for one of the two
+         * vectors 0.93-0.97x on 128^3 k3, so it keeps the shifts
+         * (docs/solvers/cpu-filter-3d.md). TILECONV_FD_PAIR=2 / 3 force
+         * the loads / the shifts (tests) */
+        const char *pe = tc__knob_get(TC__KNOB_FD_PAIR);
+        int ld = tc__cpu_uarch() == TC__UARCH_ZEN4;
+        if (pe && (pe[0] == '2' || pe[0] == '3')) ld = pe[0] == '2';
+        if (s->kern2 && ld && isa->kern2ld[p->dtype == TC_FLOAT64])
+            s->kern2 = isa->kern2ld[p->dtype == TC_FLOAT64];
+    }
     s->copy = isa->copy;
     int64_t nd = s->Do + s->m0 - 1, nh = s->Ho + s->m1 - 1;
     int64_t cvlen = s->Tx + s->EL + s->ER + s->m2 + 64;

@@ -54,6 +54,8 @@ void tc__fd_copy_avx512(void *dst, const void *src, size_t bytes);
 void tc__fd_f64_avx2(const tc__fd_block *b);
 /* Two output planes per call (3D plane ring; b->y1, m0 + 1 input planes) */
 void tc__fd_f32_avx512_pair(const tc__fd_block *b);
+/* the same, each tap's vectors loaded instead of shifted (Zen 4) */
+void tc__fd_f32_avx512_pair_ld(const tc__fd_block *b);
 void tc__fd_f64_avx512_pair(const tc__fd_block *b);
 
 /* Lane-interleaved rows (filter_direct_lanes.c): the same kernel on rows

@@ -33,6 +33,7 @@
 #define FK_FN(name) fk512s_##name
 #define FK_ENTRY tc__fd_f32_avx512
 #define FK_PENTRY tc__fd_f32_avx512_pair
+#define FK_PENTRY_LD tc__fd_f32_avx512_pair_ld
 #define FK_PERM2(lo, ix, hi) _mm512_permutex2var_ps(lo, ix, hi)
 #define FK_IDX(s) _mm512_load_si512(tc__shift_idx32[s])
 #define FK_ALIGNR(hi, lo, s)                                                  \
@@ -46,6 +47,7 @@
 #undef FK_FN
 #undef FK_ENTRY
 #undef FK_PENTRY
+#undef FK_PENTRY_LD
 
 #define FK_ES FK_L
 #define FK_LOADU(p) _mm512_load_ps(p)

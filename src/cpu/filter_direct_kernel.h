@@ -536,7 +536,7 @@ void FK_ENTRY(const tc__fd_block *bk) {
  * taps ascending (tapnext()'s order for m2 <= FK_L). */
 FK_INL void FK_FN(prow)(FK_V acc[2][4][2], const FK_T *p, const FK_T *wa, const FK_T *wb,
                         const int i, const int M1, const int M2, const int pa,
-                        const int pb) {
+                        const int pb, const int ld) {
     const int jlo = i - M1 + 1 > 0 ? i - M1 + 1 : 0, jhi = i < 3 ? i : 3;
     /* the taps re-read per input row: otherwise GCC keeps each plane's
      * broadcast taps in registers across its rows (18 for k3, beside 16
@@ -547,12 +547,16 @@ FK_INL void FK_FN(prow)(FK_V acc[2][4][2], const FK_T *p, const FK_T *wa, const 
     FK_PIN(B[0]);
     B[1] = FK_LOADU(p + FK_L);
     FK_PIN(B[1]);
-    B[2] = FK_MLOADU(FK_MASK(M2 - 1), p + 2 * FK_L);
-    FK_PIN(B[2]);
+    if (!ld) {
+        B[2] = FK_MLOADU(FK_MASK(M2 - 1), p + 2 * FK_L);
+        FK_PIN(B[2]);
+    }
 #pragma GCC unroll 16
     for (int s = 0; s < M2; s++) {
-        FK_V X0 = s == 0 ? B[0] : FK_SHIFT(B[0], B[1], s);
-        FK_V X1 = s == 0 ? B[1] : FK_SHIFT(B[1], B[2], s);
+        /* ld: each tap's vectors loaded from the row (unaligned) instead
+         * of shifted out of the three loaded */
+        FK_V X0 = s == 0 ? B[0] : ld ? FK_LOADU(p + s) : FK_SHIFT(B[0], B[1], s);
+        FK_V X1 = s == 0 ? B[1] : ld ? FK_LOADU(p + FK_L + s) : FK_SHIFT(B[1], B[2], s);
 #pragma GCC unroll 4
         for (int j = jlo; j <= jhi; j++) {
             if (pa) {
@@ -568,7 +572,8 @@ FK_INL void FK_FN(prow)(FK_V acc[2][4][2], const FK_T *p, const FK_T *wa, const 
         }
     }
 }
-FK_INL void FK_FN(strip2p)(const tc__fd_block *bk, int64_t x0, const int M1, const int M2) {
+FK_INL void FK_FN(strip2p)(const tc__fd_block *bk, int64_t x0, const int M1, const int M2,
+                           const int ld) {
     FK_V acc[2][4][2];
 #pragma GCC unroll 2
     for (int q = 0; q < 2; q++)
@@ -579,18 +584,18 @@ FK_INL void FK_FN(strip2p)(const tc__fd_block *bk, int64_t x0, const int M1, con
     const int64_t xs = bk->xs, off = x0 + bk->xoff, m0 = bk->m0, pl = M1 * M2;
 #pragma GCC unroll 8
     for (int i = 0; i < M1 + 3; i++) /* input plane 0: plane A only */
-        FK_FN(prow)(acc, xr[i] + off, w, w, i, M1, M2, 1, 0);
+        FK_FN(prow)(acc, xr[i] + off, w, w, i, M1, M2, 1, 0, ld);
     for (int64_t e = 1; e < m0; e++) {
         const FK_T *const *xe = xr + e * xs;
 #pragma GCC unroll 8
         for (int i = 0; i < M1 + 3; i++)
-            FK_FN(prow)(acc, xe[i] + off, w + e * pl, w + (e - 1) * pl, i, M1, M2, 1, 1);
+            FK_FN(prow)(acc, xe[i] + off, w + e * pl, w + (e - 1) * pl, i, M1, M2, 1, 1, ld);
     }
     {
         const FK_T *const *xe = xr + m0 * xs; /* input plane m0: plane B only */
 #pragma GCC unroll 8
         for (int i = 0; i < M1 + 3; i++)
-            FK_FN(prow)(acc, xe[i] + off, w, w + (m0 - 1) * pl, i, M1, M2, 0, 1);
+            FK_FN(prow)(acc, xe[i] + off, w, w + (m0 - 1) * pl, i, M1, M2, 0, 1, ld);
     }
 #pragma GCC unroll 2
     for (int q = 0; q < 2; q++)
@@ -608,14 +613,16 @@ FK_INL void FK_FN(strip2p)(const tc__fd_block *bk, int64_t x0, const int M1, con
 
 /* A block of two output planes: the pair strips where they apply (4 rows,
  * full 2-vector strips, 3x3 rows of taps), the rest (a tail of < 2 vectors,
- * a short last row block, other masks) by FK_ENTRY one plane at a time. */
-void FK_PENTRY(const tc__fd_block *bk) {
+ * a short last row block, other masks) by FK_ENTRY one plane at a time.
+ * FK_PENTRY_LD (where defined): the same with the taps' vectors loaded
+ * (ld), no shifts. */
+FK_INL void FK_FN(pentry)(const tc__fd_block *bk, const int ld) {
     int64_t x = 0;
     const int64_t full = 2 * FK_L;
     if (bk->rows == 4 && bk->m1 == 3 && bk->m2 == 3)
-        for (; x + full <= bk->nx; x += full) FK_FN(strip2p)(bk, x, 3, 3);
+        for (; x + full <= bk->nx; x += full) FK_FN(strip2p)(bk, x, 3, 3, ld);
     else if (bk->rows == 4 && bk->m1 == 5 && bk->m2 == 5)
-        for (; x + full <= bk->nx; x += full) FK_FN(strip2p)(bk, x, 5, 5);
+        for (; x + full <= bk->nx; x += full) FK_FN(strip2p)(bk, x, 5, 5, ld);
     if (x >= bk->nx) return;
     tc__fd_block b = *bk;
     b.xoff += x;
@@ -629,6 +636,10 @@ void FK_PENTRY(const tc__fd_block *bk) {
     for (int r = 0; r < b.rows; r++) b.y[r] = b.y1[r];
     FK_ENTRY(&b);
 }
+void FK_PENTRY(const tc__fd_block *bk) { FK_FN(pentry)(bk, 0); }
+#ifdef FK_PENTRY_LD
+void FK_PENTRY_LD(const tc__fd_block *bk) { FK_FN(pentry)(bk, 1); }
+#endif
 #endif
 #undef FK_VS
 #undef FK_PMAX
