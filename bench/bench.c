@@ -358,6 +358,10 @@ static void eval_targets(bench_ctx *b, bench_case *c) {
         case TG_VS_PEER: snprintf(t->goal, sizeof t->goal, "%s <= %gx the time of %s", t->ours, t->value, t->peer); break;
         case TG_MODES: snprintf(t->goal, sizeof t->goal, "every mode <= %.2fx constant", t->value); break;
         case TG_MAX_MS: snprintf(t->goal, sizeof t->goal, "<= %g ms", t->value); break;
+        case TG_ROOF:
+            snprintf(t->goal, sizeof t->goal, ">= %.0f%% of copy or %.0f%% of FMA (by ridge)",
+                     100 * t->value, 100 * t->value2);
+            break;
         }
         if (b->backend == TC_BACKEND_CUDA) {
             snprintf(t->text, sizeof t->text, "not evaluated on the CUDA backend");
@@ -376,6 +380,24 @@ static void eval_targets(bench_ctx *b, bench_case *c) {
             snprintf(t->text, sizeof t->text, "%.0f%% of %s (target >= %.0f%%), %s",
                      100 * v, t->kind == TG_PCT_BW ? "copy bandwidth" : "FMA peak",
                      100 * t->value, c->best_name);
+            break;
+        }
+        case TG_ROOF: {
+            /* which ceiling binds is the machine's: FLOP/byte against the
+             * ridge measured in this run */
+            if (c->best_ms <= 0 || !(peak > 0 && bw > 0) || !(c->bytes > 0)) break;
+            const double ridge = peak / bw, ai = c->flops / c->bytes;
+            const int membound = ai < ridge;
+            const double v = membound ? bench_gbs(c, c->best_ms) * 1e9 / bw
+                                      : bench_gflops(c, c->best_ms) * 1e9 / peak;
+            const double want = membound ? t->value : t->value2;
+            t->evaluated = 1;
+            t->got = v;
+            t->met = v >= want;
+            snprintf(t->text, sizeof t->text,
+                     "%.0f%% of %s (target >= %.0f%%; %.2f FLOP/B, ridge %.2f: %s-bound), %s",
+                     100 * v, membound ? "copy bandwidth" : "FMA peak", 100 * want, ai, ridge,
+                     membound ? "bandwidth" : "compute", c->best_name);
             break;
         }
         case TG_SPEEDUP: {

@@ -66,11 +66,16 @@ enum bench_target_kind {
     TG_VS_PEER = 3,   /* runner `ours` time / peer time <= value */
     TG_MODES = 4,     /* every mode runner / constant runner <= value */
     TG_MAX_MS = 5,    /* our best <= value ms */
+    TG_ROOF = 6,      /* bandwidth-bound on this machine (FLOP/byte below the
+                         measured ridge, FMA peak / copy bandwidth): our best
+                         >= value x copy bandwidth; compute-bound: >= value2
+                         x FMA peak */
 };
 
 typedef struct bench_target {
     int kind;
     double value;
+    double value2;     /* TG_ROOF: the FMA-peak fraction */
     const char *peer;  /* runner name prefix (TG_SPEEDUP, TG_VS_PEER) */
     const char *ours;  /* TG_VS_PEER: our runner name */
     /* results */
