@@ -228,6 +228,14 @@ static void fd_ring_geometry(const tc__problem *p, const fd_isa *isa, fd_state *
     const int mem = (double)(tc__x_count(p) + tc__y_count(p)) * es > (double)tc__fd_llc_bytes();
     s->nt = isa->need != 0 && mem;
     s->pff = s->pf && mem;
+    /* the pair kernel's outputs into L2 two row blocks ahead, one strip's
+     * lines at a time, where they are stored through the caches and the
+     * input is over two L2s (so is the output): an output buffer that
+     * other work evicted is otherwise read for ownership from memory
+     * line by line while the kernel's stores wait (128^3 k3 two threads,
+     * the output rotating over four buffers: 1.17-1.22x; one output in
+     * cache: 1.03-1.05x; docs/solvers/cpu-filter-3d.md) */
+    s->pfo = s->pf && !s->nt;
     const int64_t ns = s->m0 + s->P - 1; /* ring slots */
     int64_t tx = budget / (4 * s->m0 * s->xs * es);
     tx = fd_max(256, tx / 64 * 64);
@@ -720,6 +728,8 @@ static void fd_ring_range(void *arg, int64_t begin, int64_t end, int tid) {
         b.nx = tw;
         if (np == 2) {
             for (int r = 0; r < b.rows; r++) b.y1[r] = (char *)b.y[r] + s->Ho * s->Wo * es;
+            /* the rows two blocks down, where the band has them */
+            b.pfo = s->pfo && o1 + 3 * s->R <= fd_min(hb0 + s->Hb, s->Ho) ? 2 * s->R * s->Wo * es : 0;
             s->kern2(&b);
         } else {
             s->kern(&b);

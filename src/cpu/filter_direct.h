@@ -42,6 +42,10 @@ typedef struct tc__fd_block {
     int64_t xoff;              /* elements added to every x[] pointer */
     void *y1[TC__FD_RMAX];     /* pair kernels: the rows of the next output
                                   plane (x[] then holds m0 + 1 planes) */
+    int64_t pfo;               /* pair kernels: bytes from each output row to
+                                  the row written two blocks later, whose
+                                  lines each strip prefetches into L2 (0:
+                                  none) */
 } tc__fd_block;
 
 typedef void (*tc__fd_kernel)(const tc__fd_block *b);
@@ -90,6 +94,7 @@ typedef struct tc__fd_state {
     int pf;                 /* ring: prefetch the next block's source rows */
     int pff;                /* ring: input from memory, also prefetch 2 blocks ahead */
     int pfl2;               /* ring: the next block's rows prefetched into L2, not L1 */
+    int pfo;                /* ring: the pair kernel prefetches its outputs two blocks ahead */
     int64_t *dmap, *hmap;   /* extended plane/row -> input plane/row, -1 = cval */
     /* plain path: x pieces left [0,xl1), inside [xl1,xr0), right [xr0,Wo) */
     int64_t xl1, xr0;

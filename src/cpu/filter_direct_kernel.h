@@ -582,6 +582,15 @@ FK_INL void FK_FN(strip2p)(const tc__fd_block *bk, int64_t x0, const int M1, con
     const FK_T *const *xr = (const FK_T *const *)bk->x;
     const FK_T *w = (const FK_T *)bk->w;
     const int64_t xs = bk->xs, off = x0 + bk->xoff, m0 = bk->m0, pl = M1 * M2;
+    if (bk->pfo) /* this strip's lines of the rows two blocks ahead, into L2 */
+#pragma GCC unroll 2
+        for (int q = 0; q < 2; q++)
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++) {
+                const char *yp = (const char *)((FK_T *)(q ? bk->y1[j] : bk->y[j]) + x0) + bk->pfo;
+                __asm__ volatile("prefetcht1 %0" ::"m"(*yp));
+                __asm__ volatile("prefetcht1 %0" ::"m"(*(yp + FK_L * sizeof(FK_T))));
+            }
 #pragma GCC unroll 8
     for (int i = 0; i < M1 + 3; i++) /* input plane 0: plane A only */
         FK_FN(prow)(acc, xr[i] + off, w, w, i, M1, M2, 1, 0, ld);
