@@ -728,8 +728,21 @@ static void fd_ring_range(void *arg, int64_t begin, int64_t end, int tid) {
         b.nx = tw;
         if (np == 2) {
             for (int r = 0; r < b.rows; r++) b.y1[r] = (char *)b.y[r] + s->Ho * s->Wo * es;
-            /* the rows two blocks down, where the band has them */
-            b.pfo = s->pfo && o1 + 3 * s->R <= fd_min(hb0 + s->Hb, s->Ho) ? 2 * s->R * s->Wo * es : 0;
+            /* the output rows of the block two ahead in the walk: two
+             * blocks down the band, or the first blocks of the next
+             * plane pair (a full block of a full pair; else none) */
+            b.pfo = 0;
+            if (s->pfo) {
+                const int64_t be = fd_min(hb0 + s->Hb, s->Ho), nb = tc__cdiv64(be - hb0, s->R);
+                int64_t k = (o1 - hb0) / s->R + 2, dp = 0;
+                if (k >= nb) {
+                    k -= nb;
+                    dp = P;
+                }
+                const int64_t ot = hb0 + k * s->R;
+                if (o0 + dp + 1 < s->Do && ot + s->R <= be)
+                    b.pfo = (dp * s->Ho + ot - o1) * s->Wo * es;
+            }
             s->kern2(&b);
         } else {
             s->kern(&b);
