@@ -205,7 +205,13 @@ typedef struct tc__solver {
      * (src/cuda/cuda_report.cu); solvers that share kernels share the
      * function, which then runs once. NULL = none. */
     void (*report)(struct tc__cu_report *r);
+    /* Optional: the caps for this problem, when the solver's own handling
+     * covers only some of the problems a cap admits (the rest are staged as
+     * if it lacked the cap). The core uses caps_for(p) & caps wherever it
+     * decides staging (tc__solver_caps). NULL = caps for every problem. */
+    unsigned (*caps_for)(const tc__problem *p);
 } tc__solver;
+
 
 #define TC__CAP_HALF 1u          /* TC_FLOAT16 / TC_BFLOAT16 storage */
 #define TC__CAP_CHANNELS_LAST 2u /* p->layout == TC_LAYOUT_CHANNELS_LAST */
@@ -217,6 +223,9 @@ typedef struct tc__solver {
  * NULL; CUDA solvers also honour args->wflip). Only solvers with it are
  * applicable to such plans. */
 #define TC__CAP_MASK_AT_EXECUTE 8u
+static inline unsigned tc__solver_caps(const tc__solver *s, const tc__problem *p) {
+    return s->caps_for ? s->caps_for(p) & s->caps : s->caps;
+}
 
 /* The registry (src/core/registry.c): NULL-terminated, reference last. */
 extern const tc__solver *const tc__solvers[];

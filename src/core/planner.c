@@ -94,8 +94,8 @@ static size_t tc__round64(size_t v) { return (v + 63) & ~(size_t)63; }
  * its weights packed). */
 static void tc__layout_workspace(tc_plan *pl, const tc__solver *s) {
     const tc__problem *p = &pl->p;
-    tc__stage_problem(p, s->caps, &pl->sp);
-    pl->stage = tc__stage_bits(p, s->caps);
+    tc__stage_problem(p, tc__solver_caps(s, p), &pl->sp);
+    pl->stage = tc__stage_bits(p, tc__solver_caps(s, p));
     tc__stage_describe(p, pl->stage, pl->staging, sizeof pl->staging);
     const tc__problem *sp = &pl->sp;
     pl->solver_ws = s->workspace ? s->workspace(sp, &pl->env) : 0;
@@ -241,7 +241,7 @@ static tc_status tc__no_algorithm(const tc__problem *p, const tc__env *env,
         implementing++;
         char r[200] = "";
         tc__problem sp;
-        tc__stage_problem(p, s->caps, &sp);
+        tc__stage_problem(p, tc__solver_caps(s, p), &sp);
         if (s->available && !s->available()) snprintf(r, sizeof r, "not available on this machine");
         else if (!tc__applicable(s, &sp, env, r, sizeof r)) { if (!r[0]) snprintf(r, sizeof r, "does not apply"); }
         else if (ws_limit && s->workspace && s->workspace(&sp, env) > ws_limit)
@@ -321,7 +321,7 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
                              "machine", s->name);
         char why[200] = "";
         tc__problem sp;
-        tc__stage_problem(p, s->caps, &sp);
+        tc__stage_problem(p, tc__solver_caps(s, p), &sp);
         if (!tc__applicable(s, &sp, &pl->env, why, sizeof why))
             return tc__error(TC_ERR_NOT_APPLICABLE,
                              "plan: algorithm '%s' does not apply: %s", s->name,
@@ -361,13 +361,13 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
             if (!(s->ops & p->op) || !tc__backend_ok(s, pl->env.backend)) continue;
             if (s->available && !s->available()) continue;
             tc__problem sp;
-            tc__stage_problem(p, s->caps, &sp);
+            tc__stage_problem(p, tc__solver_caps(s, p), &sp);
             if (!tc__applicable(s, &sp, &pl->env, NULL, 0)) continue;
             size_t wsb = s->workspace ? s->workspace(&sp, &pl->env) : 0;
             if (opt->workspace_limit && wsb > opt->workspace_limit) continue;
             cand[nc] = s;
             /* a staged candidate pays for the core's conversion passes */
-            stc[nc] = tc__stage_cost(p, tc__stage_bits(p, s->caps), s->backend, &pl->env);
+            stc[nc] = tc__stage_cost(p, tc__stage_bits(p, tc__solver_caps(s, p)), s->backend, &pl->env);
             est[nc] = (s->estimate ? s->estimate(&sp, &pl->env) : 1e30) + stc[nc];
             /* TILECONV_PLAN_TRACE=1: each candidate's estimate on stderr (tuning
              * the cost models; not part of the API) */
@@ -396,7 +396,7 @@ static tc_status tc__plan_choose(tc_plan *pl, tc_context *ctx,
                     continue;
                 void *state = NULL;
                 tc__problem sp;
-                tc__stage_problem(p, s->caps, &sp);
+                tc__stage_problem(p, tc__solver_caps(s, p), &sp);
                 if (s->plan && s->plan(&sp, &pl->env, &state) != TC_OK) continue;
                 double t = tc__measure(pl, s, &sp, state);
                 if (s->destroy) s->destroy(state);

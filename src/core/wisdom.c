@@ -444,7 +444,7 @@ const tc__solver *tc__wisdom_lookup(const tc__problem *p, const tc__env *env,
     if (env->backend != TC_BACKEND_AUTO && s->backend != env->backend) return NULL;
     if (s->available && !s->available()) return NULL;
     tc__problem sp; /* what the solver sees (src/core/stage.h) */
-    tc__stage_problem(p, s->caps, &sp);
+    tc__stage_problem(p, tc__solver_caps(s, p), &sp);
     if (!tc__applicable(s, &sp, env, NULL, 0)) return NULL;
     if (workspace_limit && s->workspace && s->workspace(&sp, env) > workspace_limit)
         return NULL;
