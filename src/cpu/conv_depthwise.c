@@ -7,14 +7,19 @@
  * direct kernels broadcast nothing. Every output plane is its own job, and
  * there are two ways to run one:
  *
- * - direct (float32 on AVX-512; 3x3 along the last two axes, stride 1 or 2
- *   and dilation 1 there, at most one padding column per side: MobileNet's
- *   layers in every padding mode; conv_depthwise_avx512.c): rows are read
+ * - direct (float32, float16 or bfloat16 on AVX-512; 3x3 along the last
+ *   two axes, stride 1 or 2 and dilation 1 there, at most one padding
+ *   column per side: MobileNet's layers in every padding mode;
+ *   conv_depthwise_avx512.c): rows are read
  *   in place from the caller's input through a row table (rows outside the
  *   input along axes 0/1 map to the mode's source row or to a row of cval),
  *   the two edge columns come from masked loads filled with the mode's
  *   value, four output rows are computed at once from six input rows. No
- *   copy: the extension cost about 40% of a 28x28 plane's time.
+ *   copy: the extension cost about 40% of a 28x28 plane's time. 16-bit
+ *   storage is widened in registers, summed in float32 and rounded once on
+ *   store; weights go to float32 in wpack, the bias per call. Other 16-bit
+ *   problems (and those with a fused activation or residual) are staged to
+ *   float32 by the core (dw_caps_for).
  * - extended (everything else): the channel's input plane is extended by
  *   the boundary mode into a per-chunk buffer (E = (out-1)*stride +
  *   (m-1)*dil + 1 per axis; index maps computed once per chunk, interior
@@ -25,7 +30,7 @@
  * Threads take chunks of whole planes (N x K of them), several chunks per
  * thread claimed dynamically when planes are small; results do not depend
  * on the thread count. */
-#include "core/internal.h"
+#include "core/half.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -49,13 +54,18 @@
                                  const int64_t *map, int64_t a2, int64_t b2, int64_t lo2, \
                                  double cval, double *e);
 DW_DECL(avx512)
-void tc__dw3d_setup_f32_avx512(const tc__problem *p, void *tab);
+void tc__dw3d_setup_avx512(const tc__problem *p, void *tab);
 void tc__dw3d_planes_f32_avx512(const tc__problem *p, const float *x, const float *wt,
                                 const float *bias, float *y, int64_t begin, int64_t end,
                                 const void *tab);
+void tc__dw3d_planes_half_avx512(const tc__problem *p, const uint16_t *x, const float *wt,
+                                 const float *bias, uint16_t *y, int64_t begin, int64_t end,
+                                 const void *tab);
 DW_DECL(avx2)
 
 #define DW_PLANE_CAP ((int64_t)64 << 20) /* bytes of one extended plane */
+
+static size_t dw_round64(size_t b) { return (b + 63) & ~(size_t)63; }
 
 static void dw_extent(const tc__problem *p, int64_t E[3]) {
     for (int a = 0; a < 3; a++)
@@ -67,6 +77,8 @@ static size_t dw_plane_bytes(const tc__problem *p) {
     dw_extent(p, E);
     return ((size_t)(E[0] * E[1] * E[2]) * p->esize + 64 + 63) & ~(size_t)63;
 }
+
+static int dw_direct_ok(const tc__problem *p);
 
 static int dw_applicable(const tc__problem *p, const tc__env *env, char *why, size_t n) {
     if (p->op != TC_OP_CONV) {
@@ -95,6 +107,23 @@ static int dw_applicable(const tc__problem *p, const tc__env *env, char *why, si
                      (long long)DW_PLANE_CAP);
         return 0;
     }
+    /* float16 / bfloat16 reach the solver only where dw_caps_for gives the
+     * cap (the core stages the others to float32) */
+    if (tc__dtype_is_half(p->dtype)) {
+        if (!dw_direct_ok(p)) {
+            if (why)
+                snprintf(why, n, "%s storage only on the direct path (AVX-512, 3x3, stride "
+                         "<= 2, padding <= 1 along the rows); staged to float32 otherwise",
+                         tc_dtype_name(p->dtype));
+            return 0;
+        }
+        if (p->act != TC_ACT_NONE || p->has_residual) {
+            if (why)
+                snprintf(why, n, "%s with a fused activation or residual is staged to "
+                         "float32 (one rounding at the end)", tc_dtype_name(p->dtype));
+            return 0;
+        }
+    }
     return 1;
 }
 
@@ -115,13 +144,13 @@ static int64_t dw_chunks(const tc__problem *p, int threads) {
     return c < planes ? c : planes;
 }
 
-/* The direct path (conv_depthwise_avx512.c, no extended plane): float32
- * on AVX-512, 3x3 along the last two axes with dilation 1 and stride 1 or
- * 2 there (any taps, stride and dilation along axis 0 of 3D), and at most
- * one padding column on each side of a row. MobileNet's layers, stride 1
- * and 2, in every padding mode. */
+/* The direct path (conv_depthwise_avx512.c, no extended plane): float32,
+ * float16 or bfloat16 on AVX-512, 3x3 along the last two axes with
+ * dilation 1 and stride 1 or 2 there (any taps, stride and dilation along
+ * axis 0 of 3D), and at most one padding column on each side of a row.
+ * MobileNet's layers, stride 1 and 2, in every padding mode. */
 static int dw_direct_ok(const tc__problem *p) {
-    if (p->dtype != TC_FLOAT32 || !(tc__cpu_detect() & TC__CPU_AVX512)) return 0;
+    if (p->dtype == TC_FLOAT64 || !(tc__cpu_detect() & TC__CPU_AVX512)) return 0;
     if (p->msk[1] != 3 || p->msk[2] != 3 || p->dil[1] != 1 || p->dil[2] != 1) return 0;
     if (p->stride[1] > 2 || p->stride[2] > 2) return 0;
     int64_t E2 = (p->out[2] - 1) * p->stride[2] + 3;
@@ -144,12 +173,46 @@ static size_t dw_slot_bytes(const tc__problem *p) {
     if (dw_direct_ok(p)) return 0;
     int64_t E[3];
     dw_extent(p, E);
-    return dw_plane_bytes(p) + (((size_t)(E[0] + E[1] + E[2]) * sizeof(int64_t) + 63) & ~(size_t)63);
+    return dw_plane_bytes(p) + dw_round64((size_t)(E[0] + E[1] + E[2]) * sizeof(int64_t));
+}
+
+/* float16 / bfloat16: the bias in float32, after the tables or slots */
+static size_t dw_bias_bytes(const tc__problem *p) {
+    return tc__dtype_is_half(p->dtype) && p->has_bias ? dw_round64((size_t)p->K * sizeof(float))
+                                                      : 0;
+}
+
+static size_t dw_main_bytes(const tc__problem *p, int threads) {
+    if (dw_direct_ok(p)) return dw_direct_tab(p);
+    return (size_t)dw_chunks(p, threads) * dw_slot_bytes(p);
 }
 
 static size_t dw_workspace(const tc__problem *p, const tc__env *env) {
-    if (dw_direct_ok(p)) return dw_direct_tab(p);
-    return (size_t)dw_chunks(p, env->threads) * dw_slot_bytes(p);
+    return dw_main_bytes(p, env->threads) + dw_bias_bytes(p);
+}
+
+/* float16 / bfloat16 weights, converted to float32 once (when the plan
+ * holds them: tc_plan_conv_set_weights) or per execute into the core's
+ * workspace; float32 and float64 read the caller's weights (no copy). */
+static size_t dw_wpack_size(const tc__problem *p, const tc__env *env) {
+    (void)env;
+    return tc__dtype_is_half(p->dtype) ? dw_round64((size_t)tc__w_count(p) * sizeof(float)) : 0;
+}
+
+static void dw_to_f32(float *d, const void *src, tc_dtype dt, int64_t n) {
+    const uint16_t *h = src;
+    if (dt == TC_BFLOAT16)
+        for (int64_t i = 0; i < n; i++) d[i] = tc__bf16_to_f32(h[i]);
+    else
+        for (int64_t i = 0; i < n; i++) d[i] = tc__f16_to_f32(h[i]);
+}
+
+static tc_status dw_wpack(const tc__problem *p, const tc__env *env, const void *state,
+                          const void *w, void *dst) {
+    (void)env;
+    (void)state;
+    if (tc__dtype_is_half(p->dtype)) dw_to_f32(dst, w, p->dtype, tc__w_count(p));
+    return TC_OK;
 }
 
 /* Seconds: one multiply-add per tap and output at ~25% of the vector peak
@@ -175,6 +238,7 @@ typedef void (*dw_pl_f64)(const double *, const int64_t *, const double *, const
 
 typedef struct dw_job {
     const tc__args *a;
+    const float *wf, *bf; /* float16 / bfloat16: weights and bias in float32 */
     size_t plane_bytes, slot_bytes;
     int direct; /* dw_direct_ok */
     dw_ext_f32 ext32;
@@ -194,7 +258,10 @@ static void dw_planes(void *arg, int64_t begin, int64_t end, int tid) {
     const int64_t outplane = p->out[0] * p->out[1] * p->out[2];
     const int64_t taps = p->msk[0] * p->msk[1] * p->msk[2];
     if (j->direct) {
-        tc__dw3d_planes_f32_avx512(p, a->x, a->w, a->bias, a->y, begin, end, a->ws);
+        if (tc__dtype_is_half(p->dtype))
+            tc__dw3d_planes_half_avx512(p, a->x, j->wf, j->bf, a->y, begin, end, a->ws);
+        else
+            tc__dw3d_planes_f32_avx512(p, a->x, a->w, a->bias, a->y, begin, end, a->ws);
         return;
     }
     char *slot = (char *)a->ws + (size_t)tid * j->slot_bytes;
@@ -238,11 +305,31 @@ static void dw_planes(void *arg, int64_t begin, int64_t end, int tid) {
     }
 }
 
+/* float16 / bfloat16 natively where the direct path runs the problem and
+ * no epilogue follows (the core's epilogue pass would round a second
+ * time); everything else is staged to float32 by the core. */
+static unsigned dw_caps_for(const tc__problem *p) {
+    if (p->op == TC_OP_CONV && tc__dtype_is_half(p->dtype) && dw_direct_ok(p) &&
+        p->act == TC_ACT_NONE && !p->has_residual)
+        return TC__CAP_HALF;
+    return 0;
+}
+
 static tc_status dw_execute(const tc__args *a) {
     const tc__problem *p = a->p;
     unsigned cpu = tc__cpu_detect();
-    dw_job j = {a, dw_plane_bytes(p), dw_slot_bytes(p), dw_direct_ok(p), tc__dw_extend_f32_plain,
-                tc__dw_extend_f64_plain, tc__dw_plane_f32_plain, tc__dw_plane_f64_plain};
+    dw_job j = {a, NULL, NULL, dw_plane_bytes(p), dw_slot_bytes(p), dw_direct_ok(p),
+                tc__dw_extend_f32_plain, tc__dw_extend_f64_plain, tc__dw_plane_f32_plain,
+                tc__dw_plane_f64_plain};
+    if (tc__dtype_is_half(p->dtype)) {
+        if (!a->wpack) return tc__error(TC_ERR_INTERNAL, "cpu.conv.depthwise: weights not packed");
+        j.wf = a->wpack;
+        if (p->has_bias) {
+            float *bf = (float *)((char *)a->ws + dw_main_bytes(p, a->threads));
+            dw_to_f32(bf, a->bias, p->dtype, p->K);
+            j.bf = bf;
+        }
+    }
     if (cpu & TC__CPU_AVX512) {
         j.ext32 = tc__dw_extend_f32_avx512;
         j.ext64 = tc__dw_extend_f64_avx512;
@@ -254,7 +341,7 @@ static tc_status dw_execute(const tc__args *a) {
         j.pl32 = tc__dw_plane_f32_avx2;
         j.pl64 = tc__dw_plane_f64_avx2;
     }
-    if (j.direct) tc__dw3d_setup_f32_avx512(p, a->ws);
+    if (j.direct) tc__dw3d_setup_avx512(p, a->ws);
     /* each chunk index owns one slot of the workspace (extension path) */
     tc__parallel_for((int)dw_chunks(p, a->threads), p->N * p->K, dw_planes, &j);
     return TC_OK;
@@ -269,4 +356,8 @@ const tc__solver tc__solver_cpu_conv_depthwise = {
     .estimate = dw_estimate,
     .workspace = dw_workspace,
     .execute = dw_execute,
+    .wpack_size = dw_wpack_size,
+    .wpack = dw_wpack,
+    .caps = TC__CAP_HALF,
+    .caps_for = dw_caps_for,
 };

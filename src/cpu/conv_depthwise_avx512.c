@@ -9,8 +9,10 @@
  *   - DW_ROW / DW_ROW_S1K3: any taps, one row at a time, up to 64 outputs
  *     in four zmm accumulators, masked loads for the row's tail, stride 2
  *     by picking even lanes.
- * Plus the float32 extension (masked 16-lane copies of the interior). */
-#include "core/internal.h"
+ * Plus the float32 extension (masked 16-lane copies of the interior), and
+ * the direct path on float16 / bfloat16 storage (tc__dw3d_planes_half_*,
+ * last: widened in registers, float32 FMAs, rounded once on store). */
+#include "core/half.h"
 
 #include <immintrin.h>
 #include <stdint.h>
@@ -419,9 +421,10 @@ static inline uint32_t dw3d_low(int64_t n) {
 }
 
 /* Fills the direct path's tables in tab (conv_depthwise.c's dw_direct_tab
- * bytes: E0 x E1 row offsets, a row of cval, 24 masks per 64 output
- * columns), once per call, before the planes run. */
-void tc__dw3d_setup_f32_avx512(const tc__problem *p, void *tab) {
+ * bytes: E0 x E1 row offsets, a row of cval (in the problem's dtype, in
+ * in2 + 64 floats' room), 24 masks per 64 output columns), once per call,
+ * before the planes run. */
+void tc__dw3d_setup_avx512(const tc__problem *p, void *tab) {
     const int64_t E0 = (p->out[0] - 1) * p->stride[0] + (p->msk[0] - 1) * p->dil[0] + 1;
     const int64_t E1 = (p->out[1] - 1) * p->stride[1] + 3;
     const int64_t W = p->in[2], S2 = p->stride[2], nch = (p->out[2] + 63) / 64;
@@ -436,7 +439,13 @@ void tc__dw3d_setup_f32_avx512(const tc__problem *p, void *tab) {
             rowoff[i0 * E1 + i1] = b0 < 0 || b1 < 0 ? -1 : (b0 * p->in[1] + b1) * W;
         }
     }
-    for (int64_t i = 0; i < W + 64; i++) cv[i] = (float)p->cval;
+    if (p->esize == 2) { /* float16 / bfloat16: the row of cval in the dtype */
+        uint16_t h = p->dtype == TC_BFLOAT16 ? tc__f32_to_bf16((float)p->cval)
+                                             : tc__f32_to_f16((float)p->cval);
+        for (int64_t i = 0; i < W + 64; i++) ((uint16_t *)cv)[i] = h;
+    } else {
+        for (int64_t i = 0; i < W + 64; i++) cv[i] = (float)p->cval;
+    }
     /* load masks: lane (S2 = 1) or element (S2 = 2, two halves) e of the
      * load for tap t of vector v reads column c = (c0 + 16 v) S2 + t - lo2
      * + e; kept when it is a needed element and 0 <= c < W (else the fill) */
@@ -457,7 +466,7 @@ void tc__dw3d_setup_f32_avx512(const tc__problem *p, void *tab) {
 }
 
 /* Planes [begin, end) (t = n K + k) of a float32 problem that passed
- * conv_depthwise.c's dw_direct_ok, with the tables tc__dw3d_setup_f32_avx512
+ * conv_depthwise.c's dw_direct_ok, with the tables tc__dw3d_setup_avx512
  * filled. */
 void tc__dw3d_planes_f32_avx512(const tc__problem *p, const float *x, const float *wt,
                                 const float *bias, float *y, int64_t begin, int64_t end,
@@ -490,6 +499,234 @@ void tc__dw3d_planes_f32_avx512(const tc__problem *p, const float *x, const floa
             dw3d_table[p->stride[1] - 1][S2 - 1][nv - 1](&g, xc, p->msk, p->stride, p->dil,
                                                         p->out, w, b, yp, c0,
                                                         masks + ch * 24, mk);
+        }
+    }
+}
+
+/* ---- The direct path in float16 / bfloat16: the same blocking, tables and
+ * edge handling, half values loaded (masked, the padding column's value in
+ * the masked-off words), widened to float32, float32 FMAs, each output
+ * rounded once on store as src/core/half.h rounds (round to nearest even,
+ * NaN kept quiet; bfloat16 by integer rounding, since vcvtneps2bf16 flushes
+ * subnormals to zero; float16 by vcvtps2ph). Three load forms per 64-column
+ * chunk (FORM):
+ *   0: stride 1, 16 columns a vector: 16 words loaded, widened (bfloat16
+ *      vpmovzxwd + shift, float16 vcvtph2ps);
+ *   1: stride 2: 32 words loaded, the even ones kept (bfloat16: one shift
+ *      puts them in place; float16: vpmovdw + vcvtph2ps);
+ *   2: bfloat16, stride 1, more than 16 columns: 32 words loaded once give
+ *      two vectors, the even columns (shift) and the odd ones (and), one
+ *      instruction each; the accumulators hold even / odd output columns
+ *      and the store interleaves them back (one word blend).
+ * Per output the taps are summed in the float32 kernel's order, so a
+ * result equals the float32 path's on the widened inputs, rounded once. */
+
+static inline __attribute__((always_inline)) __m512 dwh_wide16(__m256i h, const int BF) {
+    if (BF) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    return _mm512_cvtph_ps(h);
+}
+static inline __attribute__((always_inline)) __m512 dwh_even(__m512i z, const int BF) {
+    if (BF) return _mm512_castsi512_ps(_mm512_slli_epi32(z, 16));
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(z));
+}
+static inline __attribute__((always_inline)) __m512 dwh_odd_bf(__m512i z) {
+    return _mm512_castsi512_ps(_mm512_and_si512(z, _mm512_set1_epi32((int)0xffff0000u)));
+}
+/* bfloat16 of each lane (tc__f32_to_bf16) in the lane's high half */
+static inline __attribute__((always_inline)) __m512i dwh_bf16_hi(__m512 a) {
+    const __m512i u = _mm512_castps_si512(a);
+    const __m512i r = _mm512_add_epi32(
+        u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+                            _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1))));
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(
+        _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    return _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x00400000));
+}
+/* 16 float32 lanes rounded to 16 half values */
+static inline __attribute__((always_inline)) __m256i dwh_round16(__m512 a, const int BF) {
+    if (BF) return _mm512_cvtepi32_epi16(_mm512_srli_epi32(dwh_bf16_hi(a), 16));
+    return _mm512_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+typedef struct dw3h_src {
+    const uint16_t *x, *cv;
+    const int64_t *ro;
+    int64_t mapL, mapR, col;
+} dw3h_src;
+
+/* Output rows [o1, o1 + RB) of the chunk's columns (as dw3_rows): NV
+ * accumulators a row (FORM 2: NV / 2 pairs of even / odd columns). */
+static inline __attribute__((always_inline)) void
+dw3h_block(const dw3h_src *s, int64_t step0, int64_t m0, const float *restrict w, const int RB,
+           const int S1, const int FORM, const int BF, const int NV, const uint16_t *mk2,
+           const __mmask16 *mk, float bias, uint16_t *restrict y, int64_t ystep) {
+    __mmask32 lm[4][3]; /* the load masks: FORM 0 16 bits, else 32 */
+    for (int v = 0; v < NV; v++)
+        for (int t = 0; t < 3; t++) {
+            if (FORM == 2) {
+                if (v % 2) continue;
+                lm[v / 2][t] = (__mmask32)mk2[(v * 3 + t) * 2] |
+                               (__mmask32)mk2[((v + 1) * 3 + t) * 2] << 16;
+            } else {
+                lm[v][t] = (__mmask32)mk2[(v * 3 + t) * 2] |
+                           (FORM == 1 ? (__mmask32)mk2[(v * 3 + t) * 2 + 1] << 16 : 0);
+            }
+        }
+    __m512 acc[DW3_RB][4];
+    for (int i = 0; i < RB; i++)
+        for (int v = 0; v < NV; v++) acc[i][v] = _mm512_set1_ps(bias);
+    int64_t at = 0;
+    for (int64_t r0 = 0; r0 < m0; r0++, at += step0, w += 9) {
+        __m512 wv[9];
+        for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
+#pragma GCC unroll 16
+        for (int k = 0; k < (RB - 1) * S1 + 3; k++) {
+            const int64_t off = s->ro[at + k];
+            const uint16_t *rp = off < 0 ? s->cv : s->x + off;
+            const __m512i fl = _mm512_set1_epi16((short)(s->mapL < 0 ? s->cv[0] : rp[s->mapL]));
+            const __m512i fr = _mm512_set1_epi16((short)(s->mapR < 0 ? s->cv[0] : rp[s->mapR]));
+            const uint16_t *pp = rp + s->col;
+#pragma GCC unroll 3
+            for (int t = 0; t < 3; t++) {
+                const __m512i fill = t == 2 ? fr : fl;
+                __m512 xv[4];
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++) {
+                    if (FORM == 0) {
+                        xv[v] = dwh_wide16(_mm256_mask_loadu_epi16(_mm512_castsi512_si256(fill),
+                                                                   lm[v][t], pp + t + 16 * v),
+                                           BF);
+                    } else if (FORM == 1) {
+                        xv[v] = dwh_even(_mm512_mask_loadu_epi16(fill, lm[v][t], pp + t + 32 * v),
+                                         BF);
+                    } else if (v % 2 == 0) {
+                        const __m512i z =
+                            _mm512_mask_loadu_epi16(fill, lm[v / 2][t], pp + t + 16 * v);
+                        xv[v] = dwh_even(z, 1);
+                        xv[v + 1] = dwh_odd_bf(z);
+                    }
+                }
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++)
+#pragma GCC unroll 3
+                    for (int r1 = 0; r1 < 3; r1++) {
+                        const int i = k - r1;
+                        if (i >= 0 && i % S1 == 0 && i / S1 < RB)
+                            acc[i / S1][v] = _mm512_fmadd_ps(wv[r1 * 3 + t], xv[v], acc[i / S1][v]);
+                    }
+            }
+        }
+    }
+    for (int i = 0; i < RB; i++) {
+        uint16_t *yr = y + i * ystep;
+        if (FORM == 2) {
+            for (int v = 0; v < NV; v += 2) {
+                const __m512i e = _mm512_srli_epi32(dwh_bf16_hi(acc[i][v]), 16);
+                const __m512i o = dwh_bf16_hi(acc[i][v + 1]);
+                _mm512_mask_storeu_epi16(yr + 16 * v, (__mmask32)mk[v] | (__mmask32)mk[v + 1] << 16,
+                                         _mm512_mask_blend_epi16(0xaaaaaaaau, e, o));
+            }
+        } else {
+            for (int v = 0; v < NV; v++)
+                _mm256_mask_storeu_epi16(yr + 16 * v, mk[v], dwh_round16(acc[i][v], BF));
+        }
+    }
+}
+
+#define DW3H_COLS(BF, S1, FORM, NV)                                                      \
+    static void dw3h_cols_##BF##_##S1##_##FORM##_##NV(                                   \
+        const dw3d_geom *g, const uint16_t *restrict x, const int64_t m[3],              \
+        const int64_t s[3], const int64_t d[3], const int64_t out[3],                    \
+        const float *restrict w, float bias, uint16_t *restrict y, int64_t c0,           \
+        const uint16_t *mk2, const __mmask16 *mk) {                                      \
+        const int64_t step0 = m[0] > 1 ? d[0] * g->E1 : 0;                               \
+        const int64_t col = c0 * (FORM == 1 ? 2 : 1) - g->lo2;                           \
+        for (int64_t o0 = 0; o0 < out[0]; o0++) {                                        \
+            const int64_t *ro0 = g->rowoff + o0 * s[0] * g->E1;                          \
+            uint16_t *y0 = y + o0 * out[1] * out[2] + c0;                                \
+            if (out[1] < DW3_RB) {                                                       \
+                for (int64_t o1 = 0; o1 < out[1]; o1++) {                                \
+                    const dw3h_src sr = {x, (const uint16_t *)g->cv, ro0 + o1 * S1,      \
+                                         g->mapL, g->mapR, col};                         \
+                    dw3h_block(&sr, step0, m[0], w, 1, S1, FORM, BF, NV, mk2, mk, bias,  \
+                               y0 + o1 * out[2], out[2]);                                \
+                }                                                                        \
+                continue;                                                                \
+            }                                                                            \
+            for (int64_t o1 = 0;; o1 += DW3_RB) {                                        \
+                if (o1 > out[1] - DW3_RB) o1 = out[1] - DW3_RB;                          \
+                const dw3h_src sr = {x, (const uint16_t *)g->cv, ro0 + o1 * S1, g->mapL, \
+                                     g->mapR, col};                                      \
+                dw3h_block(&sr, step0, m[0], w, DW3_RB, S1, FORM, BF, NV, mk2, mk, bias,  \
+                           y0 + o1 * out[2], out[2]);                                    \
+                if (o1 + DW3_RB >= out[1]) break;                                        \
+            }                                                                            \
+        }                                                                                \
+    }
+#define DW3H_NV4(BF, S1, FORM) \
+    DW3H_COLS(BF, S1, FORM, 1) DW3H_COLS(BF, S1, FORM, 2) DW3H_COLS(BF, S1, FORM, 3) \
+    DW3H_COLS(BF, S1, FORM, 4)
+#define DW3H_ALL(BF, S1) \
+    DW3H_NV4(BF, S1, 0) DW3H_NV4(BF, S1, 1)
+DW3H_ALL(0, 1)
+DW3H_ALL(0, 2)
+DW3H_ALL(1, 1)
+DW3H_ALL(1, 2)
+DW3H_COLS(1, 1, 2, 2)
+DW3H_COLS(1, 1, 2, 4)
+DW3H_COLS(1, 2, 2, 2)
+DW3H_COLS(1, 2, 2, 4)
+
+typedef void (*dw3h_fn)(const dw3d_geom *, const uint16_t *, const int64_t *, const int64_t *,
+                        const int64_t *, const int64_t *, const float *, float, uint16_t *,
+                        int64_t, const uint16_t *, const __mmask16 *);
+#define DW3H_ROW4(BF, S1, FORM)                                                          \
+    {dw3h_cols_##BF##_##S1##_##FORM##_1, dw3h_cols_##BF##_##S1##_##FORM##_2,             \
+     dw3h_cols_##BF##_##S1##_##FORM##_3, dw3h_cols_##BF##_##S1##_##FORM##_4}
+/* [bfloat16][stride 1 - 1][form 0 / 1][vectors - 1] */
+static const dw3h_fn dw3h_table[2][2][2][4] = {
+    {{DW3H_ROW4(0, 1, 0), DW3H_ROW4(0, 1, 1)}, {DW3H_ROW4(0, 2, 0), DW3H_ROW4(0, 2, 1)}},
+    {{DW3H_ROW4(1, 1, 0), DW3H_ROW4(1, 1, 1)}, {DW3H_ROW4(1, 2, 0), DW3H_ROW4(1, 2, 1)}}};
+/* form 2 (bfloat16, stride 1 along the row): [stride 1 - 1][pairs - 1] */
+static const dw3h_fn dw3h_pairs[2][2] = {{dw3h_cols_1_1_2_2, dw3h_cols_1_1_2_4},
+                                         {dw3h_cols_1_2_2_2, dw3h_cols_1_2_2_4}};
+
+/* Planes [begin, end) of a float16 / bfloat16 problem that passed
+ * dw_direct_ok, tables filled by tc__dw3d_setup_avx512; weights and bias
+ * already float32 (K x taps, K). */
+void tc__dw3d_planes_half_avx512(const tc__problem *p, const uint16_t *x, const float *wt,
+                                 const float *bias, uint16_t *y, int64_t begin, int64_t end,
+                                 const void *tab) {
+    const int64_t E0 = (p->out[0] - 1) * p->stride[0] + (p->msk[0] - 1) * p->dil[0] + 1;
+    const int64_t E1 = (p->out[1] - 1) * p->stride[1] + 3;
+    const int64_t W = p->in[2], S2 = p->stride[2], nch = (p->out[2] + 63) / 64;
+    const int64_t *rowoff = tab;
+    const float *cv = (const float *)(rowoff + E0 * E1);
+    const uint16_t *masks = (const uint16_t *)(cv + W + 64);
+    dw3d_geom g = {rowoff, cv, E1, p->pad_lo[2],
+                   tc__boundary_index(-1, W, p->mode), tc__boundary_index(W, W, p->mode), masks};
+    const int bf = p->dtype == TC_BFLOAT16;
+    const int64_t mult = p->K / p->C, inplane = p->in[0] * p->in[1] * W;
+    const int64_t outplane = p->out[0] * p->out[1] * p->out[2];
+    const int64_t taps = p->msk[0] * 9;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t n = t / p->K, k = t % p->K, c = k / mult;
+        const uint16_t *xc = x + (n * p->C + c) * inplane;
+        const float *w = wt + k * taps;
+        float b = p->has_bias ? bias[k] : 0.0f;
+        uint16_t *yp = y + t * outplane;
+        for (int64_t ch = 0; ch < nch; ch++) {
+            int64_t c0 = ch * 64, nn = p->out[2] - c0 < 64 ? p->out[2] - c0 : 64;
+            int nv = (int)((nn + 15) / 16);
+            __mmask16 mk[4];
+            for (int v = 0; v < 4; v++) {
+                int64_t cnt = nn - 16 * v;
+                mk[v] = (__mmask16)dw3d_low(cnt >= 16 ? 16 : cnt);
+            }
+            dw3h_fn f = bf && S2 == 1 && nn > 16
+                            ? dw3h_pairs[p->stride[1] - 1][(nn + 31) / 32 - 1]
+                            : dw3h_table[bf][p->stride[1] - 1][S2 - 1][nv - 1];
+            f(&g, xc, p->msk, p->stride, p->dil, p->out, w, b, yp, c0, masks + ch * 24, mk);
         }
     }
 }
