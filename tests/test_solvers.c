@@ -1284,6 +1284,187 @@ static void conv_wg_depth_cases(void) {
         }
 }
 
+/* Depthwise layers in float16 and bfloat16 (cpu.conv.depthwise's direct
+ * path reads and writes them natively where it applies, staged to float32
+ * elsewhere): odd widths and widths around the 16- and 32-column vectors
+ * and the 64-column chunks, stride 1 and 2, every padding mode, padding 0
+ * and 1 (and 2: staged), multiplier > 1, batch > 1, fewer rows than a
+ * 4-row block, 3D, a fused activation and residual (staged), both
+ * layouts, every applicable solver against the model. */
+static void conv_dw_half_cases(void) {
+    static const struct {
+        int nsp;
+        int64_t N, C, K, n0, n1, n2, st, pad;
+        int pm, bias, act, res, cl;
+    } L[] = {
+        {2, 2, 6, 6, 1, 11, 47, 1, 1, 0, 1, 0, 0, 0},   /* 47 columns: a pair + 15 */
+        {2, 1, 4, 8, 1, 7, 113, 1, 1, 1, 0, 0, 0, 0},   /* x2, 64 + 49 columns, reflect */
+        {2, 2, 5, 5, 1, 13, 57, 2, 1, 2, 1, 0, 0, 0},   /* stride 2, 29 out, replicate */
+        {2, 1, 3, 3, 1, 6, 16, 1, 1, 3, 1, 0, 0, 0},    /* 16 columns, circular */
+        {2, 1, 3, 6, 1, 5, 17, 1, 1, 0, 0, 0, 0, 0},    /* 17 columns, x2 */
+        {2, 2, 4, 4, 1, 9, 33, 1, 1, 1, 1, 0, 0, 0},    /* 33: two pairs, reflect */
+        {2, 1, 8, 8, 1, 3, 150, 1, 1, 3, 1, 0, 0, 0},   /* 3 rows, 64+64+22, circular */
+        {2, 2, 6, 12, 1, 9, 100, 2, 1, 1, 0, 0, 0, 0},  /* x2, stride 2, 50 out, reflect */
+        {2, 1, 5, 5, 1, 10, 33, 2, 0, 0, 1, 0, 0, 0},   /* stride 2, no padding */
+        {2, 1, 4, 4, 1, 2, 2, 1, 1, 2, 1, 0, 0, 0},     /* 2x2 input, replicate */
+        {2, 1, 3, 3, 1, 7, 1, 1, 1, 3, 0, 0, 0, 0},     /* one column, circular */
+        {2, 1, 7, 7, 1, 14, 14, 1, 1, 0, 1, 0, 0, 0},   /* 14x14 */
+        {2, 1, 3, 3, 1, 28, 28, 2, 1, 2, 1, 0, 0, 0},   /* 28 -> 14, replicate */
+        {2, 1, 4, 4, 1, 19, 71, 1, 0, 1, 1, 0, 0, 0},   /* valid: 69 columns */
+        {3, 1, 6, 6, 6, 5, 9, 17, 1, 1, 0, 0, 0, 0},    /* 3D stride 2, reflect */
+        {3, 2, 4, 4, 5, 6, 35, 1, 1, 2, 1, 0, 0, 0},    /* 3D 3x3x3, 35 columns */
+        {2, 1, 4, 4, 1, 9, 20, 1, 2, 3, 1, 0, 0, 0},    /* padding 2: staged */
+        {2, 2, 6, 6, 1, 8, 37, 1, 1, 1, 1, 2, 1, 0},    /* relu6 + residual: staged */
+        {2, 1, 5, 10, 1, 9, 21, 1, 1, 0, 1, 0, 0, 1},   /* channels-last */
+    };
+    uint64_t salt = 780000;
+    for (int i = 0; i < (int)(sizeof L / sizeof L[0]); i++)
+        for (int d = 0; d < 2; d++) {
+            cspec s = cspec_base(L[i].nsp);
+            s.N = L[i].N; s.C = L[i].C; s.K = L[i].K; s.G = L[i].C;
+            const int64_t n[3] = {L[i].n0, L[i].n1, L[i].n2};
+            for (int a = 0; a < s.nsp; a++) {
+                s.n[a] = n[a + (s.nsp == 3 ? 0 : 1)];
+                s.m[a] = 3;
+                s.stride[a] = L[i].st;
+                s.dil[a] = 1;
+                s.pad[a] = L[i].pad;
+            }
+            s.pkind = TC_PADDING_EXPLICIT;
+            s.pmode = (tc_padding_mode)L[i].pm;
+            s.bias = L[i].bias;
+            s.act = (tc_activation)L[i].act;
+            s.res = L[i].res;
+            s.layout = L[i].cl ? TC_LAYOUT_CHANNELS_LAST : TC_LAYOUT_CHANNELS_FIRST;
+            s.threads = 1 + (i + d) % 2;
+            if (!cspec_valid(&s)) {
+                printf("test table error: invalid conv spec %d\n", i);
+                th_g.failed++;
+                continue;
+            }
+            run_conv(&s, d ? TC_BFLOAT16 : TC_FLOAT16, salt++);
+        }
+}
+
+/* cpu.conv.depthwise's native float16 / bfloat16 path (AVX-512) rounds
+ * each output once from its float32 sums, in the float32 path's order: bit
+ * for bit the float32 path's output on the widened inputs rounded by
+ * tc_float_to_bfloat16 / tc_float_to_half (nearest even, NaN kept quiet,
+ * subnormals kept, overflow to infinity), which the tolerance checks
+ * cannot tell from a truncation. Inputs with NaN, infinities, tiny values
+ * (subnormal outputs) and huge ones (overflow); widths for the three load
+ * forms (16 columns, 32 in even / odd pairs, stride 2); both thread counts;
+ * the plan must be unstaged where the direct path applies. */
+static void conv_dw_half_bits(void) {
+    if (!selected(TC__KNOB_TEST_ALGO, "cpu.conv.depthwise")) return;
+    static const struct {
+        int64_t N, C, mult, H, W, st, pad;
+        int pm;
+    } L[] = {
+        {1, 3, 1, 9, 28, 1, 1, 0},  {2, 2, 2, 7, 47, 1, 1, 1}, {1, 2, 1, 6, 113, 1, 1, 3},
+        {1, 3, 1, 11, 57, 2, 1, 2}, {1, 2, 1, 5, 14, 1, 1, 0}, {1, 2, 1, 3, 150, 2, 0, 0},
+    };
+    th_rng r = th_rng_for(790000);
+    for (int c = 0; c < (int)(sizeof L / sizeof L[0]); c++)
+        for (int d = 0; d < 2; d++) {
+            const tc_dtype dt = d ? TC_BFLOAT16 : TC_FLOAT16;
+            const int64_t K = L[c].C * L[c].mult, nx = L[c].N * L[c].C * L[c].H * L[c].W;
+            const int64_t nw = K * 9;
+            /* scale: 0 plain, 1 tiny (subnormal outputs), 2 huge (overflow) */
+            const int sc = (c + d) % 3;
+            const float xs = sc == 0 ? 1.0f : sc == 1 ? (d ? 3e-38f : 2e-4f) : (d ? 1e38f : 3e4f);
+            tc_conv_desc cd;
+            tc_conv_desc_init(&cd);
+            cd.nspatial = 2;
+            cd.batch = L[c].N;
+            cd.in_channels = L[c].C;
+            cd.out_channels = K;
+            cd.groups = L[c].C;
+            cd.in_size[0] = L[c].H;
+            cd.in_size[1] = L[c].W;
+            cd.kernel_size[0] = cd.kernel_size[1] = 3;
+            cd.stride[0] = cd.stride[1] = L[c].st;
+            cd.padding[0] = cd.padding[1] = L[c].pad;
+            cd.padding_mode = (tc_padding_mode)L[c].pm;
+            cd.has_bias = 1;
+            float *xf = malloc(sizeof(float) * (size_t)nx), *wf = malloc(sizeof(float) * (size_t)nw);
+            float *bf = malloc(sizeof(float) * (size_t)K);
+            uint16_t *xh = malloc(2 * (size_t)nx), *wh = malloc(2 * (size_t)nw), *bh = malloc(2 * (size_t)K);
+            for (int64_t i = 0; i < nx; i++) {
+                float v = (float)th_uniform(&r, -1, 1) * xs;
+                if (i % 97 == 13) v = NAN;
+                if (i % 89 == 7) v = i % 2 ? INFINITY : -INFINITY;
+                xf[i] = v;
+            }
+            for (int64_t i = 0; i < nw; i++) wf[i] = (float)th_uniform(&r, -1, 1);
+            for (int64_t i = 0; i < K; i++) bf[i] = (float)th_uniform(&r, -1, 1) * xs * 0.1f;
+            /* the half data, and the float32 data as exactly those values */
+            if (d) {
+                tc_float_to_bfloat16(xh, xf, (size_t)nx);
+                tc_float_to_bfloat16(wh, wf, (size_t)nw);
+                tc_float_to_bfloat16(bh, bf, (size_t)K);
+                tc_bfloat16_to_float(xf, xh, (size_t)nx);
+                tc_bfloat16_to_float(wf, wh, (size_t)nw);
+                tc_bfloat16_to_float(bf, bh, (size_t)K);
+            } else {
+                tc_float_to_half(xh, xf, (size_t)nx);
+                tc_float_to_half(wh, wf, (size_t)nw);
+                tc_float_to_half(bh, bf, (size_t)K);
+                tc_half_to_float(xf, xh, (size_t)nx);
+                tc_half_to_float(wf, wh, (size_t)nw);
+                tc_half_to_float(bf, bh, (size_t)K);
+            }
+            tc_plan_options opt;
+            tc_plan_options_init(&opt);
+            opt.algorithm = "cpu.conv.depthwise";
+            const int thr = 1 + (c + d) % 2;
+            tc_plan *ph = NULL, *pf = NULL;
+            cd.dtype = dt;
+            tc_status s1 = tc_plan_conv(&ph, g_ctx[thr], &cd, &opt);
+            cd.dtype = TC_FLOAT32;
+            tc_status s2 = tc_plan_conv(&pf, g_ctx[thr], &cd, &opt);
+            char lab[96];
+            snprintf(lab, sizeof lab, "depthwise %s bits case %d (%lldx%lld stride %lld)",
+                     dt_label(dt), c, (long long)L[c].H, (long long)L[c].W, (long long)L[c].st);
+            if (CHECK(s1 == TC_OK && s2 == TC_OK, "%s: plan: %s", lab, tc_last_error())) {
+                int64_t oh = (L[c].H + 2 * L[c].pad - 3) / L[c].st + 1;
+                int64_t ow = (L[c].W + 2 * L[c].pad - 3) / L[c].st + 1;
+                int64_t ny = L[c].N * K * oh * ow;
+                uint16_t *yh = malloc(2 * (size_t)ny), *yr = malloc(2 * (size_t)ny);
+                float *yf = malloc(sizeof(float) * (size_t)ny);
+                tc_status e1 = tc_execute_conv(ph, yh, xh, wh, bh, NULL);
+                tc_status e2 = tc_execute_conv(pf, yf, xf, wf, bf, NULL);
+                if (CHECK(e1 == TC_OK && e2 == TC_OK, "%s: execute: %s", lab, tc_last_error())) {
+                    if (d) tc_float_to_bfloat16(yr, yf, (size_t)ny);
+                    else tc_float_to_half(yr, yf, (size_t)ny);
+                    int64_t bad = -1, nan = 0, inf = 0, sub = 0;
+                    for (int64_t i = 0; i < ny; i++) {
+                        if (yh[i] != yr[i] && bad < 0) bad = i;
+                        uint16_t a = yr[i] & 0x7fff;
+                        uint16_t emax = d ? 0x7f80 : 0x7c00;
+                        nan += a > emax;
+                        inf += a == emax;
+                        sub += a && a < (d ? 0x0080 : 0x0400);
+                    }
+                    CHECK(bad < 0, "%s: output %lld is 0x%04x, float32 path rounded 0x%04x", lab,
+                          (long long)bad, bad < 0 ? 0 : yh[bad], bad < 0 ? 0 : yr[bad]);
+                    CHECK(nan > 0 && (sc != 2 || inf > 0) && (sc != 1 || sub > 0),
+                          "%s: the data should give NaN %lld, inf %lld, subnormal %lld outputs",
+                          lab, (long long)nan, (long long)inf, (long long)sub);
+                    const char *stg = tc_plan_staging(ph);
+                    char feat[256];
+                    tc_cpu_features(feat, sizeof feat);
+                    CHECK(!(strstr(feat, "avx512f") && stg && stg[0]),
+                          "%s: staged (%s) where the native path applies", lab, stg);
+                }
+                free(yh); free(yr); free(yf);
+            }
+            tc_plan_destroy(ph);
+            tc_plan_destroy(pf);
+            free(xf); free(wf); free(bf); free(xh); free(wh); free(bh);
+        }
+}
+
 static void conv_cases(void) {
     th_rng r = th_rng_for(2002);
     uint64_t salt = 500000;
@@ -1882,6 +2063,8 @@ int main(int argc, char **argv) {
     if (selected(TC__KNOB_TEST_OPS, "conv")) conv_cases();
     if (selected(TC__KNOB_TEST_OPS, "conv")) conv_ext_cases();
     if (selected(TC__KNOB_TEST_OPS, "conv")) conv_wg_depth_cases();
+    if (selected(TC__KNOB_TEST_OPS, "conv")) conv_dw_half_cases();
+    if (selected(TC__KNOB_TEST_OPS, "conv")) conv_dw_half_bits();
     if (selected(TC__KNOB_TEST_OPS, "gemm")) gemm_cases();
     concurrency_cases();
     printf("\nproblem instances: %ld filter, %ld conv, %ld gemm; %ld row-position cases\n",
