@@ -58,6 +58,9 @@
       "0 or 1: forces the direct filter's lane form off or on (tests)")                         \
     X(SEP_COL, "TILECONV_SEP_COL", NULL, "the best ISA", "cpu",                                 \
       "avx2: the separable filter's column pass without AVX-512 (tests)")                       \
+    X(DW_BF16_ROUND, "TILECONV_DW_BF16_ROUND", NULL, "AVX512-BF16 where present", "cpu",     \
+      "1: cpu.conv.depthwise rounds bfloat16 by integer arithmetic, as without AVX512-BF16 "  \
+      "(tests)")                                                                                \
     X(SEP_FUSED, "TILECONV_SEP_FUSED", NULL, "1", "cpu",                                        \
       "0: the separable filter in strips instead of fused passes (tests)")                      \
     /* ---- cuda backend (tests, tuning and benchmarks) ---- */                                 \

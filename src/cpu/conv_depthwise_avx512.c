@@ -507,8 +507,7 @@ void tc__dw3d_planes_f32_avx512(const tc__problem *p, const float *x, const floa
  * edge handling, half values loaded (masked, the padding column's value in
  * the masked-off words), widened to float32, float32 FMAs, each output
  * rounded once on store as src/core/half.h rounds (round to nearest even,
- * NaN kept quiet; bfloat16 by integer rounding, since vcvtneps2bf16 flushes
- * subnormals to zero; float16 by vcvtps2ph). Three load forms per 64-column
+ * NaN kept quiet; float16 by vcvtps2ph). Three load forms per 64-column
  * chunk (FORM):
  *   0: stride 1, 16 columns a vector: 16 words loaded, widened (bfloat16
  *      vpmovzxwd + shift, float16 vcvtph2ps);
@@ -517,9 +516,18 @@ void tc__dw3d_planes_f32_avx512(const tc__problem *p, const float *x, const floa
  *   2: bfloat16, stride 1, more than 16 columns: 32 words loaded once give
  *      two vectors, the even columns (shift) and the odd ones (and), one
  *      instruction each; the accumulators hold even / odd output columns
- *      and the store interleaves them back (one word blend).
+ *      and the store interleaves them back (one word permute or blend).
+ * bfloat16 with AVX512-BF16 rounds by vcvtne(2)ps2bf16 (a vector holding a
+ * subnormal by the integer form), and with zeros padding loads zero-masked
+ * (no per-row padding values). Blocks of 7 output rows where a row has at
+ * most two accumulators (DW3H_RB), else 4.
  * Per output the taps are summed in the float32 kernel's order, so a
  * result equals the float32 path's on the widened inputs, rounded once. */
+
+/* The 16-bit code below may use AVX512-BF16's conversions; its kernels
+ * with BF == 2 run only where tc__cpu_detect() reports AVX512-BF16. */
+#pragma GCC push_options
+#pragma GCC target("avx512bf16")
 
 static inline __attribute__((always_inline)) __m512 dwh_wide16(__m256i h, const int BF) {
     if (BF) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
@@ -542,11 +550,35 @@ static inline __attribute__((always_inline)) __m512i dwh_bf16_hi(__m512 a) {
         _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
     return _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x00400000));
 }
+/* vcvtneps2bf16 rounds as tc__f32_to_bf16 (nearest even, NaN made quiet
+ * the same way) except that it flushes subnormal inputs to zero: lanes
+ * holding one go the integer way. BF: 0 float16, 1 bfloat16 by integer
+ * rounding, 2 bfloat16 by vcvtneps2bf16 / vcvtne2ps2bf16. */
+#define DWH_DENORMAL 0x20 /* vfpclassps: denormal */
 /* 16 float32 lanes rounded to 16 half values */
 static inline __attribute__((always_inline)) __m256i dwh_round16(__m512 a, const int BF) {
+    if (BF == 2 && !_mm512_fpclass_ps_mask(a, DWH_DENORMAL))
+        return (__m256i)_mm512_cvtneps_pbh(a);
     if (BF) return _mm512_cvtepi32_epi16(_mm512_srli_epi32(dwh_bf16_hi(a), 16));
     return _mm512_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
+/* even / odd output columns rounded to bfloat16 and interleaved: 32 words */
+static inline __attribute__((always_inline)) __m512i dwh_pair(__m512 e, __m512 o, const int BF) {
+    if (BF == 2 && !(_mm512_fpclass_ps_mask(e, DWH_DENORMAL) |
+                     _mm512_fpclass_ps_mask(o, DWH_DENORMAL))) {
+        /* words e0..e15, o0..o15 -> e0 o0 e1 o1 ... */
+        const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25,
+                                             9, 24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2,
+                                             17, 1, 16, 0);
+        return _mm512_permutexvar_epi16(idx, (__m512i)_mm512_cvtne2ps_pbh(o, e));
+    }
+    return _mm512_mask_blend_epi16(0xaaaaaaaau, _mm512_srli_epi32(dwh_bf16_hi(e), 16),
+                                   dwh_bf16_hi(o));
+}
+
+/* rows per block: 7 with up to two accumulators a row, else 4 */
+#define DW3H_RBMAX 7
+#define DW3H_RB(NV) ((NV) <= 2 ? 7 : 4)
 
 typedef struct dw3h_src {
     const uint16_t *x, *cv;
@@ -555,10 +587,12 @@ typedef struct dw3h_src {
 } dw3h_src;
 
 /* Output rows [o1, o1 + RB) of the chunk's columns (as dw3_rows): NV
- * accumulators a row (FORM 2: NV / 2 pairs of even / odd columns). */
+ * accumulators a row (FORM 2: NV / 2 pairs of even / odd columns). ZF:
+ * the padding value is +0 (zeros padding): zero-masked loads, no per-row
+ * fill values. */
 static inline __attribute__((always_inline)) void
 dw3h_block(const dw3h_src *s, int64_t step0, int64_t m0, const float *restrict w, const int RB,
-           const int S1, const int FORM, const int BF, const int NV, const uint16_t *mk2,
+           const int S1, const int FORM, const int BF, const int ZF, const int NV, const uint16_t *mk2,
            const __mmask16 *mk, float bias, uint16_t *restrict y, int64_t ystep) {
     __mmask32 lm[4][3]; /* the load masks: FORM 0 16 bits, else 32 */
     for (int v = 0; v < NV; v++)
@@ -572,7 +606,7 @@ dw3h_block(const dw3h_src *s, int64_t step0, int64_t m0, const float *restrict w
                            (FORM == 1 ? (__mmask32)mk2[(v * 3 + t) * 2 + 1] << 16 : 0);
             }
         }
-    __m512 acc[DW3_RB][4];
+    __m512 acc[DW3H_RBMAX][4];
     for (int i = 0; i < RB; i++)
         for (int v = 0; v < NV; v++) acc[i][v] = _mm512_set1_ps(bias);
     int64_t at = 0;
@@ -583,8 +617,11 @@ dw3h_block(const dw3h_src *s, int64_t step0, int64_t m0, const float *restrict w
         for (int k = 0; k < (RB - 1) * S1 + 3; k++) {
             const int64_t off = s->ro[at + k];
             const uint16_t *rp = off < 0 ? s->cv : s->x + off;
-            const __m512i fl = _mm512_set1_epi16((short)(s->mapL < 0 ? s->cv[0] : rp[s->mapL]));
-            const __m512i fr = _mm512_set1_epi16((short)(s->mapR < 0 ? s->cv[0] : rp[s->mapR]));
+            __m512i fl = _mm512_setzero_si512(), fr = fl;
+            if (!ZF) {
+                fl = _mm512_set1_epi16((short)(s->mapL < 0 ? s->cv[0] : rp[s->mapL]));
+                fr = _mm512_set1_epi16((short)(s->mapR < 0 ? s->cv[0] : rp[s->mapR]));
+            }
             const uint16_t *pp = rp + s->col;
 #pragma GCC unroll 3
             for (int t = 0; t < 3; t++) {
@@ -593,15 +630,20 @@ dw3h_block(const dw3h_src *s, int64_t step0, int64_t m0, const float *restrict w
 #pragma GCC unroll 4
                 for (int v = 0; v < NV; v++) {
                     if (FORM == 0) {
-                        xv[v] = dwh_wide16(_mm256_mask_loadu_epi16(_mm512_castsi512_si256(fill),
-                                                                   lm[v][t], pp + t + 16 * v),
-                                           BF);
+                        const __m256i h =
+                            ZF ? _mm256_maskz_loadu_epi16(lm[v][t], pp + t + 16 * v)
+                               : _mm256_mask_loadu_epi16(_mm512_castsi512_si256(fill), lm[v][t],
+                                                         pp + t + 16 * v);
+                        xv[v] = dwh_wide16(h, BF);
                     } else if (FORM == 1) {
-                        xv[v] = dwh_even(_mm512_mask_loadu_epi16(fill, lm[v][t], pp + t + 32 * v),
-                                         BF);
+                        const __m512i z =
+                            ZF ? _mm512_maskz_loadu_epi16(lm[v][t], pp + t + 32 * v)
+                               : _mm512_mask_loadu_epi16(fill, lm[v][t], pp + t + 32 * v);
+                        xv[v] = dwh_even(z, BF);
                     } else if (v % 2 == 0) {
                         const __m512i z =
-                            _mm512_mask_loadu_epi16(fill, lm[v / 2][t], pp + t + 16 * v);
+                            ZF ? _mm512_maskz_loadu_epi16(lm[v / 2][t], pp + t + 16 * v)
+                               : _mm512_mask_loadu_epi16(fill, lm[v / 2][t], pp + t + 16 * v);
                         xv[v] = dwh_even(z, 1);
                         xv[v + 1] = dwh_odd_bf(z);
                     }
@@ -620,12 +662,9 @@ dw3h_block(const dw3h_src *s, int64_t step0, int64_t m0, const float *restrict w
     for (int i = 0; i < RB; i++) {
         uint16_t *yr = y + i * ystep;
         if (FORM == 2) {
-            for (int v = 0; v < NV; v += 2) {
-                const __m512i e = _mm512_srli_epi32(dwh_bf16_hi(acc[i][v]), 16);
-                const __m512i o = dwh_bf16_hi(acc[i][v + 1]);
+            for (int v = 0; v < NV; v += 2)
                 _mm512_mask_storeu_epi16(yr + 16 * v, (__mmask32)mk[v] | (__mmask32)mk[v + 1] << 16,
-                                         _mm512_mask_blend_epi16(0xaaaaaaaau, e, o));
-            }
+                                         dwh_pair(acc[i][v], acc[i][v + 1], BF));
         } else {
             for (int v = 0; v < NV; v++)
                 _mm256_mask_storeu_epi16(yr + 16 * v, mk[v], dwh_round16(acc[i][v], BF));
@@ -633,8 +672,21 @@ dw3h_block(const dw3h_src *s, int64_t step0, int64_t m0, const float *restrict w
     }
 }
 
-#define DW3H_COLS(BF, S1, FORM, NV)                                                      \
-    static void dw3h_cols_##BF##_##S1##_##FORM##_##NV(                                   \
+/* The output rows of one plane's column chunk in blocks of RB rows, the
+ * last block moved back to end at the last row (as DW3D_COLS) */
+#define DW3H_ROWS(RB, BF, ZF, S1, FORM, NV)                                              \
+    for (int64_t o1 = 0;; o1 += (RB)) {                                                  \
+        if (o1 > out[1] - (RB)) o1 = out[1] - (RB);                                      \
+        const dw3h_src sr = {x, (const uint16_t *)g->cv, ro0 + o1 * S1, g->mapL,         \
+                             g->mapR, col};                                              \
+        dw3h_block(&sr, step0, m[0], w, (RB), S1, FORM, BF, ZF, NV, mk2, mk, bias,       \
+                   y0 + o1 * out[2], out[2]);                                            \
+        if (o1 + (RB) >= out[1]) break;                                                  \
+    }
+/* blocks of DW3H_RB(NV) rows, of 4 for planes with fewer rows, single rows
+ * for planes of fewer than 4 */
+#define DW3H_COLS(BF, ZF, S1, FORM, NV)                                                  \
+    static void dw3h_cols_##BF##_##ZF##_##S1##_##FORM##_##NV(                            \
         const dw3d_geom *g, const uint16_t *restrict x, const int64_t m[3],              \
         const int64_t s[3], const int64_t d[3], const int64_t out[3],                    \
         const float *restrict w, float bias, uint16_t *restrict y, int64_t c0,           \
@@ -644,52 +696,56 @@ dw3h_block(const dw3h_src *s, int64_t step0, int64_t m0, const float *restrict w
         for (int64_t o0 = 0; o0 < out[0]; o0++) {                                        \
             const int64_t *ro0 = g->rowoff + o0 * s[0] * g->E1;                          \
             uint16_t *y0 = y + o0 * out[1] * out[2] + c0;                                \
-            if (out[1] < DW3_RB) {                                                       \
-                for (int64_t o1 = 0; o1 < out[1]; o1++) {                                \
-                    const dw3h_src sr = {x, (const uint16_t *)g->cv, ro0 + o1 * S1,      \
-                                         g->mapL, g->mapR, col};                         \
-                    dw3h_block(&sr, step0, m[0], w, 1, S1, FORM, BF, NV, mk2, mk, bias,  \
-                               y0 + o1 * out[2], out[2]);                                \
-                }                                                                        \
-                continue;                                                                \
-            }                                                                            \
-            for (int64_t o1 = 0;; o1 += DW3_RB) {                                        \
-                if (o1 > out[1] - DW3_RB) o1 = out[1] - DW3_RB;                          \
-                const dw3h_src sr = {x, (const uint16_t *)g->cv, ro0 + o1 * S1, g->mapL, \
-                                     g->mapR, col};                                      \
-                dw3h_block(&sr, step0, m[0], w, DW3_RB, S1, FORM, BF, NV, mk2, mk, bias,  \
-                           y0 + o1 * out[2], out[2]);                                    \
-                if (o1 + DW3_RB >= out[1]) break;                                        \
+            if (out[1] >= DW3H_RB(NV)) {                                                 \
+                DW3H_ROWS(DW3H_RB(NV), BF, ZF, S1, FORM, NV)                             \
+            } else if (DW3H_RB(NV) > DW3_RB && out[1] >= DW3_RB) {                       \
+                DW3H_ROWS(DW3_RB, BF, ZF, S1, FORM, NV)                                  \
+            } else {                                                                     \
+                DW3H_ROWS(1, BF, ZF, S1, FORM, NV)                                       \
             }                                                                            \
         }                                                                                \
     }
-#define DW3H_NV4(BF, S1, FORM) \
-    DW3H_COLS(BF, S1, FORM, 1) DW3H_COLS(BF, S1, FORM, 2) DW3H_COLS(BF, S1, FORM, 3) \
-    DW3H_COLS(BF, S1, FORM, 4)
-#define DW3H_ALL(BF, S1) \
-    DW3H_NV4(BF, S1, 0) DW3H_NV4(BF, S1, 1)
-DW3H_ALL(0, 1)
-DW3H_ALL(0, 2)
-DW3H_ALL(1, 1)
-DW3H_ALL(1, 2)
-DW3H_COLS(1, 1, 2, 2)
-DW3H_COLS(1, 1, 2, 4)
-DW3H_COLS(1, 2, 2, 2)
-DW3H_COLS(1, 2, 2, 4)
+/* float16: 16 columns a vector at stride 1 (form 0) and 2 (form 1);
+ * bfloat16: form 0 only up to 16 columns, form 1, form 2 (2 or 4
+ * accumulators a row) */
+#define DW3H_F16(S1)                                                                     \
+    DW3H_COLS(0, 0, S1, 0, 1) DW3H_COLS(0, 0, S1, 0, 2) DW3H_COLS(0, 0, S1, 0, 3)       \
+    DW3H_COLS(0, 0, S1, 0, 4) DW3H_COLS(0, 0, S1, 1, 1) DW3H_COLS(0, 0, S1, 1, 2)       \
+    DW3H_COLS(0, 0, S1, 1, 3) DW3H_COLS(0, 0, S1, 1, 4)
+#define DW3H_BF16(BF, ZF, S1)                                                            \
+    DW3H_COLS(BF, ZF, S1, 0, 1) DW3H_COLS(BF, ZF, S1, 1, 1) DW3H_COLS(BF, ZF, S1, 1, 2) \
+    DW3H_COLS(BF, ZF, S1, 1, 3) DW3H_COLS(BF, ZF, S1, 1, 4) DW3H_COLS(BF, ZF, S1, 2, 2) \
+    DW3H_COLS(BF, ZF, S1, 2, 4)
+DW3H_F16(1)
+DW3H_F16(2)
+DW3H_BF16(1, 0, 1)
+DW3H_BF16(1, 0, 2)
+DW3H_BF16(2, 0, 1)
+DW3H_BF16(2, 0, 2)
+DW3H_BF16(2, 1, 1)
+DW3H_BF16(2, 1, 2)
 
 typedef void (*dw3h_fn)(const dw3d_geom *, const uint16_t *, const int64_t *, const int64_t *,
                         const int64_t *, const int64_t *, const float *, float, uint16_t *,
                         int64_t, const uint16_t *, const __mmask16 *);
-#define DW3H_ROW4(BF, S1, FORM)                                                          \
-    {dw3h_cols_##BF##_##S1##_##FORM##_1, dw3h_cols_##BF##_##S1##_##FORM##_2,             \
-     dw3h_cols_##BF##_##S1##_##FORM##_3, dw3h_cols_##BF##_##S1##_##FORM##_4}
-/* [bfloat16][stride 1 - 1][form 0 / 1][vectors - 1] */
-static const dw3h_fn dw3h_table[2][2][2][4] = {
-    {{DW3H_ROW4(0, 1, 0), DW3H_ROW4(0, 1, 1)}, {DW3H_ROW4(0, 2, 0), DW3H_ROW4(0, 2, 1)}},
-    {{DW3H_ROW4(1, 1, 0), DW3H_ROW4(1, 1, 1)}, {DW3H_ROW4(1, 2, 0), DW3H_ROW4(1, 2, 1)}}};
-/* form 2 (bfloat16, stride 1 along the row): [stride 1 - 1][pairs - 1] */
-static const dw3h_fn dw3h_pairs[2][2] = {{dw3h_cols_1_1_2_2, dw3h_cols_1_1_2_4},
-                                         {dw3h_cols_1_2_2_2, dw3h_cols_1_2_2_4}};
+#define DW3H_N(BF, ZF, S1, FORM, NV) dw3h_cols_##BF##_##ZF##_##S1##_##FORM##_##NV
+#define DW3H_TF16(S1)                                                                    \
+    {{DW3H_N(0, 0, S1, 0, 1), DW3H_N(0, 0, S1, 0, 2), DW3H_N(0, 0, S1, 0, 3),            \
+      DW3H_N(0, 0, S1, 0, 4)},                                                           \
+     {DW3H_N(0, 0, S1, 1, 1), DW3H_N(0, 0, S1, 1, 2), DW3H_N(0, 0, S1, 1, 3),            \
+      DW3H_N(0, 0, S1, 1, 4)}}
+#define DW3H_TBF16(BF, ZF, S1)                                                           \
+    {{DW3H_N(BF, ZF, S1, 0, 1)},                                                         \
+     {DW3H_N(BF, ZF, S1, 1, 1), DW3H_N(BF, ZF, S1, 1, 2), DW3H_N(BF, ZF, S1, 1, 3),      \
+      DW3H_N(BF, ZF, S1, 1, 4)},                                                         \
+     {NULL, DW3H_N(BF, ZF, S1, 2, 2), NULL, DW3H_N(BF, ZF, S1, 2, 4)}}
+/* [kind: float16, bfloat16 by integer rounding, by AVX512-BF16, the same
+ * with zeros padding][stride 1 - 1][form][accumulators a row - 1] */
+static const dw3h_fn dw3h_table[4][2][3][4] = {
+    {DW3H_TF16(1), DW3H_TF16(2)},
+    {DW3H_TBF16(1, 0, 1), DW3H_TBF16(1, 0, 2)},
+    {DW3H_TBF16(2, 0, 1), DW3H_TBF16(2, 0, 2)},
+    {DW3H_TBF16(2, 1, 1), DW3H_TBF16(2, 1, 2)}};
 
 /* Planes [begin, end) of a float16 / bfloat16 problem that passed
  * dw_direct_ok, tables filled by tc__dw3d_setup_avx512; weights and bias
@@ -705,7 +761,14 @@ void tc__dw3d_planes_half_avx512(const tc__problem *p, const uint16_t *x, const 
     const uint16_t *masks = (const uint16_t *)(cv + W + 64);
     dw3d_geom g = {rowoff, cv, E1, p->pad_lo[2],
                    tc__boundary_index(-1, W, p->mode), tc__boundary_index(W, W, p->mode), masks};
-    const int bf = p->dtype == TC_BFLOAT16;
+    /* 0 float16, 1 bfloat16, 2 bfloat16 rounded by AVX512-BF16 */
+    int bf = p->dtype != TC_BFLOAT16 ? 0 : tc__cpu_detect() & TC__CPU_AVX512BF16 ? 2 : 1;
+    const char *knob = tc__knob_get(TC__KNOB_DW_BF16_ROUND);
+    if (bf == 2 && knob && knob[0] == '1') bf = 1;
+    /* zeros padding: cval +0 (the row of cval's first word) */
+    const int kind = bf == 2 && p->mode == TC_MODE_CONSTANT && ((const uint16_t *)cv)[0] == 0
+                         ? 3
+                         : bf;
     const int64_t mult = p->K / p->C, inplane = p->in[0] * p->in[1] * W;
     const int64_t outplane = p->out[0] * p->out[1] * p->out[2];
     const int64_t taps = p->msk[0] * 9;
@@ -723,10 +786,12 @@ void tc__dw3d_planes_half_avx512(const tc__problem *p, const uint16_t *x, const 
                 int64_t cnt = nn - 16 * v;
                 mk[v] = (__mmask16)dw3d_low(cnt >= 16 ? 16 : cnt);
             }
-            dw3h_fn f = bf && S2 == 1 && nn > 16
-                            ? dw3h_pairs[p->stride[1] - 1][(nn + 31) / 32 - 1]
-                            : dw3h_table[bf][p->stride[1] - 1][S2 - 1][nv - 1];
+            const int form = S2 == 2 ? 1 : bf && nn > 16 ? 2 : 0;
+            const int na = form == 2 ? 2 * (int)((nn + 31) / 32) : nv;
+            dw3h_fn f = dw3h_table[kind][p->stride[1] - 1][form][na - 1];
             f(&g, xc, p->msk, p->stride, p->dil, p->out, w, b, yp, c0, masks + ch * 24, mk);
         }
     }
 }
+
+#pragma GCC pop_options
