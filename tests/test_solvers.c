@@ -1290,7 +1290,9 @@ static void conv_wg_depth_cases(void) {
  * and the 64-column chunks, stride 1 and 2, every padding mode, padding 0
  * and 1 (and 2: staged), multiplier > 1, batch > 1, fewer rows than a
  * 4-row block, 3D, a fused activation and residual (staged), both
- * layouts, every applicable solver against the model. */
+ * layouts (channels-last at 32+ channels with a partial block, every
+ * activation, residual, 1 and 2 input rows), every applicable solver
+ * against the model. */
 static void conv_dw_half_cases(void) {
     static const struct {
         int nsp;
@@ -1316,6 +1318,19 @@ static void conv_dw_half_cases(void) {
         {2, 1, 4, 4, 1, 9, 20, 1, 2, 3, 1, 0, 0, 0},    /* padding 2: staged */
         {2, 2, 6, 6, 1, 8, 37, 1, 1, 1, 1, 2, 1, 0},    /* relu6 + residual: staged */
         {2, 1, 5, 10, 1, 9, 21, 1, 1, 0, 1, 0, 0, 1},   /* channels-last */
+        /* channels-last, one output per channel (cpu.conv.igemm-bf16's
+         * depthwise rows: blocks of 8 pixels at stride 1, 3 at stride 2,
+         * the rest in 4, 2, 1; 32-channel blocks and a partial one) */
+        {2, 2, 40, 40, 1, 7, 23, 1, 1, 0, 1, 1, 1, 1},  /* 21 inside: 8+8+4+1 */
+        {2, 1, 70, 70, 1, 6, 31, 1, 1, 1, 1, 2, 0, 1},  /* 29: 3x8+4+1, reflect */
+        {2, 1, 33, 33, 1, 5, 14, 1, 1, 2, 0, 3, 1, 1},  /* 12: 8+4, replicate */
+        {2, 2, 36, 36, 1, 9, 29, 2, 1, 3, 1, 4, 1, 1},  /* stride 2, 13: 4x3+1, circular */
+        {2, 1, 40, 40, 1, 8, 24, 2, 1, 0, 1, 5, 0, 1},  /* stride 2, 11: 3x3+2 */
+        {2, 1, 34, 34, 1, 6, 19, 1, 0, 0, 1, 6, 1, 1},  /* no padding: 17 = 8+8+1 */
+        {2, 1, 48, 48, 1, 7, 20, 2, 0, 2, 1, 1, 1, 1},  /* stride 2, no padding: 9 */
+        {2, 2, 32, 32, 1, 2, 11, 1, 1, 0, 1, 2, 1, 1},  /* 2 rows: 6 taps a row */
+        {2, 1, 40, 40, 1, 1, 13, 1, 1, 0, 1, 0, 1, 1},  /* 1 row: 3 taps */
+        {2, 1, 64, 64, 1, 4, 3, 1, 1, 3, 1, 2, 0, 1},   /* 3 columns, circular */
     };
     uint64_t salt = 780000;
     for (int i = 0; i < (int)(sizeof L / sizeof L[0]); i++)
@@ -1463,6 +1478,89 @@ static void conv_dw_half_bits(void) {
             tc_plan_destroy(pf);
             free(xf); free(wf); free(bf); free(xh); free(wh); free(bh);
         }
+}
+
+/* cpu.conv.igemm-bf16's depthwise row kernel (tc__bf16_dw_row) on a row
+ * of nw pixels (register blocks of pixels sharing their input loads) bit
+ * for bit against the same pixels one call each (the per-pixel form the
+ * edge pixels use): 9, 6 and 3 taps, stride 1 and 2, every block
+ * remainder, partial 32-channel blocks, residual, every activation, NaN,
+ * infinities, subnormal and huge inputs. */
+void tc__bf16_dw_row(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const int *widx,
+                     int nt, const float *w, int nruns, const float *bias, int64_t C, int64_t nw,
+                     uint16_t *y, const uint16_t *res, int act);
+unsigned tc__cpu_detect(void);
+static float dw_bf16_f(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static void conv_dw_bf16_row_bits(void) {
+    if (!selected(TC__KNOB_TEST_ALGO, "cpu.conv.igemm-bf16")) return;
+    if (!(tc__cpu_detect() & 4u)) return; /* TC__CPU_AVX512BF16 (src/core/internal.h) */
+    static const int64_t Cs[] = {5, 32, 40, 70};
+    th_rng r = th_rng_for(795000);
+    int ncase = 0;
+    for (int ci = 0; ci < 4; ci++)
+        for (int S = 1; S <= 2; S++)
+            for (int nt = 3; nt <= 9; nt += 3)
+                for (int64_t nw = 1; nw <= 30; nw += (nw < 20 ? 1 : 5)) {
+                    const int64_t C = Cs[ci], Cb = (C + 31) / 32 * 32, W = S * (nw - 1) + 3;
+                    const int act = (int)((nw + nt + ci) % 7), hasres = (nw + S) % 2;
+                    uint16_t *x = malloc(2 * (size_t)(3 * W * C)), *res = malloc(2 * (size_t)(nw * C));
+                    uint16_t *y1 = malloc(2 * (size_t)(nw * C + 64)), *y2 = malloc(2 * (size_t)(nw * C + 64));
+                    float *w = malloc(sizeof(float) * (size_t)(Cb * 9)), *b = malloc(sizeof(float) * (size_t)Cb);
+                    for (int64_t i = 0; i < 3 * W * C; i++) {
+                        float v = (float)th_uniform(&r, -2, 2);
+                        tc_float_to_bfloat16(&x[i], &v, 1);
+                        if (i % 101 == 17) x[i] = 0x7fc0;                 /* NaN */
+                        if (i % 103 == 29) x[i] = i % 2 ? 0x7f80 : 0xff80; /* +-inf */
+                        if (i % 107 == 41) x[i] = 0x0003;                 /* subnormal */
+                        if (i % 109 == 53) x[i] = 0x7f00;                 /* 1.7e38 */
+                    }
+                    for (int64_t i = 0; i < Cb * 9; i++) w[i] = (float)th_uniform(&r, -1, 1);
+                    for (int64_t i = 0; i < Cb; i++) b[i] = (float)th_uniform(&r, -1, 1);
+                    /* nt taps: the last nt / 3 rows of the 3x3 (as the rows a
+                     * zeros border leaves), row g at x + g W C */
+                    int64_t off[9];
+                    int widx[9];
+                    for (int j = 0; j < nt; j++) {
+                        int row = 3 - nt / 3 + j / 3;
+                        off[j] = ((int64_t)(j / 3) * W + j % 3) * C;
+                        widx[j] = row * 3 + j % 3;
+                    }
+                    /* the residual: minus the sum rounded to bfloat16, so the
+                     * output is the sum's low bits, where the order of the
+                     * float32 sums shows (weights and bias packed per 32
+                     * channels as [16 even][16 odd]) */
+                    for (int64_t o = 0; o < nw; o++)
+                        for (int64_t c = 0; c < C; c++) {
+                            const int64_t l = (c / 32) * 32 + (c % 2 ? 16 : 0) + (c % 32) / 2;
+                            double sum = b[l];
+                            for (int j = 0; j < nt; j++)
+                                sum += (double)dw_bf16_f(x[off[j] + o * S * C + c]) *
+                                       w[(c / 32) * 32 * 9 + widx[j] * 32 + l % 32];
+                            float v = (float)-sum;
+                            tc_float_to_bfloat16(&res[o * C + c], &v, 1);
+                        }
+                    memset(y1, 0x5a, 2 * (size_t)(nw * C + 64));
+                    memset(y2, 0x5a, 2 * (size_t)(nw * C + 64));
+                    const uint16_t *rp = hasres ? res : NULL;
+                    tc__bf16_dw_row(x, C, S * C, off, widx, nt, w, 9, b, C, nw, y1, rp, act);
+                    for (int64_t o = 0; o < nw; o++)
+                        tc__bf16_dw_row(x + o * S * C, C, 0, off, widx, nt, w, 9, b, C, 1, y2 + o * C,
+                                        rp ? rp + o * C : NULL, act);
+                    int64_t bad = -1;
+                    for (int64_t i = 0; i < nw * C + 64 && bad < 0; i++)
+                        if (y1[i] != y2[i]) bad = i;
+                    CHECK(bad < 0, "bf16 depthwise row C%lld stride %d taps %d width %lld act %d res %d: "
+                          "element %lld 0x%04x, per pixel 0x%04x", (long long)C, S, nt, (long long)nw,
+                          act, hasres, (long long)bad, bad < 0 ? 0 : y1[bad], bad < 0 ? 0 : y2[bad]);
+                    ncase++;
+                    free(x); free(res); free(y1); free(y2); free(w); free(b);
+                }
+    CHECK(ncase == 4 * 2 * 3 * 22, "bf16 depthwise row: %d cases", ncase);
 }
 
 static void conv_cases(void) {
@@ -2065,6 +2163,7 @@ int main(int argc, char **argv) {
     if (selected(TC__KNOB_TEST_OPS, "conv")) conv_wg_depth_cases();
     if (selected(TC__KNOB_TEST_OPS, "conv")) conv_dw_half_cases();
     if (selected(TC__KNOB_TEST_OPS, "conv")) conv_dw_half_bits();
+    if (selected(TC__KNOB_TEST_OPS, "conv")) conv_dw_bf16_row_bits();
     if (selected(TC__KNOB_TEST_OPS, "gemm")) gemm_cases();
     concurrency_cases();
     printf("\nproblem instances: %ld filter, %ld conv, %ld gemm; %ld row-position cases\n",

@@ -112,9 +112,12 @@ BF_UKR(12, 1)
  * (c even, c odd); the odd channels as fp32 are the pairs masked to their
  * high halves, the even ones the pairs shifted left 16, so the weights and
  * the bias come packed per 32-channel block as [16 even][16 odd] fp32 and
- * every tap is one load, two integer ops and two FMAs; two pixels share
- * each weight (3x3: held in registers, or spilled to L1). The two fp32
- * results are rounded (vcvtneps2bf16) and re-interleaved (vpermt2w). */
+ * every tap is one load, two integer ops and two FMAs. Per pixel
+ * (bf_dw_block: edges, other masks) two pixels share each weight (3x3:
+ * held in registers, or spilled to L1); rows of 3x3 taps at stride 1 and 2
+ * (bf_dw_reg) run blocks of pixels that load and split each input pixel
+ * once for all the outputs that read it. The two fp32 results are rounded
+ * (vcvtneps2bf16) and re-interleaved (vpermt2w). */
 static inline void bf_split(__m512i v, __m512 *ev, __m512 *od) {
     *ev = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
     *od = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFF0000u)));
@@ -189,6 +192,78 @@ bf_dw_block(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const
     }
 }
 
+/* One 32-channel block of nw output pixels whose taps come in ng rows of
+ * three adjacent pixels (tap 3g + k at x + off[3g] + k * ps), input step
+ * S pixels (1 or 2), B outputs at a time with their accumulators in
+ * registers. Per tap row the S * (B - 1) + 3 input pixels the B outputs
+ * read are each loaded and split once and added to every output that
+ * reads them, in ascending pixel order: each output still gets its taps in
+ * order (3g, 3g + 1, 3g + 2, rows in order) on its bias, the FMAs of
+ * bf_dw_block, so the sums are bit for bit its sums. The row's six weight
+ * vectors are loaded once per block. Returns the pixels done (nw rounded
+ * down to B). */
+static inline __attribute__((always_inline)) int64_t
+bf_dw_reg(const uint16_t *x, int64_t ps, const int64_t *off, const int *widx, int ng,
+          const float *wb, const float *bias, __mmask32 m, int64_t nw, uint16_t *y,
+          const uint16_t *res, int act, __m512i ilv, const int S, const int B) {
+    enum { BM = 8, NC = 2 * (BM - 1) + 3 };
+    const int nc = S * (B - 1) + 3;
+    int64_t o = 0;
+    for (; o + B <= nw; o += B) {
+        __m512 ae[BM], ao[BM];
+        _Pragma("GCC unroll 8") for (int j = 0; j < BM; j++) {
+            if (j < B) {
+                ae[j] = _mm512_loadu_ps(bias);
+                ao[j] = _mm512_loadu_ps(bias + 16);
+            }
+        }
+        const uint16_t *xo = x + o * S * ps;
+        for (int g = 0; g < ng; g++) {
+            const uint16_t *xr = xo + off[3 * g];
+            __m512 we[3], wo[3];
+            _Pragma("GCC unroll 3") for (int k = 0; k < 3; k++) {
+                we[k] = _mm512_loadu_ps(wb + widx[3 * g + k] * 32);
+                wo[k] = _mm512_loadu_ps(wb + widx[3 * g + k] * 32 + 16);
+            }
+            _Pragma("GCC unroll 17") for (int c = 0; c < NC; c++) {
+                if (c >= nc) continue;
+                __m512 e, d;
+                bf_split(_mm512_maskz_loadu_epi16(m, xr + c * ps), &e, &d);
+                /* output j reads pixel c as its tap k = c - S j */
+                _Pragma("GCC unroll 8") for (int j = BM - 1; j >= 0; j--) {
+                    const int k = c - S * j;
+                    if (j >= B || k < 0 || k > 2) continue;
+                    ae[j] = _mm512_fmadd_ps(e, we[k], ae[j]);
+                    ao[j] = _mm512_fmadd_ps(d, wo[k], ao[j]);
+                }
+            }
+        }
+        _Pragma("GCC unroll 8") for (int j = 0; j < BM; j++) {
+            if (j < B)
+                bf_dw_store(ae[j], ao[j], res ? res + (o + j) * ps : NULL, m, act, ilv,
+                            y + (o + j) * ps);
+        }
+    }
+    return o;
+}
+
+/* bf_dw_reg over a row: blocks of B0 pixels, the rest in blocks of 4, 2
+ * and 1. */
+static inline __attribute__((always_inline)) void
+bf_dw_reg_row(const uint16_t *x, int64_t ps, const int64_t *off, const int *widx, int ng,
+              const float *wb, const float *bias, __mmask32 m, int64_t nw, uint16_t *y,
+              const uint16_t *res, int act, __m512i ilv, const int S, const int B0) {
+    int64_t o = 0;
+#define BF_DW_REG(B)                                                                              \
+    o += bf_dw_reg(x + o * S * ps, ps, off, widx, ng, wb, bias, m, nw - o, y + o * ps,           \
+                   res ? res + o * ps : NULL, act, ilv, S, B)
+    BF_DW_REG(B0);
+    if (B0 > 4) BF_DW_REG(4);
+    BF_DW_REG(2);
+    BF_DW_REG(1);
+#undef BF_DW_REG
+}
+
 /* nw output pixels of one row (y pixel stride ps, input step xs), every
  * 32-channel block; weights [block][tap][16 even][16 odd] fp32, nruns
  * taps per block. */
@@ -199,6 +274,27 @@ void tc__bf16_dw_row(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *o
     static const uint16_t ilv_tab[32] = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
                                          8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
     const __m512i ilv = _mm512_loadu_si512((const void *)ilv_tab);
+    /* taps in rows of three adjacent pixels (3x3, 3 or 6 taps where a
+     * zeros border drops rows), stride 1 or 2: register blocks of 8
+     * pixels at stride 1, 3 at stride 2 (the fastest on Zen 4:
+     * docs/solvers/cpu-conv-bf16.md) */
+    int rows3 = nt > 0 && nt % 3 == 0 && nt <= 9 && (xs == ps || xs == 2 * ps);
+    for (int g = 0; rows3 && g < nt / 3; g++)
+        rows3 = off[3 * g + 1] - off[3 * g] == ps && off[3 * g + 2] - off[3 * g + 1] == ps;
+    if (rows3) {
+        for (int64_t c0 = 0; c0 < C; c0 += 32) {
+            const __mmask32 m = C - c0 >= 32 ? (__mmask32)0xFFFFFFFFu : (__mmask32)((1u << (C - c0)) - 1);
+            const float *wb = w + c0 * nruns;
+            const uint16_t *rb = res ? res + c0 : NULL;
+            if (xs == ps)
+                bf_dw_reg_row(x + c0, ps, off, widx, nt / 3, wb, bias + c0, m, nw, y + c0, rb, act,
+                              ilv, 1, 8);
+            else
+                bf_dw_reg_row(x + c0, ps, off, widx, nt / 3, wb, bias + c0, m, nw, y + c0, rb, act,
+                              ilv, 2, 3);
+        }
+        return;
+    }
     for (int64_t c0 = 0; c0 < C; c0 += 32) {
         const __mmask32 m = C - c0 >= 32 ? (__mmask32)0xFFFFFFFFu : (__mmask32)((1u << (C - c0)) - 1);
         const float *wb = w + c0 * nruns;
