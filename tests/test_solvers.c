@@ -30,6 +30,8 @@
 #include "harness.h"
 #include "models.h"
 #include "testbuf.h"
+#include "core/internal.h" /* tc__cpu_detect */
+#include "cpu/conv_bf16.h"  /* tc__bf16_dw_row */
 
 /* ------------------------------------------------------------------ */
 /* Registered solvers                                                   */
@@ -1486,10 +1488,6 @@ static void conv_dw_half_bits(void) {
  * edge pixels use): 9, 6 and 3 taps, stride 1 and 2, every block
  * remainder, partial 32-channel blocks, residual, every activation, NaN,
  * infinities, subnormal and huge inputs. */
-void tc__bf16_dw_row(const uint16_t *x, int64_t ps, int64_t xs, const int64_t *off, const int *widx,
-                     int nt, const float *w, int nruns, const float *bias, int64_t C, int64_t nw,
-                     uint16_t *y, const uint16_t *res, int act);
-unsigned tc__cpu_detect(void);
 static float dw_bf16_f(uint16_t h) {
     uint32_t u = (uint32_t)h << 16;
     float f;
@@ -1498,7 +1496,7 @@ static float dw_bf16_f(uint16_t h) {
 }
 static void conv_dw_bf16_row_bits(void) {
     if (!selected(TC__KNOB_TEST_ALGO, "cpu.conv.igemm-bf16")) return;
-    if (!(tc__cpu_detect() & 4u)) return; /* TC__CPU_AVX512BF16 (src/core/internal.h) */
+    if (!(tc__cpu_detect() & TC__CPU_AVX512BF16)) return;
     static const int64_t Cs[] = {5, 32, 40, 70};
     th_rng r = th_rng_for(795000);
     int ncase = 0;
