@@ -526,8 +526,12 @@ void tc__dw3d_planes_f32_avx512(const tc__problem *p, const float *x, const floa
 
 /* The 16-bit code below may use AVX512-BF16's conversions; its kernels
  * with BF == 2 run only where tc__cpu_detect() reports AVX512-BF16. */
+#if defined(__clang__) /* clang reads no GCC target pragma */
+#pragma clang attribute push(__attribute__((target("avx512bf16"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512bf16")
+#endif
 
 static inline __attribute__((always_inline)) __m512 dwh_wide16(__m256i h, const int BF) {
     if (BF) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
@@ -794,4 +798,8 @@ void tc__dw3d_planes_half_avx512(const tc__problem *p, const uint16_t *x, const 
     }
 }
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
