@@ -2062,16 +2062,18 @@ static void run_filter_half_native_all(void) {
      * half table's rows are 16-byte aligned: the cp.async and edge-chunk
      * paths), three modes each: 2 rows a thread (TILECONV_CUDA_HALF_RING_RY=2,
      * float16), two input planes ahead (_AHEAD=2, bfloat16: chunks of one
-     * plane to many), the deferred edge column (_EDGE=1, float16, the modes
-     * other than constant it applies to) */
+     * plane to many), the deferred edge column in bfloat16 (_EDGE=1; float16's
+     * default) and the full edge map in float16 (_EDGE=0), the modes other
+     * than constant the edge form applies to */
     static const struct {
         const char *knob, *val;
         int m0, dm;
         tc_dtype dt;
     } forms[] = {{"TILECONV_CUDA_HALF_RING_RY", "2", 0, 2, TC_FLOAT16},
                  {"TILECONV_CUDA_HALF_RING_AHEAD", "2", 1, 2, TC_BFLOAT16},
-                 {"TILECONV_CUDA_HALF_RING_EDGE", "1", 1, 1, TC_FLOAT16}};
-    for (int f = 0; f < 3; f++) {
+                 {"TILECONV_CUDA_HALF_RING_EDGE", "1", 1, 1, TC_BFLOAT16},
+                 {"TILECONV_CUDA_HALF_RING_EDGE", "0", 1, 1, TC_FLOAT16}};
+    for (int f = 0; f < (int)(sizeof forms / sizeof forms[0]); f++) {
         setenv(forms[f].knob, forms[f].val, 1);
         for (int t = 0; t < 2; t++) {
             const int nc = t ? NFC : NHNF;
