@@ -212,7 +212,6 @@ typedef struct tc__solver {
     unsigned (*caps_for)(const tc__problem *p);
 } tc__solver;
 
-
 #define TC__CAP_HALF 1u          /* TC_FLOAT16 / TC_BFLOAT16 storage */
 #define TC__CAP_CHANNELS_LAST 2u /* p->layout == TC_LAYOUT_CHANNELS_LAST */
 #define TC__CAP_EPILOGUE 4u      /* p->act and p->has_residual */

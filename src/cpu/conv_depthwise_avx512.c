@@ -465,20 +465,36 @@ void tc__dw3d_setup_avx512(const tc__problem *p, void *tab) {
     }
 }
 
+/* The direct path's geometry from the tables tc__dw3d_setup_avx512 filled
+ * (row offsets, the row of cval, the edge masks). */
+static dw3d_geom dw3d_geom_of(const tc__problem *p, const void *tab) {
+    const int64_t E0 = (p->out[0] - 1) * p->stride[0] + (p->msk[0] - 1) * p->dil[0] + 1;
+    const int64_t E1 = (p->out[1] - 1) * p->stride[1] + 3;
+    const int64_t W = p->in[2];
+    const int64_t *rowoff = tab;
+    const float *cv = (const float *)(rowoff + E0 * E1);
+    const dw3d_geom g = {rowoff, cv, E1, p->pad_lo[2], tc__boundary_index(-1, W, p->mode),
+                         tc__boundary_index(W, W, p->mode), (const uint16_t *)(cv + W + 64)};
+    return g;
+}
+
+/* The store masks of a chunk of nn (<= 64) output columns, 16 a vector. */
+static void dw3d_chunk_masks(int64_t nn, __mmask16 mk[4]) {
+    for (int v = 0; v < 4; v++) {
+        int64_t cnt = nn - 16 * v;
+        mk[v] = (__mmask16)dw3d_low(cnt >= 16 ? 16 : cnt);
+    }
+}
+
 /* Planes [begin, end) (t = n K + k) of a float32 problem that passed
  * conv_depthwise.c's dw_direct_ok, with the tables tc__dw3d_setup_avx512
  * filled. */
 void tc__dw3d_planes_f32_avx512(const tc__problem *p, const float *x, const float *wt,
                                 const float *bias, float *y, int64_t begin, int64_t end,
                                 const void *tab) {
-    const int64_t E0 = (p->out[0] - 1) * p->stride[0] + (p->msk[0] - 1) * p->dil[0] + 1;
-    const int64_t E1 = (p->out[1] - 1) * p->stride[1] + 3;
     const int64_t W = p->in[2], S2 = p->stride[2], nch = (p->out[2] + 63) / 64;
-    const int64_t *rowoff = tab;
-    const float *cv = (const float *)(rowoff + E0 * E1);
-    const uint16_t *masks = (const uint16_t *)(cv + W + 64);
-    dw3d_geom g = {rowoff, cv, E1, p->pad_lo[2],
-                   tc__boundary_index(-1, W, p->mode), tc__boundary_index(W, W, p->mode), masks};
+    const dw3d_geom g = dw3d_geom_of(p, tab);
+    const uint16_t *masks = g.masks;
     const int64_t mult = p->K / p->C, inplane = p->in[0] * p->in[1] * W;
     const int64_t outplane = p->out[0] * p->out[1] * p->out[2];
     const int64_t taps = p->msk[0] * 9;
@@ -492,10 +508,7 @@ void tc__dw3d_planes_f32_avx512(const tc__problem *p, const float *x, const floa
             int64_t c0 = ch * 64, nn = p->out[2] - c0 < 64 ? p->out[2] - c0 : 64;
             int nv = (int)((nn + 15) / 16);
             __mmask16 mk[4];
-            for (int v = 0; v < 4; v++) {
-                int64_t cnt = nn - 16 * v;
-                mk[v] = (__mmask16)dw3d_low(cnt >= 16 ? 16 : cnt);
-            }
+            dw3d_chunk_masks(nn, mk);
             dw3d_table[p->stride[1] - 1][S2 - 1][nv - 1](&g, xc, p->msk, p->stride, p->dil,
                                                         p->out, w, b, yp, c0,
                                                         masks + ch * 24, mk);
@@ -757,14 +770,10 @@ static const dw3h_fn dw3h_table[4][2][3][4] = {
 void tc__dw3d_planes_half_avx512(const tc__problem *p, const uint16_t *x, const float *wt,
                                  const float *bias, uint16_t *y, int64_t begin, int64_t end,
                                  const void *tab) {
-    const int64_t E0 = (p->out[0] - 1) * p->stride[0] + (p->msk[0] - 1) * p->dil[0] + 1;
-    const int64_t E1 = (p->out[1] - 1) * p->stride[1] + 3;
     const int64_t W = p->in[2], S2 = p->stride[2], nch = (p->out[2] + 63) / 64;
-    const int64_t *rowoff = tab;
-    const float *cv = (const float *)(rowoff + E0 * E1);
-    const uint16_t *masks = (const uint16_t *)(cv + W + 64);
-    dw3d_geom g = {rowoff, cv, E1, p->pad_lo[2],
-                   tc__boundary_index(-1, W, p->mode), tc__boundary_index(W, W, p->mode), masks};
+    const dw3d_geom g = dw3d_geom_of(p, tab);
+    const uint16_t *masks = g.masks;
+    const float *cv = g.cv;
     /* 0 float16, 1 bfloat16, 2 bfloat16 rounded by AVX512-BF16 */
     int bf = p->dtype != TC_BFLOAT16 ? 0 : tc__cpu_detect() & TC__CPU_AVX512BF16 ? 2 : 1;
     const char *knob = tc__knob_get(TC__KNOB_DW_BF16_ROUND);
@@ -786,10 +795,7 @@ void tc__dw3d_planes_half_avx512(const tc__problem *p, const uint16_t *x, const 
             int64_t c0 = ch * 64, nn = p->out[2] - c0 < 64 ? p->out[2] - c0 : 64;
             int nv = (int)((nn + 15) / 16);
             __mmask16 mk[4];
-            for (int v = 0; v < 4; v++) {
-                int64_t cnt = nn - 16 * v;
-                mk[v] = (__mmask16)dw3d_low(cnt >= 16 ? 16 : cnt);
-            }
+            dw3d_chunk_masks(nn, mk);
             const int form = S2 == 2 ? 1 : bf && nn > 16 ? 2 : 0;
             const int na = form == 2 ? 2 * (int)((nn + 31) / 32) : nv;
             dw3h_fn f = dw3h_table[kind][p->stride[1] - 1][form][na - 1];
