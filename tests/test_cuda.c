@@ -23,7 +23,8 @@
  * sanitizers), TILECONV_TEST_VERBOSE (see harness.h), TILECONV_TEST_CUDA_CONV_ONLY=1
  * (the conv-layer cases only), TILECONV_TEST_CUDA_GEMM_ONLY=1 (the GEMM cases
  * only), TILECONV_TEST_CUDA_FILTER_ONLY=1 (the API and filter cases only; =half:
- * the float16 / bfloat16 filter cases only),
+ * the float16 / bfloat16 filter cases only; =separable: cuda.filter.separable's
+ * forms only),
  * TILECONV_TEST_CUDA_CONV_SOLVER=name (the conv
  * cases of that solver only), TILECONV_TEST_GATE_S (seconds the stream is held
  * for the enqueue check, default 5); TILECONV_CUDA_CHUNK_BYTES is set
@@ -3171,6 +3172,35 @@ static void check_lists_cover_registry(void) {
     TH_END();
 }
 
+static void run_filter_separable_forms(int quick)
+{
+    /* cuda.filter.separable's forms besides its default (which the filter
+     * case loops run: x + y fused, the register z window for float32 3D):
+     * TILECONV_CUDA_SEPARABLE_FUSED=0 (one pass per axis), =1 (x + y
+     * (+ z) fused where it applies) and =4 (the row stream x + y, the
+     * register z window with the near boundary map for float32 3D) on every
+     * case, =2 (x + y fused, then a z pass) and =3 (the register z window,
+     * float32) on the 3D ones; every mode in float32 and float64 (=3:
+     * float32) on host pointers, one mode on device pointers */
+    for (int kv = 0; kv <= 4 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv++) {
+        only_solver = "cuda.filter.separable";
+        setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv == 4 ? "4" : kv == 3 ? "3" : kv == 2 ? "2" : kv ? "1" : "0", 1);
+        for (int f64 = 0; f64 < (kv == 3 ? 1 : 2); f64++)
+            for (int ci = 0; ci < NFC; ci++)
+                for (int mi = 0; mi < 5; mi++) {
+                    if ((quick && mi % 2) || ((kv == 2 || kv == 3) && fcases[ci].nsp < 3)) continue;
+                    run_filter_case(ci, mi, 0, f64 ? TC_FLOAT64 : TC_FLOAT32);
+    #if TC_TEST_CUDA
+                    int swap = fcases[ci].out == TC_OUTPUT_VALID &&
+                               fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
+                    if (!swap && mi == (ci + f64) % 5) run_filter_case(ci, mi, 1, f64 ? TC_FLOAT64 : TC_FLOAT32);
+    #endif
+                }
+        unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
+        only_solver = NULL;
+    }
+}
+
 int main(int argc, char **argv) {
     th_init(argc, argv);
     check_lists_cover_registry();
@@ -3246,9 +3276,15 @@ int main(int argc, char **argv) {
     }
     run_gpu_api_checks();
     /* TILECONV_TEST_CUDA_FILTER_ONLY=half: the float16 / bfloat16 filter
-     * cases alone (staged and native) */
+     * cases alone (staged and native); =separable: cuda.filter.separable's
+     * forms alone */
     {
         const char *fo = tc__knob_get(TC__KNOB_TEST_CUDA_FILTER_ONLY);
+        if (fo && !strcmp(fo, "separable")) {
+            run_filter_separable_forms(quick);
+            printf("(%ld solver/case pairs not applicable, not counted)\n", n_na);
+            return th_finish();
+        }
         if (fo && !strcmp(fo, "half")) {
             run_filter_half_all();
             run_filter_half_native_all();
@@ -3348,31 +3384,7 @@ int main(int argc, char **argv) {
         unsetenv("TILECONV_CUDA_DIRECT_ZC");
         only_solver = NULL;
     }
-    /* cuda.filter.separable's forms besides its default (which the loop
-     * above ran: x + y fused, the register z window for float32 3D):
-     * TILECONV_CUDA_SEPARABLE_FUSED=0 (one pass per axis), =1 (x + y
-     * (+ z) fused where it applies) and =4 (the row stream x + y, the
-     * register z window with the near boundary map for float32 3D) on every
-     * case, =2 (x + y fused, then a z pass) and =3 (the register z window,
-     * float32) on the 3D ones; every mode in float32 and float64 (=3:
-     * float32) on host pointers, one mode on device pointers */
-    for (int kv = 0; kv <= 4 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv++) {
-        only_solver = "cuda.filter.separable";
-        setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv == 4 ? "4" : kv == 3 ? "3" : kv == 2 ? "2" : kv ? "1" : "0", 1);
-        for (int f64 = 0; f64 < (kv == 3 ? 1 : 2); f64++)
-            for (int ci = 0; ci < NFC; ci++)
-                for (int mi = 0; mi < 5; mi++) {
-                    if ((quick && mi % 2) || ((kv == 2 || kv == 3) && fcases[ci].nsp < 3)) continue;
-                    run_filter_case(ci, mi, 0, f64 ? TC_FLOAT64 : TC_FLOAT32);
-#if TC_TEST_CUDA
-                    int swap = fcases[ci].out == TC_OUTPUT_VALID &&
-                               fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
-                    if (!swap && mi == (ci + f64) % 5) run_filter_case(ci, mi, 1, f64 ? TC_FLOAT64 : TC_FLOAT32);
-#endif
-                }
-        unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
-        only_solver = NULL;
-    }
+    run_filter_separable_forms(quick);
     /* TILECONV_TEST_CUDA_FILTER_ONLY=1: the API checks and the filter cases
      * alone (scripts/gpu-check.sh runs the filter, GEMM and conv parts as
      * three processes, so that a kernel that traps in one part, which ends

@@ -200,7 +200,8 @@
     X(TEST_CUDA_GEMM_ONLY, "TILECONV_TEST_CUDA_GEMM_ONLY", "TC_TEST_CUDA_GEMM_ONLY", "0",       \
       "tests", "1: test_cuda's GEMM cases alone")                                               \
     X(TEST_CUDA_FILTER_ONLY, "TILECONV_TEST_CUDA_FILTER_ONLY", NULL, "0", "tests",              \
-      "1: test_cuda's filter cases alone; half: its float16 / bfloat16 filter cases alone")   \
+      "1: test_cuda's filter cases alone; half: its float16 / bfloat16 filter cases alone; "  \
+      "separable: cuda.filter.separable's forms alone")                                       \
     X(TEST_FUZZ_VERBOSE, "TILECONV_TEST_FUZZ_VERBOSE", "FUZZ_DESC_VERBOSE", "unset", "tests",   \
       "set: fuzz_desc prints each input")                                                      \
     X(TEST_GPU_ON_CPU, "TILECONV_GPU_TESTS_ON_CPU", NULL, "0", "tests",                         \
