@@ -352,7 +352,11 @@ __global__ void widen_kernel(const float *a, double *d, size_t n) {
  * in constant mode the per-axis passes (=0, the default until the fused
  * kernels are measured) and in 3D x + y fused then a z pass (=2) beside
  * it; float32, then float64 in constant mode (fused and per axis). */
-static void bench_gauss(const char *name, int nsp, const long long *shape, double sigma, int reps) {
+/* every mode and the float64 rows when full, else constant mode in float32
+ * only (the small arrays: where the stream forms' resident warps have few
+ * rows to share) */
+static void bench_gauss(const char *name, int nsp, const long long *shape, double sigma, int reps,
+                        int full = 1) {
     if (only && !strstr(name, only)) return;
     const int r = (int)(4.0 * sigma + 0.5), k = 2 * r + 1;
     std::vector<double> g(k);
@@ -374,7 +378,7 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
     }
     char nm2[96];
     for (int md = 0; md <= 4; md++) {
-        if (quick && md) continue;
+        if ((quick || !full) && md) continue;
         snprintf(nm2, sizeof nm2, "%s %s", name, tc_mode_name((tc_mode)md));
         setenv("TILECONV_CUDA_SEPARABLE_FUSED", "1", 1);
         bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
@@ -399,7 +403,7 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
     }
     /* float64, fused, the row stream (=4) and per axis, constant mode
      * (inputs: the float32 draw widened on the device) */
-    for (int f = 2; f >= 0 && !quick; f--) {
+    for (int f = 2; f >= 0 && !quick && full; f--) {
         tc_filter_desc d;
         tc_filter_desc_init(&d);
         d.dtype = TC_FLOAT64;
@@ -561,11 +565,17 @@ int main(int argc, char **argv) {
         bench_filter_tc("2D 8192^2 k15 tc-3xtf32 pair", 2, s2, m2, 20);
         bench_filter_tc("3D 512^3 k5 tc-3xtf32 pair", 3, s3, m3, 10);
     }
-    /* separable Gaussians: 2D 8192^2 sigma 2 (17 taps), 3D 512^3 sigma 1.5 (13 taps) */
+    /* separable Gaussians: 2D 8192^2 sigma 2 (17 taps), 3D 512^3 sigma 1.5 (13
+     * taps); constant mode at 1024^2, 512^2, 128^3 and 64^3 */
     {
         long long s2[2] = {8192, 8192}, s3[3] = {512, 512, 512};
         bench_gauss("2D 8192^2 gauss s2 k17", 2, s2, 2.0, 20);
         bench_gauss("3D 512^3 gauss s1.5 k13", 3, s3, 1.5, 10);
+        long long t2[2] = {1024, 1024}, u2[2] = {512, 512}, t3[3] = {128, 128, 128}, u3[3] = {64, 64, 64};
+        bench_gauss("2D 1024^2 gauss s2 k17", 2, t2, 2.0, 50, 0);
+        bench_gauss("2D 512^2 gauss s2 k17", 2, u2, 2.0, 50, 0);
+        bench_gauss("3D 128^3 gauss s1.5 k13", 3, t3, 1.5, 50, 0);
+        bench_gauss("3D 64^3 gauss s1.5 k13", 3, u3, 1.5, 50, 0);
     }
     /* 3D 512^3 */
     for (int k = 3; k <= 7; k += 2) {
