@@ -159,11 +159,15 @@ def _f16_exact(w):
 
 
 def _host_work_dtype(idt, mask, odt):
-    """The dtype a host input is filtered in: float32 for float32; for
-    float16, float16 (a float16 plan: float32 accumulation, one rounding
-    at the store) where the output is float16 and the weights are float16
-    values, else float32 (cast once into the output); float64 for the
-    rest (float64, integers, bool)."""
+    """The dtype a host input is filtered in: float64 for an integer or
+    bool output (scipy's float64 sums, then truncated: a float32 sum of
+    97.99999 would round to 98); float32 for float32; for float16, float16
+    (a float16 plan: float32 accumulation, one rounding at the store)
+    where the output is float16 and the weights are float16 values, else
+    float32 (cast once into the output); float64 for the rest (float64,
+    integers, bool)."""
+    if np.dtype(odt).kind in "iub":
+        return np.dtype(np.float64)
     if idt == np.float32:
         return np.dtype(np.float32)
     if idt == np.float16:
@@ -193,7 +197,7 @@ def _filter_host_in(input, mask, out, nspatial, kind, mode, cval, origin, axis, 
     y = out if native else np.empty(input.shape, wdt)
     xv, yv = (x, y) if axis is None else (np.moveaxis(x, axis, -1), np.moveaxis(y, axis, -1))
     _filter_real(xv, np.ascontiguousarray(mask, dtype=wdt), yv, nspatial, kind, mode, cval,
-                 origin, algo, input.dtype.kind in "iub")
+                 origin, algo, input.dtype.kind in "iub" or out.dtype.kind in "iub")
     if not native:
         _store(y, out)
     return out
@@ -290,7 +294,13 @@ def _store(result, output):
         odt, rdt = be.dtype(output), be.dtype(result)
         if odt.kind in "iub" and rdt.kind == "f":
             t = be.trunc(result)
-            be.copy_(output, t != 0 if odt.kind == "b" else t)
+            if odt.kind == "b":
+                t = t != 0
+            elif odt != np.uint64:
+                # through int64, as NumPy's cast on the host wraps (-6.0 ->
+                # 250 in uint8; a device float -> uint8 cast saturates)
+                t = be.astype(t, np.int64)
+            be.copy_(output, t)
         else:
             be.copy_(output, result)
         return output
@@ -342,9 +352,12 @@ def _f16_native(be):
     return hasattr(_core.FilterPlan, "dtype") and be.name not in _F16_REFUSED
 
 
-def _work_dtype_dev(dt):
+def _work_dtype_dev(dt, odt=None):
     """The dtype a device input is filtered in: float32, float16 (float32
-    accumulation) or float64 (float64 and integers)."""
+    accumulation) or float64 (float64 and integers; and any input whose
+    output odt is an integer or bool: scipy's float64 sums, truncated)."""
+    if odt is not None and np.dtype(odt).kind in "iub":
+        return np.dtype(np.float64)
     if dt == np.float32 or dt == np.float16:
         return np.dtype(dt)
     return np.dtype(np.float64)
@@ -498,12 +511,12 @@ def _correlate_dev_weights(be, input, weights, output, mode, cval, origin, kind)
         return None
     mcode = _MODES[mode]
     out = _get_output(output, input)
-    wdt = _work_dtype_dev(dt)
+    wdt = _work_dtype_dev(dt, be.dtype(out))
     w = be.contiguous(be.astype(weights, wdt))
     if lead:
         w = be.reshape(w, ws[lead:])
     _filter_dev_mask(be, be.astype(input, wdt), w, out, nsp, kind, mcode, cval, origins[lead:])
-    if dt in _F32F64 and wt == dt and be.is_contiguous(weights) and math.prod(xs) > 0:
+    if dt in _F32F64 and wt == dt == wdt and be.is_contiguous(weights) and math.prod(xs) > 0:
         _remember_dev_call(_dev_call_key(be, input, weights, mode, cval, origin, kind),
                            _plan_dev_mexec_key(be, input, xs, nsp, ws[lead:], kind, mcode, cval,
                                                origins[lead:], dt), xs, dt, True)
@@ -536,7 +549,7 @@ def _correlate_1d_dev_weights(be, input, weights, axis, output, mode, cval, orig
     mcode = _MODES[mode]
     out = _get_output(output, input)
     pre, n, post = math.prod(xs[:ax]), xs[ax], math.prod(xs[ax + 1:])
-    wdt = _work_dtype_dev(dt)
+    wdt = _work_dtype_dev(dt, be.dtype(out))
     w = be.contiguous(be.astype(weights, wdt))
     if post > 1:
         shape, w, org = (pre, n, post), be.reshape(w, (s, 1)), [origin, 0]
@@ -546,7 +559,7 @@ def _correlate_1d_dev_weights(be, input, weights, axis, output, mode, cval, orig
         shape = shape[1:]
     _filter_dev_mask(be, be.astype(input, wdt), w, out, len(org), kind, mcode, cval, org,
                      shape=shape)
-    if dt in _F32F64 and wt == dt and be.is_contiguous(weights) and math.prod(xs) > 0:
+    if dt in _F32F64 and wt == dt == wdt and be.is_contiguous(weights) and math.prod(xs) > 0:
         _remember_dev_call(_dev_call_key(be, input, weights, mode, cval, origin, kind, axis),
                            _plan_dev_mexec_key(be, input, shape, len(org), be.shape(w), kind,
                                                mcode, cval, org, dt), xs, dt, True)
@@ -706,11 +719,11 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
                          f"(weights shape {weights.shape})")
     if be is not None:
         dt = be.dtype(input)
-        wdt = _work_dtype_dev(dt)
+        wdt = _work_dtype_dev(dt, be.dtype(out))
         mask = weights.reshape(weights.shape[lead:])
         _filter_dev(be, be.astype(input, wdt), mask, out, nsp, kind, mcode, cval, origins[lead:],
-                    exact=dt.kind in "iub")
-        if dt in _F32F64 and math.prod(input.shape) > 0:  # the plan _filter_dev ran
+                    exact=wdt != dt or dt.kind in "iub")
+        if dt in _F32F64 and dt == wdt and math.prod(input.shape) > 0:  # the plan _filter_dev ran
             xs = be.shape(input)
             _remember_dev_call(
                 _dev_call_key(be, input, raw_weights, mode, cval, origin, kind),
@@ -751,22 +764,67 @@ def _correlate_unit_axes(input, weights, out, mode, mcode, cval, origins, kind):
         return out
     be = _gpu.backend(input)
     idt = _dtype(input)
-    wdt = (_work_dtype_dev(idt) if be is not None else
-           np.dtype(np.float32 if idt in (np.float32, np.float16) else np.float64))
+    odt = _dtype(o)
+    wdt = (_work_dtype_dev(idt, odt) if be is not None else
+           np.dtype(np.float32 if idt in (np.float32, np.float16) and odt.kind not in "iub"
+                    else np.float64))
     t = _correlate_nd(x, w, wdt, "constant", cval, rest, kind)
     t += add
     _store(t, o)
     return out
 
 
-def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0):
-    """scipy.ndimage.correlate."""
-    return _correlate_nd(input, weights, output, mode, cval, origin, _CORRELATE)
+def _correlate_axes(input, weights, output, mode, cval, origin, kind, axes):
+    """correlate / convolve with axes= (scipy's rule): every axis listed
+    (in any order) is the call without axes; fewer: the weights have one
+    axis per listed axis, in the input's axis order (scipy inserts the
+    unit axes of the others where they fall), the origins follow the
+    listed order, and the other axes are batch axes (moved in front of a
+    view of the input and of the output, so that they are the weights'
+    leading unit axes)."""
+    if axes is None:
+        return _correlate_nd(input, weights, output, mode, cval, origin, kind)
+    input = _asarray(input)
+    be = _gpu.backend(input)
+    ndim = len(be.shape(input)) if be is not None else input.ndim
+    ax = _axes(axes, ndim)
+    if len(ax) == ndim:
+        return _correlate_nd(input, weights, output, mode, cval, origin, kind)
+    be_w = _gpu.backend(weights)
+    wshape = be_w.shape(weights) if be_w is not None else np.shape(weights)
+    if len(wshape) != len(ax):
+        raise RuntimeError(f"weights.ndim ({len(wshape)}) must match len(axes) ({len(ax)})")
+    org = _per_axis(origin, len(ax), "origin")
+    full = [0] * ndim
+    for o, a in zip(org, ax):
+        full[a] = o
+    filt = sorted(ax)
+    rest = [a for a in range(ndim) if a not in ax]
+    perm = rest + filt
+    ws = (1,) * len(rest) + tuple(wshape)
+    w = (be_w.reshape(weights, ws) if be_w is not None
+         else np.asarray(weights).reshape(ws))
+    origins = [0] * len(rest) + [full[a] for a in filt]
+    complex_out = _dtype(input).kind == "c" or np.dtype(
+        be_w.dtype(weights) if be_w is not None else np.asarray(weights).dtype).kind == "c"
+    out = _get_output(output, input, complex_output=complex_out)
+    src = list(range(ndim))
+    if be is not None:
+        xv, ov = be.moveaxis(input, perm, src), be.moveaxis(out, perm, src)
+    else:
+        xv, ov = np.moveaxis(input, perm, src), np.moveaxis(out, perm, src)
+    _correlate_nd(xv, w, ov, mode, cval, origins, kind)
+    return out
 
 
-def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0):
-    """scipy.ndimage.convolve."""
-    return _correlate_nd(input, weights, output, mode, cval, origin, _CONVOLVE)
+def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.correlate (axes=: scipy's, see _correlate_axes)."""
+    return _correlate_axes(input, weights, output, mode, cval, origin, _CORRELATE, axes)
+
+
+def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.convolve (axes=: scipy's, see _correlate_axes)."""
+    return _correlate_axes(input, weights, output, mode, cval, origin, _CONVOLVE, axes)
 
 
 def _check_axis(axis, ndim):
@@ -823,10 +881,10 @@ def _correlate_1d(input, weights, axis, output, mode, cval, origin, kind):
         if pre == 1 and len(shape) == 3:
             shape = shape[1:]
         dt = be.dtype(input)
-        wdt = _work_dtype_dev(dt)
+        wdt = _work_dtype_dev(dt, be.dtype(out))
         _filter_dev(be, be.astype(input, wdt), mask, out, len(org), kind, mcode, cval, org,
-                    shape=shape, exact=dt.kind in "iub")
-        if dt in _F32F64 and math.prod(xs) > 0:  # the plan _filter_dev ran
+                    shape=shape, exact=wdt != dt or dt.kind in "iub")
+        if dt in _F32F64 and dt == wdt and math.prod(xs) > 0:  # the plan _filter_dev ran
             _remember_dev_call(
                 _dev_call_key(be, input, raw_weights, mode, cval, raw_origin, kind, raw_axis),
                 _plan_dev_key(be, input, shape, len(org), np.ascontiguousarray(mask, dtype=dt),
@@ -1264,10 +1322,12 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
     with first-order gaussian_filter passes; extra keywords (truncate,
     radius) go to gaussian_filter."""
     input = _asarray(input)
-    sigma, ax = _sigmas_on_axes(sigma, input.ndim, axes)
+    # scipy's rule: sigma goes to gaussian_filter as given (one value
+    # smooths every axis of the input, the unlisted ones too; unlike
+    # gaussian_laplace, which smooths the listed axes only)
     return generic_gradient_magnitude(input, _gaussian_derivative(1), output, mode, cval,
                                       extra_arguments=(sigma,), extra_keywords=kwargs,
-                                      axes=ax)
+                                      axes=axes)
 
 
 def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None):

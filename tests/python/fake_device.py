@@ -145,7 +145,17 @@ class FakeBackend(_gpu.Backend):
         return FakeArray(np.array(h))
 
     def copy_(self, dst, src):
-        dst._a[...] = _unwrap(src)
+        """dst[...] = src, a float source cast into an integer dst as a
+        GPU's conversion does (saturated to the type's range, as CuPy's
+        and torch's device casts: -6.0 -> 0 in uint8, where NumPy's host
+        cast wraps to 250), so that the device paths are held to scipy's
+        wrapping cast on their own."""
+        v = _unwrap(src)
+        dk = dst._a.dtype
+        if dk.kind in "iu" and np.asarray(v).dtype.kind == "f":
+            info = np.iinfo(dk)
+            v = np.clip(np.nan_to_num(np.asarray(v)), float(info.min), float(info.max))
+        dst._a[...] = v
         return dst
 
     def trunc(self, a):

@@ -296,3 +296,71 @@ def test_integer_data_exact_where_fft_would_be_chosen(where):
     else:
         got = TN.correlate(x, w, mode="nearest")
     assert got.dtype == ref.dtype and np.array_equal(got, ref)
+
+
+def test_integer_outputs_as_scipy(dev):
+    """Integer outputs on the device: the float result truncated and cast
+    as NumPy's host cast (wrapping: a negative sum into uint8 gives scipy's
+    256 - n, where a device cast would saturate to 0), and a float32 input
+    into an integer output summed in float64 as scipy sums it (a float32
+    sum can round 97.99999 up to 98 before the truncation). Host and device
+    weights, nD and 1-D."""
+    mk, be = dev
+    r = np.random.default_rng(17)
+    xu = r.integers(0, 256, (4, 5)).astype(np.uint8)
+    for w in ([1, 2, 1], np.array([1.0, 2.0, 1.0])):
+        got = TN.convolve1d(mk(xu.copy()), w, axis=1, mode="constant", cval=-1.0)
+        assert np.array_equal(_np(got), SN.convolve1d(xu, w, axis=1, mode="constant", cval=-1.0))
+    x8 = r.integers(0, 256, (1, 3, 4, 5)).astype(np.uint8)
+    w3 = r.random((3, 3, 3, 3))
+    got = TN.correlate(mk(x8.copy()), w3, mode="constant", cval=-1.0)
+    assert np.array_equal(_np(got), SN.correlate(x8, w3, mode="constant", cval=-1.0))
+    xf = (r.random((1, 3, 4, 5)) * 255).astype(np.float32)
+    wu = r.integers(0, 5, (4, 4, 4, 4)).astype(np.uint8)
+    ref = SN.convolve(xf, wu, output=np.uint8)
+    assert np.array_equal(_np(TN.convolve(mk(xf.copy()), wu, output=np.uint8)), ref)
+    xf2 = (r.random((40, 50)) * 255).astype(np.float32)
+    wu2 = r.integers(0, 5, (4, 4)).astype(np.uint8)
+    ref = SN.convolve(xf2, wu2, output=np.int8, mode="reflect")
+    assert np.array_equal(_np(TN.convolve(mk(xf2.copy()), mk(wu2.copy()), output=np.int8)), ref)
+    assert np.array_equal(_np(TN.convolve(xf2, wu2, output=np.int8)), ref)
+
+
+@pytest.mark.parametrize("fn", ["correlate", "convolve"])
+def test_axes(dev, fn):
+    """correlate / convolve axes= (scipy >= 1.15): every axis listed is the
+    plain call; fewer: the weights have one axis per listed axis (in the
+    input's axis order), origins follow the listed order, the other axes
+    are batch axes (each slice filtered alone); host and device arrays,
+    host and device weights."""
+    mk, be = dev
+    r = np.random.default_rng(23)
+    x3 = r.random((6, 4, 5))
+    x4 = r.random((3, 4, 5, 6))
+    for x, axes, ws, origin, mode in (
+            (x3, (0, -1), (3, 2), (1, 0), "reflect"),
+            (x3, (2, 0), (3, 4), (-1, 1), "wrap"),
+            (x3, 1, (3,), 1, "nearest"),
+            (x4, (0, -1), (3, 5), (0, -2), "constant"),
+            (x4, (1, 2), (2, 3), 0, "mirror"),
+            (x4, (0, 1, 3), (3, 2, 4), (1, 0, -1), "reflect")):
+        w = r.random(ws) - 0.3
+        ax = [axes] if isinstance(axes, int) else [a % x.ndim for a in axes]
+        org = [origin] * len(ax) if isinstance(origin, int) else list(origin)
+        full = [0] * x.ndim
+        for o, a in zip(org, ax):
+            full[a] = o
+        filt = sorted(ax)
+        wfull = np.expand_dims(w, tuple(a for a in range(x.ndim) if a not in filt))
+        ref = getattr(SN, fn)(x, wfull, mode=mode, cval=0.5, origin=full)
+        for wk in (w, mk(w.copy())):
+            got = getattr(TN, fn)(mk(x.copy()), wk, mode=mode, cval=0.5, origin=origin, axes=axes)
+            _close(got, ref, np.float64)
+        _close(getattr(TN, fn)(x, w, mode=mode, cval=0.5, origin=origin, axes=axes), ref, np.float64)
+    # every axis listed, in any order: the plain call (scipy's rule)
+    w = r.random((3, 2, 4))
+    _close(getattr(TN, fn)(x3, w, axes=(2, 0, 1)), getattr(SN, fn)(x3, w), np.float64)
+    with pytest.raises(RuntimeError, match="must match len"):
+        getattr(TN, fn)(x3, r.random((3, 3, 3)), axes=(0, 1))
+    with pytest.raises(ValueError, match="unique"):
+        getattr(TN, fn)(x3, r.random((3, 3)), axes=(1, 1))

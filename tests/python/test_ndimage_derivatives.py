@@ -152,10 +152,42 @@ def test_generic_with_tileconv_derivatives():
           S.gaussian_gradient_magnitude(x, 1.4, mode="mirror", truncate=3.0))
 
 
-@pytest.mark.parametrize("fn", GAUSS + ["laplace"])
+def _ggm_axes(x, sigma, axes, modes, cval=0.0):
+    """scipy's gaussian_gradient_magnitude with axes= (scipy >= 1.15),
+    composed from scipy 1.10's gaussian_filter: a first derivative along
+    each listed axis with its mode, sigma given to gaussian_filter as it
+    is (so one value smooths the unlisted axes as well)."""
+    out = 0.0
+    for a, m in zip(axes, modes):
+        order = [0] * x.ndim
+        order[a] = 1
+        r = S.gaussian_filter(x, sigma, order, mode=m, cval=cval)
+        out = out + r * r
+    return np.sqrt(out)
+
+
+def test_ggm_axes_sigma_as_scipy():
+    """gaussian_gradient_magnitude with axes=: scipy passes sigma to
+    gaussian_filter unchanged, so a scalar sigma also smooths the axes not
+    listed (unlike gaussian_laplace), and a sigma sequence must have one
+    value per axis of the input (CuPy's TestFilterFastAxesSciPy15 compares
+    with scipy's result)."""
+    x = rnd((6, 4, 5), np.float64, 11)
+    out = T.gaussian_gradient_magnitude(x, 0.5, mode=("reflect", "constant"), cval=2.0,
+                                        axes=(0, -1))
+    close(out, _ggm_axes(x, 0.5, (0, 2), ("reflect", "constant"), 2.0), "ggm axes")
+    out = T.gaussian_gradient_magnitude(x, [0.5, 0.8, 1.1], axes=1)
+    close(out, _ggm_axes(x, [0.5, 0.8, 1.1], (1,), ("reflect",)), "ggm axes 1")
+    with pytest.raises(RuntimeError):
+        T.gaussian_gradient_magnitude(x, [0.7, 1.2], axes=(0, 2))
+
+
+@pytest.mark.parametrize("fn", ["gaussian_laplace", "laplace"])
 def test_axes(fn):
     """axes= (scipy >= 1.15): the filter along the given axes only, equal
-    to filtering each slice across the others (scipy's own check)."""
+    to filtering each slice across the others (scipy's own check); not
+    gaussian_gradient_magnitude, whose sigma smooths every axis
+    (test_ggm_axes_sigma_as_scipy)."""
     x = rnd((4, 9, 10), np.float64, 7)
     sig = () if fn == "laplace" else (0.8,)
     out = getattr(T, fn)(x, *sig, axes=(1, 2))
@@ -207,8 +239,11 @@ def test_bad_arguments():
             getattr(T, fn)(x, 1.0, axes=(1, 1))
         with pytest.raises((ValueError, IndexError)):
             getattr(T, fn)(x, 1.0, axes=(2,))
+        # sigma: one per listed axis (gaussian_laplace), one per axis of the
+        # input (gaussian_gradient_magnitude, which hands it to
+        # gaussian_filter as it is: test_ggm_axes_sigma_as_scipy)
         with pytest.raises(RuntimeError):
-            getattr(T, fn)(x, [1.0, 1.0], axes=(0,))
+            getattr(T, fn)(x, [1.0] * (3 if fn == "gaussian_gradient_magnitude" else 2), axes=(0,))
     for gen in ("generic_laplace", "generic_gradient_magnitude"):
         msg = _raises_as_scipy(TypeError, lambda M: getattr(M, gen)(x, 3))
         assert "must be callable" in msg
