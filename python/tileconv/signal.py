@@ -21,6 +21,17 @@ warning is not checked (it would need a device -> host transfer). float16 inputs
 float16 results, computed with float32 accumulation (as cupyx), on the
 host too (NumPy float16; fftconvolve / oaconvolve return float32 there,
 scipy.fft's type).
+
+scipy_dtypes (module attribute, default False): True refuses, with
+scipy's and cupyx's ValueError, what their direct paths refuse: float16
+and bool results of 2 or more dimensions in convolve / correlate (method
+'auto' or 'direct') and in convolve2d / correlate2d. CuPy's own signal
+tests require that refusal (tests/python/run_cupyx_suites.py sets it);
+by default tileconv computes them.
+
+Results are C-contiguous arrays (the 'same' and 'valid' windows and the
+batch axes of fftconvolve / oaconvolve copied out), as scipy's and
+cupyx's are.
 """
 import math
 import warnings
@@ -33,6 +44,8 @@ from .ndimage import _cache, _cache_lock, _cache_put, _host, _f16_native
 from .ndimage import _F16_REFUSED, _copy_into
 
 __all__ = ["convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "correlate2d"]
+
+scipy_dtypes = False  # True: refuse float16 / bool where scipy's direct path does
 
 _CONVOLVE, _CORRELATE = 0, 1
 _FULL, _VALID = 1, 2
@@ -90,9 +103,34 @@ def _check(in1, in2):
     return in1, in2
 
 
+def _dense(a):
+    """a as a C-contiguous array of its framework (a copy where it is a
+    strided window)."""
+    be = _gpu.backend(a)
+    return np.ascontiguousarray(a) if be is None else be.contiguous(a)
+
+
 def _centered(arr, newshape):
     start = [(c - n) // 2 for c, n in zip(arr.shape, newshape)]
-    return arr[tuple(slice(s, s + n) for s, n in zip(start, newshape))]
+    return _dense(arr[tuple(slice(s, s + n) for s, n in zip(start, newshape))])
+
+
+def _refuse_as_scipy(in1, in2, name):
+    """scipy_dtypes: the ValueError scipy's direct N-D path (and cupyx's)
+    raises where the operands' result type is float16 or bool and they
+    have 2 or more dimensions."""
+    if not scipy_dtypes:
+        return
+    dts, nds = [], []
+    for a in (in1, in2):
+        be = _gpu.backend(a)
+        dts.append(be.dtype(a) if be is not None else np.asarray(a).dtype)
+        nds.append(len(be.shape(a)) if be is not None else np.ndim(a))
+    dt = np.result_type(*dts)
+    if max(nds) >= 2 and (dt == np.float16 or dt.kind == "b"):
+        raise ValueError(f"tileconv.signal.{name}: {dt} operands of {max(nds)} dimensions are "
+                         "refused as scipy refuses them (tileconv.signal.scipy_dtypes is "
+                         "True; False computes them, float32 accumulation)")
 
 
 def _result_dtype(in1, in2):
@@ -318,12 +356,18 @@ def _algo_of(method, in1, in2):
 
 def convolve(in1, in2, mode="full", method="auto"):
     """scipy.signal.convolve."""
-    return _nd(in1, in2, mode, _CONVOLVE, _algo_of(method, in1, in2))
+    algo = _algo_of(method, in1, in2)
+    if algo is None:
+        _refuse_as_scipy(in1, in2, "convolve")
+    return _nd(in1, in2, mode, _CONVOLVE, algo)
 
 
 def correlate(in1, in2, mode="full", method="auto"):
     """scipy.signal.correlate (in2 conjugated for complex inputs, as scipy)."""
-    return _nd(in1, in2, mode, _CORRELATE, _algo_of(method, in1, in2))
+    algo = _algo_of(method, in1, in2)
+    if algo is None:
+        _refuse_as_scipy(in1, in2, "correlate")
+    return _nd(in1, in2, mode, _CORRELATE, algo)
 
 
 def _fft_type(a):
@@ -393,7 +437,7 @@ def _freq_axes(in1, in2, mode, axes):
     s1 = tuple(in1.shape)
     if not axes:
         y = in1 * (in2 if be is None else _to_dev(be, in1, in2))
-        return _centered(y, s1) if mode == "same" else y
+        return _centered(y, s1) if mode == "same" else _dense(y)
     # scipy.fft's types, as scipy's (and cupyx's) fftconvolve / oaconvolve
     # return them where they transform: float16 computed as float32,
     # integers and bool as float64
@@ -416,7 +460,7 @@ def _freq_axes(in1, in2, mode, axes):
     y = xp_stack(parts).reshape(bshape + tuple(parts[0].shape)) if bshape else parts[0]
     y = xp_moveaxis(y, dst, axes)
     # 'same': in1's shape on every axis, the broadcast ones too (scipy)
-    return _centered(y, s1) if mode == "same" else y
+    return _centered(y, s1) if mode == "same" else _dense(y)
 
 
 def fftconvolve(in1, in2, mode="full", axes=None):
@@ -436,7 +480,7 @@ def _same_2d(full, shape, mshape, kind):
     if kind == _CONVOLVE:
         return _centered(full, shape)
     start = [m // 2 for m in mshape]
-    return full[tuple(slice(s, s + n) for s, n in zip(start, shape))]
+    return _dense(full[tuple(slice(s, s + n) for s, n in zip(start, shape))])
 
 
 def _pad_dev(be, a, pads, boundary, fillvalue):
@@ -457,6 +501,7 @@ def _pad_dev(be, a, pads, boundary, fillvalue):
 
 
 def _conv2d(in1, in2, mode, boundary, fillvalue, kind):
+    _refuse_as_scipy(in1, in2, "convolve2d" if kind == _CONVOLVE else "correlate2d")
     be = _dev_of(in1, in2)
     if be is not None:
         in1 = _to_dev(be, in2, in1) if _gpu.backend(in1) is None else in1

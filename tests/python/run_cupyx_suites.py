@@ -14,7 +14,8 @@ installed cupy package (a source install). Each suite runs in a
 subprocess on a copy of the file, with a conftest.py that replaces every
 cupyx.scipy.ndimage / cupyx.scipy.signal function tileconv also has (the
 names in tileconv.ndimage.__all__ / tileconv.signal.__all__) before the
-tests run; CuPy's tests call scp.ndimage.<name> at run time, so the
+tests run, with tileconv.signal.scipy_dtypes = True (float16 and bool
+refused where scipy's and cupyx's direct paths refuse them); CuPy's tests call scp.ndimage.<name> at run time, so the
 device side of each comparison is tileconv's, the host side scipy's.
 Prints per suite: passed / failed / skipped / errors and the failed test
 ids; exit status 1 when a suite had failures or errors, 2 when the tests
@@ -39,6 +40,10 @@ import tileconv.{mod} as T
 PATCHED = [n for n in T.__all__ if hasattr(C, n)]
 for n in PATCHED:
     setattr(C, n, getattr(T, n))
+# cupyx refuses float16 / bool where scipy's direct path does, and its
+# tests require the refusal: tileconv.signal's scipy_dtypes mode
+if hasattr(T, "scipy_dtypes"):
+    T.scipy_dtypes = True
 
 
 def pytest_report_header(config):

@@ -80,3 +80,50 @@ def test_errors():
         T.convolve2d(np.ones(3), np.ones(2))
     with pytest.raises(ValueError):
         T.convolve2d(np.ones((3, 3)), np.ones((2, 2)), boundary="bogus")
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_results_contiguous(mode):
+    """Every result C-contiguous, as scipy's and cupyx's (the 'same' and
+    'valid' windows and fftconvolve's batch axes are copied out)."""
+    r = np.random.default_rng(5)
+    a, b = r.random((5, 10)), r.random((3, 4))
+    for fn in ("convolve", "correlate"):
+        for method in ("direct", "fft"):
+            y = getattr(T, fn)(a, b, mode, method=method)
+            assert y.flags.c_contiguous, (fn, method, mode)
+            np.testing.assert_allclose(y, getattr(S, fn)(a, b, mode, method=method),
+                                       rtol=0, atol=1e-12)
+    for fn in ("fftconvolve", "oaconvolve"):
+        y = getattr(T, fn)(r.random((3, 10, 15)), r.random((3, 4, 5)), mode, axes=(1, 2))
+        assert y.flags.c_contiguous, (fn, mode)
+        y = getattr(T, fn)(r.random((10, 15)), r.random((10, 5)), mode, axes=1)
+        assert y.flags.c_contiguous, (fn, mode)
+    for fn in ("convolve2d", "correlate2d"):
+        for boundary in ("fill", "wrap", "symm"):
+            y = getattr(T, fn)(a, b, mode, boundary)
+            assert y.flags.c_contiguous, (fn, mode, boundary)
+
+
+def test_scipy_dtypes():
+    """scipy_dtypes = True: float16 and bool operands of 2 or more dimensions
+    refused with a ValueError on the direct paths, as scipy's (and cupyx's);
+    1-D operands and the FFT path compute; False (the default) computes
+    them all."""
+    r = np.random.default_rng(6)
+    a16, b16 = r.random((5, 10)).astype(np.float16), r.random((3, 3)).astype(np.float16)
+    ab = r.random((5, 10)) > 0.5
+    assert T.scipy_dtypes is False
+    assert T.convolve(a16, b16).dtype == np.float16
+    try:
+        T.scipy_dtypes = True
+        for call in (lambda: T.convolve(a16, b16), lambda: T.correlate(a16, b16, method="direct"),
+                     lambda: T.convolve2d(a16, b16), lambda: T.correlate2d(ab, ab),
+                     lambda: T.convolve(ab, ab)):
+            with pytest.raises(ValueError, match="scipy_dtypes"):
+                call()
+        assert T.convolve(a16[0], b16[0]).dtype == np.float16
+        assert T.convolve(a16, b16, method="fft").shape == (7, 12)
+        assert T.convolve(a16.astype(np.float32), b16).dtype == np.float32
+    finally:
+        T.scipy_dtypes = False
