@@ -24,12 +24,7 @@
  * wgmmas are done; the producer refills it.
  *
  * Configurations (hs_cfgs, TILECONV_CUDA_HALF_SHIFTED_CFG forces one):
- * consumer warpgroups x row tiles of 64 a warpgroup x BN. Configurations
- * 4 and 5 (forced only, never the planner's choice) are 0 and 3 in
- * clusters of two blocks along grid.x (neighbouring output tiles of one
- * channel slice and group: the same weights) that share each weight stage
- * by TMA multicast: each block's producer copies half of the stage's BN
- * rows into both blocks (k_hs_conv's MC; the patch stays per block).
+ * consumer warpgroups x row tiles of 64 a warpgroup x BN.
  *
  * Strides (up to 8 along y and x) split the patch into phases: phase (a,
  * b) holds input rows sy u + a - py and columns sx v + b - px (one box with
@@ -51,7 +46,6 @@
 #include "cuda/conv/igemm_half_merge.cuh"  /* hs_merged, k_hs_merge, hs_wsrc, k_hs_wpack */
 
 #include <math.h>
-#include <type_traits>
 
 /* TC_HS_TRACE=1 (bench/hs_trace.sh builds this object so, beside a default
  * libtileconv.a; no CMake build does): k_hs_conv records per block where
@@ -85,14 +79,6 @@ struct hsp {
     int act, has_bias, has_res, vec8;
     HS_TR(tc_hs_trace_block *trace;) /* the trace's records (NULL: none) */
 };
-/* the cluster forms' parameters (MC): hsp and the blocks along grid.x
- * that compute; a block past them (the grid padded to whole clusters)
- * copies its half of every weight stage for its peer, takes part in every
- * barrier and writes nothing */
-struct hspm : hsp {
-    int nblk;
-};
-template <bool MC> using hs_q = typename std::conditional<MC, hspm, hsp>::type;
 /* the input (5D: C, in2, in1, in0, N) and the packed weights (2D) */
 struct hs_maps {
     CUtensorMap x, w;
@@ -120,18 +106,11 @@ __device__ __forceinline__ unsigned hs_smid() {
 
 /* NWG consumer warpgroups, each MTW row tiles of 64 positions and all BN
  * channels (wgmma m64nBNk16 with both operands in shared memory), and one
- * producer warp; BF: bfloat16. MC: launched in clusters of two blocks
- * along x, the weight stages shared: rank r's producer copies rows [r BN /
- * 2, (r + 1) BN / 2) of each 64 x BN box (whole 128-byte rows: the
- * swizzled K-major layout wgmma reads stays the same) to both blocks,
- * each block's full barrier expects the whole stage and its own patch, and
- * a slot is refilled only once both blocks' consumers freed it (each
- * consumer warp arrives on its own block's empty barrier and the peer's:
- * twice the arrivals) */
-template <int NWG, int MTW, int BN, bool BF, bool MC = false>
+ * producer warp; BF: bfloat16 */
+template <int NWG, int MTW, int BN, bool BF>
 __global__ void __launch_bounds__(NWG * 128 + 32, 1)
-    k_hs_conv(const uint16_t *__restrict__ bias, const uint16_t *res, uint16_t *y,
-              const hs_q<MC> q, const __grid_constant__ hs_maps tm) {
+    k_hs_conv(const uint16_t *__restrict__ bias, const uint16_t *res, uint16_t *y, const hsp q,
+              const __grid_constant__ hs_maps tm) {
 #if IG_WGMMA
     HS_TR(const unsigned long long tr_t0 = hs_clk64();
           tc_hs_trace_block *const tb =
@@ -151,14 +130,6 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     const int oz = u % q.out0, n = u / q.out0;
     const int oy0 = rb * q.TH;
     const int R = q.R, nsteps = q.CK * R;
-    /* MC: the block's rank in its pair, and whether it computes (the
-     * padding block does not) */
-    unsigned crank = 0;
-    bool live = true;
-    if constexpr (MC) {
-        crank = ig_cluster_rank();
-        live = (int)blockIdx.x < q.nblk;
-    }
     HS_TR(if (tb && !(tid & 31)) {
               if (tid < NC) tb->w[tid >> 5].start = tr_t0;
               else tb->pstart = tr_t0;
@@ -177,7 +148,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     if (tid == 0) {
         for (int i = 0; i < NST; i++) {
             ig_mbar_init(full + i, 1);
-            ig_mbar_init(empty + i, (MC ? 2 : 1) * (NC / 32));
+            ig_mbar_init(empty + i, NC / 32);
         }
         ig_mbar_init_fence();
     }
@@ -187,10 +158,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
         for (int i = q.NPIX * 32 + tid; i < q.NPIXA * 32; i += NC + 32) pb[i] = 0u;
     }
     ig_proxy_fence();
-    if constexpr (MC)
-        ig_cluster_sync(); /* the peer's barriers are ready before any multicast lands */
-    else
-        __syncthreads();
+    __syncthreads();
     HS_TR(if (tb && tid < NC && !(tid & 31)) tb->w[tid >> 5].sync = hs_clk64();)
     if (tid >= NC) { /* the producer warp: one lane issues every copy */
         if (tid == NC) {
@@ -207,18 +175,13 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
                     ig_mbar_wait(empty + slot, ph ^ 1u);
                     HS_TR(tr_empty += hs_clk() - c0;)
                 }
-                ig_mbar_expect(full + slot, (unsigned)WS + (t == 0 && live
-                                                                ? (unsigned)(q.nph * q.NPIX) * 128u
-                                                                : 0u));
-                if constexpr (MC) /* this block's half of the stage, into both */
-                    ig_tma2_mc(smem + slot * WS + crank * (WS / 2), &tm.w, t * q.CKP + cc * HS_BK,
-                               wrow + (int)crank * (BN / 2), full + slot, (unsigned short)3u);
-                else
-                    ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * HS_BK, wrow, full + slot);
+                ig_mbar_expect(full + slot,
+                               (unsigned)WS + (t == 0 ? (unsigned)(q.nph * q.NPIX) * 128u : 0u));
+                ig_tma2(smem + slot * WS, &tm.w, t * q.CKP + cc * HS_BK, wrow, full + slot);
                 /* the patch: phase (a, b) = input rows sy u + a - py,
                  * columns sx v + b - px (one box with element strides sx,
                  * sy; a single phase at stride 1) */
-                if (t == 0 && live)
+                if (t == 0)
                     for (int a = 0, ph = 0; a < q.nph / q.phw; a++)
                         for (int b = 0; b < q.phw; b++, ph++)
                             ig_tma5(patch + ((size_t)(cc & (q.nbuf - 1)) * q.nph + ph) * q.NPIXA * 128,
@@ -232,7 +195,6 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
                 tb->empty = tr_empty;
             })
         }
-        if constexpr (MC) ig_cluster_sync(); /* see the consumers' end */
         return;
     }
     const int wg = tid >> 7, lane = tid & 31;
@@ -271,11 +233,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
         /* the previous step's wgmmas are done: its weight slot is free (and,
          * after a chunk's last tap, its patch buffer: the host keeps
          * NST <= R + 1, so the producer refills that buffer only after) */
-        if constexpr (MC) { /* in both blocks: the next copy into it writes both */
-            if (s > 0 && lane < 2) ig_mbar_arrive_cluster(empty + pslot, (unsigned)lane);
-        } else if (s > 0 && lane == 0) {
-            ig_mbar_arrive(empty + pslot);
-        }
+        if (s > 0 && lane == 0) ig_mbar_arrive(empty + pslot);
         pslot = slot;
         if (++slot == NST) slot = 0, ph ^= 1u;
         if (++t == R) t = 0, ++cc;
@@ -293,58 +251,37 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
      * producer warp has left: the consumers meet at named barrier 1. */
     asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
     HS_TR(if (tw) tw->epibar = hs_clk64();)
-    /* MC: every multicast into this block has landed (its full barriers
-     * were all waited for), so the stages may become the output tile */
-    if (live) {
-        float *cs = (float *)smem;
+    float *cs = (float *)smem;
 #pragma unroll
-        for (int mt = 0; mt < MTW; mt++) hg_acc_to_smem<BN>(acc[mt], cs, (wg * MTW + mt) * 64);
-        asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
-        hg_store_rows<BN, BF, BM, NC>(cs, tid, k0, g, q, bias, res, y, [&](int row) -> int64_t {
-            const int r = row / q.PW, c = row - r * q.PW;
-            if (r >= q.TH || oy0 + r >= q.out1 || c >= q.out2) return -1;
-            return (((int64_t)n * q.out0 + oz) * q.out1 + oy0 + r) * q.out2 + c;
-        });
-    }
+    for (int mt = 0; mt < MTW; mt++) hg_acc_to_smem<BN>(acc[mt], cs, (wg * MTW + mt) * 64);
+    asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+    hg_store_rows<BN, BF, BM, NC>(cs, tid, k0, g, q, bias, res, y, [&](int row) -> int64_t {
+        const int r = row / q.PW, c = row - r * q.PW;
+        if (r >= q.TH || oy0 + r >= q.out1 || c >= q.out2) return -1;
+        return (((int64_t)n * q.out0 + oz) * q.out1 + oy0 + r) * q.out2 + c;
+    });
     HS_TR(if (tw) {
         tw->end = hs_clk64();
         tw->gend = ig_globaltimer();
     })
-    /* MC: no block leaves while its peer may still arrive on its barriers */
-    if constexpr (MC) ig_cluster_sync();
 #endif
 }
 
 /* ---------------- host side ---------------- */
 
 typedef void (*hs_kernel)(const uint16_t *, const uint16_t *, uint16_t *, const hsp, const hs_maps);
-typedef void (*hs_kernel_mc)(const uint16_t *, const uint16_t *, uint16_t *, const hspm,
-                             const hs_maps);
 struct hs_cfg_t {
-    int nwg, mtw, bn, mc; /* mc: clusters of two sharing the weight stages (k_hs_conv's MC) */
+    int nwg, mtw, bn;
 };
 /* 0: 128 x 128 (two warpgroups, one row tile each); 1: 256 x 64 (two
  * warpgroups, two row tiles each: K <= 64); 2: 64 x 128 (one warpgroup:
- * small planes, 7x7); 3: 128 x 64; 4, 5 and 6: 0, 3 and 2 in clusters of
- * two blocks sharing the weight stages by multicast, forced only (the
- * planner chooses among the first HS_NAUTO) */
-#define HS_NCFG 7
-#define HS_NAUTO 4
-static const hs_cfg_t hs_cfgs[HS_NCFG] = {{2, 1, 128, 0}, {2, 2, 64, 0}, {1, 1, 128, 0},
-                                          {2, 1, 64, 0},  {2, 1, 128, 1}, {2, 1, 64, 1},
-                                          {1, 1, 128, 1}};
+ * small planes, 7x7); 3: 128 x 64 */
+#define HS_NCFG 4
+static const hs_cfg_t hs_cfgs[HS_NCFG] = {{2, 1, 128}, {2, 2, 64}, {1, 1, 128}, {2, 1, 64}};
 #define HS_K2(W, M, B) {k_hs_conv<W, M, B, false>, k_hs_conv<W, M, B, true>}
-static const hs_kernel hs_tab[HS_NAUTO][2] = {HS_K2(2, 1, 128), HS_K2(2, 2, 64), HS_K2(1, 1, 128),
-                                               HS_K2(2, 1, 64)};
+static const hs_kernel hs_tab[HS_NCFG][2] = {HS_K2(2, 1, 128), HS_K2(2, 2, 64), HS_K2(1, 1, 128),
+                                              HS_K2(2, 1, 64)};
 #undef HS_K2
-#define HS_K2MC(W, M, B) {k_hs_conv<W, M, B, false, true>, k_hs_conv<W, M, B, true, true>}
-static const hs_kernel_mc hs_tab_mc[HS_NCFG - HS_NAUTO][2] = {HS_K2MC(2, 1, 128), HS_K2MC(2, 1, 64),
-                                                              HS_K2MC(1, 1, 128)};
-#undef HS_K2MC
-/* configuration cfg's kernel, as a pointer (attributes, the report) */
-static const void *hs_kfn(int cfg, int bf) {
-    return hs_cfgs[cfg].mc ? (const void *)hs_tab_mc[cfg - HS_NAUTO][bf] : (const void *)hs_tab[cfg][bf];
-}
 static int hs_attr_set[HS_NCFG][2][IG_NDEV]; /* the shared-memory limit set, per device */
 
 static int hs_threads(int cfg) { return hs_cfgs[cfg].nwg * 128 + 32; }
@@ -437,7 +374,7 @@ static int hs_plan(const tc__problem *p, int cfg, hsp *q) {
             q->nst = 3;
     }
     if (hs_smem_at(*q, cfg, &q->bar_off) > lim) return 0;
-    const int64_t nb = p->N * p->out[0] * q->nrb + c.mc; /* + c.mc: room to pad to whole clusters */
+    const int64_t nb = p->N * p->out[0] * q->nrb;
     if (nb > INT32_MAX || tc__cu_div_up(q->Kg, c.bn) > 65535 || p->G > 65535) return 0;
     return 1;
 }
@@ -474,7 +411,7 @@ static double hs_time(const tc__problem *p, const hsp &c, int cfg) {
  * the one of least modelled time (hs_time; *t its seconds). -1: none fits. */
 static int hs_choose(const tc__problem *p, hsp *q, double *t = NULL) {
     const char *f = tc__knob_get(TC__KNOB_CUDA_HALF_SHIFTED_CFG);
-    if (f && f[0] >= '0' && f[0] < '0' + HS_NCFG && !f[1]) { /* 4-6: forced only */
+    if (f && f[0] >= '0' && f[0] < '0' + HS_NCFG && !f[1]) {
         const int cfg = f[0] - '0';
         if (!hs_plan(p, cfg, q)) return -1;
         if (t) *t = hs_time(p, *q, cfg);
@@ -482,7 +419,7 @@ static int hs_choose(const tc__problem *p, hsp *q, double *t = NULL) {
     }
     int best = -1;
     double bt = 0;
-    for (int cfg = 0; cfg < HS_NAUTO; cfg++) {
+    for (int cfg = 0; cfg < HS_NCFG; cfg++) {
         hsp c;
         if (!hs_plan(p, cfg, &c)) continue;
         const double tm = hs_time(p, c, cfg);
@@ -556,8 +493,7 @@ static int hs_tensor_maps(const hsp &q, int cfg, int64_t N, const void *x, const
     const cuuint32_t xe[5] = {1, (cuuint32_t)q.sx, (cuuint32_t)q.sy, 1, 1};
     const cuuint64_t rl = (cuuint64_t)q.R * q.CKP;
     const cuuint64_t wd[2] = {rl, (cuuint64_t)q.K}, ws[1] = {rl * e};
-    /* the cluster forms: each block's half of the stage's rows */
-    const cuuint32_t wb[2] = {HS_BK, (cuuint32_t)(hs_cfgs[cfg].bn >> hs_cfgs[cfg].mc)};
+    const cuuint32_t wb[2] = {HS_BK, (cuuint32_t)hs_cfgs[cfg].bn};
     if (enc(&tm->x, CU_TENSOR_MAP_DATA_TYPE_UINT16, 5, (void *)x, xd, xs, xb, xe,
             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
@@ -625,40 +561,12 @@ static tc_status hs_launch(const tc__args *a, const tc__cu_bufs *b) {
     if (st == TC_OK) {
         q.vec8 = !(q.K & 7) && !(q.Kg & 7) && !((uintptr_t)b->y & 15) && !((uintptr_t)dr & 15) &&
                  !((uintptr_t)db & 15);
-        const void *kf = hs_kfn(cfg, bf);
-        cudaError_t e = hg_smem_limit(kf, hs_smem_optin(), hs_attr_set[cfg][bf]);
+        const hs_kernel k = hs_tab[cfg][bf];
+        cudaError_t e = hg_smem_limit((const void *)k, hs_smem_optin(), hs_attr_set[cfg][bf]);
         if (e != cudaSuccess) {
             st = tc__cu_fail(e, "cudaFuncSetAttribute (cuda.conv.igemm-half-shifted)", __FILE__,
                              __LINE__);
-        } else if (hs_cfgs[cfg].mc) {
-            /* clusters of two along x: the blocks padded to an even count
-             * (the last one, if any, computes nothing) */
-            hspm qm;
-            static_cast<hsp &>(qm) = q;
-            qm.nblk = (int)(p->N * q.out0 * q.nrb);
-            const dim3 grid((unsigned)((qm.nblk + 1) & ~1),
-                            (unsigned)tc__cu_div_up(q.Kg, hs_cfgs[cfg].bn), (unsigned)p->G);
-            HS_TR(hs_trace_launch(&qm, cfg, grid, (int)hs_smem(q, cfg), kf);)
-            cudaLaunchConfig_t lc;
-            memset(&lc, 0, sizeof lc);
-            cudaLaunchAttribute at[1];
-            at[0].id = cudaLaunchAttributeClusterDimension;
-            at[0].val.clusterDim.x = 2;
-            at[0].val.clusterDim.y = 1;
-            at[0].val.clusterDim.z = 1;
-            lc.gridDim = grid;
-            lc.blockDim = dim3((unsigned)hs_threads(cfg));
-            lc.dynamicSmemBytes = hs_smem(q, cfg);
-            lc.stream = s;
-            lc.attrs = at;
-            lc.numAttrs = 1;
-            e = cudaLaunchKernelEx(&lc, hs_tab_mc[cfg - HS_NAUTO][bf], (const uint16_t *)db,
-                                   (const uint16_t *)dr, (uint16_t *)b->y, (const hspm)qm,
-                                   (const hs_maps)tm);
-            if (e == cudaSuccess) e = cudaGetLastError();
-            if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_conv (clusters of two)", __FILE__, __LINE__);
         } else {
-            const hs_kernel k = hs_tab[cfg][bf];
             const dim3 grid((unsigned)(p->N * q.out0 * q.nrb),
                             (unsigned)tc__cu_div_up(q.Kg, hs_cfgs[cfg].bn), (unsigned)p->G);
             HS_TR(hs_trace_launch(&q, cfg, grid, (int)hs_smem(q, cfg), (const void *)k);)
@@ -768,15 +676,14 @@ static size_t hs_device_ws(const tc__problem *p, const tc__env *e, const void *s
 }
 
 /* each configuration's kernel, float16 and bfloat16 (no dynamic shared
- * memory: a layer's depends on its patch; the cluster forms' as single
- * blocks) */
+ * memory: a layer's depends on its patch) */
 void hs_report(tc__cu_report *r) {
     for (int cfg = 0; cfg < HS_NCFG; cfg++)
         for (int bf = 0; bf < 2; bf++) {
             char name[96];
-            snprintf(name, sizeof name, "cuda.conv.igemm-half-shifted %dx%d%s %s", hs_bm(cfg),
-                     hs_cfgs[cfg].bn, hs_cfgs[cfg].mc ? " cluster 2" : "", bf ? "bf16" : "f16");
-            tc__cu_report_kernel(r, name, hs_kfn(cfg, bf), hs_threads(cfg), 0);
+            snprintf(name, sizeof name, "cuda.conv.igemm-half-shifted %dx%d %s", hs_bm(cfg),
+                     hs_cfgs[cfg].bn, bf ? "bf16" : "f16");
+            tc__cu_report_kernel(r, name, (const void *)hs_tab[cfg][bf], hs_threads(cfg), 0);
         }
     tc__cu_report_kernel(r, "cuda.conv.igemm-half-shifted merge", (const void *)k_hs_merge, 256, 0);
     tc__cu_report_kernel(r, "cuda.conv.igemm-half-shifted merged weight pack",
