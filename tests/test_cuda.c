@@ -2063,16 +2063,16 @@ static void run_filter_half_native_all(void) {
      * half table's rows are 16-byte aligned: the cp.async and edge-chunk
      * paths), three modes each: 2 rows a thread (TILECONV_CUDA_HALF_RING_RY=2,
      * float16), two input planes ahead (_AHEAD=2, bfloat16: chunks of one
-     * plane to many), the deferred edge column in bfloat16 (_EDGE=1; float16's
-     * default) and the full edge map in float16 (_EDGE=0), the modes other
-     * than constant the edge form applies to */
+     * plane to many), the full edge map in both types (_EDGE=0; the
+     * deferred edge column is the default), the modes other than constant
+     * the edge form applies to */
     static const struct {
         const char *knob, *val;
         int m0, dm;
         tc_dtype dt;
     } forms[] = {{"TILECONV_CUDA_HALF_RING_RY", "2", 0, 2, TC_FLOAT16},
                  {"TILECONV_CUDA_HALF_RING_AHEAD", "2", 1, 2, TC_BFLOAT16},
-                 {"TILECONV_CUDA_HALF_RING_EDGE", "1", 1, 1, TC_BFLOAT16},
+                 {"TILECONV_CUDA_HALF_RING_EDGE", "0", 1, 1, TC_BFLOAT16},
                  {"TILECONV_CUDA_HALF_RING_EDGE", "0", 1, 1, TC_FLOAT16}};
     for (int f = 0; f < (int)(sizeof forms / sizeof forms[0]); f++) {
         setenv(forms[f].knob, forms[f].val, 1);
@@ -3175,12 +3175,13 @@ static void check_lists_cover_registry(void) {
 static void run_filter_separable_forms(int quick)
 {
     /* cuda.filter.separable's forms besides its default (which the filter
-     * case loops run: x + y fused, the register z window for float32 3D):
+     * case loops run: the register z window with the near boundary map for
+     * float32 3D, else the row stream x + y, which declines these small
+     * arrays for the fused x + y kernel):
      * TILECONV_CUDA_SEPARABLE_FUSED=0 (one pass per axis), =1 (x + y
-     * (+ z) fused where it applies) and =4 (the row stream x + y, the
-     * register z window with the near boundary map for float32 3D) on every
-     * case, =2 (x + y fused, then a z pass) and =3 (the register z window,
-     * float32) on the 3D ones; every mode in float32 and float64 (=3:
+     * (+ z) fused where it applies) and =4 (the stream forms, the row
+     * stream forced) on every case, =2 (x + y fused, then a z pass) and =3
+     * (the register z window with the full map, float32) on the 3D ones; every mode in float32 and float64 (=3:
      * float32) on host pointers, one mode on device pointers */
     for (int kv = 0; kv <= 4 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv++) {
         only_solver = "cuda.filter.separable";

@@ -79,16 +79,17 @@
     X(CUDA_HALF_RING_AHEAD, "TILECONV_CUDA_HALF_RING_AHEAD", NULL, "1", "cuda",               \
       "2: cuda.filter.direct-half's 3D plane ring loads two input planes ahead, R + 2 "        \
       "shared slots (tuning)")                                                                  \
-    X(CUDA_HALF_RING_EDGE, "TILECONV_CUDA_HALF_RING_EDGE", NULL, "1 float16, 0 bfloat16", "cuda", \
+    X(CUDA_HALF_RING_EDGE, "TILECONV_CUDA_HALF_RING_EDGE", NULL, "1", "cuda",                 \
       "1: cuda.filter.direct-half's 3D plane ring in modes other than constant maps only the "  \
       "halo's edge column of chunks outside the row, stored after the compute; 0: every "      \
       "element of such chunks")                                                                 \
-    X(CUDA_SEPARABLE_FUSED, "TILECONV_CUDA_SEPARABLE_FUSED", NULL, "0", "cuda",               \
+    X(CUDA_SEPARABLE_FUSED, "TILECONV_CUDA_SEPARABLE_FUSED", NULL, "unset", "cuda",           \
       "cuda.filter.separable: 0 one pass per axis; 1 x + y (+ z) fused; 2 x + y fused then a " \
       "z pass; 3 x + y + z with the register z window (float32 3D, masks <= 17; else as 1); "  \
-      "4 the stream forms: the register z window with the near boundary map (float32 3D, "    \
-      "masks <= 17), else the row stream x + y (masks <= 17; then a z pass), else as 1 "      \
-      "(4 not yet timed on a GPU: opt-in)")                                                    \
+      "4 the stream forms even where the array is too small to fill the device; unset (the "  \
+      "default) the stream forms: the register z window with the near boundary map "         \
+      "(float32 3D, masks <= 17), else the row stream x + y (masks <= 17; then a z pass; "    \
+      "the fused x + y kernel where the rows cannot fill the device's warp slots), else as 1")\
     X(CUDA_SEPARABLE_STREAM_WAVES, "TILECONV_CUDA_SEPARABLE_STREAM_WAVES", NULL, "1", "cuda",   \
       "n: cuda.filter.separable's row stream (=4) splits the rows into segments for n waves "  \
       "of its resident warps (more segments, more halo rows) (tuning)")                        \

@@ -1084,7 +1084,7 @@ static constexpr int stream_mt[] = {5, 9, 13, 17};
 
 template <typename E, int MT, bool FULL>
 static tc_status launch_stream_mt(const E *x, E *y, const staps<E> &w, sgeom g, int64_t planes, E cval,
-                                  cudaStream_t s) {
+                                  cudaStream_t s, int *declined) {
     typedef scfg<E> C;
     typedef slay<E, MT> L;
     static int attr_set, occ;
@@ -1105,6 +1105,19 @@ static tc_status launch_stream_mt(const E *x, E *y, const staps<E> &w, sgeom g, 
     const int64_t waves = kw && atoi(kw) > 0 ? atoi(kw) : 1;
     int64_t ny = slots * waves / (strips * planes);
     const int64_t lmin = 4 * (int64_t)(g.Ty - 1) > 16 ? 4 * (int64_t)(g.Ty - 1) : 16;
+    /* declined (the default form, not forced): segments of lmin rows or
+     * more cannot give every resident warp slot one, so each warp would
+     * stream its rows one after another with the device mostly idle (H100,
+     * 17 taps: 1024^2 0.068 ms against the fused kernel's 0.021, 512^2
+     * 0.061 against 0.017; 8192^2 0.269 against 0.539): the caller runs the
+     * fused kernel instead */
+    if (declined) {
+        const int64_t segs = g.Ho / lmin > 1 ? g.Ho / lmin : 1;
+        if (strips * planes * segs < slots) {
+            *declined = 1;
+            return TC_OK;
+        }
+    }
     if (ny > g.Ho / lmin) ny = g.Ho / lmin;
     if (ny < 1) ny = 1;
     g.ly = tc__cu_div_up(g.Ho, ny);
@@ -1122,13 +1135,13 @@ static tc_status launch_stream_mt(const E *x, E *y, const staps<E> &w, sgeom g, 
 }
 template <typename E, int I = 0>
 static tc_status launch_stream(int mt, const E *x, E *y, const staps<E> &w, const sgeom &g, int64_t planes,
-                               E cval, cudaStream_t s) {
+                               E cval, cudaStream_t s, int *declined) {
     if constexpr (I < SEP_NST) {
         constexpr int MT = stream_mt[I];
         if (mt <= MT) /* the bucket's own size along x and y: no tap guards */
-            return g.Tx == MT && g.Ty == MT ? launch_stream_mt<E, MT, true>(x, y, w, g, planes, cval, s)
-                                            : launch_stream_mt<E, MT, false>(x, y, w, g, planes, cval, s);
-        return launch_stream<E, I + 1>(mt, x, y, w, g, planes, cval, s);
+            return g.Tx == MT && g.Ty == MT ? launch_stream_mt<E, MT, true>(x, y, w, g, planes, cval, s, declined)
+                                            : launch_stream_mt<E, MT, false>(x, y, w, g, planes, cval, s, declined);
+        return launch_stream<E, I + 1>(mt, x, y, w, g, planes, cval, s, declined);
     } else {
         return tc__error(TC_ERR_INTERNAL, "cuda.filter.separable: no row-stream kernel for %d taps", mt);
     }
@@ -1190,19 +1203,22 @@ static int fused_applies(const tc__problem *p) {
 /* 0: per axis; 1: x + y fused (then the z pass, if any); 2: x + y + z
  * fused (3D, where the ring fits the device's shared memory); 3: x + y + z
  * with the register z window (float32 3D, masks up to RF_MAXT; the knob at 3
- * elsewhere acts as 1); the knob at 4: 5, the register z window with the
- * near boundary map, where 3 applies, else 4, the row stream x + y (then
- * the z pass, if any) where it applies, else 1 */
+ * elsewhere acts as 1); 5, the register z window with the near boundary
+ * map, where 3 applies, else 4, the row stream x + y (then the z pass, if
+ * any) where it applies, else 1: the default, and the knob at 4 (which
+ * forces the row stream on arrays too small to fill the device: the
+ * default takes the fused kernel there, launch_stream_mt) */
 static int fused_on(const tc__problem *p) {
-    /* the default (knob unset): x + y fused, then the z pass; float32 3D
-     * masks through the register z window. On an H100 (gaussian, constant
-     * mode): 8192^2 sigma 2 fused 0.573 ms against 1.055 per axis; 512^3
-     * sigma 1.5 the register window 1.592 ms, x + y fused then z 2.220, the
-     * x + y + z ring 2.974, per axis 3.396 (docs/solvers/cuda-separable.md) */
+    /* the stream forms by default. On an H100 (gaussian, float32, constant
+     * mode): 8192^2 sigma 2 the row stream 0.269 ms against the fused
+     * kernel's 0.539 and per axis 1.058 (float64 0.520 against 1.042);
+     * 512^3 sigma 1.5 the register window with the near map 0.929 ms
+     * against 1.582 with the full map, x + y fused then z 2.216, the x + y
+     * + z ring 2.952, per axis 3.389; 128^3 0.044 against 0.068, 64^3 0.031
+     * against 0.048 (docs/solvers/cuda-direct.md) */
     const char *k = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED);
     if (!fused_applies(p)) return 0;
-    if (!k || !k[0]) return p->msk[0] > 1 && zreg_applies(p) ? 3 : 1;
-    if (k[0] == '4') { /* the stream forms (not yet timed), else as unset */
+    if (!k || !k[0] || k[0] == '4') {
         if (p->msk[0] > 1 && zreg_applies(p)) return 5;
         return stream_applies(p) ? 4 : 1;
     }
@@ -1260,7 +1276,10 @@ static double s_estimate(const tc__problem *p, const tc__env *e) {
     (void)e;
     const int passes = (p->msk[0] > 1) + (p->msk[1] > 1) + (p->msk[2] > 1);
     const int f = fused_on(p);
-    /* the stream forms (4, 5) as the forms they stand beside until measured */
+    /* the stream forms (4, 5) at the units of the forms they replace (1, 3):
+     * they measured 1.7-2.0x faster on large arrays (fused_on), but the
+     * planner's choice between this solver and cuda.filter.direct's tiled
+     * kernels for small rank-1 masks has not been measured against them */
     const double units = f == 3 || f == 5 ? 4.0 : f == 2 ? 7.5 : f == 1 || f == 4 ? (p->msk[0] > 1 ? 5.6 : 2.9) : 2.75 * passes;
     const double bytes = (double)p->esize * (tc__x_count(p) + tc__y_count(p)) * units;
     const double fl = 2.0 * tc__y_count(p) * (double)(p->msk[0] + p->msk[1] + p->msk[2]);
@@ -1369,7 +1388,12 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
             sg.Tx = g.Tx; sg.Ty = g.Ty; sg.mode = g.mode;
             sg.vin = g.vec_ok;
             sg.vout = g.Wo % fcfg<E>::VEC == 0 && (uintptr_t)dst % 16 == 0;
-            st = launch_stream<E>(mt, src, dst, sw, sg, planes, (E)cval, b->s);
+            /* the default form declines the arrays too small to fill the
+             * device's warp slots; a forced one (the knob at 4) runs */
+            const char *k = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED);
+            int declined = 0;
+            st = launch_stream<E>(mt, src, dst, sw, sg, planes, (E)cval, b->s, k && k[0] ? NULL : &declined);
+            if (st == TC_OK && declined) st = launch_fused<E>(mt, src, dst, fw, g, planes, (E)cval, b->s);
         } else {
             st = launch_fused<E>(mt, src, dst, fw, g, planes, (E)cval, b->s);
         }
