@@ -1725,15 +1725,13 @@ static void run_conv_half_native_all(void) {
         for (int ci = 0; ci < NHC; ci++)
             for (int vi = 0; vi < NHV; vi++) {
                 if (th_g.quick && (ci + vi) % 3) continue;
-                calls += ci == HC_ALLCFG && si == 0 ? 3 : si == 1 ? 2 : si == 2 ? 7 : si == 3 ? 4 : 1; /* runs below */
+                calls += ci == HC_ALLCFG && si == 0 ? 3 : si == 1 ? 2 : si >= 2 ? 4 : 1; /* runs below */
                 if (ci == HC_ALLCFG && si == 0) { /* every tile configuration */
                     static const char *const cfgs[] = {"0", "1", "2"};
                     for (int k = 0; k < 3; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
-                } else if (si == 2) { /* every tile configuration that fits (4-6: clusters
-                                         of two sharing the weight stages, an odd block
-                                         count padded) */
-                    static const char *const cfgs[] = {"0", "1", "2", "3", "4", "5", "6"};
-                    for (int k = 0; k < 7; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
+                } else if (si == 2) { /* every tile configuration that fits (0-3) */
+                    static const char *const cfgs[] = {"0", "1", "2", "3"};
+                    for (int k = 0; k < 4; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
                 } else if (si == 3) { /* both tile configurations; one and two
                                          blocks a slice (many tiles a block: each
                                          ring's stages reused across tiles) */

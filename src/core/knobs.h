@@ -142,7 +142,7 @@
     X(CUDA_HALF_HALO_STAGES, "TILECONV_CUDA_HALF_HALO_STAGES", NULL, "chosen", "cuda",          \
       "1 or 2: cuda.conv.igemm-half-halo's shared-memory stages (tuning)")                      \
     X(CUDA_HALF_SHIFTED_CFG, "TILECONV_CUDA_HALF_SHIFTED_CFG", NULL, "chosen", "cuda",         \
-      "0-6: cuda.conv.igemm-half-shifted's tile configuration (4-6: clusters of two; tuning)") \
+      "0-3: cuda.conv.igemm-half-shifted's tile configuration (tuning)")                        \
     X(CUDA_HALF_SHIFTED_STAGES, "TILECONV_CUDA_HALF_SHIFTED_STAGES", NULL, "chosen", "cuda",   \
       "2-8: cuda.conv.igemm-half-shifted's weight stages (tuning)")                            \
     X(CUDA_HALF_STREAM_CFG, "TILECONV_CUDA_HALF_STREAM_CFG", NULL, "chosen", "cuda",           \
