@@ -715,8 +715,7 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
     if nsp > 3 and any(n == 1 for n in input.shape):
         return _correlate_unit_axes(input, weights, out, mode, mcode, cval, origins, kind)
     if nsp > 3:
-        raise ValueError("tileconv: filters over more than 3 axes at once are not supported "
-                         f"(weights shape {weights.shape})")
+        return _correlate_peel(input, weights, out, mcode, cval, origins, kind, lead)
     if be is not None:
         dt = be.dtype(input)
         wdt = _work_dtype_dev(dt, be.dtype(out))
@@ -732,6 +731,74 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
         return out
     return _filter_host(input, weights.reshape(weights.shape[lead:]), out, nsp, kind, mcode,
                         cval, origins[lead:])
+
+
+def _map_index(j, n, mcode):
+    """scipy's boundary maps of indices j (an int array) into [0, n): the
+    mapped indices and the mask of those outside in constant mode."""
+    j = np.asarray(j, dtype=np.int64)
+    outside = (j < 0) | (j >= n)
+    if mcode == 0:  # constant: any index in range; the caller overwrites
+        return np.clip(j, 0, n - 1), outside
+    if mcode == 1:  # nearest
+        return np.clip(j, 0, n - 1), np.zeros_like(outside)
+    if mcode == 4:  # wrap
+        return np.mod(j, n), np.zeros_like(outside)
+    if mcode == 2:  # reflect: d c b a | a b c d | d c b a
+        m = np.mod(j, 2 * n)
+        return np.where(m < n, m, 2 * n - 1 - m), np.zeros_like(outside)
+    if n == 1:  # mirror of one element
+        return np.zeros_like(j), np.zeros_like(outside)
+    m = np.mod(j, 2 * n - 2)  # mirror: d c b | a b c d | c b a
+    return np.where(m < n, m, 2 * n - 2 - m), np.zeros_like(outside)
+
+
+def _correlate_peel(input, weights, out, mcode, cval, origins, kind, lead):
+    """More than 3 filtered axes (scipy takes any rank): the first filtered
+    axis (`lead`, after the batch axes) is taken tap by tap. For its tap a,
+    the input's slabs gathered along that axis at i + a - (k // 2 + origin)
+    (boundary-mapped as scipy maps them; in constant mode a slab outside
+    the input is cval throughout, so its filter is cval times the tap's
+    weights' sum) are filtered over the remaining axes with that tap's
+    weights (one axis fewer: batched over this one), and the k results
+    summed in the work dtype, then stored as _store casts. convolve is the
+    correlation with the weights reversed and the origins mirrored, as
+    scipy turns one into the other. k filters of the whole array: a
+    correct path for ranks the library's 3-D solvers do not take, not a
+    fast one."""
+    if kind == _CONVOLVE:
+        weights = weights[(slice(None, None, -1),) * weights.ndim]
+        origins = [-o - (1 - s % 2) for o, s in zip(origins, weights.shape)]
+    be = _gpu.backend(input)
+    shape = tuple(be.shape(input)) if be is not None else input.shape
+    idt, odt = _dtype(input), _dtype(out)
+    if be is not None:
+        wdt = _work_dtype_dev(idt, odt)
+    else:
+        wdt = np.dtype(np.float32 if idt in (np.float32, np.float16) and odt.kind not in "iub"
+                       else np.float64)
+    n, k = shape[lead], weights.shape[lead]
+    c = k // 2 + origins[lead]
+    rest = list(origins)
+    rest[lead] = 0
+    mode = [m for m, v in _MODES.items() if v == mcode][0]
+    acc = None
+    for a in range(k):
+        idx, outside = _map_index(np.arange(n) + a - c, n, mcode)
+        wa = np.take(weights, [a], axis=lead)
+        xa = be.take(input, idx, lead) if be is not None else np.take(input, idx, axis=lead)
+        t = _correlate_nd(xa, wa, wdt, mode, cval, rest, _CORRELATE)
+        if outside.any():
+            sel = (slice(None),) * lead + (np.nonzero(outside)[0],)
+            if be is not None:
+                sel = (slice(None),) * lead + (be.to_device(t, np.nonzero(outside)[0]),)
+            t[sel] = float(cval) * float(wa.sum())
+        if acc is None:
+            acc = t
+        else:
+            acc += t
+    _store(acc, out)
+    return out
 
 
 def _correlate_unit_axes(input, weights, out, mode, mcode, cval, origins, kind):

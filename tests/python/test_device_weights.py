@@ -364,3 +364,30 @@ def test_axes(dev, fn):
         getattr(TN, fn)(x3, r.random((3, 3, 3)), axes=(0, 1))
     with pytest.raises(ValueError, match="unique"):
         getattr(TN, fn)(x3, r.random((3, 3)), axes=(1, 1))
+
+
+@pytest.mark.parametrize("fn", ["correlate", "convolve"])
+def test_more_than_3_filtered_axes(dev, fn):
+    """4 and 5 filtered axes (CuPy's TestFilterFastAxesSciPy15 filters 3 x 4
+    x 5 x 6 with 3 x 5 x 3 x 5 weights): the first filtered axis tap by
+    tap, each tap a 3-D (or 4-D, recursively) filter; every mode, origins
+    at both ends, float64 / float32 / uint8 inputs (integers exact), host
+    and device arrays, against scipy."""
+    mk, be = dev
+    r = np.random.default_rng(29)
+    for shape, ks in (((3, 4, 5, 6), (3, 5, 3, 5)), ((2, 3, 4, 5, 6), (2, 2, 3, 1, 3)),
+                      ((4, 3, 4, 5), (4, 2, 3, 2))):
+        w = r.random(ks) - 0.2
+        org = tuple(-(k // 2) if i % 2 else (k - 1) // 2 for i, k in enumerate(ks))
+        for dt in (np.float64, np.float32, np.uint8):
+            x = (r.random(shape) * 10).astype(dt)
+            for mode in MODES:
+                for origin in (0, org):
+                    ref = getattr(SN, fn)(x, w, mode=mode, cval=2.5, origin=origin)
+                    got = getattr(TN, fn)(mk(x.copy()), w, mode=mode, cval=2.5, origin=origin)
+                    if dt == np.uint8:
+                        assert np.array_equal(_np(got), ref), (shape, mode, origin)
+                    else:
+                        _close(got, ref, dt)
+        x = r.random(shape)
+        _close(getattr(TN, fn)(x, w, mode="wrap"), getattr(SN, fn)(x, w, mode="wrap"), np.float64)
