@@ -379,17 +379,21 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
     char nm2[96];
     for (int md = 0; md <= 4; md++) {
         if ((quick || !full) && md) continue;
+        /* the default (the stream forms; the row stream declines arrays
+         * too small to fill the device), then the fused x + y kernel (=1) */
         snprintf(nm2, sizeof nm2, "%s %s", name, tc_mode_name((tc_mode)md));
+        bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
         setenv("TILECONV_CUDA_SEPARABLE_FUSED", "1", 1);
+        snprintf(nm2, sizeof nm2, "%s %s fused", name, tc_mode_name((tc_mode)md));
         bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
         unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
-        if (nsp == 3) { /* the register z window (=3) beside it */
+        if (nsp == 3) { /* the register z window with the full map (=3) beside it */
             setenv("TILECONV_CUDA_SEPARABLE_FUSED", "3", 1);
             snprintf(nm2, sizeof nm2, "%s %s zreg", name, tc_mode_name((tc_mode)md));
             bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
             unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
         }
-        /* the stream forms (=4) */
+        /* the stream forms forced (=4: the row stream on small arrays too) */
         setenv("TILECONV_CUDA_SEPARABLE_FUSED", "4", 1);
         snprintf(nm2, sizeof nm2, "%s %s stream", name, tc_mode_name((tc_mode)md));
         bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
