@@ -70,20 +70,39 @@ def _reach_nd(shape, origin, ndim):
     return [max(m // 2 + o, (m - 1) // 2 - o, 0) for m, o in zip(shape, origin)]
 
 
-def correlate(input, weights, mode="reflect", cval=0.0, origin=0):
+def _on_axes(w, origin, ndim, axes):
+    """axes= as tileconv.ndimage takes it (scipy's rule): weights of one axis
+    a listed axis widened with unit axes at the others, origins spread
+    from the listed order."""
+    if axes is None:
+        return w, origin
+    ax = _nd._axes(axes, ndim)
+    if len(ax) == ndim:
+        return w, origin
+    if w.ndim != len(ax):
+        raise RuntimeError(f"weights.ndim ({w.ndim}) must match len(axes) ({len(ax)})")
+    full = [0] * ndim
+    for o, a in zip(_nd._per_axis(origin, len(ax), "origin"), ax):
+        full[a] = o
+    return np.expand_dims(w, tuple(a for a in range(ndim) if a not in ax)), full
+
+
+def correlate(input, weights, mode="reflect", cval=0.0, origin=0, *, axes=None):
     """tileconv.ndimage.correlate on a dask array."""
     w = _nd._host(weights)  # device weights (CuPy chunks) copied to the host: a mask
     x = _da().asarray(input)
+    w, origin = _on_axes(w, origin, x.ndim, axes)
     if w.ndim != x.ndim:
         raise RuntimeError("filter weights array has incorrect shape.")
     return _run(x, lambda b: _nd.correlate(b, w, mode=mode, cval=cval, origin=origin),
                 _reach_nd(w.shape, origin, x.ndim), [mode] * x.ndim)
 
 
-def convolve(input, weights, mode="reflect", cval=0.0, origin=0):
+def convolve(input, weights, mode="reflect", cval=0.0, origin=0, *, axes=None):
     """tileconv.ndimage.convolve on a dask array."""
     w = _nd._host(weights)  # device weights (CuPy chunks) copied to the host: a mask
     x = _da().asarray(input)
+    w, origin = _on_axes(w, origin, x.ndim, axes)
     if w.ndim != x.ndim:
         raise RuntimeError("filter weights array has incorrect shape.")
     # convolve = correlate with the flipped mask and the mirrored origin

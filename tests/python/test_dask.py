@@ -32,6 +32,19 @@ def test_nd_filters(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_nd_filters_axes(mode):
+    """axes= (scipy's rule, as tileconv.ndimage): the unlisted axes are
+    batch axes; against the in-memory call."""
+    x = da.from_array(X, chunks=(10, 8, 11))
+    w = R.uniform(-1, 1, (5, 3))
+    for axes, origin in (((0, 2), (1, -1)), ((2, 0), 0), ((1, 2), (0, 1))):
+        close(TD.correlate(x, w, mode=mode, cval=0.3, origin=origin, axes=axes).compute(),
+              T.correlate(X, w, mode=mode, cval=0.3, origin=origin, axes=axes))
+        close(TD.convolve(x, w, mode=mode, cval=0.3, origin=origin, axes=axes).compute(),
+              T.convolve(X, w, mode=mode, cval=0.3, origin=origin, axes=axes))
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_separable_and_1d(mode):
     x = da.from_array(X, chunks=(9, 7, 6))
     close(TD.gaussian_filter(x, (1.5, 2.0, 0.8), mode=mode).compute(),
