@@ -203,11 +203,6 @@ static const ag_case ag_cases[] = {
 };
 #define AG_NCASES (int)(sizeof ag_cases / sizeof ag_cases[0])
 
-/* cuda.filter.separable's row pass (src/cuda/cuda_separable.cu, sep_pass_x):
- * a block filters 256 outputs of a row from a shared copy of its window;
- * the column and plane passes read their taps through the cache, no tile. */
-#define AG_SEP_ROW_TILE 256
-
 typedef struct ag_row {
     const ag_case *c;
     const char *solver;
@@ -334,39 +329,81 @@ static void ag_direct(ag_row *r, const ag_device *d) {
     if (r->resident > r->grid) r->resident = r->grid;
 }
 
-/* cuda.filter.separable: one pass per axis of more than one tap. The row
- * pass is the seeds' 1D tile (256 outputs, window 256 + T - 1); a column or
- * plane pass has no tile (its taps come from the cache; DRAM once per
- * output at best). Each pass reads and writes the whole array. */
+/* cuda.filter.separable's default forms (src/cuda/cuda_separable.cu), for
+ * masks of 2..17 taps an axis: 2D, the row stream (sep_stream_xy): a warp
+ * owns a strip of 128 output columns by a segment of ly rows and reads its
+ * input strip, (ly + Ty - 1) x (128 + Tx - 1), once; the segments split
+ * the rows so that the warps fill 2 blocks of 8 warps an SM (ptxas 84-128
+ * registers a thread at 256 threads), each at least 4 (Ty - 1) rows. 3D
+ * float32, the register z window (sep_zreg): a block owns 16 x 64 outputs
+ * of each plane of a z chunk and stages (16 + Ty - 1) x (64 + Tx - 1) of
+ * each of its zc + Tz - 1 input planes; the chunks fill 2 blocks an SM.
+ * One read and one write of the array either way (the halo read again
+ * from L2 by the neighbouring tiles is what the seeds' tile counts as
+ * loads). Taps: the x pass over every staged row (2D) or y over every
+ * staged column (3D), then the other, then z: the kernels' FMAs. */
+#define AG_SEP_BLK_SM 2
 static void ag_separable(ag_row *r, const ag_device *d) {
     const ag_case *c = r->c;
+    const int64_t Tz = c->m[0], Ty = c->m[1], Tx = c->m[2];
     r->solver = "cuda.filter.separable";
     r->variant = -1;
     r->occ_source = "-";
-    r->threads = AG_SEP_ROW_TILE;
-    r->tile[0] = r->tile[1] = 1;
-    r->tile[2] = AG_SEP_ROW_TILE;
-    r->in[0] = r->in[1] = 1;
-    r->in[2] = AG_SEP_ROW_TILE + c->m[2] - 1;
-    r->staged_cols = r->in[2];
-    const int64_t m1[3] = {1, 1, c->m[2]};
-    r->f_loads = r->in[2];
-    r->f_acc = AG_SEP_ROW_TILE * c->m[2];
-    ag_sim(r->tile, m1, &r->s_loads, &r->s_acc);
-    r->staged = r->in[2];
-    r->outputs_per_tile = AG_SEP_ROW_TILE;
-    r->passes = (c->m[0] > 1) + (c->m[1] > 1) + (c->m[2] > 1);
-    /* loads per output over all passes: the row pass's tile, 1 per other pass */
-    r->loads_per_out = (double)r->f_loads / AG_SEP_ROW_TILE + (r->passes - 1);
-    r->staged_per_out = r->loads_per_out;
+    r->occ = AG_SEP_BLK_SM;
+    r->threads = 256;
+    r->passes = 1;
+    if (c->dims == 3) {
+        const int64_t gx = ag_div_up(c->n[2], 64), gy = ag_div_up(c->n[1], 16);
+        int64_t nzc = (int64_t)AG_SEP_BLK_SM * d->sms / (gx * gy);
+        if (nzc < 1) nzc = 1;
+        if (nzc > c->n[0]) nzc = c->n[0];
+        const int64_t zc = ag_div_up(c->n[0], nzc);
+        nzc = ag_div_up(c->n[0], zc);
+        r->tile[0] = zc, r->tile[1] = 16, r->tile[2] = 64;
+        r->grid = r->tiles = gx * gy * nzc;
+        r->f_acc = (zc + Tz - 1) * 16 * ((64 + Tx - 1) * Ty + 64 * Tx) + zc * 16 * 64 * Tz;
+    } else {
+        const int64_t strips = ag_div_up(c->n[2], 128), slots = (int64_t)AG_SEP_BLK_SM * 8 * d->sms;
+        const int64_t lmin = 4 * (Ty - 1) > 16 ? 4 * (Ty - 1) : 16;
+        int64_t ny = slots / (strips * c->n[0]);
+        if (ny > c->n[1] / lmin) ny = c->n[1] / lmin;
+        if (ny < 1) ny = 1;
+        const int64_t ly = ag_div_up(c->n[1], ny);
+        ny = ag_div_up(c->n[1], ly);
+        r->tile[0] = 1, r->tile[1] = ly, r->tile[2] = 128;
+        r->tiles = strips * ny * c->n[0];
+        r->grid = ag_div_up(strips, 8) * ny * c->n[0];
+        r->f_acc = (ly + Ty - 1) * 128 * Tx + ly * 128 * Ty;
+    }
+    for (int a = 0; a < 3; a++) r->in[a] = r->tile[a] + c->m[a] - 1;
+    /* staged: 16-byte copies from the aligned column at or below the first */
+    r->staged_cols = 4 * ag_div_up(r->in[2] + 3, 4);
+    r->f_loads = r->in[0] * r->in[1] * r->in[2];
+    /* the loops walked: every staged input element once; every output's
+     * taps, the x (3D: y) pass's on the halo rows (columns) too */
+    r->s_loads = 0;
+    for (int64_t z = 0; z < r->in[0]; z++)
+        for (int64_t y = 0; y < r->in[1]; y++) r->s_loads += r->in[2];
+    r->s_acc = 0;
+    if (c->dims == 3) {
+        for (int64_t z = 0; z < r->in[0]; z++) r->s_acc += 16 * ((64 + Tx - 1) * Ty + 64 * Tx);
+        for (int64_t z = 0; z < r->tile[0]; z++) r->s_acc += 16 * 64 * Tz;
+    } else {
+        for (int64_t y = 0; y < r->in[1]; y++) r->s_acc += 128 * Tx;
+        for (int64_t y = 0; y < r->tile[1]; y++) r->s_acc += 128 * Ty;
+    }
+    r->staged = r->in[0] * r->in[1] * r->staged_cols;
+    r->outputs_per_tile = (double)(r->tile[0] * r->tile[1] * r->tile[2]);
+    r->loads_per_out = (double)r->f_loads / r->outputs_per_tile;
+    r->staged_per_out = (double)r->staged / r->outputs_per_tile;
     r->red_formula = (double)r->f_acc / (double)r->f_loads;
     r->red_sim = (double)r->s_acc / (double)r->s_loads;
-    r->bytes_per_out = 4.0 * r->loads_per_out + 4.0 * r->passes;
-    r->staged_bytes_per_out = r->bytes_per_out;
+    r->bytes_per_out = 4.0 * r->loads_per_out + 4.0;
+    r->staged_bytes_per_out = 4.0 * r->staged_per_out + 4.0;
     r->outputs = (double)(c->n[0] * c->n[1] * c->n[2]);
-    r->flops = 2.0 * (double)(c->m[0] + c->m[1] + c->m[2] - (3 - r->passes)) * r->outputs;
-    r->grid = r->tiles = ag_div_up(c->n[2], AG_SEP_ROW_TILE) * c->n[1] * c->n[0];
-    (void)d;
+    r->flops = 2.0 * (double)r->f_acc / r->outputs_per_tile * r->outputs;
+    r->resident = (int64_t)AG_SEP_BLK_SM * d->sms;
+    if (r->resident > r->grid) r->resident = r->grid;
 }
 
 /* ---- the benchmark's JSON (bench/gpu_bench.cu, or tileconv bench) ---- */
@@ -664,7 +701,7 @@ static void ag_print(FILE *o, const ag_device *d, const ag_row *rows, int n, con
         else snprintf(occ, sizeof occ, "-");
         fprintf(o, "  %-28s %4s %-12s %-12s %4s %7lld %8.4f %8.4f %8.4f %9.2f %9.2f\n",
                 r->c->name, var, t, in, occ, (long long)r->grid, r->loads_per_out,
-                (double)r->s_loads / r->outputs_per_tile + (r->variant < 0 ? r->passes - 1 : 0),
+                (double)r->s_loads / r->outputs_per_tile,
                 r->staged_per_out, r->red_formula, r->red_sim);
     }
     fprintf(o, "  blk: blocks per SM (* = occupancy model: threads, shared memory, ptxas registers);"
@@ -678,10 +715,15 @@ static void ag_print(FILE *o, const ag_device *d, const ag_row *rows, int n, con
                     r->v.R == 1 && r->v.ng > 1 ? 4 * r->v.ng : 4, (long long)r->smem, r->regs,
                     (long long)r->resident);
         } else {
-            fprintf(o, "    %-26s cuda.filter.separable, %d passes of %lld taps: the per-axis passes' row"
-                       " tile (256 outputs; the other passes have no tile, 1 load/output at best), not"
-                       " the fused default's (docs/solvers/cuda-direct.md)\n",
-                    r->c->name, r->passes, (long long)r->c->m[2]);
+            if (r->c->dims == 3)
+                fprintf(o, "    %-26s cuda.filter.separable, the register z window: 16 x 64 outputs of %lld"
+                           " planes a block, 256 threads, %d blocks an SM; %lld blocks\n",
+                        r->c->name, (long long)r->tile[0], AG_SEP_BLK_SM, (long long)r->grid);
+            else
+                fprintf(o, "    %-26s cuda.filter.separable, the row stream: a warp's strip of 128 columns x"
+                           " %lld rows, %lld warps in %lld blocks of 8, %d blocks an SM\n",
+                        r->c->name, (long long)r->tile[1], (long long)r->tiles, (long long)r->grid,
+                        AG_SEP_BLK_SM);
         }
     }
 
