@@ -5,9 +5,11 @@ test_signaltools.py: TestConvolveCorrelate, TestConvolveCorrelate2D) run
 on the CPU test double of a device framework (fake_device.py) against
 scipy, with cupyx's tolerances and its dtype check: the device paths of
 tileconv.ndimage / tileconv.signal meet what CuPy's tests ask before they
-run on a GPU (run_cupyx_suites.py). Where this scipy raises ValueError
-(it refuses bool and float16 in some signal paths, depending on its
-version) the case is not compared."""
+run on a GPU (run_cupyx_suites.py), results C-contiguous where scipy's
+are. The signal grids run with tileconv.signal.scipy_dtypes = True, as
+run_cupyx_suites.py does: every case this scipy refuses (ValueError: bool
+and float16 on its direct N-D path) tileconv refuses too; the filter grids
+count a case scipy refuses and tileconv computes as not compared."""
 import itertools
 import warnings
 
@@ -48,6 +50,8 @@ class Grid:
         if (g.shape != ref.shape or g.dtype != ref.dtype or
                 not np.allclose(g, ref, atol=t, rtol=t, equal_nan=True)):
             self.bad.append(("value", tag, g.dtype, ref.dtype))
+        elif ref.flags.c_contiguous and not g.flags.c_contiguous:
+            self.bad.append(("layout", tag, "C-contiguous result expected"))  # CuPy checks it
 
 
 def _rng():
@@ -161,6 +165,9 @@ def test_cupyx_filter_grids(monkeypatch):
 
 def test_cupyx_signal_grids(monkeypatch):
     monkeypatch.setattr(_gpu, "BACKENDS", [FakeBackend()] + list(_gpu.BACKENDS))
+    # as run_cupyx_suites.py runs CuPy's tests: float16 / bool refused where
+    # scipy's direct path refuses them
+    monkeypatch.setattr(TS, "scipy_dtypes", True)
     warnings.simplefilter("ignore")
     r = _rng()
     dts = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
@@ -206,5 +213,7 @@ def test_cupyx_signal_grids(monkeypatch):
     for g in (g1, g2):
         assert not g.bad, f"{len(g.bad)} of {g.n} cases differ: {g.bad[:10]}"
     assert g1.n + g2.n > 4000
+    # scipy_dtypes: tileconv refuses exactly what this scipy refuses
+    assert g1.scipy_refused + g2.scipy_refused == 0, "scipy refused cases tileconv computed"
     print(f"cupyx signal grids: {g1.n + g2.n} cases, "
           f"{g1.scipy_refused + g2.scipy_refused} refused by scipy")
