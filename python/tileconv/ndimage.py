@@ -296,9 +296,10 @@ def _store(result, output):
             t = be.trunc(result)
             if odt.kind == "b":
                 t = t != 0
-            elif odt != np.uint64:
+            else:
                 # through int64, as NumPy's cast on the host wraps (-6.0 ->
-                # 250 in uint8; a device float -> uint8 cast saturates)
+                # 250 in uint8, 2^64 - 6 in uint64; a device float -> uint8
+                # cast saturates); sums of 2^63 or more are out of its range
                 t = be.astype(t, np.int64)
             be.copy_(output, t)
         else:
