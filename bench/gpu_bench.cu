@@ -387,6 +387,12 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
         snprintf(nm2, sizeof nm2, "%s %s fused", name, tc_mode_name((tc_mode)md));
         bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
         unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
+        if (nsp == 3) { /* the near-map window's 32-row tiles (ZREG_TY=32) */
+            setenv("TILECONV_CUDA_SEPARABLE_ZREG_TY", "32", 1);
+            snprintf(nm2, sizeof nm2, "%s %s zreg32", name, tc_mode_name((tc_mode)md));
+            bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
+            unsetenv("TILECONV_CUDA_SEPARABLE_ZREG_TY");
+        }
         if (nsp == 3) { /* the register z window with the full map (=3) beside it */
             setenv("TILECONV_CUDA_SEPARABLE_FUSED", "3", 1);
             snprintf(nm2, sizeof nm2, "%s %s zreg", name, tc_mode_name((tc_mode)md));

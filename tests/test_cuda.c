@@ -3179,8 +3179,9 @@ static void run_filter_separable_forms(int quick)
      * TILECONV_CUDA_SEPARABLE_FUSED=0 (one pass per axis), =1 (x + y
      * (+ z) fused where it applies) and =4 (the stream forms, the row
      * stream forced) on every case, =2 (x + y fused, then a z pass) and =3
-     * (the register z window with the full map, float32) on the 3D ones; every mode in float32 and float64 (=3:
-     * float32) on host pointers, one mode on device pointers */
+     * (the register z window with the full map, float32) on the 3D ones;
+     * every mode in float32 and float64 (=3: float32) on host pointers, one
+     * mode on device pointers */
     for (int kv = 0; kv <= 4 && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED); kv++) {
         only_solver = "cuda.filter.separable";
         setenv("TILECONV_CUDA_SEPARABLE_FUSED", kv == 4 ? "4" : kv == 3 ? "3" : kv == 2 ? "2" : kv ? "1" : "0", 1);
@@ -3189,13 +3190,30 @@ static void run_filter_separable_forms(int quick)
                 for (int mi = 0; mi < 5; mi++) {
                     if ((quick && mi % 2) || ((kv == 2 || kv == 3) && fcases[ci].nsp < 3)) continue;
                     run_filter_case(ci, mi, 0, f64 ? TC_FLOAT64 : TC_FLOAT32);
-    #if TC_TEST_CUDA
+#if TC_TEST_CUDA
                     int swap = fcases[ci].out == TC_OUTPUT_VALID &&
                                fcases[ci].mask[fcases[ci].nsp - 1] > fcases[ci].shape[fcases[ci].nsp - 1];
                     if (!swap && mi == (ci + f64) % 5) run_filter_case(ci, mi, 1, f64 ? TC_FLOAT64 : TC_FLOAT32);
-    #endif
+#endif
                 }
         unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
+        only_solver = NULL;
+    }
+    /* the register z window's 32-row tiles (TILECONV_CUDA_SEPARABLE_ZREG_TY=32,
+     * the default form otherwise): the 3D cases, float32, every mode on host
+     * pointers, one on device pointers */
+    if (!tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED) && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_ZREG_TY)) {
+        only_solver = "cuda.filter.separable";
+        setenv("TILECONV_CUDA_SEPARABLE_ZREG_TY", "32", 1);
+        for (int ci = 0; ci < NFC; ci++)
+            for (int mi = 0; mi < 5; mi++) {
+                if ((quick && mi % 2) || fcases[ci].nsp < 3) continue;
+                run_filter_case(ci, mi, 0, TC_FLOAT32);
+#if TC_TEST_CUDA
+                if (mi == ci % 5) run_filter_case(ci, mi, 1, TC_FLOAT32);
+#endif
+            }
+        unsetenv("TILECONV_CUDA_SEPARABLE_ZREG_TY");
         only_solver = NULL;
     }
 }

@@ -90,6 +90,9 @@
       "default) the stream forms: the register z window with the near boundary map "         \
       "(float32 3D, masks <= 17), else the row stream x + y (masks <= 17; then a z pass; "    \
       "the fused x + y kernel where the rows cannot fill the device's warp slots), else as 1")\
+    X(CUDA_SEPARABLE_ZREG_TY, "TILECONV_CUDA_SEPARABLE_ZREG_TY", NULL, "16", "cuda",           \
+      "32: cuda.filter.separable's register z window (near map) with tiles of 32 output rows, "\
+      "one block of 512 threads an SM (tuning)")                                               \
     X(CUDA_SEPARABLE_STREAM_WAVES, "TILECONV_CUDA_SEPARABLE_STREAM_WAVES", NULL, "1", "cuda",   \
       "n: cuda.filter.separable's row stream (=4) splits the rows into segments for n waves "  \
       "of its resident warps (more segments, more halo rows) (tuning)")                        \
