@@ -81,10 +81,8 @@ def _on_axes(w, origin, ndim, axes):
         return w, origin
     if w.ndim != len(ax):
         raise RuntimeError(f"weights.ndim ({w.ndim}) must match len(axes) ({len(ax)})")
-    full = [0] * ndim
-    for o, a in zip(_nd._per_axis(origin, len(ax), "origin"), ax):
-        full[a] = o
-    return np.expand_dims(w, tuple(a for a in range(ndim) if a not in ax)), full
+    return (np.expand_dims(w, tuple(a for a in range(ndim) if a not in ax)),
+            _nd._on_axes(origin, ax, ndim, "origin"))
 
 
 def correlate(input, weights, mode="reflect", cval=0.0, origin=0, *, axes=None):

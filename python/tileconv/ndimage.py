@@ -716,7 +716,7 @@ def _correlate_nd(input, weights, output, mode, cval, origin, kind):
     if nsp > 3 and any(n == 1 for n in input.shape):
         return _correlate_unit_axes(input, weights, out, mode, mcode, cval, origins, kind)
     if nsp > 3:
-        return _correlate_peel(input, weights, out, mcode, cval, origins, kind, lead)
+        return _correlate_peel(input, weights, out, mode, cval, origins, kind, lead)
     if be is not None:
         dt = be.dtype(input)
         wdt = _work_dtype_dev(dt, be.dtype(out))
@@ -754,7 +754,18 @@ def _map_index(j, n, mcode):
     return np.where(m < n, m, 2 * n - 2 - m), np.zeros_like(outside)
 
 
-def _correlate_peel(input, weights, out, mcode, cval, origins, kind, lead):
+def _sum_dtype(be, idt, odt):
+    """The dtype partial results are summed in before one store into an
+    output of odt (_correlate_peel's taps, _correlate_unit_axes' cval term):
+    float32 for float32 / float16 inputs into a float output, else float64
+    (device arrays: _work_dtype_dev's rule)."""
+    if be is not None:
+        return _work_dtype_dev(idt, odt)
+    return np.dtype(np.float32 if idt in (np.float32, np.float16) and odt.kind not in "iub"
+                    else np.float64)
+
+
+def _correlate_peel(input, weights, out, mode, cval, origins, kind, lead):
     """More than 3 filtered axes (scipy takes any rank): the first filtered
     axis (`lead`, after the batch axes) is taken tap by tap. For its tap a,
     the input's slabs gathered along that axis at i + a - (k // 2 + origin)
@@ -772,28 +783,21 @@ def _correlate_peel(input, weights, out, mcode, cval, origins, kind, lead):
         origins = [-o - (1 - s % 2) for o, s in zip(origins, weights.shape)]
     be = _gpu.backend(input)
     shape = tuple(be.shape(input)) if be is not None else input.shape
-    idt, odt = _dtype(input), _dtype(out)
-    if be is not None:
-        wdt = _work_dtype_dev(idt, odt)
-    else:
-        wdt = np.dtype(np.float32 if idt in (np.float32, np.float16) and odt.kind not in "iub"
-                       else np.float64)
+    wdt = _sum_dtype(be, _dtype(input), _dtype(out))
     n, k = shape[lead], weights.shape[lead]
     c = k // 2 + origins[lead]
     rest = list(origins)
     rest[lead] = 0
-    mode = [m for m, v in _MODES.items() if v == mcode][0]
     acc = None
     for a in range(k):
-        idx, outside = _map_index(np.arange(n) + a - c, n, mcode)
+        idx, outside = _map_index(np.arange(n) + a - c, n, _MODES[mode])
         wa = np.take(weights, [a], axis=lead)
         xa = be.take(input, idx, lead) if be is not None else np.take(input, idx, axis=lead)
         t = _correlate_nd(xa, wa, wdt, mode, cval, rest, _CORRELATE)
         if outside.any():
-            sel = (slice(None),) * lead + (np.nonzero(outside)[0],)
-            if be is not None:
-                sel = (slice(None),) * lead + (be.to_device(t, np.nonzero(outside)[0]),)
-            t[sel] = float(cval) * float(wa.sum())
+            i = np.nonzero(outside)[0]
+            t[(slice(None),) * lead + (i if be is None else be.to_device(t, i),)] = (
+                float(cval) * float(wa.sum()))
         if acc is None:
             acc = t
         else:
@@ -830,13 +834,8 @@ def _correlate_unit_axes(input, weights, out, mode, mcode, cval, origins, kind):
     if add == 0.0:
         _correlate_nd(x, w, o, mode, cval, rest, kind)
         return out
-    be = _gpu.backend(input)
-    idt = _dtype(input)
-    odt = _dtype(o)
-    wdt = (_work_dtype_dev(idt, odt) if be is not None else
-           np.dtype(np.float32 if idt in (np.float32, np.float16) and odt.kind not in "iub"
-                    else np.float64))
-    t = _correlate_nd(x, w, wdt, "constant", cval, rest, kind)
+    t = _correlate_nd(x, w, _sum_dtype(_gpu.backend(input), _dtype(input), _dtype(o)), "constant",
+                      cval, rest, kind)
     t += add
     _store(t, o)
     return out
@@ -862,10 +861,7 @@ def _correlate_axes(input, weights, output, mode, cval, origin, kind, axes):
     wshape = be_w.shape(weights) if be_w is not None else np.shape(weights)
     if len(wshape) != len(ax):
         raise RuntimeError(f"weights.ndim ({len(wshape)}) must match len(axes) ({len(ax)})")
-    org = _per_axis(origin, len(ax), "origin")
-    full = [0] * ndim
-    for o, a in zip(org, ax):
-        full[a] = o
+    full = _on_axes(origin, ax, ndim, "origin")
     filt = sorted(ax)
     rest = [a for a in range(ndim) if a not in ax]
     perm = rest + filt
@@ -1352,17 +1348,24 @@ def generic_gradient_magnitude(input, derivative, output=None, mode="reflect", c
     return output
 
 
+def _on_axes(value, ax, ndim, name):
+    """A per-listed-axis argument (one value, or one per axis of ax, in ax's
+    order) spread to every axis of the input, 0 on the others: scipy's rule
+    for sigma (gaussian_laplace) and origin (correlate / convolve) under
+    axes=."""
+    full = [0] * ndim
+    for v, a in zip(_per_axis(value, len(ax), name), ax):
+        full[a] = v
+    return full
+
+
 def _sigmas_on_axes(sigma, ndim, axes):
     """sigma per filtered axis, spread to every axis with 0 (no smoothing) on
     the others, as scipy's gaussian_laplace does for axes=."""
     ax = _axes(axes, ndim)
-    sig = _per_axis(sigma, len(ax), "sigma")
     if len(ax) == ndim:
-        return sig, ax
-    full = [0] * ndim
-    for s, a in zip(sig, ax):
-        full[a] = s
-    return full, ax
+        return _per_axis(sigma, len(ax), "sigma"), ax
+    return _on_axes(sigma, ax, ndim, "sigma"), ax
 
 
 def _gaussian_derivative(order_on_axis):
