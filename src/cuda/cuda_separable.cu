@@ -1160,6 +1160,8 @@ struct sstate {
     int fused; /* fused_on(): 1 x and y through sep_fused_xy, 2 x, y and z through sep_fused_xyz,
                 * 3 x, y and z through sep_zreg, 4 x and y through sep_stream_xy, 5 x, y and z
                 * through sep_zreg with the near boundary map */
+    int stream_forced; /* the knob at 4: the row stream even where it would decline */
+    int zreg_ty;       /* the register window's tile rows (16; 32: TILECONV_CUDA_SEPARABLE_ZREG_TY) */
     int64_t len[3];
     double f[3][SEP_MAX]; /* factor per axis */
 };
@@ -1297,6 +1299,9 @@ static tc_status s_plan(const tc__problem *p, const tc__env *e, void **state) {
         return tc__error(TC_ERR_NOT_APPLICABLE, "cuda.filter.separable: mask is not rank 1");
     }
     s->fused = fused_on(p);
+    const char *k = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED), *ty = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_ZREG_TY);
+    s->stream_forced = k && k[0] == '4';
+    s->zreg_ty = ty && !strcmp(ty, "32") ? 32 : 16;
     *state = s;
     return TC_OK;
 }
@@ -1353,9 +1358,8 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
                 /* TILECONV_CUDA_SEPARABLE_ZREG_TY=32: the near-map form with tiles of 32
                  * output rows, one block of 512 threads an SM (tuning: the y halo of
                  * a tile's staged rows 1.375x its outputs instead of 1.75x at 13 taps) */
-                const char *ty = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_ZREG_TY);
                 const int mz = mt > tz ? mt : tz;
-                if (s->fused == 5 && ty && !strcmp(ty, "32"))
+                if (s->fused == 5 && s->zreg_ty == 32)
                     st = launch_zreg<0, true, 32>(mz, (const float *)src, (float *)dst, rw, rg, p->N, (float)cval, b->s);
                 else
                     st = s->fused == 5 ? launch_zreg<0, true>(mz, (const float *)src, (float *)dst, rw, rg, p->N,
@@ -1399,9 +1403,8 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
             sg.vout = g.Wo % fcfg<E>::VEC == 0 && (uintptr_t)dst % 16 == 0;
             /* the default form declines the arrays too small to fill the
              * device's warp slots; a forced one (the knob at 4) runs */
-            const char *k = tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED);
             int declined = 0;
-            st = launch_stream<E>(mt, src, dst, sw, sg, planes, (E)cval, b->s, k && k[0] ? NULL : &declined);
+            st = launch_stream<E>(mt, src, dst, sw, sg, planes, (E)cval, b->s, s->stream_forced ? NULL : &declined);
             if (st == TC_OK && declined) st = launch_fused<E>(mt, src, dst, fw, g, planes, (E)cval, b->s);
         } else {
             st = launch_fused<E>(mt, src, dst, fw, g, planes, (E)cval, b->s);
