@@ -121,14 +121,10 @@ def _refuse_as_scipy(in1, in2, name):
     have 2 or more dimensions."""
     if not scipy_dtypes:
         return
-    dts, nds = [], []
-    for a in (in1, in2):
-        be = _gpu.backend(a)
-        dts.append(be.dtype(a) if be is not None else np.asarray(a).dtype)
-        nds.append(len(be.shape(a)) if be is not None else np.ndim(a))
-    dt = np.result_type(*dts)
-    if max(nds) >= 2 and (dt == np.float16 or dt.kind == "b"):
-        raise ValueError(f"tileconv.signal.{name}: {dt} operands of {max(nds)} dimensions are "
+    (s1, d1), (s2, d2) = _shape_dtype(in1), _shape_dtype(in2)
+    dt, nd = np.result_type(d1, d2), max(len(s1), len(s2))
+    if nd >= 2 and (dt == np.float16 or dt.kind == "b"):
+        raise ValueError(f"tileconv.signal.{name}: {dt} operands of {nd} dimensions are "
                          "refused as scipy refuses them (tileconv.signal.scipy_dtypes is "
                          "True; False computes them, float32 accumulation)")
 
@@ -354,20 +350,23 @@ def _algo_of(method, in1, in2):
     return _algo(method, np.asarray(in1), np.asarray(in2))
 
 
-def convolve(in1, in2, mode="full", method="auto"):
-    """scipy.signal.convolve."""
+def _nd_method(in1, in2, mode, method, kind):
+    """convolve / correlate: method's algorithm, scipy's refusals on the
+    direct path (scipy_dtypes), then _nd."""
     algo = _algo_of(method, in1, in2)
     if algo is None:
-        _refuse_as_scipy(in1, in2, "convolve")
-    return _nd(in1, in2, mode, _CONVOLVE, algo)
+        _refuse_as_scipy(in1, in2, "convolve" if kind == _CONVOLVE else "correlate")
+    return _nd(in1, in2, mode, kind, algo)
+
+
+def convolve(in1, in2, mode="full", method="auto"):
+    """scipy.signal.convolve."""
+    return _nd_method(in1, in2, mode, method, _CONVOLVE)
 
 
 def correlate(in1, in2, mode="full", method="auto"):
     """scipy.signal.correlate (in2 conjugated for complex inputs, as scipy)."""
-    algo = _algo_of(method, in1, in2)
-    if algo is None:
-        _refuse_as_scipy(in1, in2, "correlate")
-    return _nd(in1, in2, mode, _CORRELATE, algo)
+    return _nd_method(in1, in2, mode, method, _CORRELATE)
 
 
 def _fft_type(a):
