@@ -387,9 +387,9 @@ static void bench_gauss(const char *name, int nsp, const long long *shape, doubl
         snprintf(nm2, sizeof nm2, "%s %s fused", name, tc_mode_name((tc_mode)md));
         bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
         unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
-        if (nsp == 3) { /* the near-map window's 32-row tiles (ZREG_TY=32) */
-            setenv("TILECONV_CUDA_SEPARABLE_ZREG_TY", "32", 1);
-            snprintf(nm2, sizeof nm2, "%s %s zreg32", name, tc_mode_name((tc_mode)md));
+        if (nsp == 3) { /* the near-map window's 16-row tiles (ZREG_TY=16; 32 the default) */
+            setenv("TILECONV_CUDA_SEPARABLE_ZREG_TY", "16", 1);
+            snprintf(nm2, sizeof nm2, "%s %s zreg16", name, tc_mode_name((tc_mode)md));
             bench_filter("sep", nm2, nsp, shape, m, (tc_mode)md, "cuda.filter.separable", reps, 0, hm.data());
             unsetenv("TILECONV_CUDA_SEPARABLE_ZREG_TY");
         }
@@ -594,6 +594,15 @@ int main(int argc, char **argv) {
         snprintf(nm, sizeof nm, "3D 512^3 k%d", k);
         bench_filter("3d", nm, 3, s, m, C0, "cuda.filter.direct", 10);
         sweep_filter(nm, 3, s, m, 5);
+        /* output planes a block (k3: the register z window; the rule gives 57) */
+        static const char *const zcs5[] = {"32", "43", "64", "86", "128"};
+        for (int i = 0; i < 5 && !quick && k == 3; i++) {
+            char nz[64];
+            snprintf(nz, sizeof nz, "3D 512^3 k3 zc=%s", zcs5[i]);
+            setenv("TILECONV_CUDA_DIRECT_ZC", zcs5[i], 1);
+            bench_filter("3d", nz, 3, s, m, C0, "cuda.filter.direct", 10);
+        }
+        unsetenv("TILECONV_CUDA_DIRECT_ZC");
         /* the plane ring in every mode beside constant (k3) */
         for (int md = 1; md <= 4 && !quick && k == 3; md++) {
             char nmm[96];
@@ -610,14 +619,16 @@ int main(int argc, char **argv) {
             bench_filter("3d256", "3D 256^3 k3", 3, s, m, C0, "cuda.filter.direct", 20);
             bench_filter("3d256", "3D 256^3 k3 reflect", 3, s, m, TC_MODE_REFLECT, "cuda.filter.direct", 20);
             sweep_filter("3D 256^3 k3", 3, s, m, 10);
-            /* output planes a block (the two-wave rule gives 6 here) */
-            static const char *const zcs[] = {"4", "8", "12", "16", "32", "64"};
-            for (int i = 0; i < 6; i++) {
-                char nz[64];
-                snprintf(nz, sizeof nz, "3D 256^3 k3 reflect zc=%s", zcs[i]);
-                setenv("TILECONV_CUDA_DIRECT_ZC", zcs[i], 1);
-                bench_filter("3d256", nz, 3, s, m, TC_MODE_REFLECT, "cuda.filter.direct", 20);
-            }
+            /* output planes a block of the default kernel (the register z
+             * window; the two-wave rule gives 8 here), constant and reflect */
+            static const char *const zcs[] = {"4", "12", "16", "22", "32", "43", "64"};
+            for (int md = 0; md <= 2; md += 2)
+                for (int i = 0; i < 7; i++) {
+                    char nz[64];
+                    snprintf(nz, sizeof nz, "3D 256^3 k3 %s zc=%s", tc_mode_name((tc_mode)md), zcs[i]);
+                    setenv("TILECONV_CUDA_DIRECT_ZC", zcs[i], 1);
+                    bench_filter("3d256", nz, 3, s, m, (tc_mode)md, "cuda.filter.direct", 20);
+                }
             unsetenv("TILECONV_CUDA_DIRECT_ZC");
         }
     }

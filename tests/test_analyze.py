@@ -112,11 +112,12 @@ def check_gpu_case(c, dev):
     if kern is None:  # cuda.filter.separable's default forms: one read, one write
         check(c["solver"] == "cuda.filter.separable" and c["variant"] is None, f"{name}: solver")
         check(c["passes"] == 1, f"{name}: passes {c['passes']}")
-        if dims == 3:  # the register z window: 16 x 64 outputs of a z chunk, 2 blocks an SM
-            gx, gy = div_up(shape[2], 64), div_up(shape[1], 16)
-            nzc = min(max(2 * dev["sms"] // (gx * gy), 1), shape[0])
+        if dims == 3:  # the register z window: 32 x 64 outputs of a z chunk, 1 block an SM
+            ty, blk = (32, 1) if shape[1] > 16 else (16, 2)
+            gx, gy = div_up(shape[2], 64), div_up(shape[1], ty)
+            nzc = min(max(blk * dev["sms"] // (gx * gy), 1), shape[0])
             zc = div_up(shape[0], nzc)
-            check(tile == [zc, 16, 64], f"{name}: tile {tile}")
+            check(tile == [zc, ty, 64], f"{name}: tile {tile}")
             check(c["grid_blocks"] == gx * gy * div_up(shape[0], zc), f"{name}: grid")
         else:  # the row stream: 128-column strips, segments filling 2 x 8 warps an SM
             strips, lmin = div_up(shape[2], 128), max(4 * (mask[1] - 1), 16)
@@ -147,6 +148,8 @@ def check_gpu_case(c, dev):
         else:  # the ring's z chunk: about two waves of blocks
             nzc = min(max(div_up(2 * occ * dev["sms"], gx * gy), 1), shape[0])
             tz = div_up(shape[0], nzc)
+            if k["NG"] >= 1:  # the register z window: at most 16 (R - 1) planes a chunk
+                tz = min(tz, 16 * (mask[0] - 1))
             check(c["grid_blocks"] == gx * gy * div_up(shape[0], tz), f"{name}: grid")
         check(tile == [tz, th, tw], f"{name}: tile {tile}, expected {[tz, th, tw]}")
         check(inp == [t + m - 1 for t, m in zip(tile, mask)], f"{name}: input tile {inp}")
@@ -158,8 +161,9 @@ def check_gpu_case(c, dev):
     loads = (tile[0] + mask[0] - 1) * (tile[1] + mask[1] - 1) * (tile[2] + mask[2] - 1)
     acc = tile[0] * tile[1] * tile[2] * mask[0] * mask[1] * mask[2]
     if kern is None and dims == 3:  # y on every staged column, x, then z: per input plane
-        acc = ((tile[0] + mask[0] - 1) * 16 * ((64 + mask[2] - 1) * mask[1] + 64 * mask[2])
-               + tile[0] * 16 * 64 * mask[0])
+        ty = tile[1]  # the window's tile rows
+        acc = ((tile[0] + mask[0] - 1) * ty * ((64 + mask[2] - 1) * mask[1] + 64 * mask[2])
+               + tile[0] * ty * 64 * mask[0])
     elif kern is None:  # x on every staged row, then y
         acc = (tile[1] + mask[1] - 1) * 128 * mask[2] + tile[1] * 128 * mask[1]
     check(c["formula_loads"] == loads and c["simulated_loads"] == loads,

@@ -3199,12 +3199,12 @@ static void run_filter_separable_forms(int quick)
         unsetenv("TILECONV_CUDA_SEPARABLE_FUSED");
         only_solver = NULL;
     }
-    /* the register z window's 32-row tiles (TILECONV_CUDA_SEPARABLE_ZREG_TY=32,
-     * the default form otherwise): the 3D cases, float32, every mode on host
+    /* the register z window's 16-row tiles (TILECONV_CUDA_SEPARABLE_ZREG_TY=16;
+     * 32 rows the default): the 3D cases, float32, every mode on host
      * pointers, one on device pointers */
     if (!tc__knob_get(TC__KNOB_CUDA_SEPARABLE_FUSED) && !tc__knob_get(TC__KNOB_CUDA_SEPARABLE_ZREG_TY)) {
         only_solver = "cuda.filter.separable";
-        setenv("TILECONV_CUDA_SEPARABLE_ZREG_TY", "32", 1);
+        setenv("TILECONV_CUDA_SEPARABLE_ZREG_TY", "16", 1);
         for (int ci = 0; ci < NFC; ci++)
             for (int mi = 0; mi < 5; mi++) {
                 if ((quick && mi % 2) || fcases[ci].nsp < 3) continue;
@@ -3389,14 +3389,24 @@ int main(int argc, char **argv) {
             }
         }
         unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
-        /* the 3D plane ring with 1 and 3 output planes a block
-         * (TILECONV_CUDA_DIRECT_ZC): chunk edges inside every volume,
-         * reflect (planes mapped at both ends of a chunk) */
+        /* the 3D plane ring and the register z window with 1 and 3 output
+         * planes a block (TILECONV_CUDA_DIRECT_ZC): chunk edges inside every
+         * volume, reflect (planes mapped at both ends of a chunk); the
+         * window's variants forced, the ring's the planner's */
         static const char *const zcs[] = {"1", "3"};
         for (int k = 0; k < 2; k++) {
             setenv("TILECONV_CUDA_DIRECT_ZC", zcs[k], 1);
             for (int ci = 0; ci < NFC; ci++)
                 if (fcases[ci].nsp == 3) run_filter_case(ci, 2, 0, TC_FLOAT32);
+            for (int v = 0; v < TC_CU_DIRECT_NSHAPES; v++) {
+                if (tc_cu_direct_shapes[v].ng < 1 || tc_cu_direct_shapes[v].R < 2) continue;
+                char ev[32];
+                snprintf(ev, sizeof ev, "%d", v);
+                setenv("TILECONV_CUDA_DIRECT_VARIANT", ev, 1);
+                for (int ci = 0; ci < NFC; ci++)
+                    if (fcases[ci].nsp == 3) run_filter_case(ci, 2, 0, TC_FLOAT32);
+            }
+            unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
         }
         unsetenv("TILECONV_CUDA_DIRECT_ZC");
         only_solver = NULL;

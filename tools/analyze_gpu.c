@@ -304,6 +304,7 @@ static void ag_direct(ag_row *r, const ag_device *d) {
     } else {
         int64_t zc, nzc;
         tc_cu_direct_zchunk(P, gx * gyn, (int64_t)r->occ * d->sms, &zc, &nzc);
+        if (v->ng >= 1) tc_cu_direct_zchunk_cap(P, v->R, &zc, &nzc); /* the register z window */
         r->tiles = gx * gyn * nzc;
         r->grid = r->tiles;
         r->tile[0] = zc;
@@ -335,9 +336,11 @@ static void ag_direct(ag_row *r, const ag_device *d) {
  * input strip, (ly + Ty - 1) x (128 + Tx - 1), once; the segments split
  * the rows so that the warps fill 2 blocks of 8 warps an SM (ptxas 84-128
  * registers a thread at 256 threads), each at least 4 (Ty - 1) rows. 3D
- * float32, the register z window (sep_zreg): a block owns 16 x 64 outputs
- * of each plane of a z chunk and stages (16 + Ty - 1) x (64 + Tx - 1) of
- * each of its zc + Tz - 1 input planes; the chunks fill 2 blocks an SM.
+ * float32, the register z window (sep_zreg): a block owns TY x 64 outputs
+ * of each plane of a z chunk and stages (TY + Ty - 1) x (64 + Tx - 1) of
+ * each of its zc + Tz - 1 input planes; TY 32 (one block of 512 threads an
+ * SM; 16, two blocks of 256, where the output has at most 16 rows); the
+ * chunks fill the blocks an SM once.
  * One read and one write of the array either way (the halo read again
  * from L2 by the neighbouring tiles is what the seeds' tile counts as
  * loads). Taps: the x pass over every staged row (2D) or y over every
@@ -352,16 +355,19 @@ static void ag_separable(ag_row *r, const ag_device *d) {
     r->occ = AG_SEP_BLK_SM;
     r->threads = 256;
     r->passes = 1;
+    const int64_t ty = c->n[1] > 16 ? 32 : 16; /* the 3D window's tile rows */
     if (c->dims == 3) {
-        const int64_t gx = ag_div_up(c->n[2], 64), gy = ag_div_up(c->n[1], 16);
-        int64_t nzc = (int64_t)AG_SEP_BLK_SM * d->sms / (gx * gy);
+        r->occ = ty == 32 ? 1 : AG_SEP_BLK_SM;
+        r->threads = 16 * (int)ty;
+        const int64_t gx = ag_div_up(c->n[2], 64), gy = ag_div_up(c->n[1], ty);
+        int64_t nzc = (int64_t)r->occ * d->sms / (gx * gy);
         if (nzc < 1) nzc = 1;
         if (nzc > c->n[0]) nzc = c->n[0];
         const int64_t zc = ag_div_up(c->n[0], nzc);
         nzc = ag_div_up(c->n[0], zc);
-        r->tile[0] = zc, r->tile[1] = 16, r->tile[2] = 64;
+        r->tile[0] = zc, r->tile[1] = ty, r->tile[2] = 64;
         r->grid = r->tiles = gx * gy * nzc;
-        r->f_acc = (zc + Tz - 1) * 16 * ((64 + Tx - 1) * Ty + 64 * Tx) + zc * 16 * 64 * Tz;
+        r->f_acc = (zc + Tz - 1) * ty * ((64 + Tx - 1) * Ty + 64 * Tx) + zc * ty * 64 * Tz;
     } else {
         const int64_t strips = ag_div_up(c->n[2], 128), slots = (int64_t)AG_SEP_BLK_SM * 8 * d->sms;
         const int64_t lmin = 4 * (Ty - 1) > 16 ? 4 * (Ty - 1) : 16;
@@ -386,8 +392,8 @@ static void ag_separable(ag_row *r, const ag_device *d) {
         for (int64_t y = 0; y < r->in[1]; y++) r->s_loads += r->in[2];
     r->s_acc = 0;
     if (c->dims == 3) {
-        for (int64_t z = 0; z < r->in[0]; z++) r->s_acc += 16 * ((64 + Tx - 1) * Ty + 64 * Tx);
-        for (int64_t z = 0; z < r->tile[0]; z++) r->s_acc += 16 * 64 * Tz;
+        for (int64_t z = 0; z < r->in[0]; z++) r->s_acc += ty * ((64 + Tx - 1) * Ty + 64 * Tx);
+        for (int64_t z = 0; z < r->tile[0]; z++) r->s_acc += ty * 64 * Tz;
     } else {
         for (int64_t y = 0; y < r->in[1]; y++) r->s_acc += 128 * Tx;
         for (int64_t y = 0; y < r->tile[1]; y++) r->s_acc += 128 * Ty;
@@ -402,7 +408,7 @@ static void ag_separable(ag_row *r, const ag_device *d) {
     r->staged_bytes_per_out = 4.0 * r->staged_per_out + 4.0;
     r->outputs = (double)(c->n[0] * c->n[1] * c->n[2]);
     r->flops = 2.0 * (double)r->f_acc / r->outputs_per_tile * r->outputs;
-    r->resident = (int64_t)AG_SEP_BLK_SM * d->sms;
+    r->resident = (int64_t)r->occ * d->sms;
     if (r->resident > r->grid) r->resident = r->grid;
 }
 
@@ -716,9 +722,10 @@ static void ag_print(FILE *o, const ag_device *d, const ag_row *rows, int n, con
                     (long long)r->resident);
         } else {
             if (r->c->dims == 3)
-                fprintf(o, "    %-26s cuda.filter.separable, the register z window: 16 x 64 outputs of %lld"
-                           " planes a block, 256 threads, %d blocks an SM; %lld blocks\n",
-                        r->c->name, (long long)r->tile[0], AG_SEP_BLK_SM, (long long)r->grid);
+                fprintf(o, "    %-26s cuda.filter.separable, the register z window: %lld x 64 outputs of %lld"
+                           " planes a block, %d threads, %d block%s an SM; %lld blocks\n",
+                        r->c->name, (long long)r->tile[1], (long long)r->tile[0], r->threads, r->occ,
+                        r->occ > 1 ? "s" : "", (long long)r->grid);
             else
                 fprintf(o, "    %-26s cuda.filter.separable, the row stream: a warp's strip of 128 columns x"
                            " %lld rows, %lld warps in %lld blocks of 8, %d blocks an SM\n",

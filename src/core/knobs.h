@@ -72,7 +72,8 @@
       "cuda", "i or i:b: cuda.filter.direct's kernel variant i of the kernel report; :b caps "     \
       "the lean and z-window forms' grid at b blocks (tuning, tests)")                          \
     X(CUDA_DIRECT_ZC, "TILECONV_CUDA_DIRECT_ZC", NULL, "chosen", "cuda",                       \
-      "n: output planes a block of cuda.filter.direct's 3D plane ring streams (tuning)")         \
+      "n: output planes a block of cuda.filter.direct's 3D plane ring and register z window "  \
+      "stream (tuning)")                                                                         \
     X(CUDA_HALF_RING_RY, "TILECONV_CUDA_HALF_RING_RY", NULL, "4", "cuda",                     \
       "2: cuda.filter.direct-half's 3D plane ring at 2 output rows a thread, 3 blocks an SM "   \
       "(tuning)")                                                                               \
@@ -90,9 +91,10 @@
       "default) the stream forms: the register z window with the near boundary map "         \
       "(float32 3D, masks <= 17), else the row stream x + y (masks <= 17; then a z pass; "    \
       "the fused x + y kernel where the rows cannot fill the device's warp slots), else as 1")\
-    X(CUDA_SEPARABLE_ZREG_TY, "TILECONV_CUDA_SEPARABLE_ZREG_TY", NULL, "16", "cuda",           \
-      "32: cuda.filter.separable's register z window (near map) with tiles of 32 output rows, "\
-      "one block of 512 threads an SM (tuning)")                                               \
+    X(CUDA_SEPARABLE_ZREG_TY, "TILECONV_CUDA_SEPARABLE_ZREG_TY", NULL, "32", "cuda",           \
+      "16: cuda.filter.separable's register z window (near map) with tiles of 16 output rows, "\
+      "two blocks of 256 threads an SM, instead of 32 rows in one block of 512 (tuning; "      \
+      "outputs of at most 16 rows take 16)")                                                   \
     X(CUDA_SEPARABLE_STREAM_WAVES, "TILECONV_CUDA_SEPARABLE_STREAM_WAVES", NULL, "1", "cuda",   \
       "n: cuda.filter.separable's row stream (=4) splits the rows into segments for n waves "  \
       "of its resident warps (more segments, more halo rows) (tuning)")                        \
