@@ -28,7 +28,10 @@
 #             GPU files (test_gpu.py, test_gpu_ndimage.py, the device cases of
 #             test_functional_half.py) and, where CuPy's tests are found
 #             ($CUPYX_TESTS, default $SRC/.cupyx), run_cupyx_suites.py
-#             -> $OUT/python.log
+#             (GPU_CHECK_CUPYX_SUITE: one suite, ndimage or signal;
+#             GPU_CHECK_CUPYX_TIMEOUT: its seconds, default 360;
+#             GPU_CHECK_CUPYX_ARGS: pytest's, default -n 8)
+#             -> $OUT/python.log, cupyx.log, cupyx_<suite>.log
 #   pybench   (only when named) the same package (built once for both
 #             steps, log python_build.log) on GPU arrays beside its peers in
 #             one process: bench/python_gpu_targets.py (ndimage / signal on
@@ -348,7 +351,7 @@ if has python; then
     CX=${CUPYX_TESTS:-$SRC/.cupyx}
     if [ -d "$CX" ]; then
       stamp "run_cupyx_suites.py ($CX)"
-      PYTHONUNBUFFERED=1 timeout "$(left 240)" "$PY" "$SRC/tests/python/run_cupyx_suites.py" --tests "$CX" --log-dir "$OUT" \
+      PYTHONUNBUFFERED=1 timeout "$(left "${GPU_CHECK_CUPYX_TIMEOUT:-360}")" "$PY" "$SRC/tests/python/run_cupyx_suites.py" --tests "$CX" --log-dir "$OUT" ${GPU_CHECK_CUPYX_SUITE:+--suite "$GPU_CHECK_CUPYX_SUITE"} \
         -- ${GPU_CHECK_CUPYX_ARGS:--n 8} >"$OUT/cupyx.log" 2>&1
       echo "run_cupyx_suites rc=$?"; grep -E "passed|FAILED" "$OUT/cupyx.log" | head -60
     fi

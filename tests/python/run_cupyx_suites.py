@@ -17,6 +17,8 @@ names in tileconv.ndimage.__all__ / tileconv.signal.__all__) before the
 tests run, with tileconv.signal.scipy_dtypes = True (float16 and bool
 refused where scipy's and cupyx's direct paths refuse them); CuPy's tests call scp.ndimage.<name> at run time, so the
 device side of each comparison is tileconv's, the host side scipy's.
+--suite NAME runs one suite (ndimage, signal). With --log-dir each
+suite's pytest output goes to DIR/cupyx_<suite>.log as it runs.
 Prints per suite: passed / failed / skipped / errors and the failed test
 ids; exit status 1 when a suite had failures or errors, 2 when the tests
 were not found."""
@@ -68,7 +70,7 @@ def candidates(arg):
                 yield d
 
 
-def run(src, mod, extra, pytest_args, tests_root):
+def run(src, mod, extra, pytest_args, tests_root, log=None):
     with tempfile.TemporaryDirectory(prefix=f"cupyx_{mod}_") as tmp:
         dst = os.path.join(tmp, os.path.basename(src))
         shutil.copy(src, dst)
@@ -80,13 +82,20 @@ def run(src, mod, extra, pytest_args, tests_root):
             p for p in (os.path.dirname(tests_root), tests_root, env.get("PYTHONPATH")) if p)
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE",
                "-W", "ignore::DeprecationWarning", os.path.basename(dst)] + extra + pytest_args
-        p = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
-    out = p.stdout + p.stderr
-    lines = [ln for ln in p.stdout.strip().splitlines() if ln.strip()]
-    summary = lines[-1] if lines else ""
+        if log:  # written as the tests run: a run cut short leaves what it did
+            with open(log, "w") as f:
+                p = subprocess.run(cmd, cwd=tmp, env=env, stdout=f, stderr=subprocess.STDOUT)
+            with open(log) as f:
+                out = f.read()
+        else:
+            p = subprocess.run(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            out = p.stdout
+    lines = [ln for ln in out.strip().splitlines() if ln.strip()]
+    summary = next((ln for ln in reversed(lines) if re.search(r" in [\d.]+s", ln)), "")
     counts = {k: int(n) for n, k in re.findall(
         r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)", summary)}
-    failed = sorted(set(re.findall(r"^(?:FAILED|ERROR) (\S+)", p.stdout, re.M)))
+    failed = sorted(set(re.findall(r"^(?:FAILED|ERROR) (\S+)", out, re.M)))
     return counts, failed, summary, out, p.returncode
 
 
@@ -95,6 +104,8 @@ def main():
     ap.add_argument("--tests", help="a CuPy checkout, its tests/ or cupyx_tests/ directory")
     ap.add_argument("--log-dir", help="write each suite's whole pytest output to "
                     "DIR/cupyx_<suite>.log (the failures' tracebacks)")
+    ap.add_argument("--suite", action="append", choices=[m for m, _, _ in SUITES],
+                    help="run this suite only (repeatable; default: every suite)")
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     a = ap.parse_args()
     root = next(candidates(a.tests), None)
@@ -111,20 +122,22 @@ def main():
         return 2
     bad = False
     for mod, rel, extra in SUITES:
+        if a.suite and mod not in a.suite:
+            continue
         src = os.path.join(root, rel)
         if not os.path.exists(src):
             print(f"{mod}: {src} not found")
             bad = True
             continue
-        counts, failed, summary, out, rc = run(src, mod, extra, a.pytest_args, root)
+        log = None
         if a.log_dir:
             os.makedirs(a.log_dir, exist_ok=True)
-            with open(os.path.join(a.log_dir, f"cupyx_{mod}.log"), "w") as f:
-                f.write(out)
+            log = os.path.join(a.log_dir, f"cupyx_{mod}.log")
+        counts, failed, summary, out, rc = run(src, mod, extra, a.pytest_args, root, log)
         err = counts.get("error", 0) + counts.get("errors", 0)
         print(f"{mod} ({rel}): {counts.get('passed', 0)} passed, {counts.get('failed', 0)} "
               f"failed, {err} errors, {counts.get('skipped', 0)} skipped "
-              f"({summary or 'no summary; rc ' + str(rc)})")
+              f"({summary or 'no summary; rc ' + str(rc)})", flush=True)
         for t in failed[:200]:
             print(f"  FAILED {t}")
         if counts.get("failed", 0) or err or not counts.get("passed", 0):
