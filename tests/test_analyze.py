@@ -148,8 +148,10 @@ def check_gpu_case(c, dev):
         else:  # the ring's z chunk: about two waves of blocks
             nzc = min(max(div_up(2 * occ * dev["sms"], gx * gy), 1), shape[0])
             tz = div_up(shape[0], nzc)
-            if k["NG"] >= 1:  # the register z window: at most 16 (R - 1) planes a chunk
-                tz = min(tz, 16 * (mask[0] - 1))
+            if k["NG"] >= 1:  # the register z window: 16 (R - 1) planes a chunk where
+                cap = 16 * (mask[0] - 1)  # that gives every SM a block, else at most that
+                if tz > cap or (shape[0] > cap and gx * gy * div_up(shape[0], cap) >= dev["sms"]):
+                    tz = min(cap, shape[0])
             check(c["grid_blocks"] == gx * gy * div_up(shape[0], tz), f"{name}: grid")
         check(tile == [tz, th, tw], f"{name}: tile {tile}, expected {[tz, th, tw]}")
         check(inp == [t + m - 1 for t, m in zip(tile, mask)], f"{name}: input tile {inp}")

@@ -304,7 +304,7 @@ static void ag_direct(ag_row *r, const ag_device *d) {
     } else {
         int64_t zc, nzc;
         tc_cu_direct_zchunk(P, gx * gyn, (int64_t)r->occ * d->sms, &zc, &nzc);
-        if (v->ng >= 1) tc_cu_direct_zchunk_cap(P, v->R, &zc, &nzc); /* the register z window */
+        if (v->ng >= 1) tc_cu_direct_zchunk_cap(P, v->R, gx * gyn, d->sms, &zc, &nzc); /* the z window */
         r->tiles = gx * gyn * nzc;
         r->grid = r->tiles;
         r->tile[0] = zc;

@@ -1053,15 +1053,15 @@ static tc_status launch_ng(const tc__args *a, const tc__cu_bufs *b) {
             TC_CU(cudaFuncSetAttribute(ke, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             __atomic_store_n(&attr_set_e, 1, __ATOMIC_RELAXED);
         }
-        /* the ring's chunks (about two waves of blocks), at most 16 (R - 1)
-         * planes (the z halo at most 1/16 of a chunk's loads): more, shorter
-         * chunks keep more blocks streaming (H100, 512^3 3x3x3, constant:
-         * 57 planes by the two-wave rule 0.576 ms, 43 0.512, 32 0.507, 64
-         * 0.534, 128 0.615; 256^3: the rule's 8 0.094 ms, 16 0.095, 32
-         * 0.090); cap: one chunk of the whole depth per xy tile */
+        /* chunks of 16 (R - 1) planes where they give every SM a block,
+         * else the ring's (about two waves) capped at that (H100, 3x3x3,
+         * constant: 512^3 57 planes by the two-wave rule 0.576 ms, 43
+         * 0.512, 32 0.507, 64 0.534, 128 0.615; 256^3 the rule's 8 0.094,
+         * 16 0.095, 32 0.090); cap: one chunk of the whole depth per xy
+         * tile */
         const int64_t slots = (int64_t)occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
         tc_cu_direct_zchunk(g.P, gx * gyn * p->N, slots, &g.zc, &g.nzc);
-        tc_cu_direct_zchunk_cap(g.P, R, &g.zc, &g.nzc);
+        tc_cu_direct_zchunk_cap(g.P, R, gx * gyn * p->N, sms, &g.zc, &g.nzc);
         /* TILECONV_CUDA_DIRECT_ZC=n (tuning): n output planes a block */
         const char *zk = tc__knob_get(TC__KNOB_CUDA_DIRECT_ZC);
         const long long zn = zk ? atoll(zk) : 0;

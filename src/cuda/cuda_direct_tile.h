@@ -183,12 +183,18 @@ static inline void tc_cu_direct_zchunk(int64_t P, int64_t xy, int64_t slots, int
     *nzc = (P + *zc - 1) / *zc;
 }
 
-/* The register z window's chunks (NG >= 1, R > 1): the ring's, at most 16
- * (R - 1) planes (the z halo at most 1/16 of a chunk's loads; H100, 512^3
- * 3x3x3: 32 planes 0.507 ms, the two-wave rule's 57 0.576). */
-static inline void tc_cu_direct_zchunk_cap(int64_t P, int R, int64_t *zc, int64_t *nzc) {
-    if (*zc > 16 * (int64_t)(R - 1)) {
-        *zc = 16 * (int64_t)(R - 1);
+/* The register z window's chunks (NG >= 1, R > 1) for P output planes, xy
+ * blocks per plane and sms SMs: 16 (R - 1) planes (the z halo 1/16 of a
+ * chunk's loads) where that still gives every SM a block, else the ring's
+ * two-wave chunks (*zc, *nzc on entry) capped at 16 (R - 1). H100, 3x3x3:
+ * 512^3 32 planes 0.507 ms against the two-wave rule's 57 0.576; 256^3 32
+ * planes 0.090-0.093 ms (reflect 0.107-0.110) against its 8 0.094-0.097
+ * (0.113-0.116); smaller volumes keep the rule's shorter chunks. */
+static inline void tc_cu_direct_zchunk_cap(int64_t P, int R, int64_t xy, int sms, int64_t *zc,
+                                           int64_t *nzc) {
+    const int64_t cap = 16 * (int64_t)(R - 1);
+    if (*zc > cap || (P > cap && xy * ((P + cap - 1) / cap) >= sms)) {
+        *zc = cap < P ? cap : P;
         *nzc = (P + *zc - 1) / *zc;
     }
 }
