@@ -57,7 +57,6 @@ struct dgeom {
     int off;              /* A - pad2, 0..3 */
     int mr, ms, mt;       /* the mask's true extent (guarded variants) */
     int i32;              /* every extent and offset fits 32-bit index math */
-    int edge_vec;         /* edge tiles: 16-byte chunks inside the row (TILECONV_CUDA_DIRECT_EDGE_VEC) */
 };
 
 /* tc__cu_bidx in 32-bit arithmetic (n < 2^29): the edge loads' hot path */
@@ -895,8 +894,6 @@ static dgeom make_geom(const tc__problem *p) {
     const int64_t lim = (int64_t)1 << 29;
     g.i32 = g.D < lim && g.H < lim && g.W < lim && g.P < lim && g.Q < lim && g.O < lim &&
             g.pad0 < lim && g.pad1 < lim && g.pad2 < lim && g.H * g.W < ((int64_t)1 << 31);
-    const char *ev = tc__knob_get(TC__KNOB_CUDA_DIRECT_EDGE_VEC);
-    g.edge_vec = ev && ev[0] == '1';
     return g;
 }
 
@@ -908,6 +905,17 @@ static size_t smem_of() {
 }
 
 static int forced_cap(void);
+
+/* TILECONV_CUDA_DIRECT_ZC=n (tuning): n output planes a block of the 3D
+ * ring and the register z window, in place of their rule's chunks. */
+static void zc_knob(dgeom *g) {
+    const char *zk = tc__knob_get(TC__KNOB_CUDA_DIRECT_ZC);
+    const long long zn = zk ? atoll(zk) : 0;
+    if (zn > 0) {
+        g->zc = zn < g->P ? zn : g->P;
+        g->nzc = (g->P + g->zc - 1) / g->zc;
+    }
+}
 
 /* Blocks per SM of a kernel, cached (host-side cost on small problems). */
 static int occupancy(const void *k, int threads, size_t smem, int *cache) {
@@ -982,15 +990,7 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     /* about two waves of blocks, each streaming zc planes along z */
     const int64_t slots = (int64_t)occupancy(k, TX * BY, smem, &occ_cache) * sms;
     tc_cu_direct_zchunk(g.P, gx * gyn * p->N, slots, &g.zc, &g.nzc);
-    /* TILECONV_CUDA_DIRECT_ZC=n (tuning): n output planes a block (a
-     * 256^3 volume gets 6 by the two-wave rule, each block then loading 8
-     * input planes for 6 output planes) */
-    const char *zk = tc__knob_get(TC__KNOB_CUDA_DIRECT_ZC);
-    const long long zn = zk ? atoll(zk) : 0;
-    if (zn > 0) {
-        g.zc = zn < g.P ? zn : g.P;
-        g.nzc = (g.P + g.zc - 1) / g.zc;
-    }
+    zc_knob(&g); /* a 256^3 volume gets 6 by the rule: 8 input planes for 6 outputs */
     const int64_t gzn = p->N * g.nzc;
     TC__CU_FOR_GRID(gyn, gzn, {
         if constexpr (DM)
@@ -1044,12 +1044,14 @@ static tc_status launch_ng(const tc__args *a, const tc__cu_bufs *b) {
         /* TILECONV_CUDA_DIRECT_EDGE_VEC=1: the edge tiles' 16-byte chunks,
          * instances of their own (the default's code unchanged by them) */
         auto ke = direct_f32_zreg<R, S, T, RY, TX, BY, NST, true>;
+        const char *evk = tc__knob_get(TC__KNOB_CUDA_DIRECT_EDGE_VEC);
+        const bool ev = evk && evk[0] == '1';
         static int attr_set_e = 0;
         if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
             TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
         }
-        if (g.edge_vec && !__atomic_load_n(&attr_set_e, __ATOMIC_RELAXED)) {
+        if (ev && !__atomic_load_n(&attr_set_e, __ATOMIC_RELAXED)) {
             TC_CU(cudaFuncSetAttribute(ke, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             __atomic_store_n(&attr_set_e, 1, __ATOMIC_RELAXED);
         }
@@ -1062,17 +1064,11 @@ static tc_status launch_ng(const tc__args *a, const tc__cu_bufs *b) {
         const int64_t slots = (int64_t)occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
         tc_cu_direct_zchunk(g.P, gx * gyn * p->N, slots, &g.zc, &g.nzc);
         tc_cu_direct_zchunk_cap(g.P, R, gx * gyn * p->N, sms, &g.zc, &g.nzc);
-        /* TILECONV_CUDA_DIRECT_ZC=n (tuning): n output planes a block */
-        const char *zk = tc__knob_get(TC__KNOB_CUDA_DIRECT_ZC);
-        const long long zn = zk ? atoll(zk) : 0;
-        if (zn > 0) {
-            g.zc = zn < g.P ? zn : g.P;
-            g.nzc = (g.P + g.zc - 1) / g.zc;
-        }
+        zc_knob(&g);
         if (cap > 0) { g.zc = g.P; g.nzc = 1; }
         const int64_t gzn = p->N * g.nzc;
         TC__CU_FOR_GRID(gyn, gzn, {
-            (g.edge_vec ? ke : k)<<<dim3((unsigned)gx, gny, gnz), dim3(TX, BY), smem, b->s>>>(
+            (ev ? ke : k)<<<dim3((unsigned)gx, gny, gnz), dim3(TX, BY), smem, b->s>>>(
                 (const float *)b->x, (float *)b->y, m, g, gy0, gz0);
             TC_CU_LAUNCH("cuda.filter.direct");
         })

@@ -1363,13 +1363,14 @@ static tc_status run_passes(const tc__args *a, const tc__cu_bufs *b) {
                  * threads an SM (the y halo of a tile's staged rows 1.375x its
                  * outputs instead of 1.75x at 13 taps); 16 rows where asked */
                 const int mz = mt > tz ? mt : tz;
-                if (s->fused == 5 && s->zreg_ty == 32)
-                    st = launch_zreg<0, true, 32>(mz, (const float *)src, (float *)dst, rw, rg, p->N, (float)cval, b->s);
+                const float *xs = (const float *)src;
+                float *yd = (float *)dst;
+                if (s->fused == 3) /* the full boundary map */
+                    st = launch_zreg(mz, xs, yd, rw, rg, p->N, (float)cval, b->s);
+                else if (s->zreg_ty == 32)
+                    st = launch_zreg<0, true, 32>(mz, xs, yd, rw, rg, p->N, (float)cval, b->s);
                 else
-                    st = s->fused == 5 ? launch_zreg<0, true>(mz, (const float *)src, (float *)dst, rw, rg, p->N,
-                                                              (float)cval, b->s)
-                                       : launch_zreg(mz, (const float *)src, (float *)dst, rw, rg, p->N, (float)cval,
-                                                     b->s);
+                    st = launch_zreg<0, true>(mz, xs, yd, rw, rg, p->N, (float)cval, b->s);
                 cudaError_t e = cudaGetLastError();
                 if (st == TC_OK && e != cudaSuccess) st = tc__cu_fail(e, "launch cuda.filter.separable", __FILE__, __LINE__);
                 return st;
