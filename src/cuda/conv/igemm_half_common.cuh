@@ -37,6 +37,28 @@ template <bool BF> __device__ __forceinline__ uint16_t hg_cvt(float v) {
 [[maybe_unused]] __device__ __forceinline__ float hg_act(int a, float v) {
     return tc__act_f((tc_activation)a, v);
 }
+/* activation a on v[0..7]: one dispatch for the eight, each case a
+ * straight run of its own code. With the switch per element (inlined
+ * eight times, every activation's exp / tanh / erf code in each) the
+ * epilogue's loop jumped across several kilobytes of SASS an item, and
+ * ncu's samples in it were mostly instruction-fetch stalls
+ * (stall_no_inst): docs/solvers/cuda-conv-half.md */
+[[maybe_unused]] __device__ __forceinline__ void hg_act8(int a, float *v) {
+#define HG_ACT8_CASE(A)                                                                            \
+    case A:                                                                                        \
+        _Pragma("unroll") for (int e = 0; e < 8; e++) v[e] = tc__act_f(A, v[e]);                   \
+        break;
+    switch (a) {
+        HG_ACT8_CASE(TC_ACT_RELU)
+        HG_ACT8_CASE(TC_ACT_RELU6)
+        HG_ACT8_CASE(TC_ACT_SILU)
+        HG_ACT8_CASE(TC_ACT_SIGMOID)
+        HG_ACT8_CASE(TC_ACT_TANH)
+        HG_ACT8_CASE(TC_ACT_GELU)
+    default: break;
+    }
+#undef HG_ACT8_CASE
+}
 
 /* D[64 x N] += A[64 x 16] * B[16 x N], both K-major in shared memory */
 template <int N, bool BF>
@@ -204,7 +226,8 @@ __device__ __forceinline__ void hg_store_items(const float *cs, int tid, int n0,
             const float4 u0 = *(const float4 *)&cs[row * CP + n - n0];
             const float4 u1 = *(const float4 *)&cs[row * CP + n - n0 + 4];
             float v[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
-            if (p.vec8 && n + 8 <= p.Kg) {
+            const bool full = p.vec8 && n + 8 <= p.Kg;
+            if (full) {
                 if (p.has_bias) {
                     const uint4 bb = *(const uint4 *)(bg + n);
                     const uint16_t *bh = (const uint16_t *)&bb;
@@ -216,21 +239,27 @@ __device__ __forceinline__ void hg_store_items(const float *cs, int tid, int n0,
 #pragma unroll
                     for (int e = 0; e < 8; e++) v[e] += hg_ld<BF>(rh + e);
                 }
+            } else {
+#pragma unroll
+                for (int e = 0; e < 8; e++) {
+                    if (n + e >= p.Kg) break;
+                    if (p.has_bias) v[e] += hg_ld<BF>(bg + n + e);
+                    if (p.has_res) v[e] += hg_ld<BF>(res + o[u] + e);
+                }
+            }
+            hg_act8(p.act, v);
+            if (full) {
                 uint4 out;
                 unsigned *ow = (unsigned *)&out;
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    ow[e] = (unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e])) |
-                            ((unsigned)hg_cvt<BF>(hg_act(p.act, v[2 * e + 1])) << 16);
+                    ow[e] = (unsigned)hg_cvt<BF>(v[2 * e]) | ((unsigned)hg_cvt<BF>(v[2 * e + 1]) << 16);
                 *(uint4 *)(y + o[u]) = out;
             } else {
 #pragma unroll
                 for (int e = 0; e < 8; e++) {
                     if (n + e >= p.Kg) break;
-                    float t = v[e];
-                    if (p.has_bias) t += hg_ld<BF>(bg + n + e);
-                    if (p.has_res) t += hg_ld<BF>(res + o[u] + e);
-                    y[o[u] + e] = hg_cvt<BF>(hg_act(p.act, t));
+                    y[o[u] + e] = hg_cvt<BF>(v[e]);
                 }
             }
         }
