@@ -59,6 +59,16 @@ template <bool BF> __device__ __forceinline__ uint16_t hg_cvt(float v) {
     }
 #undef HG_ACT8_CASE
 }
+/* the same where a is none, relu or relu6 (hg_store_rows' SIMPLE
+ * instances): a few selects, no call into the transcendental cases' code */
+[[maybe_unused]] __device__ __forceinline__ void hg_act8_simple(int a, float *v) {
+    if (a == TC_ACT_NONE) return;
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+        const float r = v[e] > 0 || v[e] != v[e] ? v[e] : 0.0f; /* NaN stays NaN */
+        v[e] = a == TC_ACT_RELU6 && r > 6.0f ? 6.0f : r;
+    }
+}
 
 /* D[64 x N] += A[64 x 16] * B[16 x N], both K-major in shared memory */
 template <int N, bool BF>
@@ -196,7 +206,7 @@ __device__ __forceinline__ void hg_acc_to_smem(const float *acc, float *cs, int 
         }
 }
 /* A thread's items of 8 channels in batches of UB (hg_store_rows) */
-template <int UB, int BN, bool BF, int ROWS, int NT, class P, class RowPos>
+template <int UB, int BN, bool BF, int ROWS, int NT, bool SIMPLE, class P, class RowPos>
 __device__ __forceinline__ void hg_store_items(const float *cs, int tid, int n0, int g, const P &p,
                                                const uint16_t *bias, const uint16_t *res,
                                                uint16_t *y, RowPos rowpos) {
@@ -247,7 +257,8 @@ __device__ __forceinline__ void hg_store_items(const float *cs, int tid, int n0,
                     if (p.has_res) v[e] += hg_ld<BF>(res + o[u] + e);
                 }
             }
-            hg_act8(p.act, v);
+            if (SIMPLE) hg_act8_simple(p.act, v);
+            else hg_act8(p.act, v);
             if (full) {
                 uint4 out;
                 unsigned *ow = (unsigned *)&out;
@@ -266,20 +277,31 @@ __device__ __forceinline__ void hg_store_items(const float *cs, int tid, int n0,
     }
 }
 
+/* hg_store_items in its SIMPLE form where the activation is none, relu or
+ * relu6: the loop the common layers run holds no transcendental code */
+template <int UB, int BN, bool BF, int ROWS, int NT, class P, class RowPos>
+__device__ __forceinline__ void hg_store_items_act(const float *cs, int tid, int n0, int g,
+                                                   const P &p, const uint16_t *bias,
+                                                   const uint16_t *res, uint16_t *y, RowPos rowpos) {
+    if (p.act == TC_ACT_NONE || p.act == TC_ACT_RELU || p.act == TC_ACT_RELU6)
+        hg_store_items<UB, BN, BF, ROWS, NT, true>(cs, tid, n0, g, p, bias, res, y, rowpos);
+    else hg_store_items<UB, BN, BF, ROWS, NT, false>(cs, tid, n0, g, p, bias, res, y, rowpos);
+}
+
 /* The rows' outputs y = act(acc + bias + residual) from the fp32 tile cs.
  * With a residual a thread's items go in batches of up to 4 whose residual
  * loads are all issued before the first is used, so that their latencies
  * overlap (one load, add and store at a time waited a DRAM latency an
  * item); without one an item at a time (with the batched form for every
- * call, the unfused 3x3 64 @56 and 1x1 256->64 layers took 1.19x and 1.10x
- * their earlier time on an H100, their kernels otherwise unchanged). */
+ * call the layers without a residual ran 0-2% slower on an H100:
+ * docs/solvers/cuda-conv-half.md). */
 template <int BN, bool BF, int ROWS, int NT, class P, class RowPos>
 __device__ __forceinline__ void hg_store_rows(const float *cs, int tid, int n0, int g, const P &p,
                                               const uint16_t *bias, const uint16_t *res,
                                               uint16_t *y, RowPos rowpos) {
     constexpr int PER = (ROWS * (BN / 8) + NT - 1) / NT, UB = PER < 4 ? PER : 4;
-    if (p.has_res) hg_store_items<UB, BN, BF, ROWS, NT>(cs, tid, n0, g, p, bias, res, y, rowpos);
-    else hg_store_items<1, BN, BF, ROWS, NT>(cs, tid, n0, g, p, bias, res, y, rowpos);
+    if (p.has_res) hg_store_items_act<UB, BN, BF, ROWS, NT>(cs, tid, n0, g, p, bias, res, y, rowpos);
+    else hg_store_items_act<1, BN, BF, ROWS, NT>(cs, tid, n0, g, p, bias, res, y, rowpos);
 }
 
 /* The epilogue of a 128 x BN tile of consecutive output positions m0..

@@ -103,9 +103,9 @@ __device__ __forceinline__ void hsm_store(const float *cs, int lane, int n0, int
                                           const uint16_t *bias, const uint16_t *res, uint16_t *y,
                                           RowPos rowpos) {
     if (p.has_res)
-        hg_store_items<BN == 64 ? 2 : 1, BN, BF, 16, 32>(cs, lane, n0, g, p, bias, res, y, rowpos);
+        hg_store_items_act<BN == 64 ? 2 : 1, BN, BF, 16, 32>(cs, lane, n0, g, p, bias, res, y, rowpos);
     else
-        hg_store_items<1, BN, BF, 16, 32>(cs, lane, n0, g, p, bias, res, y, rowpos);
+        hg_store_items_act<1, BN, BF, 16, 32>(cs, lane, n0, g, p, bias, res, y, rowpos);
 }
 
 /* MT row tiles of 64 a warpgroup tile (BM = 64 MT), BN output channels;
