@@ -609,15 +609,6 @@ int main(int argc, char **argv) {
             snprintf(nmm, sizeof nmm, "3D 512^3 k3 %s", tc_mode_name((tc_mode)md));
             bench_filter("3dmode", nmm, 3, s, m, (tc_mode)md, "cuda.filter.direct", 10);
         }
-        /* the edge tiles' 16-byte chunks (TILECONV_CUDA_DIRECT_EDGE_VEC=1;
-         * at 512 wide half the tiles touch an x edge), every mode */
-        for (int md = 0; md <= 4 && !quick && k == 3; md++) {
-            char nmm[96];
-            snprintf(nmm, sizeof nmm, "3D 512^3 k3 %s edgevec", tc_mode_name((tc_mode)md));
-            setenv("TILECONV_CUDA_DIRECT_EDGE_VEC", "1", 1);
-            bench_filter("3dmode", nmm, 3, s, m, (tc_mode)md, "cuda.filter.direct", 10);
-            unsetenv("TILECONV_CUDA_DIRECT_EDGE_VEC");
-        }
     }
     /* 3D 256^3 k3 (the Python target's volume: at 256 wide every block of
      * the plane ring touches an x edge), constant and reflect, and with
@@ -627,11 +618,6 @@ int main(int argc, char **argv) {
         if (!quick) {
             bench_filter("3d256", "3D 256^3 k3", 3, s, m, C0, "cuda.filter.direct", 20);
             bench_filter("3d256", "3D 256^3 k3 reflect", 3, s, m, TC_MODE_REFLECT, "cuda.filter.direct", 20);
-            /* every tile touches an x edge at 256 wide: their 16-byte chunks */
-            setenv("TILECONV_CUDA_DIRECT_EDGE_VEC", "1", 1);
-            bench_filter("3d256", "3D 256^3 k3 edgevec", 3, s, m, C0, "cuda.filter.direct", 20);
-            bench_filter("3d256", "3D 256^3 k3 reflect edgevec", 3, s, m, TC_MODE_REFLECT, "cuda.filter.direct", 20);
-            unsetenv("TILECONV_CUDA_DIRECT_EDGE_VEC");
             sweep_filter("3D 256^3 k3", 3, s, m, 10);
             /* output planes a block of the default kernel (the register z
              * window; the two-wave rule gives 8 here), constant and reflect */

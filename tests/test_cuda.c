@@ -3409,29 +3409,6 @@ int main(int argc, char **argv) {
             unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
         }
         unsetenv("TILECONV_CUDA_DIRECT_ZC");
-        /* the register z window's edge tiles in 16-byte chunks
-         * (TILECONV_CUDA_DIRECT_EDGE_VEC=1): the planner's variant in every
-         * mode on host pointers, one mode on device pointers; each window
-         * variant forced in every mode */
-        setenv("TILECONV_CUDA_DIRECT_EDGE_VEC", "1", 1);
-        for (int ci = 0; ci < NFC; ci++)
-            for (int mi = 0; mi < 5; mi++) {
-                if (quick && mi % 2) continue;
-                run_filter_case(ci, mi, 0, TC_FLOAT32);
-#if TC_TEST_CUDA
-                if (mi == ci % 5) run_filter_case(ci, mi, 1, TC_FLOAT32);
-#endif
-            }
-        for (int v = 0; v < TC_CU_DIRECT_NSHAPES && !quick; v++) {
-            if (tc_cu_direct_shapes[v].ng < 1 || tc_cu_direct_shapes[v].R < 2) continue;
-            char ev[32];
-            snprintf(ev, sizeof ev, "%d", v);
-            setenv("TILECONV_CUDA_DIRECT_VARIANT", ev, 1);
-            for (int ci = 0; ci < NFC; ci++)
-                for (int mi = 0; mi < 5; mi++) run_filter_case(ci, mi, 0, TC_FLOAT32);
-        }
-        unsetenv("TILECONV_CUDA_DIRECT_VARIANT");
-        unsetenv("TILECONV_CUDA_DIRECT_EDGE_VEC");
         only_solver = NULL;
     }
     run_filter_separable_forms(quick);

@@ -74,10 +74,6 @@
     X(CUDA_DIRECT_ZC, "TILECONV_CUDA_DIRECT_ZC", NULL, "chosen", "cuda",                       \
       "n: output planes a block of cuda.filter.direct's 3D plane ring and register z window "  \
       "stream (tuning)")                                                                         \
-    X(CUDA_DIRECT_EDGE_VEC, "TILECONV_CUDA_DIRECT_EDGE_VEC", NULL, "0", "cuda",                \
-      "1: cuda.filter.direct's register z window (3D) copies the 16-byte chunks inside a row "  \
-      "of its tiles at an edge as the interior tiles do, mapping only the others element by "   \
-      "element (float32, 16-byte aligned rows; tuning, not yet run on a GPU)")                  \
     X(CUDA_HALF_RING_RY, "TILECONV_CUDA_HALF_RING_RY", NULL, "4", "cuda",                     \
       "2: cuda.filter.direct-half's 3D plane ring at 2 output rows a thread, 3 blocks an SM "   \
       "(tuning)")                                                                               \

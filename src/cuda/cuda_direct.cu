@@ -136,7 +136,7 @@ __device__ __forceinline__ void cp16(float *dst, const float *src) {
  * flight at once. Interior blocks of arrays whose rows are 16-byte aligned
  * use 16-byte copies; other interior blocks 4-byte copies; only blocks
  * that touch an edge map each index through the boundary mode. */
-template <int ROWS, int WINA, int SP, int NT, bool EV = false>
+template <int ROWS, int WINA, int SP, int NT>
 __device__ __forceinline__ void issue_plane(float *slot, const float *__restrict__ xn,
                                             const dgeom &g, int64_t iz, int64_t iy0,
                                             int64_t xa, int tid) {
@@ -166,35 +166,6 @@ __device__ __forceinline__ void issue_plane(float *slot, const float *__restrict
             cp4(slot + r * SP + c, base + (int64_t)r * g.W + c);
         }
         return;
-    }
-    if constexpr (EV) { /* TILECONV_CUDA_DIRECT_EDGE_VEC=1: the register z window's own instances */
-        if (g.i32 && g.vec_in) {
-            /* a tile at an edge maps each row once and copies the 16-byte
-             * chunks that lie inside the row as the interior tiles do (xa
-             * and W are multiples of 4), only the chunks that cross or
-             * leave the row element by element (cval where the mode maps
-             * outside); the columns past the window in the last chunk are
-             * the slot's padding, as the interior path's */
-            const int y0 = (int)iy0, x0 = (int)xa, H = (int)g.H, W = (int)g.W;
-            for (int idx = tid; idx < ROWS * NQ; idx += NT) {
-                const int r = idx / NQ, q = idx - r * NQ, c0 = x0 + 4 * q;
-                const int ri = bidx32(y0 + r, H, g.mode);
-                float *d = slot + r * SP + 4 * q;
-                if (ri < 0) {
-                    d[0] = d[1] = d[2] = d[3] = g.cval;
-                } else if (c0 >= 0 && c0 + 4 <= W) {
-                    cp16(d, xp + (int64_t)ri * W + c0);
-                } else {
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int ci = bidx32(c0 + e, W, g.mode);
-                        if (ci < 0) d[e] = g.cval;
-                        else cp4(d + e, xp + (int64_t)ri * W + ci);
-                    }
-                }
-            }
-            return;
-        }
     }
     if (g.i32) {
         const int y0 = (int)iy0, x0 = (int)xa, H = (int)g.H, W = (int)g.W;
@@ -740,7 +711,7 @@ __device__ __forceinline__ void zreg_plane_off(const float *slot, float (&acc)[R
 
 /* The register z window's block for column offset OFF (one copy of the
  * plane loop per offset). */
-template <int R, int S, int T, int RY, int TX, int BY, int NST, int OFF, bool EV>
+template <int R, int S, int T, int RY, int TX, int BY, int NST, int OFF>
 __device__ __forceinline__ void zreg_run(const float *__restrict__ x, float *__restrict__ y,
                                          const maskp<R * S * T> &m, const dgeom &g, int64_t gy0,
                                          int64_t gz0) {
@@ -763,8 +734,8 @@ __device__ __forceinline__ void zreg_run(const float *__restrict__ x, float *__r
 #pragma unroll 1
     for (int p = 0; p < NST - 1; p++) {
         if (p < L)
-            issue_plane<G::ROWS, G::WINA, G::SP, NT, EV>(smem + p * G::SLOT, xn, g, iz0 + p, iy0,
-                                                         xa, tid);
+            issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + p * G::SLOT, xn, g, iz0 + p, iy0, xa,
+                                                     tid);
         cp_commit();
     }
     float acc[R][RY][4];
@@ -781,8 +752,8 @@ __device__ __forceinline__ void zreg_run(const float *__restrict__ x, float *__r
         __syncthreads();    /* plane l visible; plane l - 1's slot free */
         const int ln = l + NST - 1;
         if (ln < L)
-            issue_plane<G::ROWS, G::WINA, G::SP, NT, EV>(
-                smem + (sl == 0 ? NST - 1 : sl - 1) * G::SLOT, xn, g, iz0 + ln, iy0, xa, tid);
+            issue_plane<G::ROWS, G::WINA, G::SP, NT>(smem + (sl == 0 ? NST - 1 : sl - 1) * G::SLOT,
+                                                     xn, g, iz0 + ln, iy0, xa, tid);
         cp_commit();
         zreg_plane_off<R, S, T, RY, G::SP, OFF>(smem + sl * G::SLOT, acc, m);
         if (l >= R - 1) store_tile<RY>(acc[0], yb + (int64_t)(l - (R - 1)) * qo, g, y0, x0);
@@ -801,17 +772,17 @@ __device__ __forceinline__ void zreg_run(const float *__restrict__ x, float *__r
     cp_wait<0>();
 }
 
-template <int R, int S, int T, int RY, int TX, int BY, int NST, bool EV = false>
+template <int R, int S, int T, int RY, int TX, int BY, int NST>
 __global__ void __launch_bounds__(TX * BY, ng_minb(NST * tileg<S, T, RY, TX, BY>::SLOT * 4, TX * BY, 128))
 direct_f32_zreg(const float *__restrict__ x, float *__restrict__ y,
                 const __grid_constant__ maskp<R * S * T> m, const dgeom g, int64_t gy0,
                 int64_t gz0) {
     static_assert(NST >= 2, "one slot computed, at least one in flight");
     switch (g.off) { /* uniform: one case per launch */
-    case 0: zreg_run<R, S, T, RY, TX, BY, NST, 0, EV>(x, y, m, g, gy0, gz0); break;
-    case 1: zreg_run<R, S, T, RY, TX, BY, NST, 1, EV>(x, y, m, g, gy0, gz0); break;
-    case 2: zreg_run<R, S, T, RY, TX, BY, NST, 2, EV>(x, y, m, g, gy0, gz0); break;
-    default: zreg_run<R, S, T, RY, TX, BY, NST, 3, EV>(x, y, m, g, gy0, gz0); break;
+    case 0: zreg_run<R, S, T, RY, TX, BY, NST, 0>(x, y, m, g, gy0, gz0); break;
+    case 1: zreg_run<R, S, T, RY, TX, BY, NST, 1>(x, y, m, g, gy0, gz0); break;
+    case 2: zreg_run<R, S, T, RY, TX, BY, NST, 2>(x, y, m, g, gy0, gz0); break;
+    default: zreg_run<R, S, T, RY, TX, BY, NST, 3>(x, y, m, g, gy0, gz0); break;
     }
 }
 
@@ -1041,19 +1012,9 @@ static tc_status launch_ng(const tc__args *a, const tc__cu_bufs *b) {
         return TC_OK;
     } else {
         auto k = direct_f32_zreg<R, S, T, RY, TX, BY, NST>;
-        /* TILECONV_CUDA_DIRECT_EDGE_VEC=1: the edge tiles' 16-byte chunks,
-         * instances of their own (the default's code unchanged by them) */
-        auto ke = direct_f32_zreg<R, S, T, RY, TX, BY, NST, true>;
-        const char *evk = tc__knob_get(TC__KNOB_CUDA_DIRECT_EDGE_VEC);
-        const bool ev = evk && evk[0] == '1';
-        static int attr_set_e = 0;
         if (!__atomic_load_n(&attr_set, __ATOMIC_RELAXED)) {
             TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
-        }
-        if (ev && !__atomic_load_n(&attr_set_e, __ATOMIC_RELAXED)) {
-            TC_CU(cudaFuncSetAttribute(ke, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-            __atomic_store_n(&attr_set_e, 1, __ATOMIC_RELAXED);
         }
         /* chunks of 16 (R - 1) planes where they give every SM a block,
          * else the ring's (about two waves) capped at that (H100, 3x3x3,
@@ -1068,7 +1029,7 @@ static tc_status launch_ng(const tc__args *a, const tc__cu_bufs *b) {
         if (cap > 0) { g.zc = g.P; g.nzc = 1; }
         const int64_t gzn = p->N * g.nzc;
         TC__CU_FOR_GRID(gyn, gzn, {
-            (ev ? ke : k)<<<dim3((unsigned)gx, gny, gnz), dim3(TX, BY), smem, b->s>>>(
+            k<<<dim3((unsigned)gx, gny, gnz), dim3(TX, BY), smem, b->s>>>(
                 (const float *)b->x, (float *)b->y, m, g, gy0, gz0);
             TC_CU_LAUNCH("cuda.filter.direct");
         })
