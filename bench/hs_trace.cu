@@ -28,7 +28,9 @@
  *              first = the prologue), full (later full-barrier waits: data
  *              late), wgmma (wgmma.wait_group: tensor-pipe latency), epi
  *              (last wait to the end; bar: of which waiting at the
- *              epilogue's first barrier for the other warpgroup), other
+ *              epilogue's first barrier for the other warpgroup; sm: of
+ *              which the fp32 tile into shared memory and the second
+ *              barrier; the rest of epi is the stores), other
  *              (issuing the wgmmas, the loop's own instructions)
  *   p.empty    the producer lane's cycles in empty-barrier waits over its
  *              life (entry to its last copy issued)
@@ -107,7 +109,7 @@ static tc_plan *plan_layer(tc_context *ctx, const layer &L, const char *algo, co
 /* one layer's sums over its traced runs */
 struct sums {
     double blocks = 0, dur = 0, maxdur = 0, clk_cyc = 0, clk_ns = 0;
-    double tot = 0, setup = 0, first = 0, full = 0, wg = 0, epi = 0, bar = 0;
+    double tot = 0, setup = 0, first = 0, full = 0, wg = 0, epi = 0, bar = 0, sm = 0;
     double plife = 0, pempty = 0, res[4] = {0, 0, 0, 0}, busy = 0, span_ns = 0;
     int maxres = 0, sms = 0, bad = 0, runs = 0;
 };
@@ -130,7 +132,7 @@ static void add_run(sums &S, const std::vector<tc_hs_trace_block> &rec, int nb, 
         for (int i = 0; i < nw; i++) {
             const tc_hs_trace_warp &w = r.w[i];
             ok = ok && w.start <= w.sync && w.sync <= w.first && w.first <= w.loop &&
-                 w.loop <= w.epibar && w.epibar <= w.end;
+                 w.loop <= w.epibar && w.epibar <= w.epism && w.epism <= w.end;
             bs = std::min(bs, w.start);
             be = std::max(be, w.end);
             ge = std::max(ge, w.gend);
@@ -148,6 +150,7 @@ static void add_run(sums &S, const std::vector<tc_hs_trace_block> &rec, int nb, 
             S.wg += w.wgmma;
             S.epi += (double)(w.end - w.loop);
             S.bar += (double)(w.epibar - w.loop);
+            S.sm += (double)(w.epism - w.epibar);
         }
         S.plife += (double)(r.pend - r.pstart);
         S.pempty += r.empty;
@@ -212,9 +215,9 @@ int main(void) {
     printf("hs_trace: %s, %d SMs, batch 32 float16 channels-last, %d traced runs a layer; "
            "fractions of a consumer warp's cycles\n",
            prop.name, prop.multiProcessorCount, reps);
-    printf("%-22s %-14s %5s %3s %3s %6s %6s %6s %6s | %5s %5s %5s %5s %5s %5s %5s | %7s | %4s %4s %4s %3s | %4s %7s\n",
+    printf("%-22s %-14s %5s %3s %3s %6s %6s %6s %6s | %5s %5s %5s %5s %5s %5s %5s %5s | %7s | %4s %4s %4s %3s | %4s %7s\n",
            "layer", "cfg/st/steps", "blk", "fit", "SMs", "us", "span", "cyc", "max", "setup", "first",
-           "full", "wgmma", "epi", "(bar)", "other", "p.empty", "res1", "res2", "res3+", "rmx", "MHz",
+           "full", "wgmma", "epi", "(bar)", "(sm)", "other", "p.empty", "res1", "res2", "res3+", "rmx", "MHz",
            "err");
     int failures = 0;
     for (const layer &L : layers) {
@@ -295,11 +298,11 @@ int main(void) {
             snprintf(cfg, sizeof cfg, "%dx%d/%d/%d", info.bm, info.bn, info.nst, info.nsteps);
             const double T = S.tot > 0 ? S.tot : 1, B = S.busy > 0 ? S.busy : 1,
                          other = S.tot - S.setup - S.first - S.full - S.wg - S.epi;
-            printf("%-22s %-14s %5d %3d %3d %6.1f %6.1f %6.0f %6.0f | %5.3f %5.3f %5.3f %5.3f %5.3f %5.3f %5.3f | %7.3f | "
+            printf("%-22s %-14s %5d %3d %3d %6.1f %6.1f %6.0f %6.0f | %5.3f %5.3f %5.3f %5.3f %5.3f %5.3f %5.3f %5.3f | %7.3f | "
                    "%4.2f %4.2f %4.2f %3d | %4.0f %7s\n",
                    L.name, cfg, info.blocks, info.fit, S.sms, us[us.size() / 2],
                    S.runs ? S.span_ns / S.runs / 1e3 : 0.0, S.blocks ? S.dur / S.blocks : 0.0, S.maxdur,
-                   S.setup / T, S.first / T, S.full / T, S.wg / T, S.epi / T, S.bar / T, other / T,
+                   S.setup / T, S.first / T, S.full / T, S.wg / T, S.epi / T, S.bar / T, S.sm / T, other / T,
                    S.plife > 0 ? S.pempty / S.plife : 0.0, S.res[0] / B, S.res[1] / B,
                    (S.res[2] + S.res[3]) / B, S.maxres, S.clk_ns > 0 ? S.clk_cyc / S.clk_ns * 1e3 : 0.0, err);
             if (S.bad) printf("  %d block records out of order or missing (left out)\n", S.bad);

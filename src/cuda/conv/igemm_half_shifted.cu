@@ -255,6 +255,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
 #pragma unroll
     for (int mt = 0; mt < MTW; mt++) hg_acc_to_smem<BN>(acc[mt], cs, (wg * MTW + mt) * 64);
     asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+    HS_TR(if (tw) tw->epism = hs_clk64();)
     hg_store_rows<BN, BF, BM, NC>(cs, tid, k0, g, q, bias, res, y, [&](int row) -> int64_t {
         const int r = row / q.PW, c = row - r * q.PW;
         if (r >= q.TH || oy0 + r >= q.out1 || c >= q.out2) return -1;

@@ -26,6 +26,7 @@ typedef struct tc_hs_trace_warp {
     unsigned long long first;  /* when the first full barrier passed (end of the prologue) */
     unsigned long long loop;   /* after the last wgmma.wait_group (end of the main loop) */
     unsigned long long epibar; /* after the epilogue's first named barrier */
+    unsigned long long epism;  /* after its second: the fp32 tile in shared memory */
     unsigned long long end;    /* after the epilogue's stores */
     unsigned long long gend;   /* globaltimer at end */
     unsigned full;             /* cycles in full-barrier waits after the first */
