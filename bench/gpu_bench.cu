@@ -620,7 +620,8 @@ int main(int argc, char **argv) {
             bench_filter("3d256", "3D 256^3 k3 reflect", 3, s, m, TC_MODE_REFLECT, "cuda.filter.direct", 20);
             sweep_filter("3D 256^3 k3", 3, s, m, 10);
             /* output planes a block of the default kernel (the register z
-             * window; the two-wave rule gives 8 here), constant and reflect */
+             * window; 32 by default here, 8 by the two-wave rule alone),
+             * constant and reflect */
             static const char *const zcs[] = {"4", "12", "16", "22", "32", "43", "64"};
             for (int md = 0; md <= 2; md += 2)
                 for (int i = 0; i < 7; i++) {
