@@ -33,16 +33,11 @@ template <bool BF> __device__ __forceinline__ uint16_t hg_cvt(float v) {
     if (BF) return __bfloat16_as_ushort(__float2bfloat16_rn(v));
     return __half_as_ushort(__float2half_rn(v));
 }
-/* the epilogue's activations: tc__act_f (src/core/act.h) */
-[[maybe_unused]] __device__ __forceinline__ float hg_act(int a, float v) {
-    return tc__act_f((tc_activation)a, v);
-}
-/* activation a on v[0..7]: one dispatch for the eight, each case a
- * straight run of its own code. With the switch per element (inlined
- * eight times, every activation's exp / tanh / erf code in each) the
- * epilogue's loop jumped across several kilobytes of SASS an item, and
- * ncu's samples in it were mostly instruction-fetch stalls
- * (stall_no_inst): docs/solvers/cuda-conv-half.md */
+/* The epilogue's activations (tc__act_f, src/core/act.h): activation a
+ * on v[0..7], one dispatch for the eight, each case a straight run of its
+ * own code. A switch per element inlines every activation's exp / tanh /
+ * erf code eight times an item, and an epilogue so built is bound by
+ * instruction fetch (ncu: stall_no_inst; docs/solvers/cuda-conv-half.md). */
 [[maybe_unused]] __device__ __forceinline__ void hg_act8(int a, float *v) {
 #define HG_ACT8_CASE(A)                                                                            \
     case A:                                                                                        \
@@ -60,13 +55,14 @@ template <bool BF> __device__ __forceinline__ uint16_t hg_cvt(float v) {
 #undef HG_ACT8_CASE
 }
 /* the same where a is none, relu or relu6 (hg_store_rows' SIMPLE
- * instances): a few selects, no call into the transcendental cases' code */
+ * instances): a few selects, none of the transcendental cases' code */
 [[maybe_unused]] __device__ __forceinline__ void hg_act8_simple(int a, float *v) {
-    if (a == TC_ACT_NONE) return;
+    if (a == TC_ACT_RELU) {
 #pragma unroll
-    for (int e = 0; e < 8; e++) {
-        const float r = v[e] > 0 || v[e] != v[e] ? v[e] : 0.0f; /* NaN stays NaN */
-        v[e] = a == TC_ACT_RELU6 && r > 6.0f ? 6.0f : r;
+        for (int e = 0; e < 8; e++) v[e] = tc__act_f(TC_ACT_RELU, v[e]);
+    } else if (a == TC_ACT_RELU6) {
+#pragma unroll
+        for (int e = 0; e < 8; e++) v[e] = tc__act_f(TC_ACT_RELU6, v[e]);
     }
 }
 
