@@ -1016,12 +1016,10 @@ static tc_status launch_ng(const tc__args *a, const tc__cu_bufs *b) {
             TC_CU(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             __atomic_store_n(&attr_set, 1, __ATOMIC_RELAXED);
         }
-        /* chunks of 16 (R - 1) planes where they give every SM a block,
-         * else the ring's (about two waves) capped at that (H100, 3x3x3,
-         * constant: 512^3 57 planes by the two-wave rule 0.576 ms, 43
-         * 0.512, 32 0.507, 64 0.534, 128 0.615; 256^3 the rule's 8 0.094,
-         * 16 0.095, 32 0.090); cap: one chunk of the whole depth per xy
-         * tile */
+        /* the window's chunks (tc_cu_direct_zchunk_cap: 16 (R - 1) planes
+         * where they give every SM a block, else the ring's two-wave
+         * chunks capped there; its measurements with it); cap: one chunk
+         * of the whole depth per xy tile */
         const int64_t slots = (int64_t)occupancy((const void *)k, TX * BY, smem, &occ_cache) * sms;
         tc_cu_direct_zchunk(g.P, gx * gyn * p->N, slots, &g.zc, &g.nzc);
         tc_cu_direct_zchunk_cap(g.P, R, gx * gyn * p->N, sms, &g.zc, &g.nzc);
