@@ -251,7 +251,16 @@ TC_API void tc_filter_desc_init(tc_filter_desc *desc);
  *           / stride) + 1, as in PyTorch.
  * With layout TC_LAYOUT_CHANNELS_LAST, x is N x spatial x C and y is
  * N x out spatial x K (NLC / NHWC / NDHWC: torch's channels_last and
- * channels_last_3d memory formats); the weights stay K x C/groups x mask.
+ * channels_last_3d memory formats). The weights' layout is its own field,
+ * weight_layout: TC_LAYOUT_CHANNELS_FIRST (the default) is K x C/groups x
+ * mask ("KCRS"), TC_LAYOUT_CHANNELS_LAST is K x mask x C/groups ("KRSC",
+ * channels fastest: the memory of a torch weight in channels_last /
+ * channels_last_3d format; 1D: K x L x C/groups). The weights of every
+ * execute and of tc_plan_conv_set_weights are in that layout. layout and
+ * weight_layout are independent: all four combinations are valid.
+ * Algorithms that read channels-last weights directly do; for the others
+ * the library reorders them to K x C/groups x mask first (per execute, or
+ * once in tc_plan_conv_set_weights; tc_plan_staging names it).
  *
  * Fused epilogue: y = act(conv(x, w) + bias + residual), computed in the
  * accumulation type and rounded once to the dtype. bias (K values) and
@@ -314,6 +323,11 @@ typedef struct tc_conv_desc {
     tc_activation activation;              /* default TC_ACT_NONE */
     int has_residual;                      /* 0 or 1, default 0: execute
                                               with tc_execute_conv_residual */
+    /* Layout of the weights (see above): TC_LAYOUT_CHANNELS_FIRST
+     * (default) = K x C/groups x mask, TC_LAYOUT_CHANNELS_LAST = K x mask
+     * x C/groups. A descriptor whose struct_size ends before this field
+     * (a caller built against the struct without it) gets the default. */
+    tc_layout weight_layout;
 } tc_conv_desc;
 
 TC_API void tc_conv_desc_init(tc_conv_desc *desc);
@@ -437,7 +451,10 @@ TC_API const char *tc_plan_algorithm(const tc_plan *plan);
  * channels-first in the workspace and applies the epilogue and the output
  * conversion in one pass after it, e.g. "x,w,bias float16->float32;
  * layout channels_last<->channels_first; epilogue pass (act, residual)".
- * The planner counts these passes in its estimate, so an algorithm with
+ * Channels-last weights (weight_layout) for an algorithm that reads only
+ * K x C/groups x mask are reordered into the workspace ("weights
+ * channels_last->channels_first"; plan-held weights once, in
+ * tc_plan_conv_set_weights). The planner counts these passes in its estimate, so an algorithm with
  * native kernels wins when it exists. The string lives as long as the
  * plan. */
 TC_API const char *tc_plan_staging(const tc_plan *plan);
@@ -506,7 +523,8 @@ TC_API tc_status tc_execute_conv(const tc_plan *plan, void *y, const void *x,
 TC_API tc_status tc_execute_conv_residual(const tc_plan *plan, void *y, const void *x,
                                           const void *w, const void *bias,
                                           const void *residual, void *workspace);
-/* Hands a conv plan its weights (K x C/groups x kernel, dense C order) and
+/* Hands a conv plan its weights (K x C/groups x kernel, or K x kernel x
+ * C/groups with weight_layout TC_LAYOUT_CHANNELS_LAST; dense C order) and
  * bias (K values; NULL exactly when has_bias is 0), copied into the plan and
  * packed once into the chosen algorithm's layout; later tc_execute_conv
  * calls with w = NULL and bias = NULL use them. Calling again replaces them.

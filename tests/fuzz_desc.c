@@ -401,14 +401,16 @@ static void run_conv(fz *f, tc_context *ctx) {
     tc_plan_options opt;
     fuzz_options(f, &opt, small);
     if (fz_u8(f) < 16) tc_context_set_backend(ctx, (tc_backend)fz_enum(f, 3));
+    /* read last: the corpus's earlier bytes keep their meaning */
+    if (d.struct_size == sizeof d) d.weight_layout = (tc_layout)fz_enum(f, 2);
 
     if (verbose()) {
         fprintf(stderr, "conv: dtype=%d nspatial=%d N=%lld C=%lld K=%lld G=%lld padding_kind=%d "
-                "padding_mode=%d has_bias=%d layout=%d act=%d residual=%d", (int)d.dtype,
-                d.nspatial, (long long)d.batch, (long long)d.in_channels,
+                "padding_mode=%d has_bias=%d layout=%d act=%d residual=%d weight_layout=%d",
+                (int)d.dtype, d.nspatial, (long long)d.batch, (long long)d.in_channels,
                 (long long)d.out_channels, (long long)d.groups, (int)d.padding_kind,
                 (int)d.padding_mode, d.has_bias, (int)d.layout, (int)d.activation,
-                d.has_residual);
+                d.has_residual, (int)d.weight_layout);
         print_i64s("in", d.in_size, 3);
         print_i64s("kernel", d.kernel_size, 3);
         print_i64s("stride", d.stride, 3);

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 
 #include "harness.h"
@@ -1292,6 +1293,175 @@ static void test_conv_set_weights(void) {
     TH_END();
 }
 
+/* weight_layout: validation by name; a descriptor whose struct_size ends
+ * before the field gets the default without the field being read; every
+ * CPU conv algorithm gives, to the bit, the same output from K x mask x
+ * C/G weights with weight_layout channels-last (passed to execute and set
+ * on the plan) as from K x C/G x mask weights with the default, in float32
+ * (3D, groups 3) and float16 (2D); the channels-last weights read as
+ * channels-first give another output; wisdom keys tell the layouts apart. */
+static void wl_transpose(uint16_t *dst16, float *dst, const uint16_t *src16, const float *src,
+                         int64_t K, int64_t Cg, int64_t S) {
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t c = 0; c < Cg; c++)
+            for (int64_t s = 0; s < S; s++) {
+                if (dst) dst[(k * S + s) * Cg + c] = src[(k * Cg + c) * S + s];
+                if (dst16) dst16[(k * S + s) * Cg + c] = src16[(k * Cg + c) * S + s];
+            }
+}
+
+static void test_conv_weight_layout(void) {
+    const tc_status INV = TC_ERR_INVALID_ARGUMENT;
+    tc_conv_desc d;
+    TH_BEGIN("conv: weight_layout validation and struct_size without it");
+    d = cdesc(); d.weight_layout = (tc_layout)2;
+    EXPECT_ERR(plan_conv(&d), INV, "weight_layout=2", "TC_LAYOUT_CHANNELS_LAST");
+    d = cdesc(); d.weight_layout = (tc_layout)-1;
+    EXPECT_ERR(plan_conv(&d), INV, "weight_layout=-1");
+    d = cdesc(); d.weight_layout = TC_LAYOUT_CHANNELS_LAST;
+    EXPECT_ERR(plan_conv(&d), TC_OK, "");
+    d = cdesc(); d.layout = TC_LAYOUT_CHANNELS_LAST; d.weight_layout = TC_LAYOUT_CHANNELS_LAST;
+    EXPECT_ERR(plan_conv(&d), TC_OK, "");
+    tc_conv_desc init;
+    tc_conv_desc_init(&init);
+    CHECK(init.weight_layout == TC_LAYOUT_CHANNELS_FIRST, "default weight_layout %d",
+          (int)init.weight_layout);
+    /* the struct as a caller built without weight_layout passes it: the
+     * field (here garbage) is not read */
+    d = cdesc(); d.struct_size = offsetof(tc_conv_desc, weight_layout);
+    d.weight_layout = (tc_layout)99;
+    EXPECT_ERR(plan_conv(&d), TC_OK, "");
+    d = cdesc(); d.struct_size = offsetof(tc_conv_desc, weight_layout) + 4;
+    if (d.struct_size != sizeof d) EXPECT_ERR(plan_conv(&d), INV, "struct_size=");
+    d = cdesc(); d.struct_size = offsetof(tc_conv_desc, weight_layout) - 4;
+    EXPECT_ERR(plan_conv(&d), INV, "struct_size=");
+    TH_END();
+
+    enum { NX = 2 * 6 * 5 * 6 * 7, NW = 9 * 2 * 3 * 2 * 3, NY = 2 * 9 * 5 * 7 * 7 };
+    static float x[NX], w[NW], wcl[NW], b[9], y0[NY], y1[NY], y2[NY], y3[NY];
+    static uint16_t xh[NX], wh[NW], whcl[NW], bh[9];
+    th_rng r = th_rng_for(4343);
+    for (int64_t i = 0; i < NX; i++) x[i] = (float)th_value(&r);
+    for (int64_t i = 0; i < NW; i++) w[i] = (float)th_value(&r);
+    for (int i = 0; i < 9; i++) b[i] = (float)th_value(&r);
+    tc_float_to_half(xh, x, NX);
+    tc_float_to_half(wh, w, NW);
+    tc_float_to_half(bh, b, 9);
+    for (int v = 0; v < 2; v++) {
+        const int half = v == 1;
+        tc_conv_desc c;
+        tc_conv_desc_init(&c);
+        c.batch = 2;
+        c.in_channels = 6;
+        c.out_channels = 9;
+        c.groups = 3;
+        c.has_bias = 1;
+        int64_t S, ny;
+        if (!half) { /* 3D 5x6x7, kernel 3x2x3, reflect */
+            c.nspatial = 3;
+            const int64_t n[3] = {5, 6, 7}, k[3] = {3, 2, 3};
+            for (int a = 0; a < 3; a++) {
+                c.in_size[a] = n[a];
+                c.kernel_size[a] = k[a];
+                c.padding[a] = 1;
+            }
+            c.padding_mode = TC_PADDING_REFLECT;
+            c.layout = TC_LAYOUT_CHANNELS_LAST;
+            S = 3 * 2 * 3;
+            ny = 2 * 9 * 5 * 7 * 7; /* out 5 x 7 x 7 */
+        } else { /* 2D 30x7, kernel 3x3, float16 */
+            c.dtype = TC_FLOAT16;
+            c.in_size[0] = 30;
+            c.in_size[1] = 7;
+            c.kernel_size[0] = c.kernel_size[1] = 3;
+            c.padding[0] = c.padding[1] = 1;
+            S = 9;
+            ny = 2 * 9 * 30 * 7;
+        }
+        const int64_t nw = 9 * 2 * S;
+        wl_transpose(half ? whcl : NULL, half ? NULL : wcl, wh, w, 9, 2, S);
+        const void *X = half ? (const void *)xh : x, *W = half ? (const void *)wh : w;
+        const void *WCL = half ? (const void *)whcl : wcl, *B = half ? (const void *)bh : b;
+        const size_t yb = (size_t)ny * (half ? 2 : 4);
+        int tried = 0;
+        for (int i = 0; i < tc_algorithm_count(); i++) {
+            tc_algorithm_info info;
+            if (tc_algorithm_get(i, &info) != TC_OK || !(info.ops & TC_OP_CONV) ||
+                info.backend != TC_BACKEND_CPU || !info.available)
+                continue;
+            tc_plan_options o;
+            tc_plan_options_init(&o);
+            o.algorithm = info.name;
+            tc_plan *pf = NULL, *pc = NULL;
+            c.weight_layout = TC_LAYOUT_CHANNELS_FIRST;
+            if (tc_plan_conv(&pf, NULL, &c, &o) != TC_OK) continue; /* not applicable */
+            TH_BEGIN("conv weight_layout %s: %s", half ? "float16 2D" : "float32 3D channels_last",
+                     info.name);
+            tried++;
+            c.weight_layout = TC_LAYOUT_CHANNELS_LAST;
+            CHECK(tc_plan_conv(&pc, NULL, &c, &o) == TC_OK, "plan: %s", tc_last_error());
+            if (pc) {
+                if (strcmp(info.name, "ref.conv.loops") == 0)
+                    CHECK(strstr(tc_plan_staging(pc), "weights channels_last->channels_first") &&
+                              !strstr(tc_plan_staging(pf), "weights"),
+                          "staging '%s' / '%s'", tc_plan_staging(pc), tc_plan_staging(pf));
+                memset(y0, 0x7f, yb); memset(y1, 0x7e, yb);
+                memset(y2, 0x7d, yb); memset(y3, 0x7c, yb);
+                CHECK(tc_execute_conv(pf, y0, X, W, B, NULL) == TC_OK, "cf: %s", tc_last_error());
+                CHECK(tc_execute_conv(pc, y1, X, WCL, B, NULL) == TC_OK, "cl: %s",
+                      tc_last_error());
+                CHECK(memcmp(y0, y1, yb) == 0,
+                      "%s: channels-last weights give another output than channels-first",
+                      info.name);
+                /* the channels-last weights read as channels-first: wrong */
+                CHECK(tc_execute_conv(pf, y2, X, WCL, B, NULL) == TC_OK, "cf on cl: %s",
+                      tc_last_error());
+                CHECK(memcmp(y0, y2, yb) != 0, "%s: the weights' layout makes no difference",
+                      info.name);
+                /* plan-held */
+                CHECK(tc_plan_conv_set_weights(pc, WCL, B) == TC_OK, "set: %s", tc_last_error());
+                CHECK(tc_execute_conv(pc, y3, X, NULL, NULL, NULL) == TC_OK, "held: %s",
+                      tc_last_error());
+                CHECK(memcmp(y0, y3, yb) == 0, "%s: plan-held channels-last weights differ",
+                      info.name);
+                (void)nw;
+            }
+            tc_plan_destroy(pf);
+            tc_plan_destroy(pc);
+            TH_END();
+        }
+        TH_BEGIN("conv weight_layout %s: algorithms tried", half ? "float16" : "float32");
+        CHECK(tried >= 2, "only %d CPU conv algorithms applied", tried);
+        TH_END();
+    }
+
+    TH_BEGIN("conv weight_layout: wisdom keys tell the layouts apart");
+    tc_wisdom_forget();
+    d = cdesc();
+    tc_plan_options o;
+    tc_plan_options_init(&o);
+    o.flags = TC_PLAN_MEASURE;
+    tc_plan *pl = NULL;
+    CHECK(tc_plan_conv(&pl, NULL, &d, &o) == TC_OK, "measure: %s", tc_last_error());
+    tc_plan_destroy(pl);
+    o.flags = TC_PLAN_WISDOM_ONLY;
+    pl = NULL;
+    CHECK(tc_plan_conv(&pl, NULL, &d, &o) == TC_OK, "wisdom only, cf: %s", tc_last_error());
+    tc_plan_destroy(pl);
+    d.weight_layout = TC_LAYOUT_CHANNELS_LAST;
+    pl = NULL;
+    EXPECT_ERR(tc_plan_conv(&pl, NULL, &d, &o), TC_ERR_NOT_FOUND, "wisdom");
+    o.flags = TC_PLAN_MEASURE;
+    CHECK(tc_plan_conv(&pl, NULL, &d, &o) == TC_OK, "measure cl: %s", tc_last_error());
+    tc_plan_destroy(pl);
+    o.flags = TC_PLAN_WISDOM_ONLY;
+    pl = NULL;
+    CHECK(tc_plan_conv(&pl, NULL, &d, &o) == TC_OK, "wisdom only, cl: %s", tc_last_error());
+    tc_plan_destroy(pl);
+    tc_wisdom_forget();
+    TH_END();
+}
+
 /* The machine description and the ceilings cache. Each step runs in a
  * fresh child process (the library reads the cache once per process), so
  * this runs first, before anything in this process initialises it. */
@@ -1656,6 +1826,7 @@ int main(int argc, char **argv) {
     test_conv_fields();
     test_conv_hostile_geometry();
     test_conv_set_weights();
+    test_conv_weight_layout();
     test_gemm_fields();
     test_options_and_algorithms();
     test_plan_direct();

@@ -18,7 +18,10 @@
  *     sentinels (also in the holes of strided outputs); the two results
  *     must be bitwise equal and the inputs unchanged;
  *   - flagged instances also plan with ESTIMATE and MEASURE, and execute
- *     one plan from 4 threads at once.
+ *     one plan from 4 threads at once;
+ *   - every conv instance runs twice, with the weights K x C/G x mask and
+ *     K x mask x C/G (weight_layout channels-last; the model's are the
+ *     former).
  *
  * Environment: TILECONV_TEST_SEED, TILECONV_TEST_QUICK, TILECONV_TEST_VERBOSE (harness.h);
  * TILECONV_TEST_ALGO=substr[,substr] and TILECONV_TEST_OPS=filter,conv,gemm narrow the
@@ -1037,7 +1040,8 @@ static void run_conv(const cspec *s, tc_dtype dt, uint64_t salt) {
         d += snprintf(dl + d, sizeof dl - d, i ? ",%lld" : "%lld", (long long)s->dil[i]);
         e += snprintf(pd + e, sizeof pd - e, i ? ",%lld" : "%lld", (long long)s->pad[i]);
     }
-    snprintf(I.label, sizeof I.label, "%s %dD N%lld C%lld K%lld G%lld in=%s k=%s "
+    char label[sizeof I.label];
+    snprintf(label, sizeof label, "%s %dD N%lld C%lld K%lld G%lld in=%s k=%s "
              "stride=%s dil=%s pad=%s(%s) %s bias=%d%s%s%s%s t%d", dt_label(dt),
              s->nsp, (long long)s->N, (long long)s->C, (long long)s->K, (long long)s->G,
              sp, ks, st, dl, pk_names[s->pkind], pd, pm_names[s->pmode], s->bias,
@@ -1079,25 +1083,15 @@ static void run_conv(const cspec *s, tc_dtype dt, uint64_t salt) {
     void *rr = s->res ? tb_calloc(ny, dt) : NULL;
     double *rd = s->res ? tb_dcalloc(ny) : NULL;
     if (s->res) fill_random(&r, rr, rd, ny, dt);
+    /* the weights K x mask x C/G (weight_layout channels-last): a
+     * channels-last tensor with N = K, C = C/G, S = mask */
+    const int64_t smask = tb_prod(s->m, s->nsp);
+    void *wcl = to_channels_last(w, s->K, s->C / s->G, smask, dt);
     I.x = cl ? xcl : x;
-    I.w = w;
     I.bias = s->bias ? b : NULL;
     I.res = rr;
-    inst_save_input(&I, I.x, (size_t)nx * tb_esize(dt));
-    inst_save_input(&I, w, (size_t)nw * tb_esize(dt));
-    inst_save_input(&I, b, (size_t)s->K * tb_esize(dt));
-    if (rr) inst_save_input(&I, rr, (size_t)ny * tb_esize(dt));
-
-    /* magnitudes: the same problem on absolute values, no activation */
-    inst D = I, A = I;
-    D.n_in = A.n_in = 0;
-    void *xa = abs_copy(I.x, nx, dt), *wa = abs_copy(w, nw, dt), *ba = abs_copy(b, s->K, dt);
+    void *xa = abs_copy(I.x, nx, dt), *ba = abs_copy(b, s->K, dt);
     void *ra = rr ? abs_copy(rr, ny, dt) : NULL;
-    A.x = xa;
-    A.w = wa;
-    A.bias = s->bias ? ba : NULL;
-    A.res = ra;
-    A.cd.activation = TC_ACT_NONE;
 
     double xmax = 0, wsum = 0;
     for (int64_t i = 0; i < nx; i++) xmax = fabs(xd[i]) > xmax ? fabs(xd[i]) : xmax;
@@ -1118,12 +1112,33 @@ static void run_conv(const cspec *s, tc_dtype dt, uint64_t salt) {
                 double v = mcf[(n * s->K + k) * sout + i] + (rd ? rd[at] : 0.0);
                 model[at] = model_act(s->act, v);
             }
-    check_instance(&I, &D, &A, model);
+    /* every case with the weights in both layouts (the model's are KCRS) */
+    for (int wv = 0; wv < 2; wv++) {
+        const void *wu = wv ? wcl : w;
+        snprintf(I.label, sizeof I.label, "%s%s", label, wv ? " w=cl" : "");
+        I.cd.weight_layout = wv ? TC_LAYOUT_CHANNELS_LAST : TC_LAYOUT_CHANNELS_FIRST;
+        I.w = wu;
+        inst_save_input(&I, I.x, (size_t)nx * tb_esize(dt));
+        inst_save_input(&I, wu, (size_t)nw * tb_esize(dt));
+        inst_save_input(&I, b, (size_t)s->K * tb_esize(dt));
+        if (rr) inst_save_input(&I, rr, (size_t)ny * tb_esize(dt));
+        /* magnitudes: the same problem on absolute values, no activation */
+        inst D = I, A = I;
+        D.n_in = A.n_in = 0;
+        void *wa = abs_copy(wu, nw, dt);
+        A.x = xa;
+        A.w = wa;
+        A.bias = s->bias ? ba : NULL;
+        A.res = ra;
+        A.cd.activation = TC_ACT_NONE;
+        check_instance(&I, &D, &A, model);
+        inst_free_saved(&I);
+        free(wa);
+    }
 
-    inst_free_saved(&I);
     free(model); free(mcf);
-    free(x); free(w); free(b); free(xd); free(wd); free(bd);
-    free(xa); free(wa); free(ba); free(xcl); free(rr); free(rd); free(ra);
+    free(x); free(w); free(wcl); free(b); free(xd); free(wd); free(bd);
+    free(xa); free(ba); free(xcl); free(rr); free(rd); free(ra);
 }
 
 static cspec cspec_base(int nsp) {

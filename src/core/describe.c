@@ -2,6 +2,7 @@
  * conv / gemm descriptions to the one tc__problem (see internal.h). */
 #include "describe.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -278,9 +279,21 @@ tc_status tc__lower_filter(const tc_filter_desc *d, tc__filter_layout *lay,
 
 static const char *const tc__ax[3] = {"0", "1", "2"};
 
+/* The size of tc_conv_desc up to has_residual: a caller built against the
+ * struct without weight_layout passes it; its descriptor is read that far
+ * and weight_layout takes the default. */
+#define TC__CONV_DESC_SIZE_V1 offsetof(tc_conv_desc, weight_layout)
+
 tc_status tc__lower_conv(const tc_conv_desc *d, tc__problem *p) {
     memset(p, 0, sizeof *p);
     if (!d) return tc__error(TC_ERR_INVALID_ARGUMENT, "conv: desc is NULL");
+    tc_conv_desc full;
+    if (d->struct_size == TC__CONV_DESC_SIZE_V1) {
+        tc_conv_desc_init(&full);
+        memcpy(&full, d, TC__CONV_DESC_SIZE_V1);
+        full.struct_size = sizeof full;
+        d = &full;
+    }
     if (d->struct_size != sizeof *d)
         return tc__error(TC_ERR_INVALID_ARGUMENT,
                          "conv: struct_size=%zu, expected %zu (call "
@@ -329,6 +342,10 @@ tc_status tc__lower_conv(const tc_conv_desc *d, tc__problem *p) {
         return tc__error(TC_ERR_INVALID_ARGUMENT,
                          "conv: layout=%d, must be TC_LAYOUT_CHANNELS_FIRST or "
                          "TC_LAYOUT_CHANNELS_LAST", (int)d->layout);
+    if (!tc_layout_name(d->weight_layout))
+        return tc__error(TC_ERR_INVALID_ARGUMENT,
+                         "conv: weight_layout=%d, must be TC_LAYOUT_CHANNELS_FIRST or "
+                         "TC_LAYOUT_CHANNELS_LAST", (int)d->weight_layout);
     if (!tc_activation_name(d->activation))
         return tc__error(TC_ERR_INVALID_ARGUMENT,
                          "conv: activation=%d unknown (TC_ACT_NONE .. TC_ACT_GELU)",
@@ -349,6 +366,7 @@ tc_status tc__lower_conv(const tc_conv_desc *d, tc__problem *p) {
     p->cval = 0.0;
     p->has_bias = d->has_bias;
     p->layout = d->layout;
+    p->wlayout = d->weight_layout;
     p->act = d->activation;
     p->has_residual = d->has_residual;
     const int off = TC__NSP - nsp;

@@ -54,8 +54,14 @@ typedef struct tc__problem {
     /* Conv only: layout of x, y and the residual; the fused epilogue
      * y = act(acc + bias + residual) (bias above). Solvers see these only
      * when their caps say they handle them; otherwise the core stages the
-     * problem (see tc__solver.caps). Weights are always K x C/G x mask. */
+     * problem (see tc__solver.caps). */
     tc_layout layout;
+    /* Conv only: layout of the weights (args->w, and what wpack is given):
+     * TC_LAYOUT_CHANNELS_FIRST = K x C/G x mask, TC_LAYOUT_CHANNELS_LAST =
+     * K x mask x C/G. Only solvers with TC__CAP_WEIGHTS_CL see
+     * CHANNELS_LAST; for the others the core reorders the weights (staged
+     * problem: CHANNELS_FIRST). */
+    tc_layout wlayout;
     tc_activation act;
     int has_residual;
     /* Filter only: the plan-owned mask (already flipped for convolve),
@@ -125,7 +131,8 @@ typedef struct tc__args {
     const void *state;    /* what the solver's plan() returned, or NULL */
     void *y;
     const void *x;
-    const void *w;        /* conv: caller's weights; filter: p->mask, or
+    const void *w;        /* conv: caller's weights (layout p->wlayout);
+                             filter: p->mask, or
                              the call's mask (TC_PLAN_MASK_AT_EXECUTE) */
     const void *bias;     /* NULL unless p->has_bias */
     const void *residual; /* NULL unless p->has_residual: y's shape, layout
@@ -175,7 +182,8 @@ typedef struct tc__solver {
     /* Optional, conv only: the solver's packed (blocked, transformed) form
      * of the weights. wpack_size gives its bytes; wpack writes it to dst
      * (64-byte aligned) from the caller's dense K x C/G x R0 x R1 x R2
-     * weights. The core packs once in tc_plan_conv_set_weights, or into a
+     * weights (K x R0 x R1 x R2 x C/G when p->wlayout is channels-last,
+     * which only a solver with TC__CAP_WEIGHTS_CL sees). The core packs once in tc_plan_conv_set_weights, or into a
      * workspace region on every execute that passes weights, and hands the
      * result to execute as args->wpack. Both NULL = no packing. CUDA
      * solvers: the core packs only in tc_plan_conv_set_weights and holds
@@ -194,7 +202,8 @@ typedef struct tc__solver {
     /* What the solver handles itself (TC__CAP_*). For a problem that needs
      * something outside its caps, the solver is asked about, planned for
      * and run on a staged problem instead: float32 in place of float16 /
-     * bfloat16, channels-first in place of channels-last, no activation
+     * bfloat16, channels-first in place of channels-last (x, y, residual;
+     * the weights' own layout with TC__CAP_WEIGHTS_CL), no activation
      * and no residual (bias stays with the solver); the core converts the
      * operands in its workspace and applies the epilogue and the output
      * conversion in one pass (src/core/stage.c). A solver with a cap still
@@ -222,6 +231,14 @@ typedef struct tc__solver {
  * NULL; CUDA solvers also honour args->wflip). Only solvers with it are
  * applicable to such plans. */
 #define TC__CAP_MASK_AT_EXECUTE 8u
+/* Conv: the solver reads weights in either layout, p->wlayout (args->w on
+ * each execute, and the w its wpack is given, are K x mask x C/G when
+ * p->wlayout == TC_LAYOUT_CHANNELS_LAST). Without it the core reorders
+ * channels-last weights to K x C/G x mask first (TC__STAGE_WLAYOUT): per
+ * execute into the workspace (host weights on the host, device weights on
+ * the device), and once in tc_plan_conv_set_weights for plan-held ones.
+ * Not part of TC__CAP_ALL: a solver claims it by name. */
+#define TC__CAP_WEIGHTS_CL 16u
 static inline unsigned tc__solver_caps(const tc__solver *s, const tc__problem *p) {
     return s->caps_for ? s->caps_for(p) & s->caps : s->caps;
 }

@@ -624,7 +624,9 @@ tc_status tc_cuda_time_plan(const tc_plan *pl, const void *x, const void *w, con
     if (p->op == TC_OP_FILTER && (pl->pack_x || pl->pack_y || pl->lay.swap))
         return tc__error(TC_ERR_UNSUPPORTED,
                          "cuda time: the plan packs strided or swapped arrays on the host");
-    if (pl->stage)
+    /* only the weights reordered: the executes on device arrays reorder
+     * them on the device, inside the times */
+    if (pl->stage & ~TC__STAGE_WLAYOUT)
         return tc__error(TC_ERR_UNSUPPORTED,
                          "cuda time: the plan converts around %s (%s); time tc_execute_* "
                          "instead", pl->solver->name, pl->staging);
@@ -780,8 +782,11 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
         return tc__error(TC_ERR_INVALID_ARGUMENT,
                          "execute: workspace %p is not 64-byte aligned", workspace);
 #if TC_HAVE_CUDA
+    /* device weights to reorder count as device arrays: the host cannot
+     * read them */
     if (pl->stage && pl->solver->backend == TC_BACKEND_CUDA &&
-        (tc__cu_ptr_is_device(x) || tc__cu_ptr_is_device(y)))
+        (tc__cu_ptr_is_device(x) || tc__cu_ptr_is_device(y) ||
+         ((pl->stage & TC__STAGE_WLAYOUT) && tc__cu_ptr_is_device(w))))
         return tc__cu_execute_staged(pl, y, x, w, bias, residual, wpack);
 #endif
     void *ws = workspace, *own = NULL;
@@ -800,6 +805,7 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
     const int dt = (pl->stage & TC__STAGE_DTYPE) != 0;
     const int relay = (pl->stage & (TC__STAGE_DTYPE | TC__STAGE_LAYOUT)) != 0;
     const int epi = (pl->stage & TC__STAGE_EPILOGUE) != 0;
+    const int wl = (pl->stage & TC__STAGE_WLAYOUT) != 0;
     const void *xs = x, *ws_w = w, *bs = bias, *res = residual;
     void *ys = y;
     int wflip = 0;
@@ -847,14 +853,17 @@ static tc_status tc__execute(const tc_plan *pl, unsigned op, void *y, const void
         if (wdev) { /* CUDA plan: the solver's weights held on the device */
             ws_w = wdev;
             bs = pl->bias_dev;
-        } else if (dt && wst) {
+        } else if ((dt || wl) && wst) { /* plan-held, staged in set_weights */
             ws_w = wst;
-            bs = bst;
-        } else if (dt) {
+            if (dt) bs = bst;
+        } else if (dt || wl) {
+            /* the weights in sp's dtype and weight layout (K x mask x C/G
+             * is an N = K, C = C/G, S = mask channels-last tensor) */
             void *wd = (char *)ws + pl->wst_off;
-            tc__convert(wd, sp->dtype, w, p->dtype, tc__w_count(p), thr);
+            tc__convert_tensor(wd, sp->dtype, sp->wlayout, w, p->dtype, p->wlayout, p->K,
+                               p->C / p->G, tc__spatial(p->msk), thr);
             ws_w = wd;
-            if (bias) {
+            if (dt && bias) {
                 void *bd = (char *)wd + (size_t)tc__w_count(p) * sp->esize;
                 tc__convert(bd, sp->dtype, bias, p->dtype, p->K, 1);
                 bs = bd;
@@ -948,26 +957,29 @@ tc_status tc_plan_conv_set_weights(tc_plan *pl, const void *w, const void *bias)
 #endif
     const tc__solver *s = pl->solver;
     const int dt = (pl->stage & TC__STAGE_DTYPE) != 0;
+    /* the weights the solver sees differ from the caller's: sp's dtype,
+     * K x C/G x mask for a solver without TC__CAP_WEIGHTS_CL */
+    const int stw = dt || (pl->stage & TC__STAGE_WLAYOUT) != 0;
     size_t wbytes = (size_t)tc__w_count(p) * p->esize;
     size_t bbytes = (size_t)p->K * p->esize;
     size_t pbytes = s->wpack ? s->wpack_size(sp, &pl->env) : 0;
     void *wc = tc__alloc(wbytes), *bc = bias ? tc__alloc(bbytes) : NULL;
     void *pk = s->wpack ? tc__alloc(pbytes ? pbytes : 64) : NULL;
-    void *wsd = dt ? tc__alloc((size_t)tc__w_count(p) * sp->esize) : NULL;
+    void *wsd = stw ? tc__alloc((size_t)tc__w_count(p) * sp->esize) : NULL;
     void *bsd = dt && bias ? tc__alloc((size_t)p->K * sp->esize) : NULL;
-    if (!wc || (bias && !bc) || (s->wpack && !pk) || (dt && !wsd) || (dt && bias && !bsd)) {
+    if (!wc || (bias && !bc) || (s->wpack && !pk) || (stw && !wsd) || (dt && bias && !bsd)) {
         tc__free(wc); tc__free(bc); tc__free(pk); tc__free(wsd); tc__free(bsd);
         return tc__error(TC_ERR_OUT_OF_MEMORY,
                          "set weights: cannot allocate %zu bytes", wbytes + bbytes + pbytes);
     }
     memcpy(wc, w, wbytes);
     if (bias) memcpy(bc, bias, bbytes);
-    if (dt) {
-        tc__convert(wsd, sp->dtype, wc, p->dtype, tc__w_count(p), pl->env.threads);
-        if (bias) tc__convert(bsd, sp->dtype, bc, p->dtype, p->K, 1);
-    }
+    if (stw)
+        tc__convert_tensor(wsd, sp->dtype, sp->wlayout, wc, p->dtype, p->wlayout, p->K,
+                           p->C / p->G, tc__spatial(p->msk), pl->env.threads);
+    if (dt && bias) tc__convert(bsd, sp->dtype, bc, p->dtype, p->K, 1);
     if (pk) {
-        tc_status st = s->wpack(sp, &pl->env, pl->state, dt ? wsd : wc, pk);
+        tc_status st = s->wpack(sp, &pl->env, pl->state, stw ? wsd : wc, pk);
         if (st) {
             tc__free(wc); tc__free(bc); tc__free(pk); tc__free(wsd); tc__free(bsd);
             return st;
@@ -979,7 +991,7 @@ tc_status tc_plan_conv_set_weights(tc_plan *pl, const void *w, const void *bias)
      * keep them there (in its dtype), and its packed form where it has
      * one (then not kept on the host) */
     if (s->backend == TC_BACKEND_CUDA) {
-        tc_status st = tc__cu_upload(&wdv, dt ? wsd : wc, (size_t)tc__w_count(p) * sp->esize);
+        tc_status st = tc__cu_upload(&wdv, stw ? wsd : wc, (size_t)tc__w_count(p) * sp->esize);
         if (!st && bias) st = tc__cu_upload(&bdv, dt ? bsd : bc, (size_t)p->K * sp->esize);
         if (!st && pk) st = tc__cu_upload(&pdv, pk, pbytes ? pbytes : 64);
         if (st) {

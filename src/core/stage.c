@@ -1,7 +1,9 @@
 /* stage.c - the core's conversion passes around a solver that lacks a
  * capability the problem needs (tc__solver.caps): float16 / bfloat16 to
- * float32 and back, channels-last to channels-first and back, and the
- * fused epilogue act(acc + residual) (bias stays with the solver). Each
+ * float32 and back, channels-last to channels-first and back (x, y and
+ * the residual; the weights one way, K x mask x C/G to K x C/G x mask),
+ * and the fused epilogue act(acc + residual) (bias stays with the
+ * solver). Each
  * pass reads and writes every element once, in tiles of 32 x 32 so that a
  * layout change reads and writes whole cache lines; F16C converts float16
  * eight at a time where the CPU has it. Also the public bulk conversions
@@ -305,6 +307,8 @@ unsigned tc__stage_bits(const tc__problem *p, unsigned caps) {
             b |= TC__STAGE_LAYOUT;
         if ((p->act != TC_ACT_NONE || p->has_residual) && !(caps & TC__CAP_EPILOGUE))
             b |= TC__STAGE_EPILOGUE;
+        if (p->wlayout == TC_LAYOUT_CHANNELS_LAST && !(caps & TC__CAP_WEIGHTS_CL))
+            b |= TC__STAGE_WLAYOUT;
     }
     return b;
 }
@@ -318,6 +322,7 @@ void tc__stage_problem(const tc__problem *p, unsigned caps, tc__problem *sp) {
         if (p->op == TC_OP_FILTER) sp->mask = p->mask_f32;
     }
     if (b & TC__STAGE_LAYOUT) sp->layout = TC_LAYOUT_CHANNELS_FIRST;
+    if (b & TC__STAGE_WLAYOUT) sp->wlayout = TC_LAYOUT_CHANNELS_FIRST;
     if (b & TC__STAGE_EPILOGUE) {
         sp->act = TC_ACT_NONE;
         sp->has_residual = 0;
@@ -349,6 +354,7 @@ tc__stage_counts tc__stage_buffers(const tc__problem *p, unsigned bits) {
         if (relay || (epi && p->has_residual)) c.y = tc__y_count(p);
         if (!epi && relay && p->has_residual) c.res = tc__y_count(p);
         if (dt) c.w = tc__w_count(p) + (p->has_bias ? p->K : 0);
+        else if (bits & TC__STAGE_WLAYOUT) c.w = tc__w_count(p);
     } else if (dt) {
         c.x = tc__gemm_a_span(p);
         c.y = tc__span(p->m, p->n, p->ldc);
@@ -367,8 +373,11 @@ double tc__stage_cost(const tc__problem *p, unsigned bits, tc_backend be, const 
         double nx = (double)tc__x_count(p), ny = (double)tc__y_count(p);
         if (bits & (TC__STAGE_DTYPE | TC__STAGE_LAYOUT)) bytes += (es + fs) * nx;
         /* output pass: read acc (+ residual), write y */
-        bytes += (fs + es + (p->has_residual ? es : 0)) * ny;
-        if (bits & TC__STAGE_DTYPE) bytes += (es + fs) * (double)tc__w_count(p);
+        if (bits & (TC__STAGE_DTYPE | TC__STAGE_LAYOUT | TC__STAGE_EPILOGUE))
+            bytes += (fs + es + (p->has_residual ? es : 0)) * ny;
+        /* the weights' pass: the dtype and the layout change in one */
+        if (bits & (TC__STAGE_DTYPE | TC__STAGE_WLAYOUT))
+            bytes += (es + fs) * (double)tc__w_count(p);
     }
     double bw = be == TC_BACKEND_CUDA ? 2.5e12 : tc__peak_bandwidth(env);
     return bytes / bw + (be == TC_BACKEND_CUDA ? 4e-6 : 0);
@@ -384,8 +393,10 @@ void tc__stage_describe(const tc__problem *p, unsigned bits, char *buf, size_t n
         snprintf(e, sizeof e, "epilogue pass (%s%s)", tc_activation_name(p->act),
                  p->has_residual ? " + residual" : "");
     const char *l = bits & TC__STAGE_LAYOUT ? "layout channels_last->channels_first and back" : "";
-    snprintf(buf, n, "%s%s%s%s%s", d, d[0] && l[0] ? "; " : "", l,
-             (d[0] || l[0]) && e[0] ? "; " : "", e);
+    const char *w = bits & TC__STAGE_WLAYOUT ? "weights channels_last->channels_first" : "";
+    snprintf(buf, n, "%s%s%s%s%s%s%s", d, d[0] && l[0] ? "; " : "", l,
+             (d[0] || l[0]) && e[0] ? "; " : "", e, (d[0] || l[0] || e[0]) && w[0] ? "; " : "",
+             w);
 }
 
 /* ---------------- public bulk conversions ---------------- */

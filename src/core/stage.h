@@ -1,6 +1,7 @@
 /* stage.h - running a solver on a converted ("staged") problem when it
  * lacks a capability the problem needs (see tc__solver.caps): 16-bit
- * storage, channels-last layout, the fused epilogue. */
+ * storage, channels-last layout, the fused epilogue, channels-last
+ * weights. */
 #ifndef TC_STAGE_H
 #define TC_STAGE_H
 #include "internal.h"
@@ -8,6 +9,8 @@
 #define TC__STAGE_DTYPE 1u    /* float16 / bfloat16 stored, float32 solved */
 #define TC__STAGE_LAYOUT 2u   /* channels-last stored, channels-first solved */
 #define TC__STAGE_EPILOGUE 4u /* act / residual applied by the core's pass */
+#define TC__STAGE_WLAYOUT 8u  /* conv weights K x mask x C/G stored, K x C/G x
+                                 mask solved (no TC__CAP_WEIGHTS_CL) */
 
 /* What the core must do for a solver with these caps; 0: nothing. */
 unsigned tc__stage_bits(const tc__problem *p, unsigned caps);
@@ -30,7 +33,8 @@ typedef struct tc__stage_counts {
                     staged and a residual, which may be y itself */
     int64_t res; /* the residual, staged like x for a solver that has the
                     epilogue but not the dtype or layout */
-    int64_t w;   /* weights and bias (gemm: B), when the dtype is staged */
+    int64_t w;   /* weights and bias (gemm: B), when the dtype is staged;
+                    the weights alone when only their layout is */
 } tc__stage_counts;
 tc__stage_counts tc__stage_buffers(const tc__problem *p, unsigned bits);
 /* Seconds the staging passes take (bytes over the backend's bandwidth). */

@@ -77,6 +77,9 @@ static int wz_key(const tc__problem *p, const tc__env *e, size_t limit,
         if (n >= 0 && (size_t)n < size && (p->layout || p->act || p->has_residual))
             n += snprintf(buf + n, size - (size_t)n, ",lay=%d,act=%d,res=%d",
                           (int)p->layout, (int)p->act, p->has_residual);
+        /* the weights' layout only when channels-last, likewise */
+        if (n >= 0 && (size_t)n < size && p->op == TC_OP_CONV && p->wlayout)
+            n += snprintf(buf + n, size - (size_t)n, ",wlay=%d", (int)p->wlayout);
 #undef WZ3
     }
     if (n < 0 || (size_t)n >= size) return 0;

@@ -6,8 +6,10 @@
  * src/core/stage.c:
  *   filter  x (dtype) -> float32 buffer; the solver; buffer -> y (dtype);
  *   conv    x (dtype, layout) -> sp's dtype and layout; weights and bias to
- *           float32 (plan-held weights: pl->w_staged / pl->bias_staged,
- *           copied); the solver into a buffer (or into y itself when only the
+ *           float32, channels-last weights (K x mask x C/G) to K x C/G x
+ *           mask for a solver without TC__CAP_WEIGHTS_CL, in one pass
+ *           (plan-held weights: pl->w_staged / pl->bias_staged, copied);
+ *           the solver into a buffer (or into y itself when only the
  *           epilogue is staged and the residual is not y); then one output
  *           pass y[layout, dtype] = act(acc + residual);
  *   gemm    A, B (and C when beta != 0) -> float32, m x n blocks honouring
@@ -207,7 +209,7 @@ int64_t st_spatial(const int64_t *a) { return a[0] * a[1] * a[2]; }
 /* The pool buffers of one call, freed on the stream at its end. */
 struct st_frame {
     cudaStream_t s;
-    void *buf[8];
+    void *buf[12];
     int n;
 };
 tc_status st_alloc(st_frame *f, void **out, int64_t elems, size_t esize) {
@@ -289,6 +291,7 @@ extern "C" tc_status tc__cu_execute_staged(const tc_plan *pl, void *y, const voi
     const int dt = (pl->stage & TC__STAGE_DTYPE) != 0;
     const int relay = (pl->stage & (TC__STAGE_DTYPE | TC__STAGE_LAYOUT)) != 0;
     const int epi = (pl->stage & TC__STAGE_EPILOGUE) != 0;
+    const int wl = (pl->stage & TC__STAGE_WLAYOUT) != 0;
     const size_t es = p->esize, fs = sp->esize;
     st_frame f;
     memset(&f, 0, sizeof f);
@@ -357,12 +360,26 @@ extern "C" tc_status tc__cu_execute_staged(const tc_plan *pl, void *y, const voi
             /* held on the device already, in the solver's dtype */
             ws_w = pl->w_dev;
             bs = pl->bias_dev;
-        } else if (dt) {
-            if ((st = st_operand(&f, w, p->dtype, own_w ? pl->w_staged : NULL, sp->dtype, nw,
-                                 &ws_w)))
+        } else if (own_w && (dt || wl)) {
+            /* staged on the host by tc_plan_conv_set_weights: copied */
+            if ((st = st_operand(&f, w, p->dtype, pl->w_staged, sp->dtype, nw, &ws_w)))
                 goto out;
-            if (bias && (st = st_operand(&f, bias, p->dtype, own_w ? pl->bias_staged : NULL,
-                                         sp->dtype, p->K, &bs)))
+            if (dt && bias && (st = st_operand(&f, bias, p->dtype, pl->bias_staged, sp->dtype,
+                                               p->K, &bs)))
+                goto out;
+        } else if (dt || wl) {
+            /* the weights in sp's dtype and weight layout: K x mask x C/G is
+             * an N = K, C = C/G, S = mask channels-last tensor */
+            const void *wv;
+            void *wc;
+            if ((st = st_device_view(&f, w, nw, es, &wv))) goto out;
+            if ((st = st_alloc(&f, &wc, nw, fs))) goto out;
+            if ((st = st_tensor(wc, sp->dtype, sp->wlayout, wv, p->dtype, p->wlayout, NULL,
+                                TC_ACT_NONE, p->K, p->C / p->G, st_spatial(p->msk), f.s)))
+                goto out;
+            ws_w = wc;
+            if (dt && bias &&
+                (st = st_operand(&f, bias, p->dtype, NULL, sp->dtype, p->K, &bs)))
                 goto out;
         }
         /* a CUDA solver's packed weights: the plan's, held on the device
