@@ -77,6 +77,7 @@ npy("cw_c3.npy", hdr(shape="(6, 3, 3, 3)"), f32(162))
 npy("cw_k5g2.npy", hdr(shape="(5, 2, 3, 3)"), f32(90))
 npy("cw_big.npy", hdr(shape="(6, 4, 9, 9)"), f32(1944))
 npy("cw_1d.npy", hdr(shape="(6, 4, 3)"), f32(72))
+npy("cw_khwc.npy", hdr(shape="(6, 3, 3, 4)"), f32(216))  # K x mask x C (--weight-layout)
 npy("cb6.npy", hdr(shape="(6,)"), f32(6))
 npy("cb5.npy", hdr(shape="(5,)"), f32(5))
 npy("cb2d.npy", hdr(shape="(2, 3)"), f32(6))
@@ -200,6 +201,11 @@ control "control: image" "$O/y.pgm" filter gray.pgm "$O/y.pgm" --kernel box:3
 control "control: conv float16 channels_last relu residual" "$Y" conv cx_cl_f2.npy cw.npy "$Y" \
     --layout channels_last --activation relu --residual cr_cl_f2.npy
 expect 2 "conv unknown layout" "${C[@]}" --layout nhwc
+control "control: conv channels_last weights" "$Y" conv cx.npy cw_khwc.npy "$Y" \
+    --weight-layout channels_last --padding 1
+expect 2 "conv unknown weight layout" "${C[@]}" --weight-layout khwc
+expect 1 "conv K x C x mask weights read as K x mask x C" "${C[@]}" \
+    --weight-layout channels_last
 expect 2 "conv unknown activation" "${C[@]}" --activation swish
 expect 1 "conv residual of the wrong shape" "${C[@]}" --residual cb6.npy
 expect 1 "conv residual in the channels-first shape with channels_last" conv cx_cl_f2.npy \

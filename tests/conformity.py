@@ -10,7 +10,8 @@ compares every output with
   - scipy.signal.convolve / correlate (full, valid, valid with the operands
     swapped),
   - a NumPy model of torch.nn.ConvNd written here (stride, padding numbers /
-    same / valid, dilation, groups, bias, padding modes via np.pad),
+    same / valid, dilation, groups, bias, padding modes via np.pad; both
+    layouts of X and OUT, both layouts of W: --weight-layout),
   - scipy's named filters for the CLI's named masks (box, gaussian,
     sobel-x / -y, laplace),
   - image round trips (8/16-bit gray and RGB) against scipy on the float
@@ -372,8 +373,11 @@ ACTS = {
 }
 
 
-def conv_epilogue_case(s, nsp, dtype, layout, act, residual, algo=None):
-    """OUT = act(conv(X, W) + bias + residual), channels-first or -last."""
+def conv_epilogue_case(s, nsp, dtype, layout, act, residual, algo=None,
+                       wlayout="channels_first"):
+    """OUT = act(conv(X, W) + bias + residual), channels-first or -last;
+    W K x C/groups x mask, or K x mask x C/groups (--weight-layout
+    channels_last)."""
     p = conv_valid_params(s, nsp)
     x = s.data([p["N"], p["C"]] + p["n"], dtype)
     w = s.data([p["K"], p["C"] // p["G"]] + p["k"], dtype)
@@ -390,9 +394,13 @@ def conv_epilogue_case(s, nsp, dtype, layout, act, residual, algo=None):
     if last:
         want, mag = to_cl(want), to_cl(mag)
     out = s.path(".npy")
-    args = ["conv", s.save(np.ascontiguousarray(to_cl(x)) if last else x), s.save(w), out,
+    wlast = wlayout == "channels_last"
+    args = ["conv", s.save(np.ascontiguousarray(to_cl(x)) if last else x),
+            s.save(np.ascontiguousarray(to_cl(w)) if wlast else w), out,
             "--groups", p["G"], "--padding-mode", p["pmode"], "--layout", layout,
             "--activation", act]
+    if wlast or s.rng.integers(0, 2):  # the default spelled out, sometimes
+        args += ["--weight-layout", wlayout]
     args += ["--stride", ",".join(map(str, p["stride"])),
              "--dilation", ",".join(map(str, p["dilation"])),
              "--padding", p["padding"] if isinstance(p["padding"], str)
@@ -401,7 +409,7 @@ def conv_epilogue_case(s, nsp, dtype, layout, act, residual, algo=None):
         args += ["--bias", s.save(b)]
     if r is not None:
         args += ["--residual", s.save(np.ascontiguousarray(to_cl(r)) if last else r)]
-    name = (f"conv {nsp}D {np.dtype(dtype).name} {layout} act={act} "
+    name = (f"conv {nsp}D {np.dtype(dtype).name} {layout} weights {wlayout} act={act} "
             f"residual={int(residual)} N{p['N']} C{p['C']} K{p['K']} G{p['G']} "
             f"in={p['n']} k={p['k']} stride={p['stride']} {p['pmode']}")
     scale = float(np.abs(x).max()) * float(np.abs(w).reshape(p["K"], -1).sum(1).max())
@@ -728,7 +736,8 @@ def main():
         for i in range(reps * 6):
             conv_epilogue_case(s, 1 + i % 3, [np.float16, np.float32, np.float64][i % 3],
                                ["channels_first", "channels_last"][(i // 3) % 2],
-                               acts[i % len(acts)], residual=(i % 4 != 3))
+                               acts[i % len(acts)], residual=(i % 4 != 3),
+                               wlayout=["channels_first", "channels_last"][(i // 2) % 2])
         named_cases(s)
         image_cases(s)
         # every CPU algorithm forced on a subset
@@ -757,6 +766,9 @@ def main():
                 for nsp in (1, 2, 3):
                     conv_case(s, nsp, dts[int(rng.integers(0, 2))], algo=name)
             conv_epilogue_case(s, 2, np.float16, "channels_last", "silu", True, algo=name)
+            conv_epilogue_case(s, 1 + int(rng.integers(0, 3)), dts[int(rng.integers(0, 2))],
+                               "channels_first", "none", False, algo=name,
+                               wlayout="channels_last")
         dt_total = time.time() - t0
         print(f"conformity: {s.passed + s.failed + s.skipped} cases in {dt_total:.1f} s")
         if s.failures:

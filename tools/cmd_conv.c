@@ -22,7 +22,8 @@ static const char conv_help[] =
     "use the C or Python API):\n"
     "  X    N x C x spatial (3 to 5 dimensions); N x spatial x C with\n"
     "       --layout channels_last\n"
-    "  W    K x C/groups x mask (same rank as X); converted to X's dtype\n"
+    "  W    K x C/groups x mask (same rank as X); K x mask x C/groups with\n"
+    "       --weight-layout channels_last; converted to X's dtype\n"
     "  OUT  N x K x out spatial (N x out spatial x K with channels_last),\n"
     "       X's dtype\n"
     "The weights (and bias) are set on the plan once, as a layer holds them\n"
@@ -38,6 +39,10 @@ static const char conv_help[] =
     "  --padding-mode M      zeros (default), reflect, replicate, circular\n"
     "  --layout L            channels_first (default) or channels_last, for X,\n"
     "                        OUT and the residual\n"
+    "  --weight-layout L     channels_first (default: K x C/groups x mask) or\n"
+    "                        channels_last (K x mask x C/groups, torch's\n"
+    "                        channels_last weights), for W; independent of\n"
+    "                        --layout\n"
     "  --activation A        none (default), relu, relu6, silu, sigmoid, tanh,\n"
     "                        gelu\n"
     "  --residual R          added before the activation: OUT's shape and\n"
@@ -46,7 +51,7 @@ static const char conv_help[] =
 
 typedef struct conv_opts {
     const char *x, *w, *out, *bias, *residual;
-    tc_layout layout;
+    tc_layout layout, wlayout;
     tc_activation act;
     int64_t stride[3], dilation[3], padding[3], groups;
     int nstride, ndilation, npadding;
@@ -88,8 +93,8 @@ static int parse_options(int argc, char **argv, conv_opts *o, tool_run *run) {
         }
         static const char *const value_opts[] = {"--bias",   "--stride", "--dilation",
                                                  "--padding", "--groups", "--padding-mode",
-                                                 "--layout", "--activation", "--residual",
-                                                 NULL};
+                                                 "--layout", "--weight-layout",
+                                                 "--activation", "--residual", NULL};
         if (!tool_args_in(&a, value_opts)) return tool_args_unknown(&a);
         if (tool_args_value(&a, &v)) return TOOL_USAGE;
         if (tool_args_is(&a, "--bias")) {
@@ -102,6 +107,12 @@ static int parse_options(int argc, char **argv, conv_opts *o, tool_run *run) {
             else
                 return tool_usage_error("conv",
                     "unknown layout '%s' (channels_first, channels_last)", v);
+        } else if (tool_args_is(&a, "--weight-layout")) {
+            if (strcmp(v, "channels_last") == 0) o->wlayout = TC_LAYOUT_CHANNELS_LAST;
+            else if (strcmp(v, "channels_first") == 0) o->wlayout = TC_LAYOUT_CHANNELS_FIRST;
+            else
+                return tool_usage_error("conv",
+                    "unknown weight layout '%s' (channels_first, channels_last)", v);
         } else if (tool_args_is(&a, "--activation")) {
             if (tc_activation_parse(v, &o->act) != TC_OK)
                 return tool_usage_error("conv",
@@ -196,20 +207,23 @@ int tool_cmd_conv(int argc, char **argv) {
     int nsp = x.ndim - 2;
     /* channel axis of X and OUT */
     const int cax = o.layout == TC_LAYOUT_CHANNELS_LAST ? x.ndim - 1 : 1, sp0 = cax == 1 ? 2 : 1;
+    const int wcl = o.wlayout == TC_LAYOUT_CHANNELS_LAST;
     if (w.ndim != x.ndim) {
-        tool_error("weight '%s' has %d dimensions, must be %d (K x C/groups x mask)",
-                   o.w, w.ndim, x.ndim);
+        tool_error("weight '%s' has %d dimensions, must be %d (%s)", o.w, w.ndim, x.ndim,
+                   wcl ? "K x mask x C/groups" : "K x C/groups x mask");
         goto done;
     }
+    /* channel axis of W and its first mask axis */
+    const int wcax = wcl ? w.ndim - 1 : 1, wm0 = wcl ? 1 : 2;
     if (x.shape[cax] % o.groups || w.shape[0] % o.groups) {
         tool_error("--groups %lld must divide the input channels (%lld) and the "
                    "output channels (%lld)", (long long)o.groups, (long long)x.shape[cax],
                    (long long)w.shape[0]);
         goto done;
     }
-    if (w.shape[1] != x.shape[cax] / o.groups) {
+    if (w.shape[wcax] != x.shape[cax] / o.groups) {
         tool_error("weight has %lld input channels per group, expected %lld "
-                   "(input channels %lld / groups %lld)", (long long)w.shape[1],
+                   "(input channels %lld / groups %lld)", (long long)w.shape[wcax],
                    (long long)(x.shape[cax] / o.groups), (long long)x.shape[cax],
                    (long long)o.groups);
         goto done;
@@ -240,7 +254,7 @@ int tool_cmd_conv(int argc, char **argv) {
     d.groups = o.groups;
     for (int i = 0; i < nsp; i++) {
         d.in_size[i] = x.shape[sp0 + i];
-        d.kernel_size[i] = w.shape[2 + i];
+        d.kernel_size[i] = w.shape[wm0 + i];
     }
     if (expand("stride", o.stride, o.nstride, nsp, d.stride) ||
         expand("dilation", o.dilation, o.ndilation, nsp, d.dilation) ||
@@ -250,6 +264,7 @@ int tool_cmd_conv(int argc, char **argv) {
     d.padding_mode = o.padding_mode;
     d.has_bias = o.bias != NULL;
     d.layout = o.layout;
+    d.weight_layout = o.wlayout;
     d.activation = o.act;
     d.has_residual = o.residual != NULL;
 
