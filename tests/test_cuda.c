@@ -947,6 +947,16 @@ static void run_gemm_case(int gi, int device_ptrs) {
 }
 
 
+/* K x Cg x S weights (elements of es bytes) to K x S x Cg: weight_layout
+ * channels-last */
+static void wl_to_cl(void *dst, const void *src, int64_t K, int64_t Cg, int64_t S, size_t es) {
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t c = 0; c < Cg; c++)
+            for (int64_t i = 0; i < S; i++)
+                memcpy((char *)dst + (size_t)((k * S + i) * Cg + c) * es,
+                       (const char *)src + (size_t)((k * Cg + c) * S + i) * es, es);
+}
+
 /* ---------------- conv layers: every CUDA conv solver vs ref.conv.loops ------- */
 typedef struct ccase {
     int nsp;
@@ -1113,15 +1123,26 @@ static int conv_data(int ci, cdata *cd) {
     return 1;
 }
 
-static void run_conv_case(int ci, int device_ptrs, int generic) {
+/* wcl = 1: the weights K x mask x C/G (weight_layout channels-last), the
+ * reference's from the K x C/G x mask ones; the CUDA solvers get them
+ * reordered by the core (host or device staging) or read them directly
+ * (TC__CAP_WEIGHTS_CL) */
+static void run_conv_case(int ci, int device_ptrs, int generic, int wcl) {
     const ccase *c = &ccases[ci];
     cdata cd;
     if (!conv_data(ci, &cd)) return;
-    const tc_conv_desc d = cd.d;
+    tc_conv_desc d = cd.d;
     const int64_t nx = cd.nx, nw = cd.nw, ny = cd.ny;
     (void)nx; /* the device-pointer path's (CUDA builds) */
     (void)nw;
     float *x = cd.x, *w = cd.w, *b = cd.b, *ref = cd.ref, *y = malloc(ny * 4);
+    float *wt = NULL;
+    if (wcl) {
+        d.weight_layout = TC_LAYOUT_CHANNELS_LAST;
+        wt = malloc(nw * 4);
+        wl_to_cl(wt, w, c->K, c->C / c->G, nw / (c->K * (c->C / c->G)), 4);
+        w = wt;
+    }
     if (generic) setenv("TILECONV_CUDA_CONV_GENERIC", "1", 1);
     double e_simt = -1; /* cuda.conv.igemm's error, for the 3xTF32 comparison */
     for (int s = 0; s < NCS; s++) {
@@ -1136,10 +1157,10 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
         tc_plan *pl = NULL;
         tc_status st = tc_plan_conv(&pl, NULL, &d, &o);
         if (st == TC_ERR_NOT_APPLICABLE) { n_na++; continue; }
-        TH_BEGIN("%s%s conv case %d (%dD N%lld C%lld K%lld G%lld) %s", conv_solvers[s],
+        TH_BEGIN("%s%s conv case %d (%dD N%lld C%lld K%lld G%lld)%s %s", conv_solvers[s],
                  generic ? " (generic kernel)" : "", ci, c->nsp,
                  (long long)c->N, (long long)c->C, (long long)c->K, (long long)c->G,
-                 device_ptrs ? "device-ptr" : "host-ptr");
+                 wcl ? " weights channels_last" : "", device_ptrs ? "device-ptr" : "host-ptr");
         if (!CHECK_STATUS(st, TC_OK)) { TH_END(); continue; }
         for (int64_t i = 0; i < ny; i++) y[i] = NAN;
         int rc = -1;
@@ -1201,6 +1222,7 @@ static void run_conv_case(int ci, int device_ptrs, int generic) {
     if (generic) unsetenv("TILECONV_CUDA_CONV_GENERIC");
     conv_data_free(&cd);
     free(y);
+    free(wt);
 }
 
 /* ---------------- staged problems: float16 / bfloat16, channels-last, epilogue ----
@@ -1262,11 +1284,18 @@ typedef struct svariant {
     tc_layout layout;
     tc_activation act;
     int inplace; /* residual == y */
+    int wcl;     /* weights K x mask x C/G (weight_layout channels-last) */
+    int nores;   /* no residual */
 } svariant;
 static const svariant svariants[] = {
-    {TC_FLOAT16, TC_LAYOUT_CHANNELS_LAST, TC_ACT_RELU, 0},
-    {TC_BFLOAT16, TC_LAYOUT_CHANNELS_LAST, TC_ACT_RELU, 0},
-    {TC_FLOAT32, TC_LAYOUT_CHANNELS_FIRST, TC_ACT_SILU, 1},
+    {TC_FLOAT16, TC_LAYOUT_CHANNELS_LAST, TC_ACT_RELU, 0, 0, 0},
+    {TC_BFLOAT16, TC_LAYOUT_CHANNELS_LAST, TC_ACT_RELU, 0, 0, 0},
+    {TC_FLOAT32, TC_LAYOUT_CHANNELS_FIRST, TC_ACT_SILU, 1, 0, 0},
+    /* channels-last weights: with the dtype and the epilogue staged, and
+     * as the only staged pass (float32 channels-first, no epilogue) */
+    {TC_FLOAT16, TC_LAYOUT_CHANNELS_FIRST, TC_ACT_TANH, 0, 1, 0},
+    {TC_BFLOAT16, TC_LAYOUT_CHANNELS_LAST, TC_ACT_NONE, 1, 1, 0},
+    {TC_FLOAT32, TC_LAYOUT_CHANNELS_FIRST, TC_ACT_NONE, 0, 1, 1},
 };
 #define NSV (int)(sizeof svariants / sizeof svariants[0])
 /* layers every staged solver takes at least one of (3x3 stride 1 for
@@ -1310,18 +1339,21 @@ static int sdata_make(int ci, const svariant *v, sdata *s) {
     d.has_bias = c->bias;
     d.layout = v->layout;
     d.activation = v->act;
-    d.has_residual = 1;
+    d.has_residual = !v->nores;
+    d.weight_layout = v->wcl ? TC_LAYOUT_CHANNELS_LAST : TC_LAYOUT_CHANNELS_FIRST;
     s->d = d;
     s->nx = nx; s->nw = nw; s->K = c->K;
     tc_plan_options ro;
     tc_plan_options_init(&ro);
     ro.algorithm = "ref.conv.loops";
     tc_plan *rp = NULL, *mp = NULL;
-    tc_conv_desc md = d; /* magnitudes: float32, same layout, no epilogue */
+    tc_conv_desc rd = d; /* the reference: the weights K x C/G x mask */
+    rd.weight_layout = TC_LAYOUT_CHANNELS_FIRST;
+    tc_conv_desc md = rd; /* magnitudes: float32, same layout, no epilogue */
     md.dtype = TC_FLOAT32;
     md.activation = TC_ACT_NONE;
     md.has_residual = 0;
-    if (tc_plan_conv(&rp, NULL, &d, &ro) != TC_OK || tc_plan_conv(&mp, NULL, &md, &ro) != TC_OK) {
+    if (tc_plan_conv(&rp, NULL, &rd, &ro) != TC_OK || tc_plan_conv(&mp, NULL, &md, &ro) != TC_OK) {
         printf("ref.conv.loops plan failed (staged case %d): %s\n", ci, tc_last_error());
         th_g.failed++;
         tc_plan_destroy(rp);
@@ -1342,14 +1374,21 @@ static int sdata_make(int ci, const svariant *v, sdata *s) {
     void *qy = malloc((size_t)ny * tc_dtype_size(v->dt));
     s->ref = malloc(ny * 4);
     s->mag = malloc(ny * 4);
-    tc_status st = tc_execute_conv_residual(rp, qy, s->qx, s->qw, c->bias ? s->qb : NULL, s->qr,
-                                            NULL);
+    tc_status st = tc_execute_conv_residual(rp, qy, s->qx, s->qw, c->bias ? s->qb : NULL,
+                                            v->nores ? NULL : s->qr, NULL);
     from_dtype(s->ref, qy, ny, v->dt);
+    if (v->wcl) { /* what the solvers get: K x mask x C/G */
+        const size_t es = tc_dtype_size(v->dt);
+        void *qt = malloc((size_t)nw * es);
+        wl_to_cl(qt, s->qw, c->K, c->C / c->G, nw / (c->K * (c->C / c->G)), es);
+        free(s->qw);
+        s->qw = qt;
+    }
     for (int64_t i = 0; i < nx; i++) x[i] = fabsf(x[i]);
     for (int64_t i = 0; i < nw; i++) w[i] = fabsf(w[i]);
     for (int64_t i = 0; i < c->K; i++) b[i] = fabsf(b[i]);
     if (st == TC_OK) st = tc_execute_conv(mp, s->mag, x, w, c->bias ? b : NULL, NULL);
-    for (int64_t i = 0; i < ny; i++) s->mag[i] += fabsf(res[i]);
+    for (int64_t i = 0; i < ny; i++) s->mag[i] += v->nores ? 0.f : fabsf(res[i]);
     free(x); free(w); free(b); free(res); free(qy);
     tc_plan_destroy(rp);
     tc_plan_destroy(mp);
@@ -1375,7 +1414,8 @@ static int staged_conv_exec(const tc_plan *pl, const sdata *s, const svariant *v
     else memset(qy, 0xff, yb); /* NaN in every dtype */
     if (!device_ptrs)
         return tc_execute_conv_residual(pl, qy, s->qx, own ? NULL : s->qw,
-                                        own || !bias ? NULL : s->qb, v->inplace ? qy : s->qr, NULL);
+                                        own || !bias ? NULL : s->qb,
+                                        v->nores ? NULL : v->inplace ? qy : s->qr, NULL);
     int rc = -1;
 #if TC_TEST_CUDA
     void *dx = NULL, *dw = NULL, *db = NULL, *dy = NULL, *dr = NULL;
@@ -1390,7 +1430,7 @@ static int staged_conv_exec(const tc_plan *pl, const sdata *s, const svariant *v
         /* the plan's weights are host memory: their copy waits, no gate */
         const int gated = !own && gate_shut();
         rc = tc_execute_conv_residual(pl, dy, dx, own ? NULL : dw, own || !bias ? NULL : db,
-                                      v->inplace ? dy : dr, NULL);
+                                      v->nores ? NULL : v->inplace ? dy : dr, NULL);
         GATE_CHECK(gated);
         if (rc == TC_OK && (cudaDeviceSynchronize() != cudaSuccess ||
                             cudaMemcpy(qy, dy, yb, cudaMemcpyDeviceToHost) != cudaSuccess))
@@ -1427,11 +1467,13 @@ static void run_conv_staged(int ci, int vi, int device_ptrs) {
         if (approx) tol *= v->dt == TC_FLOAT32 ? 5 : 2;
         if (tf32 && tol < 5e-3) tol = 5e-3;
         for (int own = 0; own < 2; own++) {
-            TH_BEGIN("%s staged conv case %d (%dD N%lld C%lld K%lld G%lld) %s %s %s%s%s %s",
+            TH_BEGIN("%s staged conv case %d (%dD N%lld C%lld K%lld G%lld) %s %s %s%s%s%s %s",
                      name, ci, c->nsp, (long long)c->N, (long long)c->C, (long long)c->K,
                      (long long)c->G, tc_dtype_name(v->dt), tc_layout_name(v->layout),
-                     tc_activation_name(v->act), v->inplace ? " residual in place" : " residual",
-                     own ? " plan weights" : "", device_ptrs ? "device-ptr" : "host-ptr");
+                     tc_activation_name(v->act),
+                     v->nores ? "" : v->inplace ? " residual in place" : " residual",
+                     v->wcl ? " weights channels_last" : "", own ? " plan weights" : "",
+                     device_ptrs ? "device-ptr" : "host-ptr");
             if (!CHECK_STATUS(st, TC_OK)) { TH_END(); break; }
             CHECK(tc_plan_staging(pl)[0] != 0, "plan runs %s without staging", name);
             int rc = TC_OK;
@@ -1533,11 +1575,14 @@ typedef struct hvariant {
     tc_dtype dt;
     tc_activation act;
     int res; /* 0 none, 1 separate, 2 in place */
+    int wcl; /* weights K x mask x C/G (weight_layout channels-last): read
+                directly by a solver with TC__CAP_WEIGHTS_CL, else reordered
+                by the core (the only staging the plan may then have) */
 } hvariant;
 static const hvariant hvariants[] = {
-    {TC_FLOAT16, TC_ACT_RELU, 1}, {TC_BFLOAT16, TC_ACT_GELU, 2},
-    {TC_FLOAT16, TC_ACT_NONE, 0}, {TC_BFLOAT16, TC_ACT_SILU, 1},
-    {TC_FLOAT16, TC_ACT_TANH, 2}, {TC_BFLOAT16, TC_ACT_RELU6, 0},
+    {TC_FLOAT16, TC_ACT_RELU, 1, 0}, {TC_BFLOAT16, TC_ACT_GELU, 2, 1},
+    {TC_FLOAT16, TC_ACT_NONE, 0, 1}, {TC_BFLOAT16, TC_ACT_SILU, 1, 0},
+    {TC_FLOAT16, TC_ACT_TANH, 2, 0}, {TC_BFLOAT16, TC_ACT_RELU6, 0, 0},
 };
 #define NHV (int)(sizeof hvariants / sizeof hvariants[0])
 
@@ -1561,6 +1606,9 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
     d.layout = TC_LAYOUT_CHANNELS_LAST;
     d.activation = v->act;
     d.has_residual = v->res != 0;
+    d.weight_layout = v->wcl ? TC_LAYOUT_CHANNELS_LAST : TC_LAYOUT_CHANNELS_FIRST;
+    tc_conv_desc rd = d; /* the reference: the weights K x C/G x mask */
+    rd.weight_layout = TC_LAYOUT_CHANNELS_FIRST;
     tc_plan_options ro, o;
     tc_plan_options_init(&ro);
     ro.algorithm = "ref.conv.loops";
@@ -1586,22 +1634,26 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
         tc_plan_destroy(pl);
         pl = NULL;
     }
-    tc_conv_desc md = d; /* magnitudes: float32, same layout, no epilogue */
+    tc_conv_desc md = rd; /* magnitudes: float32, same layout, no epilogue */
     md.dtype = TC_FLOAT32;
     md.activation = TC_ACT_NONE;
     md.has_residual = 0;
-    TH_BEGIN("%s case %d (%dD N%lld C%lld K%lld G%lld) %s %s%s%s", name, ci, c->nsp,
+    TH_BEGIN("%s case %d (%dD N%lld C%lld K%lld G%lld) %s %s%s%s%s", name, ci, c->nsp,
              (long long)c->N, (long long)c->C, (long long)c->K, (long long)c->G,
              tc_dtype_name(v->dt), tc_activation_name(v->act),
              v->res == 2 ? " residual in place" : v->res ? " residual" : "",
-             cfg ? cfg : "");
-    tc_status st = tc_plan_conv(&rp, NULL, &d, &ro);
+             v->wcl ? " weights channels_last" : "", cfg ? cfg : "");
+    tc_status st = tc_plan_conv(&rp, NULL, &rd, &ro);
     if (st == TC_OK) st = tc_plan_conv(&mp, NULL, &md, &ro);
     CHECK(st == TC_OK, "ref.conv.loops plan: %s", tc_last_error());
     tc_status pst = tc_plan_conv(&pl, NULL, &d, &o);
     CHECK_STATUS(pst, TC_OK);
     if (st == TC_OK && pst == TC_OK) {
-        CHECK(tc_plan_staging(pl)[0] == 0, "%s staged: %s", name, tc_plan_staging(pl));
+        /* channels-last weights: read directly (TC__CAP_WEIGHTS_CL) or
+         * reordered by the core, nothing else staged */
+        CHECK(tc_plan_staging(pl)[0] == 0 ||
+                  (v->wcl && !strcmp(tc_plan_staging(pl), "weights channels_last->channels_first")),
+              "%s staged: %s", name, tc_plan_staging(pl));
         int nd;
         int64_t os[TC_MAX_DIMS], ny = 1;
         tc_plan_output_shape(rp, &nd, os);
@@ -1619,6 +1671,12 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
         round_to(res, ny, v->dt);
         const void *qbias = c->bias ? qb : NULL;
         st = tc_execute_conv_residual(rp, qref, qx, qw, qbias, v->res ? qr : NULL, NULL);
+        if (v->wcl) { /* what the solver gets: K x mask x C/G */
+            void *qt = malloc((size_t)nw * es);
+            wl_to_cl(qt, qw, c->K, c->C / c->G, nw / (c->K * (c->C / c->G)), es);
+            free(qw);
+            qw = qt;
+        }
         for (int64_t i = 0; i < nx; i++) x[i] = fabsf(x[i]);
         for (int64_t i = 0; i < nw; i++) w[i] = fabsf(w[i]);
         for (int64_t i = 0; i < c->K; i++) b[i] = fabsf(b[i]);
@@ -3101,7 +3159,7 @@ static void run_conv_tf32_variants(void) {
         /* the depth ring (TFV=13, on the 2D layers too): two output planes an item,
          * so that the items and the plane ring wrap within a block */
         if (!strcmp(vs[v], "13")) setenv("TILECONV_CUDA_CONV_RING_PLANES", "2", 1);
-        for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
+        for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0, 0);
         unsetenv("TILECONV_CUDA_CONV_GRID");
         unsetenv("TILECONV_CUDA_CONV_RING_PLANES");
     }
@@ -3122,13 +3180,13 @@ static void run_conv_fft_chunks(void) {
     setenv("TILECONV_CUDA_CONV_FFT_NB", "2", 1);
     conv_only_solver = "cuda.conv.fft";
     for (int ci = 0; ci < NCC; ci++)
-        if (ccases[ci].N > 2) run_conv_case(ci, 0, 0);
+        if (ccases[ci].N > 2) run_conv_case(ci, 0, 0, 0);
     unsetenv("TILECONV_CUDA_CONV_FFT_NB");
     static const char *tiles[] = {"big", "small", "direct"};
     for (int t = 0; t < 3; t++) {
         printf("conv cases: cuda.conv.fft with TILECONV_CUDA_CONV_FFT_TILE=%s\n", tiles[t]);
         setenv("TILECONV_CUDA_CONV_FFT_TILE", tiles[t], 1);
-        for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0);
+        for (int ci = 0; ci < NCC; ci++) run_conv_case(ci, 0, 0, 0);
     }
     unsetenv("TILECONV_CUDA_CONV_FFT_TILE");
     /* the fused 64 x 64 transforms on every 2D case they fit (E <= 64),
@@ -3143,7 +3201,7 @@ static void run_conv_fft_chunks(void) {
              * cases' 20k weight planes in 90 s) */
             const ccase *c = &ccases[ci];
             if (th_g.quick && c->K * (c->C / c->G) + c->N * (c->C + c->K) > 2048) continue;
-            run_conv_case(ci, 0, 0);
+            run_conv_case(ci, 0, 0, 0);
         }
     }
     unsetenv("TILECONV_CUDA_CONV_FFT_FUSED");
@@ -3274,11 +3332,13 @@ int main(int argc, char **argv) {
     if (conv_only && conv_only[0] == '1') {
         /* with TILECONV_TEST_CUDA_TF32_KERNEL set, that TF32 variant's loop alone */
         for (int ci = 0; ci < NCC && !tc__knob_get(TC__KNOB_TEST_CUDA_TF32_KERNEL); ci++) {
-            run_conv_case(ci, 0, 0);
+            run_conv_case(ci, 0, 0, 0);
 #if TC_TEST_CUDA
-            run_conv_case(ci, 1, 0);
+            run_conv_case(ci, 1, 0, 0);
+            run_conv_case(ci, 1, 0, 1); /* channels-last weights, device staging */
 #endif
-            if (!quick) run_conv_case(ci, 0, 1);
+            if (!quick) run_conv_case(ci, 0, 1, 0);
+            if (!quick && ci % 4 == 0) run_conv_case(ci, 0, 0, 1); /* host staging */
         }
         if (!tc__knob_get(TC__KNOB_TEST_CUDA_TF32_KERNEL)) run_conv_staged_all();
         if (!tc__knob_get(TC__KNOB_TEST_CUDA_TF32_KERNEL)) run_conv_half_native_all();
@@ -3433,11 +3493,13 @@ int main(int argc, char **argv) {
     run_gemm_variants();
     run_gemm_half_all();
     for (int ci = 0; ci < NCC; ci++) {
-        run_conv_case(ci, 0, 0);
+        run_conv_case(ci, 0, 0, 0);
 #if TC_TEST_CUDA
-        run_conv_case(ci, 1, 0);
+        run_conv_case(ci, 1, 0, 0);
+        run_conv_case(ci, 1, 0, 1); /* channels-last weights, device staging */
 #endif
-        if (!quick) run_conv_case(ci, 0, 1);
+        if (!quick) run_conv_case(ci, 0, 1, 0);
+        if (!quick && ci % 4 == 0) run_conv_case(ci, 0, 0, 1); /* host staging */
     }
     run_conv_staged_all();
     run_conv_half_native_all();
