@@ -460,9 +460,10 @@ typedef struct {
     PyObject_HEAD tc_plan *plan;
     tc_context *ctx;
     PyThread_type_lock lock; /* execute_ptr: the stream set and the execute together */
-    int dtype, ndim, has_bias, layout, activation, has_residual, weights_set;
+    int dtype, ndim, has_bias, layout, wlayout, activation, has_residual, weights_set;
     int64_t x_shape[TC_MAX_DIMS], w_shape[TC_MAX_DIMS], y_shape[TC_MAX_DIMS];
-    int64_t x_mem[TC_MAX_DIMS], y_mem[TC_MAX_DIMS]; /* in memory order (layout) */
+    /* in memory order (layout; the weights: weight_layout) */
+    int64_t x_mem[TC_MAX_DIMS], y_mem[TC_MAX_DIMS], w_mem[TC_MAX_DIMS];
 } ConvPlan;
 
 static void ConvPlan_dealloc(ConvPlan *self) {
@@ -483,10 +484,12 @@ static void tc_py_mem_shape(int64_t *mem, const int64_t *logical, int nd, int la
 
 /* ConvPlan(dtype, x_shape, w_shape, groups, stride, dilation, padding,
  *          padding_kind, padding_mode, has_bias, threads, algorithm
- *          [, backend[, flags[, layout[, activation[, has_residual]]]]])
+ *          [, backend[, flags[, layout[, activation[, has_residual
+ *          [, weight_layout]]]]]])
  * x_shape and w_shape are torch's (N x C x spatial, K x C/groups x mask)
- * whatever the layout; dtype and activation take tc_ values or names;
- * layout 0 channels-first, 1 channels-last (arrays N x spatial x C). */
+ * whatever the layouts; dtype and activation take tc_ values or names;
+ * layout 0 channels-first, 1 channels-last (arrays N x spatial x C);
+ * weight_layout likewise for the weights (1: arrays K x mask x C/groups). */
 static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
     int pkind, pmode, has_bias, threads;
     long long groups;
@@ -494,10 +497,10 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
     const char *algo = NULL;
     int backend = 0; /* 0 cpu, 1 cuda */
     unsigned int flags = 0; /* TC_PLAN_* (allow_tf32: TC_PLAN_ALLOW_TF32) */
-    int layout = 0, has_residual = 0;
-    if (!PyArg_ParseTuple(args, "OOOLOOOiiiiz|iIiOi", &dtobj, &xs, &ws, &groups, &st_, &dl, &pd,
+    int layout = 0, has_residual = 0, wlayout = 0;
+    if (!PyArg_ParseTuple(args, "OOOLOOOiiiiz|iIiOii", &dtobj, &xs, &ws, &groups, &st_, &dl, &pd,
                           &pkind, &pmode, &has_bias, &threads, &algo, &backend, &flags, &layout,
-                          &actobj, &has_residual))
+                          &actobj, &has_residual, &wlayout))
         return -1;
     int dtype, act;
     if (tc_py_dtype_arg(dtobj, &dtype) || tc_py_act_arg(actobj, &act)) return -1;
@@ -512,6 +515,11 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
     if (layout != TC_LAYOUT_CHANNELS_FIRST && layout != TC_LAYOUT_CHANNELS_LAST) {
         PyErr_Format(PyExc_ValueError, "tileconv: conv: layout %d, expected 0 (channels first) "
                      "or 1 (channels last)", layout);
+        return -1;
+    }
+    if (wlayout != TC_LAYOUT_CHANNELS_FIRST && wlayout != TC_LAYOUT_CHANNELS_LAST) {
+        PyErr_Format(PyExc_ValueError, "tileconv: conv: weight_layout %d, expected 0 (channels "
+                     "first) or 1 (channels last)", wlayout);
         return -1;
     }
     tc_conv_desc d;
@@ -552,6 +560,7 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
     d.padding_mode = (tc_padding_mode)pmode;
     d.has_bias = has_bias;
     d.layout = (tc_layout)layout;
+    d.weight_layout = (tc_layout)wlayout;
     d.activation = (tc_activation)act;
     d.has_residual = has_residual != 0;
     tc_status st = tc_context_create(&self->ctx);
@@ -576,6 +585,7 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
     self->ndim = xn;
     self->has_bias = has_bias;
     self->layout = layout;
+    self->wlayout = wlayout;
     self->activation = act;
     self->has_residual = d.has_residual;
     self->weights_set = 0;
@@ -589,6 +599,7 @@ static int ConvPlan_init(ConvPlan *self, PyObject *args, PyObject *kw) {
         for (int i = 2; i < xn; i++) self->y_shape[i] = self->y_mem[i - 1];
     }
     tc_py_mem_shape(self->x_mem, self->x_shape, xn, layout);
+    tc_py_mem_shape(self->w_mem, self->w_shape, xn, wlayout);
     return 0;
 }
 
@@ -614,7 +625,8 @@ static int tc_py_check_bias(ConvPlan *self, PyObject *bo) {
 }
 
 /* execute(x, w, bias, y[, residual]): NumPy arrays in memory order (x and y
- * N x spatial x C for a channels-last plan); w = None and bias = None: the
+ * N x spatial x C for a channels-last plan, w K x mask x C/groups for a
+ * channels-last weight_layout); w = None and bias = None: the
  * weights set on the plan (set_weights); residual: y's shape, exactly when
  * the plan has has_residual (it may be y itself). */
 static PyObject *ConvPlan_execute(ConvPlan *self, PyObject *args) {
@@ -649,7 +661,7 @@ static PyObject *ConvPlan_execute(ConvPlan *self, PyObject *args) {
             PyErr_SetString(PyExc_TypeError, "tileconv: weight must be an ndarray or None");
             return NULL;
         }
-        if (tc_py_matches((PyArrayObject *)wo, self->dtype, self->ndim, self->w_shape, zero,
+        if (tc_py_matches((PyArrayObject *)wo, self->dtype, self->ndim, self->w_mem, zero,
                           "weight") ||
             tc_py_check_bias(self, bo))
             return NULL;
@@ -715,7 +727,8 @@ static PyObject *ConvPlan_execute_ptr(ConvPlan *self, PyObject *args) {
 }
 
 /* set_weights(w, bias): tc_plan_conv_set_weights with host NumPy arrays
- * (K x C/groups x mask, dense; bias None exactly when the plan has none):
+ * (K x C/groups x mask, dense, or K x mask x C/groups with weight_layout
+ * channels-last; bias None exactly when the plan has none):
  * copied and packed into the chosen algorithm's form once; execute(x, None,
  * None, y) and execute_ptr(x, 0, 0, y) then use them. Calling again
  * replaces them. */
@@ -724,7 +737,7 @@ static PyObject *ConvPlan_set_weights(ConvPlan *self, PyObject *args) {
     PyObject *bo;
     if (!PyArg_ParseTuple(args, "O!O", &PyArray_Type, &w, &bo)) return NULL;
     static const int64_t zero[TC_MAX_DIMS] = {0};
-    if (tc_py_matches(w, self->dtype, self->ndim, self->w_shape, zero, "weight") ||
+    if (tc_py_matches(w, self->dtype, self->ndim, self->w_mem, zero, "weight") ||
         tc_py_check_bias(self, bo))
         return NULL;
     const void *wd = PyArray_DATA(w);
@@ -762,6 +775,9 @@ static PyObject *ConvPlan_dtype(ConvPlan *self, void *c) {
 static PyObject *ConvPlan_layout(ConvPlan *self, void *c) {
     return PyUnicode_FromString(tc_layout_name((tc_layout)self->layout));
 }
+static PyObject *ConvPlan_weight_layout(ConvPlan *self, void *c) {
+    return PyUnicode_FromString(tc_layout_name((tc_layout)self->wlayout));
+}
 static PyObject *ConvPlan_activation(ConvPlan *self, void *c) {
     return PyUnicode_FromString(tc_activation_name((tc_activation)self->activation));
 }
@@ -787,6 +803,9 @@ static PyGetSetDef ConvPlan_getset[] = {
      "the output shape in memory order (N x spatial x K when channels-last)", NULL},
     {"dtype", (getter)ConvPlan_dtype, NULL, "the element type's name", NULL},
     {"layout", (getter)ConvPlan_layout, NULL, "channels_first or channels_last", NULL},
+    {"weight_layout", (getter)ConvPlan_weight_layout, NULL,
+     "the weights' layout: channels_first (K x C/groups x mask) or channels_last "
+     "(K x mask x C/groups)", NULL},
     {"activation", (getter)ConvPlan_activation, NULL, "the fused activation's name", NULL},
     {"weights_set", (getter)ConvPlan_weights_set, NULL, "whether set_weights was called", NULL},
     {NULL, NULL, NULL, NULL, NULL}};

@@ -28,6 +28,14 @@ format; torch tensors follow torch's rule (channels-last when the input or
 the weight is channels-last). Other inputs are channels-first; inputs that
 are not dense are copied first.
 
+Weights: a torch weight that is dense in channels-last order and not in
+C order (w.is_contiguous(memory_format=torch.channels_last) /
+channels_last_3d, as in a model converted with
+model.to(memory_format=torch.channels_last)) is read in place as
+weight_layout TC_LAYOUT_CHANNELS_LAST (K x mask x C/groups in memory),
+with the input in either layout. Other weights, and NumPy / CuPy weights,
+are read as K x C/groups x mask (copied first when not dense in C order).
+
 Plans are cached by problem; the weights are passed with every call
 (tileconv.nn.Conv2d and friends keep them prepared in the plan).
 
@@ -196,7 +204,7 @@ class _Problem:
     """The checked arguments of one call (shapes logical: N x C x spatial)."""
 
     def __init__(self, nsp, xshape, wshape, dt, stride, padding, dilation, groups,
-                 padding_mode, has_bias, act, has_res, cl):
+                 padding_mode, has_bias, act, has_res, cl, wcl=False):
         if len(xshape) != nsp + 2:
             raise RuntimeError(f"Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input "
                                f"to conv{nsp}d, but got input of size: {list(xshape)}")
@@ -225,11 +233,12 @@ class _Problem:
             pkind, pad = (1 if padding == "same" else 2), (0,) * nsp
         else:
             pkind, pad = 0, _tuple(padding, nsp, "padding")
-        self.nsp, self.dt, self.cl = nsp, dt, cl
+        self.nsp, self.dt, self.cl, self.wcl = nsp, dt, cl, bool(wcl)
         self.xshape, self.wshape = tuple(xshape), tuple(wshape)
         self.args = (self.xshape, self.wshape, groups, stride, dilation, pad, pkind,
                      _PMODES[padding_mode], int(has_bias))
-        self.tail = (int(cl), act, int(has_res))
+        # layout, activation, residual, weight_layout (ConvPlan's tail)
+        self.tail = (int(cl), act, int(has_res), int(bool(wcl)))
 
     def key(self, backend, extra):
         return (backend, self.nsp, self.dt) + self.args + self.tail + (extra,)
@@ -243,13 +252,13 @@ _problems = {}
 
 
 def _problem(nsp, xshape, wshape, dt, stride, padding, dilation, groups, padding_mode,
-             has_bias, act, has_res, cl):
+             has_bias, act, has_res, cl, wcl=False):
     """_Problem, memoised on the raw arguments and the types of stride,
     padding and dilation (1.0 == 1, but a float is refused) (a repeated
     call skips the checks); unhashable arguments (lists) are checked every
     time."""
     args = (nsp, xshape, wshape, dt, stride, padding, dilation, groups, padding_mode,
-            has_bias, act, has_res, cl)
+            has_bias, act, has_res, cl, bool(wcl))
     key = args + (type(stride), type(padding), type(dilation))
     try:
         prob = _problems.get(key)
@@ -480,7 +489,8 @@ def _conv_torch_again(key, input, weight, bias, owner):
     p = _cached_plan(prob, backend, extra, nthreads, flags, owner, pkey)
     y = empty(out_shape, dtype=input.dtype, device=input.device, memory_format=mf)
     if backend == 0 and owner is not None and owner._tc_hold_weights(
-            p, lambda: (_np_bits(weight), None if bias is None else _np_bits(bias))):
+            p, lambda: (_mem(_np_bits(weight), prob.wcl),
+                        None if bias is None else _np_bits(bias))):
         p.execute_ptr(input.data_ptr(), 0, 0, y.data_ptr(), 0, 0)
     else:
         p.execute_ptr(input.data_ptr(), weight.data_ptr(),
@@ -524,11 +534,14 @@ def _conv_ptr(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
     if unbatched:
         x = x.batched()
     cl = _is_cl(x.shape, x.strides)
-    if x.kind == "torch" and not cl and len(x.shape) == nsp + 2 and _is_cl(w.shape, w.strides):
+    # torch: a weight dense channels-last (and not in C order) is read in
+    # place as K x mask x C/groups
+    wcl = x.kind == "torch" and _is_cl(w.shape, w.strides)
+    if x.kind == "torch" and not cl and len(x.shape) == nsp + 2 and wcl:
         cl = True  # torch: a channels-last weight makes the conv channels-last
     prob = _problem(nsp, x.shape, w.shape, x.dt, stride, padding, dilation, groups,
-                    padding_mode, b is not None, act, residual is not None, cl)
-    xd, wd = x.dense(cl), w.dense(False)
+                    padding_mode, b is not None, act, residual is not None, cl, wcl)
+    xd, wd = x.dense(cl), w.dense(wcl)
     in_place = not unbatched and b_in_place and xd is x and wd is w
     x, w = xd, wd
     dr = bool(direct)
@@ -556,7 +569,7 @@ def _conv_ptr(nsp, input, weight, bias, stride, padding, dilation, groups, paddi
     y = _dev_empty(x, out_shape, cl)
     yp = _Dev(y, "output", cuda).ptr
     if not cuda and owner is not None and owner._tc_hold_weights(
-            p, lambda: (_np_bits(w.obj), None if b is None else _np_bits(b.obj))):
+            p, lambda: (_mem(_np_bits(w.obj), wcl), None if b is None else _np_bits(b.obj))):
         p.execute_ptr(x.ptr, 0, 0, yp, 0, rp)
     else:
         p.execute_ptr(x.ptr, w.ptr, b.ptr if b is not None else 0, yp, _stream(x), rp)

@@ -3,9 +3,11 @@ forward runs on tileconv, and convert(model), which swaps a model's
 torch.nn.Conv*d layers for them in place.
 
 A module keeps its tileconv plans (one per input shape, dtype, layout,
-device and epilogue; the last few) between calls. On the CPU the plan also
-holds the weights and bias, copied and packed into the chosen algorithm's
-form once (tc_plan_conv_set_weights): they are prepared again when the
+weight layout, device and epilogue; the last few) between calls. On the
+CPU the plan also holds the weights and bias, copied and packed into the
+chosen algorithm's form once (tc_plan_conv_set_weights; a weight in
+torch's channels_last memory format handed over as K x mask x C/groups,
+weight_layout channels-last, with no reordering copy in Python): they are prepared again when the
 parameters change, as torch sees a change: a new tensor, an in-place
 update (the parameter's version counter: optimizer steps, copy_ under
 no_grad, load_state_dict), a new dtype, device or shape. Writes through
