@@ -99,7 +99,7 @@ static tb_tol tol_for(const char *name, tc_dtype dt) {
 typedef struct inst {
     unsigned op;
     tc_dtype dt;
-    char label[320]; /* the longest conv label the format can make: ~308 */
+    char label[328]; /* the longest conv label the format can make (~308) and " w=cl" */
     int threads;
     int extra; /* > 0: also MEASURE, and `extra` executes from 4 threads */
     tc_filter_desc fd;
@@ -1040,7 +1040,7 @@ static void run_conv(const cspec *s, tc_dtype dt, uint64_t salt) {
         d += snprintf(dl + d, sizeof dl - d, i ? ",%lld" : "%lld", (long long)s->dil[i]);
         e += snprintf(pd + e, sizeof pd - e, i ? ",%lld" : "%lld", (long long)s->pad[i]);
     }
-    char label[sizeof I.label];
+    char label[sizeof I.label - 8]; /* room for the weight layout's " w=cl" */
     snprintf(label, sizeof label, "%s %dD N%lld C%lld K%lld G%lld in=%s k=%s "
              "stride=%s dil=%s pad=%s(%s) %s bias=%d%s%s%s%s t%d", dt_label(dt),
              s->nsp, (long long)s->N, (long long)s->C, (long long)s->K, (long long)s->G,
