@@ -30,7 +30,8 @@ class ConvDesc(ctypes.Structure):
                 ("stride", I64x3), ("dilation", I64x3), ("padding", I64x3),
                 ("padding_kind", ctypes.c_int), ("padding_mode", ctypes.c_int),
                 ("has_bias", ctypes.c_int), ("layout", ctypes.c_int),
-                ("activation", ctypes.c_int), ("has_residual", ctypes.c_int)]
+                ("activation", ctypes.c_int), ("has_residual", ctypes.c_int),
+                ("weight_layout", ctypes.c_int)]
 
 
 def setup(tool):
