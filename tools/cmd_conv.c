@@ -69,6 +69,14 @@ static tc_status exec_conv(const tc_plan *plan, const void *arg, void *ws) {
     return tc_execute_conv_residual(plan, e->y, e->x, e->w, e->b, e->r, ws);
 }
 
+/* "channels_first" / "channels_last" into *l; nonzero for anything else */
+static int parse_layout(const char *v, tc_layout *l) {
+    if (strcmp(v, "channels_last") == 0) *l = TC_LAYOUT_CHANNELS_LAST;
+    else if (strcmp(v, "channels_first") == 0) *l = TC_LAYOUT_CHANNELS_FIRST;
+    else return 1;
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, conv_opts *o, tool_run *run) {
     static const char *const pmodes[] = {"zeros", "reflect", "replicate", "circular"};
     const int64_t big = INT64_C(1) << 40;
@@ -102,15 +110,11 @@ static int parse_options(int argc, char **argv, conv_opts *o, tool_run *run) {
         } else if (tool_args_is(&a, "--residual")) {
             o->residual = v;
         } else if (tool_args_is(&a, "--layout")) {
-            if (strcmp(v, "channels_last") == 0) o->layout = TC_LAYOUT_CHANNELS_LAST;
-            else if (strcmp(v, "channels_first") == 0) o->layout = TC_LAYOUT_CHANNELS_FIRST;
-            else
+            if (parse_layout(v, &o->layout))
                 return tool_usage_error("conv",
                     "unknown layout '%s' (channels_first, channels_last)", v);
         } else if (tool_args_is(&a, "--weight-layout")) {
-            if (strcmp(v, "channels_last") == 0) o->wlayout = TC_LAYOUT_CHANNELS_LAST;
-            else if (strcmp(v, "channels_first") == 0) o->wlayout = TC_LAYOUT_CHANNELS_FIRST;
-            else
+            if (parse_layout(v, &o->wlayout))
                 return tool_usage_error("conv",
                     "unknown weight layout '%s' (channels_first, channels_last)", v);
         } else if (tool_args_is(&a, "--activation")) {
