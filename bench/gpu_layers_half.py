@@ -22,7 +22,9 @@ GPU_HALF_ALGO=NAME forces our plans to one solver (cuda.conv.igemm-half-halo
 and cuda.conv.igemm-half-shifted are run by name only); a comma-separated
 list times each in turn (rows per solver, "auto" for the planner's
 choice), cuDNN timed once a row. GPU_HALF_ONLY=TEXT keeps the layers whose
-name contains TEXT (for a profiler). GPU_HALF_STRIDED=1 adds ResNet-50's 3x3/2
+name contains TEXT (for a profiler). Our weights are passed as the
+channels_last tensor cuDNN gets (weight_layout channels-last);
+GPU_HALF_WLAYOUT=cf passes a K x C x kh x kw copy instead. GPU_HALF_STRIDED=1 adds ResNet-50's 3x3/2
 and 1x1/2 downsampling layers (in the geomeans then too). Errors: max |y - y64| / max |y64| with y64 torch's float64 conv of the
 same rounded inputs (cuDNN's own error beside ours). Writes
 OUTDIR/gpu_layers_half.txt and .json. Never asserts."""
@@ -57,6 +59,9 @@ CALLS = int(os.environ.get("GPU_HALF_CALLS", "20"))
 ALGOS = [a if a != "auto" else None
          for a in (os.environ.get("GPU_HALF_ALGO") or "auto").split(",") if a] or [None]
 REPS = int(os.environ.get("GPU_HALF_REPS", "25"))
+# our weights as torch's channels_last model holds them (K x kh x kw x C,
+# the tensor cuDNN gets); GPU_HALF_WLAYOUT=cf: K x C x kh x kw instead
+WCL = os.environ.get("GPU_HALF_WLAYOUT", "cl") != "cf"
 DT = {"float16": (torch.float16, 2), "bfloat16": (torch.bfloat16, 3)}
 # (name, C, K, H, k, stride, pad), batch 32
 LAYERS = [
@@ -122,6 +127,7 @@ def plan(dtc, C_, K, H, k, s, p, bias, act, res, algo=None):
     for i in range(2):
         d.in_size[i], d.kernel_size[i], d.stride[i], d.padding[i] = H, k, s, p
     d.has_bias, d.layout, d.activation, d.has_residual = bias, 1, act, res
+    d.weight_layout = 1 if WCL else 0
     o = PlanOpts()
     lib.tc_plan_options_init(C.byref(o))
     if algo:
@@ -140,7 +146,8 @@ def rel_err(y, y64):
 rows, lines = [], []
 dev = torch.cuda.get_device_name()
 lines.append(f"device: {dev}; torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}")
-lines.append(f"device time per call (us): {CALLS} calls a CUDA graph, median of {REPS} replays")
+lines.append(f"device time per call (us): {CALLS} calls a CUDA graph, median of {REPS} replays; "
+             f"our weights {'K x kh x kw x C (channels-last, as cuDNN gets them)' if WCL else 'K x C x kh x kw'}")
 hdr = f"{'layer':24s} {'dtype':8s} {'kind':6s} {'ours':>8s} {'peer':>8s} {'ratio':>6s}  {'err':>8s} {'cudnn err':>9s}  algorithm"
 print(hdr)
 lines.append(hdr)
@@ -173,8 +180,8 @@ for dname, (tdt, dtc) in DT.items():
 
                 def ours():
                     lib.tc_plan_set_cuda_stream(pl, torch.cuda.current_stream().cuda_stream)
-                    st = lib.tc_execute_conv_residual(pl, y.data_ptr(), x.data_ptr(), w.data_ptr(),
-                                                      bp, rp, None)
+                    st = lib.tc_execute_conv_residual(pl, y.data_ptr(), x.data_ptr(),
+                                                      (wcl if WCL else w).data_ptr(), bp, rp, None)
                     if st != 0:
                         raise RuntimeError(lib.tc_last_error().decode())
 
@@ -199,7 +206,7 @@ for dname, (tdt, dtc) in DT.items():
                     continue
                 # the same plan holding its weights (as tileconv.nn modules run):
                 # set once from host copies, executes pass NULL weights and bias
-                wh = w.cpu().contiguous()
+                wh = (w.permute(0, 2, 3, 1) if WCL else w).cpu().contiguous()
                 bh = b.cpu().contiguous() if bias else None
                 t_held = err_held = None
                 if lib.tc_plan_conv_set_weights(pl, wh.data_ptr(), bh.data_ptr() if bias else None) == 0:

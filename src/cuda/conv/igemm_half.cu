@@ -305,8 +305,14 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
     const int mf = merged ? (int)p->msk[2] : 1, Cg0 = (int)(p->C / p->G);
     void *wpk = NULL, *own_b = NULL, *own_r = NULL, *xm = NULL;
     const void *db = NULL, *dr = NULL, *dx = b->x;
-    /* the plan's weights come packed (held on the device) */
-    const void *wp = a->wpack;
+    /* the plan's weights come packed (held on the device); where the packed
+     * rows are the caller's own (C/G a multiple of 8 and taps x C/G of 64,
+     * channels-last weights or one tap), the kernel reads those in place
+     * (16-byte copies: an aligned address) */
+    const int cl = p->wlayout == TC_LAYOUT_CHANNELS_LAST;
+    const int in_place = !merged && q.Cp == Cg0 && q.KRp == q.taps * Cg0 && (cl || q.taps == 1) &&
+                         !((uintptr_t)b->w & 15);
+    const void *wp = a->wpack ? a->wpack : in_place ? b->w : NULL;
     tc_status st = wp ? TC_OK : tc__cu_alloc(&wpk, hg_wpack_bytes(p), s);
     if (st == TC_OK && merged) {
         st = tc__cu_alloc(&xm, hg_merge_bytes(p), s);
@@ -326,7 +332,7 @@ static tc_status hg_launch(const tc__args *a, const tc__cu_bufs *b) {
     const int vec = q.Cg % 8 == 0 && q.C % 8 == 0 && ((uintptr_t)dx & 15) == 0;
     if (st == TC_OK && !wp) {
         wp = wpk;
-        st = hg_wpack_dev(b->w, wpk, p->K, Cg0, q.Cp, q.taps, mf, q.KRp, s);
+        st = hg_wpack_dev(b->w, wpk, p->K, Cg0, q.Cp, q.taps, mf, q.KRp, cl, s);
     }
     if (st == TC_OK) st = hg_epi_operands(a, b, &db, &dr, &own_b, &own_r);
     if (st == TC_OK) {
@@ -421,12 +427,13 @@ static tc_status hg_wpack_host(const tc__problem *p, const tc__env *e, const voi
     const int merged = hg_merged(p, &pm);
     const hgp q = hg_params(merged ? &pm : p);
     const int mf = merged ? (int)p->msk[2] : 1, Cg0 = (int)(p->C / p->G);
+    const int cl = p->wlayout == TC_LAYOUT_CHANNELS_LAST;
     const uint16_t *ws = (const uint16_t *)w;
     uint16_t *wp = (uint16_t *)dst;
     const int64_t row = (int64_t)Cg0 * q.taps * mf;
     for (int64_t k = 0; k < p->K; k++)
         for (int l = 0; l < q.KRp; l++)
-            wp[k * q.KRp + l] = hg_wsrc(ws + k * row, l, Cg0, q.Cp, q.taps, mf);
+            wp[k * q.KRp + l] = hg_wsrc(ws + k * row, l, Cg0, q.Cp, q.taps, mf, cl);
     return TC_OK;
 }
 
@@ -475,6 +482,6 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half) = {
     .wpack_size = hg_wpack_size,
     .wpack = hg_wpack_host,
     .device_workspace = hg_device_ws,
-    .caps = TC__CAP_ALL,
+    .caps = TC__CAP_ALL | TC__CAP_WEIGHTS_CL,
     .report = hg_report,
 };

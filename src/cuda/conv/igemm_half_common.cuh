@@ -111,21 +111,23 @@ template <int N, bool BF> __device__ __forceinline__ void hg_mma(float *, uint64
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 }
 
-/* The weights K x Cg x (taps x mf) (dense, torch's layout) to K x KRp with
- * l = tap * Cp + j, j = s * Cg + c: mf = 1 for the plain form, the last
- * mask axis's length for the merged one (hg_merge); row k of blockIdx.y's
- * rows, positions l of blockIdx.x's (rows too long for k_hg_wpack_row) */
+/* The weights K x Cg x (taps x mf) (dense, torch's layout; cl: K x (taps
+ * x mf) x Cg, channels-last weights) to K x KRp with l = tap * Cp + j, j =
+ * s * Cg + c: mf = 1 for the plain form, the last mask axis's length for
+ * the merged one (hg_merge); row k of blockIdx.y's rows, positions l of
+ * blockIdx.x's (rows too long for k_hg_wpack_row) */
 __host__ __device__ __forceinline__ uint16_t hg_wsrc(const uint16_t *wk, int l, int Cg, int Cp, int taps,
-                                            int mf) {
+                                            int mf, int cl) {
     const int t = l / Cp, j = l - t * Cp, sx = j / Cg, c = j - sx * Cg;
-    return t < taps && sx < mf ? wk[((int64_t)c * taps + t) * mf + sx] : (uint16_t)0;
+    if (t >= taps || sx >= mf) return 0;
+    return wk[cl ? ((int64_t)t * mf + sx) * Cg + c : ((int64_t)c * taps + t) * mf + sx];
 }
 __global__ void k_hg_wpack(const uint16_t *__restrict__ w, uint16_t *__restrict__ wp, int64_t K,
-                           int Cg, int Cp, int taps, int mf, int KRp) {
+                           int Cg, int Cp, int taps, int mf, int KRp, int cl) {
     const int l = blockIdx.x * blockDim.x + threadIdx.x;
     if (l >= KRp) return;
     for (int64_t k = blockIdx.y; k < K; k += gridDim.y)
-        wp[k * KRp + l] = hg_wsrc(w + k * Cg * taps * mf, l, Cg, Cp, taps, mf);
+        wp[k * KRp + l] = hg_wsrc(w + k * Cg * taps * mf, l, Cg, Cp, taps, mf, cl);
 }
 /* the same, one row k a block through shared memory: the row read and
  * written contiguously (Cg * taps * mf <= HG_WROW), in 16-byte accesses
@@ -135,7 +137,8 @@ __global__ void k_hg_wpack(const uint16_t *__restrict__ w, uint16_t *__restrict_
 constexpr int HG_WROW = 12288;
 __global__ void __launch_bounds__(256) k_hg_wpack_row(const uint16_t *__restrict__ w,
                                                       uint16_t *__restrict__ wp, int64_t K,
-                                                      int Cg, int Cp, int taps, int mf, int KRp) {
+                                                      int Cg, int Cp, int taps, int mf, int KRp,
+                                                      int cl) {
     __shared__ __align__(16) uint16_t row[HG_WROW];
     const int n = Cg * taps * mf;
     const bool vin = n % 8 == 0 && ((uintptr_t)w & 15) == 0;
@@ -153,12 +156,12 @@ __global__ void __launch_bounds__(256) k_hg_wpack_row(const uint16_t *__restrict
                 unsigned v[4];
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    v[e] = (unsigned)hg_wsrc(row, 8 * l8 + 2 * e, Cg, Cp, taps, mf) |
-                           ((unsigned)hg_wsrc(row, 8 * l8 + 2 * e + 1, Cg, Cp, taps, mf) << 16);
+                    v[e] = (unsigned)hg_wsrc(row, 8 * l8 + 2 * e, Cg, Cp, taps, mf, cl) |
+                           ((unsigned)hg_wsrc(row, 8 * l8 + 2 * e + 1, Cg, Cp, taps, mf, cl) << 16);
                 ((uint4 *)dst)[l8] = make_uint4(v[0], v[1], v[2], v[3]);
             }
         } else {
-            for (int l = threadIdx.x; l < KRp; l += 256) dst[l] = hg_wsrc(row, l, Cg, Cp, taps, mf);
+            for (int l = threadIdx.x; l < KRp; l += 256) dst[l] = hg_wsrc(row, l, Cg, Cp, taps, mf, cl);
         }
         __syncthreads();
     }
@@ -321,15 +324,15 @@ __device__ __forceinline__ void hg_epilogue(const float *acc, uint8_t *smem, int
 /* the weights (dense, K x Cg0 x taps x mf) repacked on the device into
  * wp (k_hg_wpack_row where a row fits its shared memory) */
 [[maybe_unused]] static tc_status hg_wpack_dev(const void *w, void *wp, int64_t K, int Cg0, int Cp,
-                                               int taps, int mf, int KRp, cudaStream_t s) {
+                                               int taps, int mf, int KRp, int cl, cudaStream_t s) {
     if ((int64_t)Cg0 * taps * mf <= HG_WROW) {
         k_hg_wpack_row<<<(unsigned)(K < (1 << 20) ? K : (1 << 20)), 256, 0, s>>>(
-            (const uint16_t *)w, (uint16_t *)wp, K, Cg0, Cp, taps, mf, KRp);
+            (const uint16_t *)w, (uint16_t *)wp, K, Cg0, Cp, taps, mf, KRp, cl);
     } else {
         const dim3 grid((unsigned)tc__cu_div_up(KRp, 256),
                         (unsigned)(K < 65535 ? K : 65535));
         k_hg_wpack<<<grid, 256, 0, s>>>((const uint16_t *)w, (uint16_t *)wp, K, Cg0,
-                                        Cp, taps, mf, KRp);
+                                        Cp, taps, mf, KRp, cl);
     }
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? TC_OK : tc__cu_fail(e, "launch k_hg_wpack", __FILE__, __LINE__);

@@ -299,12 +299,14 @@ static tc_status hh_launch(const tc__args *a, const tc__cu_bufs *b) {
     void *wpk = NULL, *own_b = NULL, *own_r = NULL;
     const void *db = NULL, *dr = NULL;
     /* the plan's weights come packed (held on the device), in
-     * cuda.conv.igemm-half's layout */
-    const void *wp = a->wpack;
+     * cuda.conv.igemm-half's layout: K x (9 taps x C), the caller's own
+     * channels-last weights, read in place where they are 16-byte aligned */
+    const int cl = p->wlayout == TC_LAYOUT_CHANNELS_LAST;
+    const void *wp = a->wpack ? a->wpack : cl && !((uintptr_t)b->w & 15) ? b->w : NULL;
     tc_status st = wp ? TC_OK : tc__cu_alloc(&wpk, hh_wpack_bytes(p), s);
     if (st == TC_OK && !wp) {
         wp = wpk;
-        st = hg_wpack_dev(b->w, wpk, p->K, q.C, q.C, 9, 1, q.KRp, s);
+        st = hg_wpack_dev(b->w, wpk, p->K, q.C, q.C, 9, 1, q.KRp, cl, s);
     }
     if (st == TC_OK) st = hg_epi_operands(a, b, &db, &dr, &own_b, &own_r);
     if (st == TC_OK) {
@@ -443,6 +445,6 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half_halo) = {
     .wpack_size = hh_wpack_size,
     .wpack = hh_wpack_host,
     .device_workspace = hh_device_ws,
-    .caps = TC__CAP_ALL,
+    .caps = TC__CAP_ALL | TC__CAP_WEIGHTS_CL,
     .report = hh_report,
 };

@@ -57,16 +57,18 @@ __global__ void k_hs_merge(const uint16_t *__restrict__ x, uint16_t *__restrict_
  * s, c) of mask row t sy + dy (zero past the mask) */
 struct hs_wmap {
     int merged, Cg, CKP, R; /* R: taps of the original mask */
+    int cl;                 /* channels-last weights: K x mask x Cg */
     int C, S, R1, sy;       /* merged: the original's C, mask width and height, row stride */
 };
 __host__ __device__ __forceinline__ uint16_t hs_wsrc(const uint16_t *wk, int l, const hs_wmap &m) {
-    if (!m.merged) return hg_wsrc(wk, l, m.Cg, m.CKP, m.R, 1); /* cuda.conv.igemm-half's map */
+    if (!m.merged) return hg_wsrc(wk, l, m.Cg, m.CKP, m.R, 1, m.cl); /* cuda.conv.igemm-half's map */
     const int t = l / m.CKP, j = l - t * m.CKP;
     const int SC = m.S * m.C;
     if (j >= m.sy * SC) return 0;
     const int dy = j / SC, rem = j - dy * SC, sc = rem / m.C, c = rem - sc * m.C;
     const int r = t * m.sy + dy;
-    return r < m.R1 ? wk[((int64_t)c * m.R1 + r) * m.S + sc] : (uint16_t)0;
+    if (r >= m.R1) return 0;
+    return wk[m.cl ? ((int64_t)r * m.S + sc) * m.C + c : ((int64_t)c * m.R1 + r) * m.S + sc];
 }
 /* the merged form's repack on the device: row k of blockIdx.y's rows */
 __global__ void k_hs_wpack(const uint16_t *__restrict__ w, uint16_t *__restrict__ wp, int64_t K,
@@ -129,6 +131,7 @@ static hs_wmap hs_map_run(const tc__problem *p, const tc__problem *r, int merged
     m.S = (int)p->msk[2];
     m.R1 = (int)p->msk[1];
     m.sy = (int)p->stride[1];
+    m.cl = p->wlayout == TC_LAYOUT_CHANNELS_LAST;
     return m;
 }
 /* bytes of the merged input xm (0: p does not run merged) */
@@ -171,11 +174,17 @@ static tc_status hs_prepare(const tc__cu_bufs *b, const tc__problem *p0, const t
                             const void **wp, const void **dx, cudaStream_t s) {
     *wp = wheld;
     *dx = b->x;
+    /* C/G a multiple of 64 and channels-last weights or one tap: the packed
+     * rows are the caller's own, which the copy engine reads in place (a
+     * 16-byte aligned address; the row pitch R x C/G x 2 bytes a multiple of
+     * 128) */
+    const int cl = p0->wlayout == TC_LAYOUT_CHANNELS_LAST;
+    if (!*wp && !merged && (cl || R == 1) && Cg == CKP && !((uintptr_t)b->w & 15)) *wp = b->w;
     tc_status st = *wp ? TC_OK : tc__cu_alloc(wpk, hs_wpack_bytes_run(p0, p), s);
     if (st == TC_OK && !*wp) {
         *wp = *wpk;
         if (!merged) {
-            st = hg_wpack_dev(b->w, *wpk, p->K, Cg, CKP, R, 1, R * CKP, s);
+            st = hg_wpack_dev(b->w, *wpk, p->K, Cg, CKP, R, 1, R * CKP, cl, s);
         } else {
             const int krp = R * CKP;
             const dim3 grid((unsigned)tc__cu_div_up(krp, 256), (unsigned)(p->K < 65535 ? p->K : 65535));

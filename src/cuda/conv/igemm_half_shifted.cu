@@ -718,6 +718,6 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half_shifted) = {
     .wpack_size = hs_wpack_size,
     .wpack = hs_wpack_host,
     .device_workspace = hs_device_ws,
-    .caps = TC__CAP_ALL,
+    .caps = TC__CAP_ALL | TC__CAP_WEIGHTS_CL,
     .report = hs_report,
 };

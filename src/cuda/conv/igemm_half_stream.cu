@@ -686,6 +686,6 @@ TC__CU_SOLVER(tc__solver_cuda_conv_igemm_half_stream) = {
     .wpack_size = hsm_wpack_size,
     .wpack = hsm_wpack_host,
     .device_workspace = hsm_device_ws,
-    .caps = TC__CAP_ALL,
+    .caps = TC__CAP_ALL | TC__CAP_WEIGHTS_CL,
     .report = hsm_report,
 };
