@@ -1568,6 +1568,7 @@ static const ccase hcases[] = {
     {2, 2, 64, 64, 1, {20, 31}, {1, 1}, 3, 1, 0, TC_PADDING_ZEROS, 1},    /* stream 1x1/3 */
     {2, 1, 64, 72, 1, {4, 200}, {1, 1}, 2, 1, 0, TC_PADDING_ZEROS, 0},    /* stream 1x1/2: rows of 100 */
     {2, 2, 3, 64, 1, {45, 39}, {7, 7}, 2, 1, 3, TC_PADDING_ZEROS, 1},   /* stream merged: conv1, K 64 */
+    {2, 2, 192, 136, 1, {6, 7}, {3, 3}, 1, 1, 1, TC_PADDING_ZEROS, 1},  /* shifted split-k: 3 chunks, K > BN */
 };
 #define NHC (int)(sizeof hcases / sizeof hcases[0])
 #define HC_ALLCFG 10 /* hcases' "every tile config" case */
@@ -1623,12 +1624,21 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
                            ? (cfg && cfg[0] == 'b' ? "TILECONV_CUDA_HALF_STREAM_BLOCKS"
                                                    : "TILECONV_CUDA_HALF_STREAM_CFG")
                            : "TILECONV_CUDA_HALF_SHIFTED_CFG";
+    char cfgb[8] = "";
     const char *cfgv = cfg && cfg[0] == 'b' ? cfg + 1 : cfg; /* "b<n>": blocks a slice */
+    /* the shifted kernel's "<cfg>k": that configuration split-k (two blocks a tile) */
+    const int ks2 = cfg && !strcmp(name, "cuda.conv.igemm-half-shifted") && cfg[0] && cfg[1] == 'k';
+    if (ks2) {
+        cfgb[0] = cfg[0];
+        cfgv = cfgb;
+        setenv("TILECONV_CUDA_HALF_SHIFTED_KS", "2", 1);
+    }
     if (cfg) setenv(knob, cfgv, 1);
     if (strcmp(name, "cuda.conv.igemm-half")) { /* the others: where they apply */
         if (tc_plan_conv(&pl, NULL, &d, &o) == TC_ERR_NOT_APPLICABLE) {
             n_na++;
             if (cfg) unsetenv(knob);
+            if (ks2) unsetenv("TILECONV_CUDA_HALF_SHIFTED_KS");
             return;
         }
         tc_plan_destroy(pl);
@@ -1749,6 +1759,7 @@ static void run_conv_half_native(const char *name, int ci, int vi, const char *c
     }
     TH_END();
     if (cfg) unsetenv(knob);
+    if (ks2) unsetenv("TILECONV_CUDA_HALF_SHIFTED_KS");
     tc_plan_destroy(rp);
     tc_plan_destroy(mp);
     tc_plan_destroy(pl);
@@ -1783,13 +1794,14 @@ static void run_conv_half_native_all(void) {
         for (int ci = 0; ci < NHC; ci++)
             for (int vi = 0; vi < NHV; vi++) {
                 if (th_g.quick && (ci + vi) % 3) continue;
-                calls += ci == HC_ALLCFG && si == 0 ? 3 : si == 1 ? 2 : si >= 2 ? 4 : 1; /* runs below */
+                calls += ci == HC_ALLCFG && si == 0 ? 3 : si == 1 ? 2 : si == 2 ? 8 : si == 3 ? 4 : 1; /* runs below */
                 if (ci == HC_ALLCFG && si == 0) { /* every tile configuration */
                     static const char *const cfgs[] = {"0", "1", "2"};
                     for (int k = 0; k < 3; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
-                } else if (si == 2) { /* every tile configuration that fits (0-3) */
-                    static const char *const cfgs[] = {"0", "1", "2", "3"};
-                    for (int k = 0; k < 4; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
+                } else if (si == 2) { /* every tile configuration that fits (0-3), each
+                                         also split-k where the layer has two chunks or more */
+                    static const char *const cfgs[] = {"0", "1", "2", "3", "0k", "1k", "2k", "3k"};
+                    for (int k = 0; k < 8; k++) run_conv_half_native(names[si], ci, vi, cfgs[k]);
                 } else if (si == 3) { /* both tile configurations; one and two
                                          blocks a slice (many tiles a block: each
                                          ring's stages reused across tiles) */

@@ -153,6 +153,8 @@
       "0-3: cuda.conv.igemm-half-shifted's tile configuration (tuning)")                        \
     X(CUDA_HALF_SHIFTED_STAGES, "TILECONV_CUDA_HALF_SHIFTED_STAGES", NULL, "chosen", "cuda",   \
       "2-8: cuda.conv.igemm-half-shifted's weight stages (tuning)")                            \
+    X(CUDA_HALF_SHIFTED_KS, "TILECONV_CUDA_HALF_SHIFTED_KS", NULL, "chosen", "cuda",           \
+      "1 or 2: cuda.conv.igemm-half-shifted's split-k (blocks of a cluster sharing a tile; tuning, tests)") \
     X(CUDA_HALF_STREAM_CFG, "TILECONV_CUDA_HALF_STREAM_CFG", NULL, "chosen", "cuda",           \
       "0 or 1: cuda.conv.igemm-half-stream's tile configuration (tuning)")                         \
     X(CUDA_HALF_STREAM_AUTO, "TILECONV_CUDA_HALF_STREAM_AUTO", NULL, "0", "cuda",              \

@@ -238,6 +238,17 @@ __device__ __forceinline__ void ig_cluster_sync() {
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 #endif
 }
+/* the two halves of ig_cluster_sync, for work between them */
+__device__ __forceinline__ void ig_cluster_arrive() {
+#if IG_WGMMA
+    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ig_cluster_wait() {
+#if IG_WGMMA
+    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+#endif
+}
 /* arrive on the barrier at b's offset in the cluster's block `rank` */
 __device__ __forceinline__ void ig_mbar_arrive_cluster(uint64_t *b, unsigned rank) {
 #if IG_WGMMA

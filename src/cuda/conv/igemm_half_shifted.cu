@@ -26,6 +26,14 @@
  * Configurations (hs_cfgs, TILECONV_CUDA_HALF_SHIFTED_CFG forces one):
  * consumer warpgroups x row tiles of 64 a warpgroup x BN.
  *
+ * Split-k (hs_splits; long loops whose grid leaves an SM's second block
+ * slot empty: 3x3 512 @7 at batch 32): a cluster of two blocks
+ * shares one output tile, each block half of the 64-channel chunks; both
+ * put their fp32 tiles into their own shared memory, and after a cluster
+ * barrier each block adds the other's half of the rows (read through
+ * distributed shared memory) to its own and stores those rows with the
+ * epilogue: no workspace, no second kernel, the epilogue split in two.
+ *
  * Strides (up to 8 along y and x) split the patch into phases: phase (a,
  * b) holds input rows sy u + a - py and columns sx v + b - px (one box with
  * element strides sx, sy), and tap (r, s) reads phase (r % sy, s % sx) at
@@ -77,6 +85,7 @@ struct hsp {
     int bar_off; /* bytes from the aligned base to the barriers: past the
                     stages, the patches and the epilogue's fp32 tile */
     int act, has_bias, has_res, vec8;
+    int ks; /* split-k: blocks (a cluster along x) sharing a tile, 1 or 2 */
     HS_TR(tc_hs_trace_block *trace;) /* the trace's records (NULL: none) */
 };
 /* the input (5D: C, in2, in1, in0, N) and the packed weights (2D) */
@@ -104,6 +113,16 @@ __device__ __forceinline__ unsigned hs_smid() {
 }
 #endif
 
+#if IG_WGMMA
+/* the generic address of p's word in the cluster's block `rank` (distributed
+ * shared memory) */
+__device__ __forceinline__ const float *hs_peer(const float *p, unsigned rank) {
+    uint64_t r;
+    asm volatile("mapa.u64 %0, %1, %2;\n" : "=l"(r) : "l"((uint64_t)(uintptr_t)p), "r"(rank));
+    return (const float *)(uintptr_t)r;
+}
+#endif
+
 /* NWG consumer warpgroups, each MTW row tiles of 64 positions and all BN
  * channels (wgmma m64nBNk16 with both operands in shared memory), and one
  * producer warp; BF: bfloat16 */
@@ -126,10 +145,14 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     uint64_t *full = (uint64_t *)(smem + q.bar_off), *empty = full + HS_MAXST;
     int *toff = (int *)(empty + HS_MAXST);
     const int tid = threadIdx.x, g = blockIdx.z, k0 = blockIdx.y * BN;
-    const int rb = blockIdx.x % q.nrb, u = blockIdx.x / q.nrb;
+    /* split-k: block sp of the tile's ks (its cluster rank) takes chunks
+     * cc0 .. cc1 - 1 */
+    const int sp = q.ks > 1 ? (int)(blockIdx.x % q.ks) : 0, bx = (int)(blockIdx.x / q.ks);
+    const int cc0 = sp * q.CK / q.ks, cc1 = (sp + 1) * q.CK / q.ks;
+    const int rb = bx % q.nrb, u = bx / q.nrb;
     const int oz = u % q.out0, n = u / q.out0;
     const int oy0 = rb * q.TH;
-    const int R = q.R, nsteps = q.CK * R;
+    const int R = q.R, nsteps = (cc1 - cc0) * R;
     HS_TR(if (tb && !(tid & 31)) {
               if (tid < NC) tb->w[tid >> 5].start = tr_t0;
               else tb->pstart = tr_t0;
@@ -165,7 +188,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
             /* step s: weight slot s % NST of phase (s / NST) & 1, chunk cc =
              * s / R, tap t = s % R, counted; the patch of chunk cc with its
              * first tap's weights, into buffer cc & 1 */
-            int slot = 0, cc = 0, t = 0;
+            int slot = 0, cc = cc0, t = 0;
             unsigned ph = 0;
             const int wrow = g * q.Kg + k0, cx = g * q.Cg;
             HS_TR(unsigned tr_empty = 0;)
@@ -209,7 +232,7 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     constexpr uint64_t DHI = ig_desc_sw128_hi << 32;
     const unsigned dw0 = (unsigned)ig_desc_sw128(smem);
     const unsigned dp0 = (unsigned)ig_desc_sw128(patch + (size_t)wg * MTW * 64 * 128);
-    int slot = 0, cc = 0, t = 0, pslot = 0;
+    int slot = 0, cc = cc0, t = 0, pslot = 0;
     unsigned ph = 0;
     for (int s = 0; s < nsteps; s++) {
         HS_TR(const unsigned c0 = hs_clk();)
@@ -254,13 +277,39 @@ __global__ void __launch_bounds__(NWG * 128 + 32, 1)
     float *cs = (float *)smem;
 #pragma unroll
     for (int mt = 0; mt < MTW; mt++) hg_acc_to_smem<BN>(acc[mt], cs, (wg * MTW + mt) * 64);
-    asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
-    HS_TR(if (tw) tw->epism = hs_clk64();)
-    hg_store_rows<BN, BF, BM, NC>(cs, tid, k0, g, q, bias, res, y, [&](int row) -> int64_t {
+    auto rowpos = [&](int row) -> int64_t {
         const int r = row / q.PW, c = row - r * q.PW;
         if (r >= q.TH || oy0 + r >= q.out1 || c >= q.out2) return -1;
         return (((int64_t)n * q.out0 + oz) * q.out1 + oy0 + r) * q.out2 + c;
-    });
+    };
+    if (q.ks == 1) {
+        asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+        HS_TR(if (tw) tw->epism = hs_clk64();)
+        hg_store_rows<BN, BF, BM, NC>(cs, tid, k0, g, q, bias, res, y, rowpos);
+    } else {
+        /* both blocks' partial tiles in their shared memory (the cluster
+         * barrier's release / acquire orders them; the producer warps
+         * have exited); this block's rows sp BM / 2.. get the other's
+         * partial sums, then are stored; the final wait keeps this block's
+         * shared memory alive until the other has read it */
+        ig_cluster_sync();
+        constexpr int HR = BM / 2, CP = BN + 4;
+        float *mine = cs + sp * HR * CP;
+        const float *other = hs_peer(mine, (unsigned)(sp ^ 1));
+        for (int i = tid; i < HR * (BN / 4); i += NC) {
+            const int r = i / (BN / 4), c4 = 4 * (i - r * (BN / 4));
+            float4 a = *(float4 *)(mine + r * CP + c4);
+            const float4 o = *(const float4 *)(other + r * CP + c4);
+            a.x += o.x; a.y += o.y; a.z += o.z; a.w += o.w;
+            *(float4 *)(mine + r * CP + c4) = a;
+        }
+        ig_cluster_arrive();
+        asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory");
+        HS_TR(if (tw) tw->epism = hs_clk64();)
+        hg_store_rows<BN, BF, HR, NC>(mine, tid, k0, g, q, bias, res, y,
+                                      [&](int row) { return rowpos(row + sp * HR); });
+        ig_cluster_wait();
+    }
     HS_TR(if (tw) {
         tw->end = hs_clk64();
         tw->gend = ig_globaltimer();
@@ -306,6 +355,27 @@ static size_t hs_smem_at(const hsp &q, int cfg, int *bar_off) {
     return bo + 2 * HS_MAXST * sizeof(uint64_t) + (size_t)q.R * sizeof(int) + 1024;
 }
 static size_t hs_smem(const hsp &q, int cfg) { return hs_smem_at(q, cfg, NULL); }
+
+/* Split-k (two blocks of a cluster a tile, each half of the chunks):
+ * TILECONV_CUDA_HALF_SHIFTED_KS=1 or 2 where the layer has two chunks or
+ * more; else 2 where the grid has at most one block an SM, two fit an SM
+ * (its second slot would stay empty) and each half keeps HS_KS_STEPS k
+ * steps or more, else 1. Measured on an H100 (float16, batch 32): 3x3 512
+ * @7 (128 blocks, 36 steps a half) 21.1 us split against 22.5, 3x3 256
+ * @14 (128 blocks, 18 steps a half) 21.7 against 18.8: a half's fixed
+ * costs (prologue, the cluster barrier, its epilogue) pay off over long
+ * loops only. */
+#define HS_KS_STEPS 32
+static int hs_splits(const tc__problem *p, const hsp &q, int cfg) {
+    if (q.CK < 2) return 1;
+    const char *f = tc__knob_get(TC__KNOB_CUDA_HALF_SHIFTED_KS);
+    if (f && (f[0] == '1' || f[0] == '2') && !f[1]) return f[0] - '0';
+    const tc__cu_device *d = tc__cu_dev();
+    const double sms = d && d->sms > 0 ? d->sms : 132;
+    const double blocks = (double)p->N * q.out0 * q.nrb * tc__cu_div_up(q.Kg, hs_cfgs[cfg].bn) * p->G;
+    const int fit = (int)(hs_smem_optin() / (hs_smem(q, cfg) + 1024));
+    return blocks <= sms && fit >= 2 && q.CK / 2 * q.R >= HS_KS_STEPS ? 2 : 1;
+}
 
 /* The layer planned for configuration cfg: 0 where it does not fit (the
  * patch's width past the block's positions or a box side, shared memory,
@@ -376,7 +446,8 @@ static int hs_plan(const tc__problem *p, int cfg, hsp *q) {
     }
     if (hs_smem_at(*q, cfg, &q->bar_off) > lim) return 0;
     const int64_t nb = p->N * p->out[0] * q->nrb;
-    if (nb > INT32_MAX || tc__cu_div_up(q->Kg, c.bn) > 65535 || p->G > 65535) return 0;
+    if (nb > INT32_MAX / 2 || tc__cu_div_up(q->Kg, c.bn) > 65535 || p->G > 65535) return 0;
+    q->ks = hs_splits(p, *q, cfg);
     return 1;
 }
 
@@ -396,11 +467,11 @@ static double hs_time(const tc__problem *p, const hsp &c, int cfg) {
     const double sms = d && d->sms > 0 ? d->sms : 132;
     const double peak = (d ? d->peak_flops32 : 67e12) * 14.0, bw = d ? d->bandwidth : 3.35e12;
     const hs_cfg_t &h = hs_cfgs[cfg];
-    const double blocks = (double)p->N * c.out0 * c.nrb * tc__cu_div_up(c.Kg, h.bn) * p->G;
+    const double blocks = (double)p->N * c.out0 * c.nrb * tc__cu_div_up(c.Kg, h.bn) * p->G * c.ks;
     const double per_sm = ceil(blocks / sms);
     const int fit = (int)(hs_smem_optin() / (hs_smem(c, cfg) + 1024));
     const double resident = per_sm < fit ? per_sm : fit;
-    double tc = per_sm * 2.0 * hs_bm(cfg) * h.bn * (double)c.CKP * c.R / (HS_RATE * peak / sms);
+    double tc = per_sm * 2.0 * hs_bm(cfg) * h.bn * (double)c.CKP * c.R / c.ks / (HS_RATE * peak / sms);
     if (h.bn == 64) tc /= 0.8;
     if (resident * h.nwg < 2) tc *= 1.3;
     const double tm = 2.0 * ((double)tc__x_count(p) + (double)tc__y_count(p) * (1 + p->has_residual) +
@@ -568,12 +639,26 @@ static tc_status hs_launch(const tc__args *a, const tc__cu_bufs *b) {
             st = tc__cu_fail(e, "cudaFuncSetAttribute (cuda.conv.igemm-half-shifted)", __FILE__,
                              __LINE__);
         } else {
-            const dim3 grid((unsigned)(p->N * q.out0 * q.nrb),
+            const dim3 grid((unsigned)(p->N * q.out0 * q.nrb * q.ks),
                             (unsigned)tc__cu_div_up(q.Kg, hs_cfgs[cfg].bn), (unsigned)p->G);
             HS_TR(hs_trace_launch(&q, cfg, grid, (int)hs_smem(q, cfg), (const void *)k);)
-            k<<<grid, hs_threads(cfg), hs_smem(q, cfg), s>>>(
-                (const uint16_t *)db, (const uint16_t *)dr, (uint16_t *)b->y, q, tm);
-            e = cudaGetLastError();
+            /* split-k: the tile's blocks a cluster along x */
+            cudaLaunchConfig_t lc;
+            memset(&lc, 0, sizeof lc);
+            cudaLaunchAttribute at[1];
+            at[0].id = cudaLaunchAttributeClusterDimension;
+            at[0].val.clusterDim.x = (unsigned)q.ks;
+            at[0].val.clusterDim.y = 1;
+            at[0].val.clusterDim.z = 1;
+            lc.gridDim = grid;
+            lc.blockDim = dim3((unsigned)hs_threads(cfg));
+            lc.dynamicSmemBytes = hs_smem(q, cfg);
+            lc.stream = s;
+            lc.attrs = at;
+            lc.numAttrs = q.ks > 1 ? 1 : 0;
+            e = cudaLaunchKernelEx(&lc, k, (const uint16_t *)db, (const uint16_t *)dr,
+                                   (uint16_t *)b->y, q, tm);
+            if (e == cudaSuccess) e = cudaGetLastError();
             if (e != cudaSuccess) st = tc__cu_fail(e, "launch k_hs_conv", __FILE__, __LINE__);
         }
     }
