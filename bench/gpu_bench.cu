@@ -659,21 +659,6 @@ int main(int argc, char **argv) {
             bench_filter_half("3D 256^3 k3 ring-ry2", 3, s256, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 20);
             unsetenv("TILECONV_CUDA_HALF_RING_RY");
             bench_filter_half("3D 256^3 k3", 3, s256, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 20);
-            /* the register z window (TILECONV_CUDA_HALF_ZREG=1), both types,
-             * constant and reflect; float16 constant also at chunks of 16
-             * and 64 output planes (=1:n; its own: 32 on 512^3) */
-            setenv("TILECONV_CUDA_HALF_ZREG", "1", 1);
-            for (int b = 0; b < 2; b++) {
-                const tc_dtype t = b ? TC_BFLOAT16 : TC_FLOAT16;
-                bench_filter_half("3D 512^3 k3 zreg", 3, s3, m3, C0, t, "cuda.filter.direct-half", 10);
-                bench_filter_half("3D 512^3 k3 zreg", 3, s3, m3, TC_MODE_REFLECT, t, "cuda.filter.direct-half", 10);
-            }
-            bench_filter_half("3D 256^3 k3 zreg", 3, s256, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 20);
-            setenv("TILECONV_CUDA_HALF_ZREG", "1:16", 1);
-            bench_filter_half("3D 512^3 k3 zreg zc=16", 3, s3, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 10);
-            setenv("TILECONV_CUDA_HALF_ZREG", "1:64", 1);
-            bench_filter_half("3D 512^3 k3 zreg zc=64", 3, s3, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 10);
-            unsetenv("TILECONV_CUDA_HALF_ZREG");
             /* two input planes ahead */
             setenv("TILECONV_CUDA_HALF_RING_AHEAD", "2", 1);
             bench_filter_half("3D 512^3 k3 ring-ahead2", 3, s3, m3, C0, TC_FLOAT16, "cuda.filter.direct-half", 10);

@@ -2133,30 +2133,17 @@ static void run_filter_half_native_all(void) {
      * float16), two input planes ahead (_AHEAD=2, bfloat16: chunks of one
      * plane to many), the full edge map in both types (_EDGE=0; the
      * deferred edge column is the default), the modes other than constant
-     * the edge form applies to. The register z window
-     * (TILECONV_CUDA_HALF_ZREG=1) in every mode and both types: its own
-     * chunks (depths below a chunk, several chunks of 2 planes on
-     * 16 x 512 x 1024, batch 2 and 1100), chunks of 5 planes (=1:5: the
-     * last chunk partial, 1 to 4 planes) and of 1 plane, and with the full
-     * edge map (_EDGE=0). Large cases (past 2^21 points) run mode big only. */
+     * the edge form applies to */
     static const struct {
-        const char *knob, *val, *knob2, *val2;
-        int m0, dm, big;
+        const char *knob, *val;
+        int m0, dm;
         tc_dtype dt;
-    } forms[] = {{"TILECONV_CUDA_HALF_RING_RY", "2", NULL, NULL, 0, 2, 2, TC_FLOAT16},
-                 {"TILECONV_CUDA_HALF_RING_AHEAD", "2", NULL, NULL, 1, 2, 3, TC_BFLOAT16},
-                 {"TILECONV_CUDA_HALF_RING_EDGE", "0", NULL, NULL, 1, 1, 2, TC_BFLOAT16},
-                 {"TILECONV_CUDA_HALF_RING_EDGE", "0", NULL, NULL, 1, 1, 2, TC_FLOAT16},
-                 {"TILECONV_CUDA_HALF_ZREG", "1", NULL, NULL, 0, 1, 0, TC_FLOAT16},
-                 {"TILECONV_CUDA_HALF_ZREG", "1", NULL, NULL, 0, 1, 2, TC_BFLOAT16},
-                 {"TILECONV_CUDA_HALF_ZREG", "1:5", NULL, NULL, 0, 2, 4, TC_FLOAT16},
-                 {"TILECONV_CUDA_HALF_ZREG", "1:5", NULL, NULL, 1, 2, 1, TC_BFLOAT16},
-                 {"TILECONV_CUDA_HALF_ZREG", "1:1", NULL, NULL, 0, 3, 3, TC_BFLOAT16},
-                 {"TILECONV_CUDA_HALF_ZREG", "1", "TILECONV_CUDA_HALF_RING_EDGE", "0", 1, 1, 2, TC_FLOAT16},
-                 {"TILECONV_CUDA_HALF_ZREG", "1", "TILECONV_CUDA_HALF_RING_EDGE", "0", 1, 1, 4, TC_BFLOAT16}};
+    } forms[] = {{"TILECONV_CUDA_HALF_RING_RY", "2", 0, 2, TC_FLOAT16},
+                 {"TILECONV_CUDA_HALF_RING_AHEAD", "2", 1, 2, TC_BFLOAT16},
+                 {"TILECONV_CUDA_HALF_RING_EDGE", "0", 1, 1, TC_BFLOAT16},
+                 {"TILECONV_CUDA_HALF_RING_EDGE", "0", 1, 1, TC_FLOAT16}};
     for (int f = 0; f < (int)(sizeof forms / sizeof forms[0]); f++) {
         setenv(forms[f].knob, forms[f].val, 1);
-        if (forms[f].knob2) setenv(forms[f].knob2, forms[f].val2, 1);
         for (int t = 0; t < 2; t++) {
             const int nc = t ? NFC : NHNF;
             for (int ci = 0; ci < nc; ci++) {
@@ -2164,12 +2151,11 @@ static void run_filter_half_native_all(void) {
                 if (c->nsp != 3 || (th_g.quick && ci % 3)) continue;
                 const int64_t n = c->batch * c->shape[0] * c->shape[1] * c->shape[2];
                 for (int mi = forms[f].m0; mi < 5; mi += forms[f].dm)
-                    if (n <= (1 << 21) || mi == forms[f].big) /* large: one mode */
+                    if (n <= (1 << 21) || mi == forms[f].m0 + forms[f].dm) /* large: one mode */
                         run_filter_half_native(c, ci, mi, forms[f].dt, t);
             }
         }
         unsetenv(forms[f].knob);
-        if (forms[f].knob2) unsetenv(forms[f].knob2);
     }
 }
 

@@ -81,12 +81,9 @@
       "2: cuda.filter.direct-half's 3D plane ring loads two input planes ahead, R + 2 "        \
       "shared slots (tuning)")                                                                  \
     X(CUDA_HALF_RING_EDGE, "TILECONV_CUDA_HALF_RING_EDGE", NULL, "1", "cuda",                 \
-      "1: cuda.filter.direct-half's 3D plane ring (and register z window) in modes other than " \
-      "constant maps only the halo's edge column of chunks outside the row, stored after the " \
-      "compute; 0: every element of such chunks")                                               \
-    X(CUDA_HALF_ZREG, "TILECONV_CUDA_HALF_ZREG", NULL, "unset", "cuda",                       \
-      "1: cuda.filter.direct-half's 3D masks by the register z window instead of the plane "   \
-      "ring; 1:n with chunks of n output planes (tuning, tests)")                               \
+      "1: cuda.filter.direct-half's 3D plane ring in modes other than constant maps only the "  \
+      "halo's edge column of chunks outside the row, stored after the compute; 0: every "      \
+      "element of such chunks")                                                                 \
     X(CUDA_SEPARABLE_FUSED, "TILECONV_CUDA_SEPARABLE_FUSED", NULL, "unset", "cuda",           \
       "cuda.filter.separable: 0 one pass per axis; 1 x + y (+ z) fused; 2 x + y fused then a " \
       "z pass; 3 x + y + z with the register z window (float32 3D, masks <= 17; else as 1); "  \

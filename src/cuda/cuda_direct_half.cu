@@ -27,9 +27,6 @@
  *  - 3D (R > 1): an xy tile walks a chunk of output planes along z with a
  *    ring of R + 1 plane windows (2.5D streaming), about two waves of
  *    blocks; two blocks an SM (at three, 80 registers spilled).
- *    Tuning form (TILECONV_CUDA_HALF_ZREG=1): the register z window, each
- *    input plane read from shared memory and converted once, its R output
- *    planes' sums in registers (k_zreg).
  *  Boundary modes are index maps of the window loader: a 16-byte chunk
  *  inside the row is copied from the mapped row (every mode costs what
  *  constant costs away from the left and right edges); where rows are not
@@ -44,7 +41,6 @@
  * where the solver applies.
  */
 #include "cuda/cuda_common.h"
-#include "cuda/cuda_direct_tile.h" /* tc_cu_direct_zchunk(_cap): the float32 window's z chunks */
 
 extern "C" {
 #include "core/half.h"
@@ -257,44 +253,6 @@ __device__ __forceinline__ void issue_window(u16 *slot, const u16 *__restrict__ 
     }
 }
 
-/* A window row's 8 NC elements from shared memory (16-byte loads), each
- * converted once to float32. */
-template <bool BF, int NC>
-__device__ __forceinline__ void load_row(const u16 *p, float (&v)[8 * NC]) {
-#pragma unroll
-    for (int k = 0; k < NC; k++) {
-        const uint4 q = *reinterpret_cast<const uint4 *>(p + 8 * k);
-        v[8 * k + 0] = lo_f<BF>(q.x); v[8 * k + 1] = hi_f<BF>(q.x);
-        v[8 * k + 2] = lo_f<BF>(q.y); v[8 * k + 3] = hi_f<BF>(q.y);
-        v[8 * k + 4] = lo_f<BF>(q.z); v[8 * k + 5] = hi_f<BF>(q.z);
-        v[8 * k + 6] = lo_f<BF>(q.w); v[8 * k + 7] = hi_f<BF>(q.w);
-    }
-}
-
-/* A thread's RY x 8 sums of an output plane (yp), rows y0 + ty RY + j,
- * columns x0 + 8 tx ..: rounded once; one 16-byte streaming store a row
- * where the row allows, else element by element inside the output. */
-template <bool BF, int RY>
-__device__ __forceinline__ void store_rows(const float (&acc)[RY][8], u16 *__restrict__ yp, const hgeom &g,
-                                           int64_t y0, int64_t x0) {
-    const int tx = threadIdx.x, ty = threadIdx.y;
-#pragma unroll
-    for (int j = 0; j < RY; j++) {
-        const int64_t py = y0 + ty * RY + j, px = x0 + 8 * tx;
-        if (py >= g.Q) continue;
-        u16 *row = yp + py * g.O;
-        if (g.vec_out && px + 8 <= g.O) {
-            __stcs(reinterpret_cast<uint4 *>(row + px),
-                   make_uint4(pack2<BF>(acc[j][0], acc[j][1]), pack2<BF>(acc[j][2], acc[j][3]),
-                              pack2<BF>(acc[j][4], acc[j][5]), pack2<BF>(acc[j][6], acc[j][7])));
-        } else {
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-                if (px + i < g.O) row[px + i] = from_f<BF>(acc[j][i]);
-        }
-    }
-}
-
 /* One output tile from R plane windows pl[r]: each thread RY rows x 8
  * columns; the window of output column x0 + c starts at shared column
  * c + OFF. Each window row is loaded (16-byte shared loads) and converted
@@ -317,7 +275,14 @@ __device__ __forceinline__ void compute_store_off(const u16 *const (&pl)[R], con
 #pragma unroll
         for (int iy = 0; iy < C::RY + S - 1; iy++) {
             float v[8 * NC];
-            load_row<BF, NC>(sl + iy * C::SP, v);
+#pragma unroll
+            for (int k = 0; k < NC; k++) {
+                const uint4 q = *reinterpret_cast<const uint4 *>(sl + iy * C::SP + 8 * k);
+                v[8 * k + 0] = lo_f<BF>(q.x); v[8 * k + 1] = hi_f<BF>(q.x);
+                v[8 * k + 2] = lo_f<BF>(q.y); v[8 * k + 3] = hi_f<BF>(q.y);
+                v[8 * k + 4] = lo_f<BF>(q.z); v[8 * k + 5] = hi_f<BF>(q.z);
+                v[8 * k + 6] = lo_f<BF>(q.w); v[8 * k + 7] = hi_f<BF>(q.w);
+            }
 #pragma unroll
             for (int j = 0; j < C::RY; j++) {
                 const int s = iy - j;
@@ -332,7 +297,21 @@ __device__ __forceinline__ void compute_store_off(const u16 *const (&pl)[R], con
             }
         }
     }
-    store_rows<BF, C::RY>(acc, yp, g, y0, x0);
+#pragma unroll
+    for (int j = 0; j < C::RY; j++) {
+        const int64_t py = y0 + ty * C::RY + j, px = x0 + 8 * tx;
+        if (py >= g.Q) continue;
+        u16 *row = yp + py * g.O;
+        if (g.vec_out && px + 8 <= g.O) {
+            __stcs(reinterpret_cast<uint4 *>(row + px),
+                   make_uint4(pack2<BF>(acc[j][0], acc[j][1]), pack2<BF>(acc[j][2], acc[j][3]),
+                              pack2<BF>(acc[j][4], acc[j][5]), pack2<BF>(acc[j][6], acc[j][7])));
+        } else {
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                if (px + i < g.O) row[px + i] = from_f<BF>(acc[j][i]);
+        }
+    }
 }
 
 template <bool BF, int R, int S, int T, int RYF = 4>
@@ -467,134 +446,6 @@ __global__ void __launch_bounds__(cfg<R, S, T, RYF, AH>::NT, RYF == 2 ? 3 : 2)
     }
 }
 
-/* The register z window's form: ZRY output rows a thread (tile 256 x 16,
- * 48 sums a thread), ZNST shared slots, ZMINB blocks an SM asked of ptxas
- * (128 registers: 20-40 bytes spilled; unbounded 168-195 registers; RY 4
- * took 230 unbounded, and spilled 0.9-1.3 KB at 128) */
-constexpr int ZRY = 2, ZNST = 4, ZMINB = 2;
-
-template <int R, int S, int T, int RY, int NST> struct zcfg : cfg<R, S, T, RY> {
-    static_assert(NST >= 2, "one slot computed, at least one in flight");
-    static constexpr size_t SMEM = (size_t)NST * cfg<R, S, T, RY>::SLOT * sizeof(u16);
-};
-
-template <bool BF, int R, int S, int T, int OFF, int RY>
-__device__ __forceinline__ void zreg_plane_off(const u16 *slot, float (&acc)[R][RY][8],
-                                               const wts<R * S * T> &m) {
-    typedef cfg<R, S, T, RY> C;
-    constexpr int NC = (OFF + 8 + T - 1 + 7) / 8; /* 16-byte chunks a window row */
-    const u16 *sl = slot + (threadIdx.y * RY) * C::SP + 8 * threadIdx.x;
-#pragma unroll
-    for (int iy = 0; iy < RY + S - 1; iy++) {
-        float v[8 * NC];
-        load_row<BF, NC>(sl + iy * C::SP, v);
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-#pragma unroll
-            for (int j = 0; j < RY; j++) {
-                const int s = iy - j;
-                if (s >= 0 && s < S) {
-#pragma unroll
-                    for (int t = 0; t < T; t++) {
-                        const float wv = m.w[(r * S + s) * T + t];
-#pragma unroll
-                        for (int i = 0; i < 8; i++)
-                            acc[R - 1 - r][j][i] = fmaf(wv, v[OFF + i + t], acc[R - 1 - r][j][i]);
-                    }
-                }
-            }
-        }
-    }
-}
-
-template <bool BF, int R, int S, int T, int RY>
-__device__ __forceinline__ void zreg_plane(const u16 *slot, float (&acc)[R][RY][8], const wts<R * S * T> &m,
-                                           int off) {
-    switch (off) { /* uniform: one case per launch */
-    case 0: zreg_plane_off<BF, R, S, T, 0, RY>(slot, acc, m); break;
-    case 1: zreg_plane_off<BF, R, S, T, 1, RY>(slot, acc, m); break;
-    case 2: zreg_plane_off<BF, R, S, T, 2, RY>(slot, acc, m); break;
-    case 3: zreg_plane_off<BF, R, S, T, 3, RY>(slot, acc, m); break;
-    case 4: zreg_plane_off<BF, R, S, T, 4, RY>(slot, acc, m); break;
-    case 5: zreg_plane_off<BF, R, S, T, 5, RY>(slot, acc, m); break;
-    case 6: zreg_plane_off<BF, R, S, T, 6, RY>(slot, acc, m); break;
-    default: zreg_plane_off<BF, R, S, T, 7, RY>(slot, acc, m); break;
-    }
-}
-
-/* Register z window (R > 1; TILECONV_CUDA_HALF_ZREG=1): a block owns an
- * xy tile and a chunk of output planes [zs, ze); it streams the input
- * planes zs - pad0 .. ze - 1 - pad0 + R - 1 through NST shared slots
- * (NST - 1 in flight, one barrier a plane). Each thread converts each row
- * of input plane l (of the chunk) once and adds it, with mask plane r, into
- * output plane l - r, whose sums stay in registers: during plane l, acc[k]
- * holds output plane l - R + 1 + k, so mask plane r adds into
- * acc[R - 1 - r]. Output plane l - R + 1 (acc[0]) is then complete: stored,
- * and the registers shift down one plane. The first R - 1 planes also add
- * into sums of output planes below the chunk and the last R - 1 into sums
- * past it: never stored, shifted out (no branch in the taps). Against the
- * ring: each shared element is read and converted once instead of R
- * times. EDGE as the ring's (issue_window). */
-template <bool BF, int R, int S, int T, int RY, int NST, bool EDGE = false>
-__global__ void __launch_bounds__(zcfg<R, S, T, RY, NST>::NT, ZMINB)
-    k_zreg(const u16 *__restrict__ x, u16 *__restrict__ y, const __grid_constant__ wts<R * S * T> m,
-           const hgeom g, int64_t gy0, int64_t gz0) {
-    typedef zcfg<R, S, T, RY, NST> C;
-    extern __shared__ uint4 smem4[];
-    u16 *sm = reinterpret_cast<u16 *>(smem4);
-    const int tid = threadIdx.y * C::TX + threadIdx.x;
-    const int64_t xt = blockIdx.x, yt = blockIdx.y + gy0, bz = blockIdx.z + gz0;
-    const int64_t n = bz / g.nzc, zs = (bz - n * g.nzc) * g.zc;
-    const int64_t ze = zs + g.zc < g.P ? zs + g.zc : g.P;
-    if (ze <= zs) return;
-    const u16 *xn = x + n * g.D * g.H * g.W;
-    const int64_t qo = g.Q * g.O;
-    u16 *yb = y + (n * g.P + zs) * qo; /* output plane zs */
-    const int64_t y0 = yt * C::TH, x0 = xt * C::TW;
-    const int64_t iy0 = y0 - g.pad1, xa = x0 - g.A, iz0 = zs - g.pad0;
-    const int L = (int)(ze - zs) + R - 1; /* input planes of the chunk */
-#pragma unroll 1
-    for (int p = 0; p < NST - 1; p++) {
-        if (p < L) issue_window<C::ROWS, C::NQ, C::NT>(sm + p * C::SLOT, xn, g, iz0 + p, iy0, xa, tid);
-        cp_commit();
-    }
-    float acc[R][RY][8];
-#pragma unroll
-    for (int a = 0; a < R; a++)
-#pragma unroll
-        for (int j = 0; j < RY; j++)
-#pragma unroll
-            for (int i = 0; i < 8; i++) acc[a][j][i] = 0.f;
-    int sl = 0;
-#pragma unroll 1
-    for (int l = 0; l < L; l++) {
-        cp_wait<NST - 2>(); /* plane l's group: NST - 2 younger ones may pend */
-        __syncthreads();    /* plane l visible; plane l - 1's slot free */
-        u16 pv = 0, *pd = nullptr; /* EDGE: an edge element loaded, stored after the compute */
-        const int ln = l + NST - 1;
-        if (ln < L)
-            issue_window<C::ROWS, C::NQ, C::NT, EDGE>(sm + (sl == 0 ? NST - 1 : sl - 1) * C::SLOT, xn, g,
-                                                      iz0 + ln, iy0, xa, tid, &pv, &pd);
-        cp_commit();
-        zreg_plane<BF, R, S, T, RY>(sm + sl * C::SLOT, acc, m, g.off);
-        if constexpr (EDGE)
-            if (pd) *pd = pv; /* plane ln's slot is read after the barrier of iteration ln */
-        if (l >= R - 1) store_rows<BF, RY>(acc[0], yb + (int64_t)(l - (R - 1)) * qo, g, y0, x0);
-#pragma unroll
-        for (int a = 0; a + 1 < R; a++)
-#pragma unroll
-            for (int j = 0; j < RY; j++)
-#pragma unroll
-                for (int i = 0; i < 8; i++) acc[a][j][i] = acc[a + 1][j][i];
-#pragma unroll
-        for (int j = 0; j < RY; j++)
-#pragma unroll
-            for (int i = 0; i < 8; i++) acc[R - 1][j][i] = 0.f;
-        sl = sl == NST - 1 ? 0 : sl + 1;
-    }
-    cp_wait<0>();
-}
-
 /* Every other problem: one output per thread, runtime taps, the 16-bit
  * mask in global memory, cval in float32. */
 template <bool BF>
@@ -703,56 +554,6 @@ static tc_status launch_ring(hgeom g, int sms, const tc__cu_bufs *b) {
     return TC_OK;
 }
 
-template <bool BF, int R, int S, int T> static const void *zkernel_of() {
-    if constexpr (R == 1) return nullptr;
-    else return (const void *)k_zreg<BF, R, S, T, ZRY, ZNST>;
-}
-template <int R, int S, int T> static constexpr size_t zsmem_of() {
-    if constexpr (R == 1) return 0;
-    else return zcfg<R, S, T, ZRY, ZNST>::SMEM;
-}
-
-/* The register z window (TILECONV_CUDA_HALF_ZREG=1, or 1:n for chunks of
- * n output planes): the chunks of cuda.filter.direct's float32 window,
- * 16 (R - 1) planes where that still gives every SM a block, else about
- * two waves of blocks. */
-template <bool BF, int R, int S, int T, bool EDGE>
-static tc_status launch_zreg(hgeom g, int sms, int64_t zc, const tc__cu_bufs *b) {
-    typedef zcfg<R, S, T, ZRY, ZNST> C;
-    static int attr_done = 0, occ_cache = 0;
-    const void *kp = (const void *)k_zreg<BF, R, S, T, ZRY, ZNST, EDGE>;
-    tc_status st = smem_attr(kp, C::SMEM, &attr_done);
-    if (st) return st;
-    const int64_t slots = (int64_t)occupancy(kp, C::NT, C::SMEM, &occ_cache) * sms;
-    const int64_t gx = tc__cu_div_up(g.O, C::TW), gy = tc__cu_div_up(g.Q, C::TH);
-    const int64_t xy = gx * gy * g.N;
-    tc_cu_direct_zchunk(g.P, xy, slots, &g.zc, &g.nzc);
-    tc_cu_direct_zchunk_cap(g.P, R, xy, sms, &g.zc, &g.nzc);
-    if (zc > 0) g.zc = zc < g.P ? zc : g.P;
-    if (g.zc > ((int64_t)1 << 30)) g.zc = (int64_t)1 << 30; /* the kernel counts planes in int */
-    g.nzc = (g.P + g.zc - 1) / g.zc;
-    const int64_t gzn = g.N * g.nzc;
-    const wts<R * S * T> m = m_of<BF, R, S, T>(b);
-    TC__CU_FOR_GRID(gy, gzn, {
-        k_zreg<BF, R, S, T, ZRY, ZNST, EDGE><<<dim3((unsigned)gx, gny, gnz), dim3(C::TX, C::BY), C::SMEM, b->s>>>(
-            (const u16 *)b->x, (u16 *)b->y, m, g, gy0, gz0);
-        TC_CU_LAUNCH("cuda.filter.direct-half");
-    })
-    return TC_OK;
-}
-
-/* TILECONV_CUDA_HALF_ZREG: 0 unset or not the window; -1 "1" (the chosen
- * chunks); n > 0 "1:n" */
-static int64_t zreg_knob() {
-    const char *v = tc__knob_get(TC__KNOB_CUDA_HALF_ZREG);
-    if (!v || v[0] != '1') return 0;
-    if (!v[1]) return -1;
-    if (v[1] != ':') return 0;
-    char *end = NULL;
-    const long long n = strtoll(v + 2, &end, 10);
-    return end != v + 2 && !*end && n > 0 ? (int64_t)n : 0;
-}
-
 template <bool BF, int R, int S, int T>
 static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
     const hgeom g = make_geom(a->p, b);
@@ -776,19 +577,14 @@ static tc_status launch_fast(const tc__args *a, const tc__cu_bufs *b) {
          * deferred edge column (modes other than CONSTANT) by default (H100, 512^3 float16:
          * 1.36-1.58x the full map in the four modes; bfloat16 reflect 0.683 ms); _EDGE=0:
          * the full map */
-        const char *ed = tc__knob_get(TC__KNOB_CUDA_HALF_RING_EDGE);
-        const bool edge = !(ed && ed[0] == '0' && !ed[1]) && g.mode != TC_MODE_CONSTANT && g.vec_in &&
-                          g.pad2 == 1;
-        /* the register z window (TILECONV_CUDA_HALF_ZREG=1; the deferred
-         * edge column where the ring takes it) */
-        const int64_t zk = zreg_knob();
-        if (zk) return edge ? launch_zreg<BF, R, S, T, true>(g, sms, zk, b)
-                            : launch_zreg<BF, R, S, T, false>(g, sms, zk, b);
         const char *ry = tc__knob_get(TC__KNOB_CUDA_HALF_RING_RY);
         if (ry && ry[0] == '2' && !ry[1]) return launch_ring<BF, R, S, T, 2, 1>(g, sms, b);
         const char *ah = tc__knob_get(TC__KNOB_CUDA_HALF_RING_AHEAD);
         if (ah && ah[0] == '2' && !ah[1]) return launch_ring<BF, R, S, T, 4, 2>(g, sms, b);
-        if (edge) return launch_ring<BF, R, S, T, 4, 1, true>(g, sms, b);
+        const char *ed = tc__knob_get(TC__KNOB_CUDA_HALF_RING_EDGE);
+        const bool edge = !(ed && ed[0] == '0' && !ed[1]);
+        if (edge && g.mode != TC_MODE_CONSTANT && g.vec_in && g.pad2 == 1)
+            return launch_ring<BF, R, S, T, 4, 1, true>(g, sms, b);
         return launch_ring<BF, R, S, T, 4, 1>(g, sms, b);
     }
 }
@@ -814,13 +610,10 @@ struct bucket {
     const void *kernel[2];
     int threads;
     size_t smem;
-    const void *zkernel[2]; /* R > 1: the register z window (tuning), else NULL */
-    size_t zsmem;
 };
 #define HB(R, S, T)                                                                               \
     {R, S, T, {launch_fast<false, R, S, T>, launch_fast<true, R, S, T>},                           \
-     {kernel_of<false, R, S, T>(), kernel_of<true, R, S, T>()}, cfg<R, S, T>::NT, cfg<R, S, T>::SMEM, \
-     {zkernel_of<false, R, S, T>(), zkernel_of<true, R, S, T>()}, zsmem_of<R, S, T>()}
+     {kernel_of<false, R, S, T>(), kernel_of<true, R, S, T>()}, cfg<R, S, T>::NT, cfg<R, S, T>::SMEM}
 static const bucket buckets[] = {
     HB(1, 1, 3), HB(1, 1, 5), HB(1, 1, 7), HB(1, 1, 9), HB(1, 1, 15), HB(1, 1, 31),
     HB(1, 3, 3), HB(1, 5, 5), HB(1, 7, 7), HB(3, 3, 3),
@@ -944,12 +737,6 @@ static void h_report(tc__cu_report *r) {
             if (v->smem > 48 * 1024)
                 cudaFuncSetAttribute(v->kernel[bf], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v->smem);
             tc__cu_report_kernel(r, name, v->kernel[bf], v->threads, v->smem);
-            if (!v->zkernel[bf]) continue;
-            snprintf(name, sizeof name, "cuda.filter.direct-half %s R%dS%dT%d zreg RY%d NST%d", bf ? "bf16" : "f16",
-                     v->R, v->S, v->T, ZRY, ZNST);
-            if (v->zsmem > 48 * 1024)
-                cudaFuncSetAttribute(v->zkernel[bf], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v->zsmem);
-            tc__cu_report_kernel(r, name, v->zkernel[bf], v->threads, v->zsmem);
         }
     }
     tc__cu_report_kernel(r, "cuda.filter.direct-half generic f16", (const void *)k_generic<false>, 256, 0);
