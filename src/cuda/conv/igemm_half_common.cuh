@@ -321,8 +321,9 @@ __device__ __forceinline__ void hg_epilogue(const float *acc, uint8_t *smem, int
                                              });
 }
 
-/* the weights (dense, K x Cg0 x taps x mf) repacked on the device into
- * wp (k_hg_wpack_row where a row fits its shared memory) */
+/* the weights (dense, K x Cg0 x taps x mf; cl: K x taps x mf x Cg0)
+ * repacked on the device into wp (k_hg_wpack_row where a row fits its
+ * shared memory) */
 [[maybe_unused]] static tc_status hg_wpack_dev(const void *w, void *wp, int64_t K, int Cg0, int Cp,
                                                int taps, int mf, int KRp, int cl, cudaStream_t s) {
     if ((int64_t)Cg0 * taps * mf <= HG_WROW) {

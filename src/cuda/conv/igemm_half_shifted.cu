@@ -600,7 +600,7 @@ static void hs_trace_launch(hsp *q, int cfg, dim3 grid, int smem, const void *k)
     i.smem = smem;
     i.cfg = cfg;
     i.nwg = hs_cfgs[cfg].nwg, i.mtw = hs_cfgs[cfg].mtw, i.bm = hs_bm(cfg), i.bn = hs_cfgs[cfg].bn;
-    i.nst = q->nst, i.nsteps = q->CK * q->R, i.R = q->R, i.CK = q->CK;
+    i.nst = q->nst, i.nsteps = (q->CK + q->ks - 1) / q->ks * q->R, i.R = q->R, i.CK = q->CK;
     int fit = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, k, i.threads, (size_t)smem) != cudaSuccess)
         fit = -1;

@@ -51,7 +51,8 @@ typedef struct tc_hs_trace_info {
     int blocks, grid[3]; /* the grid */
     int threads, smem;   /* block size, dynamic shared memory bytes */
     int cfg, nwg, mtw, bm, bn; /* tile configuration (hs_cfgs) */
-    int nst, nsteps, R, CK;    /* weight stages, k steps (CK chunks x R taps) */
+    int nst, nsteps, R, CK;    /* weight stages, k steps a block (CK chunks x R taps;
+                                  split-k: the longer half's) */
     int fit;                   /* blocks an SM by the occupancy calculator */
 } tc_hs_trace_info;
 
