@@ -233,12 +233,7 @@ __device__ __forceinline__ unsigned ig_cluster_rank() {
 #endif
     return r;
 }
-__device__ __forceinline__ void ig_cluster_sync() {
-#if IG_WGMMA
-    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
-#endif
-}
-/* the two halves of ig_cluster_sync, for work between them */
+/* a barrier in two halves (work between them) and whole */
 __device__ __forceinline__ void ig_cluster_arrive() {
 #if IG_WGMMA
     asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
@@ -248,6 +243,10 @@ __device__ __forceinline__ void ig_cluster_wait() {
 #if IG_WGMMA
     asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 #endif
+}
+__device__ __forceinline__ void ig_cluster_sync() {
+    ig_cluster_arrive();
+    ig_cluster_wait();
 }
 /* arrive on the barrier at b's offset in the cluster's block `rank` */
 __device__ __forceinline__ void ig_mbar_arrive_cluster(uint64_t *b, unsigned rank) {

@@ -356,6 +356,15 @@ static size_t hs_smem_at(const hsp &q, int cfg, int *bar_off) {
 }
 static size_t hs_smem(const hsp &q, int cfg) { return hs_smem_at(q, cfg, NULL); }
 
+/* the layer's output tiles in configuration cfg (blocks without split-k)
+ * and the blocks of cfg an SM holds by shared memory */
+static double hs_tiles(const tc__problem *p, const hsp &q, int cfg) {
+    return (double)p->N * q.out0 * q.nrb * tc__cu_div_up(q.Kg, hs_cfgs[cfg].bn) * p->G;
+}
+static int hs_fit(const hsp &q, int cfg) {
+    return (int)(hs_smem_optin() / (hs_smem(q, cfg) + 1024));
+}
+
 /* Split-k (two blocks of a cluster a tile, each half of the chunks):
  * TILECONV_CUDA_HALF_SHIFTED_KS=1 or 2 where the layer has two chunks or
  * more; else 2 where the grid has at most one block an SM, two fit an SM
@@ -372,9 +381,7 @@ static int hs_splits(const tc__problem *p, const hsp &q, int cfg) {
     if (f && (f[0] == '1' || f[0] == '2') && !f[1]) return f[0] - '0';
     const tc__cu_device *d = tc__cu_dev();
     const double sms = d && d->sms > 0 ? d->sms : 132;
-    const double blocks = (double)p->N * q.out0 * q.nrb * tc__cu_div_up(q.Kg, hs_cfgs[cfg].bn) * p->G;
-    const int fit = (int)(hs_smem_optin() / (hs_smem(q, cfg) + 1024));
-    return blocks <= sms && fit >= 2 && q.CK / 2 * q.R >= HS_KS_STEPS ? 2 : 1;
+    return hs_tiles(p, q, cfg) <= sms && hs_fit(q, cfg) >= 2 && q.CK / 2 * q.R >= HS_KS_STEPS ? 2 : 1;
 }
 
 /* The layer planned for configuration cfg: 0 where it does not fit (the
@@ -437,7 +444,7 @@ static int hs_plan(const tc__problem *p, int cfg, hsp *q) {
     if (!f && nst == HS_DEFST) {
         const tc__cu_device *d = tc__cu_dev();
         const double sms = d && d->sms > 0 ? d->sms : 132;
-        const double blocks = (double)p->N * q->out0 * q->nrb * tc__cu_div_up(q->Kg, c.bn) * p->G;
+        const double blocks = hs_tiles(p, *q, cfg);
         hsp q3 = *q;
         q3.nst = 3;
         if (blocks > sms && 2 * (hs_smem(*q, cfg) + 1024) > lim + 1024 &&
@@ -467,9 +474,9 @@ static double hs_time(const tc__problem *p, const hsp &c, int cfg) {
     const double sms = d && d->sms > 0 ? d->sms : 132;
     const double peak = (d ? d->peak_flops32 : 67e12) * 14.0, bw = d ? d->bandwidth : 3.35e12;
     const hs_cfg_t &h = hs_cfgs[cfg];
-    const double blocks = (double)p->N * c.out0 * c.nrb * tc__cu_div_up(c.Kg, h.bn) * p->G * c.ks;
+    const double blocks = hs_tiles(p, c, cfg) * c.ks;
     const double per_sm = ceil(blocks / sms);
-    const int fit = (int)(hs_smem_optin() / (hs_smem(c, cfg) + 1024));
+    const int fit = hs_fit(c, cfg);
     const double resident = per_sm < fit ? per_sm : fit;
     double tc = per_sm * 2.0 * hs_bm(cfg) * h.bn * (double)c.CKP * c.R / c.ks / (HS_RATE * peak / sms);
     if (h.bn == 64) tc /= 0.8;
